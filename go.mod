@@ -1,0 +1,3 @@
+module github.com/schedhq/sched
+
+go 1.26.8

@@ -1,0 +1,196 @@
+package state
+
+import "time"
+
+// Allocation desired statuses, set by servers.
+const (
+	AllocDesiredStatusRun   = "run"
+	AllocDesiredStatusStop  = "stop"
+	AllocDesiredStatusEvict = "evict"
+)
+
+// Allocation client statuses, reported by the node.
+const (
+	AllocClientStatusPending  = "pending"
+	AllocClientStatusRunning  = "running"
+	AllocClientStatusComplete = "complete"
+	AllocClientStatusFailed   = "failed"
+	AllocClientStatusLost     = "lost"
+	AllocClientStatusUnknown  = "unknown"
+)
+
+// Allocation is one placement of a task group on a node.
+type Allocation struct {
+	ID                 string
+	Namespace          string
+	EvalID             string
+	Name               string
+	NodeID             string
+	NodeName           string
+	JobID              string
+	Job                *Job
+	TaskGroup          string
+	AllocatedResources *AllocatedResources
+	Metrics            *AllocMetric
+	DesiredStatus      string
+	DesiredDescription string
+	DesiredTransition  DesiredTransition
+	ClientStatus       string
+	ClientDescription  string
+	TaskStates         map[string]*TaskState
+	PreviousAllocation string
+	NextAllocation     string
+	DeploymentID       string
+	DeploymentStatus   *AllocDeploymentStatus
+	RescheduleTracker  *RescheduleTracker
+	FollowupEvalID     string
+	CreateIndex        uint64
+	ModifyIndex        uint64
+	AllocModifyIndex   uint64
+	// CreateTime and ModifyTime are Unix nanoseconds from the leader's clock.
+	CreateTime int64
+	ModifyTime int64
+}
+
+// ServerTerminal reports whether servers want the allocation stopped.
+func (a *Allocation) ServerTerminal() bool {
+	return a.DesiredStatus == AllocDesiredStatusStop || a.DesiredStatus == AllocDesiredStatusEvict
+}
+
+// ClientTerminal reports whether the allocation has finished on its node.
+func (a *Allocation) ClientTerminal() bool {
+	switch a.ClientStatus {
+	case AllocClientStatusComplete, AllocClientStatusFailed, AllocClientStatusLost:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether the allocation is stopped or finished.
+func (a *Allocation) Terminal() bool { return a.ServerTerminal() || a.ClientTerminal() }
+
+// AllocatedResources is what the scheduler granted an allocation on its node.
+type AllocatedResources struct {
+	Tasks  map[string]*AllocatedTaskResources
+	Shared AllocatedSharedResources
+}
+
+// AllocatedTaskResources is one task's share.
+type AllocatedTaskResources struct {
+	CPU      int
+	MemoryMB int
+	Networks []*NetworkResource
+}
+
+// AllocatedSharedResources is the group's share: disk and group networks.
+type AllocatedSharedResources struct {
+	DiskMB   int
+	Networks []*NetworkResource
+	Ports    []AllocatedPort
+}
+
+// AllocatedPort is a port granted on the node.
+type AllocatedPort struct {
+	Label  string
+	Value  int
+	To     int
+	HostIP string
+}
+
+// DesiredTransition carries server requests that the alloc move or be
+// rescheduled.
+type DesiredTransition struct {
+	Migrate         *bool `json:",omitempty"`
+	Reschedule      *bool `json:",omitempty"`
+	ForceReschedule *bool `json:",omitempty"`
+	NoShutdownDelay *bool `json:",omitempty"`
+}
+
+// AllocDeploymentStatus is an allocation's health within a deployment.
+type AllocDeploymentStatus struct {
+	Healthy     *bool
+	Timestamp   time.Time
+	Canary      bool
+	ModifyIndex uint64
+}
+
+// RescheduleTracker remembers the reschedule history of an allocation chain.
+type RescheduleTracker struct {
+	Events []*RescheduleEvent
+}
+
+// RescheduleEvent records one reschedule.
+type RescheduleEvent struct {
+	// RescheduleTime is Unix nanoseconds.
+	RescheduleTime int64
+	PrevAllocID    string
+	PrevNodeID     string
+	Delay          time.Duration
+}
+
+// Task states.
+const (
+	TaskStatePending = "pending"
+	TaskStateRunning = "running"
+	TaskStateDead    = "dead"
+)
+
+// TaskState is one task's state on its node.
+type TaskState struct {
+	State       string
+	Failed      bool
+	Restarts    uint64
+	LastRestart time.Time
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	Events      []*TaskEvent
+}
+
+// Task event types (spec §6 and issue list).
+const (
+	TaskReceived             = "Received"
+	TaskSetup                = "Task Setup"
+	TaskDriverMessage        = "Driver"
+	TaskStarted              = "Started"
+	TaskTerminated           = "Terminated"
+	TaskRestarting           = "Restarting"
+	TaskNotRestarting        = "Not Restarting"
+	TaskKilling              = "Killing"
+	TaskKilled               = "Killed"
+	TaskSignaling            = "Signaling"
+	TaskTemplateRendered     = "Template Rendered"
+	TaskDownloadingArtifacts = "Downloading Artifacts"
+	TaskFailedValidation     = "Failed Validation"
+	TaskSetupFailure         = "Setup Failure"
+	TaskDriverFailure        = "Driver Failure"
+	TaskSiblingFailed        = "Sibling Task Failed"
+	TaskLeaderDead           = "Leader Task Dead"
+)
+
+// TaskEvent is one entry of a task's history (spec §6).
+type TaskEvent struct {
+	Type string
+	// Time is Unix nanoseconds.
+	Time             int64
+	FailsTask        bool
+	RestartReason    string
+	SetupError       string
+	DriverError      string
+	ExitCode         int
+	Signal           int
+	Message          string
+	KillTimeout      time.Duration
+	KillError        string
+	KillReason       string
+	StartDelay       int64
+	DownloadError    string
+	ValidationError  string
+	DiskLimit        int64
+	FailedSibling    string
+	SecretsError     string
+	TaskSignalReason string
+	TaskSignal       string
+	DriverMessage    string
+	DisplayMessage   string
+	Details          map[string]string
+}
