@@ -1,0 +1,177 @@
+package state
+
+import (
+	"github.com/hashicorp/go-memdb"
+)
+
+// NodeByID returns a node, or nil.
+func (r reader) NodeByID(ws memdb.WatchSet, id string) (*Node, error) {
+	return first[*Node](ws, r.txn(), TableNodes, indexID, id)
+}
+
+// Nodes lists the nodes whose ID starts with prefix, ordered by ID.
+func (r reader) Nodes(ws memdb.WatchSet, prefix string) ([]*Node, error) {
+	return list[*Node](ws, r.txn(), nil, TableNodes, indexID+"_prefix", prefixArg(prefix))
+}
+
+// NodePools lists every node pool, ordered by name.
+func (r reader) NodePools(ws memdb.WatchSet) ([]*NodePool, error) {
+	return list[*NodePool](ws, r.txn(), nil, TableNodePools, indexID)
+}
+
+// NodePoolByName returns a node pool, or nil.
+func (r reader) NodePoolByName(ws memdb.WatchSet, name string) (*NodePool, error) {
+	return first[*NodePool](ws, r.txn(), TableNodePools, indexID, name)
+}
+
+// applyNodeRegister creates or updates a node; see NodeRegisterRequest.
+func applyNodeRegister(t *writeTxn, req *NodeRegisterRequest) (any, error) {
+	n := req.Node
+	if n == nil || n.ID == "" {
+		return nil, Invalidf("Node.ID", "missing node ID")
+	}
+	if n.NodePool == "" {
+		n.NodePool = NodePoolDefault
+	}
+	if n.NodePool == NodePoolAll {
+		return nil, Invalidf("Node.NodePool", "nodes cannot join the %q node pool", NodePoolAll)
+	}
+	old, err := first[*Node](nil, t.Txn, TableNodes, indexID, n.ID)
+	if err != nil {
+		return nil, err
+	}
+	n.CreateIndex = t.index
+	if old != nil {
+		n.CreateIndex = old.CreateIndex
+		// Servers own scheduling eligibility and draining: a client
+		// re-registering (e.g. after a restart) must not undo a drain.
+		n.SchedulingEligibility = old.SchedulingEligibility
+		n.Drain, n.DrainStrategy = old.Drain, old.DrainStrategy
+	}
+	if n.SchedulingEligibility == "" {
+		n.SchedulingEligibility = NodeSchedulingEligible
+	}
+	n.ModifyIndex = t.index
+	pool, err := first[*NodePool](nil, t.Txn, TableNodePools, indexID, n.NodePool)
+	if err != nil {
+		return nil, err
+	}
+	if pool == nil {
+		p := &NodePool{Name: n.NodePool, CreateIndex: t.index, ModifyIndex: t.index}
+		if err := t.insert(TableNodePools, p); err != nil {
+			return nil, err
+		}
+	}
+	return nil, t.insert(TableNodes, n)
+}
+
+// applyNodeDeregister deletes nodes, all or none.
+func applyNodeDeregister(t *writeTxn, req *NodeDeregisterRequest) (any, error) {
+	for _, id := range req.NodeIDs {
+		n, err := first[*Node](nil, t.Txn, TableNodes, indexID, id)
+		if err != nil {
+			return nil, err
+		}
+		if n == nil {
+			return nil, NotFoundf("node %q not found", id)
+		}
+		if err := t.delete(TableNodes, n); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// applyNodeUpdateStatus records a node's status and the evaluations that
+// react to it.
+func applyNodeUpdateStatus(t *writeTxn, req *NodeUpdateStatusRequest) (any, error) {
+	n, err := first[*Node](nil, t.Txn, TableNodes, indexID, req.NodeID)
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return nil, NotFoundf("node %q not found", req.NodeID)
+	}
+	switch req.Status {
+	case NodeStatusInit, NodeStatusReady, NodeStatusDown, NodeStatusDisconnected:
+	default:
+		return nil, Invalidf("Status", "unknown node status %q", req.Status)
+	}
+	next := *n
+	next.Status = req.Status
+	next.StatusDescription = req.StatusDescription
+	next.StatusUpdatedAt = req.UpdatedAt
+	next.ModifyIndex = t.index
+	if err := t.insert(TableNodes, &next); err != nil {
+		return nil, err
+	}
+	return nil, upsertEvals(t, "Evals", req.Evals)
+}
+
+// applyNodePoolUpsert creates or updates node pools.
+func applyNodePoolUpsert(t *writeTxn, req *NodePoolUpsertRequest) (any, error) {
+	for i, p := range req.NodePools {
+		if p == nil || p.Name == "" {
+			return nil, Invalidf(fieldf("NodePools", i, "Name"), "missing node pool name")
+		}
+		if p.Name == NodePoolAll {
+			return nil, Invalidf(fieldf("NodePools", i, "Name"), "the %q node pool cannot be changed", NodePoolAll)
+		}
+		old, err := first[*NodePool](nil, t.Txn, TableNodePools, indexID, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		p.CreateIndex = t.index
+		if old != nil {
+			p.CreateIndex = old.CreateIndex
+		}
+		p.ModifyIndex = t.index
+		if err := t.insert(TableNodePools, p); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// applyNodePoolDelete deletes node pools, all or none: it refuses built-in
+// pools, unknown names, and pools that still have nodes or jobs that are
+// not dead.
+func applyNodePoolDelete(t *writeTxn, req *NodePoolDeleteRequest) (any, error) {
+	var nodes []*Node
+	var jobs []*Job
+	if len(req.Names) > 0 {
+		var err error
+		if nodes, err = list[*Node](nil, t.Txn, nil, TableNodes, indexID); err != nil {
+			return nil, err
+		}
+		if jobs, err = list[*Job](nil, t.Txn, nil, TableJobs, indexID); err != nil {
+			return nil, err
+		}
+	}
+	for i, name := range req.Names {
+		if isBuiltinNodePool(name) {
+			return nil, Invalidf(fieldf("Names", i, ""), "the built-in node pool %q cannot be deleted", name)
+		}
+		p, err := first[*NodePool](nil, t.Txn, TableNodePools, indexID, name)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, NotFoundf("node pool %q not found", name)
+		}
+		for _, n := range nodes {
+			if n.NodePool == name {
+				return nil, Conflictf("node pool %q has node %q", name, n.ID)
+			}
+		}
+		for _, j := range jobs {
+			if j.NodePool == name && j.Status != JobStatusDead {
+				return nil, Conflictf("node pool %q is used by job %q in namespace %q", name, j.ID, j.Namespace)
+			}
+		}
+		if err := t.delete(TableNodePools, p); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,91 @@
+package state
+
+import (
+	"github.com/hashicorp/go-memdb"
+)
+
+// ServicesByJob lists the service registrations of a job's allocations,
+// ordered by ID.
+func (r reader) ServicesByJob(ws memdb.WatchSet, ns, jobID string) ([]*ServiceRegistration, error) {
+	return list[*ServiceRegistration](ws, r.txn(), nil, TableServiceRegistrations, indexJob, ns, jobID)
+}
+
+// ServicesByName lists the instances of one service, ordered by ID.
+func (r reader) ServicesByName(ws memdb.WatchSet, ns, name string) ([]*ServiceRegistration, error) {
+	return list[*ServiceRegistration](ws, r.txn(), nil, TableServiceRegistrations, indexService, ns, name)
+}
+
+// ServicesByAlloc lists the service registrations of one allocation.
+func (r reader) ServicesByAlloc(ws memdb.WatchSet, allocID string) ([]*ServiceRegistration, error) {
+	return list[*ServiceRegistration](ws, r.txn(), nil, TableServiceRegistrations, indexAlloc, allocID)
+}
+
+// ServicesByNode lists the service registrations made by one node.
+func (r reader) ServicesByNode(ws memdb.WatchSet, nodeID string) ([]*ServiceRegistration, error) {
+	return list[*ServiceRegistration](ws, r.txn(), nil, TableServiceRegistrations, indexNode, nodeID)
+}
+
+// Services lists the service registrations of namespace ns ("*" for every
+// namespace), ordered by namespace, service name, then ID.
+func (r reader) Services(ws memdb.WatchSet, ns string) ([]*ServiceRegistration, error) {
+	if ns == allNamespaces {
+		return list[*ServiceRegistration](ws, r.txn(), nil, TableServiceRegistrations, indexService)
+	}
+	return list[*ServiceRegistration](ws, r.txn(), nil, TableServiceRegistrations, indexService+"_prefix", ns)
+}
+
+// applyServiceUpsert creates or updates service registrations.
+func applyServiceUpsert(t *writeTxn, req *ServiceUpsertRequest) (any, error) {
+	for i, s := range req.Services {
+		switch {
+		case s == nil || s.ID == "":
+			return nil, Invalidf(fieldf("Services", i, "ID"), "missing service registration ID")
+		case s.ServiceName == "":
+			return nil, Invalidf(fieldf("Services", i, "ServiceName"), "missing service name")
+		case s.Namespace == "":
+			return nil, Invalidf(fieldf("Services", i, "Namespace"), "missing namespace")
+		}
+		old, err := first[*ServiceRegistration](nil, t.Txn, TableServiceRegistrations, indexID, s.ID)
+		if err != nil {
+			return nil, err
+		}
+		s.CreateIndex = t.index
+		if old != nil {
+			s.CreateIndex = old.CreateIndex
+		}
+		s.ModifyIndex = t.index
+		if err := t.insert(TableServiceRegistrations, s); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// applyServiceDelete deletes service registrations by ID and by
+// allocation.
+func applyServiceDelete(t *writeTxn, req *ServiceDeleteRequest) (any, error) {
+	for _, id := range req.IDs {
+		s, err := first[*ServiceRegistration](nil, t.Txn, TableServiceRegistrations, indexID, id)
+		if err != nil {
+			return nil, err
+		}
+		if s == nil {
+			continue
+		}
+		if err := t.delete(TableServiceRegistrations, s); err != nil {
+			return nil, err
+		}
+	}
+	for _, allocID := range req.AllocIDs {
+		regs, err := list[*ServiceRegistration](nil, t.Txn, nil, TableServiceRegistrations, indexAlloc, allocID)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range regs {
+			if err := t.delete(TableServiceRegistrations, s); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nil, nil
+}
