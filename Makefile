@@ -1,0 +1,35 @@
+# sched: build, run and test. `make help` lists the targets.
+GO        ?= go
+BIN       := bin/sched
+BENCHBIN  := bin/sched-bench
+PKGS      := ./...
+
+.PHONY: help build dev test e2e bench lint clean
+
+help: ## list targets
+	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/sched and bin/sched-bench
+	$(GO) build -o $(BIN) ./cmd/sched
+	$(GO) build -o $(BENCHBIN) ./cmd/sched-bench
+
+dev: build ## run a dev agent (one server, HTTP on 127.0.0.1:4646)
+	./$(BIN) agent -dev
+
+test: lint ## vet, format check, and every test (unit, in-process, e2e against the real binary)
+	$(GO) test -count=1 -timeout 15m $(PKGS)
+
+e2e: ## only the end-to-end tests against real sched processes
+	$(GO) test -count=1 -timeout 15m -v ./e2e/...
+
+bench: build ## go benchmarks, then the end-to-end benchmark against a fresh dev agent
+	$(GO) test -run '^$$' -bench . -benchmem ./state/ ./raft/ ./http/...
+	./$(BENCHBIN) -spawn ./$(BIN)
+
+lint: ## gofmt and go vet must be clean
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+clean: ## remove build output
+	rm -rf bin

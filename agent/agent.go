@@ -1,0 +1,174 @@
+// Package agent wires a sched agent together: it resolves configuration
+// (HCL files and flags), opens the state store and raft on the data dir,
+// serves the HTTP APIs, and stops everything cleanly. It is the only package
+// that knows every other one.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/raft"
+	"github.com/schedhq/sched/state"
+)
+
+// Agent is a running sched agent.
+type Agent struct {
+	cfg    *Config
+	log    *slog.Logger
+	store  *state.Store
+	node   *raft.Node
+	http   *http.Server
+	lis    net.Listener
+	tmpDir string // removed on shutdown in dev mode
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+	serveDone    chan struct{}
+}
+
+// New opens the agent's store and raft node and binds its HTTP listener.
+// cfg must have been through Finish. Nothing is served until Start.
+func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	a = &Agent{cfg: cfg, log: logger, serveDone: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			a.Shutdown()
+		}
+	}()
+	if !cfg.Server.Enabled {
+		return nil, errors.New("agent: client-only agents arrive with the client-agents issue; enable the server")
+	}
+	if cfg.DataDir == "" {
+		dir, err := os.MkdirTemp("", "sched-dev-")
+		if err != nil {
+			return nil, fmt.Errorf("create dev data dir: %w", err)
+		}
+		a.tmpDir, cfg.DataDir = dir, dir
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "server"), 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	id, err := serverID(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+
+	a.store, err = state.NewStore(state.StoreConfig{JobVersionsRetained: cfg.Server.JobTrackedVersions})
+	if err != nil {
+		return nil, err
+	}
+	a.node, err = raft.New(raft.Config{
+		ID:                id,
+		DataDir:           cfg.DataDir,
+		BindAddr:          cfg.RaftAddr(),
+		Bootstrap:         cfg.DevMode || cfg.Server.BootstrapExpect <= 1,
+		SnapshotThreshold: uint64(cfg.Server.RaftSnapshotThreshold),
+		TrailingLogs:      uint64(cfg.Server.RaftTrailingLogs),
+		Logger:            hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(cfg.LogLevel)}),
+	}, &fsm{store: a.store})
+	if err != nil {
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+
+	w := &raftWriter{node: a.node}
+	srv, err := schedhttp.New(schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	a.lis, err = net.Listen("tcp", cfg.HTTPAddr())
+	if err != nil {
+		return nil, fmt.Errorf("http listener: %w", err)
+	}
+	a.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	return a, nil
+}
+
+// Start serves HTTP in the background.
+func (a *Agent) Start() {
+	go func() {
+		defer close(a.serveDone)
+		if err := a.http.Serve(a.lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("http server stopped", "error", err)
+		}
+	}()
+}
+
+// HTTPAddr is the address the HTTP API listens on.
+func (a *Agent) HTTPAddr() string { return a.lis.Addr().String() }
+
+// Store is the agent's state store (for tests and in-process tools).
+func (a *Agent) Store() *state.Store { return a.store }
+
+// WaitForLeader blocks until the agent's raft node knows a leader.
+func (a *Agent) WaitForLeader(ctx context.Context) error { return a.node.WaitForLeader(ctx) }
+
+// Shutdown stops serving (letting in-flight requests finish for a few
+// seconds), then stops raft, which flushes and closes the data dir. It is
+// safe to call more than once.
+func (a *Agent) Shutdown() error {
+	a.shutdownOnce.Do(func() {
+		var errs []error
+		if a.http != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := a.http.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+			}
+			cancel()
+			if a.lis != nil {
+				<-a.serveDone
+			}
+		} else if a.lis != nil {
+			a.lis.Close()
+		}
+		if a.node != nil {
+			if err := a.node.Shutdown(); err != nil {
+				errs = append(errs, fmt.Errorf("raft shutdown: %w", err))
+			}
+		}
+		if a.tmpDir != "" {
+			os.RemoveAll(a.tmpDir)
+		}
+		a.shutdownErr = errors.Join(errs...)
+	})
+	return a.shutdownErr
+}
+
+// serverID returns the server's raft ID, made once and kept in the data dir
+// so that a restart is the same server.
+func serverID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "server", "node-id")
+	if b, err := os.ReadFile(path); err == nil {
+		if id := strings.TrimSpace(string(b)); id != "" {
+			return id, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read server ID: %w", err)
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	id := hex.EncodeToString(b[:])
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write server ID: %w", err)
+	}
+	return id, nil
+}

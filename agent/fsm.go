@@ -1,0 +1,36 @@
+package agent
+
+import (
+	"io"
+
+	"github.com/schedhq/sched/raft"
+	"github.com/schedhq/sched/state"
+)
+
+// fsm adapts the state store to raft's FSM: the log carries state's
+// encoded commands, and snapshots are the store's own.
+type fsm struct {
+	store *state.Store
+}
+
+var _ raft.FSM = (*fsm)(nil)
+
+func (f *fsm) Apply(index uint64, data []byte) any { return f.store.Apply(index, data) }
+
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	snap, err := f.store.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &fsmSnapshot{snap: snap}, nil
+}
+
+func (f *fsm) Restore(r io.Reader) error { return f.store.Restore(r) }
+
+type fsmSnapshot struct {
+	snap *state.StateSnapshot
+}
+
+func (s *fsmSnapshot) Persist(w io.Writer) error { return s.snap.Persist(w) }
+
+func (s *fsmSnapshot) Release() {}

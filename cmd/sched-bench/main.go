@@ -1,0 +1,317 @@
+// Command sched-bench measures a running sched agent end to end, over HTTP,
+// the way clients use it:
+//
+//   - register throughput: N distinct small jobs from C concurrent clients;
+//   - read throughput: GET /v1/job/:id over K keep-alive connections;
+//   - blocking-read wake-up latency: from a write's acknowledgement to the
+//     response of a reader blocked on that job;
+//   - resident memory of the agent once M jobs are registered.
+//
+// With -spawn it starts `BIN agent -dev` on free ports itself (and can read
+// the agent's memory); otherwise it targets -address. It is a benchmark,
+// not a test: it reports figures and never fails on them.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var (
+		spawn     = flag.String("spawn", "", "path of a sched binary to start as `agent -dev` on free ports")
+		address   = flag.String("address", "http://127.0.0.1:4646", "agent to measure when not spawning")
+		jobs      = flag.Int("jobs", 5000, "jobs registered for the throughput figure")
+		clients   = flag.Int("clients", 16, "concurrent registering clients")
+		readConns = flag.Int("read-conns", 32, "connections for the read figure")
+		readFor   = flag.Duration("read-for", 5*time.Second, "how long to measure reads")
+		wakeups   = flag.Int("wakeups", 300, "blocking-read wake-ups to time")
+		memJobs   = flag.Int("mem-jobs", 10000, "jobs registered in total before reading resident memory")
+		runID     = flag.String("run", strconv.FormatInt(time.Now().UnixNano()%1e6, 36), "prefix that keeps job IDs of this run distinct")
+	)
+	flag.Parse()
+
+	pid := 0
+	if *spawn != "" {
+		addr, p, stop, err := spawnAgent(*spawn)
+		if err != nil {
+			fatal(err)
+		}
+		defer stop()
+		*address, pid = addr, p
+	}
+	b := &bench{addr: strings.TrimRight(*address, "/"), run: *runID}
+	b.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
+
+	fmt.Printf("sched-bench against %s\n", b.addr)
+	n, dur := b.register(0, *jobs, *clients)
+	fmt.Printf("register: %d jobs, %d clients: %.0f jobs/s (%v)\n", n, *clients, float64(n)/dur.Seconds(), dur.Round(time.Millisecond))
+
+	reqs, rdur, rerr := b.reads(*readConns, *readFor, n)
+	fmt.Printf("read: GET /v1/job/:id, %d connections: %.0f requests/s (%d requests, %d errors, %v)\n",
+		*readConns, float64(reqs)/rdur.Seconds(), reqs, rerr, rdur.Round(time.Millisecond))
+
+	lat, err := b.wakeups(*wakeups)
+	if err != nil {
+		fatal(err)
+	}
+	fmt.Printf("blocking-read wake-up after write ack (%d samples): p50 %v, p99 %v, max %v\n",
+		len(lat), pct(lat, 50), pct(lat, 99), lat[len(lat)-1])
+
+	if *memJobs > n {
+		m, _ := b.register(n, *memJobs-n, *clients)
+		n += m
+	}
+	if pid != 0 {
+		rss, err := rssOf(pid)
+		if err != nil {
+			fatal(err)
+		}
+		fmt.Printf("memory: %d jobs registered: agent RSS %.1f MiB\n", n, float64(rss)/(1<<20))
+	} else {
+		fmt.Printf("memory: %d jobs registered (run with -spawn to read the agent's RSS)\n", n)
+	}
+}
+
+type bench struct {
+	addr   string
+	run    string
+	client *http.Client
+}
+
+func (b *bench) jobID(i int) string { return fmt.Sprintf("bench-%s-%06d", b.run, i) }
+
+// jobBody is a small, realistic batch job in the register request shape.
+func (b *bench) jobBody(i int, meta string) []byte {
+	body, _ := json.Marshal(map[string]any{"Job": map[string]any{
+		"ID": b.jobID(i), "Type": "batch", "Meta": map[string]string{"m": meta},
+		"TaskGroups": []any{map[string]any{"Name": "g", "Count": 1, "Tasks": []any{map[string]any{
+			"Name": "t", "Driver": "mock", "Config": map[string]any{"run_for": "10s"},
+			"Resources": map[string]any{"CPU": 100, "MemoryMB": 64},
+		}}}},
+	}})
+	return body
+}
+
+func (b *bench) do(method, path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequest(method, b.addr+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	return resp, nil
+}
+
+// register registers jobs [from, from+n) from c clients and returns how
+// many succeeded and how long it took.
+func (b *bench) register(from, n, c int) (int, time.Duration) {
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		bodies[i] = b.jobBody(from+i, "v0")
+	}
+	var next, ok atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				resp, err := b.do(http.MethodPost, "/v1/jobs", bodies[i])
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "register:", err)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return int(ok.Load()), time.Since(start)
+}
+
+// reads issues GET /v1/job/:id over conns connections for d.
+func (b *bench) reads(conns int, d time.Duration, jobs int) (int64, time.Duration, int64) {
+	var count, errs atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	for w := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; time.Now().Before(deadline); i += conns {
+				resp, err := b.do(http.MethodGet, "/v1/job/"+b.jobID(i%max(jobs, 1)), nil)
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				count.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return count.Load(), time.Since(start), errs.Load()
+}
+
+// wakeups times, n times over, a reader blocked on GET /v1/job/:id?index=
+// against a writer updating that job: the figure is the reader's response
+// time minus the moment the writer's register was acknowledged (zero when
+// the reader answered first).
+func (b *bench) wakeups(n int) ([]time.Duration, error) {
+	id := b.jobID(999999)
+	resp, err := b.do(http.MethodPost, "/v1/jobs", b.jobBody(999999, "w"))
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	var out []time.Duration
+	for i := range n {
+		r, err := b.do(http.MethodGet, "/v1/job/"+id, nil)
+		if err != nil {
+			return nil, err
+		}
+		r.Body.Close()
+		index := r.Header.Get("X-Sched-Index")
+
+		woke := make(chan time.Time, 1)
+		errc := make(chan error, 1)
+		go func() {
+			r, err := b.do(http.MethodGet, "/v1/job/"+id+"?wait=30s&index="+index, nil)
+			if err != nil {
+				errc <- err
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			woke <- time.Now()
+		}()
+		// Give the reader time to park on its watch set before writing;
+		// this is a benchmark's pacing, not a wait for state.
+		time.Sleep(3 * time.Millisecond)
+		w, err := b.do(http.MethodPost, "/v1/jobs", b.jobBody(999999, fmt.Sprint("w", i)))
+		if err != nil {
+			return nil, err
+		}
+		io.Copy(io.Discard, w.Body)
+		w.Body.Close()
+		acked := time.Now()
+		select {
+		case t := <-woke:
+			out = append(out, max(0, t.Sub(acked)))
+		case err := <-errc:
+			return nil, err
+		case <-time.After(30 * time.Second):
+			return nil, errors.New("blocked reader never woke")
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+func pct(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+// spawnAgent starts `bin agent -dev` on free ports and waits for it to
+// serve.
+func spawnAgent(bin string) (string, int, func(), error) {
+	dir, err := os.MkdirTemp("", "sched-bench-")
+	if err != nil {
+		return "", 0, nil, err
+	}
+	ports := make([]int, 3)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", 0, nil, err
+		}
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	cfg := filepath.Join(dir, "bench.hcl")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir = %q\nlog_level = \"warn\"\nports {\n http = %d\n raft = %d\n gossip = %d\n}\n",
+		filepath.Join(dir, "data"), ports[0], ports[1], ports[2])), 0o600)
+	cmd := exec.Command(bin, "agent", "-dev", "-config", cfg)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", 0, nil, err
+	}
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	addr := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if resp, err := http.Get(addr + "/v1/jobs"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return addr, cmd.Process.Pid, stop, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	return "", 0, nil, errors.New("spawned agent did not start serving within 30s")
+}
+
+// rssOf reads a process's resident set size from /proc.
+func rssOf(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			kb, err := strconv.ParseInt(f[0], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc status")
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "sched-bench:", err)
+	os.Exit(1)
+}

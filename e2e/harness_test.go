@@ -1,0 +1,182 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/schedhq/sched/http/api"
+)
+
+// schedBin is the sched binary built for this test run.
+var schedBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sched-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	schedBin = filepath.Join(dir, "sched")
+	build := exec.Command("go", "build", "-o", schedBin, "github.com/schedhq/sched/cmd/sched")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build sched:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freePort returns a TCP port that was free a moment ago on 127.0.0.1.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// agent is one sched agent process.
+type agent struct {
+	t        *testing.T
+	dataDir  string
+	config   string
+	httpPort int
+	cmd      *exec.Cmd
+	out      *syncBuffer
+	done     chan struct{}
+}
+
+// newServer writes a single-server config with its own data dir and ports.
+func newServer(t *testing.T) *agent {
+	t.Helper()
+	dir := t.TempDir()
+	a := &agent{t: t, dataDir: filepath.Join(dir, "data"), httpPort: freePort(t)}
+	a.config = filepath.Join(dir, "server.hcl")
+	cfg := fmt.Sprintf(`
+name      = "e2e-server"
+data_dir  = %q
+bind_addr = "127.0.0.1"
+log_level = "warn"
+ports {
+  http   = %d
+  raft   = %d
+  gossip = %d
+}
+server {
+  enabled          = true
+  bootstrap_expect = 1
+}
+`, a.dataDir, a.httpPort, freePort(t), freePort(t))
+	if err := os.WriteFile(a.config, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// start runs the agent and waits until it serves a consistent read.
+func (a *agent) start() {
+	a.t.Helper()
+	a.out = &syncBuffer{}
+	a.cmd = exec.Command(schedBin, "agent", "-config", a.config)
+	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
+	if err := a.cmd.Start(); err != nil {
+		a.t.Fatal(err)
+	}
+	a.done = make(chan struct{})
+	go func() { a.cmd.Wait(); close(a.done) }()
+	a.t.Cleanup(a.kill)
+
+	c := a.client()
+	waitFor(a.t, 30*time.Second, "agent to serve a consistent read", func() error {
+		select {
+		case <-a.done:
+			a.t.Fatalf("agent exited during start:\n%s", a.out.String())
+		default:
+		}
+		_, _, err := c.Jobs().List(context.Background(), nil)
+		return err
+	})
+}
+
+// kill sends SIGKILL and waits for the process to go.
+func (a *agent) kill() {
+	if a.cmd == nil || a.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-a.done:
+		return
+	default:
+	}
+	a.cmd.Process.Signal(syscall.SIGKILL)
+	<-a.done
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (a *agent) stop() error {
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.done:
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("agent did not exit within 30s of SIGTERM")
+	}
+	if code := a.cmd.ProcessState.ExitCode(); code != 0 {
+		return fmt.Errorf("agent exited %d:\n%s", code, a.out.String())
+	}
+	return nil
+}
+
+func (a *agent) addr() string { return fmt.Sprintf("http://127.0.0.1:%d", a.httpPort) }
+
+func (a *agent) client() *api.Client {
+	c, err := api.NewClient(api.Config{Address: a.addr()})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return c
+}
+
+// waitFor polls cond until it returns nil or the deadline passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval of a deadline-bounded wait
+	}
+	t.Fatalf("timed out after %v waiting for %s: %v", timeout, what, err)
+}
+
+// syncBuffer collects a process's output for failure messages.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

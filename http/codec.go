@@ -1,0 +1,249 @@
+package http
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/http/blocking"
+	"github.com/schedhq/sched/state"
+)
+
+// Response headers.
+const (
+	HeaderIndex       = "X-Sched-Index"
+	HeaderKnownLeader = "X-Sched-KnownLeader"
+	HeaderLastContact = "X-Sched-LastContact"
+	HeaderNextToken   = "X-Sched-NextToken"
+)
+
+// handlerFunc is the shape of every handler: a value to encode as JSON, or
+// an error for the wrapper to map to a status.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error)
+
+// wrap adapts a handlerFunc to httprouter, writing the JSON body or the
+// error. A nil value with a nil error writes JSON null, which is what
+// readers of an absent optional object (the latest deployment) expect.
+func (s *Server) wrap(h handlerFunc) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		}
+		v, err := h(w, r, p)
+		if err != nil {
+			if statusOf(err) >= 500 {
+				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+			}
+			writeError(w, err)
+			return
+		}
+		buf, err := json.Marshal(v)
+		if err != nil {
+			s.log.Error("encode response", "path", r.URL.Path, "error", err)
+			writeError(w, fmt.Errorf("encode response: %w", err))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(buf)
+	}
+}
+
+// decodeBody decodes a JSON request body into v. An empty body, malformed
+// JSON, a body that is too large, or trailing data are 400s naming the
+// problem and its byte offset.
+func decodeBody(r *http.Request, v any) error {
+	if r.Body == nil {
+		return badRequest("request body is required")
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &CodedError{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
+		}
+		return badRequest("read request body: %v", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return badRequest("request body is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return badRequest("failed to parse request body: %s", describeJSONError(err))
+	}
+	if dec.More() {
+		return badRequest("failed to parse request body: unexpected data after the JSON document")
+	}
+	return nil
+}
+
+func describeJSONError(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("%v (at byte %d)", se, se.Offset)
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return fmt.Sprintf("%s: cannot use JSON %s as %s (at byte %d)", field, te.Value, te.Type, te.Offset)
+	}
+	return err.Error()
+}
+
+// queryOptions are the read parameters common to every GET.
+type queryOptions struct {
+	Namespace string
+	MinIndex  uint64
+	Wait      time.Duration
+	Stale     bool
+}
+
+// parseQuery reads namespace, index, wait and stale. A malformed value is a
+// 400 naming the parameter.
+func parseQuery(r *http.Request) (queryOptions, error) {
+	q := r.URL.Query()
+	o := queryOptions{Namespace: namespaceOf(r)}
+	if v := q.Get("index"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return o, badRequest("index: %q is not a non-negative integer", v)
+		}
+		o.MinIndex = n
+	}
+	if v := q.Get("wait"); v != "" {
+		d, err := parseWait(v)
+		if err != nil {
+			return o, badRequest("wait: %v", err)
+		}
+		o.Wait = d
+	}
+	if _, ok := q["stale"]; ok {
+		o.Stale = q.Get("stale") != "false"
+	}
+	return o, nil
+}
+
+// parseWait accepts a Go duration with units ("30s", "5m", "5000ms"), as
+// Nomad's clients send it. A bare number is refused rather than guessed at.
+func parseWait(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration with units, such as 30s or 5m", v)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", v)
+	}
+	return d, nil
+}
+
+// namespaceOf returns the request's namespace query parameter, or default.
+func namespaceOf(r *http.Request) string {
+	if ns := r.URL.Query().Get("namespace"); ns != "" {
+		return ns
+	}
+	return state.DefaultNamespace
+}
+
+// boolParam reads a boolean query parameter; absent is false, present
+// without a value is true.
+func boolParam(r *http.Request, name string) (bool, error) {
+	q := r.URL.Query()
+	vs, ok := q[name]
+	if !ok {
+		return false, nil
+	}
+	if len(vs) == 0 || vs[0] == "" {
+		return true, nil
+	}
+	b, err := strconv.ParseBool(vs[0])
+	if err != nil {
+		return false, badRequest("%s: %q is not a boolean", name, vs[0])
+	}
+	return b, nil
+}
+
+// intParam reads an integer query parameter; absent is def.
+func intParam(r *http.Request, name string, def int64) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, badRequest("%s: %q is not an integer", name, v)
+	}
+	return n, nil
+}
+
+// read runs a (possibly blocking) read: it parses the query options,
+// passes the consistency barrier unless stale, runs query through package
+// blocking and sets the index and leader headers.
+func (s *Server) read(w http.ResponseWriter, r *http.Request, query func(ws memdb.WatchSet, ns string) (uint64, error)) error {
+	o, err := parseQuery(r)
+	if err != nil {
+		return err
+	}
+	if !o.Stale {
+		if err := s.cfg.Cluster.ReadBarrier(r.Context()); err != nil {
+			return err
+		}
+	}
+	index, err := blocking.Run(r.Context(), s.store, blocking.Options{MinIndex: o.MinIndex, Wait: o.Wait},
+		func(ws memdb.WatchSet) (uint64, error) { return query(ws, o.Namespace) })
+	if err != nil {
+		return err
+	}
+	s.setMeta(w, index)
+	return nil
+}
+
+// setMeta sets X-Sched-Index and the leader headers.
+func (s *Server) setMeta(w http.ResponseWriter, index uint64) {
+	h := w.Header()
+	h.Set(HeaderIndex, strconv.FormatUint(index, 10))
+	h.Set(HeaderKnownLeader, strconv.FormatBool(s.cfg.Cluster.KnownLeader()))
+	h.Set(HeaderLastContact, strconv.FormatInt(s.cfg.Cluster.LastContact().Milliseconds(), 10))
+}
+
+// maxIndex returns the largest of the named tables' indexes, the index of a
+// result that reads those tables.
+func (s *Server) maxIndex(tables ...string) uint64 {
+	var m uint64
+	for _, t := range tables {
+		if i := s.store.Index(t); i > m {
+			m = i
+		}
+	}
+	return m
+}
+
+// apply sends a command to the writer and sets X-Sched-Index to its index.
+func (s *Server) apply(w http.ResponseWriter, r *http.Request, t state.MessageType, req any) (any, uint64, error) {
+	resp, index, err := s.cfg.Writer.Apply(r.Context(), t, req)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.setMeta(w, index)
+	return resp, index, nil
+}
+
+func newUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,298 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// The tests of this package drive the real router and handlers over a real
+// state store. Writes go through memWriter, which encodes every command the
+// way the Raft log does and applies it to the store, so a handler that sends
+// something msgpack cannot carry fails here rather than in a cluster.
+
+// memWriter is the in-memory Writer: one command, one log index.
+type memWriter struct {
+	mu    sync.Mutex
+	store *state.Store
+	index uint64
+	// applied counts the commands that reached the store, failed or not.
+	applied int
+	// err, when set, is returned without touching the store, as a writer
+	// does when there is no leader.
+	err error
+}
+
+var _ Writer = (*memWriter)(nil)
+
+func newMemWriter(store *state.Store) *memWriter {
+	return &memWriter{store: store, index: store.LatestIndex()}
+}
+
+// Apply encodes req as a log entry and applies it at the next index. An
+// error answered by the state machine comes back as err, as from Raft.
+func (w *memWriter) Apply(_ context.Context, t state.MessageType, req any) (any, uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return nil, 0, w.err
+	}
+	data, err := state.Encode(t, req)
+	if err != nil {
+		return nil, 0, err
+	}
+	w.index++
+	w.applied++
+	resp := w.store.Apply(w.index, data)
+	if err, ok := resp.(error); ok {
+		return nil, w.index, err
+	}
+	return resp, w.index, nil
+}
+
+// fakeCluster is a leader that always knows itself; ReadBarrier answers
+// barrierErr and counts its calls.
+type fakeCluster struct {
+	barrierErr   atomic.Pointer[error]
+	barrierCalls atomic.Int64
+}
+
+var _ Cluster = (*fakeCluster)(nil)
+
+func (c *fakeCluster) KnownLeader() bool          { return true }
+func (c *fakeCluster) LastContact() time.Duration { return 0 }
+
+func (c *fakeCluster) ReadBarrier(context.Context) error {
+	c.barrierCalls.Add(1)
+	if p := c.barrierErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (c *fakeCluster) failBarrier(err error) { c.barrierErr.Store(&err) }
+
+// testNow is the fixed clock of every harness.
+var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// harness is one server over a fresh store.
+type harness struct {
+	t       testing.TB
+	store   *state.Store
+	writer  *memWriter
+	cluster *fakeCluster
+	srv     *Server
+	ids     *atomic.Int64
+}
+
+func newHarness(t testing.TB) *harness {
+	return newHarnessWith(t, state.StoreConfig{}, nil)
+}
+
+// newHarnessWith builds a harness with a store config and a hook to adjust
+// the server config.
+func newHarnessWith(t testing.TB, sc state.StoreConfig, adjust func(*Config)) *harness {
+	t.Helper()
+	store, err := state.NewStore(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, store: store, writer: newMemWriter(store), cluster: &fakeCluster{}, ids: new(atomic.Int64)}
+	ids := h.ids
+	cfg := Config{
+		Store:   store,
+		Writer:  h.writer,
+		Cluster: h.cluster,
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:     func() time.Time { return testNow },
+		NewID:   func() string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", ids.Add(1)) },
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	h.srv, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// on returns h reporting to t, for use inside a subtest: a helper that
+// fails must stop the subtest, not its parent.
+func (h *harness) on(t testing.TB) *harness {
+	c := *h
+	c.t = t
+	return &c
+}
+
+// do sends one request through the handler. body is sent as is when it is
+// a string or []byte, JSON-encoded otherwise, and omitted when nil.
+func (h *harness) do(method, target string, body any) *httptest.ResponseRecorder {
+	h.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		r = bytes.NewReader(buf)
+	}
+	req := httptest.NewRequest(method, target, r)
+	rec := httptest.NewRecorder()
+	h.srv.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+// ok sends a request, fails the test unless it answers 200, and decodes
+// the body into out (when not nil).
+func (h *harness) ok(method, target string, body, out any) *httptest.ResponseRecorder {
+	h.t.Helper()
+	rec := h.do(method, target, body)
+	if rec.Code != http.StatusOK {
+		h.t.Fatalf("%s %s: status %d, body %q", method, target, rec.Code, rec.Body.String())
+	}
+	if out != nil {
+		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+			h.t.Fatalf("%s %s: decode %q: %v", method, target, rec.Body.String(), err)
+		}
+	}
+	return rec
+}
+
+// fail sends a request and fails the test unless it answers code with a
+// plain-text body containing every one of want.
+func (h *harness) fail(method, target string, body any, code int, want ...string) string {
+	h.t.Helper()
+	rec := h.do(method, target, body)
+	msg := rec.Body.String()
+	if rec.Code != code {
+		h.t.Fatalf("%s %s: status %d, want %d; body %q", method, target, rec.Code, code, msg)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		h.t.Errorf("%s %s: error Content-Type %q, want text/plain", method, target, ct)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			h.t.Errorf("%s %s: body %q does not mention %q", method, target, msg, w)
+		}
+	}
+	return msg
+}
+
+// register registers job through POST /v1/jobs and returns the answer.
+func (h *harness) register(job *state.Job) *JobRegisterResponse {
+	h.t.Helper()
+	return h.registerReq(&JobRegisterRequest{Job: job})
+}
+
+func (h *harness) registerReq(req *JobRegisterRequest) *JobRegisterResponse {
+	h.t.Helper()
+	var out JobRegisterResponse
+	h.ok(http.MethodPost, "/v1/jobs", req, &out)
+	return &out
+}
+
+// apply writes a command straight through the writer, as the scheduler
+// or a client would, and fails the test on error.
+func (h *harness) apply(t state.MessageType, req any) uint64 {
+	h.t.Helper()
+	_, index, err := h.writer.Apply(context.Background(), t, req)
+	if err != nil {
+		h.t.Fatalf("apply %d: %v", t, err)
+	}
+	return index
+}
+
+// job reads a job from the store, nil when it does not exist.
+func (h *harness) job(ns, id string) *state.Job {
+	h.t.Helper()
+	j, err := h.store.JobByID(nil, ns, id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return j
+}
+
+// createNamespace creates a namespace through the API.
+func (h *harness) createNamespace(name string) {
+	h.t.Helper()
+	h.ok(http.MethodPut, "/v1/namespace/"+name, map[string]string{"Description": "ns " + name}, nil)
+}
+
+// headerIndex returns X-Sched-Index, failing the test when it is missing
+// or not a positive integer.
+func headerIndex(t testing.TB, rec *httptest.ResponseRecorder) uint64 {
+	t.Helper()
+	v := rec.Header().Get(HeaderIndex)
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || n == 0 {
+		t.Fatalf("%s = %q, want a positive integer", HeaderIndex, v)
+	}
+	return n
+}
+
+// testJob is a minimal valid service job: one group "web" of Count 2 with
+// one task "server".
+func testJob(id string) *state.Job {
+	return &state.Job{
+		ID:          id,
+		Type:        state.JobTypeService,
+		Datacenters: []string{"dc1"},
+		Meta:        map[string]string{"owner": "team-" + id},
+		TaskGroups: []*state.TaskGroup{{
+			Name:  "web",
+			Count: 2,
+			Tasks: []*state.Task{{
+				Name:      "server",
+				Driver:    "raw_exec",
+				Config:    map[string]any{"command": "/bin/sleep", "args": []any{"60"}},
+				Resources: &state.Resources{CPU: 100, MemoryMB: 64},
+			}},
+		}},
+	}
+}
+
+// batchJob is testJob as a batch job.
+func batchJob(id string) *state.Job {
+	j := testJob(id)
+	j.Type = state.JobTypeBatch
+	return j
+}
+
+// periodicJob is a batch job launched every minute.
+func periodicJob(id string) *state.Job {
+	j := batchJob(id)
+	j.Periodic = &state.PeriodicConfig{Enabled: true, Spec: "* * * * *"}
+	return j
+}
+
+// parameterizedJob is a batch job instantiated by dispatch.
+func parameterizedJob(id string) *state.Job {
+	j := batchJob(id)
+	j.ParameterizedJob = &state.ParameterizedJobConfig{Payload: state.DispatchPayloadOptional}
+	return j
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func urlEscape(s string) string { return url.QueryEscape(s) }

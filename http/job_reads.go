@@ -1,0 +1,177 @@
+package http
+
+import (
+	"net/http"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/state"
+)
+
+// JobVersionsResponse answers GET /v1/job/:job_id/versions (spec §4.6).
+type JobVersionsResponse struct {
+	Versions    []*state.Job
+	Diffs       []*state.JobDiff
+	Index       uint64
+	KnownLeader bool
+	LastContact int64
+}
+
+// jobSubmission serves GET /v1/job/:job_id/submission?version=N. The
+// version is required; a version with no stored source is a 404.
+func (s *Server) jobSubmission(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("job_id")
+	if r.URL.Query().Get("version") == "" {
+		return nil, badRequest("version: required query parameter")
+	}
+	v, err := intParam(r, "version", 0)
+	if err != nil {
+		return nil, err
+	}
+	if v < 0 {
+		return nil, badRequest("version: must not be negative, got %d", v)
+	}
+	var sub *state.JobSubmission
+	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		var err error
+		sub, err = s.store.JobSubmission(ws, ns, id, uint64(v))
+		return s.maxIndex("job_submission"), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if sub == nil {
+		return nil, state.NotFoundf("job %q has no source for version %d", id, v)
+	}
+	return sub, nil
+}
+
+// jobVersions serves GET /v1/job/:job_id/versions, newest first; with
+// diffs=true, Diffs[i] is the change from Versions[i+1] to Versions[i].
+func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("job_id")
+	withDiffs, err := boolParam(r, "diffs")
+	if err != nil {
+		return nil, err
+	}
+	var versions []*state.Job
+	var index uint64
+	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		var err error
+		versions, err = s.store.JobVersions(ws, ns, id)
+		index = s.maxIndex("job_version")
+		return index, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(versions) == 0 {
+		return nil, state.NotFoundf("job %q", id)
+	}
+	out := &JobVersionsResponse{
+		Versions:    versions,
+		Index:       index,
+		KnownLeader: s.cfg.Cluster.KnownLeader(),
+		LastContact: s.cfg.Cluster.LastContact().Milliseconds(),
+	}
+	if withDiffs {
+		out.Diffs = make([]*state.JobDiff, 0, len(versions)-1)
+		for i := 0; i+1 < len(versions); i++ {
+			d, err := versions[i+1].Diff(versions[i], false)
+			if err != nil {
+				return nil, err
+			}
+			out.Diffs = append(out.Diffs, d)
+		}
+	}
+	return out, nil
+}
+
+// jobAllocations serves GET /v1/job/:job_id/allocations. Like Nomad, an
+// unknown job has no allocations (200, empty list) rather than a 404, so a
+// reader can watch a job that is about to be registered.
+func (s *Server) jobAllocations(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("job_id")
+	all, err := boolParam(r, "all")
+	if err != nil {
+		return nil, err
+	}
+	var out []*state.Allocation
+	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		var err error
+		out, err = s.store.AllocsByJob(ws, ns, id, all)
+		return s.maxIndex("allocs"), err
+	})
+	return nonNil(out), err
+}
+
+// jobEvaluations serves GET /v1/job/:job_id/evaluations.
+func (s *Server) jobEvaluations(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("job_id")
+	var out []*state.Evaluation
+	err := s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		var err error
+		out, err = s.store.EvalsByJob(ws, ns, id)
+		return s.maxIndex("evals"), err
+	})
+	return nonNil(out), err
+}
+
+// jobDeployments serves GET /v1/job/:job_id/deployments.
+func (s *Server) jobDeployments(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("job_id")
+	all, err := boolParam(r, "all")
+	if err != nil {
+		return nil, err
+	}
+	var out []*state.Deployment
+	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		var err error
+		out, err = s.store.DeploymentsByJob(ws, ns, id, all)
+		return s.maxIndex("deployment"), err
+	})
+	return nonNil(out), err
+}
+
+// jobLatestDeployment serves GET /v1/job/:job_id/deployment: the most
+// recent deployment, or JSON null when the job has none.
+func (s *Server) jobLatestDeployment(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("job_id")
+	var out *state.Deployment
+	err := s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		var err error
+		out, err = s.store.LatestDeploymentByJob(ws, ns, id)
+		return s.maxIndex("deployment"), err
+	})
+	if err != nil || out == nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// jobSummary serves GET /v1/job/:job_id/summary.
+func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("job_id")
+	var out *state.JobSummary
+	err := s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		var err error
+		out, err = s.store.JobSummaryByID(ws, ns, id)
+		return s.maxIndex("job_summary"), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, state.NotFoundf("job %q", id)
+	}
+	return out, nil
+}
+
+// nonNil makes an empty result encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

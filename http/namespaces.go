@@ -1,0 +1,89 @@
+package http
+
+import (
+	"net/http"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/state"
+)
+
+// maxNamespaceDescription bounds a namespace description.
+const maxNamespaceDescription = 256
+
+// namespaceList serves GET /v1/namespaces, with an optional name prefix.
+func (s *Server) namespaceList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+	prefix := r.URL.Query().Get("prefix")
+	var out []*state.Namespace
+	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
+		all, err := s.store.Namespaces(ws)
+		out = out[:0]
+		for _, ns := range all {
+			if strings.HasPrefix(ns.Name, prefix) {
+				out = append(out, ns)
+			}
+		}
+		return s.maxIndex("namespaces"), err
+	})
+	return nonNil(out), err
+}
+
+// namespaceRead serves GET /v1/namespace/:name.
+func (s *Server) namespaceRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	name := p.ByName("name")
+	var out *state.Namespace
+	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
+		var err error
+		out, err = s.store.NamespaceByName(ws, name)
+		return s.maxIndex("namespaces"), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, state.NotFoundf("namespace %q", name)
+	}
+	return out, nil
+}
+
+// namespaceUpsert serves POST/PUT /v1/namespace/:name and PUT /v1/namespace
+// (the name in the body, as Nomad's client sends it). It answers with the
+// namespace as stored.
+func (s *Server) namespaceUpsert(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	var ns state.Namespace
+	if err := decodeBody(r, &ns); err != nil {
+		return nil, err
+	}
+	if path := p.ByName("name"); path != "" {
+		if ns.Name == "" {
+			ns.Name = path
+		} else if ns.Name != path {
+			return nil, badRequest("Name: %q does not match the namespace in the path %q", ns.Name, path)
+		}
+	}
+	if ns.Name == "" {
+		return nil, badRequest("Name: required")
+	}
+	if err := state.ValidateNamespaceName(ns.Name); err != nil {
+		return nil, prefixFields("Name", err)
+	}
+	if len(ns.Description) > maxNamespaceDescription {
+		return nil, badRequest("Description: at most %d characters, got %d", maxNamespaceDescription, len(ns.Description))
+	}
+	ns.CreateIndex, ns.ModifyIndex = 0, 0
+	if _, _, err := s.apply(w, r, state.NamespaceUpsertRequestType, &state.NamespaceUpsertRequest{Namespaces: []*state.Namespace{&ns}}); err != nil {
+		return nil, err
+	}
+	return s.store.NamespaceByName(nil, ns.Name)
+}
+
+// namespaceDelete serves DELETE /v1/namespace/:name.
+func (s *Server) namespaceDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	name := p.ByName("name")
+	if _, _, err := s.apply(w, r, state.NamespaceDeleteRequestType, &state.NamespaceDeleteRequest{Names: []string{name}}); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}

@@ -1,0 +1,137 @@
+// Package http serves sched's HTTP APIs: the jobs API under /v1 (and, in a
+// later issue, the management API under /api/v2). Reads are served from the
+// local state store, blocking through package blocking; writes are turned
+// into replicated commands, stamped here with IDs and times (this server is
+// the leader, or a later forwarding layer sent the request to it), and
+// handed to a Writer.
+//
+// Handlers return (value, error); one wrapper encodes the value as JSON and
+// maps typed errors to status codes, so no handler writes a status itself.
+package http
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/state"
+)
+
+// Writer commits a command through consensus and returns what the state
+// machine answered. An error answer from the state machine comes back as
+// err, keeping its chain (errors.Is against state's sentinels works).
+type Writer interface {
+	Apply(ctx context.Context, t state.MessageType, req any) (resp any, index uint64, err error)
+}
+
+// Cluster tells a handler what it needs of the consensus layer for reads.
+type Cluster interface {
+	// KnownLeader reports whether this server knows a current leader.
+	KnownLeader() bool
+	// LastContact is the time since this server last heard from the
+	// leader; zero on the leader itself.
+	LastContact() time.Duration
+	// ReadBarrier returns once the local store holds every write that was
+	// committed when it was called, for consistent reads.
+	ReadBarrier(ctx context.Context) error
+}
+
+// Config wires a Server. Store, Writer and Cluster are required.
+type Config struct {
+	Store   *state.Store
+	Writer  Writer
+	Cluster Cluster
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock used to stamp submit and create times; nil means
+	// time.Now.
+	Now func() time.Time
+	// NewID makes IDs for evaluations and other objects; nil means random
+	// UUIDs.
+	NewID func() string
+	// MaxBodyBytes bounds request bodies; zero means 32 MiB.
+	MaxBodyBytes int64
+	// MaxSubmissionBytes bounds a job's source kept as its submission;
+	// larger sources are dropped with a warning. Zero means 1 MiB.
+	MaxSubmissionBytes int
+}
+
+// Server is the HTTP API of one sched server agent.
+type Server struct {
+	cfg    Config
+	store  *state.Store
+	log    *slog.Logger
+	router *httprouter.Router
+}
+
+// New validates cfg, fills its defaults and builds the routes.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Writer == nil || cfg.Cluster == nil {
+		return nil, errors.New("http: Store, Writer and Cluster are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = newUUID
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 32 << 20
+	}
+	if cfg.MaxSubmissionBytes == 0 {
+		cfg.MaxSubmissionBytes = 1 << 20
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: httprouter.New()}
+	s.router.RedirectTrailingSlash = false
+	s.router.HandleMethodNotAllowed = true
+	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &CodedError{Code: http.StatusMethodNotAllowed, Message: "method " + r.Method + " not allowed on " + r.URL.Path})
+	})
+	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &CodedError{Code: http.StatusNotFound, Message: "no such endpoint: " + r.URL.Path})
+	})
+	s.routes()
+	return s, nil
+}
+
+// Handler returns the server's root handler.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// write registers h for POST and PUT: Nomad's own client and CLI write with
+// PUT, curl users with POST, and both must work.
+func (s *Server) write(path string, h handlerFunc) {
+	s.router.Handle(http.MethodPost, path, s.wrap(h))
+	s.router.Handle(http.MethodPut, path, s.wrap(h))
+}
+
+func (s *Server) routes() {
+	r := s.router
+	r.Handle(http.MethodGet, "/v1/jobs", s.wrap(s.jobList))
+	s.write("/v1/jobs", s.jobRegister)
+	s.write("/v1/jobs/parse", s.jobParse)
+	s.write("/v1/validate/job", s.jobValidate)
+
+	r.Handle(http.MethodGet, "/v1/job/:job_id", s.wrap(s.jobRead))
+	s.write("/v1/job/:job_id", s.jobUpdate)
+	r.Handle(http.MethodDelete, "/v1/job/:job_id", s.wrap(s.jobStop))
+	r.Handle(http.MethodGet, "/v1/job/:job_id/submission", s.wrap(s.jobSubmission))
+	r.Handle(http.MethodGet, "/v1/job/:job_id/versions", s.wrap(s.jobVersions))
+	r.Handle(http.MethodGet, "/v1/job/:job_id/allocations", s.wrap(s.jobAllocations))
+	r.Handle(http.MethodGet, "/v1/job/:job_id/evaluations", s.wrap(s.jobEvaluations))
+	r.Handle(http.MethodGet, "/v1/job/:job_id/deployments", s.wrap(s.jobDeployments))
+	r.Handle(http.MethodGet, "/v1/job/:job_id/deployment", s.wrap(s.jobLatestDeployment))
+	r.Handle(http.MethodGet, "/v1/job/:job_id/summary", s.wrap(s.jobSummary))
+
+	r.Handle(http.MethodGet, "/v1/namespaces", s.wrap(s.namespaceList))
+	s.write("/v1/namespace", s.namespaceUpsert)
+	r.Handle(http.MethodGet, "/v1/namespace/:name", s.wrap(s.namespaceRead))
+	s.write("/v1/namespace/:name", s.namespaceUpsert)
+	r.Handle(http.MethodDelete, "/v1/namespace/:name", s.wrap(s.namespaceDelete))
+}

@@ -1,0 +1,152 @@
+package raft
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Defaults for Config fields left zero. The timeouts are hashicorp/raft's
+// own LAN defaults: loose enough that a busy machine does not cause needless
+// elections. A server that is the only voter does not wait for them (see
+// Config.HeartbeatTimeout).
+const (
+	DefaultBindAddr          = "127.0.0.1:4647"
+	DefaultSnapshotThreshold = 8192
+	DefaultSnapshotInterval  = 120 * time.Second
+	DefaultTrailingLogs      = 10240
+	DefaultHeartbeatTimeout  = time.Second
+	DefaultCommitTimeout     = 50 * time.Millisecond
+)
+
+// Tuning that callers have no reason to change.
+const (
+	// maxAppendEntries bounds both the group-commit batch (proposals written
+	// by one disk write) and the entries per replication RPC.
+	maxAppendEntries = 256
+	// logCacheSize keeps recent entries in memory so replication to a
+	// follower that is only slightly behind does not read bolt.
+	logCacheSize = 512
+	// snapshotsRetained is how many snapshots stay on disk: the newest, and
+	// one to fall back on if the newest turns out unreadable.
+	snapshotsRetained = 2
+	// transportMaxPool is the number of pooled connections per peer.
+	transportMaxPool = 3
+	// transportTimeout bounds one RPC's I/O; snapshots scale it by size.
+	transportTimeout = 10 * time.Second
+	// boltOpenTimeout stops a second process on the same data dir from
+	// hanging forever on bolt's file lock.
+	boltOpenTimeout = time.Second
+)
+
+// Config configures a Node. The zero value of every field except ID and
+// DataDir is usable and means the default documented on the field.
+type Config struct {
+	// ID is this server's identity in the Raft configuration. Required. It
+	// must stay the same across restarts on the same DataDir.
+	ID string
+	// DataDir holds the node's durable state in DataDir/server/raft:
+	// raft.db (log and stable store) and snapshots/. Required.
+	DataDir string
+	// BindAddr is the TCP address the transport listens on. Empty means
+	// DefaultBindAddr; port 0 picks a free port (see Node.Addr).
+	BindAddr string
+	// AdvertiseAddr is the address other servers dial. Empty means the
+	// address actually bound, which must then not be a wildcard IP.
+	AdvertiseAddr string
+	// Bootstrap makes a server with no Raft state at all start a cluster in
+	// which it is the only voter (dev mode, or the first server of a cluster
+	// grown with AddVoter). A server with existing state ignores it, so it
+	// is safe to leave set across restarts.
+	Bootstrap bool
+
+	// SnapshotThreshold is how many entries since the last snapshot trigger
+	// a new one. Zero means DefaultSnapshotThreshold.
+	SnapshotThreshold uint64
+	// SnapshotInterval is how often the threshold is checked. Zero means
+	// DefaultSnapshotInterval.
+	SnapshotInterval time.Duration
+	// TrailingLogs is how many entries a snapshot leaves in the log, so a
+	// briefly lagging follower catches up from the log instead of a full
+	// snapshot. Zero means DefaultTrailingLogs.
+	TrailingLogs uint64
+
+	// HeartbeatTimeout is how long a follower waits without hearing from the
+	// leader before it starts an election. Zero means
+	// DefaultHeartbeatTimeout. A server that is the only voter of its
+	// configuration starts its first election at once instead (provided
+	// LeaderLeaseTimeout is below HeartbeatTimeout), so dev mode becomes
+	// leader in milliseconds.
+	HeartbeatTimeout time.Duration
+	// ElectionTimeout is how long a candidate waits for votes. Zero means
+	// HeartbeatTimeout. It may not be shorter than HeartbeatTimeout.
+	ElectionTimeout time.Duration
+	// LeaderLeaseTimeout is how long a leader keeps leading without hearing
+	// from a quorum. Zero means half of HeartbeatTimeout. It may not exceed
+	// HeartbeatTimeout.
+	LeaderLeaseTimeout time.Duration
+	// CommitTimeout is the longest the leader stays silent to a follower;
+	// it bounds how stale a follower's view of the commit index can be, and
+	// so the wait of a consistent read on a follower right after a write.
+	// Zero means DefaultCommitTimeout.
+	CommitTimeout time.Duration
+
+	// Logger receives this package's logs; hashicorp/raft's own messages go
+	// to a child of it filtered to warnings and errors. Nil means an hclog
+	// logger at info level writing to stderr.
+	Logger hclog.Logger
+}
+
+// withDefaults returns a copy of c with every zero field filled in, or an
+// error naming the first field that cannot work.
+func (c Config) withDefaults() (Config, error) {
+	if c.ID == "" {
+		return c, errors.New("raft: config: ID is required")
+	}
+	if c.DataDir == "" {
+		return c, errors.New("raft: config: DataDir is required")
+	}
+	if c.BindAddr == "" {
+		c.BindAddr = DefaultBindAddr
+	}
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = DefaultSnapshotThreshold
+	}
+	if c.SnapshotInterval == 0 {
+		c.SnapshotInterval = DefaultSnapshotInterval
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = DefaultTrailingLogs
+	}
+	if c.HeartbeatTimeout == 0 {
+		c.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if c.ElectionTimeout == 0 {
+		c.ElectionTimeout = c.HeartbeatTimeout
+	}
+	if c.LeaderLeaseTimeout == 0 {
+		c.LeaderLeaseTimeout = c.HeartbeatTimeout / 2
+	}
+	if c.CommitTimeout == 0 {
+		c.CommitTimeout = DefaultCommitTimeout
+	}
+	if c.LeaderLeaseTimeout > c.HeartbeatTimeout {
+		return c, fmt.Errorf("raft: config: LeaderLeaseTimeout %s exceeds HeartbeatTimeout %s",
+			c.LeaderLeaseTimeout, c.HeartbeatTimeout)
+	}
+	if c.ElectionTimeout < c.HeartbeatTimeout {
+		return c, fmt.Errorf("raft: config: ElectionTimeout %s is shorter than HeartbeatTimeout %s",
+			c.ElectionTimeout, c.HeartbeatTimeout)
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.New(&hclog.LoggerOptions{
+			Name:   "raft",
+			Level:  hclog.Info,
+			Output: os.Stderr,
+		})
+	}
+	return c, nil
+}

@@ -1,0 +1,150 @@
+package raft
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	hraft "github.com/hashicorp/raft"
+)
+
+// FSM is the replicated state machine. Every server applies the same
+// commands in the same order, so Apply must be deterministic: no clock, no
+// randomness, no I/O, nothing but the state and the command.
+//
+// Apply, Snapshot and Restore are never called concurrently with each other.
+type FSM interface {
+	// Apply applies one committed command. index is its Raft log index,
+	// unique and increasing, suitable as a modify index. The return value
+	// becomes Node.Apply's response on the server that proposed it; an
+	// error value is returned as Node.Apply's error instead, unwrapped, so
+	// callers can match the FSM's sentinel errors with errors.Is.
+	Apply(index uint64, data []byte) any
+	// Snapshot returns a point-in-time view of the state. It must be cheap
+	// (applies are stalled while it runs); the expensive part belongs in
+	// FSMSnapshot.Persist, which runs concurrently with later applies.
+	Snapshot() (FSMSnapshot, error)
+	// Restore replaces all state with the contents of a snapshot written by
+	// FSMSnapshot.Persist.
+	Restore(r io.Reader) error
+}
+
+// FSMSnapshot is a point-in-time view returned by FSM.Snapshot.
+type FSMSnapshot interface {
+	// Persist writes the view to w. It runs concurrently with FSM.Apply, so
+	// it must read only the view, not the live state.
+	Persist(w io.Writer) error
+	// Release frees the view; it is called once, after Persist or instead
+	// of it.
+	Release()
+}
+
+// snapshotMagic starts every snapshot this package writes, ahead of the
+// applied index and the FSM's own bytes.
+var snapshotMagic = [8]byte{'s', 'c', 'h', 'e', 'd', 's', 'n', '1'}
+
+// snapshotHeaderLen is the magic plus the big-endian applied index.
+const snapshotHeaderLen = len(snapshotMagic) + 8
+
+// fsmAdapter turns an FSM into a hashicorp/raft BatchingFSM and tracks the
+// index the FSM has applied.
+//
+// That index is ours rather than hashicorp/raft's AppliedIndex, because
+// raft's moves when entries are handed to the FSM goroutine, before they are
+// applied, and a read barrier needs "applied". It counts only entries the FSM
+// sees (commands and configuration changes), never no-op or barrier entries;
+// VerifyLeader returns an index of the same kind, so a follower waiting for
+// it never waits for an entry it will not be shown. Snapshots carry the index
+// in a header, because FSM.Restore is not told which index it restores to.
+type fsmAdapter struct {
+	fsm     FSM
+	applied appliedIndex
+
+	// Diagnostics for Stats and the group-commit benchmark.
+	batches atomic.Uint64
+	entries atomic.Uint64
+}
+
+var (
+	_ hraft.BatchingFSM = (*fsmAdapter)(nil)
+	_ hraft.FSMSnapshot = (*fsmSnapshot)(nil)
+)
+
+// Apply implements hraft.FSM. raft uses ApplyBatch instead, since the
+// adapter is a BatchingFSM; this exists to satisfy the interface.
+func (a *fsmAdapter) Apply(l *hraft.Log) any {
+	return a.ApplyBatch([]*hraft.Log{l})[0]
+}
+
+// ApplyBatch implements hraft.BatchingFSM: the committed entries of one
+// commit round, in order. The applied index moves only after the whole batch,
+// but before raft answers the proposers, so a proposer that gets its index
+// back always sees AppliedIndex at or past it.
+func (a *fsmAdapter) ApplyBatch(logs []*hraft.Log) []any {
+	out := make([]any, len(logs))
+	for i, l := range logs {
+		if l.Type == hraft.LogCommand {
+			out[i] = a.fsm.Apply(l.Index, l.Data)
+		}
+	}
+	if len(logs) > 0 {
+		a.applied.set(logs[len(logs)-1].Index)
+	}
+	a.batches.Add(1)
+	a.entries.Add(uint64(len(logs)))
+	return out
+}
+
+// Snapshot implements hraft.FSM.
+func (a *fsmAdapter) Snapshot() (hraft.FSMSnapshot, error) {
+	s, err := a.fsm.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &fsmSnapshot{inner: s, index: a.applied.load()}, nil
+}
+
+// Restore implements hraft.FSM.
+func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
+	var hdr [snapshotHeaderLen]byte
+	if _, err := io.ReadFull(rc, hdr[:]); err != nil {
+		return fmt.Errorf("raft: reading snapshot header: %w", err)
+	}
+	if !bytes.Equal(hdr[:len(snapshotMagic)], snapshotMagic[:]) {
+		return errors.New("raft: snapshot was not written by this package (bad magic)")
+	}
+	index := binary.BigEndian.Uint64(hdr[len(snapshotMagic):])
+	if err := a.fsm.Restore(rc); err != nil {
+		return err
+	}
+	a.applied.set(index)
+	return nil
+}
+
+// fsmSnapshot prefixes the FSM's snapshot with the header Restore reads.
+type fsmSnapshot struct {
+	inner FSMSnapshot
+	index uint64
+}
+
+// Persist implements hraft.FSMSnapshot.
+func (s *fsmSnapshot) Persist(sink hraft.SnapshotSink) error {
+	var hdr [snapshotHeaderLen]byte
+	copy(hdr[:], snapshotMagic[:])
+	binary.BigEndian.PutUint64(hdr[len(snapshotMagic):], s.index)
+	if _, err := sink.Write(hdr[:]); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	if err := s.inner.Persist(sink); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+// Release implements hraft.FSMSnapshot.
+func (s *fsmSnapshot) Release() { s.inner.Release() }

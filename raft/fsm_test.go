@@ -1,0 +1,192 @@
+package raft
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	hraft "github.com/hashicorp/raft"
+)
+
+// errRejected is the test FSM's sentinel for a command it refuses.
+var errRejected = errors.New("rejected")
+
+// kvFSM is the test state machine: a string map driven by "set k v" and
+// "fail reason" commands. It records what it applied so tests can tell a
+// snapshot restore from a log replay.
+type kvFSM struct {
+	mu       sync.Mutex
+	data     map[string]string
+	applied  []uint64 // indexes of commands applied since start or restore
+	restores int
+}
+
+var _ FSM = (*kvFSM)(nil)
+
+func newKV() *kvFSM { return &kvFSM{data: map[string]string{}} }
+
+func setCmd(k, v string) []byte { return []byte("set " + k + " " + v) }
+
+func (f *kvFSM) Apply(index uint64, data []byte) any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.applied = append(f.applied, index)
+	op, rest, _ := strings.Cut(string(data), " ")
+	switch op {
+	case "set":
+		k, v, _ := strings.Cut(rest, " ")
+		f.data[k] = v
+		return "ok " + k
+	case "fail":
+		return fmt.Errorf("%w: %s", errRejected, rest)
+	default:
+		return fmt.Errorf("unknown command %q", op)
+	}
+}
+
+func (f *kvFSM) Snapshot() (FSMSnapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cp := make(map[string]string, len(f.data))
+	for k, v := range f.data {
+		cp[k] = v
+	}
+	return kvSnapshot(cp), nil
+}
+
+func (f *kvFSM) Restore(r io.Reader) error {
+	data := map[string]string{}
+	if err := json.NewDecoder(r).Decode(&data); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.data = data
+	f.applied = nil
+	f.restores++
+	return nil
+}
+
+func (f *kvFSM) get(k string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.data[k]
+	return v, ok
+}
+
+func (f *kvFSM) len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.data)
+}
+
+func (f *kvFSM) stats() (restores int, applied []uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.restores, append([]uint64(nil), f.applied...)
+}
+
+type kvSnapshot map[string]string
+
+func (s kvSnapshot) Persist(w io.Writer) error {
+	return json.NewEncoder(w).Encode(map[string]string(s))
+}
+func (s kvSnapshot) Release() {}
+
+// memSink is a SnapshotSink in memory, for round-tripping the adapter.
+type memSink struct {
+	bytes.Buffer
+	closed, cancelled bool
+}
+
+func (s *memSink) ID() string    { return "mem" }
+func (s *memSink) Close() error  { s.closed = true; return nil }
+func (s *memSink) Cancel() error { s.cancelled = true; return nil }
+
+var _ hraft.SnapshotSink = (*memSink)(nil)
+
+func TestAdapterSnapshotRoundTripCarriesAppliedIndex(t *testing.T) {
+	src := &fsmAdapter{fsm: newKV()}
+	src.ApplyBatch([]*hraft.Log{
+		{Index: 3, Type: hraft.LogCommand, Data: setCmd("a", "1")},
+		{Index: 4, Type: hraft.LogConfiguration},
+		{Index: 5, Type: hraft.LogCommand, Data: setCmd("b", "2")},
+	})
+	if got := src.applied.load(); got != 5 {
+		t.Fatalf("applied after batch = %d, want 5", got)
+	}
+	snap, err := src.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	if !sink.closed || sink.cancelled {
+		t.Fatalf("sink closed=%v cancelled=%v, want closed only", sink.closed, sink.cancelled)
+	}
+
+	dstKV := newKV()
+	dst := &fsmAdapter{fsm: dstKV}
+	if err := dst.Restore(io.NopCloser(&sink.Buffer)); err != nil {
+		t.Fatal(err)
+	}
+	if got := dst.applied.load(); got != 5 {
+		t.Errorf("applied after restore = %d, want 5", got)
+	}
+	for k, want := range map[string]string{"a": "1", "b": "2"} {
+		if v, _ := dstKV.get(k); v != want {
+			t.Errorf("%s = %q, want %q", k, v, want)
+		}
+	}
+}
+
+func TestAdapterRestoreRejectsForeignSnapshots(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+	}{
+		{"empty", ""},
+		{"short", "sched"},
+		{"wrong magic", "notsched\x00\x00\x00\x00\x00\x00\x00\x01{}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kv := newKV()
+			a := &fsmAdapter{fsm: kv}
+			if err := a.Restore(io.NopCloser(strings.NewReader(tt.data))); err == nil {
+				t.Fatal("Restore succeeded, want an error")
+			}
+			if r, _ := kv.stats(); r != 0 {
+				t.Errorf("FSM restored %d times, want 0", r)
+			}
+		})
+	}
+}
+
+func TestAdapterResponsesLineUpWithLogs(t *testing.T) {
+	a := &fsmAdapter{fsm: newKV()}
+	out := a.ApplyBatch([]*hraft.Log{
+		{Index: 1, Type: hraft.LogConfiguration},
+		{Index: 2, Type: hraft.LogCommand, Data: setCmd("k", "v")},
+		{Index: 3, Type: hraft.LogCommand, Data: []byte("fail nope")},
+	})
+	if len(out) != 3 {
+		t.Fatalf("got %d responses, want 3", len(out))
+	}
+	if out[0] != nil {
+		t.Errorf("configuration entry response = %v, want nil", out[0])
+	}
+	if out[1] != "ok k" {
+		t.Errorf("set response = %v, want %q", out[1], "ok k")
+	}
+	if err, _ := out[2].(error); !errors.Is(err, errRejected) {
+		t.Errorf("fail response = %v, want errRejected", out[2])
+	}
+}

@@ -1,0 +1,148 @@
+// Package scheduler turns evaluations into plans and plans into committed
+// allocations. It runs on the leader only.
+//
+// The pure part — feasibility, ranking, the reconciler and the service,
+// batch, system and sysbatch schedulers — reads an immutable State and
+// writes only through a Planner, so it is tested with a harness and no
+// Raft. The runtime part — the eval broker, blocked evals, workers, the plan
+// queue and the single plan applier, node heartbeat timers and GC — owns
+// goroutines that the agent starts on gaining leadership and stops on losing
+// it; it reaches Raft only through the small interfaces in this file that
+// the agent satisfies.
+//
+// The package imports nothing of sched but state.
+package scheduler
+
+import (
+	"log/slog"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/schedhq/sched/state"
+)
+
+// State is the read-only view a scheduler runs against: a point-in-time
+// snapshot of the store. *state.StateSnapshot and *state.Store satisfy it.
+type State interface {
+	LatestIndex() uint64
+	JobByID(ws memdb.WatchSet, namespace, id string) (*state.Job, error)
+	Nodes(ws memdb.WatchSet, prefix string) ([]*state.Node, error)
+	NodeByID(ws memdb.WatchSet, id string) (*state.Node, error)
+	NodePoolByName(ws memdb.WatchSet, name string) (*state.NodePool, error)
+	AllocByID(ws memdb.WatchSet, id string) (*state.Allocation, error)
+	AllocsByJob(ws memdb.WatchSet, namespace, jobID string, all bool) ([]*state.Allocation, error)
+	AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*state.Allocation, error)
+	EvalByID(ws memdb.WatchSet, id string) (*state.Evaluation, error)
+	LatestDeploymentByJob(ws memdb.WatchSet, namespace, jobID string) (*state.Deployment, error)
+}
+
+var (
+	_ State = (*state.StateSnapshot)(nil)
+	_ State = (*state.Store)(nil)
+)
+
+// Planner is how a scheduler changes the world. The runtime's worker
+// implements it on the leader; the test harness implements it in memory.
+type Planner interface {
+	// SubmitPlan hands a plan to the plan applier and waits for the
+	// result. When the applier rejected part of the plan, the returned
+	// State is a fresh snapshot at least as new as the result's
+	// RefreshIndex, and the scheduler must retry against it.
+	SubmitPlan(plan *Plan) (*PlanResult, State, error)
+	// UpdateEval records the evaluation's new status.
+	UpdateEval(eval *state.Evaluation) error
+	// CreateEval creates a follow-up evaluation (delayed reschedule,
+	// blocked eval, next rolling-update batch).
+	CreateEval(eval *state.Evaluation) error
+	// ReblockEval re-blocks an evaluation that is already blocked.
+	ReblockEval(eval *state.Evaluation) error
+}
+
+// Scheduler processes one evaluation.
+type Scheduler interface {
+	Process(eval *state.Evaluation) error
+}
+
+// Config is what every scheduler is built with.
+type Config struct {
+	Logger *slog.Logger
+	// Now is the clock for reschedule delays and times stamped on
+	// allocations; nil means time.Now. Tests pass a fixed clock.
+	Now func() time.Time
+	// NewID makes allocation and eval IDs; nil means random UUIDs.
+	NewID func() string
+}
+
+// Factory builds the scheduler for one eval type.
+type Factory func(cfg Config, st State, planner Planner) Scheduler
+
+// Plan is a scheduler's proposed change, checked and committed by the plan
+// applier. Allocations in NodeAllocation are new placements or in-place
+// updates; those in NodeUpdate are stops and evictions.
+type Plan struct {
+	EvalID string
+	// EvalToken is the broker's delivery token: the applier refuses plans
+	// of an eval that was nacked and redelivered since.
+	EvalToken string
+	Priority  int
+	// AllAtOnce means the plan commits whole or not at all.
+	AllAtOnce bool
+	Job       *state.Job
+	// NodeUpdate maps node ID to allocations to stop or evict (their
+	// DesiredStatus and DesiredDescription already set).
+	NodeUpdate map[string][]*state.Allocation
+	// NodeAllocation maps node ID to allocations to create or update.
+	NodeAllocation map[string][]*state.Allocation
+	// Deployment is created or updated with the plan (deployments issue).
+	Deployment *state.Deployment
+	// Annotations explain the plan, for dry runs.
+	Annotations *PlanAnnotations
+	// SnapshotIndex is the index of the state the plan was computed on.
+	SnapshotIndex uint64
+}
+
+// IsNoOp reports whether the plan changes nothing.
+func (p *Plan) IsNoOp() bool {
+	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && p.Deployment == nil
+}
+
+// PlanResult is what the applier committed of a plan.
+type PlanResult struct {
+	NodeUpdate     map[string][]*state.Allocation
+	NodeAllocation map[string][]*state.Allocation
+	Deployment     *state.Deployment
+	// RefreshIndex, when non-zero, says part of the plan was rejected and
+	// the scheduler must refresh its state to at least this index.
+	RefreshIndex uint64
+	// AllocIndex is the Raft index the committed part was written at.
+	AllocIndex uint64
+}
+
+// FullCommit reports whether everything in plan was committed, with the
+// number of allocations expected and actually committed.
+func (r *PlanResult) FullCommit(plan *Plan) (bool, int, int) {
+	expected, actual := 0, 0
+	for node, allocs := range plan.NodeAllocation {
+		expected += len(allocs)
+		actual += len(r.NodeAllocation[node])
+	}
+	return expected == actual, expected, actual
+}
+
+// PlanAnnotations explain a plan to a user (the plan dry run, spec §4.17).
+type PlanAnnotations struct {
+	DesiredTGUpdates map[string]*DesiredUpdates
+}
+
+// DesiredUpdates counts what a plan does to one task group.
+type DesiredUpdates struct {
+	Ignore            uint64
+	Place             uint64
+	Migrate           uint64
+	Stop              uint64
+	InPlaceUpdate     uint64
+	DestructiveUpdate uint64
+	Canary            uint64
+	Preemptions       uint64
+}
