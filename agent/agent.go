@@ -35,6 +35,9 @@ type Agent struct {
 	http   *http.Server
 	lis    net.Listener
 	tmpDir string // removed on shutdown in dev mode
+	leader *leadership
+	// started is set by Start; Shutdown stops only what Start began.
+	started bool
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -89,10 +92,18 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	}
 
 	w := &raftWriter{node: a.node}
-	srv, err := schedhttp.New(schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger})
+	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger}
+	a.configureHTTPScheduler(&hcfg)
+	a.configureHTTPACL(&hcfg)
+	a.configureHTTPCluster(&hcfg)
+	srv, err := schedhttp.New(hcfg)
 	if err != nil {
 		return nil, err
 	}
+	// Leader duties, started in this order on gaining leadership and
+	// stopped in reverse on losing it. Later issues append here.
+	a.leader = newLeadership(a, append(a.clusterServices(), a.schedulerServices()...))
+
 	a.lis, err = net.Listen("tcp", cfg.HTTPAddr())
 	if err != nil {
 		return nil, fmt.Errorf("http listener: %w", err)
@@ -101,8 +112,10 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	return a, nil
 }
 
-// Start serves HTTP in the background.
+// Start serves HTTP and follows leadership in the background.
 func (a *Agent) Start() {
+	a.started = true
+	go a.leader.run()
 	go func() {
 		defer close(a.serveDone)
 		if err := a.http.Serve(a.lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -132,11 +145,14 @@ func (a *Agent) Shutdown() error {
 				errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 			}
 			cancel()
-			if a.lis != nil {
-				<-a.serveDone
-			}
+		}
+		if a.started {
+			<-a.serveDone
 		} else if a.lis != nil {
 			a.lis.Close()
+		}
+		if a.started {
+			a.leader.stop()
 		}
 		if a.node != nil {
 			if err := a.node.Shutdown(); err != nil {

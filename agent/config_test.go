@@ -49,7 +49,7 @@ acl { enabled = true }
 		t.Fatal(err)
 	}
 	checks := []struct {
-		name     string
+		name      string
 		got, want any
 	}{
 		{"data_dir from the later file", c.DataDir, "/b"},

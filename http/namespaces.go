@@ -13,6 +13,15 @@ import (
 // maxNamespaceDescription bounds a namespace description.
 const maxNamespaceDescription = 256
 
+func (s *Server) namespaceRoutes() {
+	r := s.router
+	r.Handle(http.MethodGet, "/v1/namespaces", s.wrap(s.namespaceList))
+	s.write("/v1/namespace", s.namespaceUpsert)
+	r.Handle(http.MethodGet, "/v1/namespace/:name", s.wrap(s.namespaceRead))
+	s.write("/v1/namespace/:name", s.namespaceUpsert)
+	r.Handle(http.MethodDelete, "/v1/namespace/:name", s.wrap(s.namespaceDelete))
+}
+
 // namespaceList serves GET /v1/namespaces, with an optional name prefix.
 func (s *Server) namespaceList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
 	prefix := r.URL.Query().Get("prefix")

@@ -55,6 +55,15 @@ type Config struct {
 	NewID func() string
 	// MaxBodyBytes bounds request bodies; zero means 32 MiB.
 	MaxBodyBytes int64
+	// Leader reaches the leader-only scheduler services (node heartbeat
+	// timers, ...). Nil on a server that has none wired.
+	Leader LeaderServices
+	// ACL resolves tokens and enforces /v1 capabilities. Nil means every
+	// request is allowed.
+	ACL ACLResolver
+	// Forwarder sends requests this server cannot answer itself to the
+	// leader. Nil means answer locally.
+	Forwarder Forwarder
 	// MaxSubmissionBytes bounds a job's source kept as its submission;
 	// larger sources are dropped with a warning. Zero means 1 MiB.
 	MaxSubmissionBytes int
@@ -111,27 +120,12 @@ func (s *Server) write(path string, h handlerFunc) {
 	s.router.Handle(http.MethodPut, path, s.wrap(h))
 }
 
+// routes registers every area's endpoints. Each area keeps its routes in
+// its own file.
 func (s *Server) routes() {
-	r := s.router
-	r.Handle(http.MethodGet, "/v1/jobs", s.wrap(s.jobList))
-	s.write("/v1/jobs", s.jobRegister)
-	s.write("/v1/jobs/parse", s.jobParse)
-	s.write("/v1/validate/job", s.jobValidate)
-
-	r.Handle(http.MethodGet, "/v1/job/:job_id", s.wrap(s.jobRead))
-	s.write("/v1/job/:job_id", s.jobUpdate)
-	r.Handle(http.MethodDelete, "/v1/job/:job_id", s.wrap(s.jobStop))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/submission", s.wrap(s.jobSubmission))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/versions", s.wrap(s.jobVersions))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/allocations", s.wrap(s.jobAllocations))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/evaluations", s.wrap(s.jobEvaluations))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/deployments", s.wrap(s.jobDeployments))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/deployment", s.wrap(s.jobLatestDeployment))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/summary", s.wrap(s.jobSummary))
-
-	r.Handle(http.MethodGet, "/v1/namespaces", s.wrap(s.namespaceList))
-	s.write("/v1/namespace", s.namespaceUpsert)
-	r.Handle(http.MethodGet, "/v1/namespace/:name", s.wrap(s.namespaceRead))
-	s.write("/v1/namespace/:name", s.namespaceUpsert)
-	r.Handle(http.MethodDelete, "/v1/namespace/:name", s.wrap(s.namespaceDelete))
+	s.jobRoutes()       // jobs.go
+	s.namespaceRoutes() // namespaces.go
+	s.schedulerRoutes() // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
+	s.aclRoutes()       // acl_routes.go: tokens and policies
+	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
 }

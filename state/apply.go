@@ -99,6 +99,15 @@ func lookupCommand(t MessageType) (command, bool) {
 	case JobSummaryUpsertRequestType:
 		return handler(applyJobSummaryUpsert), true
 	}
+	// Each later area keeps its commands in its own file, with its own
+	// reserved range of type numbers (see commands.go).
+	for _, area := range []func(MessageType) (command, bool){
+		planCommand, nodeCommand, aclCommand, clusterCommand, managementCommand,
+	} {
+		if c, ok := area(t); ok {
+			return c, true
+		}
+	}
 	return command{}, false
 }
 

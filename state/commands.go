@@ -9,7 +9,17 @@ type MessageType uint8
 // commands set it so rolling upgrades do not crash older servers.
 const IgnoreUnknownTypeFlag MessageType = 128
 
-// Command types. Values are persisted in the log: never renumber.
+// Command types. Values are persisted in the log: never renumber. Ranges
+// are reserved per area so that areas add commands without colliding:
+//
+//	1-19    jobs, namespaces and the store's core (this file)
+//	20-29   plan application and eval broker writes (commands_plan.go)
+//	30-39   node lifecycle: eligibility, drain, heartbeats (commands_nodes.go)
+//	40-49   ACL tokens and policies (commands_acl.go)
+//	50-59   cluster and operator (commands_cluster.go)
+//	60-99   management API (commands_management.go)
+//
+// Add IgnoreUnknownTypeFlag to a new type that older servers may skip.
 const (
 	JobRegisterRequestType       MessageType = 1
 	JobDeregisterRequestType     MessageType = 2

@@ -48,8 +48,18 @@ type tableDef struct {
 	newRow func() any
 }
 
-// tableDefs lists every table. The order is the snapshot order.
+// tableDefs lists every table. The order is the snapshot order. Later areas
+// append their tables from their own files.
 func tableDefs() []tableDef {
+	defs := coreTableDefs()
+	defs = append(defs, aclTables()...)
+	defs = append(defs, clusterTables()...)
+	defs = append(defs, managementTables()...)
+	return defs
+}
+
+// coreTableDefs are the tables of the jobs API.
+func coreTableDefs() []tableDef {
 	return []tableDef{
 		{
 			name:    TableIndex,
