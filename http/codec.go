@@ -33,7 +33,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 // wrap adapts a handlerFunc to httprouter, writing the JSON body or the
 // error. A nil value with a nil error writes JSON null, which is what
 // readers of an absent optional object (the latest deployment) expect.
-func (s *Server) wrap(h handlerFunc) httprouter.Handle {
+func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)

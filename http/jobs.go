@@ -48,22 +48,21 @@ type JobDeregisterResponse struct {
 }
 
 func (s *Server) jobRoutes() {
-	r := s.router
-	r.Handle(http.MethodGet, "/v1/jobs", s.wrap(s.jobList))
+	s.handle(http.MethodGet, "/v1/jobs", s.jobList)
 	s.write("/v1/jobs", s.jobRegister)
 	s.write("/v1/jobs/parse", s.jobParse)
 	s.write("/v1/validate/job", s.jobValidate)
 
-	r.Handle(http.MethodGet, "/v1/job/:job_id", s.wrap(s.jobRead))
+	s.handle(http.MethodGet, "/v1/job/:job_id", s.jobRead)
 	s.write("/v1/job/:job_id", s.jobUpdate)
-	r.Handle(http.MethodDelete, "/v1/job/:job_id", s.wrap(s.jobStop))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/submission", s.wrap(s.jobSubmission))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/versions", s.wrap(s.jobVersions))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/allocations", s.wrap(s.jobAllocations))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/evaluations", s.wrap(s.jobEvaluations))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/deployments", s.wrap(s.jobDeployments))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/deployment", s.wrap(s.jobLatestDeployment))
-	r.Handle(http.MethodGet, "/v1/job/:job_id/summary", s.wrap(s.jobSummary))
+	s.handle(http.MethodDelete, "/v1/job/:job_id", s.jobStop)
+	s.handle(http.MethodGet, "/v1/job/:job_id/submission", s.jobSubmission)
+	s.handle(http.MethodGet, "/v1/job/:job_id/versions", s.jobVersions)
+	s.handle(http.MethodGet, "/v1/job/:job_id/allocations", s.jobAllocations)
+	s.handle(http.MethodGet, "/v1/job/:job_id/evaluations", s.jobEvaluations)
+	s.handle(http.MethodGet, "/v1/job/:job_id/deployments", s.jobDeployments)
+	s.handle(http.MethodGet, "/v1/job/:job_id/deployment", s.jobLatestDeployment)
+	s.handle(http.MethodGet, "/v1/job/:job_id/summary", s.jobSummary)
 }
 
 // jobList serves GET /v1/jobs: prefix, namespace (with *), filter (a

@@ -14,12 +14,11 @@ import (
 const maxNamespaceDescription = 256
 
 func (s *Server) namespaceRoutes() {
-	r := s.router
-	r.Handle(http.MethodGet, "/v1/namespaces", s.wrap(s.namespaceList))
+	s.handle(http.MethodGet, "/v1/namespaces", s.namespaceList)
 	s.write("/v1/namespace", s.namespaceUpsert)
-	r.Handle(http.MethodGet, "/v1/namespace/:name", s.wrap(s.namespaceRead))
+	s.handle(http.MethodGet, "/v1/namespace/:name", s.namespaceRead)
 	s.write("/v1/namespace/:name", s.namespaceUpsert)
-	r.Handle(http.MethodDelete, "/v1/namespace/:name", s.wrap(s.namespaceDelete))
+	s.handle(http.MethodDelete, "/v1/namespace/:name", s.namespaceDelete)
 }
 
 // namespaceList serves GET /v1/namespaces, with an optional name prefix.

@@ -113,11 +113,24 @@ func New(cfg Config) (*Server, error) {
 // Handler returns the server's root handler.
 func (s *Server) Handler() http.Handler { return s.router }
 
+// route is a registered endpoint: its method and path pattern. Per-route
+// rules (the capability a request needs) are keyed by it.
+type route struct {
+	Method string
+	Path   string
+}
+
+// handle registers h for method and path. Every endpoint goes through
+// here, so the wrapper knows which route a request matched.
+func (s *Server) handle(method, path string, h handlerFunc) {
+	s.router.Handle(method, path, s.wrap(route{Method: method, Path: path}, h))
+}
+
 // write registers h for POST and PUT: Nomad's own client and CLI write with
 // PUT, curl users with POST, and both must work.
 func (s *Server) write(path string, h handlerFunc) {
-	s.router.Handle(http.MethodPost, path, s.wrap(h))
-	s.router.Handle(http.MethodPut, path, s.wrap(h))
+	s.handle(http.MethodPost, path, h)
+	s.handle(http.MethodPut, path, h)
 }
 
 // routes registers every area's endpoints. Each area keeps its routes in
