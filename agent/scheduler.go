@@ -1,9 +1,62 @@
 package agent
 
-import schedhttp "github.com/schedhq/sched/http"
+import (
+	"fmt"
 
-// schedulerServices are the scheduler's leader duties (the scheduler issue).
-func (a *Agent) schedulerServices() []leaderService { return nil }
+	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/scheduler"
+)
+
+// schedulerHooks holds the scheduler runtime of a server agent: its leader
+// services and what the HTTP layer reaches of them.
+type schedulerHooks struct {
+	rt *scheduler.Runtime
+}
+
+// The runtime is what HTTP handlers use as the leader's services: node
+// heartbeats and forced garbage collection. Off the leader its services
+// are stopped and answer scheduler.ErrNotLeader, which HTTP maps to 503.
+var _ schedhttp.LeaderServices = (*scheduler.Runtime)(nil)
+
+// schedulerRuntime builds the scheduler runtime once; both hooks share it.
+func (a *Agent) schedulerRuntime() (*scheduler.Runtime, error) {
+	if a.sched != nil {
+		return a.sched.rt, nil
+	}
+	rt, err := scheduler.NewRuntime(scheduler.RuntimeConfig{
+		Store:  a.store,
+		Raft:   &raftWriter{node: a.node},
+		Logger: a.log.With("component", "scheduler"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scheduler runtime: %w", err)
+	}
+	a.sched = &schedulerHooks{rt: rt}
+	return rt, nil
+}
+
+// schedulerServices are the scheduler's leader duties, in start order:
+// eval broker, blocked evals, the eval feed that restores both from state,
+// plan applier, workers, node heartbeats, drainer and GC.
+func (a *Agent) schedulerServices() []leaderService {
+	rt, err := a.schedulerRuntime()
+	if err != nil {
+		a.log.Error("scheduler disabled", "error", err)
+		return nil
+	}
+	var out []leaderService
+	for _, s := range rt.Services() {
+		out = append(out, s)
+	}
+	return out
+}
 
 // configureHTTPScheduler gives the HTTP server the scheduler's services.
-func (a *Agent) configureHTTPScheduler(cfg *schedhttp.Config) {}
+func (a *Agent) configureHTTPScheduler(cfg *schedhttp.Config) {
+	rt, err := a.schedulerRuntime()
+	if err != nil {
+		a.log.Error("scheduler disabled", "error", err)
+		return
+	}
+	cfg.Leader = rt
+}

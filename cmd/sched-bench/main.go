@@ -44,6 +44,12 @@ func main() {
 		readFor   = flag.Duration("read-for", 5*time.Second, "how long to measure reads")
 		wakeups   = flag.Int("wakeups", 300, "blocking-read wake-ups to time")
 		memJobs   = flag.Int("mem-jobs", 10000, "jobs registered in total before reading resident memory")
+		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, running, or all")
+		nodes     = flag.Int("nodes", 5000, "simulated nodes for the placement scenario")
+		placeJobs = flag.Int("place-jobs", 100, "jobs of the placement scenario")
+		perJob    = flag.Int("per-job", 1000, "allocations per job in the placement scenario")
+		runJobs   = flag.Int("run-jobs", 2000, "one-allocation jobs of the running scenario")
+		runNodes  = flag.Int("run-nodes", 50, "simulated client nodes of the running scenario")
 		runID     = flag.String("run", strconv.FormatInt(time.Now().UnixNano()%1e6, 36), "prefix that keeps job IDs of this run distinct")
 	)
 	flag.Parse()
@@ -61,6 +67,19 @@ func main() {
 	b.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
 
 	fmt.Printf("sched-bench against %s\n", b.addr)
+	if *scenario == "all" || *scenario == "running" {
+		if err := b.running(*runNodes, *runJobs, *clients); err != nil {
+			fatal(err)
+		}
+	}
+	if *scenario == "all" || *scenario == "placement" {
+		if err := b.placement(*nodes, *placeJobs, *perJob, *clients); err != nil {
+			fatal(err)
+		}
+	}
+	if *scenario != "all" && *scenario != "api" {
+		return
+	}
 	n, dur := b.register(0, *jobs, *clients)
 	fmt.Printf("register: %d jobs, %d clients: %.0f jobs/s (%v)\n", n, *clients, float64(n)/dur.Seconds(), dur.Round(time.Millisecond))
 

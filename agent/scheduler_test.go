@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/state"
+)
+
+// startSchedulerAgent runs a one-server agent on free loopback ports and
+// waits until it leads.
+func startSchedulerAgent(t *testing.T) *Agent {
+	t.Helper()
+	var ports []int
+	for range 3 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+	}
+	cfg := &Config{
+		Name:     "sched-test",
+		DataDir:  t.TempDir(),
+		BindAddr: "127.0.0.1",
+		LogLevel: "warn",
+		Ports:    Ports{HTTP: ports[0], Raft: ports[1], Gossip: ports[2]},
+		Server:   ServerConfig{Enabled: true, BootstrapExpect: 1},
+	}
+	if err := cfg.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	t.Cleanup(func() { a.Shutdown() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := a.WaitForLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// waitStore waits, on the store's writes, until cond holds.
+func waitStore(t *testing.T, store *state.Store, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		ws := memdb.NewWatchSet()
+		store.WatchLatestIndex(ws)
+		if cond() {
+			return
+		}
+		if err := ws.WatchCtx(ctx); err != nil {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestSchedulerServicesPlaceRegisteredJob checks the wiring of the
+// scheduler's leader services: a job registered over HTTP is placed on a
+// node by the leader's broker, workers and plan applier, and the HTTP
+// layer's leader services answer heartbeats.
+func TestSchedulerServicesPlaceRegisteredJob(t *testing.T) {
+	a := startSchedulerAgent(t)
+	w := &raftWriter{node: a.node}
+	node := scheduler.MockNode("n1")
+	if _, _, err := w.Apply(context.Background(), state.NodeRegisterRequestType, &state.NodeRegisterRequest{Node: node}); err != nil {
+		t.Fatal(err)
+	}
+	job := scheduler.MockJob("web")
+	job.TaskGroups[0].Count = 3
+	body, _ := json.Marshal(map[string]any{"Job": job})
+	resp, err := http.Post("http://"+a.HTTPAddr()+"/v1/jobs", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("register: %d %s", resp.StatusCode, out)
+	}
+	waitStore(t, a.Store(), "3 allocations placed", func() bool {
+		allocs, _ := a.Store().AllocsByJob(nil, state.DefaultNamespace, "web", false)
+		live := 0
+		for _, al := range allocs {
+			if !al.Terminal() && al.NodeID == node.ID {
+				live++
+			}
+		}
+		return live == 3
+	})
+	if a.sched == nil {
+		t.Fatal("scheduler runtime not wired")
+	}
+	ttl, err := a.sched.rt.Heartbeat(node.ID)
+	if err != nil || ttl < scheduler.DefaultMinHeartbeatTTL {
+		t.Fatalf("heartbeat = %s, %v; want a TTL of at least %s", ttl, err, scheduler.DefaultMinHeartbeatTTL)
+	}
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// simNode is a node the benchmark registers and keeps alive over HTTP, as a
+// client agent would, without running anything.
+type simNode struct {
+	ID  string
+	TTL time.Duration
+}
+
+func uuid() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// registerNodes registers n simulated nodes from c clients.
+func (b *bench) registerNodes(n, c int) ([]*simNode, time.Duration, error) {
+	nodes := make([]*simNode, n)
+	var next atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				id := uuid()
+				body, _ := json.Marshal(map[string]any{"Node": map[string]any{
+					"ID": id, "Name": fmt.Sprintf("sim-%05d", i), "Datacenter": "dc1",
+					"NodeClass":     fmt.Sprintf("class-%d", i%8),
+					"Attributes":    map[string]string{"kernel.name": "linux", "cpu.arch": "amd64"},
+					"NodeResources": map[string]any{"CPU": 16000, "MemoryMB": 32768, "DiskMB": 200000},
+					"Drivers":       map[string]any{"mock": map[string]any{"Detected": true, "Healthy": true}},
+				}})
+				resp, err := b.do(http.MethodPost, "/v1/node/register", body)
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				var out struct{ HeartbeatTTL time.Duration }
+				json.NewDecoder(resp.Body).Decode(&out)
+				resp.Body.Close()
+				nodes[i] = &simNode{ID: id, TTL: out.HeartbeatTTL}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return nil, 0, err
+	}
+	return nodes, time.Since(start), nil
+}
+
+// heartbeat keeps nodes alive until ctx ends, each at half its TTL.
+func (b *bench) heartbeat(ctx context.Context, nodes []*simNode) {
+	for _, n := range nodes {
+		go func() {
+			ttl := n.TTL
+			if ttl <= 0 {
+				ttl = 10 * time.Second
+			}
+			t := time.NewTicker(ttl / 2)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					if resp, err := b.do(http.MethodPut, "/v1/node/"+n.ID+"/heartbeat", []byte("{}")); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+				}
+			}
+		}()
+	}
+}
+
+// serviceJob is a job of count allocations of a tiny mock task.
+func (b *bench) serviceJob(id string, count int) []byte {
+	body, _ := json.Marshal(map[string]any{"Job": map[string]any{
+		"ID": id, "Type": "service", "Datacenters": []string{"dc1"},
+		"TaskGroups": []any{map[string]any{"Name": "g", "Count": count, "Tasks": []any{map[string]any{
+			"Name": "t", "Driver": "mock", "Config": map[string]any{"run_for": "1h"},
+			"Resources": map[string]any{"CPU": 20, "MemoryMB": 16},
+		}}}},
+	}})
+	return body
+}
+
+// jobCounts sums, over the jobs with prefix, the summary counts: allocations
+// placed (any client status) and running. It blocks on the list's index.
+func (b *bench) jobCounts(prefix string, index string) (placed, running int, next string, err error) {
+	path := "/v1/jobs?prefix=" + prefix
+	if index != "" {
+		path += "&wait=5s&index=" + index
+	}
+	resp, err := b.do(http.MethodGet, path, nil)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	defer resp.Body.Close()
+	var list []struct {
+		JobSummary *struct {
+			Summary map[string]struct{ Starting, Running, Complete, Failed, Lost int }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return 0, 0, "", err
+	}
+	for _, j := range list {
+		if j.JobSummary == nil {
+			continue
+		}
+		for _, s := range j.JobSummary.Summary {
+			placed += s.Starting + s.Running + s.Complete + s.Failed + s.Lost
+			running += s.Running
+		}
+	}
+	return placed, running, resp.Header.Get("X-Sched-Index"), nil
+}
+
+// waitCounts blocks until done(placed, running) holds or the limit passes,
+// returning when it held.
+func (b *bench) waitCounts(prefix string, limit time.Duration, done func(placed, running int) bool) (time.Time, error) {
+	deadline := time.Now().Add(limit)
+	index := ""
+	for time.Now().Before(deadline) {
+		placed, running, next, err := b.jobCounts(prefix, index)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if done(placed, running) {
+			return time.Now(), nil
+		}
+		index = next
+	}
+	placed, running, _, _ := b.jobCounts(prefix, "")
+	return time.Time{}, fmt.Errorf("not done after %v: %d placed, %d running", limit, placed, running)
+}
+
+// placement registers nodes, then jobs totalling allocs allocations, and
+// reports placements committed per second until the last one is placed.
+func (b *bench) placement(nodes, jobs, perJob, clients int) error {
+	ns, dur, err := b.registerNodes(nodes, clients)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("placement: %d nodes registered over HTTP in %v (%.0f/s)\n", nodes, dur.Round(time.Millisecond), float64(nodes)/dur.Seconds())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.heartbeat(ctx, ns)
+
+	prefix := "place-" + b.run + "-"
+	start := time.Now()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range min(clients, jobs) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= jobs {
+					return
+				}
+				if resp, err := b.do(http.MethodPost, "/v1/jobs", b.serviceJob(prefix+strconv.Itoa(i), perJob)); err != nil {
+					fmt.Fprintln(os.Stderr, "register:", err)
+				} else {
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := jobs * perJob
+	last, err := b.waitCounts(prefix, 10*time.Minute, func(placed, _ int) bool { return placed >= total })
+	if err != nil {
+		return err
+	}
+	took := last.Sub(start)
+	fmt.Printf("placement: %d allocations (%d jobs × %d) on %d nodes: last placed after %v: %.0f placements/s\n",
+		total, jobs, perJob, nodes, took.Round(time.Millisecond), float64(total)/took.Seconds())
+	return nil
+}
+
+// running registers nodes that act as clients (they learn their
+// allocations by blocking query and report them running), then jobs of one
+// allocation each from clients concurrent writers, and reports the time
+// until the last allocation is running.
+func (b *bench) running(nodes, jobs, clients int) error {
+	ns, _, err := b.registerNodes(nodes, clients)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.heartbeat(ctx, ns)
+	for _, n := range ns {
+		go b.simulateClient(ctx, n)
+	}
+
+	prefix := "run-" + b.run + "-"
+	start := time.Now()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= jobs {
+					return
+				}
+				if resp, err := b.do(http.MethodPost, "/v1/jobs", b.serviceJob(prefix+strconv.Itoa(i), 1)); err != nil {
+					fmt.Fprintln(os.Stderr, "register:", err)
+				} else {
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	registered := time.Since(start)
+	last, err := b.waitCounts(prefix, 5*time.Minute, func(_, running int) bool { return running >= jobs })
+	if err != nil {
+		return err
+	}
+	fmt.Printf("running: %d one-alloc jobs from %d clients on %d simulated nodes: registered in %v, last running after %v\n",
+		jobs, clients, nodes, registered.Round(time.Millisecond), last.Sub(start).Round(time.Millisecond))
+	return nil
+}
+
+// simulateClient follows a node's allocations by blocking query and
+// reports each new one running, in one batch per wake-up, as a client
+// agent does.
+func (b *bench) simulateClient(ctx context.Context, n *simNode) {
+	index := "0"
+	reported := map[string]bool{}
+	for ctx.Err() == nil {
+		resp, err := b.do(http.MethodGet, "/v1/node/"+n.ID+"/allocations?wait=30s&index="+index, nil)
+		if err != nil {
+			return
+		}
+		var allocs []struct{ ID, DesiredStatus, ClientStatus string }
+		json.NewDecoder(resp.Body).Decode(&allocs)
+		resp.Body.Close()
+		index = resp.Header.Get("X-Sched-Index")
+		var updates []map[string]string
+		for _, a := range allocs {
+			if a.DesiredStatus == "run" && a.ClientStatus == "pending" && !reported[a.ID] {
+				reported[a.ID] = true
+				updates = append(updates, map[string]string{"ID": a.ID, "ClientStatus": "running"})
+			}
+		}
+		if len(updates) == 0 {
+			continue
+		}
+		body, _ := json.Marshal(map[string]any{"Allocs": updates})
+		if r, err := b.do(http.MethodPost, "/v1/node/"+n.ID+"/allocations", body); err == nil {
+			r.Body.Close()
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package http
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/state"
+)
+
+// EvalOptions tune an on-demand evaluation.
+type EvalOptions struct {
+	// ForceReschedule reschedules the job's failed allocations now,
+	// ignoring their reschedule policy's attempts and delays.
+	ForceReschedule bool
+}
+
+// JobEvaluateRequest is the body of POST /v1/job/:job_id/evaluate (spec
+// §4.16).
+type JobEvaluateRequest struct {
+	JobID       string
+	EvalOptions EvalOptions
+}
+
+// JobEvaluateResponse answers an evaluate.
+type JobEvaluateResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Index           uint64
+}
+
+// jobEvaluate serves POST /v1/job/:job_id/evaluate: it creates an
+// evaluation of the job (TriggeredBy job-evaluate) and, with
+// EvalOptions.ForceReschedule, marks the job's failed allocations
+// DesiredTransition.ForceReschedule, in one write. The body names the job
+// (JobID, which must match the path); an empty body is the deprecated
+// form (spec §9) and means no options. Periodic and parameterized jobs
+// are templates and cannot be evaluated (400).
+func (s *Server) jobEvaluate(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("job_id")
+	var req JobEvaluateRequest
+	empty, err := bodyIsEmpty(r)
+	if err != nil {
+		return nil, err
+	}
+	if !empty {
+		if err := decodeBody(r, &req); err != nil {
+			return nil, err
+		}
+		switch req.JobID {
+		case "":
+			return nil, badRequest("JobID: required")
+		case id:
+		default:
+			return nil, badRequest("JobID: %q does not match the job ID in the path %q", req.JobID, id)
+		}
+	}
+	ns := namespaceOf(r)
+	job, err := s.store.JobByID(nil, ns, id)
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
+		return nil, state.NotFoundf("job %q", id)
+	}
+	if job.IsPeriodic() || job.IsParameterized() {
+		return nil, badRequest("job_id: job %q is periodic or parameterized: it is a template and cannot be evaluated", id)
+	}
+	now := s.cfg.Now().UnixNano()
+	cmd := &state.JobEvaluateRequest{
+		Namespace: ns, JobID: id, ForceReschedule: req.EvalOptions.ForceReschedule, Now: now,
+		Eval: s.newEval(job, 0, state.EvalTriggerJobEvaluate, now),
+	}
+	resp, index, err := s.apply(w, r, state.JobEvaluateRequestType, cmd)
+	if err != nil {
+		return nil, err
+	}
+	out := resp.(*state.JobEvaluateResponse)
+	return &JobEvaluateResponse{EvalID: out.EvalID, EvalCreateIndex: out.EvalCreateIndex, JobModifyIndex: out.JobModifyIndex, Index: index}, nil
+}
+
+// bodyIsEmpty reports whether r's body holds nothing but white space, and
+// leaves the body to be read again.
+func bodyIsEmpty(r *http.Request) (bool, error) {
+	if r.Body == nil {
+		return true, nil
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return false, &CodedError{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
+		}
+		return false, badRequest("read request body: %v", err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(data))
+	return len(bytes.TrimSpace(data)) == 0, nil
+}

@@ -1,0 +1,218 @@
+package http
+
+import (
+	"cmp"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/state"
+)
+
+// AllocClientUpdate is one allocation's status as its node reports it.
+type AllocClientUpdate struct {
+	ID                string
+	ClientStatus      string
+	ClientDescription string
+	TaskStates        map[string]*state.TaskState
+	// DeploymentStatus, when set, reports the allocation's health within
+	// its deployment.
+	DeploymentStatus *state.AllocDeploymentStatus
+}
+
+// NodeAllocsUpdateRequest is the body of POST /v1/node/:node_id/allocations:
+// a client's batched report on its allocations.
+type NodeAllocsUpdateRequest struct {
+	Allocs []*AllocClientUpdate
+}
+
+// NodeAllocsUpdateResponse answers a client's report.
+type NodeAllocsUpdateResponse struct {
+	// EvalIDs are the evaluations created for jobs whose allocations
+	// stopped on their own (failed, lost, or a service completed).
+	EvalIDs []string
+	Index   uint64
+}
+
+var clientStatuses = []string{
+	state.AllocClientStatusPending, state.AllocClientStatusRunning, state.AllocClientStatusComplete,
+	state.AllocClientStatusFailed, state.AllocClientStatusLost, state.AllocClientStatusUnknown,
+}
+
+var taskStates = []string{state.TaskStatePending, state.TaskStateRunning, state.TaskStateDead}
+
+// nodeAllocations serves GET /v1/node/:node_id/allocations: every
+// allocation placed on the node, whole (with its job), blocking on the
+// allocations table. It is how a client learns its work.
+func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	var out []*state.Allocation
+	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
+		n, err := s.lookupNode(ws, p.ByName("node_id"))
+		if err != nil {
+			return 0, err
+		}
+		out, err = s.store.AllocsByNode(ws, n.ID)
+		return s.maxIndex(state.TableAllocs), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(out), nil
+}
+
+// nodeUpdateAllocs serves POST /v1/node/:node_id/allocations. Every
+// listed allocation must be on the node (allocations that no longer exist
+// are skipped: they may have been garbage collected since the client last
+// looked). An allocation the servers still want running that stops on its
+// own gets its job an evaluation in the same write: failed or lost
+// (TriggeredBy alloc-failure) so the scheduler replaces or reschedules
+// it, and completed for service and system jobs (TriggeredBy alloc-stop),
+// whose allocations are meant to run for ever. A completed batch or
+// sysbatch allocation needs none.
+func (s *Server) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	nodeID := p.ByName("node_id")
+	var req NodeAllocsUpdateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if err := validateAllocUpdates(req.Allocs); err != nil {
+		return nil, err
+	}
+	node, err := s.store.NodeByID(nil, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	if node == nil {
+		return nil, state.NotFoundf("node %q", nodeID)
+	}
+
+	type key struct{ ns, id string }
+	triggers := map[key]string{}
+	jobs := map[key]*state.Job{}
+	updates := make([]*state.Allocation, 0, len(req.Allocs))
+	for i, u := range req.Allocs {
+		old, err := s.store.AllocByID(nil, u.ID)
+		if err != nil {
+			return nil, err
+		}
+		if old == nil {
+			continue
+		}
+		if old.NodeID != nodeID {
+			return nil, badRequest("Allocs[%d].ID: allocation %q is on node %q, not %q", i, u.ID, old.NodeID, nodeID)
+		}
+		updates = append(updates, &state.Allocation{
+			ID: u.ID, ClientStatus: u.ClientStatus, ClientDescription: u.ClientDescription,
+			TaskStates: u.TaskStates, DeploymentStatus: u.DeploymentStatus,
+		})
+		trigger := stopTrigger(old, u.ClientStatus)
+		if trigger == "" {
+			continue
+		}
+		k := key{old.Namespace, old.JobID}
+		job, seen := jobs[k]
+		if !seen {
+			if job, err = s.store.JobByID(nil, old.Namespace, old.JobID); err != nil {
+				return nil, err
+			}
+			jobs[k] = job
+		}
+		if job == nil || job.Stop || (old.Job != nil && old.Job.CreateIndex != job.CreateIndex) {
+			continue
+		}
+		if trigger == state.EvalTriggerAllocStop && (job.Type == state.JobTypeBatch || job.Type == state.JobTypeSysBatch) {
+			continue
+		}
+		if triggers[k] != state.EvalTriggerRetryFailedAlloc {
+			triggers[k] = trigger
+		}
+	}
+
+	now := s.cfg.Now().UnixNano()
+	keys := slices.SortedFunc(maps.Keys(triggers), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.id, b.id))
+	})
+	evals := make([]*state.Evaluation, 0, len(keys))
+	out := &NodeAllocsUpdateResponse{EvalIDs: make([]string, 0, len(keys))}
+	for _, k := range keys {
+		job := jobs[k]
+		e := s.newEval(job, 0, triggers[k], now)
+		e.JobModifyIndex = job.JobModifyIndex
+		evals = append(evals, e)
+		out.EvalIDs = append(out.EvalIDs, e.ID)
+	}
+	cmd := &state.AllocClientUpdateRequest{Allocs: updates, Evals: evals, Now: now}
+	_, index, err := s.apply(w, r, state.AllocClientUpdateRequestType, cmd)
+	if err != nil {
+		return nil, err
+	}
+	out.Index = index
+	return out, nil
+}
+
+// stopTrigger returns the trigger of the evaluation an allocation going
+// from old to client status next calls for, or "" when it needs none: only
+// an allocation the servers want running that newly stops on its own.
+func stopTrigger(old *state.Allocation, next string) string {
+	if old.ServerTerminal() || old.ClientTerminal() {
+		return ""
+	}
+	switch next {
+	case state.AllocClientStatusFailed, state.AllocClientStatusLost:
+		return state.EvalTriggerRetryFailedAlloc
+	case state.AllocClientStatusComplete:
+		return state.EvalTriggerAllocStop
+	}
+	return ""
+}
+
+// validateAllocUpdates checks a client's report, listing every problem
+// with its field path.
+func validateAllocUpdates(updates []*AllocClientUpdate) error {
+	v := &state.ValidationError{}
+	if len(updates) == 0 {
+		v.Add("Allocs", "at least one allocation is required")
+	}
+	seen := map[string]int{}
+	for i, u := range updates {
+		field := "Allocs[" + strconv.Itoa(i) + "]"
+		if u == nil {
+			v.Add(field, "must not be null")
+			continue
+		}
+		if u.ID == "" {
+			v.Add(field+".ID", "required")
+		} else if j, dup := seen[u.ID]; dup {
+			v.Add(field+".ID", "allocation %q is also listed at Allocs[%d]", u.ID, j)
+		} else {
+			seen[u.ID] = i
+		}
+		switch {
+		case u.ClientStatus == "":
+			v.Add(field+".ClientStatus", "required, one of %v", clientStatuses)
+		case !slices.Contains(clientStatuses, u.ClientStatus):
+			v.Add(field+".ClientStatus", "%q is not one of %v", u.ClientStatus, clientStatuses)
+		}
+		for _, task := range slices.Sorted(maps.Keys(u.TaskStates)) {
+			ts := u.TaskStates[task]
+			tf := field + ".TaskStates[" + task + "]"
+			if ts == nil {
+				v.Add(tf, "must not be null")
+				continue
+			}
+			if ts.State != "" && !slices.Contains(taskStates, ts.State) {
+				v.Add(tf+".State", "%q is not one of %v", ts.State, taskStates)
+			}
+			for k, ev := range ts.Events {
+				if ev == nil {
+					v.Add(tf+".Events["+strconv.Itoa(k)+"]", "must not be null")
+				}
+			}
+		}
+	}
+	return v.Err()
+}

@@ -1,0 +1,174 @@
+package http
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strconv"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+func TestNodeUpdateAllocs(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	n := testNode(1)
+	h.registerNode(n)
+	h.registerNode(testNode(2))
+	web := testJob("web")
+	h.register(web)
+	batch := batchJob("report")
+	h.register(batch)
+	webJob, batchJob := h.registered(web), h.registered(batch)
+	a1 := h.placeAlloc(1, webJob, n.ID, "")
+	a2 := h.placeAlloc(2, webJob, n.ID, "")
+	a3 := h.placeAlloc(3, batchJob, n.ID, "")
+	other := h.placeAlloc(4, webJob, nodeID(2), "")
+	url := "/v1/node/" + n.ID + "/allocations"
+
+	// Running: recorded, no eval.
+	started := time.Date(2025, 6, 1, 11, 0, 0, 0, time.UTC)
+	var out NodeAllocsUpdateResponse
+	h.ok(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{
+		{"ID": a1, "ClientStatus": "running", "TaskStates": map[string]any{"server": map[string]any{
+			"State": "running", "StartedAt": started, "Events": []map[string]any{{"Type": "Started", "Time": 5}}}}},
+		{"ID": a3, "ClientStatus": "running"},
+		{"ID": allocID(99), "ClientStatus": "running"}, // gone: skipped
+	}}, &out)
+	got := h.alloc(a1)
+	if got.ClientStatus != "running" || got.TaskStates["server"] == nil || !got.TaskStates["server"].StartedAt.Equal(started) ||
+		got.TaskStates["server"].Events[0].Type != "Started" || got.ModifyIndex != out.Index || len(out.EvalIDs) != 0 {
+		t.Fatalf("after running report: alloc %+v, answer %+v", got, out)
+	}
+	if sum, _ := h.store.JobSummaryByID(nil, "default", "web"); sum.Summary["web"].Running != 1 || sum.Summary["web"].Starting != 2 {
+		t.Errorf("summary %+v", sum.Summary["web"])
+	}
+
+	// A failed service alloc and a completed batch alloc: one eval, for
+	// the failure.
+	h.ok(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{
+		{"ID": a2, "ClientStatus": "failed", "ClientDescription": "exit 1"},
+		{"ID": a3, "ClientStatus": "complete"},
+	}}, &out)
+	if len(out.EvalIDs) != 1 {
+		t.Fatalf("evals %v, want one for web", out.EvalIDs)
+	}
+	e := h.eval(out.EvalIDs[0])
+	if e.JobID != "web" || e.TriggeredBy != state.EvalTriggerRetryFailedAlloc || e.Type != "service" || e.CreateIndex != out.Index ||
+		e.JobModifyIndex != webJob.JobModifyIndex || e.Status != state.EvalStatusPending {
+		t.Errorf("eval %+v", e)
+	}
+	// Reporting the same failure again creates no second eval.
+	h.ok(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{{"ID": a2, "ClientStatus": "failed"}}}, &out)
+	if len(out.EvalIDs) != 0 {
+		t.Errorf("repeated failure created evals %v", out.EvalIDs)
+	}
+	// A completed service alloc is replaced: alloc-stop.
+	h.ok(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "complete"}}}, &out)
+	if len(out.EvalIDs) != 1 || h.eval(out.EvalIDs[0]).TriggeredBy != state.EvalTriggerAllocStop {
+		t.Errorf("completed service alloc: evals %v", out.EvalIDs)
+	}
+
+	before := h.writes()
+	cases := []struct {
+		name string
+		url  string
+		body any
+		code int
+		want []string
+	}{
+		{"empty", url, map[string]any{"Allocs": []any{}}, 400, []string{"Allocs: at least one"}},
+		{"no ID", url, map[string]any{"Allocs": []map[string]any{{"ClientStatus": "running"}}}, 400, []string{"Allocs[0].ID: required"}},
+		{"bad status", url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "exploded"}}}, 400, []string{"Allocs[0].ClientStatus", "exploded"}},
+		{"bad task state", url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running",
+			"TaskStates": map[string]any{"server": map[string]any{"State": "sleeping"}}}}}, 400, []string{"Allocs[0].TaskStates[server].State"}},
+		{"duplicate", url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running"}, {"ID": a1, "ClientStatus": "failed"}}},
+			400, []string{"Allocs[1].ID", "Allocs[0]"}},
+		{"other node's alloc", url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running"}, {"ID": other, "ClientStatus": "failed"}}},
+			400, []string{"Allocs[1].ID", nodeID(2)}},
+		{"unknown node", "/v1/node/" + nodeID(9) + "/allocations", map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running"}}}, 404, []string{nodeID(9)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h.on(t).fail(http.MethodPost, tc.url, tc.body, tc.code, tc.want...)
+		})
+	}
+	if h.writes() != before {
+		t.Error("refused reports wrote")
+	}
+	if got := h.alloc(other); got.ClientStatus != state.AllocClientStatusPending {
+		t.Errorf("another node's alloc changed to %q", got.ClientStatus)
+	}
+}
+
+func TestNodeAllocationsRead(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	n := testNode(1)
+	h.registerNode(n)
+	h.registerNode(testNode(2))
+	job := testJob("web")
+	h.register(job)
+	mine := h.placeAlloc(1, h.registered(job), n.ID, "")
+	h.placeAlloc(2, h.registered(job), nodeID(2), "")
+
+	var allocs []*state.Allocation
+	rec := h.ok(http.MethodGet, "/v1/node/"+n.ID+"/allocations", nil, &allocs)
+	if len(allocs) != 1 || allocs[0].ID != mine || allocs[0].Job == nil || allocs[0].Job.ID != "web" {
+		t.Fatalf("allocations = %+v", allocs)
+	}
+	if headerIndex(t, rec) != h.store.Index(state.TableAllocs) {
+		t.Errorf("index %s, want the allocs table's %d", rec.Header().Get(HeaderIndex), h.store.Index(state.TableAllocs))
+	}
+	h.fail(http.MethodGet, "/v1/node/"+nodeID(9)+"/allocations", nil, http.StatusNotFound)
+	var none []*state.Allocation
+	h.registerNode(testNode(3))
+	h.ok(http.MethodGet, "/v1/node/"+nodeID(3)+"/allocations", nil, &none)
+	if none == nil || len(none) != 0 {
+		t.Errorf("node without allocations = %#v, want []", none)
+	}
+}
+
+// TestNodeAllocationsBlockUntilPlaced is the client's view: a blocking
+// read of its allocations returns when the scheduler places one there,
+// not before, and not on an unrelated write.
+func TestNodeAllocationsBlockUntilPlaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, _ := newSchedHarness(t)
+		n := testNode(1)
+		h.registerNode(n)
+		job := testJob("web")
+		h.register(job)
+		var first []*state.Allocation
+		rec := h.ok(http.MethodGet, "/v1/node/"+n.ID+"/allocations", nil, &first)
+		index := headerIndex(t, rec)
+
+		rec, done := serveAsync(h, http.MethodGet, "/v1/node/"+n.ID+"/allocations?index="+strconv.FormatUint(index, 10)+"&wait=1m")
+		synctest.Wait()
+		if returned(done) {
+			t.Fatalf("returned at once: %d %q", rec.Code, rec.Body.String())
+		}
+		h.createNamespace("unrelated")
+		synctest.Wait()
+		if returned(done) {
+			t.Fatal("woke on an unrelated write")
+		}
+		time.Sleep(10 * time.Second) // fake time
+		id := h.placeAlloc(1, h.registered(job), n.ID, "")
+		<-done
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %q", rec.Code, rec.Body.String())
+		}
+		var allocs []*state.Allocation
+		if err := json.Unmarshal(rec.Body.Bytes(), &allocs); err != nil {
+			t.Fatal(err)
+		}
+		if ids := []string{}; len(allocs) != 1 || !reflect.DeepEqual(append(ids, allocs[0].ID), []string{id}) {
+			t.Errorf("woke with %+v, want the new allocation", allocs)
+		}
+		if got := headerIndex(t, rec); got <= index {
+			t.Errorf("index %d, want above %d", got, index)
+		}
+	})
+}

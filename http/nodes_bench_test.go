@@ -1,0 +1,61 @@
+package http
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/schedhq/sched/state"
+)
+
+// BenchmarkNodeRegister measures POST /v1/node/register of a new node
+// each time, with one system job in the cluster (so each register also
+// builds an evaluation): JSON decoding, validation, the computed class,
+// the msgpack log encoding and the store's Apply.
+func BenchmarkNodeRegister(b *testing.B) {
+	h, _ := newSchedHarness(b)
+	h.register(systemJob("logs"))
+	handler := h.srv.Handler()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		body, err := json.Marshal(map[string]any{"Node": testNode(i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/node/register", strings.NewReader(string(body))))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+		}
+	}
+	if n, _ := h.store.NodeByID(nil, nodeID(i)); n == nil || n.Status != state.NodeStatusReady {
+		b.Fatalf("last node not stored: %+v", n)
+	}
+}
+
+// BenchmarkNodeAllocationsRead measures the client's read of its
+// allocations (ten, with their job) on a node of a 1,000-node cluster.
+func BenchmarkNodeAllocationsRead(b *testing.B) {
+	h, _ := newSchedHarness(b)
+	for i := 1; i <= 1000; i++ {
+		h.registerNode(testNode(i))
+	}
+	h.register(testJob("web"))
+	job := h.registered(testJob("web"))
+	for i := 1; i <= 10; i++ {
+		h.placeAlloc(i, job, nodeID(500), "")
+	}
+	handler := h.srv.Handler()
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/node/"+nodeID(500)+"/allocations", nil))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+		}
+	}
+}

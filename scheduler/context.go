@@ -1,0 +1,228 @@
+package scheduler
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"regexp"
+	"time"
+
+	"github.com/hashicorp/go-version"
+
+	"github.com/schedhq/sched/state"
+)
+
+// evalContext is what one scheduling attempt of an evaluation shares
+// between feasibility, ranking and placement: the state it reads, the plan
+// it builds, caches that keep a large cluster from being walked once per
+// allocation, and the eval's seeded random source.
+type evalContext struct {
+	state  State
+	plan   *Plan
+	logger *slog.Logger
+	now    time.Time
+	rng    *rand.Rand
+
+	elig *eligibility
+	// checks counts feasibility evaluations that were not answered from
+	// the class memo; tests use it to prove memoization works.
+	checks int
+
+	regexps  map[string]*regexp.Regexp
+	versions map[string]version.Constraints
+	semvers  map[string][]semverTerm
+	classes  map[string]string
+	nodes    map[string]*state.Node
+	// reserved caches each node's parsed reserved ports.
+	reserved map[string][]int
+	// nodeAllocs caches the non-terminal allocations the state holds per
+	// node, before the plan's changes.
+	nodeAllocs map[string][]*state.Allocation
+}
+
+func newEvalContext(st State, plan *Plan, logger *slog.Logger, now time.Time, seed uint64) *evalContext {
+	return &evalContext{
+		state:      st,
+		plan:       plan,
+		logger:     logger,
+		now:        now,
+		rng:        rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		elig:       newEligibility(),
+		regexps:    map[string]*regexp.Regexp{},
+		versions:   map[string]version.Constraints{},
+		semvers:    map[string][]semverTerm{},
+		classes:    map[string]string{},
+		nodes:      map[string]*state.Node{},
+		nodeAllocs: map[string][]*state.Allocation{},
+		reserved:   map[string][]int{},
+	}
+}
+
+// classOf returns a node's computed class: the stored one, or one computed
+// (once per eval) for a node registered without it.
+func (c *evalContext) classOf(n *state.Node) string {
+	if n.ComputedClass != "" {
+		return n.ComputedClass
+	}
+	cc, ok := c.classes[n.ID]
+	if !ok {
+		cc = ComputeClass(n)
+		c.classes[n.ID] = cc
+	}
+	return cc
+}
+
+// node returns a node by ID, cached for the eval; nil when it is gone.
+func (c *evalContext) node(id string) (*state.Node, error) {
+	if n, ok := c.nodes[id]; ok {
+		return n, nil
+	}
+	n, err := c.state.NodeByID(nil, id)
+	if err != nil {
+		return nil, err
+	}
+	c.nodes[id] = n
+	return n, nil
+}
+
+// existingAllocs returns the non-terminal allocations the state holds on
+// a node.
+func (c *evalContext) existingAllocs(nodeID string) ([]*state.Allocation, error) {
+	if as, ok := c.nodeAllocs[nodeID]; ok {
+		return as, nil
+	}
+	all, err := c.state.AllocsByNode(nil, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	live := make([]*state.Allocation, 0, len(all))
+	for _, a := range all {
+		if !a.Terminal() {
+			live = append(live, a)
+		}
+	}
+	c.nodeAllocs[nodeID] = live
+	return live, nil
+}
+
+// proposedAllocs returns the allocations that will be on a node once the
+// plan so far is committed: those the state holds that the plan does not
+// stop or replace, and the plan's own for the node.
+func (c *evalContext) proposedAllocs(nodeID string) ([]*state.Allocation, error) {
+	existing, err := c.existingAllocs(nodeID)
+	if err != nil {
+		return nil, err
+	}
+	stops, places := c.plan.NodeUpdate[nodeID], c.plan.NodeAllocation[nodeID]
+	if len(stops) == 0 && len(places) == 0 {
+		return existing, nil
+	}
+	drop := make(map[string]bool, len(stops)+len(places))
+	for _, a := range stops {
+		drop[a.ID] = true
+	}
+	for _, a := range places {
+		drop[a.ID] = true
+	}
+	out := make([]*state.Allocation, 0, len(existing)+len(places))
+	for _, a := range existing {
+		if !drop[a.ID] {
+			out = append(out, a)
+		}
+	}
+	for _, a := range places {
+		if !a.Terminal() {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// reservedPorts returns a node's reserved ports, parsed once per eval.
+func (c *evalContext) reservedPorts(n *state.Node) ([]int, error) {
+	if ps, ok := c.reserved[n.ID]; ok {
+		return ps, nil
+	}
+	set, err := nodeReservedPorts(n)
+	if err != nil {
+		return nil, err
+	}
+	ps := make([]int, 0, len(set))
+	for p := range set {
+		ps = append(ps, p)
+	}
+	c.reserved[n.ID] = ps
+	return ps, nil
+}
+
+// regexp returns the compiled pattern, compiling it once per eval.
+func (c *evalContext) regexp(pattern string) (*regexp.Regexp, error) {
+	if re, ok := c.regexps[pattern]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	c.regexps[pattern] = re
+	return re, nil
+}
+
+// versionConstraint returns the parsed constraint, parsing it once per
+// eval.
+func (c *evalContext) versionConstraint(s string) (version.Constraints, error) {
+	if vc, ok := c.versions[s]; ok {
+		return vc, nil
+	}
+	vc, err := version.NewConstraint(s)
+	if err != nil {
+		return nil, err
+	}
+	c.versions[s] = vc
+	return vc, nil
+}
+
+// semverConstraint returns the parsed semver constraint, once per eval.
+func (c *evalContext) semverConstraint(s string) ([]semverTerm, error) {
+	if t, ok := c.semvers[s]; ok {
+		return t, nil
+	}
+	t, err := parseSemverConstraint(s)
+	if err != nil {
+		return nil, err
+	}
+	c.semvers[s] = t
+	return t, nil
+}
+
+// planPlace adds a new or updated allocation to the plan.
+func (c *evalContext) planPlace(a *state.Allocation) {
+	if c.plan.NodeAllocation == nil {
+		c.plan.NodeAllocation = map[string][]*state.Allocation{}
+	}
+	c.plan.NodeAllocation[a.NodeID] = append(c.plan.NodeAllocation[a.NodeID], a)
+}
+
+// planStop adds a stop to the plan.
+func (c *evalContext) planStop(a *state.Allocation) {
+	if c.plan.NodeUpdate == nil {
+		c.plan.NodeUpdate = map[string][]*state.Allocation{}
+	}
+	c.plan.NodeUpdate[a.NodeID] = append(c.plan.NodeUpdate[a.NodeID], a)
+}
+
+// planUnstop takes back the last stop added for a node, when the
+// placement it made room for failed.
+func (c *evalContext) planUnstop(a *state.Allocation) {
+	list := c.plan.NodeUpdate[a.NodeID]
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i].ID == a.ID {
+			list = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(c.plan.NodeUpdate, a.NodeID)
+	} else {
+		c.plan.NodeUpdate[a.NodeID] = list
+	}
+}

@@ -1,0 +1,187 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// gcFixture builds state whose objects have known ages at gcNow.
+type gcFixture struct {
+	t   *testing.T
+	r   *memRaft
+	now time.Time
+}
+
+func (f *gcFixture) ago(d time.Duration) int64 { return f.now.Add(-d).UnixNano() }
+
+// evalWithAlloc writes a terminal evaluation of job, modified age ago,
+// with one allocation of it on node in client status status, as old.
+func (f *gcFixture) evalWithAlloc(id string, job *state.Job, node *state.Node, age time.Duration, status string) {
+	e := rtEval(id, job.ID, 50)
+	e.Type = job.Type
+	e.Status = state.EvalStatusComplete
+	e.ModifyTime = f.ago(age)
+	f.r.putEvals(f.t, e)
+	stored, _ := f.r.store.JobByID(nil, job.Namespace, job.ID)
+	a := rtAlloc("alloc-"+id, node.ID, 10, 10, 10)
+	a.JobID, a.EvalID, a.ClientStatus = job.ID, id, status
+	f.r.must(f.t, state.PlanApplyRequestType, &state.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{a}, Now: f.ago(age)})
+}
+
+// registerAt registers a job at time at, with its eval completed then.
+func (f *gcFixture) registerAt(job *state.Job, age time.Duration) {
+	id := "reg-" + job.ID
+	f.r.must(f.t, state.JobRegisterRequestType, &state.JobRegisterRequest{Job: job.Copy(), Now: f.ago(age),
+		Eval: &state.Evaluation{ID: id, Priority: 50, Type: job.Type, TriggeredBy: state.EvalTriggerJobRegister, Status: state.EvalStatusPending}})
+	e := rtMustEval(f.t, f.r, id)
+	e.Status, e.ModifyTime = state.EvalStatusComplete, f.ago(age)
+	f.r.putEvals(f.t, e)
+}
+
+// stopAt stops a job at time age ago, its eval completed then.
+func (f *gcFixture) stopAt(job *state.Job, age time.Duration) {
+	id := "stop-" + job.ID
+	f.r.must(f.t, state.JobDeregisterRequestType, &state.JobDeregisterRequest{Namespace: job.Namespace, JobID: job.ID, Now: f.ago(age),
+		Eval: &state.Evaluation{ID: id, Priority: 50, Type: job.Type, TriggeredBy: state.EvalTriggerJobDeregister, Status: state.EvalStatusPending}})
+	e := rtMustEval(f.t, f.r, id)
+	e.Status, e.ModifyTime = state.EvalStatusComplete, f.ago(age)
+	f.r.putEvals(f.t, e)
+}
+
+func (f *gcFixture) exists(kind, id string) bool {
+	switch kind {
+	case "eval":
+		e, _ := f.r.store.EvalByID(nil, id)
+		return e != nil
+	case "alloc":
+		a, _ := f.r.store.AllocByID(nil, id)
+		return a != nil
+	case "job":
+		j, _ := f.r.store.JobByID(nil, state.DefaultNamespace, id)
+		return j != nil
+	case "node":
+		n, _ := f.r.store.NodeByID(nil, id)
+		return n != nil
+	}
+	f.t.Fatalf("unknown kind %s", kind)
+	return false
+}
+
+func TestGarbageCollectionThresholds(t *testing.T) {
+	f := &gcFixture{t: t, r: rtNewMemRaft(t), now: time.Unix(1_800_000_000, 0)}
+	node := MockNode("n1")
+	f.r.registerNode(t, node)
+
+	// A running service job: its old finished history goes, its recent
+	// history stays.
+	svc := MockJob("svc")
+	f.registerAt(svc, 3*time.Hour)
+	f.evalWithAlloc("svc-old", svc, node, 2*time.Hour, state.AllocClientStatusComplete)
+	f.evalWithAlloc("svc-recent", svc, node, 10*time.Minute, state.AllocClientStatusComplete)
+	f.evalWithAlloc("svc-live", svc, node, 2*time.Hour, state.AllocClientStatusRunning)
+
+	// Stopped jobs: purged after the job threshold.
+	oldStop, newStop := MockJob("old-stop"), MockJob("new-stop")
+	f.registerAt(oldStop, 6*time.Hour)
+	f.stopAt(oldStop, 5*time.Hour)
+	f.registerAt(newStop, 6*time.Hour)
+	f.stopAt(newStop, time.Hour)
+
+	// A finished batch job: its history stays with it until the job goes.
+	bat := MockBatchJob("bat")
+	f.registerAt(bat, 2*time.Hour)
+	f.evalWithAlloc("bat-done", bat, node, 2*time.Hour, state.AllocClientStatusComplete)
+
+	// Down nodes.
+	oldDown, newDown := MockNode("old-down"), MockNode("new-down")
+	for _, n := range []*state.Node{oldDown, newDown} {
+		f.r.registerNode(t, n)
+	}
+	f.r.must(t, state.NodeUpdateStatusRequestType, &state.NodeUpdateStatusRequest{NodeID: oldDown.ID, Status: state.NodeStatusDown,
+		UpdatedAt: f.now.Add(-25 * time.Hour).Unix()})
+	f.r.must(t, state.NodeUpdateStatusRequestType, &state.NodeUpdateStatusRequest{NodeID: newDown.ID, Status: state.NodeStatusDown,
+		UpdatedAt: f.now.Add(-time.Hour).Unix()})
+
+	gc := NewGarbageCollector(GCConfig{BatchSize: 2}, f.r.store, f.r, rtLog(), func() time.Time { return f.now })
+	if err := gc.Collect(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		kind, id string
+		kept     bool
+	}{
+		{"eval", "svc-old", false}, {"alloc", "alloc-svc-old", false},
+		{"eval", "svc-recent", true}, {"alloc", "alloc-svc-recent", true},
+		{"eval", "svc-live", true}, {"alloc", "alloc-svc-live", true},
+		{"job", "svc", true},
+		{"job", "old-stop", false}, {"eval", "reg-old-stop", false}, {"eval", "stop-old-stop", false},
+		{"job", "new-stop", true}, {"eval", "stop-new-stop", true},
+		{"job", "bat", true}, {"eval", "bat-done", true},
+		{"node", oldDown.ID, false}, {"node", newDown.ID, true}, {"node", node.ID, true},
+	}
+	for _, w := range want {
+		if got := f.exists(w.kind, w.id); got != w.kept {
+			t.Errorf("%s %s kept = %v, want %v", w.kind, w.id, got, w.kept)
+		}
+	}
+	if j, _ := f.r.store.JobByID(nil, state.DefaultNamespace, "bat"); j != nil && j.Status != state.JobStatusDead {
+		t.Errorf("batch job status after collection = %s, want still dead", j.Status)
+	}
+
+	// Four hours on, the batch job and its history go together.
+	f.now = f.now.Add(4 * time.Hour)
+	if err := gc.Collect(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"bat-done", "reg-bat"} {
+		if f.exists("eval", id) {
+			t.Errorf("eval %s of the dead batch job kept", id)
+		}
+	}
+	if f.exists("job", "bat") {
+		t.Error("dead batch job kept past the job threshold")
+	}
+}
+
+func TestForceGCIgnoresAgesNotRules(t *testing.T) {
+	f := &gcFixture{t: t, r: rtNewMemRaft(t), now: time.Unix(1_800_000_000, 0)}
+	node := MockNode("n1")
+	f.r.registerNode(t, node)
+	svc := MockJob("svc")
+	f.registerAt(svc, time.Minute)
+	f.evalWithAlloc("done", svc, node, time.Minute, state.AllocClientStatusComplete)
+	f.evalWithAlloc("live", svc, node, time.Minute, state.AllocClientStatusRunning)
+	stopped := MockJob("stopped")
+	f.registerAt(stopped, time.Minute)
+	f.stopAt(stopped, time.Second)
+
+	rt, err := NewRuntime(RuntimeConfig{Store: f.r.store, Raft: f.r, Logger: rtLog(), Now: func() time.Time { return f.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.ForceGC(context.Background()); err != ErrNotLeader {
+		t.Fatalf("ForceGC while stopped = %v, want ErrNotLeader", err)
+	}
+	if err := rt.GC.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer rt.GC.Stop()
+	if err := rt.ForceGC(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		kind, id string
+		kept     bool
+	}{
+		{"eval", "done", false}, {"alloc", "alloc-done", false},
+		{"eval", "live", true}, {"alloc", "alloc-live", true},
+		{"job", "stopped", false}, {"job", "svc", true},
+	} {
+		if got := f.exists(c.kind, c.id); got != c.kept {
+			t.Errorf("%s %s kept = %v, want %v", c.kind, c.id, got, c.kept)
+		}
+	}
+}

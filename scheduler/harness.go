@@ -1,0 +1,314 @@
+package scheduler
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// TestingT is the part of *testing.T the harness uses, so the harness can
+// live outside _test files (other packages' tests use it) without the
+// product importing package testing.
+type TestingT interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// harnessEpoch is the harness clock's starting time. It is never
+// written.
+var harnessEpoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// Harness runs schedulers against a real *state.Store without Raft: it
+// writes through the same commands the servers use (encoded and applied
+// like log entries), implements Planner by committing each plan with the
+// plan applier's command (PlanApplyCommand) and writing evals as workers
+// do, and records every plan and eval change for tests to check.
+// Its clock is fixed (Now, advanced by tests) and its IDs are sequential,
+// so a run is reproducible.
+type Harness struct {
+	t     TestingT
+	Store *state.Store
+
+	mu    sync.Mutex
+	index uint64
+	ids   int
+	// Now is the clock schedulers and commands see.
+	Now time.Time
+
+	// Plans, Results and the eval lists record what schedulers did.
+	Plans          []*Plan
+	Results        []*PlanResult
+	CreatedEvals   []*state.Evaluation
+	UpdatedEvals   []*state.Evaluation
+	ReblockedEvals []*state.Evaluation
+
+	// CheckFit makes SubmitPlan check the plan as the plan applier does
+	// (evaluatePlan): a node whose placements do not fit or that may not
+	// take them is left out of the commit, and the result asks for a
+	// refresh.
+	CheckFit bool
+	// PlanFilter, when set, decides what of a plan commits (a hook for
+	// partial-commit tests); it runs instead of CheckFit.
+	PlanFilter func(*Plan) *PlanResult
+}
+
+var _ Planner = (*Harness)(nil)
+
+// NewHarness returns a harness with an empty store.
+func NewHarness(t TestingT) *Harness {
+	t.Helper()
+	st, err := state.NewStore(state.StoreConfig{})
+	if err != nil {
+		t.Fatalf("new store: %v", err)
+	}
+	return &Harness{t: t, Store: st, index: st.LatestIndex(), Now: harnessEpoch}
+}
+
+// Config returns a scheduler config on the harness clock and IDs.
+func (h *Harness) Config() Config {
+	return Config{Now: func() time.Time { return h.clock() }, NewID: h.NextID}
+}
+
+func (h *Harness) clock() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.Now
+}
+
+// Advance moves the harness clock forward.
+func (h *Harness) Advance(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.Now = h.Now.Add(d)
+}
+
+// NextID returns the next sequential UUID-shaped ID.
+func (h *Harness) NextID() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ids++
+	return fmt.Sprintf("00000000-0000-4000-8000-%012d", h.ids)
+}
+
+// Apply encodes and applies one command at the next index, failing the
+// test when it errors, and returns the command's response.
+func (h *Harness) Apply(t state.MessageType, req any) any {
+	h.t.Helper()
+	resp, err := h.apply(t, req)
+	if err != nil {
+		h.t.Fatalf("apply command %d: %v", t, err)
+	}
+	return resp
+}
+
+func (h *Harness) apply(t state.MessageType, req any) (any, error) {
+	data, err := state.Encode(t, req)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.index++
+	idx := h.index
+	h.mu.Unlock()
+	resp := h.Store.Apply(idx, data)
+	if err, ok := resp.(error); ok {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// UpsertNodes registers nodes.
+func (h *Harness) UpsertNodes(nodes ...*state.Node) {
+	h.t.Helper()
+	for _, n := range nodes {
+		h.Apply(state.NodeRegisterRequestType, &state.NodeRegisterRequest{Node: n})
+	}
+}
+
+// SetNodeStatus records a node's status (e.g. down).
+func (h *Harness) SetNodeStatus(id, status string) {
+	h.t.Helper()
+	h.Apply(state.NodeUpdateStatusRequestType, &state.NodeUpdateStatusRequest{
+		NodeID: id, Status: status, UpdatedAt: h.clock().Unix(),
+	})
+}
+
+// UpsertJob registers a job version (no eval) and returns it as stored.
+func (h *Harness) UpsertJob(job *state.Job) *state.Job {
+	h.t.Helper()
+	h.Apply(state.JobRegisterRequestType, &state.JobRegisterRequest{Job: job, Now: h.clock().UnixNano()})
+	stored, err := h.Store.JobByID(nil, job.Namespace, job.ID)
+	if err != nil || stored == nil {
+		h.t.Fatalf("read back job %q: %v", job.ID, err)
+	}
+	return stored
+}
+
+// StopJob stops a job (deregister without purge), with noShutdownDelay
+// as the stop request says.
+func (h *Harness) StopJob(namespace, id string, noShutdownDelay bool) {
+	h.t.Helper()
+	h.Apply(state.JobDeregisterRequestType, &state.JobDeregisterRequest{
+		Namespace: namespace, JobID: id, NoShutdownDelay: noShutdownDelay, Now: h.clock().UnixNano(),
+	})
+}
+
+// UpsertAllocs writes allocations as a plan would.
+func (h *Harness) UpsertAllocs(allocs ...*state.Allocation) {
+	h.t.Helper()
+	h.Apply(state.AllocUpdateRequestType, &state.AllocUpdateRequest{Allocs: allocs, Now: h.clock().UnixNano()})
+}
+
+// ClientUpdate records what a client reports about allocations.
+func (h *Harness) ClientUpdate(allocs ...*state.Allocation) {
+	h.t.Helper()
+	h.Apply(state.AllocClientUpdateRequestType, &state.AllocClientUpdateRequest{Allocs: allocs, Now: h.clock().UnixNano()})
+}
+
+// NewEval creates (and stores) a pending eval of job.
+func (h *Harness) NewEval(job *state.Job, trigger string) *state.Evaluation {
+	h.t.Helper()
+	now := h.clock().UnixNano()
+	e := &state.Evaluation{
+		ID:             h.NextID(),
+		Namespace:      job.Namespace,
+		Priority:       job.Priority,
+		Type:           job.Type,
+		TriggeredBy:    trigger,
+		JobID:          job.ID,
+		JobModifyIndex: job.JobModifyIndex,
+		Status:         state.EvalStatusPending,
+		CreateTime:     now,
+		ModifyTime:     now,
+	}
+	h.Apply(state.EvalUpdateRequestType, &state.EvalUpdateRequest{Evals: []*state.Evaluation{e}})
+	stored, err := h.Store.EvalByID(nil, e.ID)
+	if err != nil || stored == nil {
+		h.t.Fatalf("read back eval: %v", err)
+	}
+	return stored
+}
+
+// Process runs the scheduler that factory builds on a snapshot of the
+// store, with the harness as its planner.
+func (h *Harness) Process(factory Factory, eval *state.Evaluation) error {
+	h.t.Helper()
+	snap, err := h.Store.Snapshot()
+	if err != nil {
+		h.t.Fatalf("snapshot: %v", err)
+	}
+	return factory(h.Config(), snap, h).Process(eval)
+}
+
+// SubmitPlan commits the plan (all of it, or what CheckFit or PlanFilter
+// accept) with the plan applier's command, PlanApplyCommand.
+func (h *Harness) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
+	h.mu.Lock()
+	h.Plans = append(h.Plans, plan)
+	filter, check := h.PlanFilter, h.CheckFit
+	h.mu.Unlock()
+
+	var result *PlanResult
+	switch {
+	case filter != nil:
+		result = filter(plan)
+	case check:
+		var err error
+		if result, _, err = evaluatePlan(h.Store, nil, plan); err != nil {
+			return nil, nil, err
+		}
+	default:
+		result = &PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, Deployment: plan.Deployment}
+	}
+	if !resultEmpty(result) {
+		req := PlanApplyCommand(plan, result, h.clock().UnixNano())
+		if _, err := h.apply(state.PlanApplyRequestType, req); err != nil {
+			return nil, nil, err
+		}
+	}
+	h.mu.Lock()
+	result.AllocIndex = h.index
+	h.Results = append(h.Results, result)
+	h.mu.Unlock()
+	if full, _, _ := result.FullCommit(plan); full {
+		return result, nil, nil
+	}
+	result.RefreshIndex = result.AllocIndex
+	snap, err := h.Store.Snapshot()
+	if err != nil {
+		return nil, nil, err
+	}
+	return result, snap, nil
+}
+
+// UpdateEval records and stores the eval.
+func (h *Harness) UpdateEval(e *state.Evaluation) error {
+	h.mu.Lock()
+	h.UpdatedEvals = append(h.UpdatedEvals, e)
+	h.mu.Unlock()
+	return h.writeEval(e)
+}
+
+// CreateEval records and stores the eval.
+func (h *Harness) CreateEval(e *state.Evaluation) error {
+	h.mu.Lock()
+	h.CreatedEvals = append(h.CreatedEvals, e)
+	h.mu.Unlock()
+	return h.writeEval(e)
+}
+
+// ReblockEval records and stores the eval.
+func (h *Harness) ReblockEval(e *state.Evaluation) error {
+	h.mu.Lock()
+	h.ReblockedEvals = append(h.ReblockedEvals, e)
+	h.mu.Unlock()
+	return h.writeEval(e)
+}
+
+// writeEval stores an eval as a worker does, which also sets its job's
+// queued counts.
+func (h *Harness) writeEval(e *state.Evaluation) error {
+	_, err := h.apply(state.EvalStatusUpdateRequestType, &state.EvalStatusUpdateRequest{Evals: []*state.Evaluation{e.Copy()}})
+	return err
+}
+
+// LastPlan returns the last plan submitted, failing the test when none
+// was.
+func (h *Harness) LastPlan() *Plan {
+	h.t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.Plans) == 0 {
+		h.t.Fatalf("no plan was submitted")
+	}
+	return h.Plans[len(h.Plans)-1]
+}
+
+// LastEval returns the last eval update, failing the test when none was.
+func (h *Harness) LastEval() *state.Evaluation {
+	h.t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.UpdatedEvals) == 0 {
+		h.t.Fatalf("no eval was updated")
+	}
+	return h.UpdatedEvals[len(h.UpdatedEvals)-1]
+}
+
+// LiveAllocs returns the job's allocations that are not terminal.
+func (h *Harness) LiveAllocs(namespace, jobID string) []*state.Allocation {
+	h.t.Helper()
+	all, err := h.Store.AllocsByJob(nil, namespace, jobID, false)
+	if err != nil {
+		h.t.Fatalf("read allocs: %v", err)
+	}
+	var out []*state.Allocation
+	for _, a := range all {
+		if !a.Terminal() {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,352 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// rtSmallNode is a node with little room: 1000 MHz, 1000 MiB, 1000 MB of
+// disk, nothing reserved.
+func rtSmallNode(name string) *state.Node {
+	n := MockNode(name)
+	n.NodeResources = &state.NodeResources{CPU: 1000, MemoryMB: 1000, DiskMB: 1000}
+	n.ReservedResources = nil
+	return n
+}
+
+// rtAlloc returns a pending allocation of job web on node asking cpu MHz,
+// mem MiB, disk MB and the given host ports.
+func rtAlloc(id, node string, cpu, mem, disk int, ports ...int) *state.Allocation {
+	res := &state.AllocatedResources{
+		Tasks:  map[string]*state.AllocatedTaskResources{"web": {CPU: cpu, MemoryMB: mem}},
+		Shared: state.AllocatedSharedResources{DiskMB: disk},
+	}
+	for _, p := range ports {
+		res.Shared.Ports = append(res.Shared.Ports, state.AllocatedPort{Label: fmt.Sprintf("p%d", p), Value: p})
+	}
+	return &state.Allocation{ID: id, Namespace: state.DefaultNamespace, JobID: "web", TaskGroup: "web", NodeID: node,
+		Name: "web.web[0]", EvalID: "seed", AllocatedResources: res, DesiredStatus: state.AllocDesiredStatusRun,
+		ClientStatus: state.AllocClientStatusPending}
+}
+
+// rtStop returns a stop of a.
+func rtStop(a *state.Allocation) *state.Allocation {
+	c := a.CopySkipJob()
+	c.DesiredStatus = state.AllocDesiredStatusStop
+	return c
+}
+
+func TestEvaluatePlan(t *testing.T) {
+	r := rtNewMemRaft(t)
+	job := MockJob("web")
+	r.registerJob(t, job)
+	stored, _ := r.store.JobByID(nil, job.Namespace, job.ID)
+	ready, down, draining := rtSmallNode("ready"), rtSmallNode("down"), rtSmallNode("draining")
+	down.Status = state.NodeStatusDown
+	draining.Drain = true
+	draining.SchedulingEligibility = state.NodeSchedulingIneligible
+	for _, n := range []*state.Node{ready, down, draining} {
+		r.registerNode(t, n)
+	}
+	existing := rtAlloc("existing", ready.ID, 600, 600, 600, 20000)
+	onDraining := rtAlloc("on-draining", draining.ID, 100, 100, 100)
+	r.must(t, state.PlanApplyRequestType, &state.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{existing, onDraining}})
+	existing, _ = r.store.AllocByID(nil, "existing")
+	onDraining, _ = r.store.AllocByID(nil, "on-draining")
+
+	place := func(node string, allocs ...*state.Allocation) map[string][]*state.Allocation {
+		return map[string][]*state.Allocation{node: allocs}
+	}
+	cases := []struct {
+		name     string
+		plan     *Plan
+		overlay  map[string][]*state.Allocation
+		accepted []string // nodes committed
+		refresh  bool
+	}{
+		{"fits beside what is there", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 400, 400, 400, 20001))},
+			nil, []string{ready.ID}, false},
+		{"over cpu", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 401, 1, 1))},
+			nil, nil, true},
+		{"port taken", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1, 1, 1, 20000))},
+			nil, nil, true},
+		{"two new allocations on one port", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1, 1, 1, 20005), rtAlloc("n2", ready.ID, 1, 1, 1, 20005))},
+			nil, nil, true},
+		{"a stop in the same plan frees room", &Plan{
+			NodeUpdate:     place(ready.ID, rtStop(existing)),
+			NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1000, 1000, 1000, 20000)),
+		}, nil, []string{ready.ID}, false},
+		{"in-place update replaces the old version", &Plan{NodeAllocation: place(ready.ID, rtAlloc("existing", ready.ID, 1000, 1000, 1000))},
+			nil, []string{ready.ID}, false},
+		{"node down", &Plan{NodeAllocation: place(down.ID, rtAlloc("n1", down.ID, 1, 1, 1))}, nil, nil, true},
+		{"node unknown", &Plan{NodeAllocation: place("nope", rtAlloc("n1", "nope", 1, 1, 1))}, nil, nil, true},
+		{"new placement on a draining node", &Plan{NodeAllocation: place(draining.ID, rtAlloc("n1", draining.ID, 1, 1, 1))}, nil, nil, true},
+		{"in-place update on a draining node", &Plan{NodeAllocation: place(draining.ID, rtAlloc("on-draining", draining.ID, 200, 200, 200))},
+			nil, []string{draining.ID}, false},
+		{"stops always fit, even on a down node", &Plan{NodeUpdate: place(down.ID, rtStop(rtAlloc("gone", down.ID, 1, 1, 1)))},
+			nil, []string{down.ID}, false},
+		{"partial: the node that fits commits", &Plan{NodeAllocation: map[string][]*state.Allocation{
+			ready.ID: {rtAlloc("n1", ready.ID, 100, 100, 100)},
+			down.ID:  {rtAlloc("n2", down.ID, 1, 1, 1)},
+		}}, nil, []string{ready.ID}, true},
+		{"all at once: nothing commits", &Plan{AllAtOnce: true, NodeAllocation: map[string][]*state.Allocation{
+			ready.ID: {rtAlloc("n1", ready.ID, 100, 100, 100)},
+			down.ID:  {rtAlloc("n2", down.ID, 1, 1, 1)},
+		}}, nil, nil, true},
+		{"in-flight allocations count", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 300, 300, 300))},
+			map[string][]*state.Allocation{ready.ID: {rtAlloc("inflight", ready.ID, 200, 200, 200)}}, nil, true},
+		{"in-flight stops free room", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1000, 1000, 1000))},
+			map[string][]*state.Allocation{ready.ID: {rtStop(existing)}}, []string{ready.ID}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			snap, _ := r.store.Snapshot()
+			tc.plan.Job = stored
+			result, _, err := evaluatePlan(snap, tc.overlay, tc.plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for node := range result.NodeAllocation {
+				got = append(got, node)
+			}
+			for node := range result.NodeUpdate {
+				if _, ok := result.NodeAllocation[node]; !ok {
+					got = append(got, node)
+				}
+			}
+			if strings.Join(rtSorted(got), ",") != strings.Join(rtSorted(tc.accepted), ",") {
+				t.Fatalf("accepted nodes %v, want %v", got, tc.accepted)
+			}
+			if (result.RefreshIndex != 0) != tc.refresh {
+				t.Fatalf("RefreshIndex = %d, want set = %v", result.RefreshIndex, tc.refresh)
+			}
+		})
+	}
+	_ = onDraining
+}
+
+func TestPlanApplierRefusesStaleToken(t *testing.T) {
+	r := rtNewMemRaft(t)
+	rt := rtStartApplier(t, r)
+	rt.Broker.Enqueue(rtEval("e1", "web", 50))
+	e, tok := rtDequeueNow(t, rt.Broker)
+	pending, err := rt.Plans.Enqueue(&Plan{EvalID: e.ID, EvalToken: tok + "-stale", NodeUpdate: map[string][]*state.Allocation{"n": {{ID: "x"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pending.Wait(context.Background()); !errors.Is(err, ErrPlanTokenMismatch) {
+		t.Fatalf("stale token answered %v, want ErrPlanTokenMismatch", err)
+	}
+	if st := rt.Applier.Stats(); st.Refused != 1 || st.Committed != 0 {
+		t.Fatalf("stats = %+v", st)
+	}
+}
+
+// rtStartApplier runs the broker and plan applier on r's store.
+func rtStartApplier(t *testing.T, r *memRaft) *Runtime {
+	t.Helper()
+	rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []Service{rt.Broker, rt.Applier} {
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Stop)
+	}
+	return rt
+}
+
+// TestPlanApplierNeverOverCommits has several workers plan at random from
+// stale snapshots against three small nodes, with clients finishing
+// allocations meanwhile, and checks after every committed plan that no
+// node is over-committed in CPU, memory or disk, no port is granted twice
+// on a node, and the job summary equals the allocations.
+func TestPlanApplierNeverOverCommits(t *testing.T) {
+	const seed = 20240611
+	const workers, rounds = 4, 60
+	t.Logf("seed %d", seed)
+	r := rtNewMemRaft(t)
+	job := MockJob("web")
+	r.registerJob(t, job)
+	stored, _ := r.store.JobByID(nil, job.Namespace, job.ID)
+	nodes := []*state.Node{rtSmallNode("n1"), rtSmallNode("n2"), rtSmallNode("n3")}
+	for _, n := range nodes {
+		r.registerNode(t, n)
+	}
+	var violations []string
+	r.after = func(typ state.MessageType, index uint64) {
+		if typ == state.PlanApplyRequestType || typ == state.AllocClientUpdateRequestType {
+			violations = append(violations, rtInvariants(r.store, nodes, index)...)
+		}
+	}
+	rt := rtStartApplier(t, r)
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ids := &idCounter{}
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(w)))
+			for round := range rounds {
+				evalID := fmt.Sprintf("w%d-r%d", w, round)
+				rt.Broker.Enqueue(rtEval(evalID, evalID, 50))
+				e, tok, err := rt.Broker.Dequeue(context.Background(), []string{state.JobTypeService}, 5*time.Second)
+				if err != nil || e == nil {
+					t.Errorf("dequeue: %v", err)
+					return
+				}
+				plan := rtRandomPlan(rng, r.store, stored, nodes, ids)
+				plan.EvalID, plan.EvalToken = e.ID, tok
+				pending, err := rt.Plans.Enqueue(plan)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := pending.Wait(context.Background()); err != nil {
+					t.Errorf("plan: %v", err)
+					return
+				}
+				_ = rt.Broker.Ack(e.ID, tok)
+				if rng.IntN(3) == 0 {
+					rtFinishSome(t, rng, r, &mu)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range violations {
+		t.Error(v)
+	}
+	st := rt.Applier.Stats()
+	t.Logf("applier: %+v", st)
+	if st.Placements == 0 || st.NodesRejected == 0 {
+		t.Fatalf("the workload did not contend (placements %d, nodes rejected %d)", st.Placements, st.NodesRejected)
+	}
+}
+
+// rtRandomPlan plans one to three placements and maybe a stop from a
+// snapshot, ignoring what other workers do meanwhile.
+func rtRandomPlan(rng *rand.Rand, store *state.Store, job *state.Job, nodes []*state.Node, ids *idCounter) *Plan {
+	plan := &Plan{Job: job, Priority: 50, NodeAllocation: map[string][]*state.Allocation{}, NodeUpdate: map[string][]*state.Allocation{},
+		AllAtOnce: rng.IntN(5) == 0}
+	for range 1 + rng.IntN(3) {
+		n := nodes[rng.IntN(len(nodes))]
+		a := rtAlloc(ids.id(), n.ID, 100+rng.IntN(400), 100+rng.IntN(400), 100+rng.IntN(400), 20000+rng.IntN(8))
+		a.Job = job
+		plan.NodeAllocation[n.ID] = append(plan.NodeAllocation[n.ID], a)
+	}
+	if rng.IntN(2) == 0 {
+		n := nodes[rng.IntN(len(nodes))]
+		allocs, _ := store.AllocsByNode(nil, n.ID)
+		var live []*state.Allocation
+		for _, a := range allocs {
+			if !a.Terminal() {
+				live = append(live, a)
+			}
+		}
+		if len(live) > 0 {
+			plan.NodeUpdate[n.ID] = append(plan.NodeUpdate[n.ID], rtStop(live[rng.IntN(len(live))]))
+		}
+	}
+	return plan
+}
+
+// rtFinishSome reports a random live allocation complete, as a client would.
+func rtFinishSome(t *testing.T, rng *rand.Rand, r *memRaft, mu *sync.Mutex) {
+	mu.Lock()
+	defer mu.Unlock()
+	allocs, _ := r.store.Allocs(nil, "*", "")
+	var live []*state.Allocation
+	for _, a := range allocs {
+		if !a.Terminal() {
+			live = append(live, a)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	a := live[rng.IntN(len(live))]
+	if _, _, err := r.Apply(context.Background(), state.AllocClientUpdateRequestType, &state.AllocClientUpdateRequest{
+		Allocs: []*state.Allocation{{ID: a.ID, ClientStatus: state.AllocClientStatusComplete}}}); err != nil {
+		t.Error(err)
+	}
+}
+
+// rtInvariants checks the store independently of AllocsFit.
+func rtInvariants(store *state.Store, nodes []*state.Node, index uint64) []string {
+	var out []string
+	for _, n := range nodes {
+		allocs, _ := store.AllocsByNode(nil, n.ID)
+		var cpu, mem, disk int
+		ports := map[int]string{}
+		for _, a := range allocs {
+			if a.Terminal() {
+				continue
+			}
+			for _, tr := range a.AllocatedResources.Tasks {
+				cpu += tr.CPU
+				mem += tr.MemoryMB
+			}
+			disk += a.AllocatedResources.Shared.DiskMB
+			for _, p := range a.AllocatedResources.Shared.Ports {
+				if other, dup := ports[p.Value]; dup {
+					out = append(out, fmt.Sprintf("index %d: node %s: port %d granted to %s and %s", index, n.Name, p.Value, other, a.ID))
+				}
+				ports[p.Value] = a.ID
+			}
+		}
+		c := n.NodeResources
+		if cpu > c.CPU || mem > c.MemoryMB || disk > c.DiskMB {
+			out = append(out, fmt.Sprintf("index %d: node %s over-committed: cpu %d/%d mem %d/%d disk %d/%d",
+				index, n.Name, cpu, c.CPU, mem, c.MemoryMB, disk, c.DiskMB))
+		}
+	}
+	sum, _ := store.JobSummaryByID(nil, state.DefaultNamespace, "web")
+	allocs, _ := store.AllocsByJob(nil, state.DefaultNamespace, "web", false)
+	want := state.TaskGroupSummary{Queued: sum.Summary["web"].Queued}
+	for _, a := range allocs {
+		switch a.ClientStatus {
+		case state.AllocClientStatusPending:
+			want.Starting++
+		case state.AllocClientStatusRunning:
+			want.Running++
+		case state.AllocClientStatusComplete:
+			want.Complete++
+		case state.AllocClientStatusFailed:
+			want.Failed++
+		case state.AllocClientStatusLost:
+			want.Lost++
+		}
+	}
+	if got := sum.Summary["web"]; got != want {
+		out = append(out, fmt.Sprintf("index %d: summary %+v, allocations say %+v", index, got, want))
+	}
+	return out
+}
+
+func rtSorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,323 @@
+package scheduler
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// Score components, named in AllocMetric.Scores as "<node-id>.<component>".
+const (
+	scoreBinPack         = "binpack"
+	scoreJobAntiAffinity = "job-anti-affinity"
+	scoreReschedule      = "node-reschedule-penalty"
+	scoreAffinity        = "node-affinity"
+	scoreSpread          = "allocation-spread"
+	scoreNormalized      = "normalized-score"
+)
+
+// Ranking limits.
+const (
+	// batchLimit is how many fitting nodes a batch placement compares.
+	// Batch work is short-lived, so a quick good-enough choice wins.
+	batchLimit = 2
+	// maxSkip is how many fitting nodes with a negative score (another
+	// allocation of the job is there, or the allocation just failed
+	// there) are set aside while looking for better ones; they are used
+	// only when too few others fit.
+	maxSkip = 3
+	// topScores is how many of the best nodes' scores a metric keeps.
+	topScores = 5
+)
+
+// rankLimit is how many fitting nodes one placement compares before
+// taking the best: for service jobs ceil(log2(n)) of the n ready nodes,
+// at least 2, which keeps placement cost logarithmic in the cluster size
+// while the shuffled order and bin packing still find good nodes; for
+// batch jobs 2. With spreads or affinities every node is compared, since
+// they only mean something measured against the whole cluster.
+func rankLimit(job *state.Job, tg *state.TaskGroup, n int) int {
+	if hasPreferences(job, tg) {
+		return n
+	}
+	if job.Type == state.JobTypeBatch {
+		return batchLimit
+	}
+	return max(2, int(math.Ceil(math.Log2(float64(max(n, 1))))))
+}
+
+// hasPreferences reports whether a group has spreads or affinities.
+func hasPreferences(job *state.Job, tg *state.TaskGroup) bool {
+	if len(job.Spreads)+len(tg.Spreads)+len(job.Affinities)+len(tg.Affinities) > 0 {
+		return true
+	}
+	for _, t := range tg.Tasks {
+		if len(t.Affinities) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// scoreComponent is one named part of a node's score.
+type scoreComponent struct {
+	name  string
+	value float64
+}
+
+// option is a node ranked for one placement, with what the allocation
+// would be granted there.
+type option struct {
+	node       *state.Node
+	score      float64
+	components []scoreComponent
+	// resources is what the allocation gets, filled by grant once the
+	// option is chosen: ports are only picked for the node that wins.
+	resources *state.AllocatedResources
+	proposed  []*state.Allocation
+	ask       groupAsk
+}
+
+// groupRanker places the allocations of one task group: it walks the
+// eval's shuffled ready nodes from where the previous placement stopped,
+// keeps the first rankLimit nodes that are feasible and fit, and picks the
+// highest score among them.
+type groupRanker struct {
+	ctx       *evalContext
+	job       *state.Job
+	tg        *state.TaskGroup
+	checker   *groupChecker
+	spread    *spreadScorer
+	affinity  *affinityScorer
+	nodes     *nodeCursor
+	limit     int
+	jobAllocs []*state.Allocation
+	base      state.AllocMetric
+	// ask caches the group's request when no task asks for whole cores,
+	// the only part that depends on the node.
+	ask *groupAsk
+}
+
+// nodeCursor is the eval's node order, shared by its groups, with the
+// position the next walk starts from.
+type nodeCursor struct {
+	nodes  []*state.Node
+	offset int
+}
+
+// placeOptions tune one placement.
+type placeOptions struct {
+	// penaltyNodes are nodes the allocation being replaced failed on.
+	penaltyNodes map[string]bool
+}
+
+// selectNode picks a node for one allocation of the group. It returns nil
+// and a metric explaining why when no node is feasible and fits.
+func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric, error) {
+	start := time.Now()
+	m := r.base.Copy()
+	if err := r.checker.prepare(r.jobAllocs); err != nil {
+		return nil, nil, err
+	}
+	if r.spread != nil {
+		if err := r.spread.prepare(r.jobAllocs); err != nil {
+			return nil, nil, err
+		}
+	}
+	cur := r.nodes
+	for seen := 0; seen < len(cur.nodes); {
+		var ranked, skipped []*option
+		for ; seen < len(cur.nodes) && len(ranked) < r.limit; seen++ {
+			n := cur.nodes[cur.offset%len(cur.nodes)]
+			cur.offset++
+			m.NodesEvaluated++
+			if !r.checker.feasible(n, m) {
+				continue
+			}
+			o, dim, err := r.rank(n, opts)
+			if err != nil {
+				return nil, nil, err
+			}
+			if dim != "" {
+				exhausted(m, n, dim)
+				continue
+			}
+			if o.score < 0 && len(skipped) < maxSkip {
+				skipped = append(skipped, o)
+				continue
+			}
+			ranked = append(ranked, o)
+		}
+		for _, o := range skipped {
+			if len(ranked) >= r.limit {
+				break
+			}
+			ranked = append(ranked, o)
+		}
+		// Best first; ports are granted on the way down, and a node
+		// whose ports are taken counts as exhausted. When none can
+		// grant them, the walk goes on.
+		slices.SortStableFunc(ranked, func(a, b *option) int { return cmp.Compare(b.score, a.score) })
+		for _, o := range ranked {
+			ok, err := r.grant(o, m)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				recordScores(m, ranked)
+				m.AllocationTime = time.Since(start)
+				return o, m, nil
+			}
+		}
+	}
+	m.AllocationTime = time.Since(start)
+	return nil, m, nil
+}
+
+// exhausted records that n had no room in dimension dim.
+func exhausted(m *state.AllocMetric, n *state.Node, dim string) {
+	m.NodesExhausted++
+	if n.NodeClass != "" {
+		inc(&m.ClassExhausted, n.NodeClass)
+	}
+	inc(&m.DimensionExhausted, dim)
+}
+
+// recordScores keeps the components of the best few options, ranked
+// best first, in m.Scores.
+func recordScores(m *state.AllocMetric, ranked []*option) {
+	top := ranked
+	if len(top) > topScores {
+		top = top[:topScores]
+	}
+	m.Scores = make(map[string]float64, len(top)*3)
+	for _, o := range top {
+		for _, c := range o.components {
+			m.Scores[o.node.ID+"."+c.name] = c.value
+		}
+		m.Scores[o.node.ID+"."+scoreNormalized] = o.score
+	}
+}
+
+// rank fits the group onto node n with the allocations proposed there and
+// scores the result. It returns the exhausted dimension when the group
+// does not fit.
+func (r *groupRanker) rank(n *state.Node, opts placeOptions) (*option, string, error) {
+	proposed, err := r.ctx.proposedAllocs(n.ID)
+	if err != nil {
+		return nil, "", err
+	}
+	ask := r.askOn(n)
+	var used usage
+	collisions := 0
+	for _, a := range proposed {
+		used.add(a.AllocatedResources)
+		if a.JobID == r.job.ID && a.Namespace == r.job.Namespace && a.TaskGroup == r.tg.Name {
+			collisions++
+		}
+	}
+	total := used
+	total.CPU += ask.CPU
+	total.MemoryMB += ask.MemoryMB
+	total.DiskMB += ask.DiskMB
+	capa := capacity(n)
+	if dim := total.exceeds(capa); dim != "" {
+		return nil, dim, nil
+	}
+	o := &option{node: n, proposed: proposed, ask: ask}
+	o.components = append(o.components, scoreComponent{scoreBinPack, binPackScore(capa, total)})
+	if collisions > 0 {
+		penalty := -float64(collisions) / float64(max(r.tg.Count, 1))
+		o.components = append(o.components, scoreComponent{scoreJobAntiAffinity, max(penalty, -1)})
+	}
+	if opts.penaltyNodes[n.ID] {
+		o.components = append(o.components, scoreComponent{scoreReschedule, -1})
+	}
+	if r.affinity != nil {
+		o.components = append(o.components, scoreComponent{scoreAffinity, r.affinity.score(n)})
+	}
+	if r.spread != nil {
+		o.components = append(o.components, scoreComponent{scoreSpread, r.spread.score(n)})
+	}
+	sum := 0.0
+	for _, c := range o.components {
+		sum += c.value
+	}
+	o.score = sum / float64(len(o.components))
+	return o, "", nil
+}
+
+// askOn returns the group's request on node n.
+func (r *groupRanker) askOn(n *state.Node) groupAsk {
+	if r.ask != nil {
+		return *r.ask
+	}
+	ask := askOf(r.tg, n)
+	for _, t := range r.tg.Tasks {
+		if t.Resources != nil && t.Resources.Cores > 0 {
+			return ask
+		}
+	}
+	r.ask = &ask
+	return ask
+}
+
+// grant fills o.resources: each task's CPU and memory, the group's disk,
+// and its networks with every port chosen. It reports false, recording
+// the exhausted dimension in m, when the ports cannot be granted.
+func (r *groupRanker) grant(o *option, m *state.AllocMetric) (bool, error) {
+	res, dim := r.resourcesOn(o.node, o.proposed, o.ask)
+	if dim != "" {
+		exhausted(m, o.node, dim)
+		return false, nil
+	}
+	o.resources = res
+	return true, nil
+}
+
+// resourcesOn builds the grant on n, or names the exhausted dimension.
+func (r *groupRanker) resourcesOn(n *state.Node, proposed []*state.Allocation, ask groupAsk) (*state.AllocatedResources, string) {
+	res := &state.AllocatedResources{
+		Tasks:  make(map[string]*state.AllocatedTaskResources, len(r.tg.Tasks)),
+		Shared: state.AllocatedSharedResources{DiskMB: ask.DiskMB},
+	}
+	var picker *portPicker
+	needPorts := len(r.tg.Networks) > 0
+	for _, t := range r.tg.Tasks {
+		if t.Resources != nil && len(t.Resources.Networks) > 0 {
+			needPorts = true
+		}
+	}
+	if needPorts {
+		reserved, err := r.ctx.reservedPorts(n)
+		if err != nil {
+			// A node with a malformed reserved-port list cannot be
+			// checked for collisions, so nothing is placed there.
+			r.ctx.logger.Warn("node has invalid reserved ports", "node", n.ID, "error", err)
+			return nil, reasonBadNode
+		}
+		picker = newPortPicker(n, reserved, proposed, r.ctx.rng)
+		nets, dim := picker.assign(r.tg.Networks)
+		if dim != "" {
+			return nil, dim
+		}
+		res.Shared.Networks = nets
+		res.Shared.Ports = flattenPorts(nets)
+	}
+	for _, t := range r.tg.Tasks {
+		tu := ask.tasks[t.Name]
+		tr := &state.AllocatedTaskResources{CPU: tu.CPU, MemoryMB: tu.MemoryMB}
+		if picker != nil && t.Resources != nil && len(t.Resources.Networks) > 0 {
+			nets, dim := picker.assign(t.Resources.Networks)
+			if dim != "" {
+				return nil, dim
+			}
+			tr.Networks = nets
+		}
+		res.Tasks[t.Name] = tr
+	}
+	return res, ""
+}

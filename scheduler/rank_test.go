@@ -1,0 +1,201 @@
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/schedhq/sched/state"
+)
+
+// runEval registers the job, processes an eval of it with the scheduler
+// its type names and returns the eval as the scheduler closed it.
+func runEval(t *testing.T, h *Harness, job *state.Job) *state.Evaluation {
+	t.Helper()
+	stored := h.UpsertJob(job)
+	if err := h.Process(BuiltinSchedulers[stored.Type], h.NewEval(stored, state.EvalTriggerJobRegister)); err != nil {
+		t.Fatalf("process: %v", err)
+	}
+	return h.LastEval()
+}
+
+func TestRankBinPackPrefersFullerNode(t *testing.T) {
+	h := NewHarness(t)
+	busy, idle := MockNode("busy"), MockNode("idle")
+	h.UpsertNodes(busy, idle)
+	other := h.UpsertJob(MockJob("other"))
+	filler := fitAlloc("00000000-0000-4000-8000-aaaaaaaaaaaa", 2000, 4000, 300)
+	filler.NodeID, filler.Job, filler.JobID, filler.Namespace, filler.TaskGroup, filler.Name = busy.ID, other, other.ID, other.Namespace, "web", "other.web[0]"
+	h.UpsertAllocs(filler)
+
+	job := MockJob("web")
+	job.TaskGroups[0].Count = 1
+	runEval(t, h, job)
+	live := h.LiveAllocs(job.Namespace, job.ID)
+	if len(live) != 1 || live[0].NodeID != busy.ID {
+		t.Fatalf("placed on %v, want the fuller node %s", live, busy.ID)
+	}
+	m := live[0].Metrics
+	if m.Scores[busy.ID+"."+scoreBinPack] <= m.Scores[idle.ID+"."+scoreBinPack] {
+		t.Fatalf("scores %v: the busy node must have the higher bin-pack score", m.Scores)
+	}
+}
+
+func TestRankExhaustionMetrics(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		node func(*state.Node)
+		job  func(*state.Job)
+		dim  string
+	}{
+		{"cpu", nil, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Resources.CPU = 5000 }, DimensionCPU},
+		{"memory", func(n *state.Node) { n.NodeResources.MemoryMB = 400 }, nil, DimensionMemory},
+		{"disk", nil, func(j *state.Job) { j.TaskGroups[0].EphemeralDisk.SizeMB = 200 * 1024 }, DimensionDisk},
+		{"reserved port", func(n *state.Node) { n.ReservedResources.ReservedPorts = "22,8080" }, func(j *state.Job) {
+			j.TaskGroups[0].Networks = []*state.NetworkResource{{ReservedPorts: []state.Port{{Label: "http", Value: 8080}}}}
+		}, DimensionReservedPort},
+		{"dynamic ports", func(n *state.Node) {
+			n.NodeResources.MinDynamicPort, n.NodeResources.MaxDynamicPort = 20000, 20000
+		}, func(j *state.Job) {
+			j.TaskGroups[0].Networks = []*state.NetworkResource{{DynamicPorts: []state.Port{{Label: "a"}, {Label: "b"}}}}
+		}, DimensionDynamicPortsFull},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := NewHarness(t)
+			var classes []string
+			for i := range 3 {
+				n := MockNode(fmt.Sprintf("n%d", i))
+				n.NodeClass = "small"
+				if c.node != nil {
+					c.node(n)
+				}
+				n.ComputedClass = ComputeClass(n)
+				classes = append(classes, n.ComputedClass)
+				h.UpsertNodes(n)
+			}
+			job := MockJob("web")
+			job.TaskGroups[0].Count = 4
+			if c.job != nil {
+				c.job(job)
+			}
+			ev := runEval(t, h, job)
+			m := ev.FailedTGAllocs["web"]
+			if m == nil {
+				t.Fatalf("no failure recorded: %+v", ev)
+			}
+			if m.NodesEvaluated != 3 || m.NodesExhausted != 3 || m.NodesFiltered != 0 {
+				t.Errorf("evaluated %d, exhausted %d, filtered %d; want 3, 3, 0", m.NodesEvaluated, m.NodesExhausted, m.NodesFiltered)
+			}
+			if m.DimensionExhausted[c.dim] != 3 || m.ClassExhausted["small"] != 3 {
+				t.Errorf("dimensions %v, classes %v; want 3 of %q and of class small", m.DimensionExhausted, m.ClassExhausted, c.dim)
+			}
+			if m.NodesAvailable["dc1"] != 3 || m.NodesInPool != 3 {
+				t.Errorf("available %v, in pool %d; want dc1:3 and 3", m.NodesAvailable, m.NodesInPool)
+			}
+			if m.CoalescedFailures != 3 {
+				t.Errorf("coalesced %d, want 3 (4 placements, 1 reported)", m.CoalescedFailures)
+			}
+			if ev.QueuedAllocations["web"] != 4 {
+				t.Errorf("queued %v, want web:4", ev.QueuedAllocations)
+			}
+			if sum, _ := h.Store.JobSummaryByID(nil, "default", "web"); sum.Summary["web"].Queued != 4 {
+				t.Errorf("summary %+v, want 4 queued", sum.Summary["web"])
+			}
+			if ev.BlockedEval == "" || len(h.CreatedEvals) != 1 {
+				t.Fatalf("blocked eval %q, created %d evals; want one blocked eval", ev.BlockedEval, len(h.CreatedEvals))
+			}
+			b := h.CreatedEvals[0]
+			if b.Status != state.EvalStatusBlocked || b.ID != ev.BlockedEval || !b.ClassEligibility[classes[0]] || b.EscapedComputedClass {
+				t.Errorf("blocked eval %+v: want status blocked, class %s eligible, not escaped", b, classes[0])
+			}
+		})
+	}
+}
+
+func TestRankBlockedEvalClassEligibility(t *testing.T) {
+	h := NewHarness(t)
+	linux, windows := MockNode("linux"), MockNode("windows")
+	windows.Attributes["kernel.name"] = "windows"
+	windows.ComputedClass = ComputeClass(windows)
+	linux.NodeResources.MemoryMB = 300
+	linux.ComputedClass = ComputeClass(linux)
+	h.UpsertNodes(linux, windows)
+	job := MockJob("web")
+	job.TaskGroups[0].Constraints = []*state.Constraint{{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"}}
+	ev := runEval(t, h, job)
+	m := ev.FailedTGAllocs["web"]
+	if m == nil || m.ConstraintFiltered["${attr.kernel.name} = linux"] != 1 || m.DimensionExhausted[DimensionMemory] != 1 {
+		t.Fatalf("metric %+v: want one node filtered by the constraint, one exhausted on memory", m)
+	}
+	b := h.CreatedEvals[0]
+	want := map[string]bool{linux.ComputedClass: true, windows.ComputedClass: false}
+	if len(b.ClassEligibility) != 2 || b.ClassEligibility[linux.ComputedClass] != true || b.ClassEligibility[windows.ComputedClass] != false {
+		t.Fatalf("class eligibility %v, want %v", b.ClassEligibility, want)
+	}
+}
+
+func TestRankLimit(t *testing.T) {
+	service, batch := MockJob("s"), MockBatchJob("b")
+	spread := MockJob("sp")
+	spread.Spreads = []*state.Spread{{Attribute: "${node.datacenter}", Weight: 50}}
+	for _, c := range []struct {
+		job  *state.Job
+		n    int
+		want int
+	}{
+		{service, 1, 2}, {service, 4, 2}, {service, 5, 3}, {service, 5000, 13},
+		{batch, 5000, 2}, {spread, 5000, 5000},
+	} {
+		if got := rankLimit(c.job, c.job.TaskGroups[0], c.n); got != c.want {
+			t.Errorf("%s job on %d nodes: limit %d, want %d", c.job.Type, c.n, got, c.want)
+		}
+	}
+}
+
+func TestRankJobAntiAffinity(t *testing.T) {
+	h := NewHarness(t)
+	for i := range 4 {
+		h.UpsertNodes(MockNode(fmt.Sprintf("n%d", i)))
+	}
+	job := MockJob("web")
+	job.TaskGroups[0].Count = 4
+	job.TaskGroups[0].Tasks[0].Resources.CPU = 100
+	runEval(t, h, job)
+	// Bin packing alone would stack all four on one node; the penalty
+	// for a second allocation of the group on a node spreads them out
+	// over the nodes a placement compares.
+	perNode := map[string]int{}
+	for _, a := range h.LiveAllocs(job.Namespace, job.ID) {
+		perNode[a.NodeID]++
+	}
+	if len(perNode) < 2 {
+		t.Fatalf("allocations per node %v: want them on more than one node", perNode)
+	}
+}
+
+// TestRankBlockedEvalReblocks processes a blocked eval again: while the
+// placements still fail it is re-blocked (no new blocked eval); once they
+// succeed it completes.
+func TestRankBlockedEvalReblocks(t *testing.T) {
+	h := NewHarness(t)
+	small := MockNode("small")
+	small.NodeResources.MemoryMB = 300
+	small.ComputedClass = ComputeClass(small)
+	h.UpsertNodes(small)
+	job := MockJob("web")
+	job.TaskGroups[0].Count = 2
+	runEval(t, h, job)
+	blocked := h.CreatedEvals[0]
+	if err := h.Process(NewServiceScheduler, blocked); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.ReblockedEvals) != 1 || len(h.CreatedEvals) != 1 || h.ReblockedEvals[0].Status != state.EvalStatusBlocked {
+		t.Fatalf("reblocked %v, created %d: want the blocked eval re-blocked, nothing new", h.ReblockedEvals, len(h.CreatedEvals))
+	}
+	h.UpsertNodes(MockNode("big"))
+	if err := h.Process(NewServiceScheduler, blocked); err != nil {
+		t.Fatal(err)
+	}
+	if ev := h.LastEval(); ev.ID != blocked.ID || ev.Status != state.EvalStatusComplete || len(h.LiveAllocs("default", "web")) != 2 {
+		t.Fatalf("eval %+v: want the blocked eval complete with both placed", ev)
+	}
+}

@@ -1,0 +1,300 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/schedhq/sched/state"
+)
+
+// Raft is how the runtime writes: it proposes a command and returns what
+// the state machine answered once the command is applied on this server.
+// An error answer of the state machine comes back as err. The agent's raft
+// writer satisfies it; tests use a double that applies to a store.
+type Raft interface {
+	Apply(ctx context.Context, t state.MessageType, req any) (resp any, index uint64, err error)
+}
+
+// ErrNotLeader is returned by the runtime's services when they are not
+// running: this server is not the leader, or leadership was just lost.
+// The HTTP layer answers it with 503, so clients retry elsewhere or later.
+var ErrNotLeader = errors.New("scheduler: this server is not the cluster leader")
+
+// Service is one leader duty: started when this server gains leadership
+// and stopped when it loses it. Start rebuilds what the service needs from
+// the state store, so nothing held only in memory is lost by a failover;
+// it must not block beyond setting the duty up. Stop ends the duty and
+// waits for its goroutines.
+type Service interface {
+	Name() string
+	Start(ctx context.Context) error
+	Stop()
+}
+
+// RuntimeConfig wires a Runtime. Store and Raft are required; every other
+// zero field means its default.
+type RuntimeConfig struct {
+	Store *state.Store
+	Raft  Raft
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the leader's clock for times stamped into commands; nil means
+	// time.Now.
+	Now func() time.Time
+	// NewID makes evaluation IDs and broker tokens; nil means random UUIDs.
+	NewID func() string
+	// Workers is the number of scheduling workers; zero means one per
+	// CPU core.
+	Workers int
+	// Schedulers maps eval types to schedulers; nil means
+	// BuiltinSchedulers.
+	Schedulers map[string]Factory
+	Broker     BrokerConfig
+	Blocked    BlockedConfig
+	Heartbeat  HeartbeatConfig
+	GC         GCConfig
+}
+
+// withDefaults validates c and fills its defaults.
+func (c RuntimeConfig) withDefaults() (RuntimeConfig, error) {
+	if c.Store == nil || c.Raft == nil {
+		return c, errors.New("scheduler: RuntimeConfig needs Store and Raft")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = newUUID
+	}
+	if c.Workers <= 0 {
+		c.Workers = runtime.NumCPU()
+	}
+	if c.Schedulers == nil {
+		c.Schedulers = BuiltinSchedulers
+	}
+	c.Broker = c.Broker.withDefaults()
+	c.Blocked = c.Blocked.withDefaults()
+	c.Heartbeat = c.Heartbeat.withDefaults()
+	c.GC = c.GC.withDefaults()
+	return c, nil
+}
+
+// Runtime is the scheduler's leader half: the eval broker fed from the
+// state store, blocked evals, the plan queue and its single applier, the
+// workers, node heartbeat timers, the drainer and garbage collection. The
+// agent starts its Services, in order, on gaining leadership and stops
+// them in reverse on losing it; the HTTP layer reaches the running ones
+// through Heartbeat, ForceGC and BrokerStats, which answer ErrNotLeader
+// while they are stopped.
+type Runtime struct {
+	Broker     *EvalBroker
+	Blocked    *BlockedEvals
+	Plans      *PlanQueue
+	Applier    *PlanApplier
+	Workers    *WorkerPool
+	Heartbeats *Heartbeater
+	Drainer    *Drainer
+	GC         *GarbageCollector
+
+	feed *evalFeed
+}
+
+// NewRuntime builds the runtime's services, stopped.
+func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	broker := NewEvalBroker(cfg.Broker, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID)
+	blocked := NewBlockedEvals(cfg.Blocked, cfg.Store, broker, cfg.Raft, cfg.Logger, cfg.Now)
+	plans := NewPlanQueue()
+	r := &Runtime{
+		Broker:     broker,
+		Blocked:    blocked,
+		Plans:      plans,
+		Applier:    NewPlanApplier(cfg.Store, cfg.Raft, plans, broker, cfg.Logger, cfg.Now),
+		Workers:    NewWorkerPool(cfg, broker, plans),
+		Heartbeats: NewHeartbeater(cfg.Heartbeat, cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
+		Drainer:    NewDrainer(cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
+		GC:         NewGarbageCollector(cfg.GC, cfg.Store, cfg.Raft, cfg.Logger, cfg.Now),
+		feed:       &evalFeed{store: cfg.Store, broker: broker, blocked: blocked, log: cfg.Logger},
+	}
+	return r, nil
+}
+
+// Services returns the leader duties in start order: the broker and
+// blocked evals first (empty and enabled), then the feed that restores them
+// from the evaluations in state and keeps them fed, the plan applier before
+// the workers that submit to it, then heartbeats, the drainer and GC.
+func (r *Runtime) Services() []Service {
+	return []Service{r.Broker, r.Blocked, r.feed, r.Applier, r.Workers, r.Heartbeats, r.Drainer, r.GC}
+}
+
+// Heartbeat resets a node's heartbeat timer and returns its TTL; see
+// Heartbeater.Heartbeat.
+func (r *Runtime) Heartbeat(nodeID string) (time.Duration, error) {
+	return r.Heartbeats.Heartbeat(nodeID)
+}
+
+// ForceGC runs garbage collection now, ignoring age thresholds; see
+// GarbageCollector.Force.
+func (r *Runtime) ForceGC(ctx context.Context) error { return r.GC.Force(ctx) }
+
+// BrokerStats returns the eval broker's and blocked evals' counters.
+func (r *Runtime) BrokerStats() (*BrokerStats, error) {
+	st, err := r.Broker.Stats()
+	if err != nil {
+		return nil, err
+	}
+	b := r.Blocked.Stats()
+	st.TotalBlocked = b.TotalBlocked
+	st.TotalEscaped = b.TotalEscaped
+	return st, nil
+}
+
+// runner owns the goroutines of one service run: it starts them with a
+// context derived from the leadership context, and stop cancels that
+// context and waits for every one of them.
+type runner struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// start runs each fn in its own goroutine until ctx ends or stop is called.
+// It fails when the runner is already running.
+func (r *runner) start(ctx context.Context, fns ...func(ctx context.Context)) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancel != nil {
+		return errors.New("already running")
+	}
+	ctx, r.cancel = context.WithCancel(ctx)
+	for _, fn := range fns {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			fn(ctx)
+		}()
+	}
+	return nil
+}
+
+// stop cancels the run and waits for its goroutines. It is safe to call
+// when not running.
+func (r *runner) stop() {
+	r.mu.Lock()
+	cancel := r.cancel
+	r.cancel = nil
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	r.wg.Wait()
+}
+
+// waitForIndex blocks until the store has applied index, ctx ends or
+// timeout (zero: none) passes. It wakes on the store's writes, never by
+// polling.
+func waitForIndex(ctx context.Context, store *state.Store, index uint64, timeout time.Duration) error {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	for {
+		ws := memdb.NewWatchSet()
+		ws.Add(store.AbandonCh())
+		if store.WatchLatestIndex(ws) >= index {
+			return nil
+		}
+		if err := ws.WatchCtx(ctx); err != nil {
+			return fmt.Errorf("wait for state index %d (at %d): %w", index, store.LatestIndex(), err)
+		}
+	}
+}
+
+// snapshotAt returns a snapshot of the store at index or later.
+func snapshotAt(ctx context.Context, store *state.Store, index uint64, timeout time.Duration) (*state.StateSnapshot, error) {
+	if err := waitForIndex(ctx, store, index, timeout); err != nil {
+		return nil, err
+	}
+	return store.Snapshot()
+}
+
+// retryWrite applies a command, retrying with backoff while this server
+// still leads (ctx alive) and the failure is not the state machine
+// refusing the command. Leader duties use it for writes that must not be
+// lost to a transient error, such as a busy raft.
+func retryWrite(ctx context.Context, r Raft, log *slog.Logger, what string, t state.MessageType, req any) (uint64, error) {
+	delay := 100 * time.Millisecond
+	for {
+		_, index, err := r.Apply(ctx, t, req)
+		if err == nil || isStateError(err) || ctx.Err() != nil {
+			return index, err
+		}
+		log.Warn("scheduler write failed; retrying", "write", what, "error", err, "retry_in", delay)
+		select {
+		case <-ctx.Done():
+			return 0, err
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// isStateError reports whether err is the state machine refusing a
+// command (retrying would give the same answer).
+func isStateError(err error) bool {
+	return errors.Is(err, state.ErrInvalid) || errors.Is(err, state.ErrNotFound) || errors.Is(err, state.ErrConflict)
+}
+
+// pacer spaces out the passes of a table follower: a pass that would
+// follow the previous one sooner than every first waits out the rest, so a
+// burst of writes (thousands of nodes registering) costs a few passes over
+// the table rather than one per write. It waits on a timer, not on state.
+type pacer struct {
+	every time.Duration
+	last  time.Time
+}
+
+// wait returns once the next pass may run, or false when ctx ends first.
+func (p *pacer) wait(ctx context.Context) bool {
+	if d := p.every - time.Since(p.last); p.every > 0 && d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+	p.last = time.Now()
+	return ctx.Err() == nil
+}
+
+// jobKey names a job across namespaces.
+type jobKey struct{ ns, id string }
+
+func jobKeyOf(e *state.Evaluation) jobKey { return jobKey{e.Namespace, e.JobID} }
+
+// schedulerTypes returns the eval types of a scheduler map, sorted.
+func schedulerTypes(m map[string]Factory) []string {
+	types := make([]string, 0, len(m))
+	for t := range m {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	return types
+}

@@ -1,0 +1,278 @@
+package scheduler
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// maxPlanAttempts bounds how many times in a row an eval's plan may be
+// partly rejected without anything being committed before the scheduler
+// gives up and leaves the work to a follow-up eval.
+const maxPlanAttempts = 5
+
+// maxAttemptsBackoff is how long the follow-up of an eval that ran out of
+// plan attempts waits, so a contended cluster gets time to settle.
+const maxAttemptsBackoff = 5 * time.Second
+
+// BuiltinSchedulers maps a job (and eval) type to its scheduler.
+var BuiltinSchedulers = map[string]Factory{
+	state.JobTypeService:  NewServiceScheduler,
+	state.JobTypeBatch:    NewBatchScheduler,
+	state.JobTypeSystem:   NewSystemScheduler,
+	state.JobTypeSysBatch: NewSysBatchScheduler,
+}
+
+// schedCore is what the generic and system schedulers share: the retry
+// loop around plan submission, the plan being built, failure metrics, and
+// how the eval is closed (complete, blocked eval, follow-up).
+type schedCore struct {
+	cfg     Config
+	state   State
+	planner Planner
+	logger  *slog.Logger
+
+	eval *state.Evaluation
+	job  *state.Job
+	plan *Plan
+	ctx  *evalContext
+
+	// failed holds the metric of the first failed placement of each
+	// group; queued counts the placements each group could not make.
+	failed map[string]*state.AllocMetric
+	queued map[string]int
+	// desired counts what the plan does per group, for annotations.
+	desired map[string]*DesiredUpdates
+	// stops maps an allocation ID to its stop in the plan, so a
+	// replacement placed later can link to it.
+	stops map[string]*state.Allocation
+}
+
+func newCore(cfg Config, st State, p Planner, kind string) schedCore {
+	cfg = cfg.withDefaults()
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return schedCore{cfg: cfg, state: st, planner: p, logger: logger.With("scheduler", kind)}
+}
+
+// process runs compute (which fills c.plan from c.state) and submits the
+// plan until it commits whole, refreshing the state after each partial
+// commit, then closes the eval.
+func (c *schedCore) process(eval *state.Evaluation, compute func() error) error {
+	c.eval = eval
+	c.logger = c.logger.With("eval_id", eval.ID, "job_id", eval.JobID, "namespace", eval.Namespace)
+	misses := 0
+	for {
+		if err := c.begin(); err != nil {
+			return err
+		}
+		if err := compute(); err != nil {
+			return err
+		}
+		if len(c.desired) > 0 && c.eval.AnnotatePlan {
+			c.plan.Annotations = &PlanAnnotations{DesiredTGUpdates: c.desired}
+		}
+		if c.plan.IsNoOp() && !c.eval.AnnotatePlan {
+			break
+		}
+		result, fresh, err := c.planner.SubmitPlan(c.plan)
+		if err != nil {
+			return fmt.Errorf("submit plan: %w", err)
+		}
+		if fresh != nil {
+			c.state = fresh
+		}
+		full, expected, actual := result.FullCommit(c.plan)
+		if full {
+			break
+		}
+		c.logger.Debug("plan partly committed, retrying", "expected", expected, "committed", actual)
+		if actual > 0 {
+			misses = 0
+		} else {
+			misses++
+		}
+		if misses >= maxPlanAttempts {
+			return c.giveUp()
+		}
+	}
+	return c.finish()
+}
+
+// begin resets the per-attempt state and loads the job.
+func (c *schedCore) begin() error {
+	job, err := c.state.JobByID(nil, c.eval.Namespace, c.eval.JobID)
+	if err != nil {
+		return fmt.Errorf("read job: %w", err)
+	}
+	c.job = job
+	c.plan = &Plan{
+		EvalID:        c.eval.ID,
+		Priority:      c.eval.Priority,
+		Job:           job,
+		SnapshotIndex: c.state.LatestIndex(),
+	}
+	if job != nil {
+		c.plan.Priority = job.Priority
+		c.plan.AllAtOnce = job.AllAtOnce
+	}
+	c.ctx = newEvalContext(c.state, c.plan, c.logger, c.cfg.Now(), seedOf(c.eval.ID))
+	c.failed = map[string]*state.AllocMetric{}
+	c.queued = map[string]int{}
+	c.desired = map[string]*DesiredUpdates{}
+	c.stops = map[string]*state.Allocation{}
+	if job != nil {
+		for _, tg := range job.TaskGroups {
+			c.queued[tg.Name] = 0
+		}
+	}
+	return nil
+}
+
+// stop adds a stop request to the plan, keeping the allocation's
+// DesiredTransition (so NoShutdownDelay reaches the client).
+func (c *schedCore) stop(s stopRequest) *state.Allocation {
+	cp := s.alloc.CopySkipJob()
+	cp.DesiredStatus = state.AllocDesiredStatusStop
+	cp.DesiredDescription = s.desc
+	cp.ClientStatus, cp.ClientDescription = "", ""
+	if s.lost {
+		cp.ClientStatus = state.AllocClientStatusLost
+		cp.ClientDescription = descLost
+	}
+	c.ctx.planStop(cp)
+	c.stops[cp.ID] = cp
+	return cp
+}
+
+// unstop takes a stop back out of the plan.
+func (c *schedCore) unstop(a *state.Allocation) {
+	c.ctx.planUnstop(a)
+	delete(c.stops, a.ID)
+}
+
+// newAlloc builds a new allocation of group tg on the chosen node.
+func (c *schedCore) newAlloc(tg *state.TaskGroup, name string, o *option, m *state.AllocMetric) *state.Allocation {
+	return &state.Allocation{
+		ID:                 c.cfg.NewID(),
+		Namespace:          c.job.Namespace,
+		EvalID:             c.eval.ID,
+		Name:               name,
+		NodeID:             o.node.ID,
+		NodeName:           o.node.Name,
+		JobID:              c.job.ID,
+		Job:                c.job,
+		TaskGroup:          tg.Name,
+		AllocatedResources: o.resources,
+		Metrics:            m,
+		DesiredStatus:      state.AllocDesiredStatusRun,
+		ClientStatus:       state.AllocClientStatusPending,
+	}
+}
+
+// link makes next the replacement of prev, whose stop is in the plan.
+func (c *schedCore) link(prev, next *state.Allocation) {
+	next.PreviousAllocation = prev.ID
+	if s := c.stops[prev.ID]; s != nil {
+		s.NextAllocation = next.ID
+	}
+}
+
+// placementFailed records a placement of tg that found no node.
+func (c *schedCore) placementFailed(tg string, m *state.AllocMetric) {
+	c.queued[tg]++
+	if prev := c.failed[tg]; prev != nil {
+		prev.CoalescedFailures++
+		return
+	}
+	c.failed[tg] = m
+}
+
+// newEval returns a follow-up eval of the eval being processed.
+func (c *schedCore) newEval(trigger, status, desc string) *state.Evaluation {
+	now := c.ctx.now.UnixNano()
+	e := &state.Evaluation{
+		ID:                c.cfg.NewID(),
+		Namespace:         c.eval.Namespace,
+		Priority:          c.eval.Priority,
+		Type:              c.eval.Type,
+		TriggeredBy:       trigger,
+		JobID:             c.eval.JobID,
+		JobModifyIndex:    c.eval.JobModifyIndex,
+		Status:            status,
+		StatusDescription: desc,
+		PreviousEval:      c.eval.ID,
+		CreateTime:        now,
+		ModifyTime:        now,
+	}
+	if c.job != nil {
+		e.Priority = c.job.Priority
+		e.JobModifyIndex = c.job.JobModifyIndex
+	}
+	return e
+}
+
+// finish closes the eval: when placements failed it leaves a blocked eval
+// (or re-blocks the eval if it was itself blocked), then marks the eval
+// complete with its failure metrics and queued counts.
+func (c *schedCore) finish() error {
+	done := c.eval.Copy()
+	done.FailedTGAllocs = nil
+	if len(c.failed) > 0 {
+		done.FailedTGAllocs = c.failed
+	}
+	done.QueuedAllocations = c.queued
+	done.SnapshotIndex = c.plan.SnapshotIndex
+	if len(c.failed) > 0 {
+		if c.eval.Status == state.EvalStatusBlocked {
+			done.ClassEligibility = c.ctx.elig.classEligibility()
+			done.EscapedComputedClass = c.ctx.elig.escaped
+			if err := c.planner.ReblockEval(done); err != nil {
+				return fmt.Errorf("reblock eval: %w", err)
+			}
+			return nil
+		}
+		blocked := c.newEval(state.EvalTriggerQueuedAllocs, state.EvalStatusBlocked,
+			"created to place remaining allocations")
+		blocked.ClassEligibility = c.ctx.elig.classEligibility()
+		blocked.EscapedComputedClass = c.ctx.elig.escaped
+		blocked.QueuedAllocations = c.queued
+		if err := c.planner.CreateEval(blocked); err != nil {
+			return fmt.Errorf("create blocked eval: %w", err)
+		}
+		done.BlockedEval = blocked.ID
+	}
+	done.Status = state.EvalStatusComplete
+	done.StatusDescription = ""
+	done.ModifyTime = c.ctx.now.UnixNano()
+	if err := c.planner.UpdateEval(done); err != nil {
+		return fmt.Errorf("update eval: %w", err)
+	}
+	return nil
+}
+
+// giveUp fails an eval whose plans kept being rejected and leaves the
+// work to a follow-up eval that runs after a pause.
+func (c *schedCore) giveUp() error {
+	next := c.newEval(state.EvalTriggerMaxPlans, state.EvalStatusPending,
+		"created after the previous eval ran out of plan attempts")
+	next.WaitUntil = c.ctx.now.Add(maxAttemptsBackoff)
+	if err := c.planner.CreateEval(next); err != nil {
+		return fmt.Errorf("create follow-up eval: %w", err)
+	}
+	done := c.eval.Copy()
+	done.Status = state.EvalStatusFailed
+	done.StatusDescription = fmt.Sprintf("maximum attempts reached (%d)", maxPlanAttempts)
+	done.NextEval = next.ID
+	done.QueuedAllocations = c.queued
+	done.SnapshotIndex = c.plan.SnapshotIndex
+	done.ModifyTime = c.ctx.now.UnixNano()
+	if err := c.planner.UpdateEval(done); err != nil {
+		return fmt.Errorf("update eval: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// snapshotWait bounds how long a worker waits for the store to reach the
+// index an evaluation or a plan result needs. On the leader the store is
+// normally there already; a longer wait means something is wrong, and the
+// evaluation is nacked to be tried again.
+const snapshotWait = 5 * time.Second
+
+// WorkerPool runs the scheduling workers. Each worker takes an evaluation
+// from the broker, waits until the store holds at least the evaluation's
+// index, snapshots it, and runs the scheduler of the evaluation's type on
+// the snapshot, as its Planner: plans go to the plan queue and the worker
+// waits for the applier's answer; evaluation updates go through Raft. The
+// worker acks the evaluation when the scheduler returns without error and
+// nacks it otherwise.
+type WorkerPool struct {
+	store      *state.Store
+	raft       Raft
+	broker     *EvalBroker
+	plans      *PlanQueue
+	schedulers map[string]Factory
+	types      []string
+	n          int
+	log        *slog.Logger
+	now        func() time.Time
+	newID      func() string
+	run        runner
+
+	mu    sync.Mutex
+	stats WorkerStats
+}
+
+// WorkerStats counts the workers' evaluations since the pool was built.
+type WorkerStats struct {
+	Acked, Nacked int
+	// Plans counts plans submitted, and PlanRefused those the applier
+	// refused for a stale token.
+	Plans, PlanRefused int
+}
+
+// NewWorkerPool returns stopped workers; cfg must have its defaults.
+func NewWorkerPool(cfg RuntimeConfig, broker *EvalBroker, plans *PlanQueue) *WorkerPool {
+	return &WorkerPool{
+		store:      cfg.Store,
+		raft:       cfg.Raft,
+		broker:     broker,
+		plans:      plans,
+		schedulers: cfg.Schedulers,
+		types:      schedulerTypes(cfg.Schedulers),
+		n:          cfg.Workers,
+		log:        cfg.Logger,
+		now:        cfg.Now,
+		newID:      cfg.NewID,
+	}
+}
+
+// Name implements Service.
+func (p *WorkerPool) Name() string { return "workers" }
+
+// Start runs the workers.
+func (p *WorkerPool) Start(ctx context.Context) error {
+	fns := make([]func(context.Context), p.n)
+	for i := range fns {
+		fns[i] = func(ctx context.Context) { p.work(ctx, i) }
+	}
+	return p.run.start(ctx, fns...)
+}
+
+// Stop stops the workers and waits for them; an evaluation being processed
+// is abandoned (its plan fails or its writes are cancelled) and nacked, or
+// simply dropped with the broker, and is redelivered by the next leader.
+func (p *WorkerPool) Stop() { p.run.stop() }
+
+// Stats returns the workers' counters.
+func (p *WorkerPool) Stats() WorkerStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats
+}
+
+func (p *WorkerPool) count(fn func(*WorkerStats)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fn(&p.stats)
+}
+
+// work is one worker's loop.
+func (p *WorkerPool) work(ctx context.Context, id int) {
+	for {
+		eval, token, err := p.broker.Dequeue(ctx, p.types, 0)
+		if err != nil {
+			return
+		}
+		if eval == nil {
+			continue
+		}
+		p.process(ctx, id, eval, token)
+	}
+}
+
+// process runs one delivery of an evaluation.
+func (p *WorkerPool) process(ctx context.Context, id int, eval *state.Evaluation, token string) {
+	log := p.log.With("worker", id, "eval_id", eval.ID, "job_id", eval.JobID, "namespace", eval.Namespace, "type", eval.Type)
+	err := p.invoke(ctx, eval, token, log)
+	if err == nil {
+		if aerr := p.broker.Ack(eval.ID, token); aerr != nil {
+			log.Warn("could not ack evaluation", "error", aerr)
+			return
+		}
+		p.count(func(s *WorkerStats) { s.Acked++ })
+		return
+	}
+	if ctx.Err() == nil {
+		log.Warn("evaluation failed; nacking it", "error", err)
+	}
+	if nerr := p.broker.Nack(eval.ID, token); nerr == nil {
+		p.count(func(s *WorkerStats) { s.Nacked++ })
+	}
+}
+
+// invoke runs the evaluation's scheduler on a fresh snapshot.
+func (p *WorkerPool) invoke(ctx context.Context, eval *state.Evaluation, token string, log *slog.Logger) error {
+	snap, err := snapshotAt(ctx, p.store, eval.ModifyIndex, snapshotWait)
+	if err != nil {
+		return err
+	}
+	factory := p.schedulers[eval.Type]
+	if factory == nil {
+		return fmt.Errorf("no scheduler for evaluation type %q", eval.Type)
+	}
+	planner := &workerPlanner{pool: p, ctx: ctx, eval: eval, token: token, snapIndex: snap.LatestIndex()}
+	sched := factory(Config{Logger: log, Now: p.now, NewID: p.newID}, snap, planner)
+	return sched.Process(eval.Copy())
+}
+
+// workerPlanner is the Planner of one delivery.
+type workerPlanner struct {
+	pool  *WorkerPool
+	ctx   context.Context
+	eval  *state.Evaluation
+	token string
+	// snapIndex is the index of the snapshot the scheduler works on,
+	// recorded on the evaluations it writes so blocked evals know which
+	// capacity changes it saw.
+	snapIndex uint64
+}
+
+var _ Planner = (*workerPlanner)(nil)
+
+// SubmitPlan queues the plan for the applier and waits for its answer.
+func (w *workerPlanner) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
+	if plan.EvalID == "" {
+		plan.EvalID = w.eval.ID
+	}
+	plan.EvalToken = w.token
+	if plan.Priority == 0 {
+		plan.Priority = w.eval.Priority
+	}
+	if plan.SnapshotIndex == 0 {
+		plan.SnapshotIndex = w.snapIndex
+	}
+	w.pool.count(func(s *WorkerStats) { s.Plans++ })
+	pending, err := w.pool.plans.Enqueue(plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	result, err := pending.Wait(w.ctx)
+	if err != nil {
+		if errors.Is(err, ErrPlanTokenMismatch) {
+			w.pool.count(func(s *WorkerStats) { s.PlanRefused++ })
+		}
+		return nil, nil, err
+	}
+	// The worker is making progress: give it a fresh unacked timeout.
+	_ = w.pool.broker.OutstandingReset(w.eval.ID, w.token)
+	if result.RefreshIndex == 0 {
+		return result, nil, nil
+	}
+	snap, err := snapshotAt(w.ctx, w.pool.store, result.RefreshIndex, snapshotWait)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.snapIndex = snap.LatestIndex()
+	return result, snap, nil
+}
+
+// UpdateEval records the evaluation's new status (and its job's queued
+// counts).
+func (w *workerPlanner) UpdateEval(eval *state.Evaluation) error {
+	c := eval.Copy()
+	if c.SnapshotIndex == 0 {
+		c.SnapshotIndex = w.snapIndex
+	}
+	c.ModifyTime = w.pool.now().UnixNano()
+	return w.write(c)
+}
+
+// CreateEval creates a follow-up or blocked evaluation. The feed hands it
+// to the broker or blocked evals once it is in state.
+func (w *workerPlanner) CreateEval(eval *state.Evaluation) error {
+	c := eval.Copy()
+	if c.SnapshotIndex == 0 {
+		c.SnapshotIndex = w.snapIndex
+	}
+	if c.Status == "" {
+		c.Status = state.EvalStatusPending
+	}
+	now := w.pool.now().UnixNano()
+	if c.CreateTime == 0 {
+		c.CreateTime = now
+	}
+	c.ModifyTime = now
+	return w.write(c)
+}
+
+// ReblockEval blocks again an evaluation that was unblocked and still
+// cannot place everything, recording the snapshot it was processed on.
+func (w *workerPlanner) ReblockEval(eval *state.Evaluation) error {
+	stored, err := w.pool.store.EvalByID(nil, eval.ID)
+	if err != nil {
+		return err
+	}
+	if stored == nil {
+		return state.NotFoundf("evaluation %q not found", eval.ID)
+	}
+	if stored.Status != state.EvalStatusBlocked {
+		return fmt.Errorf("evaluation %s is %s, not blocked: it cannot be re-blocked", eval.ID, stored.Status)
+	}
+	c := eval.Copy()
+	c.Status = state.EvalStatusBlocked
+	c.SnapshotIndex = w.snapIndex
+	c.ModifyTime = w.pool.now().UnixNano()
+	return w.write(c)
+}
+
+func (w *workerPlanner) write(e *state.Evaluation) error {
+	_, _, err := w.pool.raft.Apply(w.ctx, state.EvalStatusUpdateRequestType, &state.EvalStatusUpdateRequest{Evals: []*state.Evaluation{e}})
+	if err != nil {
+		return fmt.Errorf("write evaluation %s: %w", e.ID, err)
+	}
+	return nil
+}
