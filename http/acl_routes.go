@@ -1,8 +1,50 @@
 package http
 
-// ACLResolver resolves a request's token to what it may do. The identity
-// issue defines its methods.
-type ACLResolver interface{}
+import (
+	"net/http"
 
-// aclRoutes registers the token and policy endpoints (the identity issue).
-func (s *Server) aclRoutes() {}
+	"github.com/schedhq/sched/state"
+)
+
+// ACLResolver resolves a request's token to what it may do. TokenResolver
+// is the implementation a server uses; the management API (/api/v2) calls
+// ResolveToken too, answering 401 where /v1 answers 403.
+type ACLResolver interface {
+	// ResolveToken returns the compiled ACL and the token of secret. An
+	// empty secret is anonymous: an ACL that grants nothing and a nil
+	// token, with a nil error. A secret that names no token, or an expired
+	// one, returns an error wrapping ErrACLTokenNotFound. It must be cheap:
+	// it runs on every request.
+	ResolveToken(secret string) (*state.ACL, *state.ACLToken, error)
+	// Enforcing reports whether /v1 endpoints check capabilities (agent
+	// config `acl { enabled = true }`). The ACL endpoints check their
+	// tokens either way.
+	Enforcing() bool
+	// BootstrapResetPath is the file whose content (a reset index)
+	// re-arms ACL bootstrap on this server, or "" for none.
+	BootstrapResetPath() string
+}
+
+// aclRoutes registers the token and policy endpoints. A server configured
+// without a resolver gets one over its own store that does not enforce
+// /v1 capabilities, so that tokens (which /api/v2 always needs) can be
+// bootstrapped and managed on every server.
+func (s *Server) aclRoutes() {
+	if s.cfg.ACL == nil {
+		// Cannot fail: the store is set (New checked it).
+		s.cfg.ACL, _ = NewTokenResolver(TokenResolverConfig{Store: s.store, Now: s.cfg.Now})
+	}
+	s.write("/v1/acl/bootstrap", s.aclBootstrap)
+
+	s.handle(http.MethodGet, "/v1/acl/tokens", s.aclTokenList)
+	s.write("/v1/acl/token", s.aclTokenCreate)
+	s.handle(http.MethodGet, "/v1/acl/token/self", s.aclTokenSelf)
+	s.handle(http.MethodGet, "/v1/acl/token/:accessor_id", s.aclTokenRead)
+	s.write("/v1/acl/token/:accessor_id", s.aclTokenUpdate)
+	s.handle(http.MethodDelete, "/v1/acl/token/:accessor_id", s.aclTokenDelete)
+
+	s.handle(http.MethodGet, "/v1/acl/policies", s.aclPolicyList)
+	s.handle(http.MethodGet, "/v1/acl/policy/:name", s.aclPolicyRead)
+	s.write("/v1/acl/policy/:name", s.aclPolicyUpsert)
+	s.handle(http.MethodDelete, "/v1/acl/policy/:name", s.aclPolicyDelete)
+}

@@ -1,0 +1,289 @@
+package http
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+func TestACLBootstrapOnceAndResetFile(t *testing.T) {
+	for _, enforce := range []bool{false, true} {
+		t.Run("enforce="+strconv.FormatBool(enforce), func(t *testing.T) {
+			reset := filepath.Join(t.TempDir(), BootstrapResetFile)
+			a := newACLHarness(t, enforce, reset)
+
+			var first state.ACLToken
+			a.okAs("", http.MethodPost, "/v1/acl/bootstrap", nil, &first)
+			if first.SecretID == "" || first.AccessorID == "" || first.Type != state.ACLTokenTypeManagement || first.Name != "Bootstrap Token" {
+				t.Fatalf("bootstrap token = %+v", first)
+			}
+			// It works: a management-only endpoint accepts it.
+			a.okAs(first.SecretID, http.MethodGet, "/v1/acl/tokens", nil, nil)
+
+			resetIndex, _, _ := a.store.ACLBootstrapped(nil)
+			want := "ACL bootstrap already done (reset index: " + strconv.FormatUint(resetIndex, 10) + ")"
+			before := a.store.LatestIndex()
+			a.failAs("", http.MethodPut, "/v1/acl/bootstrap", nil, http.StatusBadRequest, want)
+			a.failAs(first.SecretID, http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, want)
+			if a.store.LatestIndex() != before {
+				t.Error("a refused bootstrap wrote something")
+			}
+
+			// A wrong index in the reset file changes nothing and stays.
+			os.WriteFile(reset, []byte("12345\n"), 0o600)
+			a.failAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, want)
+			os.WriteFile(reset, []byte("garbage"), 0o600)
+			a.failAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, BootstrapResetFile+` on the leader: "garbage" is not a reset index`)
+
+			// The right index re-arms bootstrap once, with a chosen secret;
+			// the file is consumed.
+			os.WriteFile(reset, []byte(strconv.FormatUint(resetIndex, 10)), 0o600)
+			chosen := "0b6c9a44-2c1c-4e55-9d2a-6a1f3ad0c7e1"
+			var second state.ACLToken
+			a.okAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"BootstrapSecret": chosen}, &second)
+			if second.SecretID != chosen || second.AccessorID == first.AccessorID {
+				t.Errorf("re-bootstrap token = %+v", second)
+			}
+			if _, err := os.Stat(reset); !os.IsNotExist(err) {
+				t.Errorf("reset file still there: %v", err)
+			}
+			a.okAs(chosen, http.MethodGet, "/v1/acl/token/self", nil, nil)
+			a.failAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, "ACL bootstrap already done")
+		})
+	}
+}
+
+func TestACLBootstrapBadSecret(t *testing.T) {
+	a := newACLHarness(t, true, "")
+	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"BootstrapSecret": "short"}, http.StatusBadRequest, "BootstrapSecret: must be a UUID")
+	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", `{"BootstrapSecret": 3}`, http.StatusBadRequest, "BootstrapSecret")
+	if _, done, _ := a.store.ACLBootstrapped(nil); done {
+		t.Error("a refused bootstrap bootstrapped")
+	}
+}
+
+func TestACLTokenCRUD(t *testing.T) {
+	a := newACLHarness(t, false, "")
+	mgmt := a.managementToken()
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Description: "read all", Rules: `namespace "*" { policy = "read" }`}, nil)
+
+	var created state.ACLToken
+	a.okAs(mgmt, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Name: "ci", Type: "client", Policies: []string{"readers"},
+		ExpirationTTL: time.Hour, Subject: &state.TokenSubject{Kind: "team", ID: "team-1"}}, &created)
+	if created.SecretID == "" || created.AccessorID == "" || created.CreateIndex == 0 {
+		t.Fatalf("created = %+v", created)
+	}
+	if created.ExpirationTime == nil || !created.ExpirationTime.Equal(testNow.Add(time.Hour)) || !created.CreateTime.Equal(testNow) {
+		t.Errorf("expiry %v, create time %v", created.ExpirationTime, created.CreateTime)
+	}
+	// Stored hashed, found by hash.
+	stored, _ := a.store.ACLTokenByAccessorID(nil, created.AccessorID)
+	if stored.SecretID != "" || stored.SecretHash != state.HashSecret(created.SecretID) {
+		t.Fatalf("stored token keeps %q / %q", stored.SecretID, stored.SecretHash)
+	}
+
+	// Secrets never come back on list or read.
+	for _, target := range []string{"/v1/acl/tokens", "/v1/acl/token/" + created.AccessorID, "/v1/acl/token/self"} {
+		secret := mgmt
+		if strings.HasSuffix(target, "self") {
+			secret = created.SecretID
+		}
+		rec := a.okAs(secret, http.MethodGet, target, nil, nil)
+		body := rec.Body.String()
+		if strings.Contains(body, created.SecretID) || strings.Contains(body, mgmt) || strings.Contains(body, "SecretID") || strings.Contains(body, "SecretHash") {
+			t.Errorf("GET %s shows a secret: %s", target, body)
+		}
+	}
+	var self state.ACLToken
+	a.okAs(created.SecretID, http.MethodGet, "/v1/acl/token/self", nil, &self)
+	if self.AccessorID != created.AccessorID || self.Subject == nil || self.Subject.ID != "team-1" {
+		t.Errorf("self = %+v", self)
+	}
+	var list []*state.ACLToken
+	a.okAs(mgmt, http.MethodGet, "/v1/acl/tokens?prefix="+created.AccessorID[:8], nil, &list)
+	if len(list) != 1 || list[0].AccessorID != created.AccessorID {
+		t.Errorf("list by prefix = %+v", list)
+	}
+
+	// Update: name and policies change, secret and expiry stay.
+	var updated state.ACLToken
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/token/"+created.AccessorID, ACLTokenRequest{Name: "ci-2", Type: "management"}, &updated)
+	if updated.Name != "ci-2" || updated.Type != "management" || updated.ExpirationTime == nil || updated.SecretID != "" {
+		t.Errorf("updated = %+v", updated)
+	}
+	a.okAs(created.SecretID, http.MethodGet, "/v1/acl/tokens", nil, nil) // now management
+
+	a.okAs(mgmt, http.MethodDelete, "/v1/acl/token/"+created.AccessorID, nil, nil)
+	a.failAs(created.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, msgTokenNotFound)
+	a.failAs(mgmt, http.MethodGet, "/v1/acl/token/"+created.AccessorID, nil, http.StatusNotFound)
+	a.failAs(mgmt, http.MethodDelete, "/v1/acl/token/"+created.AccessorID, nil, http.StatusNotFound)
+}
+
+func TestACLTokenCreateRejects(t *testing.T) {
+	a := newACLHarness(t, true, "")
+	mgmt := a.managementToken()
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Rules: `namespace "*" { policy = "read" }`}, nil)
+	past := testNow.Add(30 * time.Second)
+	cases := []struct {
+		name string
+		body any
+		want string
+	}{
+		{"unknown policy", ACLTokenRequest{Type: "client", Policies: []string{"readers", "ghost"}}, `Policies[1]: policy "ghost" does not exist`},
+		{"no type", ACLTokenRequest{Policies: []string{"readers"}}, "Type: required"},
+		{"bad type", ACLTokenRequest{Type: "root"}, `Type: "root" is not one of management, client`},
+		{"client without policies", ACLTokenRequest{Type: "client"}, "Policies: a client token needs at least one policy"},
+		{"management with policies", ACLTokenRequest{Type: "management", Policies: []string{"readers"}}, "Policies: a management token takes no policies"},
+		{"short ttl", ACLTokenRequest{Type: "management", ExpirationTTL: time.Second}, "ExpirationTTL: must be at least 1m0s"},
+		{"negative ttl", ACLTokenRequest{Type: "management", ExpirationTTL: -time.Minute}, "ExpirationTTL: must not be negative"},
+		{"both expiries", ACLTokenRequest{Type: "management", ExpirationTTL: time.Hour, ExpirationTime: &past}, "give one or the other"},
+		{"expiry too soon", ACLTokenRequest{Type: "management", ExpirationTime: &past}, "ExpirationTime: must be at least 1m0s in the future"},
+		{"accessor given", ACLTokenRequest{AccessorID: "x", Type: "management"}, "AccessorID: must be empty on create"},
+		{"secret given", ACLTokenRequest{SecretID: "x", Type: "management"}, "SecretID: secrets are generated"},
+		{"bad subject", ACLTokenRequest{Type: "client", Subject: &state.TokenSubject{Kind: "robot", ID: "r"}}, `Subject.Kind: "robot"`},
+		{"malformed", `{"Type": 7}`, "Type"},
+		{"empty", "", "request body is required"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := a.store.LatestIndex()
+			a.harness.t = t
+			a.failAs(mgmt, http.MethodPost, "/v1/acl/token", tc.body, http.StatusBadRequest, tc.want)
+			if a.store.LatestIndex() != before {
+				t.Error("a refused create wrote something")
+			}
+		})
+	}
+	a.harness.t = t
+	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/nope", ACLTokenRequest{Type: "management"}, http.StatusNotFound)
+	tok := a.clientToken(`node { policy = "read" }`)
+	acc := a.accessorOf(tok)
+	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{AccessorID: "other", Type: "management"}, http.StatusBadRequest, "does not match the accessor in the path")
+	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", ExpirationTTL: time.Hour}, http.StatusBadRequest, "expiry cannot be changed")
+}
+
+func TestACLPolicyCRUD(t *testing.T) {
+	a := newACLHarness(t, false, "")
+	mgmt := a.managementToken()
+	var p state.ACLPolicy
+	a.okAs(mgmt, http.MethodPost, "/v1/acl/policy/devs", ACLPolicyRequest{Name: "devs", Description: "dev", Rules: "namespace \"dev-*\" {\n  policy = \"write\"\n}\n"}, &p)
+	if p.Name != "devs" || p.CreateIndex == 0 || !strings.Contains(p.Rules, "dev-*") {
+		t.Fatalf("policy = %+v", p)
+	}
+	// JSON rules are accepted too.
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/ops", ACLPolicyRequest{Rules: `{"operator": {"policy": "write"}}`}, nil)
+
+	before := a.store.LatestIndex()
+	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Rules: "namespace \"x\" {\n  policy = \"admin\"\n}"}, http.StatusBadRequest,
+		"Rules: line 2, column 3", `policy "admin" is not one of deny, read, write, scale`)
+	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Rules: "namespace \"x\" {"}, http.StatusBadRequest, "Rules: line 1")
+	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Name: "other", Rules: `node { policy = "read" }`}, http.StatusBadRequest, "does not match the policy in the path")
+	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad%20name", ACLPolicyRequest{Rules: `node { policy = "read" }`}, http.StatusBadRequest, "Name:")
+	if a.store.LatestIndex() != before {
+		t.Error("refused policy writes wrote something")
+	}
+
+	// A client token lists and reads only the policies it holds.
+	holder := a.token(&state.ACLToken{Type: state.ACLTokenTypeClient, Policies: []string{"devs"}})
+	var list []*state.ACLPolicy
+	a.okAs(holder, http.MethodGet, "/v1/acl/policies", nil, &list)
+	if len(list) != 1 || list[0].Name != "devs" {
+		t.Errorf("holder's list = %+v", list)
+	}
+	a.okAs(mgmt, http.MethodGet, "/v1/acl/policies", nil, &list)
+	if len(list) != 2 {
+		t.Errorf("management's list = %d policies", len(list))
+	}
+	a.okAs(holder, http.MethodGet, "/v1/acl/policy/devs", nil, nil)
+	a.deniedAs(holder, http.MethodGet, "/v1/acl/policy/ops", nil)
+	a.deniedAs(holder, http.MethodPut, "/v1/acl/policy/devs", ACLPolicyRequest{Rules: `namespace "*" { policy = "write" }`})
+
+	a.okAs(mgmt, http.MethodDelete, "/v1/acl/policy/devs", nil, nil)
+	a.failAs(mgmt, http.MethodGet, "/v1/acl/policy/devs", nil, http.StatusNotFound)
+	a.failAs(mgmt, http.MethodDelete, "/v1/acl/policy/devs", nil, http.StatusNotFound)
+}
+
+// The ACL endpoints demand their tokens even with /v1 enforcement off:
+// tokens also guard /api/v2, so anyone minting them would defeat it.
+func TestACLEndpointsAlwaysEnforced(t *testing.T) {
+	a := newACLHarness(t, false, "")
+	client := a.clientToken(`namespace "*" { policy = "write" }`)
+	a.deniedAs("", http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "management"})
+	a.deniedAs(client, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "management"})
+	a.deniedAs(client, http.MethodGet, "/v1/acl/tokens", nil)
+	a.deniedAs("", http.MethodGet, "/v1/acl/token/self", nil)
+	a.failAs("not-a-token", http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, msgTokenNotFound)
+	// While the rest of /v1 is open.
+	a.okAs("", http.MethodGet, "/v1/jobs", nil, nil)
+	a.okAs("not-a-token", http.MethodGet, "/v1/jobs", nil, nil)
+}
+
+func TestACLTokenFromBearerHeader(t *testing.T) {
+	a := newACLHarness(t, true, "")
+	mgmt := a.managementToken()
+	req := func(h, v string) int {
+		r, _ := http.NewRequest(http.MethodGet, "/v1/acl/token/self", nil)
+		r.Header.Set(h, v)
+		rec := httptest.NewRecorder()
+		a.srv.Handler().ServeHTTP(rec, r)
+		return rec.Code
+	}
+	if c := req("Authorization", "Bearer "+mgmt); c != http.StatusOK {
+		t.Errorf("Bearer: %d", c)
+	}
+	if c := req("Authorization", "bearer  "+mgmt+" "); c != http.StatusOK {
+		t.Errorf("lower-case bearer with spaces: %d", c)
+	}
+	if c := req("Authorization", "Basic "+mgmt); c != http.StatusForbidden {
+		t.Errorf("Basic scheme accepted: %d", c)
+	}
+	if c := req(HeaderToken, mgmt); c != http.StatusOK {
+		t.Errorf("%s: %d", HeaderToken, c)
+	}
+}
+
+func TestACLTokenReadSelfByAccessor(t *testing.T) {
+	a := newACLHarness(t, true, "")
+	tok := a.clientToken(`node { policy = "read" }`)
+	other := a.clientToken(`node { policy = "read" }`)
+	var got state.ACLToken
+	a.okAs(tok, http.MethodGet, "/v1/acl/token/"+a.accessorOf(tok), nil, &got)
+	if got.AccessorID != a.accessorOf(tok) {
+		t.Errorf("read own token = %+v", got)
+	}
+	a.deniedAs(tok, http.MethodGet, "/v1/acl/token/"+a.accessorOf(other), nil)
+}
+
+func TestACLTokenExpiry(t *testing.T) {
+	a := newACLHarness(t, true, "")
+	mgmt := a.managementToken()
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Rules: `namespace "*" { policy = "read" }`}, nil)
+	var tok state.ACLToken
+	a.okAs(mgmt, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "client", Policies: []string{"readers"}, ExpirationTTL: 10 * time.Minute}, &tok)
+	a.okAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, nil)
+	a.clock.advance(10*time.Minute - time.Nanosecond)
+	a.okAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, nil)
+	a.clock.advance(time.Nanosecond)
+	a.failAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, http.StatusForbidden, msgTokenNotFound)
+	a.failAs(tok.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, msgTokenNotFound)
+	if _, _, err := a.resolver.ResolveToken(tok.SecretID); err != ErrACLTokenNotFound {
+		t.Errorf("ResolveToken of an expired token: %v", err)
+	}
+	// The token is still listed (for the operator to see and delete).
+	var list []*state.ACLToken
+	a.okAs(mgmt, http.MethodGet, "/v1/acl/tokens", nil, &list)
+	found := false
+	for _, l := range list {
+		found = found || l.AccessorID == tok.AccessorID
+	}
+	if !found {
+		t.Error("expired token not listed")
+	}
+}
