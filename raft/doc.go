@@ -17,4 +17,12 @@
 // Reads on any server can be made linearizable with two calls: the leader's
 // VerifyLeader returns an index, and WaitForApplied on the reading server
 // blocks until its state machine has reached it.
+//
+// Servers find each other through gossip (Gossip, hashicorp/memberlist),
+// whose metadata carries each server's Raft ID and address, HTTP address,
+// region and bootstrap_expect. BootstrapWithGossip starts a new cluster
+// exactly once, when the expected servers have met and none has state;
+// ReconcileMembership is the leader's duty of keeping the Raft
+// configuration in line with gossip. SaveSnapshot and RestoreSnapshot move
+// the whole state in and out as a checksummed archive.
 package raft

@@ -120,6 +120,11 @@ func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
 	if err := a.fsm.Restore(rc); err != nil {
 		return err
 	}
+	// A restored backup (Node.RestoreSnapshot) carries an older index than
+	// this server has applied; the applied index never moves backwards, or
+	// readers waiting for an index already passed would stall until the
+	// next write.
+	index = max(index, a.applied.load())
 	a.applied.set(index)
 	return nil
 }

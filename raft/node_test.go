@@ -35,8 +35,8 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 			check: func(t *testing.T, c Config) {
 				if c.BindAddr != DefaultBindAddr || c.SnapshotThreshold != DefaultSnapshotThreshold ||
 					c.SnapshotInterval != DefaultSnapshotInterval || c.TrailingLogs != DefaultTrailingLogs ||
-					c.HeartbeatTimeout != time.Second || c.ElectionTimeout != time.Second ||
-					c.LeaderLeaseTimeout != 500*time.Millisecond || c.CommitTimeout != DefaultCommitTimeout ||
+					c.HeartbeatTimeout != DefaultHeartbeatTimeout || c.ElectionTimeout != DefaultHeartbeatTimeout ||
+					c.LeaderLeaseTimeout != DefaultHeartbeatTimeout/2 || c.CommitTimeout != DefaultCommitTimeout ||
 					c.Logger == nil {
 					t.Errorf("defaults not filled: %+v", c)
 				}
