@@ -1,0 +1,180 @@
+package state
+
+import (
+	"slices"
+	"strings"
+)
+
+// TeamProjectPermissionsPatch carries the `project-access` and
+// `workspace-access` attributes of a team-project request; nil means not
+// sent. They may be sent only with access custom (spec §2 rule 1).
+type TeamProjectPermissionsPatch struct {
+	Settings      *string
+	Teams         *string
+	VariableSets  *string
+	Runs          *string
+	Variables     *string
+	StateVersions *string
+	GateMocks     *string
+	Create        *bool
+	Move          *bool
+	Locking       *bool
+	Delete        *bool
+	RunTasks      *bool
+}
+
+// permField ties one attribute of the patch to its place in
+// TeamProjectPermissions. Exactly one of (str, dstStr) and (flag,
+// dstFlag) is set.
+type permField struct {
+	attr    string
+	scale   []string
+	str     *string
+	dstStr  *string
+	flag    *bool
+	dstFlag *bool
+}
+
+func (p *TeamProjectPermissionsPatch) fields(d *TeamProjectPermissions) []permField {
+	return []permField{
+		{attr: "project-access/settings", scale: scaleSettings, str: p.Settings, dstStr: &d.Project.Settings},
+		{attr: "project-access/teams", scale: scaleTeams, str: p.Teams, dstStr: &d.Project.Teams},
+		{attr: "project-access/variable-sets", scale: scaleVariableSets, str: p.VariableSets, dstStr: &d.Project.VariableSets},
+		{attr: "workspace-access/runs", scale: scaleRuns, str: p.Runs, dstStr: &d.Workspace.Runs},
+		{attr: "workspace-access/variables", scale: scaleVariables, str: p.Variables, dstStr: &d.Workspace.Variables},
+		{attr: "workspace-access/state-versions", scale: scaleStateVersions, str: p.StateVersions, dstStr: &d.Workspace.StateVersions},
+		{attr: "workspace-access/gate-mocks", scale: scaleGateMocks, str: p.GateMocks, dstStr: &d.Workspace.GateMocks},
+		{attr: "workspace-access/create", flag: p.Create, dstFlag: &d.Workspace.Create},
+		{attr: "workspace-access/move", flag: p.Move, dstFlag: &d.Workspace.Move},
+		{attr: "workspace-access/locking", flag: p.Locking, dstFlag: &d.Workspace.Locking},
+		{attr: "workspace-access/delete", flag: p.Delete, dstFlag: &d.Workspace.Delete},
+		{attr: "workspace-access/run-tasks", flag: p.RunTasks, dstFlag: &d.Workspace.RunTasks},
+	}
+}
+
+// ResolveTeamProjectPermissions validates a team-project's access level and
+// permission attributes and returns the permissions the record will hold:
+// the implied ones for read, write, maintain and admin; for custom, the
+// attributes sent over a base that is the record's current permissions when
+// it is already custom (current may be nil), and the custom defaults
+// otherwise. Permission attributes with any level but custom are a 422
+// naming each one (spec §2 rule 1).
+func ResolveTeamProjectPermissions(access string, current *TeamProject, patch TeamProjectPermissionsPatch) (TeamProjectPermissions, error) {
+	v := &ValidationError{}
+	implied, named := ImpliedPermissions(access)
+	switch {
+	case access == "":
+		v.Add(AttrPointer("access"), "is required")
+	case access != ProjectAccessCustom && !named:
+		v.Add(AttrPointer("access"), "%q is not one of %s", access, strings.Join(ProjectAccessLevels(), ", "))
+	}
+	var out TeamProjectPermissions
+	if access == ProjectAccessCustom {
+		out = CustomDefaultPermissions()
+		if current != nil && current.Access == ProjectAccessCustom {
+			out = current.Permissions
+		}
+	}
+	for _, f := range patch.fields(&out) {
+		if f.str == nil && f.flag == nil {
+			continue
+		}
+		if access != ProjectAccessCustom {
+			v.Add(AttrPointer(f.attr), "can be set only when access is custom")
+			continue
+		}
+		if f.str != nil {
+			if !slices.Contains(f.scale, *f.str) {
+				v.Add(AttrPointer(f.attr), "%q is not one of %s", *f.str, strings.Join(f.scale, ", "))
+				continue
+			}
+			*f.dstStr = *f.str
+		} else {
+			*f.dstFlag = *f.flag
+		}
+	}
+	if err := v.Err(); err != nil {
+		return TeamProjectPermissions{}, err
+	}
+	if access != ProjectAccessCustom {
+		return implied, nil
+	}
+	return out, nil
+}
+
+func applyTeamProjectCreate(t *writeTxn, req *TeamProjectCreateRequest) (any, error) {
+	v := &ValidationError{}
+	checkID(v, "ID", PrefixTeamProject, req.ID)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	perms, err := ResolveTeamProjectPermissions(req.Access, nil, req.Permissions)
+	if err != nil {
+		return nil, err
+	}
+	p, err := getRow[*Project](t, TableProjects, req.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, NotFoundf("project %q not found", req.ProjectID)
+	}
+	team, err := getRow[*Team](t, TableTeams, req.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	if team == nil || team.OrganizationName != p.OrganizationName {
+		return nil, NotFoundf("team %q not found in organization %q", req.TeamID, p.OrganizationName)
+	}
+	if err := requireNewID(t, TableTeamProjects, req.ID); err != nil {
+		return nil, err
+	}
+	existing, err := list[*TeamProject](nil, t.Txn, nil, TableTeamProjects, indexMgTeam, team.ID, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(existing) > 0 {
+		return nil, Conflictf("team %q already has access to project %q (%s); update that record instead", team.ID, p.ID, existing[0].ID)
+	}
+	r := &TeamProject{ID: req.ID, OrganizationName: p.OrganizationName, TeamID: team.ID, ProjectID: p.ID,
+		Access: req.Access, Permissions: perms, CreatedAt: MgmtTime(req.CreatedAt)}
+	stampNew(t, &r.CreateIndex, &r.ModifyIndex)
+	return r, t.insert(TableTeamProjects, r)
+}
+
+func requireTeamProject(t *writeTxn, id string) (*TeamProject, error) {
+	r, err := getRow[*TeamProject](t, TableTeamProjects, id)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, NotFoundf("team access %q not found", id)
+	}
+	return r, nil
+}
+
+func applyTeamProjectUpdate(t *writeTxn, req *TeamProjectUpdateRequest) (any, error) {
+	old, err := requireTeamProject(t, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	access := old.Access
+	if req.Access != nil {
+		access = *req.Access
+	}
+	perms, err := ResolveTeamProjectPermissions(access, old, req.Permissions)
+	if err != nil {
+		return nil, err
+	}
+	out := *old
+	out.Access, out.Permissions, out.ModifyIndex = access, perms, t.index
+	return &out, t.insert(TableTeamProjects, &out)
+}
+
+func applyTeamProjectDelete(t *writeTxn, req *TeamProjectDeleteRequest) (any, error) {
+	r, err := requireTeamProject(t, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	return nil, t.delete(TableTeamProjects, r)
+}

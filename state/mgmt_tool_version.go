@@ -1,0 +1,258 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/go-memdb"
+)
+
+// ToolVersionPatch carries the writable attributes of a tool or policy
+// version, for create and update; nil keeps the current value (or the
+// default on create: enabled true, the other flags false).
+//
+// URL and SHA are required, except that a create or update whose archs
+// hold a linux/amd64 entry takes them from it when they are not sent, as
+// go-tfe clients that send only archs expect.
+type ToolVersionPatch struct {
+	Version    *string
+	URL        *string
+	SHA        *string
+	Official   *bool
+	Enabled    *bool
+	Beta       *bool
+	Deprecated *bool
+	// DeprecatedReason is kept only while the version is deprecated: it is
+	// null otherwise, whatever was sent.
+	DeprecatedReason *string
+	// Archs replaces the per-platform binaries when not nil.
+	Archs *[]ToolVersionArch
+}
+
+// Validate checks the patch's values; create requires version, url and
+// sha (see the type's comment about archs).
+func (p *ToolVersionPatch) Validate(create bool) error {
+	v := &ValidationError{}
+	switch {
+	case p.Version != nil:
+		if msg := ValidVersion(*p.Version); msg != "" {
+			v.Add(AttrPointer("version"), "%s", msg)
+		}
+	case create:
+		v.Add(AttrPointer("version"), "is required")
+	}
+	linux := p.linuxAMD64()
+	if p.URL != nil || (create && linux == nil) {
+		url := ""
+		if p.URL != nil {
+			url = *p.URL
+		}
+		if msg := validURL(url); msg != "" {
+			v.Add(AttrPointer("url"), "%s", msg)
+		}
+	}
+	if p.SHA != nil || (create && linux == nil) {
+		sha := ""
+		if p.SHA != nil {
+			sha = *p.SHA
+		}
+		if msg := validSHA(sha); msg != "" {
+			v.Add(AttrPointer("sha"), "%s", msg)
+		}
+	}
+	if p.Archs != nil {
+		seen := map[string]bool{}
+		for i, a := range *p.Archs {
+			field := fmt.Sprintf("archs/%d/", i)
+			if msg := validURL(a.URL); msg != "" {
+				v.Add(AttrPointer(field+"url"), "%s", msg)
+			}
+			if msg := validSHA(a.SHA); msg != "" {
+				v.Add(AttrPointer(field+"sha"), "%s", msg)
+			}
+			if !platRE.MatchString(a.OS) {
+				v.Add(AttrPointer(field+"os"), "%q is not an operating system name such as linux", a.OS)
+			}
+			if !platRE.MatchString(a.Arch) {
+				v.Add(AttrPointer(field+"arch"), "%q is not an architecture name such as amd64", a.Arch)
+			}
+			key := a.OS + "/" + a.Arch
+			if seen[key] {
+				v.Add(AttrPointer(field+"arch"), "%s is listed twice", key)
+			}
+			seen[key] = true
+		}
+	}
+	return v.Err()
+}
+
+// linuxAMD64 returns the patch's linux/amd64 arch, if any.
+func (p *ToolVersionPatch) linuxAMD64() *ToolVersionArch {
+	if p.Archs == nil {
+		return nil
+	}
+	for i, a := range *p.Archs {
+		if a.OS == "linux" && a.Arch == "amd64" {
+			return &(*p.Archs)[i]
+		}
+	}
+	return nil
+}
+
+// apply changes tv (a copy) as the patch says.
+func (p *ToolVersionPatch) apply(tv *ToolVersion) {
+	for _, f := range []struct{ dst, src *string }{{&tv.Version, p.Version}, {&tv.URL, p.URL}, {&tv.SHA, p.SHA}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	for _, f := range []struct{ dst, src *bool }{
+		{&tv.Official, p.Official}, {&tv.Enabled, p.Enabled}, {&tv.Beta, p.Beta}, {&tv.Deprecated, p.Deprecated},
+	} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	if p.Archs != nil {
+		tv.Archs = append([]ToolVersionArch(nil), (*p.Archs)...)
+	}
+	if linux := p.linuxAMD64(); linux != nil {
+		if p.URL == nil {
+			tv.URL = linux.URL
+		}
+		if p.SHA == nil {
+			tv.SHA = linux.SHA
+		}
+	}
+	if p.DeprecatedReason != nil {
+		tv.DeprecatedReason = clonePtr(p.DeprecatedReason)
+	}
+	if !tv.Deprecated || (tv.DeprecatedReason != nil && *tv.DeprecatedReason == "") {
+		tv.DeprecatedReason = nil
+	}
+}
+
+func checkFamily(family string) error {
+	if family != VersionFamilyTool && family != VersionFamilyPolicy {
+		return Invalidf("Family", "%q is not one of tool, policy", family)
+	}
+	return nil
+}
+
+// toolVersionByVersion returns the version of family with version string
+// version, or nil.
+func toolVersionByVersion(ws memdb.WatchSet, txn *memdb.Txn, family, version string) (*ToolVersion, error) {
+	return first[*ToolVersion](ws, txn, TableToolVersions, indexMgFamilyVersion, family, version)
+}
+
+// toolVersionUsage counts the users of tv: workspaces for a tool version,
+// policy sets for a policy version.
+func toolVersionUsage(ws memdb.WatchSet, txn *memdb.Txn, tv *ToolVersion) (int, error) {
+	if tv.Family == VersionFamilyPolicy {
+		return countRowsWatch(ws, txn, TablePolicySets, indexMgPolicyVersion, tv.Version)
+	}
+	return countRowsWatch(ws, txn, TableWorkspaces, indexMgToolVersion, tv.Version)
+}
+
+func usersNoun(family string) string {
+	if family == VersionFamilyPolicy {
+		return "policy sets"
+	}
+	return "workspaces"
+}
+
+func checkVersionFree(t *writeTxn, family, version, selfID string) error {
+	other, err := toolVersionByVersion(nil, t.Txn, family, version)
+	if err != nil {
+		return err
+	}
+	if other != nil && other.ID != selfID {
+		return Invalidf(AttrPointer("version"), "%s version %q has already been taken", family, version)
+	}
+	return nil
+}
+
+func applyToolVersionCreate(t *writeTxn, req *ToolVersionCreateRequest) (any, error) {
+	if err := checkFamily(req.Family); err != nil {
+		return nil, err
+	}
+	v := &ValidationError{}
+	checkID(v, "ID", PrefixToolVersion, req.ID)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if err := req.Attributes.Validate(true); err != nil {
+		return nil, err
+	}
+	if err := requireNewID(t, TableToolVersions, req.ID); err != nil {
+		return nil, err
+	}
+	if err := checkVersionFree(t, req.Family, *req.Attributes.Version, req.ID); err != nil {
+		return nil, err
+	}
+	created := MgmtTime(req.CreatedAt)
+	tv := &ToolVersion{ID: req.ID, Family: req.Family, Enabled: true, CreatedAt: created, UpdatedAt: created}
+	req.Attributes.apply(tv)
+	stampNew(t, &tv.CreateIndex, &tv.ModifyIndex)
+	return tv, t.insert(TableToolVersions, tv)
+}
+
+func requireToolVersion(t *writeTxn, family, id string) (*ToolVersion, error) {
+	if err := checkFamily(family); err != nil {
+		return nil, err
+	}
+	tv, err := getRow[*ToolVersion](t, TableToolVersions, id)
+	if err != nil {
+		return nil, err
+	}
+	if tv == nil || tv.Family != family {
+		return nil, NotFoundf("%s version %q not found", family, id)
+	}
+	return tv, nil
+}
+
+func applyToolVersionUpdate(t *writeTxn, req *ToolVersionUpdateRequest) (any, error) {
+	old, err := requireToolVersion(t, req.Family, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := req.Attributes.Validate(false); err != nil {
+		return nil, err
+	}
+	if nv := req.Attributes.Version; nv != nil && *nv != old.Version {
+		if err := checkVersionFree(t, old.Family, *nv, old.ID); err != nil {
+			return nil, err
+		}
+		// Users refer to a version by its string: renaming a used version
+		// would silently take it away from them.
+		n, err := toolVersionUsage(nil, t.Txn, old)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			return nil, Invalidf(AttrPointer("version"), "cannot change: %d %s use %s", n, usersNoun(old.Family), old.Version)
+		}
+	}
+	tv := old.Copy()
+	req.Attributes.apply(tv)
+	tv.UpdatedAt = MgmtTime(req.Now)
+	tv.ModifyIndex = t.index
+	return tv, t.insert(TableToolVersions, tv)
+}
+
+func applyToolVersionDelete(t *writeTxn, req *ToolVersionDeleteRequest) (any, error) {
+	tv, err := requireToolVersion(t, req.Family, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if tv.Official {
+		return nil, Invalidf(AttrPointer("official"), "%s is an official version and cannot be deleted", tv.Version)
+	}
+	n, err := toolVersionUsage(nil, t.Txn, tv)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		return nil, Invalidf(AttrPointer("usage"), "%s is used by %d %s and cannot be deleted", tv.Version, n, usersNoun(tv.Family))
+	}
+	return nil, t.delete(TableToolVersions, tv)
+}
