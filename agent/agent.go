@@ -19,8 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/raft"
 	"github.com/schedhq/sched/state"
@@ -36,6 +34,12 @@ type Agent struct {
 	lis    net.Listener
 	tmpDir string // removed on shutdown in dev mode
 	leader *leadership
+	// sched holds the scheduler's leader services (agent/scheduler.go).
+	sched *schedulerHooks
+	// cluster is gossip, forwarding and the operator API (agent/cluster.go).
+	cluster clusterState
+	// cancelReqs ends the context of every in-flight request.
+	cancelReqs context.CancelFunc
 	// started is set by Start; Shutdown stops only what Start began.
 	started bool
 
@@ -78,20 +82,12 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a.node, err = raft.New(raft.Config{
-		ID:                id,
-		DataDir:           cfg.DataDir,
-		BindAddr:          cfg.RaftAddr(),
-		Bootstrap:         cfg.DevMode || cfg.Server.BootstrapExpect <= 1,
-		SnapshotThreshold: uint64(cfg.Server.RaftSnapshotThreshold),
-		TrailingLogs:      uint64(cfg.Server.RaftTrailingLogs),
-		Logger:            hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(cfg.LogLevel)}),
-	}, &fsm{store: a.store})
+	a.node, err = raft.New(a.raftConfig(id), &fsm{store: a.store})
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 
-	w := &raftWriter{node: a.node}
+	w := a.newWriter()
 	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
@@ -108,7 +104,15 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("http listener: %w", err)
 	}
-	a.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	// Requests run under a context that Shutdown cancels first, so parked
+	// blocking queries return at once instead of holding the drain open.
+	reqCtx, cancelReqs := context.WithCancel(context.Background())
+	a.cancelReqs = cancelReqs
+	a.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return reqCtx }, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	if err := a.startGossip(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -116,6 +120,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 func (a *Agent) Start() {
 	a.started = true
 	go a.leader.run()
+	a.startCluster()
 	go func() {
 		defer close(a.serveDone)
 		if err := a.http.Serve(a.lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -139,6 +144,9 @@ func (a *Agent) WaitForLeader(ctx context.Context) error { return a.node.WaitFor
 func (a *Agent) Shutdown() error {
 	a.shutdownOnce.Do(func() {
 		var errs []error
+		if a.cancelReqs != nil {
+			a.cancelReqs()
+		}
 		if a.http != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := a.http.Shutdown(ctx); err != nil {
@@ -154,6 +162,7 @@ func (a *Agent) Shutdown() error {
 		if a.started {
 			a.leader.stop()
 		}
+		a.stopCluster()
 		if a.node != nil {
 			if err := a.node.Shutdown(); err != nil {
 				errs = append(errs, fmt.Errorf("raft shutdown: %w", err))

@@ -97,6 +97,7 @@ func printBanner(w io.Writer, cfg *Config, a *Agent) {
 	fmt.Fprintf(w, "       Raft: %s\n", cfg.RaftAddr())
 	fmt.Fprintf(w, "   Data dir: %s\n", cfg.DataDir)
 	fmt.Fprintf(w, "     Region: %s (dc %s)\n", cfg.Region, cfg.Datacenter)
+	fmt.Fprintf(w, "       ACLs: %s on /v1; get a management token with `sched acl bootstrap`\n", map[bool]string{true: "enforced", false: "not enforced"}[cfg.ACL.Enabled])
 	if a.tmpDir != "" {
 		fmt.Fprintln(w, "   Dev mode: the data dir is temporary and removed on exit")
 	}

@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsimple"
@@ -28,6 +31,10 @@ type Config struct {
 	Region     string
 	Datacenter string
 	Ports      Ports
+	// Advertise are the addresses other servers and clients reach this
+	// agent at, when they differ from the bind address (NAT, containers,
+	// bind_addr = "0.0.0.0").
+	Advertise Advertise
 	// LogLevel is one of trace, debug, info, warn, error. Default info.
 	LogLevel string
 	Server   ServerConfig
@@ -48,14 +55,49 @@ type Ports struct {
 	Gossip int
 }
 
+// Advertise holds advertised addresses: "host" or "host:port", the port
+// defaulting to the matching entry of Ports. Empty means the bind address,
+// or, when that is a wildcard (0.0.0.0 or ::), the machine's first private
+// IPv4 address.
+type Advertise struct {
+	HTTP   string
+	Raft   string
+	Gossip string
+}
+
 // ServerConfig configures the server role.
 type ServerConfig struct {
 	Enabled bool
-	// BootstrapExpect is how many servers must meet before the cluster
-	// bootstraps. 1 (or dev mode) bootstraps a single server at once.
+	// BootstrapExpect is how many servers must meet through gossip before
+	// the cluster bootstraps. 0 or 1 (and dev mode) bootstrap a single
+	// server at once. A server added to a running cluster sets the
+	// cluster's value: it finds servers that already have Raft state, so
+	// it waits to be added by the leader instead. A server with Raft state
+	// never bootstraps again.
 	BootstrapExpect int
-	// RetryJoin lists gossip addresses of other servers.
+	// RetryJoin lists gossip addresses ("host" or "host:port", port 4648 by
+	// default) of other servers, tried at start and every RetryInterval
+	// until one answers.
 	RetryJoin []string
+	// RetryInterval is the wait between join attempts. Default 30s.
+	RetryInterval time.Duration
+	// RetryMax is how many join attempts are made before giving up (with
+	// an error in the log; the server keeps running and can still be
+	// joined with `sched server join`). 0, the default, retries for ever.
+	RetryMax int
+	// Encrypt is the base64 gossip encryption key (16, 24 or 32 bytes,
+	// e.g. `openssl rand -base64 32`); every server needs the same one.
+	// Empty means gossip travels in clear.
+	Encrypt string
+	// FailedServerGrace is how long a server must have failed in gossip
+	// before the leader removes it from the Raft configuration (and only
+	// while quorum stays safe). Default 5m.
+	FailedServerGrace time.Duration
+	// LeaveOnTerminate makes SIGINT/SIGTERM leave the cluster gracefully
+	// (the leader then removes this server from the Raft configuration)
+	// instead of just stopping. Default false: a stopped server is
+	// expected back.
+	LeaveOnTerminate bool
 	// JobTrackedVersions is how many versions of each job are kept.
 	// Default 6.
 	JobTrackedVersions int
@@ -65,6 +107,14 @@ type ServerConfig struct {
 	// RaftTrailingLogs is how many entries stay in the log after a
 	// snapshot. Default 10240.
 	RaftTrailingLogs int
+	// RaftSnapshotInterval is how often the snapshot threshold is checked.
+	// Default 2m.
+	RaftSnapshotInterval time.Duration
+	// RaftMultiplier scales Raft's timing (heartbeat, election and leader
+	// lease timeouts; 500ms, 500ms and 250ms at 1) for slow or lossy
+	// networks, trading failover time for fewer needless elections. 1 to
+	// 10, default 1.
+	RaftMultiplier int
 }
 
 // ClientConfig configures the client role (the client-agents issue).
@@ -86,7 +136,15 @@ func DefaultConfig() *Config {
 		Datacenter: "dc1",
 		Ports:      Ports{HTTP: 4646, Raft: 4647, Gossip: 4648},
 		LogLevel:   "info",
-		Server:     ServerConfig{JobTrackedVersions: 6, RaftSnapshotThreshold: 8192, RaftTrailingLogs: 10240},
+		Server: ServerConfig{
+			JobTrackedVersions:    6,
+			RaftSnapshotThreshold: 8192,
+			RaftTrailingLogs:      10240,
+			RaftSnapshotInterval:  2 * time.Minute,
+			RetryInterval:         30 * time.Second,
+			FailedServerGrace:     5 * time.Minute,
+			RaftMultiplier:        1,
+		},
 	}
 }
 
@@ -138,6 +196,18 @@ func (c *Config) Finish() error {
 	if c.Server.RaftTrailingLogs == 0 {
 		c.Server.RaftTrailingLogs = d.Server.RaftTrailingLogs
 	}
+	if c.Server.RaftSnapshotInterval == 0 {
+		c.Server.RaftSnapshotInterval = d.Server.RaftSnapshotInterval
+	}
+	if c.Server.RetryInterval == 0 {
+		c.Server.RetryInterval = d.Server.RetryInterval
+	}
+	if c.Server.FailedServerGrace == 0 {
+		c.Server.FailedServerGrace = d.Server.FailedServerGrace
+	}
+	if c.Server.RaftMultiplier == 0 {
+		c.Server.RaftMultiplier = d.Server.RaftMultiplier
+	}
 
 	var errs []error
 	if !c.Server.Enabled && !c.Client.Enabled {
@@ -162,11 +232,33 @@ func (c *Config) Finish() error {
 	if c.Server.BootstrapExpect < 0 {
 		errs = append(errs, fmt.Errorf("server.bootstrap_expect: must not be negative"))
 	}
-	if c.Server.BootstrapExpect > 1 && !c.DevMode {
-		// Gossip discovery arrives with the three-server cluster issue;
-		// until then a server can only bootstrap alone.
-		errs = append(errs, fmt.Errorf("server.bootstrap_expect = %d: multi-server clusters are not supported yet; use 1", c.Server.BootstrapExpect))
+	if c.Server.BootstrapExpect > 1 && c.DevMode {
+		errs = append(errs, fmt.Errorf("server.bootstrap_expect = %d: dev mode runs a single server; use 1 or drop -dev", c.Server.BootstrapExpect))
 	}
+	if _, err := c.EncryptKey(); err != nil {
+		errs = append(errs, err)
+	}
+	for name, d := range map[string]time.Duration{
+		"raft_snapshot_interval": c.Server.RaftSnapshotInterval,
+		"retry_interval":         c.Server.RetryInterval,
+		"failed_server_grace":    c.Server.FailedServerGrace,
+	} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("server.%s: must not be negative", name))
+		}
+	}
+	if m := c.Server.RaftMultiplier; m < 1 || m > 10 {
+		errs = append(errs, fmt.Errorf("server.raft_multiplier: %d is not between 1 and 10", m))
+	}
+	if c.Server.RetryMax < 0 {
+		errs = append(errs, errors.New("server.retry_max: must not be negative"))
+	}
+	for i, j := range c.Server.RetryJoin {
+		if strings.TrimSpace(j) == "" {
+			errs = append(errs, fmt.Errorf("server.retry_join[%d]: empty address", i))
+		}
+	}
+	errs = append(errs, c.resolveAdvertise()...)
 	if c.Server.JobTrackedVersions < 1 {
 		errs = append(errs, fmt.Errorf("server.job_tracked_versions: must be at least 1"))
 	}
@@ -183,6 +275,104 @@ func (c *Config) RaftAddr() string {
 	return net.JoinHostPort(c.BindAddr, strconv.Itoa(c.Ports.Raft))
 }
 
+// GossipAddr is the gossip (memberlist) listener's address, TCP and UDP.
+func (c *Config) GossipAddr() string {
+	return net.JoinHostPort(c.BindAddr, strconv.Itoa(c.Ports.Gossip))
+}
+
+// EncryptKey decodes server.encrypt; nil when gossip encryption is off.
+func (c *Config) EncryptKey() ([]byte, error) {
+	if c.Server.Encrypt == "" {
+		return nil, nil
+	}
+	key, err := base64.StdEncoding.DecodeString(c.Server.Encrypt)
+	if err != nil {
+		return nil, fmt.Errorf("server.encrypt: not valid base64: %v", err)
+	}
+	switch len(key) {
+	case 16, 24, 32:
+		return key, nil
+	}
+	return nil, fmt.Errorf("server.encrypt: the key is %d bytes; it must be 16, 24 or 32 (try `openssl rand -base64 32`)", len(key))
+}
+
+// resolveAdvertise turns each advertised address into host:port, filling
+// the defaults documented on Advertise, and reports what cannot work.
+func (c *Config) resolveAdvertise() []error {
+	var errs []error
+	bind := net.ParseIP(c.BindAddr)
+	var detected string
+	if bind != nil && bind.IsUnspecified() {
+		detected = privateIP()
+	}
+	for _, a := range []struct {
+		name string
+		dst  *string
+		port int
+	}{
+		{"http", &c.Advertise.HTTP, c.Ports.HTTP},
+		{"raft", &c.Advertise.Raft, c.Ports.Raft},
+		{"gossip", &c.Advertise.Gossip, c.Ports.Gossip},
+	} {
+		v := strings.TrimSpace(*a.dst)
+		if v == "" {
+			switch {
+			case bind == nil:
+				continue // bind_addr is already reported
+			case !bind.IsUnspecified():
+				v = c.BindAddr
+			case detected != "":
+				v = detected
+			default:
+				errs = append(errs, fmt.Errorf("advertise.%s: bind_addr %s is a wildcard and no private IPv4 address was found to advertise; set advertise { %s = \"<ip>\" }", a.name, c.BindAddr, a.name))
+				continue
+			}
+		}
+		host, port, err := net.SplitHostPort(v)
+		if err != nil {
+			host, port = strings.Trim(v, "[]"), strconv.Itoa(a.port)
+		}
+		if host == "" {
+			errs = append(errs, fmt.Errorf("advertise.%s: %q has no host", a.name, *a.dst))
+			continue
+		}
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			errs = append(errs, fmt.Errorf("advertise.%s: %q is a wildcard address; others cannot reach it", a.name, *a.dst))
+			continue
+		}
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			errs = append(errs, fmt.Errorf("advertise.%s: %q has a bad port", a.name, *a.dst))
+			continue
+		}
+		*a.dst = net.JoinHostPort(host, port)
+	}
+	return errs
+}
+
+// privateIP returns the first private IPv4 address of an up, non-loopback
+// interface, or "".
+func privateIP() string {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return ""
+	}
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsPrivate() {
+				return n.IP.String()
+			}
+		}
+	}
+	return ""
+}
+
 // fileConfig is the HCL shape of a config file. Pointers tell "set to the
 // zero value" from "not set", so a later file overrides only what it sets.
 type fileConfig struct {
@@ -193,6 +383,7 @@ type fileConfig struct {
 	Datacenter *string     `hcl:"datacenter,optional"`
 	LogLevel   *string     `hcl:"log_level,optional"`
 	Ports      *filePorts  `hcl:"ports,block"`
+	Advertise  *fileAdv    `hcl:"advertise,block"`
 	Server     *fileServer `hcl:"server,block"`
 	Client     *fileClient `hcl:"client,block"`
 	ACL        *fileACL    `hcl:"acl,block"`
@@ -204,6 +395,12 @@ type filePorts struct {
 	Gossip *int `hcl:"gossip,optional"`
 }
 
+type fileAdv struct {
+	HTTP   *string `hcl:"http,optional"`
+	Raft   *string `hcl:"raft,optional"`
+	Gossip *string `hcl:"gossip,optional"`
+}
+
 type fileServer struct {
 	Enabled               *bool     `hcl:"enabled,optional"`
 	BootstrapExpect       *int      `hcl:"bootstrap_expect,optional"`
@@ -211,6 +408,13 @@ type fileServer struct {
 	JobTrackedVersions    *int      `hcl:"job_tracked_versions,optional"`
 	RaftSnapshotThreshold *int      `hcl:"raft_snapshot_threshold,optional"`
 	RaftTrailingLogs      *int      `hcl:"raft_trailing_logs,optional"`
+	RaftSnapshotInterval  *string   `hcl:"raft_snapshot_interval,optional"`
+	RaftMultiplier        *int      `hcl:"raft_multiplier,optional"`
+	RetryInterval         *string   `hcl:"retry_interval,optional"`
+	RetryMax              *int      `hcl:"retry_max,optional"`
+	Encrypt               *string   `hcl:"encrypt,optional"`
+	FailedServerGrace     *string   `hcl:"failed_server_grace,optional"`
+	LeaveOnTerminate      *bool     `hcl:"leave_on_terminate,optional"`
 }
 
 type fileClient struct {
@@ -252,6 +456,11 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 		set(&c.Ports.Raft, p.Raft)
 		set(&c.Ports.Gossip, p.Gossip)
 	}
+	if a := f.Advertise; a != nil {
+		set(&c.Advertise.HTTP, a.HTTP)
+		set(&c.Advertise.Raft, a.Raft)
+		set(&c.Advertise.Gossip, a.Gossip)
+	}
 	if s := f.Server; s != nil {
 		set(&c.Server.Enabled, s.Enabled)
 		set(&c.Server.BootstrapExpect, s.BootstrapExpect)
@@ -259,6 +468,28 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 		set(&c.Server.JobTrackedVersions, s.JobTrackedVersions)
 		set(&c.Server.RaftSnapshotThreshold, s.RaftSnapshotThreshold)
 		set(&c.Server.RaftTrailingLogs, s.RaftTrailingLogs)
+		set(&c.Server.RetryMax, s.RetryMax)
+		set(&c.Server.RaftMultiplier, s.RaftMultiplier)
+		set(&c.Server.Encrypt, s.Encrypt)
+		set(&c.Server.LeaveOnTerminate, s.LeaveOnTerminate)
+		for _, d := range []struct {
+			name string
+			src  *string
+			dst  *time.Duration
+		}{
+			{"raft_snapshot_interval", s.RaftSnapshotInterval, &c.Server.RaftSnapshotInterval},
+			{"retry_interval", s.RetryInterval, &c.Server.RetryInterval},
+			{"failed_server_grace", s.FailedServerGrace, &c.Server.FailedServerGrace},
+		} {
+			if d.src == nil {
+				continue
+			}
+			v, err := time.ParseDuration(*d.src)
+			if err != nil {
+				return fmt.Errorf("config %s: server.%s: %q is not a duration with units, such as 30s or 5m", filename, d.name, *d.src)
+			}
+			*d.dst = v
+		}
 	}
 	if cl := f.Client; cl != nil {
 		set(&c.Client.Enabled, cl.Enabled)

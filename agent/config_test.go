@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -133,5 +134,126 @@ func TestServerIDPersists(t *testing.T) {
 	b, err := serverID(dir)
 	if err != nil || a != b || len(a) != 32 {
 		t.Fatalf("server IDs %q then %q (%v): want the same 32-hex ID", a, b, err)
+	}
+}
+
+func TestConfigClusterKeys(t *testing.T) {
+	p := writeConfig(t, `
+data_dir  = "/d"
+bind_addr = "10.1.2.3"
+advertise {
+  http   = "203.0.113.7"
+  gossip = "203.0.113.7:9999"
+}
+server {
+  enabled                = true
+  bootstrap_expect       = 3
+  retry_join             = ["10.1.2.4", "10.1.2.5:4648"]
+  retry_interval         = "5s"
+  retry_max              = 4
+  encrypt                = "YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXoxMjM0NTY="
+  failed_server_grace    = "90s"
+  leave_on_terminate     = true
+  raft_snapshot_interval = "30s"
+  raft_multiplier        = 3
+}
+`)
+	c := &Config{}
+	if err := c.LoadFile(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(); err != nil {
+		t.Fatalf("a three-server config is refused: %v", err)
+	}
+	key, err := c.EncryptKey()
+	if err != nil || len(key) != 32 {
+		t.Fatalf("encrypt key: %d bytes, %v", len(key), err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"bootstrap_expect", c.Server.BootstrapExpect, 3},
+		{"retry_join", strings.Join(c.Server.RetryJoin, ","), "10.1.2.4,10.1.2.5:4648"},
+		{"retry_interval", c.Server.RetryInterval, 5 * time.Second},
+		{"retry_max", c.Server.RetryMax, 4},
+		{"failed_server_grace", c.Server.FailedServerGrace, 90 * time.Second},
+		{"leave_on_terminate", c.Server.LeaveOnTerminate, true},
+		{"raft_snapshot_interval", c.Server.RaftSnapshotInterval, 30 * time.Second},
+		{"raft_multiplier", c.Server.RaftMultiplier, 3},
+		{"advertise.http gets the http port", c.Advertise.HTTP, "203.0.113.7:4646"},
+		{"advertise.gossip keeps its port", c.Advertise.Gossip, "203.0.113.7:9999"},
+		{"advertise.raft defaults to bind", c.Advertise.Raft, "10.1.2.3:4647"},
+		{"gossip addr", c.GossipAddr(), "10.1.2.3:4648"},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+}
+
+func TestConfigClusterDefaults(t *testing.T) {
+	c := &Config{DataDir: "/d", Server: ServerConfig{Enabled: true}}
+	if err := c.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.RetryInterval != 30*time.Second || c.Server.FailedServerGrace != 5*time.Minute ||
+		c.Server.RaftSnapshotInterval != 2*time.Minute || c.Advertise.HTTP != "127.0.0.1:4646" || c.Server.RaftMultiplier != 1 {
+		t.Fatalf("defaults: %+v %+v", c.Server, c.Advertise)
+	}
+	if key, err := c.EncryptKey(); key != nil || err != nil {
+		t.Errorf("no encrypt: key %v err %v", key, err)
+	}
+}
+
+func TestConfigClusterRejects(t *testing.T) {
+	srv := func(s ServerConfig) Config {
+		s.Enabled = true
+		return Config{DataDir: "/d", Server: s}
+	}
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"encrypt not base64", srv(ServerConfig{Encrypt: "not base64!"}), "server.encrypt: not valid base64"},
+		{"encrypt wrong size", srv(ServerConfig{Encrypt: "c2hvcnQ="}), "the key is 5 bytes"},
+		{"negative grace", srv(ServerConfig{FailedServerGrace: -time.Second}), "server.failed_server_grace"},
+		{"negative retry max", srv(ServerConfig{RetryMax: -1}), "server.retry_max"},
+		{"raft multiplier too high", srv(ServerConfig{RaftMultiplier: 11}), "server.raft_multiplier"},
+		{"empty retry_join entry", srv(ServerConfig{RetryJoin: []string{"a", " "}}), "server.retry_join[1]"},
+		{"dev with expect 3", Config{DevMode: true, Server: ServerConfig{Enabled: true, BootstrapExpect: 3}}, "dev mode runs a single server"},
+		{"wildcard advertise", Config{DataDir: "/d", Server: ServerConfig{Enabled: true}, Advertise: Advertise{Raft: "0.0.0.0"}}, "advertise.raft"},
+		{"bad advertise port", Config{DataDir: "/d", Server: ServerConfig{Enabled: true}, Advertise: Advertise{HTTP: "10.0.0.1:http"}}, "advertise.http"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Finish()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Finish() = %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+	p := writeConfig(t, "server {\n  retry_interval = \"30\"\n}\n")
+	if err := (&Config{}).LoadFile(p); err == nil || !strings.Contains(err.Error(), "server.retry_interval") {
+		t.Errorf("a duration without units: %v", err)
+	}
+}
+
+func TestConfigWildcardBindAdvertisesAPrivateIP(t *testing.T) {
+	c := &Config{DataDir: "/d", BindAddr: "0.0.0.0", Server: ServerConfig{Enabled: true}}
+	err := c.Finish()
+	if privateIP() == "" {
+		if err == nil || !strings.Contains(err.Error(), "no private IPv4 address") {
+			t.Fatalf("no private IP on this machine: Finish() = %v, want an error asking for advertise", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(c.Advertise.Raft, "0.0.0.0") || !strings.HasSuffix(c.Advertise.Raft, ":4647") {
+		t.Fatalf("advertised raft address %q", c.Advertise.Raft)
 	}
 }

@@ -34,6 +34,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 // error. A nil value with a nil error writes JSON null, which is what
 // readers of an absent optional object (the latest deployment) expect.
 func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
+	h = s.authorized(rt, h) // auth.go: the route's capability check
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
@@ -45,6 +46,9 @@ func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
 			}
 			writeError(w, err)
 			return
+		}
+		if _, done := v.(alreadyWritten); done {
+			return // the handler streamed its own response
 		}
 		buf, err := json.Marshal(v)
 		if err != nil {

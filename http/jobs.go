@@ -100,7 +100,11 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		if err != nil {
 			return 0, err
 		}
+		allowed := namespaceFilter(r, state.NamespaceCapabilityListJobs) // auth.go: namespace=* shows only permitted namespaces
 		for _, j := range jobs {
+			if allowed != nil && !allowed(j.Namespace) {
+				continue
+			}
 			key := pageKey(ns, j.Namespace, j.ID)
 			if nextToken != "" && beforeToken(ns, j, nextToken) {
 				continue

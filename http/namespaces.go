@@ -28,8 +28,9 @@ func (s *Server) namespaceList(w http.ResponseWriter, r *http.Request, _ httprou
 	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		all, err := s.store.Namespaces(ws)
 		out = out[:0]
+		visible := namespaceVisible(r) // auth.go: only namespaces the token may use
 		for _, ns := range all {
-			if strings.HasPrefix(ns.Name, prefix) {
+			if strings.HasPrefix(ns.Name, prefix) && (visible == nil || visible(ns.Name)) {
 				out = append(out, ns)
 			}
 		}

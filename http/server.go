@@ -16,8 +16,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/julienschmidt/httprouter"
-
 	"github.com/schedhq/sched/state"
 )
 
@@ -67,6 +65,10 @@ type Config struct {
 	// MaxSubmissionBytes bounds a job's source kept as its submission;
 	// larger sources are dropped with a warning. Zero means 1 MiB.
 	MaxSubmissionBytes int
+	// ManagementRateLimit is the management API's (/api/v2) limit in
+	// requests per second per token (mgmt_ratelimit.go). Zero means
+	// DefaultManagementRateLimit (30); negative disables the limit.
+	ManagementRateLimit float64
 }
 
 // Server is the HTTP API of one sched server agent.
@@ -74,7 +76,7 @@ type Server struct {
 	cfg    Config
 	store  *state.Store
 	log    *slog.Logger
-	router *httprouter.Router
+	router *router
 }
 
 // New validates cfg, fills its defaults and builds the routes.
@@ -97,7 +99,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxSubmissionBytes == 0 {
 		cfg.MaxSubmissionBytes = 1 << 20
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: httprouter.New()}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter()}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -110,8 +112,10 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Handler returns the server's root handler.
-func (s *Server) Handler() http.Handler { return s.router }
+// Handler returns the server's root handler: the router, behind request
+// forwarding to the leader when a Forwarder is configured (forward.go).
+// Each call builds a new forwarding layer; call it once.
+func (s *Server) Handler() http.Handler { return s.withForwarding(s.router) }
 
 // route is a registered endpoint: its method and path pattern. Per-route
 // rules (the capability a request needs) are keyed by it.
@@ -136,9 +140,10 @@ func (s *Server) write(path string, h handlerFunc) {
 // routes registers every area's endpoints. Each area keeps its routes in
 // its own file.
 func (s *Server) routes() {
-	s.jobRoutes()       // jobs.go
-	s.namespaceRoutes() // namespaces.go
-	s.schedulerRoutes() // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
-	s.aclRoutes()       // acl_routes.go: tokens and policies
-	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
+	s.jobRoutes()        // jobs.go
+	s.namespaceRoutes()  // namespaces.go
+	s.schedulerRoutes()  // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
+	s.aclRoutes()        // acl_routes.go: tokens and policies
+	s.clusterRoutes()    // cluster_routes.go: status, agent, operator
+	s.managementRoutes() // mgmt_routes.go
 }

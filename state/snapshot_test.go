@@ -36,6 +36,8 @@ func stFillEveryTable(t *testing.T, s *Store) {
 	stApply(t, s, 16, ServiceUpsertRequestType, &ServiceUpsertRequest{Services: []*ServiceRegistration{{
 		ID: "s1", ServiceName: "web", Namespace: DefaultNamespace, JobID: "web", AllocID: "a1", NodeID: "n1", Tags: []string{"t"}, Port: 80,
 	}}})
+	stFillACLTables(t, s, 20) // acl_store_test.go
+	mgFillTables(t, s, 200)   // mgmt_snapshot_test.go
 	dump := stDump(t, s)
 	for _, def := range tableDefs() {
 		if len(dump[def.name]) == 0 {

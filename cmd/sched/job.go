@@ -12,6 +12,7 @@ import (
 func jobCommands() []command {
 	return []command{
 		{"run", "Register a job from a file and run it", (*cli).jobRun},
+		{"plan", "Show what running a job file would change, without running it", (*cli).jobPlan},
 		{"validate", "Check a job file without running it", (*cli).jobValidate},
 		{"status", "List jobs, or show one job's status", (*cli).jobStatus},
 		{"inspect", "Print a job as JSON", (*cli).jobInspect},

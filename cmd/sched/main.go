@@ -66,9 +66,18 @@ type command struct {
 
 func topCommands() []command {
 	return []command{
+		{"acl", "Interact with ACL tokens and policies", (*cli).aclCommand},
+		{"admin", "Administer the installation's organizations, workspaces and versions", (*cli).adminCommand},
 		{"agent", "Run a sched agent (server or client)", (*cli).agentCommand},
+		{"alloc", "Interact with allocations", (*cli).allocCommand},
+		{"eval", "Interact with evaluations", (*cli).evalCommand},
 		{"job", "Interact with jobs", (*cli).jobCommand},
 		{"namespace", "Interact with namespaces", (*cli).namespaceCommand},
+		{"node", "Interact with nodes", (*cli).nodeCommand},
+		{"operator", "Operate the cluster: Raft peers and snapshots", (*cli).operatorCommand},
+		{"org", "Interact with organizations", (*cli).orgCommand},
+		{"project", "Interact with projects", (*cli).projectCommand},
+		{"server", "Interact with servers: members and join", (*cli).serverCommand},
 		{"version", "Print the sched version", (*cli).versionCommand},
 	}
 }
