@@ -19,17 +19,17 @@ import (
 // without it provider consumers could never be configured.
 func (m *mgmtRouter) adminRoutes() {
 	s := m.s
-	m.handle(http.MethodGet, "/admin/workspaces", admin(s.adminWorkspaceList))
-	m.handle(http.MethodGet, "/admin/workspaces/:id", admin(s.adminWorkspaceRead))
-	m.handle(http.MethodDelete, "/admin/workspaces/:id", admin(s.adminWorkspaceDelete))
-	m.handle(http.MethodGet, "/admin/organizations", admin(s.adminOrgList))
-	m.handle(http.MethodGet, "/admin/organizations/:name", admin(s.adminOrgRead))
-	m.handle(http.MethodPatch, "/admin/organizations/:name", admin(s.adminOrgUpdate))
-	m.handle(http.MethodDelete, "/admin/organizations/:name", admin(s.adminOrgDelete))
+	m.handle(http.MethodGet, "/admin/workspaces", adminOnly(s.adminWorkspaceList))
+	m.handle(http.MethodGet, "/admin/workspaces/:id", adminOnly(s.adminWorkspaceRead))
+	m.handle(http.MethodDelete, "/admin/workspaces/:id", adminOnly(s.adminWorkspaceDelete))
+	m.handle(http.MethodGet, "/admin/organizations", adminOnly(s.adminOrgList))
+	m.handle(http.MethodGet, "/admin/organizations/:name", adminOnly(s.adminOrgRead))
+	m.handle(http.MethodPatch, "/admin/organizations/:name", adminOnly(s.adminOrgUpdate))
+	m.handle(http.MethodDelete, "/admin/organizations/:name", adminOnly(s.adminOrgDelete))
 	for _, kind := range []string{state.ConsumerKindModule, state.ConsumerKindProvider} {
 		path := "/admin/organizations/:name/relationships/" + kind + "-consumers"
-		m.handle(http.MethodGet, path, admin(s.adminConsumers(kind)))
-		m.handle(http.MethodPatch, path, admin(s.adminConsumersReplace(kind)))
+		m.handle(http.MethodGet, path, adminOnly(s.adminConsumers(kind)))
+		m.handle(http.MethodPatch, path, adminOnly(s.adminConsumersReplace(kind)))
 	}
 }
 
@@ -107,10 +107,10 @@ func (s *Server) adminWorkspaceList(w http.ResponseWriter, r *http.Request, _ ht
 	}
 	counts := make(map[string]int, len(list.StatusCounts))
 	for k, v := range list.StatusCounts {
-		counts[kebab(k)] = v
+		counts[kebabCase(k)] = v
 	}
 	doc.SetMeta("status-counts", counts)
-	return ok(doc)
+	return mgmtOK(doc)
 }
 
 // adminWorkspace loads a workspace with its current run, or a 404.
@@ -120,7 +120,7 @@ func (s *Server) adminWorkspace(id string) (state.AdminWorkspaceEntry, error) {
 		return state.AdminWorkspaceEntry{}, err
 	}
 	if ws == nil {
-		return state.AdminWorkspaceEntry{}, notFound("workspace", id)
+		return state.AdminWorkspaceEntry{}, mgmtNotFound("workspace", id)
 	}
 	e := state.AdminWorkspaceEntry{Workspace: ws}
 	if ws.CurrentRunID != "" {
@@ -144,7 +144,7 @@ func (s *Server) adminWorkspaceRead(w http.ResponseWriter, r *http.Request, p ht
 	if err := s.adminIncludes(doc, inc, []state.AdminWorkspaceEntry{e}); err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(doc)
+	return mgmtOK(doc)
 }
 
 func (s *Server) adminWorkspaceDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -155,7 +155,7 @@ func (s *Server) adminWorkspaceDelete(w http.ResponseWriter, r *http.Request, p 
 	if _, err := s.propose(w, r, state.WorkspaceDeleteRequestType, &state.WorkspaceDeleteRequest{ID: e.Workspace.ID}); err != nil {
 		return mgmtResult{}, err
 	}
-	return noContent()
+	return mgmtNoContent()
 }
 
 // adminOrgResource renders an organization with its owners, and includes
@@ -210,7 +210,7 @@ func (s *Server) adminOrgList(w http.ResponseWriter, r *http.Request, _ httprout
 	doc.Data = items
 	jsonapi.Paginate(doc, r, page, list.Matching)
 	doc.SetMeta("status-counts", map[string]int{"total": list.Matching, "active": list.Active, "disabled": list.Disabled})
-	return ok(doc)
+	return mgmtOK(doc)
 }
 
 // adminOrg loads organization name, or a 404.
@@ -220,7 +220,7 @@ func (s *Server) adminOrg(name string) (*state.Organization, error) {
 		return nil, err
 	}
 	if o == nil {
-		return nil, notFound("organization", name)
+		return nil, mgmtNotFound("organization", name)
 	}
 	return o, nil
 }
@@ -248,7 +248,7 @@ func (s *Server) adminOrgRead(w http.ResponseWriter, r *http.Request, p httprout
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(doc)
+	return mgmtOK(doc)
 }
 
 // adminOrgExpect: data.type may be left out (go-tfe sends the admin
@@ -297,7 +297,7 @@ func (s *Server) adminOrgUpdate(w http.ResponseWriter, r *http.Request, p httpro
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(doc)
+	return mgmtOK(doc)
 }
 
 func (s *Server) adminOrgDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -329,7 +329,7 @@ func (s *Server) adminConsumers(kind string) mgmtHandler {
 			}
 			items = append(items, res)
 		}
-		return ok(listDoc(r, items, page, list.Matching))
+		return mgmtOK(listDoc(r, items, page, list.Matching))
 	}
 }
 
@@ -359,6 +359,6 @@ func (s *Server) adminConsumersReplace(kind string) mgmtHandler {
 			&state.OrganizationConsumersReplaceRequest{Name: o.Name, Kind: kind, Consumers: names}); err != nil {
 			return mgmtResult{}, err
 		}
-		return noContent()
+		return mgmtNoContent()
 	}
 }

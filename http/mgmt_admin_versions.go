@@ -20,11 +20,11 @@ func (m *mgmtRouter) adminVersionRoutes() {
 	s := m.s
 	for family, typ := range versionFamilies {
 		base := "/admin/" + typ
-		m.handle(http.MethodGet, base, admin(s.versionList(family)))
-		m.handle(http.MethodPost, base, admin(s.versionCreate(family)))
-		m.handle(http.MethodGet, base+"/:id", admin(s.versionRead(family)))
-		m.handle(http.MethodPatch, base+"/:id", admin(s.versionUpdate(family)))
-		m.handle(http.MethodDelete, base+"/:id", admin(s.versionDelete(family)))
+		m.handle(http.MethodGet, base, adminOnly(s.versionList(family)))
+		m.handle(http.MethodPost, base, adminOnly(s.versionCreate(family)))
+		m.handle(http.MethodGet, base+"/:id", adminOnly(s.versionRead(family)))
+		m.handle(http.MethodPatch, base+"/:id", adminOnly(s.versionUpdate(family)))
+		m.handle(http.MethodDelete, base+"/:id", adminOnly(s.versionDelete(family)))
 	}
 }
 
@@ -46,7 +46,7 @@ func (s *Server) versionList(family string) mgmtHandler {
 		for i, e := range list.Items {
 			items[i] = toolVersionResource(e.Version, e.Usage)
 		}
-		return ok(listDoc(r, items, page, list.Matching))
+		return mgmtOK(listDoc(r, items, page, list.Matching))
 	}
 }
 
@@ -101,7 +101,7 @@ func (s *Server) versionCreate(family string) mgmtHandler {
 		if err != nil {
 			return mgmtResult{}, err
 		}
-		return created(jsonapi.One(toolVersionResource(resp.(*state.ToolVersion), 0)))
+		return mgmtCreated(jsonapi.One(toolVersionResource(resp.(*state.ToolVersion), 0)))
 	}
 }
 
@@ -112,7 +112,7 @@ func (s *Server) version(family, id string) (*state.ToolVersion, int, error) {
 		return nil, 0, err
 	}
 	if tv == nil {
-		return nil, 0, notFound(family+" version", id)
+		return nil, 0, mgmtNotFound(family+" version", id)
 	}
 	usage, err := s.store.ToolVersionUsage(nil, tv)
 	return tv, usage, err
@@ -124,7 +124,7 @@ func (s *Server) versionRead(family string) mgmtHandler {
 		if err != nil {
 			return mgmtResult{}, err
 		}
-		return ok(jsonapi.One(toolVersionResource(tv, usage)))
+		return mgmtOK(jsonapi.One(toolVersionResource(tv, usage)))
 	}
 }
 
@@ -153,7 +153,7 @@ func (s *Server) versionUpdate(family string) mgmtHandler {
 		if err != nil {
 			return mgmtResult{}, err
 		}
-		return ok(jsonapi.One(toolVersionResource(updated, usage)))
+		return mgmtOK(jsonapi.One(toolVersionResource(updated, usage)))
 	}
 }
 
@@ -166,6 +166,6 @@ func (s *Server) versionDelete(family string) mgmtHandler {
 		if _, err := s.propose(w, r, state.ToolVersionDeleteRequestType, &state.ToolVersionDeleteRequest{ID: tv.ID, Family: family}); err != nil {
 			return mgmtResult{}, err
 		}
-		return noContent()
+		return mgmtNoContent()
 	}
 }

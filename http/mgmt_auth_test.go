@@ -19,7 +19,7 @@ func TestMgmtAuthentication(t *testing.T) {
 
 	m.fail("", "GET", "/organizations", nil, 401, "", "token is required")
 	m.fail("not-a-token", "GET", "/organizations/acme", nil, 401, "", "unknown or has expired")
-	m.fail("", "POST", "/organizations", res("organizations", map[string]any{"name": "x", "email": "a@b.c"}), 401, "")
+	m.fail("", "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "x", "email": "a@b.c"}), 401, "")
 
 	// The secret is accepted as X-Sched-Token too.
 	req := httptest.NewRequest("GET", "/api/v2/organizations/acme", nil)
@@ -32,7 +32,7 @@ func TestMgmtAuthentication(t *testing.T) {
 
 	// An expired token is a 401 once the clock passes its expiry.
 	tok := m.call(m.root, "POST", "/users/"+w.ownerID+"/authentication-tokens",
-		res("authentication-tokens", map[string]any{"expired-at": testNow.Add(2 * time.Minute).Format(time.RFC3339)}), 201).one(t)
+		mgmtBody("authentication-tokens", map[string]any{"expired-at": testNow.Add(2 * time.Minute).Format(time.RFC3339)}), 201).one(t)
 	short := tok.Attributes["token"].(string)
 	if tok.Attributes["expired-at"] != "2025-06-01T12:02:00.000Z" {
 		t.Errorf("expired-at = %v", tok.Attributes["expired-at"])
@@ -41,9 +41,9 @@ func TestMgmtAuthentication(t *testing.T) {
 	m.clock.advance(3 * time.Minute)
 	m.fail(short, "GET", "/account/details", nil, 401, "", "expired")
 	m.fail(m.root, "POST", "/users/"+w.ownerID+"/authentication-tokens",
-		res("authentication-tokens", map[string]any{"expired-at": "tomorrow"}), 422, "/data/attributes/expired-at")
+		mgmtBody("authentication-tokens", map[string]any{"expired-at": "tomorrow"}), 422, "/data/attributes/expired-at")
 	m.fail(m.root, "POST", "/users/"+w.ownerID+"/authentication-tokens",
-		res("authentication-tokens", map[string]any{"expired-at": m.clock.Now().Add(time.Second).Format(time.RFC3339)}), 422, "/data/attributes/expired-at")
+		mgmtBody("authentication-tokens", map[string]any{"expired-at": m.clock.Now().Add(time.Second).Format(time.RFC3339)}), 422, "/data/attributes/expired-at")
 
 	// A /v1 client token speaks for nobody here.
 	v1 := m.clientToken(`namespace "default" { policy = "read" }`)
@@ -77,7 +77,7 @@ func TestMgmtTeamAndOrganizationTokens(t *testing.T) {
 	// manages team access, but creates no organizations.
 	p := m.project(orgSecret, "acme", "by-org-token", nil)
 	m.grant(orgSecret, w.managersTeam, p.ID, "write", nil)
-	m.fail(orgSecret, "POST", "/organizations", res("organizations", map[string]any{"name": "new", "email": "a@b.c"}), 403, "")
+	m.fail(orgSecret, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "new", "email": "a@b.c"}), 403, "")
 	m.fail(orgSecret, "GET", "/account/details", nil, 404, "")
 	// Regenerating replaces the previous token.
 	again := m.call(w.owner, "POST", "/organizations/acme/authentication-token", nil, 201).one(t).Attributes["token"].(string)
@@ -99,7 +99,7 @@ func TestMgmtTeamAndOrganizationTokens(t *testing.T) {
 	if ids := m.call(readersSecret, "GET", "/organizations/acme/projects", nil, 200).ids(t); len(ids) != 1 || ids[0] != w.appProject {
 		t.Errorf("readers team token sees %v", ids)
 	}
-	m.fail(readersSecret, "POST", "/organizations/acme/projects", res("projects", map[string]any{"name": "nope"}), 403, "")
+	m.fail(readersSecret, "POST", "/organizations/acme/projects", mgmtBody("projects", map[string]any{"name": "nope"}), 403, "")
 	m.fail(w.outsider, "POST", "/teams/"+w.readersTeam+"/authentication-token", nil, 404, "")
 	m.fail(w.manager, "POST", "/teams/"+w.readersTeam+"/authentication-token", nil, 404, "") // secret team, not his
 	// Deleting the team revokes its token.
@@ -116,7 +116,7 @@ func TestMgmtPing(t *testing.T) {
 	}
 }
 
-// The rate limit: a token bucket per token (default 30 per second), with
+// The rate limit: a token rateBucket per token (default 30 per second), with
 // an injected clock.
 func TestMgmtRateLimit(t *testing.T) {
 	m := newMgmtHarness(t, 3)
@@ -139,19 +139,19 @@ func TestMgmtRateLimit(t *testing.T) {
 	if reset := rec.Header().Get(HeaderRateLimitReset); reset != "0.333" || rec.Header().Get("Retry-After") != "1" {
 		t.Errorf("reset = %q, Retry-After = %q", reset, rec.Header().Get("Retry-After"))
 	}
-	// Another token has its own bucket.
+	// Another token has its own rateBucket.
 	m.call(bob, "GET", "/account/details", nil, 200)
 	// One token's worth of time later, one more request passes.
 	m.clock.advance(334 * time.Millisecond)
 	m.call(alice, "GET", "/account/details", nil, 200)
 	m.fail(alice, "GET", "/account/details", nil, 429, "")
-	// A full second refills the bucket, but never above its size.
+	// A full second refills the rateBucket, but never above its size.
 	m.clock.advance(10 * time.Second)
 	for range 3 {
 		m.call(alice, "GET", "/account/details", nil, 200)
 	}
 	m.fail(alice, "GET", "/account/details", nil, 429, "")
-	// Requests without a valid token share their address's bucket, and
+	// Requests without a valid token share their address's rateBucket, and
 	// are limited before they are told they are unauthorized.
 	for range 3 {
 		m.fail("", "GET", "/organizations", nil, 401, "")
@@ -190,7 +190,7 @@ func TestMgmtAdminPathsHiddenFromNonAdmins(t *testing.T) {
 		}
 		adminRoutes++
 		path := strings.NewReplacer(":id", "x", ":name", "acme", ":user", w.ownerID).Replace(rt.Path)
-		m.on(t).fail(w.owner, rt.Method, path, res("x", nil), 404, "")
+		m.on(t).fail(w.owner, rt.Method, path, mgmtBody("x", nil), 404, "")
 		m.on(t).fail("", rt.Method, path, nil, 401, "")
 	}
 	if adminRoutes < 20 {

@@ -44,7 +44,7 @@ func benchOrg(b *testing.B, m *mgmtHarness, n int) (owner, reader string) {
 }
 
 // latencies runs get b.N times and reports the p50 and p99 in ms.
-func latencies(b *testing.B, get func() int) {
+func mgmtLatencies(b *testing.B, get func() int) {
 	b.Helper()
 	d := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -77,7 +77,7 @@ func BenchmarkMgmtProjectList10k(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			url := ts.URL + "/api/v2/organizations/acme/projects" + c.query
-			latencies(b, func() int {
+			mgmtLatencies(b, func() int {
 				req, _ := http.NewRequest("GET", url, nil)
 				req.Header.Set("Authorization", "Bearer "+c.secret)
 				resp, err := client.Do(req)

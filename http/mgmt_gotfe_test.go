@@ -126,7 +126,7 @@ func tfeClient(t *testing.T, ts *httptest.Server, secret string) *tfe.Client {
 	return c
 }
 
-func ptr[T any](v T) *T { return &v }
+func tfePtr[T any](v T) *T { return &v }
 
 func TestMgmtGoTFEProjects(t *testing.T) {
 	m := newMgmtHarness(t)
@@ -138,11 +138,11 @@ func TestMgmtGoTFEProjects(t *testing.T) {
 
 	p, err := c.Projects.Create(ctx, w.org, tfe.ProjectCreateOptions{
 		Name:                        "platform",
-		Description:                 ptr("the platform team's"),
+		Description:                 tfePtr("the platform team's"),
 		AutoDestroyActivityDuration: hjsonapi.NewNullableAttrWithValue("14d"),
 		TagBindings:                 []*tfe.TagBinding{{Key: "env", Value: "prod"}, {Key: "team", Value: "core"}},
-		DefaultExecutionMode:        ptr("local"),
-		SettingOverwrites:           &tfe.ProjectSettingOverwrites{ExecutionMode: ptr(true), AgentPool: ptr(false)},
+		DefaultExecutionMode:        tfePtr("local"),
+		SettingOverwrites:           &tfe.ProjectSettingOverwrites{ExecutionMode: tfePtr(true), AgentPool: tfePtr(false)},
 	})
 	if err != nil {
 		t.Fatalf("create: %v", err)
@@ -186,7 +186,7 @@ func TestMgmtGoTFEProjects(t *testing.T) {
 		t.Errorf("list filter[names] page 2 = %d items, %+v", len(list.Items), list.Pagination)
 	}
 
-	upd, err := c.Projects.Update(ctx, p.ID, tfe.ProjectUpdateOptions{Name: ptr("platform-2"), AutoDestroyActivityDuration: hjsonapi.NewNullNullableAttr[string]()})
+	upd, err := c.Projects.Update(ctx, p.ID, tfe.ProjectUpdateOptions{Name: tfePtr("platform-2"), AutoDestroyActivityDuration: hjsonapi.NewNullNullableAttr[string]()})
 	if err != nil {
 		t.Fatalf("update: %v", err)
 	}
@@ -241,10 +241,10 @@ func TestMgmtGoTFETeamProjects(t *testing.T) {
 		Team:    &tfe.Team{ID: devs},
 		Project: &tfe.Project{ID: w.appProject},
 		ProjectAccess: &tfe.TeamProjectAccessProjectPermissionsOptions{
-			Settings: ptr(tfe.ProjectSettingsPermissionUpdate), VariableSets: ptr(tfe.ProjectVariableSetsPermissionWrite)},
+			Settings: tfePtr(tfe.ProjectSettingsPermissionUpdate), VariableSets: tfePtr(tfe.ProjectVariableSetsPermissionWrite)},
 		WorkspaceAccess: &tfe.TeamProjectAccessWorkspacePermissionsOptions{
-			Runs: ptr(tfe.WorkspaceRunsPermissionPlan), SentinelMocks: ptr(tfe.WorkspaceSentinelMocksPermissionRead),
-			Locking: ptr(true), PolicyOverrides: ptr(true)},
+			Runs: tfePtr(tfe.WorkspaceRunsPermissionPlan), SentinelMocks: tfePtr(tfe.WorkspaceSentinelMocksPermissionRead),
+			Locking: tfePtr(true), PolicyOverrides: tfePtr(true)},
 	})
 	if err != nil {
 		t.Fatalf("add: %v", err)
@@ -264,7 +264,7 @@ func TestMgmtGoTFETeamProjects(t *testing.T) {
 	if err != nil || len(list.Items) != 2 || list.TotalCount != 2 {
 		t.Errorf("list = %+v, %v", list, err)
 	}
-	upd, err := c.TeamProjectAccess.Update(ctx, tpa.ID, tfe.TeamProjectAccessUpdateOptions{Access: ptr(tfe.TeamProjectAccessMaintain)})
+	upd, err := c.TeamProjectAccess.Update(ctx, tpa.ID, tfe.TeamProjectAccessUpdateOptions{Access: tfePtr(tfe.TeamProjectAccessMaintain)})
 	if err != nil {
 		t.Fatalf("update: %v", err)
 	}
@@ -315,9 +315,9 @@ func TestMgmtGoTFEAdmin(t *testing.T) {
 		t.Errorf("admin orgs = %+v", orgs.Items)
 	}
 	upd, err := c.Admin.Organizations.Update(ctx, w.org, tfe.AdminOrganizationUpdateOptions{
-		AccessBetaTools: ptr(true), IsDisabled: ptr(false), ApplyTimeout: ptr("12h"),
-		TerraformBuildWorkerPlanTimeout: ptr("90m"), TerraformWorkerSudoEnabled: true, WorkspaceLimit: ptr(5),
-		GlobalModuleSharing: ptr(true)})
+		AccessBetaTools: tfePtr(true), IsDisabled: tfePtr(false), ApplyTimeout: tfePtr("12h"),
+		TerraformBuildWorkerPlanTimeout: tfePtr("90m"), TerraformWorkerSudoEnabled: true, WorkspaceLimit: tfePtr(5),
+		GlobalModuleSharing: tfePtr(true)})
 	if err != nil {
 		t.Fatalf("update org: %v", err)
 	}
@@ -357,7 +357,7 @@ func TestMgmtGoTFEAdmin(t *testing.T) {
 	// Tool and policy versions.
 	sha := strings.Repeat("a", 64)
 	tv, err := c.Admin.TerraformVersions.Create(ctx, tfe.AdminTerraformVersionCreateOptions{
-		Version: ptr("1.9.0"), Enabled: ptr(true), Deprecated: ptr(false),
+		Version: tfePtr("1.9.0"), Enabled: tfePtr(true), Deprecated: tfePtr(false),
 		Archs: []*tfe.ToolVersionArchitecture{{URL: "https://example.com/tool_1.9.0_linux_amd64.zip", Sha: sha, OS: "linux", Arch: "amd64"},
 			{URL: "https://example.com/tool_1.9.0_linux_arm64.zip", Sha: sha, OS: "linux", Arch: "arm64"}}})
 	if err != nil {
@@ -371,14 +371,14 @@ func TestMgmtGoTFEAdmin(t *testing.T) {
 	if err != nil || len(tvl.Items) != 1 || tvl.Items[0].ID != tv.ID {
 		t.Errorf("tool versions filter[version] = %+v, %v", tvl, err)
 	}
-	tvu, err := c.Admin.TerraformVersions.Update(ctx, tv.ID, tfe.AdminTerraformVersionUpdateOptions{Deprecated: ptr(true), DeprecatedReason: ptr("use 1.10")})
+	tvu, err := c.Admin.TerraformVersions.Update(ctx, tv.ID, tfe.AdminTerraformVersionUpdateOptions{Deprecated: tfePtr(true), DeprecatedReason: tfePtr("use 1.10")})
 	if err != nil || !tvu.Deprecated || tvu.DeprecatedReason == nil || *tvu.DeprecatedReason != "use 1.10" || tvu.Version != "1.9.0" {
 		t.Errorf("updated tool version = %+v, %v", tvu, err)
 	}
 	if err := c.Admin.TerraformVersions.Delete(ctx, tv.ID); err != nil {
 		t.Fatalf("delete tool version: %v", err)
 	}
-	pv, err := c.Admin.SentinelVersions.Create(ctx, tfe.AdminSentinelVersionCreateOptions{Version: "0.24.0", URL: "https://example.com/policy_0.24.0.zip", SHA: sha, Official: ptr(true)})
+	pv, err := c.Admin.SentinelVersions.Create(ctx, tfe.AdminSentinelVersionCreateOptions{Version: "0.24.0", URL: "https://example.com/policy_0.24.0.zip", SHA: sha, Official: tfePtr(true)})
 	if err != nil {
 		t.Fatalf("create policy version: %v", err)
 	}

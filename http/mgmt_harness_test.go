@@ -231,7 +231,7 @@ func (m *mgmtHarness) fail(secret, method, path string, body any, status int, po
 }
 
 // res builds a request document: {data: {type, attributes, relationships}}.
-func res(typ string, attrs map[string]any, rels ...any) map[string]any {
+func mgmtBody(typ string, attrs map[string]any, rels ...any) map[string]any {
 	data := map[string]any{"type": typ}
 	if attrs != nil {
 		data["attributes"] = attrs
@@ -247,7 +247,7 @@ func res(typ string, attrs map[string]any, rels ...any) map[string]any {
 }
 
 // rel is a to-one relationship object.
-func rel(typ, id string) map[string]any {
+func mgmtRel(typ, id string) map[string]any {
 	return map[string]any{"data": map[string]any{"type": typ, "id": id}}
 }
 
@@ -255,7 +255,7 @@ func rel(typ, id string) map[string]any {
 // returns both.
 func (m *mgmtHarness) user(name string) (id, secret string) {
 	m.t.Helper()
-	u := m.call(m.root, "POST", "/admin/users", res("users", map[string]any{"username": name, "email": name + "@example.com"}), 201).one(m.t)
+	u := m.call(m.root, "POST", "/admin/users", mgmtBody("users", map[string]any{"username": name, "email": name + "@example.com"}), 201).one(m.t)
 	tok := m.call(m.root, "POST", "/users/"+u.ID+"/authentication-tokens", nil, 201).one(m.t)
 	return u.ID, tok.Attributes["token"].(string)
 }
@@ -263,7 +263,7 @@ func (m *mgmtHarness) user(name string) (id, secret string) {
 // org creates an organization owned by the user of secret.
 func (m *mgmtHarness) org(secret, name string) testRes {
 	m.t.Helper()
-	return m.call(secret, "POST", "/organizations", res("organizations", map[string]any{"name": name, "email": "ops@" + name + ".example"}), 201).one(m.t)
+	return m.call(secret, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": name, "email": "ops@" + name + ".example"}), 201).one(m.t)
 }
 
 // team creates a team with organization-access access (may be nil) and
@@ -274,7 +274,7 @@ func (m *mgmtHarness) team(secret, org, name, visibility string, access map[stri
 	if access != nil {
 		attrs["organization-access"] = access
 	}
-	id := m.call(secret, "POST", "/organizations/"+org+"/teams", res("teams", attrs), 201).one(m.t).ID
+	id := m.call(secret, "POST", "/organizations/"+org+"/teams", mgmtBody("teams", attrs), 201).one(m.t).ID
 	if len(members) > 0 {
 		var data []map[string]any
 		for _, u := range members {
@@ -298,7 +298,7 @@ func (m *mgmtHarness) project(secret, org, name string, attrs map[string]any) te
 	for k, v := range attrs {
 		a[k] = v
 	}
-	return m.call(secret, "POST", "/organizations/"+org+"/projects", res("projects", a), 201).one(m.t)
+	return m.call(secret, "POST", "/organizations/"+org+"/projects", mgmtBody("projects", a), 201).one(m.t)
 }
 
 // workspace creates a workspace, in project (or the Default Project when
@@ -311,9 +311,9 @@ func (m *mgmtHarness) workspace(secret, org, name, project string, attrs map[str
 	}
 	var rels []any
 	if project != "" {
-		rels = []any{"project", rel("projects", project)}
+		rels = []any{"project", mgmtRel("projects", project)}
 	}
-	return m.call(secret, "POST", "/organizations/"+org+"/workspaces", res("workspaces", a, rels...), 201).one(m.t)
+	return m.call(secret, "POST", "/organizations/"+org+"/workspaces", mgmtBody("workspaces", a, rels...), 201).one(m.t)
 }
 
 // grant gives team access to project and returns the record's id.
@@ -323,13 +323,13 @@ func (m *mgmtHarness) grant(secret, team, project, access string, attrs map[stri
 	for k, v := range attrs {
 		a[k] = v
 	}
-	return m.call(secret, "POST", "/team-projects", res("team-projects", a, "project", rel("projects", project), "team", rel("teams", team)), 200).one(m.t).ID
+	return m.call(secret, "POST", "/team-projects", mgmtBody("team-projects", a, "project", mgmtRel("projects", project), "team", mgmtRel("teams", team)), 200).one(m.t).ID
 }
 
 // world is a small organization used by many tests: an owner, a member
 // with Manage projects, a member with read access to one project through
 // a secret team, and an outsider.
-type world struct {
+type mgmtWorld struct {
 	org                              string
 	owner, manager, reader, outsider string // secrets
 	ownerID, managerID, readerID     string
@@ -337,9 +337,9 @@ type world struct {
 	defaultProject, appProject       string
 }
 
-func (m *mgmtHarness) world() *world {
+func (m *mgmtHarness) world() *mgmtWorld {
 	m.t.Helper()
-	w := &world{org: "acme"}
+	w := &mgmtWorld{org: "acme"}
 	w.ownerID, w.owner = m.user("olivia")
 	w.managerID, w.manager = m.user("manny")
 	w.readerID, w.reader = m.user("rita")

@@ -38,7 +38,7 @@ func (s *Server) orgAuthority(c *mgmtCall, name string) (*state.OrgAuthority, er
 		return nil, err
 	}
 	if !a.CanAccess() {
-		return nil, notFound("organization", name)
+		return nil, mgmtNotFound("organization", name)
 	}
 	return a, nil
 }
@@ -60,12 +60,12 @@ func (s *Server) orgList(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		}
 		items = append(items, organizationResource(o, a))
 	}
-	return ok(listDoc(r, items, page, list.Matching))
+	return mgmtOK(listDoc(r, items, page, list.Matching))
 }
 
 func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
 	if !state.CanCreateOrganization(c.caller) {
-		return mgmtResult{}, forbidden("only users and site administrators create organizations")
+		return mgmtResult{}, mgmtForbidden("only users and site administrators create organizations")
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeOrganizations})
 	if err != nil {
@@ -96,7 +96,7 @@ func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(jsonapi.One(organizationResource(org, a)))
+	return mgmtCreated(jsonapi.One(organizationResource(org, a)))
 }
 
 func (s *Server) orgRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -104,7 +104,7 @@ func (s *Server) orgRead(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(organizationResource(a.Organization, a)))
+	return mgmtOK(jsonapi.One(organizationResource(a.Organization, a)))
 }
 
 // orgUpdate serves PATCH /organizations/:org. Only email changes: an
@@ -116,7 +116,7 @@ func (s *Server) orgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.
 		return mgmtResult{}, err
 	}
 	if !a.CanUpdateOrganization() {
-		return mgmtResult{}, forbidden("only owners may update organization %q", a.Organization.Name)
+		return mgmtResult{}, mgmtForbidden("only owners may update organization %q", a.Organization.Name)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeOrganizations, ID: a.Organization.Name})
 	if err != nil {
@@ -133,7 +133,7 @@ func (s *Server) orgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(organizationResource(resp.(*state.Organization), a)))
+	return mgmtOK(jsonapi.One(organizationResource(resp.(*state.Organization), a)))
 }
 
 func (s *Server) orgDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -142,7 +142,7 @@ func (s *Server) orgDelete(w http.ResponseWriter, r *http.Request, p httprouter.
 		return mgmtResult{}, err
 	}
 	if !a.CanDestroyOrganization() {
-		return mgmtResult{}, forbidden("only owners may delete organization %q", a.Organization.Name)
+		return mgmtResult{}, mgmtForbidden("only owners may delete organization %q", a.Organization.Name)
 	}
 	return s.deleteOrganization(w, r, a.Organization)
 }
@@ -162,7 +162,7 @@ func (s *Server) deleteOrganization(w http.ResponseWriter, r *http.Request, org 
 		subjects = append(subjects, state.TokenSubject{Kind: state.SubjectKindTeam, ID: t.ID})
 	}
 	s.revokeTokens(w, r, subjects...)
-	return noContent()
+	return mgmtNoContent()
 }
 
 // orgTokenCreate serves POST /organizations/:org/authentication-token:
@@ -173,7 +173,7 @@ func (s *Server) orgTokenCreate(w http.ResponseWriter, r *http.Request, p httpro
 		return mgmtResult{}, err
 	}
 	if !a.Owner {
-		return mgmtResult{}, forbidden("only owners may manage the token of organization %q", a.Organization.Name)
+		return mgmtResult{}, mgmtForbidden("only owners may manage the token of organization %q", a.Organization.Name)
 	}
 	req, err := s.readTokenRequest(r)
 	if err != nil {
@@ -183,7 +183,7 @@ func (s *Server) orgTokenCreate(w http.ResponseWriter, r *http.Request, p httpro
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(jsonapi.One(tokenResource(tok, secret)))
+	return mgmtCreated(jsonapi.One(tokenResource(tok, secret)))
 }
 
 func (s *Server) orgTokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -192,12 +192,12 @@ func (s *Server) orgTokenDelete(w http.ResponseWriter, r *http.Request, p httpro
 		return mgmtResult{}, err
 	}
 	if !a.Owner {
-		return mgmtResult{}, forbidden("only owners may manage the token of organization %q", a.Organization.Name)
+		return mgmtResult{}, mgmtForbidden("only owners may manage the token of organization %q", a.Organization.Name)
 	}
 	if err := s.deleteSubjectTokens(w, r, state.TokenSubject{Kind: state.SubjectKindOrganization, ID: a.Organization.ExternalID}); err != nil {
 		return mgmtResult{}, err
 	}
-	return noContent()
+	return mgmtNoContent()
 }
 
 // orgStacks serves GET /organizations/:org/stacks: sched has no stacks,
@@ -211,5 +211,5 @@ func (s *Server) orgStacks(w http.ResponseWriter, r *http.Request, p httprouter.
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(listDoc(r, nil, page, 0))
+	return mgmtOK(listDoc(r, nil, page, 0))
 }

@@ -39,7 +39,7 @@ func (s *Server) policySetList(w http.ResponseWriter, r *http.Request, p httprou
 	for _, ps := range pageSlice(sets, page) {
 		items = append(items, policySetResource(ps))
 	}
-	return ok(listDoc(r, items, page, len(sets)))
+	return mgmtOK(listDoc(r, items, page, len(sets)))
 }
 
 func readPolicySetPatch(o *jsonapi.ResourceObject) state.PolicySetPatch {
@@ -60,7 +60,7 @@ func (s *Server) policySetCreate(w http.ResponseWriter, r *http.Request, p httpr
 		return mgmtResult{}, err
 	}
 	if !a.CanManagePolicies() {
-		return mgmtResult{}, forbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
+		return mgmtResult{}, mgmtForbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typePolicySets})
 	if err != nil {
@@ -75,7 +75,7 @@ func (s *Server) policySetCreate(w http.ResponseWriter, r *http.Request, p httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(jsonapi.One(policySetResource(resp.(*state.PolicySet))))
+	return mgmtCreated(jsonapi.One(policySetResource(resp.(*state.PolicySet))))
 }
 
 // visiblePolicySet loads a policy set with the caller's authority, or a
@@ -86,14 +86,14 @@ func (s *Server) visiblePolicySet(c *mgmtCall, id string) (*state.PolicySet, *st
 		return nil, nil, err
 	}
 	if ps == nil {
-		return nil, nil, notFound("policy set", id)
+		return nil, nil, mgmtNotFound("policy set", id)
 	}
 	a, err := s.store.OrgAuthorityFor(nil, c.caller, ps.OrganizationName)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !a.CanAccess() {
-		return nil, nil, notFound("policy set", id)
+		return nil, nil, mgmtNotFound("policy set", id)
 	}
 	return ps, a, nil
 }
@@ -103,7 +103,7 @@ func (s *Server) policySetRead(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(policySetResource(ps)))
+	return mgmtOK(jsonapi.One(policySetResource(ps)))
 }
 
 func (s *Server) policySetUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -112,7 +112,7 @@ func (s *Server) policySetUpdate(w http.ResponseWriter, r *http.Request, p httpr
 		return mgmtResult{}, err
 	}
 	if !a.CanManagePolicies() {
-		return mgmtResult{}, forbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
+		return mgmtResult{}, mgmtForbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typePolicySets, ID: ps.ID})
 	if err != nil {
@@ -126,7 +126,7 @@ func (s *Server) policySetUpdate(w http.ResponseWriter, r *http.Request, p httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(policySetResource(resp.(*state.PolicySet))))
+	return mgmtOK(jsonapi.One(policySetResource(resp.(*state.PolicySet))))
 }
 
 func (s *Server) policySetDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -135,10 +135,10 @@ func (s *Server) policySetDelete(w http.ResponseWriter, r *http.Request, p httpr
 		return mgmtResult{}, err
 	}
 	if !a.CanManagePolicies() {
-		return mgmtResult{}, forbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
+		return mgmtResult{}, mgmtForbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
 	}
 	if _, err := s.propose(w, r, state.PolicySetDeleteRequestType, &state.PolicySetDeleteRequest{ID: ps.ID}); err != nil {
 		return mgmtResult{}, err
 	}
-	return noContent()
+	return mgmtNoContent()
 }

@@ -50,7 +50,7 @@ func (s *Server) visibleProject(c *mgmtCall, id string) (*state.Project, *state.
 		return nil, nil, pa, err
 	}
 	if p == nil || !pa.Visible {
-		return nil, nil, pa, notFound("project", id)
+		return nil, nil, pa, mgmtNotFound("project", id)
 	}
 	return p, a, pa, nil
 }
@@ -107,7 +107,7 @@ func (s *Server) projectList(w http.ResponseWriter, r *http.Request, p httproute
 	doc := listDoc(r, items, page, list.Matching)
 	doc.Include(included...)
 	doc.SetMeta("status-counts", map[string]int{"total": list.Total, "matching": list.Matching})
-	return ok(doc)
+	return mgmtOK(doc)
 }
 
 // flagParam reports whether a filter that takes no value is on: present
@@ -192,7 +192,7 @@ func (s *Server) projectCreate(w http.ResponseWriter, r *http.Request, p httprou
 		return mgmtResult{}, err
 	}
 	if !a.CanCreateProject() {
-		return mgmtResult{}, forbidden("not allowed to create projects in organization %q", a.Organization.Name)
+		return mgmtResult{}, mgmtForbidden("not allowed to create projects in organization %q", a.Organization.Name)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeProjects})
 	if err != nil {
@@ -216,7 +216,7 @@ func (s *Server) projectCreate(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(doc)
+	return mgmtCreated(doc)
 }
 
 func (s *Server) projectRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -232,7 +232,7 @@ func (s *Server) projectRead(w http.ResponseWriter, r *http.Request, p httproute
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(doc)
+	return mgmtOK(doc)
 }
 
 // projectUpdate serves PATCH /projects/:project. Attributes left out keep
@@ -244,7 +244,7 @@ func (s *Server) projectUpdate(w http.ResponseWriter, r *http.Request, p httprou
 		return mgmtResult{}, err
 	}
 	if !pa.CanUpdate() {
-		return mgmtResult{}, forbidden("not allowed to update project %q", proj.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to update project %q", proj.ID)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeProjects, ID: proj.ID})
 	if err != nil {
@@ -270,7 +270,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *mgmtCa
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(doc)
+	return mgmtOK(doc)
 }
 
 func (s *Server) projectDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -279,12 +279,12 @@ func (s *Server) projectDelete(w http.ResponseWriter, r *http.Request, p httprou
 		return mgmtResult{}, err
 	}
 	if !pa.CanDestroy() {
-		return mgmtResult{}, forbidden("not allowed to delete project %q", proj.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to delete project %q", proj.ID)
 	}
 	if _, err := s.propose(w, r, state.ProjectDeleteRequestType, &state.ProjectDeleteRequest{ID: proj.ID}); err != nil {
 		return mgmtResult{}, err
 	}
-	return noContent()
+	return mgmtNoContent()
 }
 
 // projectMoveWorkspaces serves POST /projects/:project/relationships/
@@ -297,7 +297,7 @@ func (s *Server) projectMoveWorkspaces(w http.ResponseWriter, r *http.Request, p
 		return mgmtResult{}, err
 	}
 	if proj == nil || !a.CanAccess() {
-		return mgmtResult{}, notFound("project", id)
+		return mgmtResult{}, mgmtNotFound("project", id)
 	}
 	doc, err := readDoc(r)
 	if err != nil {
@@ -319,7 +319,7 @@ func (s *Server) projectMoveWorkspaces(w http.ResponseWriter, r *http.Request, p
 			return mgmtResult{}, err
 		}
 	}
-	return noContent()
+	return mgmtNoContent()
 }
 
 // projectTagBindings serves GET /projects/:project/tag-bindings and
@@ -330,7 +330,7 @@ func (s *Server) projectTagBindings(typ string) mgmtHandler {
 		if err != nil {
 			return mgmtResult{}, err
 		}
-		return ok(jsonapi.Many(tagBindingResources(proj, typ)))
+		return mgmtOK(jsonapi.Many(tagBindingResources(proj, typ)))
 	}
 }
 
@@ -344,7 +344,7 @@ func (s *Server) projectAddTagBindings(w http.ResponseWriter, r *http.Request, p
 		return mgmtResult{}, err
 	}
 	if !pa.CanUpdate() {
-		return mgmtResult{}, forbidden("not allowed to update project %q", proj.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to update project %q", proj.ID)
 	}
 	doc, err := readDoc(r)
 	if err != nil {
@@ -374,5 +374,5 @@ func (s *Server) projectAddTagBindings(w http.ResponseWriter, r *http.Request, p
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.Many(tagBindingResources(updated, typeTagBindings)))
+	return mgmtOK(jsonapi.Many(tagBindingResources(updated, typeTagBindings)))
 }

@@ -15,7 +15,7 @@ func TestMgmtProjectCreate(t *testing.T) {
 	m := newMgmtHarness(t)
 	w := m.world()
 
-	doc := m.call(w.owner, "POST", "/organizations/acme/projects", res("projects", map[string]any{
+	doc := m.call(w.owner, "POST", "/organizations/acme/projects", mgmtBody("projects", map[string]any{
 		"name": "web", "description": "the web tier", "auto-destroy-activity-duration": "14d"}), 201)
 	p := doc.one(t)
 	if !strings.HasPrefix(p.ID, "prj-") || p.Type != "projects" || p.Attributes["name"] != "web" ||
@@ -38,9 +38,9 @@ func TestMgmtProjectCreate(t *testing.T) {
 	// Who may create (spec §5.2): owners and Manage projects; other
 	// members 403; non-members and unknown organizations 404.
 	m.project(w.manager, "acme", "by-manager", nil)
-	m.fail(w.reader, "POST", "/organizations/acme/projects", res("projects", map[string]any{"name": "nope"}), 403, "")
-	m.fail(w.outsider, "POST", "/organizations/acme/projects", res("projects", map[string]any{"name": "nope"}), 404, "")
-	m.fail(w.owner, "POST", "/organizations/nowhere/projects", res("projects", map[string]any{"name": "nope"}), 404, "")
+	m.fail(w.reader, "POST", "/organizations/acme/projects", mgmtBody("projects", map[string]any{"name": "nope"}), 403, "")
+	m.fail(w.outsider, "POST", "/organizations/acme/projects", mgmtBody("projects", map[string]any{"name": "nope"}), 404, "")
+	m.fail(w.owner, "POST", "/organizations/nowhere/projects", mgmtBody("projects", map[string]any{"name": "nope"}), 404, "")
 }
 
 // Bad bodies are answered before anything is proposed, naming the
@@ -54,7 +54,7 @@ func TestMgmtProjectBadBodies(t *testing.T) {
 		for i := 0; i+1 < len(kv); i += 2 {
 			a[kv[i].(string)] = kv[i+1]
 		}
-		return res("projects", a)
+		return mgmtBody("projects", a)
 	}
 	name := "/data/attributes/name"
 	dur := "/data/attributes/auto-destroy-activity-duration"
@@ -65,7 +65,7 @@ func TestMgmtProjectBadBodies(t *testing.T) {
 		pointer string
 		words   []string
 	}{
-		{"wrong type", res("workspaces", map[string]any{"name": "x1x"}), 409, "/data/type", []string{`"workspaces"`}},
+		{"wrong type", mgmtBody("workspaces", map[string]any{"name": "x1x"}), 409, "/data/type", []string{`"workspaces"`}},
 		{"no type", map[string]any{"data": map[string]any{"attributes": map[string]any{"name": "xyz"}}}, 422, "/data/type", nil},
 		{"no data", map[string]any{"meta": 1}, 422, "/data", nil},
 		{"data not an object", map[string]any{"data": []any{}}, 422, "/data", nil},
@@ -279,20 +279,20 @@ func TestMgmtProjectShowUpdateDelete(t *testing.T) {
 	m.fail(w.owner, "GET", "/projects/prj-doesnotexist", nil, 404, "")
 
 	// Update: 403 for a member who may not; attributes left out stay.
-	m.fail(w.reader, "PATCH", path, res("projects", map[string]any{"name": "renamed"}), 403, "")
-	m.fail(w.outsider, "PATCH", path, res("projects", map[string]any{"name": "renamed"}), 404, "")
-	m.call(w.owner, "PATCH", path, res("projects", map[string]any{"description": "d", "auto-destroy-activity-duration": "3d"}), 200)
-	u := m.call(w.manager, "PATCH", path, res("projects", map[string]any{"name": "renamed"}), 200).one(t)
+	m.fail(w.reader, "PATCH", path, mgmtBody("projects", map[string]any{"name": "renamed"}), 403, "")
+	m.fail(w.outsider, "PATCH", path, mgmtBody("projects", map[string]any{"name": "renamed"}), 404, "")
+	m.call(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"description": "d", "auto-destroy-activity-duration": "3d"}), 200)
+	u := m.call(w.manager, "PATCH", path, mgmtBody("projects", map[string]any{"name": "renamed"}), 200).one(t)
 	if u.Attributes["name"] != "renamed" || u.Attributes["description"] != "d" || u.Attributes["auto-destroy-activity-duration"] != "3d" {
 		t.Errorf("updated = %v", u.Attributes)
 	}
-	u = m.call(w.owner, "PATCH", path, res("projects", map[string]any{"description": nil, "auto-destroy-activity-duration": nil}), 200).one(t)
+	u = m.call(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"description": nil, "auto-destroy-activity-duration": nil}), 200).one(t)
 	if u.Attributes["description"] != nil || u.Attributes["auto-destroy-activity-duration"] != nil {
 		t.Errorf("null clears: %v", u.Attributes)
 	}
-	m.fail(w.owner, "PATCH", path, res("projects", map[string]any{"name": "x"}), 422, "/data/attributes/name")
-	m.fail(w.owner, "PATCH", path, res("projects", map[string]any{"name": "Default project"}), 422, "/data/attributes/name", "already been taken")
-	m.fail(w.owner, "PATCH", path, res("teams", map[string]any{"name": "xyz"}), 409, "/data/type")
+	m.fail(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"name": "x"}), 422, "/data/attributes/name")
+	m.fail(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"name": "Default project"}), 422, "/data/attributes/name", "already been taken")
+	m.fail(w.owner, "PATCH", path, mgmtBody("teams", map[string]any{"name": "xyz"}), 409, "/data/type")
 	m.fail(w.owner, "PATCH", path, map[string]any{"data": map[string]any{"type": "projects", "id": "prj-other"}}, 409, "/data/id")
 
 	// Delete: 403 visible but not allowed, 404 invisible; refused while
@@ -324,7 +324,7 @@ func TestMgmtAutoDestroyInheritance(t *testing.T) {
 	if own.Attributes["auto-destroy-activity-duration"] != "3d" || own.Attributes["inherits-project-auto-destroy"] != false {
 		t.Errorf("override = %v", own.Attributes)
 	}
-	m.call(w.owner, "PATCH", "/projects/"+p.ID, res("projects", map[string]any{"auto-destroy-activity-duration": "48h"}), 200)
+	m.call(w.owner, "PATCH", "/projects/"+p.ID, mgmtBody("projects", map[string]any{"auto-destroy-activity-duration": "48h"}), 200)
 	if got := m.call(w.owner, "GET", "/workspaces/"+inherits.ID, nil, 200).one(t).Attributes["auto-destroy-activity-duration"]; got != "48h" {
 		t.Errorf("inheriting workspace after update = %v", got)
 	}
@@ -333,7 +333,7 @@ func TestMgmtAutoDestroyInheritance(t *testing.T) {
 	}
 	// Returning to inheritance takes the project's current value; moving
 	// takes the destination's.
-	back := m.call(w.owner, "PATCH", "/workspaces/"+own.ID, res("workspaces", map[string]any{"inherits-project-auto-destroy": true}), 200).one(t)
+	back := m.call(w.owner, "PATCH", "/workspaces/"+own.ID, mgmtBody("workspaces", map[string]any{"inherits-project-auto-destroy": true}), 200).one(t)
 	if back.Attributes["auto-destroy-activity-duration"] != "48h" {
 		t.Errorf("back to inheriting = %v", back.Attributes)
 	}
@@ -342,7 +342,7 @@ func TestMgmtAutoDestroyInheritance(t *testing.T) {
 	if got := m.call(w.owner, "GET", "/workspaces/"+own.ID, nil, 200).one(t).Attributes["auto-destroy-activity-duration"]; got != nil {
 		t.Errorf("moved to a project without a duration = %v", got)
 	}
-	m.fail(w.owner, "PATCH", "/workspaces/"+own.ID, res("workspaces", map[string]any{"auto-destroy-activity-duration": "0d"}), 422,
+	m.fail(w.owner, "PATCH", "/workspaces/"+own.ID, mgmtBody("workspaces", map[string]any{"auto-destroy-activity-duration": "0d"}), 422,
 		"/data/attributes/auto-destroy-activity-duration")
 }
 
@@ -383,7 +383,7 @@ func TestMgmtMoveWorkspaces(t *testing.T) {
 	m.fail(w.outsider, "POST", movePath, body(ws1), 404, "")
 	// Malformed bodies.
 	m.fail(w.owner, "POST", movePath, map[string]any{"data": []any{map[string]any{"type": "projects", "id": ws1}}}, 422, "/data/0/type")
-	m.fail(w.owner, "POST", movePath, res("workspaces", nil), 422, "/data")
+	m.fail(w.owner, "POST", movePath, mgmtBody("workspaces", nil), 422, "/data")
 	// The allowed moves.
 	m.call(w.reader, "POST", movePath, body(ws1), 204)
 	m.call(w.owner, "POST", movePath, body(ws1, ws2), 204)
@@ -395,18 +395,18 @@ func TestMgmtMoveWorkspaces(t *testing.T) {
 	}
 	// relationships.project of a workspace update moves it too, with the
 	// same rules.
-	upd := m.call(w.owner, "PATCH", "/workspaces/"+ws2, res("workspaces", nil, "project", rel("projects", src)), 200).one(t)
+	upd := m.call(w.owner, "PATCH", "/workspaces/"+ws2, mgmtBody("workspaces", nil, "project", mgmtRel("projects", src)), 200).one(t)
 	if upd.relID(t, "project") != src {
 		t.Errorf("update moved to %s", upd.relID(t, "project"))
 	}
-	m.fail(w.reader, "PATCH", "/workspaces/"+ws1, res("workspaces", nil, "project", rel("projects", w.defaultProject)), 404, "")
+	m.fail(w.reader, "PATCH", "/workspaces/"+ws1, mgmtBody("workspaces", nil, "project", mgmtRel("projects", w.defaultProject)), 404, "")
 }
 
 // Issue item 7: attributes go-tfe sends next to the spec's round-trip.
 func TestMgmtProjectClientAttributes(t *testing.T) {
 	m := newMgmtHarness(t)
 	w := m.world()
-	body := res("projects", map[string]any{"name": "tagged", "default-execution-mode": "agent", "default-agent-pool-id": "apool-1",
+	body := mgmtBody("projects", map[string]any{"name": "tagged", "default-execution-mode": "agent", "default-agent-pool-id": "apool-1",
 		"setting-overwrites": map[string]any{"default-execution-mode": true, "default-agent-pool": true}},
 		"tag-bindings", map[string]any{"data": []any{
 			map[string]any{"type": "tag-bindings", "attributes": map[string]any{"key": "env", "value": "prod"}},
@@ -441,7 +441,7 @@ func TestMgmtProjectClientAttributes(t *testing.T) {
 		map[string]any{"type": "tag-bindings", "attributes": map[string]any{"key": 5}}}}, 422, "/data/0/attributes/key")
 	m.fail(w.reader, "PATCH", "/projects/"+w.appProject+"/tag-bindings", map[string]any{"data": []any{}}, 403, "")
 	// Clearing an overwrite returns to the organization's default.
-	u := m.call(w.owner, "PATCH", "/projects/"+p.ID, res("projects", map[string]any{
+	u := m.call(w.owner, "PATCH", "/projects/"+p.ID, mgmtBody("projects", map[string]any{
 		"setting-overwrites": map[string]any{"default-execution-mode": false, "default-agent-pool": false}}), 200).one(t)
 	if u.Attributes["default-execution-mode"] != "remote" || u.attr("setting-overwrites", "default-execution-mode") != false {
 		t.Errorf("cleared = %v", u.Attributes)

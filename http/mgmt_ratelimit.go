@@ -25,8 +25,8 @@ const (
 	HeaderRateLimitReset = "X-RateLimit-Reset"
 )
 
-// rateLimiter is a token bucket per key (a token's accessor, or the
-// client's address for requests without a valid token): each bucket holds
+// rateLimiter is a token rateBucket per key (a token's accessor, or the
+// client's address for requests without a valid token): each rateBucket holds
 // up to rate tokens, refills at rate tokens per second, and a request
 // takes one. A burst of rate requests is admitted at once; a steady
 // client is held to rate per second.
@@ -40,16 +40,16 @@ type rateLimiter struct {
 	now  func() time.Time
 
 	mu      sync.Mutex
-	buckets map[string]*bucket
+	buckets map[string]*rateBucket
 }
 
-type bucket struct {
+type rateBucket struct {
 	tokens float64
 	last   time.Time
 }
 
-// maxBuckets bounds the bucket map: past it, buckets that have refilled
-// (and so hold nothing a fresh bucket would not) are dropped.
+// maxBuckets bounds the rateBucket map: past it, buckets that have refilled
+// (and so hold nothing a fresh rateBucket would not) are dropped.
 const maxBuckets = 10000
 
 // newRateLimiter returns a limiter of limit requests per second per key:
@@ -59,10 +59,10 @@ func newRateLimiter(limit float64, now func() time.Time) *rateLimiter {
 	if limit == 0 {
 		limit = DefaultManagementRateLimit
 	}
-	return &rateLimiter{rate: limit, now: now, buckets: map[string]*bucket{}}
+	return &rateLimiter{rate: limit, now: now, buckets: map[string]*rateBucket{}}
 }
 
-// take spends one token of key's bucket. It returns whether the request
+// take spends one token of key's rateBucket. It returns whether the request
 // is admitted, the whole tokens left, and how long until the next request
 // would be admitted.
 func (l *rateLimiter) take(key string) (admitted bool, remaining int, reset time.Duration) {
@@ -74,7 +74,7 @@ func (l *rateLimiter) take(key string) (admitted bool, remaining int, reset time
 		if len(l.buckets) >= maxBuckets {
 			l.sweepLocked(now)
 		}
-		b = &bucket{tokens: l.rate, last: now}
+		b = &rateBucket{tokens: l.rate, last: now}
 		l.buckets[key] = b
 	}
 	if elapsed := now.Sub(b.last); elapsed > 0 {

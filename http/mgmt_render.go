@@ -44,7 +44,7 @@ func workspacePath(w *state.Workspace) string {
 	return orgPath(w.OrganizationName) + "/workspaces/" + url.PathEscape(w.Name)
 }
 
-func self(path string) map[string]string { return map[string]string{"self": path} }
+func selfLink(path string) map[string]string { return map[string]string{"self": path} }
 
 func orgRel(name string) *jsonapi.Relationship {
 	return jsonapi.ToOne(typeOrganizations, name).Related(orgPath(name))
@@ -77,7 +77,7 @@ func organizationResource(o *state.Organization, a *state.OrgAuthority) *jsonapi
 			"default-project": jsonapi.ToOne(typeProjects, o.DefaultProjectID).Related(projectPath(o.DefaultProjectID)),
 			"owners-team":     jsonapi.ToOne(typeTeams, o.OwnersTeamID).Related(teamPath(o.OwnersTeamID)),
 		},
-		Links: self(orgPath(o.Name)),
+		Links: selfLink(orgPath(o.Name)),
 	}
 }
 
@@ -121,7 +121,7 @@ func adminOrganizationResource(o *state.Organization, owners []*state.User) *jso
 			"module-consumers":   jsonapi.LinksOnly(path + "/relationships/module-consumers"),
 			"provider-consumers": jsonapi.LinksOnly(path + "/relationships/provider-consumers"),
 		},
-		Links: self(path),
+		Links: selfLink(path),
 	}
 }
 
@@ -137,7 +137,7 @@ func userResource(u *state.User, showEmail bool) *jsonapi.Resource {
 	if showEmail {
 		attrs["email"] = u.Email
 	}
-	return &jsonapi.Resource{ID: u.ID, Type: typeUsers, Attributes: attrs, Links: self(userPath(u.ID))}
+	return &jsonapi.Resource{ID: u.ID, Type: typeUsers, Attributes: attrs, Links: selfLink(userPath(u.ID))}
 }
 
 // organizationAccessNames ties a team's organization-access attribute
@@ -194,7 +194,7 @@ func teamResource(t *state.Team, memberIDs []string, a *state.OrgAuthority) *jso
 			"organization": orgRel(t.OrganizationName),
 			"users":        jsonapi.ToMany(users),
 		},
-		Links: self(teamPath(t.ID)),
+		Links: selfLink(teamPath(t.ID)),
 	}
 }
 
@@ -289,7 +289,7 @@ func projectResource(p *state.Project, pa state.ProjectAccess, workspaces, teams
 			"tag-bindings":           jsonapi.LinksOnly(projectPath(p.ID) + "/tag-bindings"),
 			"effective-tag-bindings": jsonapi.ToMany(tagIDs).Related(projectPath(p.ID) + "/effective-tag-bindings"),
 		},
-		Links: self(projectPath(p.ID)),
+		Links: selfLink(projectPath(p.ID)),
 	}
 }
 
@@ -324,7 +324,7 @@ func teamProjectResource(tp *state.TeamProject) *jsonapi.Resource {
 			"team":    jsonapi.ToOne(typeTeams, tp.TeamID).Related(teamPath(tp.TeamID)),
 			"project": jsonapi.ToOne(typeProjects, tp.ProjectID).Related(projectPath(tp.ProjectID)),
 		},
-		Links: self(mgmtPrefix + "/team-projects/" + url.PathEscape(tp.ID)),
+		Links: selfLink(mgmtPrefix + "/team-projects/" + url.PathEscape(tp.ID)),
 	}
 }
 
@@ -354,7 +354,7 @@ func adminWorkspaceResource(w *state.Workspace) *jsonapi.Resource {
 			"organization": jsonapi.ToOne(typeOrganizations, w.OrganizationName),
 			"current-run":  jsonapi.ToOne(typeRuns, w.CurrentRunID),
 		},
-		Links: self(workspacePath(w)),
+		Links: selfLink(workspacePath(w)),
 	}
 }
 
@@ -401,7 +401,7 @@ func workspaceResource(w *state.Workspace, pa state.ProjectAccess) *jsonapi.Reso
 			"current-run":          current,
 			"latest-state-version": jsonapi.ToOne(typeStateVersions, w.LatestStateVersionID),
 		},
-		Links: self(workspacePath(w)),
+		Links: selfLink(workspacePath(w)),
 	}
 }
 
@@ -412,16 +412,17 @@ func vcsIdentifier(repo *state.WorkspaceVCSRepo) any {
 	return repo.Identifier
 }
 
-// runStatusAttr turns a run status into its attribute form: TFE writes
-// statuses with underscores in status but with dashes in keys.
-func kebab(s string) string { return strings.ReplaceAll(s, "_", "-") }
+// kebabCase turns a run status into its key form: statuses are written
+// with underscores as values (status: "plan_queued") but with dashes as
+// attribute keys (plan-queued-at, status-counts' policy-checking).
+func kebabCase(s string) string { return strings.ReplaceAll(s, "_", "-") }
 
 // runResource is a run with its status history and the actions its status
 // allows.
 func runResource(r *state.Run) *jsonapi.Resource {
 	ts := map[string]any{}
 	for status, at := range r.StatusTimestamps {
-		ts[kebab(status)+"-at"] = jsonapi.Time(at)
+		ts[kebabCase(status)+"-at"] = jsonapi.Time(at)
 	}
 	_, confirmable := state.RunActionTarget(r.Status, state.RunActionApply)
 	_, discardable := state.RunActionTarget(r.Status, state.RunActionDiscard)
@@ -445,7 +446,7 @@ func runResource(r *state.Run) *jsonapi.Resource {
 			"workspace":  jsonapi.ToOne(typeWorkspaces, r.WorkspaceID),
 			"created-by": jsonapi.ToOne(typeUsers, userIDOf(r.CreatedBy)),
 		},
-		Links: self(runPath(r.ID)),
+		Links: selfLink(runPath(r.ID)),
 	}
 }
 
@@ -474,7 +475,7 @@ func stateVersionResource(sv *state.StateVersion) *jsonapi.Resource {
 			"workspace": jsonapi.ToOne(typeWorkspaces, sv.WorkspaceID),
 			"run":       jsonapi.ToOne(typeRuns, sv.RunID),
 		},
-		Links: self(mgmtPrefix + "/state-versions/" + url.PathEscape(sv.ID)),
+		Links: selfLink(mgmtPrefix + "/state-versions/" + url.PathEscape(sv.ID)),
 	}
 }
 
@@ -496,7 +497,7 @@ func policySetResource(ps *state.PolicySet) *jsonapi.Resource {
 		Relationships: map[string]*jsonapi.Relationship{
 			"organization": orgRel(ps.OrganizationName),
 		},
-		Links: self(mgmtPrefix + "/policy-sets/" + url.PathEscape(ps.ID)),
+		Links: selfLink(mgmtPrefix + "/policy-sets/" + url.PathEscape(ps.ID)),
 	}
 }
 
@@ -535,7 +536,7 @@ func toolVersionResource(tv *state.ToolVersion, usage int) *jsonapi.Resource {
 			"created-at":        jsonapi.Time(tv.CreatedAt),
 			"archs":             archs,
 		},
-		Links: self(mgmtPrefix + "/admin/" + typ + "/" + url.PathEscape(tv.ID)),
+		Links: selfLink(mgmtPrefix + "/admin/" + typ + "/" + url.PathEscape(tv.ID)),
 	}
 }
 
@@ -566,6 +567,6 @@ func tokenResource(tok *state.ACLToken, secret string) *jsonapi.Resource {
 			"token":        jsonapi.NullString(secret),
 		},
 		Relationships: rels,
-		Links:         self(mgmtPrefix + "/authentication-tokens/" + url.PathEscape(tok.AccessorID)),
+		Links:         selfLink(mgmtPrefix + "/authentication-tokens/" + url.PathEscape(tok.AccessorID)),
 	}
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // The management API (/api/v2, spec/management-api.md). Every endpoint is
-// registered through mgmt, which wraps it with what all of them share:
+// registered through mgmtRouter.handle, which wraps it with what all of
+// them share:
 //
 //  1. the per-token rate limit (mgmt_ratelimit.go), headers on every
 //     answer and 429 past it;
@@ -55,11 +56,14 @@ type mgmtResult struct {
 	doc    any
 }
 
-func ok(doc any) (mgmtResult, error) { return mgmtResult{status: http.StatusOK, doc: doc}, nil }
-func created(doc any) (mgmtResult, error) {
+// mgmtOK, mgmtCreated and mgmtNoContent are a handler's usual answers.
+func mgmtOK(doc any) (mgmtResult, error) { return mgmtResult{status: http.StatusOK, doc: doc}, nil }
+
+func mgmtCreated(doc any) (mgmtResult, error) {
 	return mgmtResult{status: http.StatusCreated, doc: doc}, nil
 }
-func noContent() (mgmtResult, error) { return mgmtResult{status: http.StatusNoContent}, nil }
+
+func mgmtNoContent() (mgmtResult, error) { return mgmtResult{status: http.StatusNoContent}, nil }
 
 // mgmtHandler is the shape of every management-API handler.
 type mgmtHandler func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error)
@@ -368,8 +372,8 @@ func listDoc(r *http.Request, items []*jsonapi.Resource, p jsonapi.Page, total i
 
 // notFound is the 404 of a resource the caller cannot see or that does
 // not exist: the two are answered alike, so nothing leaks.
-func notFound(kind, id string) error { return state.NotFoundf("%s %q not found", kind, id) }
+func mgmtNotFound(kind, id string) error { return state.NotFoundf("%s %q not found", kind, id) }
 
 // forbidden is the 403 of an action on a visible resource the caller may
 // not take.
-func forbidden(format string, args ...any) error { return state.Forbiddenf(format, args...) }
+func mgmtForbidden(format string, args ...any) error { return state.Forbiddenf(format, args...) }

@@ -58,14 +58,14 @@ func (s *Server) runCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return mgmtResult{}, err
 	}
 	if !ws.pa.CanQueueRuns() {
-		return mgmtResult{}, forbidden("not allowed to queue runs in workspace %q", wsID)
+		return mgmtResult{}, mgmtForbidden("not allowed to queue runs in workspace %q", wsID)
 	}
 	run.WorkspaceID = ws.w.ID
 	resp, err := s.propose(w, r, state.RunCreateRequestType, &state.RunCreateRequest{Run: run})
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(jsonapi.One(runResource(resp.(*state.Run))))
+	return mgmtCreated(jsonapi.One(runResource(resp.(*state.Run))))
 }
 
 // visibleRun loads a run and its workspace, or a 404 when the caller
@@ -76,11 +76,11 @@ func (s *Server) visibleRun(c *mgmtCall, id string) (*state.Run, workspaceCtx, e
 		return nil, workspaceCtx{}, err
 	}
 	if run == nil {
-		return nil, workspaceCtx{}, notFound("run", id)
+		return nil, workspaceCtx{}, mgmtNotFound("run", id)
 	}
 	ws, err := s.visibleWorkspace(c, run.WorkspaceID)
 	if err != nil {
-		return nil, workspaceCtx{}, notFound("run", id)
+		return nil, workspaceCtx{}, mgmtNotFound("run", id)
 	}
 	return run, ws, nil
 }
@@ -90,7 +90,7 @@ func (s *Server) runRead(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(runResource(run)))
+	return mgmtOK(jsonapi.One(runResource(run)))
 }
 
 // runAction serves POST /runs/:id/actions/{apply,discard,cancel}: 202
@@ -107,7 +107,7 @@ func (s *Server) runAction(action string) mgmtHandler {
 			allowed = ws.pa.CanApplyRuns()
 		}
 		if !allowed {
-			return mgmtResult{}, forbidden("not allowed to %s runs in workspace %q", action, ws.w.ID)
+			return mgmtResult{}, mgmtForbidden("not allowed to %s runs in workspace %q", action, ws.w.ID)
 		}
 		if _, err := s.propose(w, r, state.RunActionRequestType, &state.RunActionRequest{ID: run.ID, Action: action, Now: s.now()}); err != nil {
 			return mgmtResult{}, err
@@ -130,7 +130,7 @@ func (s *Server) runList(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws
 	for _, run := range pageSlice(runs, page) {
 		items = append(items, runResource(run))
 	}
-	return ok(listDoc(r, items, page, len(runs)))
+	return mgmtOK(listDoc(r, items, page, len(runs)))
 }
 
 // stateVersionCreate serves POST /workspaces/:id/state-versions: serial
@@ -139,7 +139,7 @@ func (s *Server) runList(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws
 // files belongs to run execution.
 func (s *Server) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
 	if !ws.pa.CanWriteStateVersions() {
-		return mgmtResult{}, forbidden("not allowed to create state versions in workspace %q", ws.w.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to create state versions in workspace %q", ws.w.ID)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeStateVersions})
 	if err != nil {
@@ -171,12 +171,12 @@ func (s *Server) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *m
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(jsonapi.One(stateVersionResource(resp.(*state.StateVersion))))
+	return mgmtCreated(jsonapi.One(stateVersionResource(resp.(*state.StateVersion))))
 }
 
 func (s *Server) stateVersionList(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
 	if !ws.pa.CanReadStateOutputs() {
-		return mgmtResult{}, forbidden("not allowed to read the state versions of workspace %q", ws.w.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to read the state versions of workspace %q", ws.w.ID)
 	}
 	page, err := pageOf(r)
 	if err != nil {
@@ -190,7 +190,7 @@ func (s *Server) stateVersionList(w http.ResponseWriter, r *http.Request, c *mgm
 	for _, sv := range pageSlice(versions, page) {
 		items = append(items, stateVersionResource(sv))
 	}
-	return ok(listDoc(r, items, page, len(versions)))
+	return mgmtOK(listDoc(r, items, page, len(versions)))
 }
 
 // stateVersionSearch serves GET /state-versions?filter[workspace][name]=
@@ -210,7 +210,7 @@ func (s *Server) stateVersionSearch(w http.ResponseWriter, r *http.Request, _ ht
 		return mgmtResult{}, err
 	}
 	if found == nil {
-		return mgmtResult{}, notFound("workspace", org+"/"+name)
+		return mgmtResult{}, mgmtNotFound("workspace", org+"/"+name)
 	}
 	ws, err := s.visibleWorkspace(c, found.ID)
 	if err != nil {
@@ -221,19 +221,19 @@ func (s *Server) stateVersionSearch(w http.ResponseWriter, r *http.Request, _ ht
 
 func (s *Server) currentStateVersion(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
 	if !ws.pa.CanReadStateOutputs() {
-		return mgmtResult{}, forbidden("not allowed to read the state versions of workspace %q", ws.w.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to read the state versions of workspace %q", ws.w.ID)
 	}
 	if ws.w.LatestStateVersionID == "" {
-		return mgmtResult{}, notFound("current state version of workspace", ws.w.ID)
+		return mgmtResult{}, mgmtNotFound("current state version of workspace", ws.w.ID)
 	}
 	sv, err := s.store.StateVersionByID(nil, ws.w.LatestStateVersionID)
 	if err != nil {
 		return mgmtResult{}, err
 	}
 	if sv == nil {
-		return mgmtResult{}, notFound("state version", ws.w.LatestStateVersionID)
+		return mgmtResult{}, mgmtNotFound("state version", ws.w.LatestStateVersionID)
 	}
-	return ok(jsonapi.One(stateVersionResource(sv)))
+	return mgmtOK(jsonapi.One(stateVersionResource(sv)))
 }
 
 func (s *Server) stateVersionRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -243,11 +243,11 @@ func (s *Server) stateVersionRead(w http.ResponseWriter, r *http.Request, p http
 		return mgmtResult{}, err
 	}
 	if sv == nil {
-		return mgmtResult{}, notFound("state version", id)
+		return mgmtResult{}, mgmtNotFound("state version", id)
 	}
 	ws, err := s.visibleWorkspace(c, sv.WorkspaceID)
 	if err != nil || !ws.pa.CanReadStateOutputs() {
-		return mgmtResult{}, notFound("state version", id)
+		return mgmtResult{}, mgmtNotFound("state version", id)
 	}
-	return ok(jsonapi.One(stateVersionResource(sv)))
+	return mgmtOK(jsonapi.One(stateVersionResource(sv)))
 }

@@ -46,7 +46,7 @@ func (s *Server) teamProjectList(w http.ResponseWriter, r *http.Request, _ httpr
 		return mgmtResult{}, err
 	}
 	if proj == nil {
-		return mgmtResult{}, notFound("project", id)
+		return mgmtResult{}, mgmtNotFound("project", id)
 	}
 	list, err := s.store.ListTeamProjects(nil, a, proj.ID, statePage(page))
 	if err != nil {
@@ -56,7 +56,7 @@ func (s *Server) teamProjectList(w http.ResponseWriter, r *http.Request, _ httpr
 	for i, tp := range list.Items {
 		items[i] = teamProjectResource(tp)
 	}
-	return ok(listDoc(r, items, page, list.Matching))
+	return mgmtOK(listDoc(r, items, page, list.Matching))
 }
 
 // teamProjectAuthority loads record id with the caller's authority and
@@ -67,14 +67,14 @@ func (s *Server) teamProjectAuthority(c *mgmtCall, id string) (*state.TeamProjec
 		return nil, nil, state.ProjectAccess{}, err
 	}
 	if tp == nil {
-		return nil, nil, state.ProjectAccess{}, notFound("team access", id)
+		return nil, nil, state.ProjectAccess{}, mgmtNotFound("team access", id)
 	}
 	proj, a, pa, err := s.store.ProjectAuthority(nil, c.caller, tp.ProjectID)
 	if err != nil {
 		return nil, nil, pa, err
 	}
 	if proj == nil || a == nil {
-		return nil, nil, pa, notFound("team access", id)
+		return nil, nil, pa, mgmtNotFound("team access", id)
 	}
 	return tp, a, pa, nil
 }
@@ -90,9 +90,9 @@ func (s *Server) teamProjectRead(w http.ResponseWriter, r *http.Request, p httpr
 		return mgmtResult{}, err
 	}
 	if !a.CanViewTeamProject(team, pa) {
-		return mgmtResult{}, notFound("team access", id)
+		return mgmtResult{}, mgmtNotFound("team access", id)
 	}
-	return ok(jsonapi.One(teamProjectResource(tp)))
+	return mgmtOK(jsonapi.One(teamProjectResource(tp)))
 }
 
 // readTeamProjectPermissions reads the project-access and workspace-access
@@ -140,14 +140,14 @@ func (s *Server) teamProjectAdd(w http.ResponseWriter, r *http.Request, _ httpro
 		return mgmtResult{}, err
 	}
 	if proj == nil || !a.CanModifyTeamAccess(pa) {
-		return mgmtResult{}, notFound("project", projectID)
+		return mgmtResult{}, mgmtNotFound("project", projectID)
 	}
 	team, err := s.store.TeamByID(nil, teamID)
 	if err != nil {
 		return mgmtResult{}, err
 	}
 	if team == nil || team.OrganizationName != proj.OrganizationName {
-		return mgmtResult{}, notFound("team", teamID)
+		return mgmtResult{}, mgmtNotFound("team", teamID)
 	}
 	resp, err := s.propose(w, r, state.TeamProjectCreateRequestType, &state.TeamProjectCreateRequest{
 		ID: state.NewMgmtID(state.PrefixTeamProject), TeamID: team.ID, ProjectID: proj.ID, CreatedAt: s.now(),
@@ -155,7 +155,7 @@ func (s *Server) teamProjectAdd(w http.ResponseWriter, r *http.Request, _ httpro
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(teamProjectResource(resp.(*state.TeamProject))))
+	return mgmtOK(jsonapi.One(teamProjectResource(resp.(*state.TeamProject))))
 }
 
 func (s *Server) teamProjectUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -165,7 +165,7 @@ func (s *Server) teamProjectUpdate(w http.ResponseWriter, r *http.Request, p htt
 		return mgmtResult{}, err
 	}
 	if !a.CanModifyTeamAccess(pa) {
-		return mgmtResult{}, notFound("team access", id)
+		return mgmtResult{}, mgmtNotFound("team access", id)
 	}
 	want := teamProjectExpect
 	want.ID = tp.ID
@@ -189,7 +189,7 @@ func (s *Server) teamProjectUpdate(w http.ResponseWriter, r *http.Request, p htt
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(teamProjectResource(resp.(*state.TeamProject))))
+	return mgmtOK(jsonapi.One(teamProjectResource(resp.(*state.TeamProject))))
 }
 
 func (s *Server) teamProjectRemove(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -199,10 +199,10 @@ func (s *Server) teamProjectRemove(w http.ResponseWriter, r *http.Request, p htt
 		return mgmtResult{}, err
 	}
 	if !a.CanModifyTeamAccess(pa) {
-		return mgmtResult{}, notFound("team access", id)
+		return mgmtResult{}, mgmtNotFound("team access", id)
 	}
 	if _, err := s.propose(w, r, state.TeamProjectDeleteRequestType, &state.TeamProjectDeleteRequest{ID: tp.ID}); err != nil {
 		return mgmtResult{}, err
 	}
-	return noContent()
+	return mgmtNoContent()
 }

@@ -41,14 +41,14 @@ func (s *Server) visibleTeam(c *mgmtCall, id string) (*state.Team, *state.OrgAut
 		return nil, nil, err
 	}
 	if t == nil {
-		return nil, nil, notFound("team", id)
+		return nil, nil, mgmtNotFound("team", id)
 	}
 	a, err := s.store.OrgAuthorityFor(nil, c.caller, t.OrganizationName)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !a.CanSeeTeam(t) {
-		return nil, nil, notFound("team", id)
+		return nil, nil, mgmtNotFound("team", id)
 	}
 	return t, a, nil
 }
@@ -108,7 +108,7 @@ func (s *Server) teamList(w http.ResponseWriter, r *http.Request, p httprouter.P
 		}
 		items = append(items, teamResource(t, ids, a))
 	}
-	return ok(listDoc(r, items, page, len(matching)))
+	return mgmtOK(listDoc(r, items, page, len(matching)))
 }
 
 // readTeamPatch reads a team's writable attributes: name, visibility and
@@ -142,7 +142,7 @@ func (s *Server) teamCreate(w http.ResponseWriter, r *http.Request, p httprouter
 		return mgmtResult{}, err
 	}
 	if !a.CanManageTeams() {
-		return mgmtResult{}, forbidden("not allowed to create teams in organization %q", a.Organization.Name)
+		return mgmtResult{}, mgmtForbidden("not allowed to create teams in organization %q", a.Organization.Name)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeTeams})
 	if err != nil {
@@ -161,7 +161,7 @@ func (s *Server) teamCreate(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(doc)
+	return mgmtCreated(doc)
 }
 
 func (s *Server) teamRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -177,7 +177,7 @@ func (s *Server) teamRead(w http.ResponseWriter, r *http.Request, p httprouter.P
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(doc)
+	return mgmtOK(doc)
 }
 
 func (s *Server) teamUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -186,7 +186,7 @@ func (s *Server) teamUpdate(w http.ResponseWriter, r *http.Request, p httprouter
 		return mgmtResult{}, err
 	}
 	if !a.CanManageTeams() {
-		return mgmtResult{}, forbidden("not allowed to update team %q", t.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to update team %q", t.ID)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeTeams, ID: t.ID})
 	if err != nil {
@@ -204,7 +204,7 @@ func (s *Server) teamUpdate(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(doc)
+	return mgmtOK(doc)
 }
 
 func (s *Server) teamDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -213,13 +213,13 @@ func (s *Server) teamDelete(w http.ResponseWriter, r *http.Request, p httprouter
 		return mgmtResult{}, err
 	}
 	if !a.CanManageTeams() {
-		return mgmtResult{}, forbidden("not allowed to delete team %q", t.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to delete team %q", t.ID)
 	}
 	if _, err := s.propose(w, r, state.TeamDeleteRequestType, &state.TeamDeleteRequest{ID: t.ID}); err != nil {
 		return mgmtResult{}, err
 	}
 	s.revokeTokens(w, r, state.TokenSubject{Kind: state.SubjectKindTeam, ID: t.ID})
-	return noContent()
+	return mgmtNoContent()
 }
 
 // teamMemberIDs reads the users of a membership request: resource
@@ -267,7 +267,7 @@ func (s *Server) teamMembersChange(w http.ResponseWriter, r *http.Request, p htt
 		return mgmtResult{}, err
 	}
 	if !a.CanManageMembership() {
-		return mgmtResult{}, forbidden("not allowed to change the members of team %q", team.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to change the members of team %q", team.ID)
 	}
 	ids, err := s.teamMemberIDs(r)
 	if err != nil {
@@ -280,7 +280,7 @@ func (s *Server) teamMembersChange(w http.ResponseWriter, r *http.Request, p htt
 	if _, err := s.propose(w, r, t, req); err != nil {
 		return mgmtResult{}, err
 	}
-	return noContent()
+	return mgmtNoContent()
 }
 
 // canManageTeamToken: those who manage teams, and the team's own members.
@@ -294,7 +294,7 @@ func (s *Server) teamTokenCreate(w http.ResponseWriter, r *http.Request, p httpr
 		return mgmtResult{}, err
 	}
 	if !canManageTeamToken(a, t) {
-		return mgmtResult{}, forbidden("not allowed to manage the token of team %q", t.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to manage the token of team %q", t.ID)
 	}
 	req, err := s.readTokenRequest(r)
 	if err != nil {
@@ -304,7 +304,7 @@ func (s *Server) teamTokenCreate(w http.ResponseWriter, r *http.Request, p httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(jsonapi.One(tokenResource(tok, secret)))
+	return mgmtCreated(jsonapi.One(tokenResource(tok, secret)))
 }
 
 func (s *Server) teamTokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -313,10 +313,10 @@ func (s *Server) teamTokenDelete(w http.ResponseWriter, r *http.Request, p httpr
 		return mgmtResult{}, err
 	}
 	if !canManageTeamToken(a, t) {
-		return mgmtResult{}, forbidden("not allowed to manage the token of team %q", t.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to manage the token of team %q", t.ID)
 	}
 	if err := s.deleteSubjectTokens(w, r, state.TokenSubject{Kind: state.SubjectKindTeam, ID: t.ID}); err != nil {
 		return mgmtResult{}, err
 	}
-	return noContent()
+	return mgmtNoContent()
 }

@@ -147,7 +147,7 @@ func (s *Server) deleteSubjectTokens(w http.ResponseWriter, r *http.Request, sub
 		return err
 	}
 	if len(toks) == 0 {
-		return notFound("authentication token of "+subject.Kind, subject.ID)
+		return mgmtNotFound("authentication token of "+subject.Kind, subject.ID)
 	}
 	ids := make([]string, len(toks))
 	for i, t := range toks {

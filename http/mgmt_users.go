@@ -26,20 +26,20 @@ func (m *mgmtRouter) userRoutes() {
 	m.handle(http.MethodGet, "/authentication-tokens/:token", s.tokenRead)
 	m.handle(http.MethodDelete, "/authentication-tokens/:token", s.tokenDelete)
 
-	m.handle(http.MethodGet, "/admin/users", admin(s.adminUserList))
-	m.handle(http.MethodPost, "/admin/users", admin(s.adminUserCreate))
-	m.handle(http.MethodGet, "/admin/users/:user", admin(s.adminUserRead))
-	m.handle(http.MethodDelete, "/admin/users/:user", admin(s.adminUserDelete))
-	m.handle(http.MethodPost, "/admin/users/:user/actions/grant_admin", admin(s.adminUserSetAdmin(true)))
-	m.handle(http.MethodPost, "/admin/users/:user/actions/revoke_admin", admin(s.adminUserSetAdmin(false)))
+	m.handle(http.MethodGet, "/admin/users", adminOnly(s.adminUserList))
+	m.handle(http.MethodPost, "/admin/users", adminOnly(s.adminUserCreate))
+	m.handle(http.MethodGet, "/admin/users/:user", adminOnly(s.adminUserRead))
+	m.handle(http.MethodDelete, "/admin/users/:user", adminOnly(s.adminUserDelete))
+	m.handle(http.MethodPost, "/admin/users/:user/actions/grant_admin", adminOnly(s.adminUserSetAdmin(true)))
+	m.handle(http.MethodPost, "/admin/users/:user/actions/revoke_admin", adminOnly(s.adminUserSetAdmin(false)))
 }
 
 // admin restricts h to site administrators: everyone else gets 404 (spec
 // §5.4), as if the admin API did not exist.
-func admin(h mgmtHandler) mgmtHandler {
+func adminOnly(h mgmtHandler) mgmtHandler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
 		if !state.CanUseAdminAPI(c.caller) {
-			return mgmtResult{}, notFound("path", r.URL.Path)
+			return mgmtResult{}, mgmtNotFound("path", r.URL.Path)
 		}
 		return h(w, r, p, c)
 	}
@@ -49,14 +49,14 @@ func admin(h mgmtHandler) mgmtHandler {
 // themselves and site administrators. Anyone else gets 404.
 func (s *Server) visibleUser(c *mgmtCall, id string) (*state.User, error) {
 	if c.caller.UserID != id && !c.caller.IsSiteAdmin {
-		return nil, notFound("user", id)
+		return nil, mgmtNotFound("user", id)
 	}
 	u, err := s.store.UserByID(nil, id)
 	if err != nil {
 		return nil, err
 	}
 	if u == nil {
-		return nil, notFound("user", id)
+		return nil, mgmtNotFound("user", id)
 	}
 	return u, nil
 }
@@ -65,13 +65,13 @@ func (s *Server) visibleUser(c *mgmtCall, id string) (*state.User, error) {
 // for. A team, organization or management token is no user: 404.
 func (s *Server) accountDetails(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
 	if c.caller.Kind != state.CallerUser {
-		return mgmtResult{}, notFound("account", "the token's")
+		return mgmtResult{}, mgmtNotFound("account", "the token's")
 	}
 	u, err := s.visibleUser(c, c.caller.UserID)
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(userResource(u, true)))
+	return mgmtOK(jsonapi.One(userResource(u, true)))
 }
 
 func (s *Server) userRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -79,7 +79,7 @@ func (s *Server) userRead(w http.ResponseWriter, r *http.Request, p httprouter.P
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(userResource(u, true)))
+	return mgmtOK(jsonapi.One(userResource(u, true)))
 }
 
 func (s *Server) userTokenList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -99,7 +99,7 @@ func (s *Server) userTokenList(w http.ResponseWriter, r *http.Request, p httprou
 	for _, t := range pageSlice(toks, page) {
 		items = append(items, tokenResource(t, ""))
 	}
-	return ok(listDoc(r, items, page, len(toks)))
+	return mgmtOK(listDoc(r, items, page, len(toks)))
 }
 
 func (s *Server) userTokenCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -115,7 +115,7 @@ func (s *Server) userTokenCreate(w http.ResponseWriter, r *http.Request, p httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(jsonapi.One(tokenResource(tok, secret)))
+	return mgmtCreated(jsonapi.One(tokenResource(tok, secret)))
 }
 
 // visibleToken returns token id when the caller may see it: its user, or
@@ -127,11 +127,11 @@ func (s *Server) visibleToken(c *mgmtCall, id string) (*state.ACLToken, error) {
 		return nil, err
 	}
 	if tok == nil || tok.Subject == nil {
-		return nil, notFound("authentication token", id)
+		return nil, mgmtNotFound("authentication token", id)
 	}
 	mine := tok.Subject.Kind == state.SubjectKindUser && tok.Subject.ID == c.caller.UserID && c.caller.UserID != ""
 	if !mine && !c.caller.IsSiteAdmin {
-		return nil, notFound("authentication token", id)
+		return nil, mgmtNotFound("authentication token", id)
 	}
 	return tok, nil
 }
@@ -141,7 +141,7 @@ func (s *Server) tokenRead(w http.ResponseWriter, r *http.Request, p httprouter.
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(tokenResource(tok, "")))
+	return mgmtOK(jsonapi.One(tokenResource(tok, "")))
 }
 
 func (s *Server) tokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -152,7 +152,7 @@ func (s *Server) tokenDelete(w http.ResponseWriter, r *http.Request, p httproute
 	if _, err := s.propose(w, r, state.ACLTokenDeleteRequestType, &state.ACLTokenDeleteRequest{AccessorIDs: []string{tok.AccessorID}}); err != nil {
 		return mgmtResult{}, err
 	}
-	return noContent()
+	return mgmtNoContent()
 }
 
 // adminUserList serves GET /admin/users: every user, by ID, with q
@@ -177,7 +177,7 @@ func (s *Server) adminUserList(w http.ResponseWriter, r *http.Request, _ httprou
 	for _, u := range pageSlice(matching, page) {
 		items = append(items, userResource(u, true))
 	}
-	return ok(listDoc(r, items, page, len(matching)))
+	return mgmtOK(listDoc(r, items, page, len(matching)))
 }
 
 // adminUserCreate serves POST /admin/users: username and email required,
@@ -210,7 +210,7 @@ func (s *Server) adminUserCreate(w http.ResponseWriter, r *http.Request, _ httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(jsonapi.One(userResource(resp.(*state.User), true)))
+	return mgmtCreated(jsonapi.One(userResource(resp.(*state.User), true)))
 }
 
 func (s *Server) adminUserRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -218,7 +218,7 @@ func (s *Server) adminUserRead(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return ok(jsonapi.One(userResource(u, true)))
+	return mgmtOK(jsonapi.One(userResource(u, true)))
 }
 
 // adminUserDelete deletes a user with their memberships (refused with 409
@@ -232,7 +232,7 @@ func (s *Server) adminUserDelete(w http.ResponseWriter, r *http.Request, p httpr
 		return mgmtResult{}, err
 	}
 	s.revokeTokens(w, r, state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID})
-	return noContent()
+	return mgmtNoContent()
 }
 
 // adminUserSetAdmin serves grant_admin and revoke_admin.
@@ -248,7 +248,7 @@ func (s *Server) adminUserSetAdmin(isAdmin bool) mgmtHandler {
 		if err != nil {
 			return mgmtResult{}, err
 		}
-		return ok(jsonapi.One(userResource(resp.(*state.User), true)))
+		return mgmtOK(jsonapi.One(userResource(resp.(*state.User), true)))
 	}
 }
 

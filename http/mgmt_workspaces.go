@@ -55,7 +55,7 @@ func (s *Server) visibleWorkspace(c *mgmtCall, id string) (workspaceCtx, error) 
 		return workspaceCtx{}, err
 	}
 	if w == nil || !pa.Visible {
-		return workspaceCtx{}, notFound("workspace", id)
+		return workspaceCtx{}, mgmtNotFound("workspace", id)
 	}
 	return workspaceCtx{w: w, a: a, pa: pa}, nil
 }
@@ -81,7 +81,7 @@ func (s *Server) workspaceByName(h workspaceHandler) mgmtHandler {
 			return mgmtResult{}, err
 		}
 		if found == nil {
-			return mgmtResult{}, notFound("workspace", org+"/"+name)
+			return mgmtResult{}, mgmtNotFound("workspace", org+"/"+name)
 		}
 		ws, err := s.visibleWorkspace(c, found.ID)
 		if err != nil {
@@ -141,7 +141,7 @@ func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprou
 	for _, ws := range pageSlice(matching, page) {
 		items = append(items, workspaceResource(ws.w, ws.pa))
 	}
-	return ok(listDoc(r, items, page, len(matching)))
+	return mgmtOK(listDoc(r, items, page, len(matching)))
 }
 
 // readWorkspacePatch reads a workspace's writable attributes and its
@@ -204,21 +204,21 @@ func (s *Server) workspaceCreate(w http.ResponseWriter, r *http.Request, p httpr
 		}
 	}
 	if !pa.Visible {
-		return mgmtResult{}, notFound("project", projectID)
+		return mgmtResult{}, mgmtNotFound("project", projectID)
 	}
 	if !pa.CanCreateWorkspace() {
-		return mgmtResult{}, forbidden("not allowed to create workspaces in project %q", projectID)
+		return mgmtResult{}, mgmtForbidden("not allowed to create workspaces in project %q", projectID)
 	}
 	resp, err := s.propose(w, r, state.WorkspaceCreateRequestType, &state.WorkspaceCreateRequest{
 		ID: state.NewMgmtID(state.PrefixWorkspace), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return created(jsonapi.One(workspaceResource(resp.(*state.Workspace), pa)))
+	return mgmtCreated(jsonapi.One(workspaceResource(resp.(*state.Workspace), pa)))
 }
 
 func (s *Server) workspaceRead(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
-	return ok(jsonapi.One(workspaceResource(ws.w, ws.pa)))
+	return mgmtOK(jsonapi.One(workspaceResource(ws.w, ws.pa)))
 }
 
 // workspaceUpdate serves PATCH of a workspace. Changing settings needs the
@@ -238,7 +238,7 @@ func (s *Server) workspaceUpdate(w http.ResponseWriter, r *http.Request, c *mgmt
 		patch.AutoDestroyActivityDuration == nil && patch.InheritsProjectAutoDestroy == nil &&
 		patch.VCSRepo == nil && !patch.RemoveVCSRepo
 	if !(moves && onlyMove) && !ws.pa.CanUpdateWorkspaces() {
-		return mgmtResult{}, forbidden("not allowed to update workspace %q", ws.w.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to update workspace %q", ws.w.ID)
 	}
 	if moves {
 		if err := s.store.AuthorizeWorkspaceMove(nil, ws.a, *patch.ProjectID, []string{ws.w.ID}); err != nil {
@@ -268,12 +268,12 @@ func (s *Server) workspaceAnswer(c *mgmtCall, id string, status int) (mgmtResult
 
 func (s *Server) workspaceDelete(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
 	if !ws.pa.CanDeleteWorkspaces() {
-		return mgmtResult{}, forbidden("not allowed to delete workspace %q", ws.w.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to delete workspace %q", ws.w.ID)
 	}
 	if _, err := s.propose(w, r, state.WorkspaceDeleteRequestType, &state.WorkspaceDeleteRequest{ID: ws.w.ID}); err != nil {
 		return mgmtResult{}, err
 	}
-	return noContent()
+	return mgmtNoContent()
 }
 
 // lockHolder is who a caller is as the holder of a workspace lock: the
@@ -340,7 +340,7 @@ func readLockReason(r *http.Request) (string, error) {
 // workspace; 409 when it is already locked.
 func (s *Server) workspaceLock(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
 	if !ws.pa.CanLockWorkspaces() {
-		return mgmtResult{}, forbidden("not allowed to lock workspace %q", ws.w.ID)
+		return mgmtResult{}, mgmtForbidden("not allowed to lock workspace %q", ws.w.ID)
 	}
 	reason, err := readLockReason(r)
 	if err != nil {
@@ -364,7 +364,7 @@ func (s *Server) workspaceUnlock(force bool) workspaceHandler {
 			allowed = ws.pa.CanUpdateWorkspaces()
 		}
 		if !allowed {
-			return mgmtResult{}, forbidden("not allowed to unlock workspace %q", ws.w.ID)
+			return mgmtResult{}, mgmtForbidden("not allowed to unlock workspace %q", ws.w.ID)
 		}
 		if _, err := s.propose(w, r, state.WorkspaceUnlockRequestType, &state.WorkspaceUnlockRequest{
 			ID: ws.w.ID, By: lockHolder(c), Force: force, Now: s.now()}); err != nil {

@@ -34,6 +34,7 @@ type HTTPError struct {
 	Errors []*Error
 }
 
+// Error lists the status and each error with where it lies, for logs.
 func (e *HTTPError) Error() string {
 	parts := make([]string, 0, len(e.Errors))
 	for _, x := range e.Errors {
