@@ -175,12 +175,12 @@ func aclRuleTable() map[route]aclRule {
 	// one object answer 404 for an object outside the request's
 	// namespace, so the query namespace is the one to check. The lists do
 	// not filter namespace=* (yet), so `*` needs read-job everywhere.
-	get("/v1/evaluations", aclReadJob)
+	get("/v1/evaluations", aclReadJob.filtered())
 	get("/v1/evaluation/:eval_id", aclReadJob)
 	get("/v1/evaluation/:eval_id/allocations", aclReadJob)
-	get("/v1/allocations", aclReadJob)
+	get("/v1/allocations", aclReadJob.filtered())
 	get("/v1/allocation/:alloc_id", aclReadJob)
-	get("/v1/deployments", aclReadJob)
+	get("/v1/deployments", aclReadJob.filtered())
 	get("/v1/deployment/:deployment_id", aclReadJob)
 	get("/v1/deployment/allocations/:deployment_id", aclReadJob)
 	write("/v1/system/gc", aclManagement)

@@ -116,6 +116,7 @@ func (s *Server) allocList(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return nil, err
 	}
+	allowed := namespaceFilter(r, state.NamespaceCapabilityReadJob) // namespace=* shows only permitted namespaces
 	var pg *page[*AllocListStub]
 	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
 		pg = newPage[*AllocListStub](opts)
@@ -124,6 +125,9 @@ func (s *Server) allocList(w http.ResponseWriter, r *http.Request, _ httprouter.
 			return 0, err
 		}
 		for _, a := range allocs {
+			if allowed != nil && !allowed(a.Namespace) {
+				continue
+			}
 			if !pg.add(a.ID, allocStub(a, so)) {
 				break
 			}

@@ -25,6 +25,7 @@ func (s *Server) deploymentList(w http.ResponseWriter, r *http.Request, _ httpro
 	if err != nil {
 		return nil, err
 	}
+	allowed := namespaceFilter(r, state.NamespaceCapabilityReadJob) // namespace=* shows only permitted namespaces
 	var pg *page[*state.Deployment]
 	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
 		pg = newPage[*state.Deployment](opts)
@@ -33,6 +34,9 @@ func (s *Server) deploymentList(w http.ResponseWriter, r *http.Request, _ httpro
 			return 0, err
 		}
 		for _, d := range ds {
+			if allowed != nil && !allowed(d.Namespace) {
+				continue
+			}
 			if !pg.add(d.ID, d) {
 				break
 			}

@@ -26,6 +26,7 @@ func (s *Server) evalList(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	}
 	q := r.URL.Query()
 	jobID, status := q.Get("job"), q.Get("status")
+	allowed := namespaceFilter(r, state.NamespaceCapabilityReadJob) // namespace=* shows only permitted namespaces
 	var pg *page[*state.Evaluation]
 	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
 		pg = newPage[*state.Evaluation](opts)
@@ -34,6 +35,9 @@ func (s *Server) evalList(w http.ResponseWriter, r *http.Request, _ httprouter.P
 			return 0, err
 		}
 		for _, e := range evals {
+			if allowed != nil && !allowed(e.Namespace) {
+				continue
+			}
 			if (jobID != "" && e.JobID != jobID) || (status != "" && e.Status != status) {
 				continue
 			}
