@@ -37,6 +37,85 @@ type evalContext struct {
 	// nodeAllocs caches the non-terminal allocations the state holds per
 	// node, before the plan's changes.
 	nodeAllocs map[string][]*state.Allocation
+	// bases caches a summary of nodeAllocs per node, so ranking a node
+	// does not re-add every allocation's resources for every placement.
+	bases map[string]*nodeBase
+}
+
+// nodeBase summarises the non-terminal allocations the state holds on a
+// node: the allocations, their summed grant, and how many belong to each
+// group.
+type nodeBase struct {
+	live   []*state.Allocation
+	used   usage
+	groups map[string]int
+}
+
+// groupKey identifies a job's task group among a node's allocations.
+func groupKey(namespace, jobID, group string) string {
+	return namespace + "\x00" + jobID + "\x00" + group
+}
+
+func allocGroupKey(a *state.Allocation) string { return groupKey(a.Namespace, a.JobID, a.TaskGroup) }
+
+// baseOf returns the node's summary, computed once per eval.
+func (c *evalContext) baseOf(nodeID string) (*nodeBase, error) {
+	if b, ok := c.bases[nodeID]; ok {
+		return b, nil
+	}
+	live, err := c.existingAllocs(nodeID)
+	if err != nil {
+		return nil, err
+	}
+	b := &nodeBase{live: live, groups: make(map[string]int, 1)}
+	for _, a := range live {
+		b.used.add(a.AllocatedResources)
+		b.groups[allocGroupKey(a)]++
+	}
+	c.bases[nodeID] = b
+	return b, nil
+}
+
+// proposedUsage is what proposedAllocs would sum to — the grant of the
+// allocations on the node once the plan applies — and how many of them
+// belong to the group key, computed from the node's summary and the plan's
+// changes to that node alone.
+func (c *evalContext) proposedUsage(nodeID, key string) (usage, int, error) {
+	b, err := c.baseOf(nodeID)
+	if err != nil {
+		return usage{}, 0, err
+	}
+	used, n := b.used, b.groups[key]
+	stops, places := c.plan.NodeUpdate[nodeID], c.plan.NodeAllocation[nodeID]
+	if len(stops) == 0 && len(places) == 0 {
+		return used, n, nil
+	}
+	// The plan touches few nodes and a node holds few allocations: a scan
+	// of the node's list is cheaper than indexing every node by ID.
+	drop := make(map[string]bool, len(stops)+len(places))
+	for _, a := range stops {
+		drop[a.ID] = true
+	}
+	for _, a := range places {
+		drop[a.ID] = true
+	}
+	for _, e := range b.live {
+		if drop[e.ID] {
+			used.sub(e.AllocatedResources)
+			if allocGroupKey(e) == key {
+				n--
+			}
+		}
+	}
+	for _, a := range places {
+		if !a.Terminal() {
+			used.add(a.AllocatedResources)
+			if allocGroupKey(a) == key {
+				n++
+			}
+		}
+	}
+	return used, n, nil
 }
 
 func newEvalContext(st State, plan *Plan, logger *slog.Logger, now time.Time, seed uint64) *evalContext {
@@ -53,6 +132,7 @@ func newEvalContext(st State, plan *Plan, logger *slog.Logger, now time.Time, se
 		classes:    map[string]string{},
 		nodes:      map[string]*state.Node{},
 		nodeAllocs: map[string][]*state.Allocation{},
+		bases:      map[string]*nodeBase{},
 		reserved:   map[string][]int{},
 	}
 }

@@ -36,6 +36,15 @@ func (u *usage) add(r *state.AllocatedResources) {
 	u.DiskMB += r.Shared.DiskMB
 }
 
+// sub removes an allocation's grant from u.
+func (u *usage) sub(r *state.AllocatedResources) {
+	var g usage
+	g.add(r)
+	u.CPU -= g.CPU
+	u.MemoryMB -= g.MemoryMB
+	u.DiskMB -= g.DiskMB
+}
+
 // capacity is what a node offers to allocations: its resources minus what
 // it reserves for itself. A node that reports no resources offers nothing.
 func capacity(n *state.Node) usage {

@@ -77,7 +77,6 @@ type option struct {
 	// resources is what the allocation gets, filled by grant once the
 	// option is chosen: ports are only picked for the node that wins.
 	resources *state.AllocatedResources
-	proposed  []*state.Allocation
 	ask       groupAsk
 }
 
@@ -206,19 +205,11 @@ func recordScores(m *state.AllocMetric, ranked []*option) {
 // scores the result. It returns the exhausted dimension when the group
 // does not fit.
 func (r *groupRanker) rank(n *state.Node, opts placeOptions) (*option, string, error) {
-	proposed, err := r.ctx.proposedAllocs(n.ID)
+	used, collisions, err := r.ctx.proposedUsage(n.ID, groupKey(r.job.Namespace, r.job.ID, r.tg.Name))
 	if err != nil {
 		return nil, "", err
 	}
 	ask := r.askOn(n)
-	var used usage
-	collisions := 0
-	for _, a := range proposed {
-		used.add(a.AllocatedResources)
-		if a.JobID == r.job.ID && a.Namespace == r.job.Namespace && a.TaskGroup == r.tg.Name {
-			collisions++
-		}
-	}
 	total := used
 	total.CPU += ask.CPU
 	total.MemoryMB += ask.MemoryMB
@@ -227,7 +218,7 @@ func (r *groupRanker) rank(n *state.Node, opts placeOptions) (*option, string, e
 	if dim := total.exceeds(capa); dim != "" {
 		return nil, dim, nil
 	}
-	o := &option{node: n, proposed: proposed, ask: ask}
+	o := &option{node: n, ask: ask}
 	o.components = append(o.components, scoreComponent{scoreBinPack, binPackScore(capa, total)})
 	if collisions > 0 {
 		penalty := -float64(collisions) / float64(max(r.tg.Count, 1))
@@ -269,7 +260,12 @@ func (r *groupRanker) askOn(n *state.Node) groupAsk {
 // and its networks with every port chosen. It reports false, recording
 // the exhausted dimension in m, when the ports cannot be granted.
 func (r *groupRanker) grant(o *option, m *state.AllocMetric) (bool, error) {
-	res, dim := r.resourcesOn(o.node, o.proposed, o.ask)
+	// Only the chosen node needs its allocations listed (for ports).
+	proposed, err := r.ctx.proposedAllocs(o.node.ID)
+	if err != nil {
+		return false, err
+	}
+	res, dim := r.resourcesOn(o.node, proposed, o.ask)
 	if dim != "" {
 		exhausted(m, o.node, dim)
 		return false, nil
