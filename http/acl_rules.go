@@ -202,6 +202,20 @@ func aclRuleTable() map[route]aclRule {
 	write("/v1/node/pool/:name", aclManagement)
 	del("/v1/node/pool/:name", aclManagement)
 
+	// Service catalog and client endpoints (client issue,
+	// client_routes.go; the job services row is in the job loop above).
+	// Client agents write their node's service entries with the node's
+	// own secret; an operator removes a stale entry with submit-job. Logs
+	// need read-logs and stats read-job in the query namespace, where the
+	// handlers look the allocation up (404 in another namespace).
+	get("/v1/services", aclReadJob.filtered())
+	get("/v1/service/:service_name", aclReadJob)
+	del("/v1/service/:service_name/:service_id", aclSubmitJob)
+	write("/v1/node/:node_id/services", aclNodeWrite.orNodeSecret(nodeSecretFromPath))
+	del("/v1/node/:node_id/services", aclNodeWrite.orNodeSecret(nodeSecretFromPath))
+	get("/v1/client/fs/logs/:alloc_id", nsAny(state.NamespaceCapabilityReadLogs))
+	get("/v1/client/allocation/:alloc_id/stats", aclReadJob)
+
 	// Cluster status, agent and operator (cluster issue).
 	get("/v1/status/leader", aclOpen)
 	get("/v1/status/peers", aclOpen)

@@ -66,7 +66,7 @@ type JoinResponse struct {
 }
 
 func (s *Server) agentSelf(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	return s.cfg.Forwarder.Self(), nil
+	return withClientStats(s.cfg.Forwarder.Self(), s.cfg.Client), nil // client_handler.go
 }
 
 func (s *Server) agentMembers(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {

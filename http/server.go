@@ -14,8 +14,10 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
 )
 
@@ -69,6 +71,10 @@ type Config struct {
 	// requests per second per token (mgmt_ratelimit.go). Zero means
 	// DefaultManagementRateLimit (30); negative disables the limit.
 	ManagementRateLimit float64
+	// Client is the client agent running in this process (dev mode), which
+	// serves /v1/client/* for its own allocations; nil proxies every such
+	// request to the allocation's node (client_routes.go).
+	Client ClientAPI
 }
 
 // Server is the HTTP API of one sched server agent.
@@ -103,10 +109,10 @@ func New(cfg Config) (*Server, error) {
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &CodedError{Code: http.StatusMethodNotAllowed, Message: "method " + r.Method + " not allowed on " + r.URL.Path})
+		writeRouteError(w, r, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path)
 	})
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &CodedError{Code: http.StatusNotFound, Message: "no such endpoint: " + r.URL.Path})
+		writeRouteError(w, r, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 	})
 	s.routes()
 	return s, nil
@@ -146,4 +152,16 @@ func (s *Server) routes() {
 	s.aclRoutes()        // acl_routes.go: tokens and policies
 	s.clusterRoutes()    // cluster_routes.go: status, agent, operator
 	s.managementRoutes() // mgmt_routes.go
+	s.clientRoutes()     // client_routes.go
+}
+
+// writeRouteError answers a request no route matched: a JSON:API error
+// document under /api/v2, whose clients parse every error body, and the
+// plain-text message elsewhere.
+func writeRouteError(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	if strings.HasPrefix(r.URL.Path, "/api/v2/") {
+		jsonapi.WriteError(w, jsonapi.NewError(code, http.StatusText(code), msg))
+		return
+	}
+	writeError(w, &CodedError{Code: code, Message: msg})
 }

@@ -15,6 +15,7 @@ import (
 func allocCommands() []command {
 	return []command{
 		{"status", "Show an allocation and its tasks", (*cli).allocStatus},
+		{"logs", "Print or follow the log of an allocation's task", (*cli).allocLogs}, // alloc_logs.go
 	}
 }
 

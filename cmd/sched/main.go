@@ -78,6 +78,7 @@ func topCommands() []command {
 		{"org", "Interact with organizations", (*cli).orgCommand},
 		{"project", "Interact with projects", (*cli).projectCommand},
 		{"server", "Interact with servers: members and join", (*cli).serverCommand},
+		{"service", "Interact with the registered services", (*cli).serviceCommand}, // service.go
 		{"version", "Print the sched version", (*cli).versionCommand},
 	}
 }

@@ -63,12 +63,16 @@ and allocations.`
 func (c *cli) nodeStatus(args []string) int {
 	fs, m := c.flagSet("node status", "[options] [ID]", nodeStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs, attributes and meta")
+	self := fs.Bool("self", false, "show the node of the client agent at -address")
 	if done, code := parseFlags(fs, args, 0, 1); done {
 		return code
 	}
 	client, err := m.client()
 	if err != nil {
 		return c.fail("creating client", err)
+	}
+	if *self {
+		return c.nodeStatusSelf(client, fs.NArg(), *verbose) // node_self.go
 	}
 	if fs.NArg() == 0 {
 		nodes, _, err := client.Nodes().List(c.ctx, nil)

@@ -1,0 +1,100 @@
+// Package driver defines how a client runs a task, and holds the drivers:
+// raw_exec (real child processes, no isolation) and mock (a simulated task
+// for tests and scale runs). A driver is small: adding a third one is one
+// file that implements Driver.
+package driver
+
+import (
+	"context"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// TaskConfig is everything a driver needs to start one task.
+type TaskConfig struct {
+	// ID identifies the task on this client: "<alloc id>/<task name>".
+	ID        string
+	AllocID   string
+	TaskName  string
+	JobID     string
+	Namespace string
+	// Config is the task's driver configuration (Task.Config).
+	Config map[string]any
+	// Env is the task's complete, interpolated environment.
+	Env map[string]string
+	// User to run as; empty means the client's own user.
+	User string
+	// TaskDir is <alloc dir>/<task>, the working directory; LocalDir and
+	// SecretsDir are its local/ and secrets/; AllocDir is the shared alloc/.
+	TaskDir    string
+	LocalDir   string
+	SecretsDir string
+	AllocDir   string
+	// LogDir receives <task>.stdout.N and <task>.stderr.N, rotated per
+	// LogConfig.
+	LogDir    string
+	LogConfig *state.LogConfig
+	// CPU (MHz) and MemoryMB the task was granted.
+	CPU      int
+	MemoryMB int
+}
+
+// TaskHandle is what a client persists about a started task so that,
+// restarted, it can find the task again (RecoverTask) instead of starting
+// a duplicate.
+type TaskHandle struct {
+	TaskID    string
+	Driver    string
+	PID       int
+	StartedAt time.Time
+	// State is driver-specific data, opaque to the client.
+	State []byte
+}
+
+// ExitResult is how a task ended.
+type ExitResult struct {
+	ExitCode int
+	Signal   int
+	// Err is set when the driver lost the task or could not wait on it.
+	Err error
+}
+
+// Successful reports a clean exit.
+func (r *ExitResult) Successful() bool { return r.Err == nil && r.ExitCode == 0 && r.Signal == 0 }
+
+// ResourceUsage is a task's measured use, for /v1/client/allocation/:id/stats.
+type ResourceUsage struct {
+	// CPUPercent of one core, and total CPU time.
+	CPUPercent   float64
+	CPUTotalTime time.Duration
+	RSSBytes     uint64
+	Timestamp    time.Time
+}
+
+// Driver runs tasks. Implementations are safe for concurrent use.
+type Driver interface {
+	// Name is the value of a task's `driver` field.
+	Name() string
+	// Fingerprint reports whether the driver works on this node, for the
+	// node's Drivers map.
+	Fingerprint() *state.DriverInfo
+	// StartTask starts the task and returns its handle. It does not wait
+	// for the task to finish.
+	StartTask(cfg *TaskConfig) (*TaskHandle, error)
+	// RecoverTask re-attaches to a task started by an earlier run of the
+	// client. It fails when the task is gone.
+	RecoverTask(h *TaskHandle) error
+	// WaitTask returns a channel that receives the task's exit exactly
+	// once.
+	WaitTask(ctx context.Context, taskID string) (<-chan *ExitResult, error)
+	// StopTask sends signal (empty: SIGINT), waits up to timeout for the
+	// task to exit, then kills its whole process group.
+	StopTask(taskID string, timeout time.Duration, signal string) error
+	// SignalTask sends signal to the task.
+	SignalTask(taskID string, signal string) error
+	// DestroyTask forgets the task, killing it first if force.
+	DestroyTask(taskID string, force bool) error
+	// Stats measures the running task.
+	Stats(taskID string) (*ResourceUsage, error)
+}

@@ -1,0 +1,236 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/state"
+)
+
+// clientStats serves GET /v1/client/allocation/:alloc_id/stats: the
+// allocation's CPU and memory use per running task and in total. Served
+// here when the local client runs the allocation, proxied to its node
+// otherwise.
+func (s *Server) clientStats(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("alloc_id")
+	local, err := s.clientFor(w, r, id)
+	if err != nil || local == nil {
+		return alreadyWrittenOr(err)
+	}
+	return allocStats(r, local, id)
+}
+
+// allocStats asks c for the allocation's use and fills in the total.
+func allocStats(r *http.Request, c ClientAPI, allocID string) (*AllocResourceUsage, error) {
+	u, err := c.AllocStats(r.Context(), allocID)
+	if err != nil {
+		return nil, err
+	}
+	if u == nil {
+		u = &AllocResourceUsage{}
+	}
+	if u.Tasks == nil {
+		u.Tasks = map[string]*TaskResourceUsage{}
+	}
+	if u.ResourceUsage == nil {
+		u.ResourceUsage = SumResourceUsage(u.Tasks)
+	}
+	if u.Timestamp == 0 {
+		for _, t := range u.Tasks {
+			u.Timestamp = max(u.Timestamp, t.Timestamp)
+		}
+	}
+	return u, nil
+}
+
+// SumResourceUsage adds up the tasks' use: RSS, CPU percent, MHz and CPU
+// time. A field is Measured in the total when some task measured it.
+func SumResourceUsage(tasks map[string]*TaskResourceUsage) *ResourceUsage {
+	sum := &ResourceUsage{MemoryStats: &MemoryStats{Measured: []string{}}, CpuStats: &CpuStats{Measured: []string{}}}
+	for _, name := range slices.Sorted(maps.Keys(tasks)) {
+		t := tasks[name]
+		if t == nil || t.ResourceUsage == nil {
+			continue
+		}
+		if m := t.ResourceUsage.MemoryStats; m != nil {
+			sum.MemoryStats.RSS += m.RSS
+			sum.MemoryStats.Measured = mergeMeasured(sum.MemoryStats.Measured, m.Measured)
+		}
+		if c := t.ResourceUsage.CpuStats; c != nil {
+			sum.CpuStats.Percent += c.Percent
+			sum.CpuStats.TotalTicks += c.TotalTicks
+			sum.CpuStats.TotalTime += c.TotalTime
+			sum.CpuStats.Measured = mergeMeasured(sum.CpuStats.Measured, c.Measured)
+		}
+	}
+	return sum
+}
+
+func mergeMeasured(into, more []string) []string {
+	for _, m := range more {
+		found := false
+		for _, have := range into {
+			found = found || have == m
+		}
+		if !found {
+			into = append(into, m)
+		}
+	}
+	return into
+}
+
+// withClientStats adds the local client's node ID to a server's
+// /v1/agent/self under stats.client.node_id (dev mode), where `sched node
+// status -self` looks for it. self is the Forwarder's fresh answer.
+func withClientStats(self *AgentSelf, c ClientAPI) *AgentSelf {
+	if self == nil || c == nil || c.NodeID() == "" {
+		return self
+	}
+	if self.Stats == nil {
+		self.Stats = map[string]map[string]string{}
+	}
+	self.Stats["client"] = map[string]string{"node_id": c.NodeID()}
+	return self
+}
+
+// ClientAgentSelf is GET /v1/agent/self on a client-only agent: the
+// client's node ID under stats.client.node_id, where Nomad's CLI looks
+// for it (`sched node status -self`).
+type ClientAgentSelf struct {
+	Config map[string]any               `json:"config"`
+	Stats  map[string]map[string]string `json:"stats"`
+}
+
+// NewClientHandler serves the node-local endpoints of a client-only agent
+// (one that runs no server): GET /v1/client/fs/logs/:alloc_id and GET
+// /v1/client/allocation/:alloc_id/stats (servers proxy them here), and GET
+// /v1/agent/self and /v1/agent/health for the local node. When c also
+// implements ClientServerFollower, every other /v1 request is proxied to
+// the client's current server.
+//
+// It checks no token: a server that proxies a request has checked the
+// caller's token (and forwards it), and an operator reaching the client
+// directly is on the node. Expose a client agent's HTTP port only to the
+// servers and the node's operators.
+func NewClientHandler(c ClientAPI, logger *slog.Logger) http.Handler {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	rt := newRouter()
+	rt.RedirectTrailingSlash = false
+	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f, ok := c.(ClientServerFollower); ok && strings.HasPrefix(r.URL.Path, "/v1/") {
+			if target, err := serverURL(f.CurrentServer()); err == nil {
+				proxyToServer(w, r, target, logger)
+				return
+			}
+		}
+		writeError(w, &CodedError{Code: http.StatusNotFound, Message: "no such endpoint on a client agent: " + r.URL.Path})
+	})
+	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &CodedError{Code: http.StatusMethodNotAllowed, Message: "method " + r.Method + " not allowed on " + r.URL.Path})
+	})
+	h := func(fn handlerFunc) httprouter.Handle { return serveClientJSON(logger, fn) }
+	rt.Handle(http.MethodGet, "/v1/client/fs/logs/:alloc_id", h(func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+		lr, err := parseLogRequest(r)
+		if err != nil {
+			return nil, err
+		}
+		id := p.ByName("alloc_id")
+		if err := clientHasAlloc(r, c, id); err != nil {
+			return nil, err
+		}
+		return serveLogs(w, r, c, id, lr)
+	}))
+	rt.Handle(http.MethodGet, "/v1/client/allocation/:alloc_id/stats", h(func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+		id := p.ByName("alloc_id")
+		if err := clientHasAlloc(r, c, id); err != nil {
+			return nil, err
+		}
+		return allocStats(r, c, id)
+	}))
+	rt.Handle(http.MethodGet, "/v1/agent/self", h(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
+		return &ClientAgentSelf{
+			Config: map[string]any{"Client": map[string]any{"Enabled": true}, "Server": map[string]any{"Enabled": false}},
+			Stats:  map[string]map[string]string{"client": {"node_id": c.NodeID()}},
+		}, nil
+	}))
+	rt.Handle(http.MethodGet, "/v1/agent/health", h(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
+		return &AgentHealthResponse{Client: &AgentHealth{OK: true, Message: "ok"}}, nil
+	}))
+	return rt
+}
+
+// serverURL parses the base URL a client names its server by.
+func serverURL(addr string) (*url.URL, error) {
+	if addr == "" {
+		return nil, errors.New("no server")
+	}
+	return nodeURL(addr)
+}
+
+// proxyToServer relays a request a client agent does not serve to its
+// current server, streaming (blocking queries may wait minutes).
+func proxyToServer(w http.ResponseWriter, r *http.Request, target *url.URL, logger *slog.Logger) {
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.SetXForwarded()
+		},
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, pr *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return
+			}
+			logger.Warn("proxying to the client's server failed", "server", target.Host, "path", r.URL.Path, "error", err)
+			writeError(w, &CodedError{Code: http.StatusBadGateway,
+				Message: fmt.Sprintf("cannot reach the client's server at %s: %v", target.Host, err), Err: err})
+		},
+	}
+	rp.ServeHTTP(w, r)
+}
+
+// clientHasAlloc checks that the client holds allocID in the request's
+// namespace: another namespace's allocation is a 404, as on servers.
+func clientHasAlloc(r *http.Request, c ClientAPI, allocID string) error {
+	a, err := c.Alloc(allocID)
+	if err != nil {
+		return err
+	}
+	if a == nil || !inNamespace(namespaceOf(r), a.Namespace) {
+		return state.NotFoundf("allocation %q", allocID)
+	}
+	return nil
+}
+
+// serveClientJSON adapts a handlerFunc for the client handler: the value
+// as JSON, or the error as its status.
+func serveClientJSON(logger *slog.Logger, fn handlerFunc) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		v, err := fn(w, r, p)
+		if err != nil {
+			if statusOf(err) >= 500 {
+				logger.Error("client request failed", "path", r.URL.Path, "error", err)
+			}
+			writeError(w, err)
+			return
+		}
+		if _, done := v.(alreadyWritten); done {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if err := json.NewEncoder(w).Encode(v); err != nil {
+			logger.Warn("encode client response", "path", r.URL.Path, "error", err)
+		}
+	}
+}

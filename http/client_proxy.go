@@ -1,0 +1,126 @@
+package http
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// HeaderClientProxied marks a /v1/client request a server proxied to the
+// allocation's node. An agent that receives one and cannot serve it
+// itself answers 404 rather than proxying again, so a node whose
+// HTTPAddr points back at a server cannot loop a request.
+const HeaderClientProxied = "X-Sched-Client-Proxied"
+
+// clientProxyDialTimeout bounds connecting to a node.
+const clientProxyDialTimeout = 5 * time.Second
+
+// clientFor finds who serves the client endpoints of allocID. When the
+// local client (dev mode) runs it, it returns that client. Otherwise it
+// proxies the request to the node that runs it, writing the answer, and
+// returns nil with a nil error. An allocation unknown here or outside the
+// request's namespace is a 404.
+func (s *Server) clientFor(w http.ResponseWriter, r *http.Request, allocID string) (ClientAPI, error) {
+	ns := namespaceOf(r)
+	alloc, err := s.store.AllocByID(nil, allocID)
+	if err != nil {
+		return nil, err
+	}
+	local := s.cfg.Client
+	if alloc == nil && local != nil {
+		// Collected on the servers, but its directory may still be here.
+		if a, err := local.Alloc(allocID); err == nil && a != nil && inNamespace(ns, a.Namespace) {
+			return local, nil
+		}
+	}
+	if alloc == nil || !inNamespace(ns, alloc.Namespace) {
+		return nil, state.NotFoundf("allocation %q", allocID)
+	}
+	if local != nil && alloc.NodeID == local.NodeID() {
+		return local, nil
+	}
+	if r.Header.Get(HeaderClientProxied) != "" {
+		return nil, state.NotFoundf("allocation %q is not on this agent's client", allocID)
+	}
+	node, err := s.store.NodeByID(nil, alloc.NodeID)
+	if err != nil {
+		return nil, err
+	}
+	if node == nil {
+		return nil, state.NotFoundf("node %q of allocation %q", alloc.NodeID, allocID)
+	}
+	if node.HTTPAddr == "" {
+		return nil, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s of allocation %s has no HTTP address", node.ID, allocID)}
+	}
+	target, err := nodeURL(node.HTTPAddr)
+	if err != nil {
+		return nil, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s: %v", node.ID, err)}
+	}
+	proxyToNode(w, r, target, node.ID, s.log.Warn)
+	return nil, nil
+}
+
+// nodeURL turns a node's HTTPAddr ("host:port", or a URL) into the base
+// URL of its agent.
+func nodeURL(addr string) (*url.URL, error) {
+	if !strings.Contains(addr, "://") {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("HTTP address %q is not host:port", addr)
+		}
+		return &url.URL{Scheme: "http", Host: addr}, nil
+	}
+	u, err := url.Parse(addr)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("HTTP address %q is not an http(s) URL", addr)
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+// proxyToNode relays r to the agent at target and streams its answer back
+// (FlushInterval -1: a followed log flows as it is written). The caller's
+// token header travels with the request: the node's agent sees the same
+// caller. The connection is not kept: these requests are rare, and a
+// transport per request must not leave idle connections behind.
+func proxyToNode(w http.ResponseWriter, r *http.Request, target *url.URL, nodeID string, warn func(string, ...any)) {
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.SetXForwarded()
+			pr.Out.Header.Set(HeaderClientProxied, "1")
+		},
+		Transport: &http.Transport{
+			Proxy:             nil,
+			DialContext:       (&net.Dialer{Timeout: clientProxyDialTimeout}).DialContext,
+			DisableKeepAlives: true,
+		},
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, pr *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the caller went away
+			}
+			warn("proxying to a client node failed", "node", nodeID, "path", r.URL.Path, "error", err)
+			writeError(w, &CodedError{Code: http.StatusBadGateway,
+				Message: fmt.Sprintf("cannot reach node %s at %s: %v", nodeID, target.Host, err), Err: err})
+		},
+	}
+	if r.Header.Get(HeaderClientProxied) == "" {
+		// The follow stream must not end at the agent's write timeout.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	}
+	rp.ServeHTTP(w, r)
+}
+
+// alreadyWrittenOr is a handler's answer after clientFor: the error, or,
+// when the request was proxied, nothing more to write.
+func alreadyWrittenOr(err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return alreadyWritten{}, nil
+}

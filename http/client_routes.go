@@ -1,0 +1,100 @@
+package http
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// ClientAPI is what the HTTP layer needs of a client agent to serve the
+// node-local endpoints: an allocation's task logs and its resource usage.
+// The client agent implements it; a server agent that runs a client in
+// the same process (dev mode) sets Config.Client to it, and a client-only
+// agent serves it with NewClientHandler.
+//
+// Errors: an error wrapping state.ErrNotFound (the allocation is not on
+// this client) is a 404; any other error is a 500.
+type ClientAPI interface {
+	// NodeID is the ID of the client's node. A server serves an
+	// allocation's client endpoints itself only when the allocation's
+	// NodeID is this; otherwise it proxies to the node's HTTPAddr.
+	NodeID() string
+	// Alloc returns the allocation as the client holds it (with its Job),
+	// for an allocation it runs or ran and still has a directory for.
+	Alloc(allocID string) (*state.Allocation, error)
+	// AllocLogDir returns the directory holding the allocation's task
+	// logs: <task>.stdout.N and <task>.stderr.N, N counting up from 0 as
+	// the files rotate (older files may have been deleted).
+	AllocLogDir(allocID string) (string, error)
+	// AllocStats measures the allocation's running tasks. Tasks that are
+	// not running are left out.
+	AllocStats(ctx context.Context, allocID string) (*AllocResourceUsage, error)
+}
+
+// ClientServerFollower is implemented by a ClientAPI whose client can name
+// the server it currently talks to (a base URL such as
+// "http://10.0.0.1:4646"). NewClientHandler then proxies every request it
+// does not serve itself to that server, so a client agent's address
+// answers the whole API, as a Nomad client's does (the CLI's `node status
+// -self` against a client agent needs it).
+type ClientServerFollower interface {
+	CurrentServer() string
+}
+
+// AllocResourceUsage answers GET /v1/client/allocation/:alloc_id/stats:
+// the allocation's measured use, in total and per task (Nomad's shape).
+type AllocResourceUsage struct {
+	// ResourceUsage is the sum over Tasks; the handler fills it when the
+	// client leaves it nil.
+	ResourceUsage *ResourceUsage
+	Tasks         map[string]*TaskResourceUsage
+	// Timestamp is Unix nanoseconds of the latest measure.
+	Timestamp int64
+}
+
+// TaskResourceUsage is one task's measured use.
+type TaskResourceUsage struct {
+	ResourceUsage *ResourceUsage
+	// Timestamp is Unix nanoseconds of the measure.
+	Timestamp int64
+}
+
+// ResourceUsage is memory and CPU use.
+type ResourceUsage struct {
+	MemoryStats *MemoryStats
+	CpuStats    *CpuStats
+}
+
+// MemoryStats is memory use; Measured names the fields that were
+// measured (raw_exec measures RSS from /proc).
+type MemoryStats struct {
+	RSS      uint64
+	Measured []string
+}
+
+// CpuStats is CPU use. Percent is of one core; TotalTicks is the use in
+// MHz (Percent of the node's per-core MHz), as Nomad reports it;
+// TotalTime is the CPU time consumed since the task started.
+type CpuStats struct {
+	Percent    float64
+	TotalTicks float64
+	TotalTime  time.Duration
+	Measured   []string
+}
+
+// clientRoutes registers the service catalog (services.go) and the
+// node-local client endpoints (client_logs.go, client_stats.go): logs and
+// stats are served here when the local client runs the allocation and
+// proxied to the allocation's node otherwise (client_proxy.go).
+func (s *Server) clientRoutes() {
+	s.handle(http.MethodGet, "/v1/job/:job_id/services", s.jobServices)
+	s.handle(http.MethodGet, "/v1/services", s.serviceList)
+	s.handle(http.MethodGet, "/v1/service/:service_name", s.serviceRead)
+	s.handle(http.MethodDelete, "/v1/service/:service_name/:service_id", s.serviceDelete)
+	s.write("/v1/node/:node_id/services", s.nodeServicesUpsert)
+	s.handle(http.MethodDelete, "/v1/node/:node_id/services", s.nodeServicesDelete)
+	s.handle(http.MethodGet, "/v1/client/fs/logs/:alloc_id", s.clientLogs)
+	s.handle(http.MethodGet, "/v1/client/allocation/:alloc_id/stats", s.clientStats)
+}

@@ -1,0 +1,57 @@
+package http
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/schedhq/sched/state"
+)
+
+// BenchmarkNodeServicesUpsert measures one client registration (two
+// entries of one allocation) against a catalog that already holds 2,000
+// entries of 1,000 allocations: the cost of the ownership scan and the
+// write.
+func BenchmarkNodeServicesUpsert(b *testing.B) {
+	h, _ := newSchedHarness(b)
+	h.registerNode(testNode(1))
+	h.register(testJob("web"))
+	job := h.registered(testJob("web"))
+	const allocs = 1000
+	var regs []*state.ServiceRegistration
+	for i := 1; i <= allocs; i++ {
+		h.placeAlloc(i, job, nodeID(1), "")
+		for _, name := range []string{"web", "admin"} {
+			regs = append(regs, &state.ServiceRegistration{ID: fmt.Sprintf("%s-%d", name, i), ServiceName: name, Namespace: "default",
+				NodeID: nodeID(1), JobID: "web", AllocID: allocID(i), Port: 20000 + i})
+		}
+	}
+	h.apply(state.ServiceUpsertRequestType, &state.ServiceUpsertRequest{Services: regs})
+	body := map[string]any{"Services": []any{svcReg("web-1", "web", allocID(1), 1), svcReg("admin-1", "admin", allocID(1), 2)}}
+	b.ResetTimer()
+	for b.Loop() {
+		h.ok(http.MethodPut, svcURL(1), body, nil)
+	}
+}
+
+// BenchmarkJobServicesRead measures GET /v1/job/:job_id/services of a job
+// with 2,000 entries.
+func BenchmarkJobServicesRead(b *testing.B) {
+	h, _ := newSchedHarness(b)
+	h.registerNode(testNode(1))
+	h.register(testJob("web"))
+	job := h.registered(testJob("web"))
+	var regs []*state.ServiceRegistration
+	for i := 1; i <= 1000; i++ {
+		h.placeAlloc(i, job, nodeID(1), "")
+		for _, name := range []string{"web", "admin"} {
+			regs = append(regs, &state.ServiceRegistration{ID: fmt.Sprintf("%s-%d", name, i), ServiceName: name, Namespace: "default",
+				NodeID: nodeID(1), JobID: "web", AllocID: allocID(i), Port: 20000 + i})
+		}
+	}
+	h.apply(state.ServiceUpsertRequestType, &state.ServiceUpsertRequest{Services: regs})
+	b.ResetTimer()
+	for b.Loop() {
+		h.ok(http.MethodGet, "/v1/job/web/services", nil, nil)
+	}
+}
