@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/schedhq/sched/client"
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/raft"
 	"github.com/schedhq/sched/state"
@@ -38,6 +39,10 @@ type Agent struct {
 	sched *schedulerHooks
 	// cluster is gossip, forwarding and the operator API (agent/cluster.go).
 	cluster clusterState
+	// client is the client role (agent/client.go), nil when it is off;
+	// clientAPI is what the HTTP layer reaches of it.
+	client    *client.Client
+	clientAPI clientAPI
 	// cancelReqs ends the context of every in-flight request.
 	cancelReqs context.CancelFunc
 	// started is set by Start; Shutdown stops only what Start began.
@@ -60,15 +65,18 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 			a.Shutdown()
 		}
 	}()
-	if !cfg.Server.Enabled {
-		return nil, errors.New("agent: client-only agents arrive with the client-agents issue; enable the server")
-	}
 	if cfg.DataDir == "" {
 		dir, err := os.MkdirTemp("", "sched-dev-")
 		if err != nil {
 			return nil, fmt.Errorf("create dev data dir: %w", err)
 		}
 		a.tmpDir, cfg.DataDir = dir, dir
+	}
+	if !cfg.Server.Enabled {
+		if err := a.newClientOnly(); err != nil { // agent/client.go
+			return nil, err
+		}
+		return a, nil
 	}
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "server"), 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
@@ -92,6 +100,9 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)
+	if cfg.Client.Enabled {
+		hcfg.Client = &a.clientAPI
+	}
 	srv, err := schedhttp.New(hcfg)
 	if err != nil {
 		return nil, err
@@ -110,16 +121,24 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	a.cancelReqs = cancelReqs
 	a.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return reqCtx }, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	if cfg.Client.Enabled {
+		if err := a.newClient(); err != nil {
+			return nil, err
+		}
+	}
 	if err := a.startGossip(); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-// Start serves HTTP and follows leadership in the background.
+// Start serves HTTP, follows leadership in the background and starts the
+// client.
 func (a *Agent) Start() {
 	a.started = true
-	go a.leader.run()
+	if a.leader != nil {
+		go a.leader.run()
+	}
 	a.startCluster()
 	go func() {
 		defer close(a.serveDone)
@@ -127,6 +146,11 @@ func (a *Agent) Start() {
 			a.log.Error("http server stopped", "error", err)
 		}
 	}()
+	if a.client != nil {
+		if err := a.client.Start(); err != nil {
+			a.log.Error("client did not start", "error", err)
+		}
+	}
 }
 
 // HTTPAddr is the address the HTTP API listens on.
@@ -135,15 +159,27 @@ func (a *Agent) HTTPAddr() string { return a.lis.Addr().String() }
 // Store is the agent's state store (for tests and in-process tools).
 func (a *Agent) Store() *state.Store { return a.store }
 
-// WaitForLeader blocks until the agent's raft node knows a leader.
-func (a *Agent) WaitForLeader(ctx context.Context) error { return a.node.WaitForLeader(ctx) }
+// WaitForLeader blocks until the agent's raft node knows a leader. A
+// client-only agent has none to wait for.
+func (a *Agent) WaitForLeader(ctx context.Context) error {
+	if a.node == nil {
+		return nil
+	}
+	return a.node.WaitForLeader(ctx)
+}
 
-// Shutdown stops serving (letting in-flight requests finish for a few
-// seconds), then stops raft, which flushes and closes the data dir. It is
-// safe to call more than once.
+// Shutdown stops the client (which sends its last status updates while
+// the server still serves), then stops serving (letting in-flight
+// requests finish for a few seconds), then stops raft, which flushes and
+// closes the data dir. It is safe to call more than once.
 func (a *Agent) Shutdown() error {
 	a.shutdownOnce.Do(func() {
 		var errs []error
+		if a.client != nil {
+			if err := a.client.Shutdown(); err != nil {
+				errs = append(errs, fmt.Errorf("client shutdown: %w", err))
+			}
+		}
 		if a.cancelReqs != nil {
 			a.cancelReqs()
 		}
@@ -159,7 +195,7 @@ func (a *Agent) Shutdown() error {
 		} else if a.lis != nil {
 			a.lis.Close()
 		}
-		if a.started {
+		if a.started && a.leader != nil {
 			a.leader.stop()
 		}
 		a.stopCluster()

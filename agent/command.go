@@ -25,7 +25,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		dev      = fs.Bool("dev", false, "run a single server on a temporary data dir, HTTP on 127.0.0.1:4646")
+		dev      = fs.Bool("dev", false, "run a single server and a client on a temporary data dir, HTTP on 127.0.0.1:4646")
 		configs  stringList
 		dataDir  = fs.String("data-dir", "", "data directory (overrides data_dir)")
 		bind     = fs.String("bind", "", "address to bind every listener to (overrides bind_addr)")
@@ -87,14 +87,26 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 func printBanner(w io.Writer, cfg *Config, a *Agent) {
-	mode := "server"
+	var roles []string
+	if cfg.Server.Enabled {
+		roles = append(roles, "server")
+	}
+	if cfg.Client.Enabled {
+		roles = append(roles, "client")
+	}
+	mode := strings.Join(roles, " + ")
 	if cfg.DevMode {
-		mode = "dev server"
+		mode = "dev " + mode
 	}
 	fmt.Fprintf(w, "==> sched agent started (%s)\n", mode)
 	fmt.Fprintf(w, "       Name: %s\n", cfg.Name)
 	fmt.Fprintf(w, "   HTTP API: http://%s\n", a.HTTPAddr())
-	fmt.Fprintf(w, "       Raft: %s\n", cfg.RaftAddr())
+	if cfg.Server.Enabled {
+		fmt.Fprintf(w, "       Raft: %s\n", cfg.RaftAddr())
+	}
+	if c := a.Client(); c != nil {
+		fmt.Fprintf(w, "     Client: node %s, servers %s\n", c.NodeID(), strings.Join(a.clientServers(), ", "))
+	}
 	fmt.Fprintf(w, "   Data dir: %s\n", cfg.DataDir)
 	fmt.Fprintf(w, "     Region: %s (dc %s)\n", cfg.Region, cfg.Datacenter)
 	fmt.Fprintf(w, "       ACLs: %s on /v1; get a management token with `sched acl bootstrap`\n", map[bool]string{true: "enforced", false: "not enforced"}[cfg.ACL.Enabled])

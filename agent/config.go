@@ -22,7 +22,8 @@ type Config struct {
 	// Name is the server's name and raft ID. Default: the hostname.
 	Name string
 	// DataDir holds raft's log, stable store and snapshots under
-	// server/raft, and (later) allocation directories under client/.
+	// server/raft, and the client's node ID, state and allocation
+	// directories under client/.
 	// Required unless DevMode, which uses a temporary directory.
 	DataDir string
 	// BindAddr is the address every listener binds to. Default 127.0.0.1.
@@ -40,8 +41,8 @@ type Config struct {
 	Server   ServerConfig
 	Client   ClientConfig
 	ACL      ACLConfig
-	// DevMode runs a single bootstrapped server (and, with the client
-	// issue, a client) on a temporary data dir.
+	// DevMode runs a single bootstrapped server and a client on a
+	// temporary data dir.
 	DevMode bool
 }
 
@@ -115,12 +116,6 @@ type ServerConfig struct {
 	// networks, trading failover time for fewer needless elections. 1 to
 	// 10, default 1.
 	RaftMultiplier int
-}
-
-// ClientConfig configures the client role (the client-agents issue).
-type ClientConfig struct {
-	Enabled bool
-	Servers []string
 }
 
 // ACLConfig configures enforcement of ACLs on /v1 (the identity issue).
@@ -262,6 +257,7 @@ func (c *Config) Finish() error {
 	if c.Server.JobTrackedVersions < 1 {
 		errs = append(errs, fmt.Errorf("server.job_tracked_versions: must be at least 1"))
 	}
+	errs = append(errs, c.Client.finish(c.Server.Enabled)...) // client_config.go
 	return errors.Join(errs...)
 }
 
@@ -417,11 +413,6 @@ type fileServer struct {
 	LeaveOnTerminate      *bool     `hcl:"leave_on_terminate,optional"`
 }
 
-type fileClient struct {
-	Enabled *bool     `hcl:"enabled,optional"`
-	Servers *[]string `hcl:"servers,optional"`
-}
-
 type fileACL struct {
 	Enabled *bool `hcl:"enabled,optional"`
 }
@@ -492,8 +483,9 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 		}
 	}
 	if cl := f.Client; cl != nil {
-		set(&c.Client.Enabled, cl.Enabled)
-		set(&c.Client.Servers, cl.Servers)
+		if err := c.Client.merge(cl); err != nil {
+			return fmt.Errorf("config %s: %w", filename, err)
+		}
 	}
 	if a := f.ACL; a != nil {
 		set(&c.ACL.Enabled, a.Enabled)

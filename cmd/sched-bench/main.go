@@ -5,7 +5,8 @@
 //   - read throughput: GET /v1/job/:id over K keep-alive connections;
 //   - blocking-read wake-up latency: from a write's acknowledgement to the
 //     response of a reader blocked on that job;
-//   - resident memory of the agent once M jobs are registered.
+//   - resident memory of the agent once M jobs are registered;
+//   - a client agent running mock allocations (client.go).
 //
 // With -spawn it starts `BIN agent -dev` on free ports itself (and can read
 // the agent's memory); otherwise it targets -address. It is a benchmark,
@@ -44,7 +45,8 @@ func main() {
 		readFor   = flag.Duration("read-for", 5*time.Second, "how long to measure reads")
 		wakeups   = flag.Int("wakeups", 300, "blocking-read wake-ups to time")
 		memJobs   = flag.Int("mem-jobs", 10000, "jobs registered in total before reading resident memory")
-		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, running, or all")
+		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, running, client, or all")
+		clAllocs  = flag.Int("client-allocs", 1000, "mock allocations of the client scenario")
 		nodes     = flag.Int("nodes", 5000, "simulated nodes for the placement scenario")
 		placeJobs = flag.Int("place-jobs", 100, "jobs of the placement scenario")
 		perJob    = flag.Int("per-job", 1000, "allocations per job in the placement scenario")
@@ -67,6 +69,11 @@ func main() {
 	b.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
 
 	fmt.Printf("sched-bench against %s\n", b.addr)
+	if *scenario == "all" || *scenario == "client" {
+		if err := b.clientScenario(*clAllocs, *spawn, pid); err != nil { // client.go
+			fatal(err)
+		}
+	}
 	if *scenario == "all" || *scenario == "running" {
 		if err := b.running(*runNodes, *runJobs, *clients); err != nil {
 			fatal(err)

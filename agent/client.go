@@ -1,0 +1,207 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/schedhq/sched/client"
+	"github.com/schedhq/sched/client/driver"
+	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/state"
+)
+
+// newClient builds the agent's client from the client block. It is
+// called once the HTTP listener is bound: the node advertises that
+// address for /v1/client/*, and an agent that is also a server (-dev)
+// sends the client to it.
+func (a *Agent) newClient() error {
+	cc := a.cfg.Client
+	servers := cc.Servers
+	if len(servers) == 0 {
+		servers = []string{"http://" + a.HTTPAddr()}
+	}
+	advertise := a.cfg.Advertise.HTTP
+	if advertise == "" {
+		advertise = a.HTTPAddr()
+	}
+	ip, _, err := net.SplitHostPort(advertise)
+	if err != nil {
+		return fmt.Errorf("client: advertised HTTP address %q: %w", advertise, err)
+	}
+	hostNets := make(map[string]*state.HostNetwork, len(cc.HostNetworks))
+	for name, hn := range cc.HostNetworks {
+		hostNets[name] = &state.HostNetwork{Name: name, CIDR: hn.CIDR, Interface: hn.Interface, ReservedPorts: hn.ReservedPorts}
+	}
+	logger := a.log.With("component", "client")
+	c, err := client.New(client.Config{
+		DataDir: a.cfg.DataDir, Servers: servers,
+		NodeName: a.cfg.Name, Region: a.cfg.Region, Datacenter: a.cfg.Datacenter,
+		NodeClass: cc.NodeClass, NodePool: cc.NodePool, Meta: cc.Meta,
+		Reserved: state.NodeReservedResources{
+			CPU: cc.Reserved.CPU, MemoryMB: cc.Reserved.MemoryMB, DiskMB: cc.Reserved.DiskMB,
+			ReservedPorts: cc.Reserved.ReservedPorts,
+		},
+		HostNetworks:     hostNets,
+		NetworkInterface: cc.NetworkInterface,
+		AdvertiseIP:      ip,
+		HTTPAddr:         advertise,
+		Drivers:          driver.Builtin(logger).List(),
+		MaxKillTimeout:   cc.MaxKillTimeout,
+		GCInterval:       cc.GCInterval,
+		GCMaxAllocs:      cc.GCMaxAllocs,
+		GCAllocAge:       cc.GCAllocAge,
+		// A temporary data dir is removed on exit: nothing could find
+		// the tasks again, so they go with the agent.
+		DestroyOnShutdown: a.tmpDir != "",
+		Logger:            a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.client = c
+	a.clientAPI.c.Store(c)
+	return nil
+}
+
+// Client is the agent's client, nil when the client role is off.
+func (a *Agent) Client() *client.Client { return a.client }
+
+// clientAPI adapts the client to the HTTP layer's ClientAPI. The HTTP
+// server is built before the client exists (the client needs the bound
+// listener's address), so the adapter starts empty and is filled in.
+type clientAPI struct {
+	c atomic.Pointer[client.Client]
+}
+
+var _ schedhttp.ClientAPI = (*clientAPI)(nil)
+
+// errNoClient answers /v1/client/* before the client is up.
+var errNoClient = errors.New("the client is not running yet")
+
+func (x *clientAPI) get() (*client.Client, error) {
+	c := x.c.Load()
+	if c == nil {
+		return nil, errNoClient
+	}
+	return c, nil
+}
+
+// NodeID implements schedhttp.ClientAPI.
+func (x *clientAPI) NodeID() string {
+	if c := x.c.Load(); c != nil {
+		return c.NodeID()
+	}
+	return ""
+}
+
+// Alloc implements schedhttp.ClientAPI.
+func (x *clientAPI) Alloc(id string) (*state.Allocation, error) {
+	c, err := x.get()
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.Alloc(id)
+	if errors.Is(err, client.ErrUnknownAlloc) {
+		return nil, state.NotFoundf("allocation %q on this client", id)
+	}
+	return a, err
+}
+
+// AllocLogDir implements schedhttp.ClientAPI.
+func (x *clientAPI) AllocLogDir(id string) (string, error) {
+	c, err := x.get()
+	if err != nil {
+		return "", err
+	}
+	dir, err := c.AllocLogDir(id)
+	if errors.Is(err, client.ErrUnknownAlloc) {
+		return "", state.NotFoundf("allocation %q on this client", id)
+	}
+	return dir, err
+}
+
+// AllocStats implements schedhttp.ClientAPI: the drivers' measures in the
+// HTTP layer's shape.
+func (x *clientAPI) AllocStats(_ context.Context, id string) (*schedhttp.AllocResourceUsage, error) {
+	c, err := x.get()
+	if err != nil {
+		return nil, err
+	}
+	stats, err := c.AllocStats(id)
+	if errors.Is(err, client.ErrUnknownAlloc) {
+		return nil, state.NotFoundf("allocation %q on this client", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	mhz := perCoreMHz(c.Node())
+	out := &schedhttp.AllocResourceUsage{Tasks: make(map[string]*schedhttp.TaskResourceUsage, len(stats))}
+	for name, u := range stats {
+		if u == nil {
+			continue
+		}
+		ts := u.Timestamp
+		if ts.IsZero() {
+			ts = time.Now()
+		}
+		out.Tasks[name] = &schedhttp.TaskResourceUsage{
+			Timestamp: ts.UnixNano(),
+			ResourceUsage: &schedhttp.ResourceUsage{
+				MemoryStats: &schedhttp.MemoryStats{RSS: u.RSSBytes, Measured: []string{"RSS"}},
+				CpuStats: &schedhttp.CpuStats{
+					Percent: u.CPUPercent, TotalTicks: u.CPUPercent / 100 * mhz, TotalTime: u.CPUTotalTime,
+					Measured: []string{"Percent", "Total Ticks", "Total Time"},
+				},
+			},
+		}
+	}
+	return out, nil
+}
+
+// perCoreMHz is the node's CPU speed per core.
+func perCoreMHz(n *state.Node) float64 {
+	if n == nil || n.NodeResources == nil || n.NodeResources.Cores == 0 {
+		return 1000
+	}
+	return float64(n.NodeResources.CPU) / float64(n.NodeResources.Cores)
+}
+
+// newClientOnly sets up an agent that runs no server: its HTTP port
+// serves the node-local endpoints (/v1/client/*, /v1/agent/self and
+// /v1/agent/health) for the servers to proxy to.
+func (a *Agent) newClientOnly() error {
+	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	var err error
+	if a.lis, err = net.Listen("tcp", a.cfg.HTTPAddr()); err != nil {
+		return fmt.Errorf("http listener: %w", err)
+	}
+	if err := a.newClient(); err != nil {
+		return err
+	}
+	reqCtx, cancelReqs := context.WithCancel(context.Background())
+	a.cancelReqs = cancelReqs
+	a.http = &http.Server{
+		Handler:           schedhttp.NewClientHandler(&a.clientAPI, a.log),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	return nil
+}
+
+// clientServers are the addresses the client talks to.
+func (a *Agent) clientServers() []string {
+	if len(a.cfg.Client.Servers) > 0 {
+		return a.cfg.Client.Servers
+	}
+	return []string{"http://" + a.HTTPAddr()}
+}

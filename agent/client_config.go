@@ -1,0 +1,204 @@
+package agent
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/schedhq/sched/scheduler"
+)
+
+// ClientConfig configures the client role: the node this agent runs
+// allocations on.
+//
+//	client {
+//	  enabled           = true
+//	  servers           = ["10.0.0.1:4646", "10.0.0.2:4646"]  # HTTP addresses
+//	  node_class        = "web"
+//	  node_pool         = "default"
+//	  meta              = { rack = "r1" }
+//	  network_interface = "eth0"
+//	  max_kill_timeout  = "30s"
+//	  gc_interval       = "1m"
+//	  gc_max_allocs     = 50
+//	  gc_alloc_age      = "1h"
+//	  reserved { cpu = 500, memory = 512, disk = 1024, reserved_ports = "22,80" }
+//	  host_network "public" { cidr = "203.0.113.0/24", interface = "eth1", reserved_ports = "22" }
+//	}
+//
+// The node's datacenter and region are the agent's.
+type ClientConfig struct {
+	Enabled bool
+	// Servers are the servers' HTTP addresses ("host:port" or URLs); the
+	// client fails over between them. Empty on an agent that is also a
+	// server (and in -dev) means the agent's own HTTP address.
+	Servers   []string
+	NodeClass string
+	NodePool  string
+	Meta      map[string]string
+	// NetworkInterface names the interface whose address ports get;
+	// empty means the advertised HTTP address's host.
+	NetworkInterface string
+	Reserved         ReservedConfig
+	HostNetworks     map[string]*HostNetworkConfig
+	// MaxKillTimeout caps every task's kill_timeout. Default 30s.
+	MaxKillTimeout time.Duration
+	// GCInterval, GCMaxAllocs and GCAllocAge govern how long finished
+	// allocations (their directories and logs) are kept: checked every
+	// GCInterval (1m), kept at most GCAllocAge (1h), never more than
+	// GCMaxAllocs (50) of them.
+	GCInterval  time.Duration
+	GCMaxAllocs int
+	GCAllocAge  time.Duration
+}
+
+// ReservedConfig is node capacity held back from scheduling.
+type ReservedConfig struct {
+	CPU           int
+	MemoryMB      int
+	DiskMB        int
+	ReservedPorts string
+}
+
+// HostNetworkConfig is a named network ports may bind to.
+type HostNetworkConfig struct {
+	CIDR          string
+	Interface     string
+	ReservedPorts string
+}
+
+type fileClient struct {
+	Enabled          *bool              `hcl:"enabled,optional"`
+	Servers          *[]string          `hcl:"servers,optional"`
+	NodeClass        *string            `hcl:"node_class,optional"`
+	NodePool         *string            `hcl:"node_pool,optional"`
+	Meta             *map[string]string `hcl:"meta,optional"`
+	NetworkInterface *string            `hcl:"network_interface,optional"`
+	MaxKillTimeout   *string            `hcl:"max_kill_timeout,optional"`
+	GCInterval       *string            `hcl:"gc_interval,optional"`
+	GCMaxAllocs      *int               `hcl:"gc_max_allocs,optional"`
+	GCAllocAge       *string            `hcl:"gc_alloc_age,optional"`
+	Reserved         *fileReserved      `hcl:"reserved,block"`
+	HostNetworks     []fileHostNetwork  `hcl:"host_network,block"`
+}
+
+type fileReserved struct {
+	CPU           *int    `hcl:"cpu,optional"`
+	Memory        *int    `hcl:"memory,optional"`
+	Disk          *int    `hcl:"disk,optional"`
+	ReservedPorts *string `hcl:"reserved_ports,optional"`
+}
+
+type fileHostNetwork struct {
+	Name          string  `hcl:"name,label"`
+	CIDR          *string `hcl:"cidr,optional"`
+	Interface     *string `hcl:"interface,optional"`
+	ReservedPorts *string `hcl:"reserved_ports,optional"`
+}
+
+// merge applies a config file's client block over c: keys it sets
+// replace, meta keys and host networks merge by name.
+func (c *ClientConfig) merge(f *fileClient) error {
+	set(&c.Enabled, f.Enabled)
+	set(&c.Servers, f.Servers)
+	set(&c.NodeClass, f.NodeClass)
+	set(&c.NodePool, f.NodePool)
+	set(&c.NetworkInterface, f.NetworkInterface)
+	set(&c.GCMaxAllocs, f.GCMaxAllocs)
+	if f.Meta != nil {
+		if c.Meta == nil {
+			c.Meta = map[string]string{}
+		}
+		maps.Copy(c.Meta, *f.Meta)
+	}
+	for _, d := range []struct {
+		name string
+		src  *string
+		dst  *time.Duration
+	}{
+		{"max_kill_timeout", f.MaxKillTimeout, &c.MaxKillTimeout},
+		{"gc_interval", f.GCInterval, &c.GCInterval},
+		{"gc_alloc_age", f.GCAllocAge, &c.GCAllocAge},
+	} {
+		if d.src == nil {
+			continue
+		}
+		v, err := time.ParseDuration(*d.src)
+		if err != nil {
+			return fmt.Errorf("client.%s: %q is not a duration with units, such as 30s or 5m", d.name, *d.src)
+		}
+		*d.dst = v
+	}
+	if r := f.Reserved; r != nil {
+		set(&c.Reserved.CPU, r.CPU)
+		set(&c.Reserved.MemoryMB, r.Memory)
+		set(&c.Reserved.DiskMB, r.Disk)
+		set(&c.Reserved.ReservedPorts, r.ReservedPorts)
+	}
+	for _, hn := range f.HostNetworks {
+		if c.HostNetworks == nil {
+			c.HostNetworks = map[string]*HostNetworkConfig{}
+		}
+		cur := c.HostNetworks[hn.Name]
+		if cur == nil {
+			cur = &HostNetworkConfig{}
+			c.HostNetworks[hn.Name] = cur
+		}
+		set(&cur.CIDR, hn.CIDR)
+		set(&cur.Interface, hn.Interface)
+		set(&cur.ReservedPorts, hn.ReservedPorts)
+	}
+	return nil
+}
+
+// finish checks the client block. A client-only agent must name its
+// servers.
+func (c *ClientConfig) finish(server bool) []error {
+	if !c.Enabled {
+		return nil
+	}
+	var errs []error
+	if len(c.Servers) == 0 && !server {
+		errs = append(errs, fmt.Errorf("client.servers: a client-only agent needs the servers' HTTP addresses"))
+	}
+	for i, s := range c.Servers {
+		if strings.TrimSpace(s) == "" {
+			errs = append(errs, fmt.Errorf("client.servers[%d]: empty address", i))
+		}
+	}
+	for name, d := range map[string]time.Duration{"max_kill_timeout": c.MaxKillTimeout, "gc_interval": c.GCInterval, "gc_alloc_age": c.GCAllocAge} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("client.%s: must not be negative", name))
+		}
+	}
+	if c.GCMaxAllocs < 0 {
+		errs = append(errs, fmt.Errorf("client.gc_max_allocs: must not be negative"))
+	}
+	r := c.Reserved
+	for name, v := range map[string]int{"cpu": r.CPU, "memory": r.MemoryMB, "disk": r.DiskMB} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("client.reserved.%s: must not be negative", name))
+		}
+	}
+	if _, err := scheduler.ParsePortSpec(r.ReservedPorts); err != nil {
+		errs = append(errs, fmt.Errorf("client.reserved.reserved_ports: %v", err))
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.HostNetworks)) {
+		hn := c.HostNetworks[name]
+		if hn.CIDR != "" {
+			if _, _, err := net.ParseCIDR(hn.CIDR); err != nil {
+				errs = append(errs, fmt.Errorf("client.host_network %q: cidr %q is not a CIDR", name, hn.CIDR))
+			}
+		}
+		if hn.CIDR == "" && hn.Interface == "" {
+			errs = append(errs, fmt.Errorf("client.host_network %q: needs a cidr or an interface", name))
+		}
+		if _, err := scheduler.ParsePortSpec(hn.ReservedPorts); err != nil {
+			errs = append(errs, fmt.Errorf("client.host_network %q: reserved_ports: %v", name, err))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,185 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/schedhq/sched/client/driver"
+	"github.com/schedhq/sched/state"
+)
+
+// Defaults of Config, used where a field is zero.
+const (
+	DefaultBatchInterval     = 200 * time.Millisecond
+	DefaultHeartbeatFraction = 0.5
+	DefaultMinBackoff        = 250 * time.Millisecond
+	DefaultMaxBackoff        = 30 * time.Second
+	DefaultMaxKillTimeout    = 30 * time.Second
+	DefaultGCInterval        = time.Minute
+	DefaultGCAllocAge        = time.Hour
+	DefaultGCMaxAllocs       = 50
+	DefaultWatchWait         = 5 * time.Minute
+	// MaxTaskEvents is how many events a task state keeps: the newest,
+	// and always the first (Received), as Nomad shows them.
+	MaxTaskEvents = 10
+)
+
+// Config is everything a Client needs. New fills the zero fields with the
+// defaults above and checks the rest.
+type Config struct {
+	// DataDir is the client's directory: node-id and secret-id, state/
+	// (what survives a restart) and alloc/ (allocation directories).
+	// Required.
+	DataDir string
+	// Servers are the HTTP addresses of the servers ("host:port" or a
+	// URL); the client talks to one and fails over to the next. Required.
+	Servers []string
+	// Token is sent on every request to the servers; empty sends the
+	// node's own SecretID, which the node endpoints accept.
+	Token string
+	// NodeName defaults to the hostname.
+	NodeName   string
+	Region     string
+	Datacenter string
+	NodeClass  string
+	NodePool   string
+	// Meta is the node's meta, visible to constraints as ${meta.<key>}.
+	Meta map[string]string
+	// Reserved is capacity held back from scheduling.
+	Reserved state.NodeReservedResources
+	// HostNetworks are the named networks ports may bind to.
+	HostNetworks map[string]*state.HostNetwork
+	// NetworkInterface, when set, is the interface whose first address is
+	// the node's default IP for ports. Empty means AdvertiseIP.
+	NetworkInterface string
+	// AdvertiseIP is the node's default IP for ports (SCHED_IP_<label>)
+	// when NetworkInterface is empty. Empty means 127.0.0.1.
+	AdvertiseIP string
+	// HTTPAddr is the node's own HTTP address ("host:port"), where servers
+	// reach it for /v1/client/* (logs, stats). Empty: none.
+	HTTPAddr string
+	// Drivers run tasks; a task naming a driver that is not here fails
+	// validation.
+	Drivers []driver.Driver
+	// Services registers tasks' services when they start; nil means a
+	// services.Manager of the client's own, talking to the first server.
+	Services ServiceHooks
+	// MaxKillTimeout caps every task's KillTimeout.
+	MaxKillTimeout time.Duration
+	// BatchInterval is how long status changes gather before they are sent
+	// to the servers in one request.
+	BatchInterval time.Duration
+	// HeartbeatFraction is the share of the server-given TTL after which
+	// the node heartbeats (0 < f < 1).
+	HeartbeatFraction float64
+	// MinBackoff and MaxBackoff bound the wait between retries when no
+	// server answers.
+	MinBackoff, MaxBackoff time.Duration
+	// WatchWait is how long one blocking query for the node's allocations
+	// waits.
+	WatchWait time.Duration
+	// GCInterval is how often terminal allocations are collected;
+	// GCAllocAge how long a terminal allocation's directory (its logs) is
+	// kept; GCMaxAllocs how many terminal allocations are kept at most.
+	GCInterval  time.Duration
+	GCAllocAge  time.Duration
+	GCMaxAllocs int
+	// DestroyOnShutdown kills every task on Shutdown (dev mode with a
+	// temporary data dir). Otherwise tasks keep running and a client
+	// restarted on the same data dir finds them again.
+	DestroyOnShutdown bool
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Rand draws jitter; nil means a random source.
+	Rand *rand.Rand
+}
+
+// finish fills defaults and validates.
+func (c *Config) finish() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("client: DataDir is required"))
+	}
+	if len(c.Servers) == 0 {
+		errs = append(errs, errors.New("client: at least one server address is required"))
+	}
+	for i, s := range c.Servers {
+		if strings.TrimSpace(s) == "" {
+			errs = append(errs, fmt.Errorf("client: servers[%d] is empty", i))
+		}
+	}
+	if c.AdvertiseIP != "" && net.ParseIP(c.AdvertiseIP) == nil {
+		errs = append(errs, fmt.Errorf("client: advertise IP %q is not an IP address", c.AdvertiseIP))
+	}
+	for name, hn := range c.HostNetworks {
+		if hn == nil {
+			errs = append(errs, fmt.Errorf("client: host_network %q is empty", name))
+			continue
+		}
+		if hn.CIDR != "" {
+			if _, _, err := net.ParseCIDR(hn.CIDR); err != nil {
+				errs = append(errs, fmt.Errorf("client: host_network %q: cidr %q: %v", name, hn.CIDR, err))
+			}
+		}
+	}
+	if c.HeartbeatFraction < 0 || c.HeartbeatFraction >= 1 {
+		errs = append(errs, fmt.Errorf("client: heartbeat fraction %v is not in (0, 1)", c.HeartbeatFraction))
+	}
+	seen := map[string]bool{}
+	for _, d := range c.Drivers {
+		if seen[d.Name()] {
+			errs = append(errs, fmt.Errorf("client: driver %q given twice", d.Name()))
+		}
+		seen[d.Name()] = true
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if c.Region == "" {
+		c.Region = "global"
+	}
+	if c.Datacenter == "" {
+		c.Datacenter = "dc1"
+	}
+	if c.NodePool == "" {
+		c.NodePool = state.NodePoolDefault
+	}
+	if c.AdvertiseIP == "" {
+		c.AdvertiseIP = "127.0.0.1"
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.MaxKillTimeout, DefaultMaxKillTimeout)
+	def(&c.BatchInterval, DefaultBatchInterval)
+	def(&c.MinBackoff, DefaultMinBackoff)
+	def(&c.MaxBackoff, DefaultMaxBackoff)
+	def(&c.WatchWait, DefaultWatchWait)
+	def(&c.GCInterval, DefaultGCInterval)
+	def(&c.GCAllocAge, DefaultGCAllocAge)
+	if c.GCMaxAllocs <= 0 {
+		c.GCMaxAllocs = DefaultGCMaxAllocs
+	}
+	if c.HeartbeatFraction == 0 {
+		c.HeartbeatFraction = DefaultHeartbeatFraction
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return nil
+}

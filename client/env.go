@@ -1,0 +1,275 @@
+package client
+
+import (
+	"maps"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/schedhq/sched/state"
+)
+
+// envInput is what a task's environment is built from.
+type envInput struct {
+	Alloc *state.Allocation
+	Group *state.TaskGroup
+	Task  *state.Task
+	Node  *state.Node
+	// Region of the client.
+	Region string
+	// IP is the node's default address for ports; HostNetworkIPs maps a
+	// host network name to its address.
+	IP             string
+	HostNetworkIPs map[string]string
+	// Dirs as the task sees them.
+	AllocDir, TaskDir, LocalDir, SecretsDir string
+}
+
+// allocIndexRE finds the index in an allocation name "job.group[N]".
+var allocIndexRE = regexp.MustCompile(`\[(\d+)\]$`)
+
+// allocIndex returns N of an allocation named "<job>.<group>[N]", or 0.
+func allocIndex(name string) int {
+	m := allocIndexRE.FindStringSubmatch(name)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// envName turns a label or meta key into a variable-name suffix: every
+// character that is not a letter, digit or underscore becomes '_'.
+func envName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// buildEnv returns the task's environment: the SCHED_* variables, then
+// the task's Env with ${...} interpolated against them and the node.
+func buildEnv(in *envInput) map[string]string {
+	a, t := in.Alloc, in.Task
+	env := map[string]string{
+		"SCHED_ALLOC_ID":    a.ID,
+		"SCHED_ALLOC_NAME":  a.Name,
+		"SCHED_ALLOC_INDEX": strconv.Itoa(allocIndex(a.Name)),
+		"SCHED_JOB_ID":      a.JobID,
+		"SCHED_TASK_NAME":   t.Name,
+		"SCHED_GROUP_NAME":  a.TaskGroup,
+		"SCHED_NAMESPACE":   a.Namespace,
+		"SCHED_REGION":      in.Region,
+		"SCHED_ALLOC_DIR":   in.AllocDir,
+		"SCHED_TASK_DIR":    in.LocalDir,
+		"SCHED_SECRETS_DIR": in.SecretsDir,
+	}
+	if in.Node != nil {
+		env["SCHED_DC"] = in.Node.Datacenter
+		env["SCHED_NODE_ID"] = in.Node.ID
+		env["SCHED_NODE_NAME"] = in.Node.Name
+	}
+	if j := a.Job; j != nil {
+		env["SCHED_JOB_NAME"] = j.Name
+		if j.ParentID != "" {
+			env["SCHED_JOB_PARENT_ID"] = j.ParentID
+		}
+	}
+	cpu, mem := 0, 0
+	if t.Resources != nil {
+		cpu, mem = t.Resources.CPU, t.Resources.MemoryMB
+	}
+	var taskNets []*state.NetworkResource
+	if ar := a.AllocatedResources; ar != nil {
+		if tr := ar.Tasks[t.Name]; tr != nil {
+			cpu, mem, taskNets = tr.CPU, tr.MemoryMB, tr.Networks
+		}
+	}
+	env["SCHED_CPU_LIMIT"] = strconv.Itoa(cpu)
+	env["SCHED_MEMORY_LIMIT"] = strconv.Itoa(mem)
+
+	for _, p := range allocPorts(a, taskNets) {
+		ip := p.HostIP
+		if ip == "" {
+			ip = in.IP
+			if hn := in.HostNetworkIPs[p.hostNetwork]; hn != "" {
+				ip = hn
+			}
+		}
+		l := envName(p.Label)
+		env["SCHED_PORT_"+l] = strconv.Itoa(p.Value)
+		env["SCHED_HOST_PORT_"+l] = strconv.Itoa(p.Value)
+		env["SCHED_IP_"+l] = ip
+		env["SCHED_ADDR_"+l] = net.JoinHostPort(ip, strconv.Itoa(p.Value))
+	}
+
+	// Meta: the task's over the group's over the job's, each key as given
+	// and upper-cased.
+	meta := map[string]string{}
+	if a.Job != nil {
+		maps.Copy(meta, a.Job.Meta)
+	}
+	if in.Group != nil {
+		maps.Copy(meta, in.Group.Meta)
+	}
+	maps.Copy(meta, t.Meta)
+	for _, k := range slices.Sorted(maps.Keys(meta)) {
+		env["SCHED_META_"+envName(k)] = meta[k]
+		env["SCHED_META_"+strings.ToUpper(envName(k))] = meta[k]
+	}
+
+	base := maps.Clone(env)
+	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
+		env[k] = interpolate(t.Env[k], base, in.Node)
+	}
+	return env
+}
+
+// port is a granted port with the host network it asked for.
+type port struct {
+	state.AllocatedPort
+	hostNetwork string
+}
+
+// allocPorts lists the group's ports and the task's own.
+func allocPorts(a *state.Allocation, taskNets []*state.NetworkResource) []port {
+	var out []port
+	seen := map[string]bool{}
+	add := func(nets []*state.NetworkResource) {
+		for _, n := range nets {
+			if n == nil {
+				continue
+			}
+			for _, ps := range [][]state.Port{n.ReservedPorts, n.DynamicPorts} {
+				for _, p := range ps {
+					if seen[p.Label] {
+						continue
+					}
+					seen[p.Label] = true
+					out = append(out, port{state.AllocatedPort{Label: p.Label, Value: p.Value, To: p.To, HostIP: n.IP}, p.HostNetwork})
+				}
+			}
+		}
+	}
+	if ar := a.AllocatedResources; ar != nil {
+		add(ar.Shared.Networks)
+		for _, p := range ar.Shared.Ports {
+			if !seen[p.Label] {
+				seen[p.Label] = true
+				out = append(out, port{AllocatedPort: p})
+			}
+		}
+	}
+	add(taskNets)
+	return out
+}
+
+// interpolate replaces ${name} in s: a variable of env, ${node.unique.id},
+// ${node.unique.name}, ${node.datacenter}, ${node.class}, ${node.pool},
+// ${attr.<key>} and ${meta.<key>} of the node, or ${env.<name>}. A reference
+// to anything else is left as written, so a mistake shows in the task.
+func interpolate(s string, env map[string]string, node *state.Node) string {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		j := strings.IndexByte(s[i+2:], '}')
+		if j < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		name := s[i+2 : i+2+j]
+		b.WriteString(s[:i])
+		if v, ok := lookupVar(strings.TrimSpace(name), env, node); ok {
+			b.WriteString(v)
+		} else {
+			b.WriteString(s[i : i+3+j])
+		}
+		s = s[i+3+j:]
+	}
+}
+
+func lookupVar(name string, env map[string]string, node *state.Node) (string, bool) {
+	if v, ok := env[name]; ok {
+		return v, true
+	}
+	if strings.HasPrefix(name, "env.") {
+		v, ok := env[name[len("env."):]]
+		return v, ok
+	}
+	if node == nil {
+		return "", false
+	}
+	switch name {
+	case "node.unique.id":
+		return node.ID, true
+	case "node.unique.name":
+		return node.Name, true
+	case "node.datacenter":
+		return node.Datacenter, true
+	case "node.class":
+		return node.NodeClass, true
+	case "node.pool":
+		return node.NodePool, true
+	}
+	if k, ok := strings.CutPrefix(name, "attr."); ok {
+		v, ok := node.Attributes[k]
+		return v, ok
+	}
+	if k, ok := strings.CutPrefix(name, "meta."); ok {
+		v, ok := node.Meta[k]
+		return v, ok
+	}
+	return "", false
+}
+
+// interpolateConfig returns a copy of a driver config with every string
+// (in nested lists and maps too) interpolated.
+func interpolateConfig(cfg map[string]any, env map[string]string, node *state.Node) map[string]any {
+	if cfg == nil {
+		return nil
+	}
+	return interpolateValue(cfg, env, node).(map[string]any)
+}
+
+func interpolateValue(v any, env map[string]string, node *state.Node) any {
+	switch x := v.(type) {
+	case string:
+		return interpolate(x, env, node)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = interpolateValue(e, env, node)
+		}
+		return out
+	case []string:
+		out := make([]string, len(x))
+		for i, e := range x {
+			out[i] = interpolate(e, env, node)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = interpolateValue(e, env, node)
+		}
+		return out
+	case []map[string]any:
+		out := make([]map[string]any, len(x))
+		for i, e := range x {
+			out[i] = interpolateValue(e, env, node).(map[string]any)
+		}
+		return out
+	}
+	return v
+}

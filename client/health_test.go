@@ -1,0 +1,111 @@
+package client
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// deployed places j with a deployment whose update block checks health.
+func deployed(t *testing.T, fs *fakeServer, c *Client, j *state.Job, check string, minHealthy time.Duration) *state.Allocation {
+	t.Helper()
+	j.TaskGroups[0].Update = &state.UpdateStrategy{HealthCheck: check, MinHealthyTime: minHealthy, HealthyDeadline: 5 * time.Second}
+	a := allocFor(c, j)
+	a.DeploymentID = newUUID()
+	fs.addAlloc(a)
+	return a
+}
+
+func waitHealth(t *testing.T, fs *fakeServer, id string) (bool, time.Time) {
+	t.Helper()
+	var ds *state.AllocDeploymentStatus
+	waitFor(t, 10*time.Second, "a health verdict", func() error {
+		if a := fs.alloc(id); a != nil && a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil {
+			ds = a.DeploymentStatus
+			return nil
+		}
+		return fmt.Errorf("none yet")
+	})
+	return *ds.Healthy, ds.Timestamp
+}
+
+func TestDeploymentHealthFromTaskStates(t *testing.T) {
+	fs := newFakeServer(t)
+	c := testClient(t, fs, "")
+	a := deployed(t, fs, c, job(state.JobTypeService, mock("web", nil)), state.UpdateHealthCheckTaskStates, 200*time.Millisecond)
+	running := waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)
+	healthy, at := waitHealth(t, fs, a.ID)
+	started := running.TaskStates["web"].StartedAt
+	if !healthy || at.Sub(started) < 200*time.Millisecond {
+		t.Fatalf("healthy=%v at %v, %v after the start (min_healthy_time 200ms)", healthy, at, at.Sub(started))
+	}
+}
+
+func TestDeploymentHealthFailsWithTheTask(t *testing.T) {
+	fs := newFakeServer(t)
+	c := testClient(t, fs, "")
+	j := job(state.JobTypeService, mock("web", map[string]any{"run_for": "20ms", "exit_code": 1}))
+	restartPolicy(j, 0, 0, time.Minute, state.RestartPolicyModeFail)
+	a := deployed(t, fs, c, j, state.UpdateHealthCheckChecks, time.Second)
+	if healthy, _ := waitHealth(t, fs, a.ID); healthy {
+		t.Fatal("a failed allocation was reported healthy")
+	}
+}
+
+func TestDeploymentHealthWaitsForChecks(t *testing.T) {
+	fs := newFakeServer(t)
+	svcs := &healthServices{fakeServices: &fakeServices{}, watch: make(chan struct{})}
+	c := testClient(t, fs, "", func(cfg *Config) { cfg.Services = svcs })
+	task := mock("web", nil)
+	task.Services = []*state.Service{{Name: "web"}}
+	a := deployed(t, fs, c, job(state.JobTypeService, task), state.UpdateHealthCheckChecks, 10*time.Millisecond)
+	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)
+	// The watcher saw the task running and asked for the checks, which
+	// fail: no verdict.
+	waitFor(t, 5*time.Second, "a look at the checks", func() error {
+		svcs.mu.Lock()
+		defer svcs.mu.Unlock()
+		if svcs.asked == 0 {
+			return fmt.Errorf("not asked yet")
+		}
+		return nil
+	})
+	if al := fs.alloc(a.ID); al.DeploymentStatus != nil {
+		t.Fatalf("verdict %+v while checks fail", al.DeploymentStatus)
+	}
+	svcs.pass()
+	if healthy, _ := waitHealth(t, fs, a.ID); !healthy {
+		t.Fatal("unhealthy once checks pass")
+	}
+}
+
+// healthServices is fakeServices whose checks fail until pass.
+type healthServices struct {
+	*fakeServices
+	healthy bool
+	asked   int
+	watch   chan struct{}
+}
+
+func (h *healthServices) Health(string) (bool, string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.asked++
+	return h.healthy, ""
+}
+
+func (h *healthServices) Watch(string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.watch
+}
+
+func (h *healthServices) pass() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.healthy = true
+	close(h.watch)
+	h.watch = make(chan struct{})
+}

@@ -1,0 +1,106 @@
+package client
+
+import (
+	"context"
+	"time"
+
+	"github.com/schedhq/sched/http/api"
+)
+
+// fallbackTTL is used when a server answers a heartbeat with no TTL.
+const fallbackTTL = 10 * time.Second
+
+// heartbeatLoop registers the node, then heartbeats at a fraction of the
+// TTL the servers hand out. It registers again when the servers no longer
+// know the node (404) and after a failover to another server (which may
+// be a new leader that must restart the node's timer with its own view).
+// When no server answers it retries with exponential backoff.
+func (c *Client) heartbeatLoop(ctx context.Context) {
+	bo := backoff{min: c.cfg.MinBackoff, max: c.cfg.MaxBackoff}
+	register := true
+	var regEpoch uint64
+	var ttl time.Duration
+	for ctx.Err() == nil {
+		if register {
+			var err error
+			ttl, regEpoch, err = c.register(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				c.log.Warn("node registration failed", "error", err)
+				sleepCtx(ctx, bo.next())
+				continue
+			}
+			bo.reset()
+			register = false
+			c.registration.Add(1)
+			c.regOnce.Do(func() { close(c.registered) })
+			c.log.Info("node registered", "node_id", c.nodeID, "server", c.CurrentServer(), "ttl", ttl)
+		}
+		wait := c.heartbeatWait(ttl)
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.reregister:
+			register = true
+			continue
+		case <-time.After(wait):
+		}
+		var resp *api.NodeUpdateResponse
+		err := c.servers.call(ctx, func(s *api.Client) error {
+			var err error
+			resp, _, err = s.Nodes().Heartbeat(ctx, c.nodeID, nil)
+			return err
+		})
+		switch {
+		case err == nil:
+			bo.reset()
+			ttl = resp.HeartbeatTTL
+			if c.servers.epochNow() != regEpoch {
+				register = true
+			}
+		case api.IsNotFound(err):
+			c.log.Warn("servers do not know this node; registering again")
+			register = true
+		case ctx.Err() != nil:
+			return
+		default:
+			c.log.Warn("heartbeat failed", "error", err)
+			// Retry soon, on the next server, well within the TTL.
+			ttl = 0
+			sleepCtx(ctx, bo.next())
+			register = c.servers.epochNow() != regEpoch
+		}
+	}
+}
+
+// heartbeatWait is the wait before the next heartbeat: a fraction of the
+// TTL, less up to 10% jitter so that many nodes spread out.
+func (c *Client) heartbeatWait(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return 0
+	}
+	w := time.Duration(float64(ttl) * c.cfg.HeartbeatFraction)
+	return w - time.Duration(c.jitter()*0.1*float64(w))
+}
+
+// register sends the node to the servers and returns the heartbeat TTL
+// and the failover epoch it registered in.
+func (c *Client) register(ctx context.Context) (time.Duration, uint64, error) {
+	node := c.nodeSnapshot()
+	var resp *api.NodeUpdateResponse
+	err := c.servers.call(ctx, func(s *api.Client) error {
+		var err error
+		resp, _, err = s.Nodes().Register(ctx, node, nil)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	ttl := resp.HeartbeatTTL
+	if ttl <= 0 {
+		ttl = fallbackTTL
+	}
+	return ttl, c.servers.epochNow(), nil
+}

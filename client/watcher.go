@@ -1,0 +1,179 @@
+package client
+
+import (
+	"context"
+	"sort"
+
+	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/state"
+)
+
+// watchLoop learns the node's allocations by blocking query and brings
+// the local runners in line with them (syncAllocs).
+func (c *Client) watchLoop(ctx context.Context) {
+	select {
+	case <-c.registered:
+	case <-ctx.Done():
+		return
+	}
+	bo := backoff{min: c.cfg.MinBackoff, max: c.cfg.MaxBackoff}
+	var index uint64
+	for ctx.Err() == nil {
+		var allocs []*state.Allocation
+		var meta *api.QueryMeta
+		err := c.servers.call(ctx, func(s *api.Client) error {
+			var err error
+			allocs, meta, err = s.Nodes().Allocations(ctx, c.nodeID, &api.QueryOptions{
+				WaitIndex: index, WaitTime: c.cfg.WatchWait, AllowStale: true,
+			})
+			return err
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if api.IsNotFound(err) {
+				c.needRegister()
+			}
+			c.log.Warn("watching allocations failed", "error", err)
+			sleepCtx(ctx, bo.next())
+			continue
+		}
+		bo.reset()
+		if meta.LastIndex < index {
+			// The servers went back in time (state restored from an
+			// older snapshot): start over.
+			index = 0
+		} else {
+			index = meta.LastIndex
+		}
+		shareJobs(allocs, c.jobsInUse())
+		c.syncAllocs(allocs, meta.LastIndex)
+	}
+}
+
+// jobKey names one version of a job.
+type jobKey struct {
+	ns, id         string
+	version, index uint64
+}
+
+func keyOf(j *state.Job) jobKey { return jobKey{j.Namespace, j.ID, j.Version, j.JobModifyIndex} }
+
+// shareJobs makes allocations of the same job version point at one Job
+// (the runners' where they have it): every allocation arrives with its
+// own copy, and a thousand copies of one job are most of a busy client's
+// memory. Jobs read from the servers are never changed in place.
+func shareJobs(allocs []*state.Allocation, known map[jobKey]*state.Job) {
+	for _, a := range allocs {
+		if a.Job == nil {
+			continue
+		}
+		k := keyOf(a.Job)
+		if j, ok := known[k]; ok {
+			a.Job = j
+		} else {
+			known[k] = a.Job
+		}
+	}
+}
+
+// jobsInUse indexes the jobs the runners hold.
+func (c *Client) jobsInUse() map[jobKey]*state.Job {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[jobKey]*state.Job{}
+	for _, ar := range c.runners {
+		if j := ar.alloc().Job; j != nil {
+			out[keyOf(j)] = j
+		}
+	}
+	return out
+}
+
+// syncAllocs starts a runner for each new allocation, passes changed ones
+// to their runners (in-place updates, stops), and destroys the runners
+// of allocations the servers no longer have. serverIndex is the index
+// the list reflects: a runner whose allocation is newer than that is
+// kept, since a lagging server cannot know it yet.
+func (c *Client) syncAllocs(allocs []*state.Allocation, serverIndex uint64) {
+	seen := make(map[string]bool, len(allocs))
+	var gone []*allocRunner
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		return
+	}
+	for _, a := range allocs {
+		seen[a.ID] = true
+		ar := c.runners[a.ID]
+		switch {
+		case ar == nil:
+			if a.ServerTerminal() || a.ClientTerminal() || a.Job == nil {
+				continue // nothing to run
+			}
+			ar = newAllocRunner(c, a, nil)
+			c.runners[a.ID] = ar
+			c.runAlloc(ar)
+		case a.AllocModifyIndex > ar.alloc().AllocModifyIndex:
+			ar.update(a)
+		}
+	}
+	for id, ar := range c.runners {
+		if !seen[id] && ar.alloc().CreateIndex <= serverIndex {
+			delete(c.runners, id)
+			gone = append(gone, ar)
+		}
+	}
+	c.mu.Unlock()
+	for _, ar := range gone {
+		c.log.Info("allocation removed by the servers; destroying it", "alloc", ar.id)
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			ar.destroy()
+		}()
+	}
+}
+
+// gcLoop collects terminal allocations: their directories (and logs)
+// are kept GCAllocAge after they finish, and at most GCMaxAllocs of them.
+func (c *Client) gcLoop(ctx context.Context) {
+	for c.sleep(ctx, c.cfg.GCInterval, nil) {
+		c.collect()
+	}
+}
+
+// collect destroys the terminal runners that are too old or too many.
+func (c *Client) collect() int {
+	now := c.now()
+	type term struct {
+		ar *allocRunner
+		at int64
+	}
+	var terms []term
+	c.mu.Lock()
+	for _, ar := range c.runners {
+		ar.mu.Lock()
+		at := ar.terminalAt
+		ar.mu.Unlock()
+		if !at.IsZero() {
+			terms = append(terms, term{ar, at.UnixNano()})
+		}
+	}
+	sort.Slice(terms, func(i, j int) bool { return terms[i].at < terms[j].at })
+	var victims []*allocRunner
+	for i, t := range terms {
+		tooMany := len(terms)-i > c.cfg.GCMaxAllocs
+		tooOld := now.Sub(t.ar.terminalAtTime()) >= c.cfg.GCAllocAge
+		if tooMany || tooOld {
+			delete(c.runners, t.ar.id)
+			victims = append(victims, t.ar)
+		}
+	}
+	c.mu.Unlock()
+	for _, ar := range victims {
+		ar.destroy()
+	}
+	return len(victims)
+}
