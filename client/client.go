@@ -28,6 +28,7 @@ import (
 	"github.com/schedhq/sched/client/driver"
 	"github.com/schedhq/sched/client/services"
 	"github.com/schedhq/sched/client/taskinput"
+	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
@@ -146,6 +147,8 @@ func New(cfg Config) (*Client, error) {
 		m, err := services.New(services.Config{
 			API: first, NodeID: c.nodeID, NodeSecret: c.secretID, Datacenter: cfg.Datacenter,
 			Address: c.ip, Logger: cfg.Logger,
+			// Service writes follow the client's server failover.
+			CurrentAPI: func() *api.Client { cur, _ := c.servers.current(); return cur },
 		})
 		if err != nil {
 			return nil, fmt.Errorf("client: services: %w", err)

@@ -21,9 +21,12 @@ const (
 	DefaultMaxBackoff        = 30 * time.Second
 	DefaultMaxKillTimeout    = 30 * time.Second
 	DefaultGCInterval        = time.Minute
-	DefaultGCAllocAge        = time.Hour
-	DefaultGCMaxAllocs       = 50
-	DefaultWatchWait         = 5 * time.Minute
+	// DefaultTemplateInterval is how often a running task's templates are
+	// rendered again to detect a change.
+	DefaultTemplateInterval = 5 * time.Second
+	DefaultGCAllocAge       = time.Hour
+	DefaultGCMaxAllocs      = 50
+	DefaultWatchWait        = 5 * time.Minute
 	// MaxTaskEvents is how many events a task state keeps: the newest,
 	// and always the first (Received), as Nomad shows them.
 	MaxTaskEvents = 10
@@ -83,6 +86,11 @@ type Config struct {
 	// WatchWait is how long one blocking query for the node's allocations
 	// waits.
 	WatchWait time.Duration
+	// TemplateInterval is how often a running task's templates are
+	// rendered again; a changed file is acted on per its ChangeMode
+	// (restart, signal, noop) after its Splay. Zero means
+	// DefaultTemplateInterval.
+	TemplateInterval time.Duration
 	// GCInterval is how often terminal allocations are collected;
 	// GCAllocAge how long a terminal allocation's directory (its logs) is
 	// kept; GCMaxAllocs how many terminal allocations are kept at most.
@@ -165,6 +173,7 @@ func (c *Config) finish() error {
 	def(&c.MaxBackoff, DefaultMaxBackoff)
 	def(&c.WatchWait, DefaultWatchWait)
 	def(&c.GCInterval, DefaultGCInterval)
+	def(&c.TemplateInterval, DefaultTemplateInterval)
 	def(&c.GCAllocAge, DefaultGCAllocAge)
 	if c.GCMaxAllocs <= 0 {
 		c.GCMaxAllocs = DefaultGCMaxAllocs

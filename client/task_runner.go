@@ -484,6 +484,11 @@ func (tr *taskRunner) runAttached(ctx context.Context) outcome {
 			tr.emit(eventDriverMessage(c.now(), "Service registration failed: "+err.Error()))
 		}
 	}
+	if len(task.Templates) > 0 {
+		wctx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go tr.watchTemplates(wctx, task, env)
+	}
 	ch, err := tr.drv.WaitTask(ctx, tr.id)
 	if err != nil {
 		ch = closedExit(&driver.ExitResult{Err: err})
@@ -529,6 +534,27 @@ func (tr *taskRunner) runAttached(ctx context.Context) outcome {
 		out.kind = exitFailure
 	}
 	return out
+}
+
+// watchTemplates renders the running task's templates again every
+// TemplateInterval until ctx ends. A change is reported as a "Template
+// Rendered" event and acted on through the task runner's ChangeHandler
+// methods (Restart, Signal) per the templates' ChangeMode and Splay.
+func (tr *taskRunner) watchTemplates(ctx context.Context, task *state.Task, env map[string]string) {
+	c := tr.ar.c
+	r := &taskinput.Rerenderer{Now: c.now}
+	t := time.NewTicker(c.cfg.TemplateInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := r.Rerender(ctx, tr.ar.taskInput(task, env), tr, tr.emit); err != nil && ctx.Err() == nil {
+			tr.emit(eventDriverMessage(c.now(), "Template re-render failed: "+err.Error()))
+		}
+	}
 }
 
 // doKill stops the running task: it records why, deregisters its

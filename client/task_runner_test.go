@@ -373,3 +373,51 @@ func TestTemplateEscapingTheTaskDirIsASetupFailure(t *testing.T) {
 		t.Fatalf("%s", statusOf(got))
 	}
 }
+
+// TestTemplateSourceChangeWhileRunningSignalsTheTask: a running task's
+// templates are rendered again every TemplateInterval; when the source
+// file changes under the running task, the new content is written and the
+// task is signalled per ChangeMode, without a restart.
+func TestTemplateSourceChangeWhileRunningSignalsTheTask(t *testing.T) {
+	fs := newFakeServer(t)
+	mockDrv := driver.NewMock()
+	c := testClient(t, fs, "", func(cfg *Config) {
+		cfg.Drivers = []driver.Driver{mockDrv}
+		cfg.TemplateInterval = 20 * time.Millisecond
+	})
+	srcDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(srcDir, "src.tpl"), []byte("port=1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task := mock("web", nil)
+	// The artifact delivers the template source into local/ once, before
+	// the first render.
+	task.Artifacts = []*state.TaskArtifact{{GetterSource: "file://" + filepath.Join(srcDir, "src.tpl"), RelativeDest: "local/"}}
+	task.Templates = []*state.Template{{SourcePath: "local/src.tpl", DestPath: "local/out", ChangeMode: "signal", ChangeSignal: "SIGUSR1"}}
+	a := allocFor(c, job(state.JobTypeService, task))
+	fs.addAlloc(a)
+	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)
+	if got := readFile(t, allocPathOf(c, a.ID, "web", "local", "out")); got != "port=1" {
+		t.Fatalf("first render %q", got)
+	}
+	if sigs, _ := mockDrv.Signals(a.ID + "/web"); len(sigs) != 0 {
+		t.Fatalf("signalled before any change: %v", sigs)
+	}
+
+	if err := os.WriteFile(allocPathOf(c, a.ID, "web", "local", "src.tpl"), []byte("port=2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the re-rendered file and the signal", func() error {
+		if got := readFile(t, allocPathOf(c, a.ID, "web", "local", "out")); got != "port=2" {
+			return errString("out is " + got)
+		}
+		if sigs, _ := mockDrv.Signals(a.ID + "/web"); len(sigs) != 1 || sigs[0] != "SIGUSR1" {
+			return errString("no SIGUSR1 yet")
+		}
+		return nil
+	})
+	got := fs.alloc(a.ID)
+	if got.TaskStates["web"].Restarts != 0 || got.ClientStatus != state.AllocClientStatusRunning {
+		t.Fatalf("a signal-mode change restarted the task: %s", statusOf(got))
+	}
+}
