@@ -359,6 +359,7 @@ func TestDockerPartitionMinorityRefusesWritesAndAllConverge(t *testing.T) {
 }
 
 func TestDockerLinearizableUnderPartitions(t *testing.T) {
+	skipUnlessLinearizability(t)
 	c := newDockerCluster(t)
 	all := []int{0, 1, 2}
 	c.leader(all, 30*time.Second)
