@@ -177,20 +177,14 @@ func validateAllocUpdates(updates []*AllocClientUpdate) error {
 	if len(updates) == 0 {
 		v.Add("Allocs", "at least one allocation is required")
 	}
-	seen := map[string]int{}
+	ids := newEntryIDs("Allocs", "allocation")
 	for i, u := range updates {
-		field := "Allocs[" + strconv.Itoa(i) + "]"
+		field := ids.field(i)
 		if u == nil {
 			v.Add(field, "must not be null")
 			continue
 		}
-		if u.ID == "" {
-			v.Add(field+".ID", "required")
-		} else if j, dup := seen[u.ID]; dup {
-			v.Add(field+".ID", "allocation %q is also listed at Allocs[%d]", u.ID, j)
-		} else {
-			seen[u.ID] = i
-		}
+		ids.check(v, i, u.ID)
 		switch {
 		case u.ClientStatus == "":
 			v.Add(field+".ClientStatus", "required, one of %v", clientStatuses)

@@ -85,7 +85,7 @@ func TestNodeUpdateAllocs(t *testing.T) {
 		{"bad task state", url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running",
 			"TaskStates": map[string]any{"server": map[string]any{"State": "sleeping"}}}}}, 400, []string{"Allocs[0].TaskStates[server].State"}},
 		{"duplicate", url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running"}, {"ID": a1, "ClientStatus": "failed"}}},
-			400, []string{"Allocs[1].ID", "Allocs[0]"}},
+			400, []string{"Allocs[1].ID", "also listed at Allocs[0]"}},
 		{"other node's alloc", url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running"}, {"ID": other, "ClientStatus": "failed"}}},
 			400, []string{"Allocs[1].ID", nodeID(2)}},
 		{"unknown node", "/v1/node/" + nodeID(9) + "/allocations", map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running"}}}, 404, []string{nodeID(9)}},

@@ -3,7 +3,6 @@ package http
 import (
 	"net/http"
 	"slices"
-	"strconv"
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
@@ -333,20 +332,14 @@ func validateServiceRegistrations(regs []*state.ServiceRegistration) error {
 	if len(regs) == 0 {
 		v.Add("Services", "at least one registration is required")
 	}
-	seen := map[string]int{}
+	ids := newEntryIDs("Services", "registration")
 	for i, reg := range regs {
-		field := "Services[" + strconv.Itoa(i) + "]"
+		field := ids.field(i)
 		if reg == nil {
 			v.Add(field, "must not be null")
 			continue
 		}
-		if reg.ID == "" {
-			v.Add(field+".ID", "required")
-		} else if j, dup := seen[reg.ID]; dup {
-			v.Add(field+".ID", "registration %q is also listed at Services[%d]", reg.ID, j)
-		} else {
-			seen[reg.ID] = i
-		}
+		ids.check(v, i, reg.ID)
 		if reg.ServiceName == "" {
 			v.Add(field+".ServiceName", "required")
 		}
