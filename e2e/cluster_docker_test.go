@@ -359,7 +359,6 @@ func TestDockerPartitionMinorityRefusesWritesAndAllConverge(t *testing.T) {
 }
 
 func TestDockerLinearizableUnderPartitions(t *testing.T) {
-	skipUnlessLinearizability(t)
 	c := newDockerCluster(t)
 	all := []int{0, 1, 2}
 	c.leader(all, 30*time.Second)
@@ -367,7 +366,7 @@ func TestDockerLinearizableUnderPartitions(t *testing.T) {
 	for i := range all {
 		targets = append(targets, regTarget{name: c.names[i], client: c.client(i), up: func() bool { return true }})
 	}
-	history := regHistory(t, targets, 6, 3, 20*time.Second, func(ctx context.Context) {
+	history := regHistory(t, targets, 6, 3, 20*time.Second, func(ctx context.Context, mark func(string, ...any)) {
 		// Twice: cut the leader off, let both sides run, heal.
 		for range 2 {
 			select {
@@ -376,13 +375,16 @@ func TestDockerLinearizableUnderPartitions(t *testing.T) {
 				return
 			}
 			victim := c.leader(all, 20*time.Second)
-			t.Logf("partitioning leader %s", c.names[victim])
+			mark("partitioning leader %s", c.names[victim])
 			c.partition(victim)
+			mark("partitioned %s", c.names[victim])
 			select {
 			case <-time.After(5 * time.Second):
 			case <-ctx.Done():
 			}
+			mark("healing %s", c.names[victim])
 			c.heal(victim)
+			mark("healed %s", c.names[victim])
 		}
 		<-ctx.Done()
 	})

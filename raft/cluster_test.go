@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -178,4 +179,75 @@ func indexOf(nodes []*Node, n *Node) int {
 		}
 	}
 	return -1
+}
+
+// A committed entry can reach a follower's FSM before the leader's own FSM
+// goroutine applies it. The read index must cover it all the same: were it
+// the leader's applied index, the leader would serve a state older than one
+// a follower has already served, and reads would go back in time.
+func TestReadIndexCoversEntriesAppliedOnFollowersFirst(t *testing.T) {
+	c := newTestCluster(t)
+	leader, follower := c.nodes[0], c.nodes[1]
+	gate := make(chan struct{})
+	c.fsms[0].gate = gate // set before any "slow" command exists
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(gate)
+		}
+	}
+	t.Cleanup(release)
+
+	before := mustApply(t, leader, "k", "old")
+	// The term's first VerifyLeader runs a barrier, which a held FSM would
+	// block; get it done first.
+	if _, err := leader.VerifyLeader(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatalf("VerifyLeader: %v", err)
+	}
+	type result struct {
+		index uint64
+		err   error
+	}
+	applied := make(chan result, 1)
+	go func() {
+		idx, _, err := leader.Apply(ctxT(t, 10*time.Second), []byte("slow k new"))
+		applied <- result{idx, err}
+	}()
+	// The follower applies the entry while the leader's FSM is held.
+	eventually(t, 10*time.Second, "the follower to apply the held entry", func() bool {
+		v, _ := c.fsms[1].get("k")
+		return v == "new"
+	})
+	seen := follower.AppliedIndex()
+	if got := leader.AppliedIndex(); got >= seen {
+		t.Fatalf("leader applied %d, follower %d: the leader was not held back", got, seen)
+	}
+
+	ri, err := leader.VerifyLeader(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatalf("VerifyLeader: %v", err)
+	}
+	if ri < seen {
+		t.Fatalf("read index %d is below %d, which a follower has applied (leader applied %d, first write %d)", ri, seen, leader.AppliedIndex(), before)
+	}
+	// The leader itself must wait for its FSM before it may read.
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := leader.WaitForApplied(short, ri); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitForApplied(%d) on the held leader: %v, want a deadline error", ri, err)
+	}
+	if v, _ := c.fsms[0].get("k"); v != "old" {
+		t.Fatalf("held leader already shows %q", v)
+	}
+	release()
+	if err := leader.WaitForApplied(ctxT(t, 10*time.Second), ri); err != nil {
+		t.Fatalf("WaitForApplied(%d) after release: %v", ri, err)
+	}
+	if v, _ := c.fsms[0].get("k"); v != "new" {
+		t.Errorf("after the read barrier the leader shows %q, want new", v)
+	}
+	if r := <-applied; r.err != nil || r.index != ri {
+		t.Errorf("held write: index %d, err %v; want index %d", r.index, r.err, ri)
+	}
 }

@@ -55,19 +55,24 @@ func (n *Node) Barrier(ctx context.Context) error {
 
 // VerifyLeader confirms with a quorum that this server still leads, and
 // returns the read index: once a server's AppliedIndex reaches it, that
-// server's state includes every write acknowledged before the call. Leader
-// only; elsewhere it returns ErrNotLeader.
+// server's state includes every write committed before the call, and so
+// every write acknowledged before it, on any server. Leader only; elsewhere
+// it returns ErrNotLeader.
 //
 // A consistent read on any server is: ask the leader for VerifyLeader's
-// index, WaitForApplied on it locally, read. On the leader the index is
-// already applied.
+// index, WaitForApplied on it locally, read. The leader waits too: the
+// index may be ahead of what its own FSM has applied.
 //
-// The index is the leader's applied index, not its commit index: every
-// acknowledged write is applied on the leader before it is acknowledged, and
-// an applied index always names an entry followers' FSMs see, while a commit
-// index may name a no-op entry they are never shown. The first call in each
-// term runs a Barrier, because a new leader may hold committed entries from
-// the previous term it has not applied yet.
+// The read index comes from the commit index, not from the leader's applied
+// index. A committed entry can reach a follower's FSM before the leader's
+// own FSM goroutine applies it, so a read index taken from the leader's
+// applied index would let the leader serve a state older than one a
+// follower has already served. The commit index itself may name an entry
+// no FSM is shown (a no-op or barrier entry), which AppliedIndex never
+// reaches; readIndex steps back from it to the last entry FSMs do see.
+//
+// The first call in each term runs a Barrier, because a new leader's commit
+// index may not yet cover entries an earlier leader committed.
 func (n *Node) VerifyLeader(ctx context.Context) (uint64, error) {
 	for {
 		term := n.raft.CurrentTerm()
@@ -88,8 +93,29 @@ func (n *Node) VerifyLeader(ctx context.Context) (uint64, error) {
 		if n.raft.CurrentTerm() != term {
 			continue
 		}
-		return n.fsm.applied.load(), nil
+		return n.readIndex(n.raft.CommitIndex()), nil
 	}
+}
+
+// readIndex returns the index of the last entry at or below commit that
+// FSMs are shown (a command or a configuration change), the index a reader's
+// AppliedIndex will reach. Everything at or below the local applied index
+// is covered by it; above it, the log is searched downwards, usually one
+// lookup since the newest committed entry is almost always a command. An
+// entry already compacted away lies below the last snapshot and so is
+// applied here: the applied index covers it.
+func (n *Node) readIndex(commit uint64) uint64 {
+	applied := n.fsm.applied.load()
+	var l hraft.Log
+	for i := commit; i > applied; i-- {
+		if err := n.logs.GetLog(i, &l); err != nil {
+			break
+		}
+		if fsmVisible(&l) {
+			return i
+		}
+	}
+	return applied
 }
 
 // WaitForApplied blocks until the local FSM has applied index, ctx ends, or

@@ -55,10 +55,11 @@ const snapshotHeaderLen = len(snapshotMagic) + 8
 // That index is ours rather than hashicorp/raft's AppliedIndex, because
 // raft's moves when entries are handed to the FSM goroutine, before they are
 // applied, and a read barrier needs "applied". It counts only entries the FSM
-// sees (commands and configuration changes), never no-op or barrier entries;
-// VerifyLeader returns an index of the same kind, so a follower waiting for
-// it never waits for an entry it will not be shown. Snapshots carry the index
-// in a header, because FSM.Restore is not told which index it restores to.
+// goroutine sees (fsmVisible: commands, markers and configuration changes),
+// never no-op or barrier entries; VerifyLeader returns an index of the same
+// kind, so a follower waiting for it never waits for an entry it will not be
+// shown. Snapshots carry the index in a header, because FSM.Restore is not
+// told which index it restores to.
 type fsmAdapter struct {
 	fsm     FSM
 	applied appliedIndex
@@ -86,7 +87,7 @@ func (a *fsmAdapter) Apply(l *hraft.Log) any {
 func (a *fsmAdapter) ApplyBatch(logs []*hraft.Log) []any {
 	out := make([]any, len(logs))
 	for i, l := range logs {
-		if l.Type == hraft.LogCommand {
+		if l.Type == hraft.LogCommand && !isMarker(l) {
 			out[i] = a.fsm.Apply(l.Index, l.Data)
 		}
 	}
@@ -123,10 +124,29 @@ func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
 	// A restored backup (Node.RestoreSnapshot) carries an older index than
 	// this server has applied; the applied index never moves backwards, or
 	// readers waiting for an index already passed would stall until the
-	// next write.
+	// next write. That leaves the index naming a state the backup replaced,
+	// so RestoreSnapshot follows the restore with a marker entry: the
+	// marker's index is reached only by a server holding the backup's state,
+	// and read indexes taken after the restore is acknowledged cover it.
 	index = max(index, a.applied.load())
 	a.applied.set(index)
 	return nil
+}
+
+// markerExtension tags a command entry that the adapter applies itself,
+// without showing it to the FSM: it changes no state but moves the applied
+// index, giving every server an index to reach (see Restore).
+var markerExtension = []byte("sched.raft.marker")
+
+// isMarker reports whether l is a marker entry.
+func isMarker(l *hraft.Log) bool { return bytes.Equal(l.Extensions, markerExtension) }
+
+// fsmVisible reports whether raft hands l to the FSM goroutine, and so
+// whether the applied index can come to name it: commands (markers
+// included) and, with raft protocol version 3, configuration changes.
+// No-op and barrier entries never reach a BatchingFSM.
+func fsmVisible(l *hraft.Log) bool {
+	return l.Type == hraft.LogCommand || l.Type == hraft.LogConfiguration
 }
 
 // fsmSnapshot prefixes the FSM's snapshot with the header Restore reads.

@@ -24,6 +24,9 @@ type kvFSM struct {
 	data     map[string]string
 	applied  []uint64 // indexes of commands applied since start or restore
 	restores int
+	// gate, when set, holds back "slow" commands until it is closed, so a
+	// test can keep one server's FSM behind the others.
+	gate chan struct{}
 }
 
 var _ FSM = (*kvFSM)(nil)
@@ -33,6 +36,12 @@ func newKV() *kvFSM { return &kvFSM{data: map[string]string{}} }
 func setCmd(k, v string) []byte { return []byte("set " + k + " " + v) }
 
 func (f *kvFSM) Apply(index uint64, data []byte) any {
+	if strings.HasPrefix(string(data), "slow ") {
+		if f.gate != nil {
+			<-f.gate
+		}
+		data = []byte("set " + strings.TrimPrefix(string(data), "slow "))
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.applied = append(f.applied, index)

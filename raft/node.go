@@ -26,6 +26,9 @@ type Node struct {
 	raft  *hraft.Raft
 	fsm   *fsmAdapter
 	store *raftboltdb.BoltStore
+	// logs is the log store raft writes through (a cache over store);
+	// VerifyLeader reads it to turn the commit index into a read index.
+	logs  hraft.LogStore
 	trans *hraft.NetworkTransport
 
 	observer *hraft.Observer
@@ -92,6 +95,7 @@ func New(cfg Config, fsm FSM) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raft: log cache: %w", err)
 	}
+	n.logs = logs
 	snaps, err := hraft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetained, raftLogger)
 	if err != nil {
 		return nil, fmt.Errorf("raft: snapshot store: %w", err)

@@ -159,6 +159,12 @@ func (n *Node) RestoreSnapshot(ctx context.Context, r io.Reader, verify func(io.
 	if err := n.raft.Restore(meta, bufio.NewReader(spool), timeout); err != nil {
 		return SnapshotInfo{}, fmt.Errorf("raft: restoring snapshot: %w", translate(err))
 	}
+	// The marker gives the restored state an applied index above every
+	// index handed out before it (fsmAdapter.Restore); once it commits, a
+	// consistent read anywhere sees the backup, never the state it replaced.
+	if err := n.await(ctx, n.raft.ApplyLog(hraft.Log{Extensions: markerExtension}, timeout)); err != nil {
+		return SnapshotInfo{}, fmt.Errorf("raft: the snapshot was restored, but marking it failed (consistent reads on followers may show the state before the restore until the next write): %w", err)
+	}
 	n.logger.Info("restored a snapshot", "snapshot_index", am.Index, "size", am.Size)
 	return am.info(), nil
 }

@@ -51,6 +51,24 @@ func TestSnapshotSaveAndRestoreAcrossTheCluster(t *testing.T) {
 	if got := leader.AppliedIndex(); got < before {
 		t.Errorf("applied index went back from %d to %d", before, got)
 	}
+	// Right after the restore is acknowledged, a consistent read on any
+	// server shows the saved state, not the one the restore replaced:
+	// the read index is past every index handed out before the restore.
+	ri, err := leader.VerifyLeader(ctxT(t, 10*time.Second))
+	if err != nil {
+		t.Fatalf("VerifyLeader: %v", err)
+	}
+	if ri <= before {
+		t.Errorf("read index %d after the restore is not past %d, the applied index before it", ri, before)
+	}
+	for i, n := range c.nodes {
+		if err := n.WaitForApplied(ctxT(t, 10*time.Second), ri); err != nil {
+			t.Fatalf("%s: %v", n.ID(), err)
+		}
+		if v, _ := c.fsms[i].get("k0"); v != "saved" {
+			t.Errorf("%s: consistent read after the restore shows k0 = %q, want saved", n.ID(), v)
+		}
+	}
 	// A write after the restore reaches everyone; then every server holds
 	// exactly the saved state plus that write.
 	last := mustApply(t, leader, "after", "restore")
