@@ -124,6 +124,11 @@ func applyStop(t *writeTxn, s *Allocation, now int64) error {
 	if err := t.insert(TableAllocs, &next); err != nil {
 		return err
 	}
+	// A stop alone keeps the registrations (the client removes them once
+	// the tasks are down); a stop that marks the allocation lost does not.
+	if err := deleteServicesOfEndedAlloc(t, &next); err != nil {
+		return err
+	}
 	t.jobs[nsID{next.Namespace, next.JobID}] = true
 	return updateSummaryForAlloc(t, old, &next)
 }
@@ -191,6 +196,8 @@ func applyEvalStatusUpdate(t *writeTxn, req *EvalStatusUpdateRequest) (any, erro
 //     is not terminal; its versions, submissions and summary go with it;
 //   - a node only when still down with no allocation that is not terminal;
 //   - a deployment only when no longer active.
+//
+// The service registrations of deleted allocations and nodes go with them.
 type GarbageCollectRequest struct {
 	Evals       []string
 	Allocs      []string
@@ -240,6 +247,9 @@ func applyGarbageCollect(t *writeTxn, req *GarbageCollectRequest) (any, error) {
 		if err := t.delete(TableAllocs, a); err != nil {
 			return nil, err
 		}
+		if err := deleteServicesOf(t, indexAlloc, a.ID); err != nil {
+			return nil, err
+		}
 		if err := updateSummaryForAlloc(t, a, nil); err != nil {
 			return nil, err
 		}
@@ -258,6 +268,9 @@ func applyGarbageCollect(t *writeTxn, req *GarbageCollectRequest) (any, error) {
 			return nil, err
 		}
 		if err := t.delete(TableNodes, n); err != nil {
+			return nil, err
+		}
+		if err := deleteServicesOf(t, indexNode, n.ID); err != nil {
 			return nil, err
 		}
 	}

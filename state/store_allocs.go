@@ -63,7 +63,8 @@ func applyAllocUpdate(t *writeTxn, req *AllocUpdateRequest) (any, error) {
 	return nil, upsertEvals(t, "Evals", req.Evals)
 }
 
-// upsertAlloc writes an allocation from the servers' side.
+// upsertAlloc writes an allocation from the servers' side, deleting its
+// service registrations when it is written client-terminal (e.g. lost).
 func upsertAlloc(t *writeTxn, a *Allocation, now int64) error {
 	if a == nil || a.ID == "" {
 		return Invalidf("ID", "missing allocation ID")
@@ -110,12 +111,16 @@ func upsertAlloc(t *writeTxn, a *Allocation, now int64) error {
 	if err := t.insert(TableAllocs, a); err != nil {
 		return err
 	}
+	if err := deleteServicesOfEndedAlloc(t, a); err != nil {
+		return err
+	}
 	t.jobs[nsID{a.Namespace, a.JobID}] = true
 	return updateSummaryForAlloc(t, old, a)
 }
 
 // applyAllocClientUpdate records what clients report; see
-// AllocClientUpdateRequest.
+// AllocClientUpdateRequest. An allocation reported complete, failed or lost
+// loses its service registrations in the same command.
 func applyAllocClientUpdate(t *writeTxn, req *AllocClientUpdateRequest) (any, error) {
 	for i, u := range req.Allocs {
 		if u == nil || u.ID == "" {
@@ -140,6 +145,9 @@ func applyAllocClientUpdate(t *writeTxn, req *AllocClientUpdateRequest) (any, er
 		next.ModifyIndex = t.index
 		next.ModifyTime = req.Now
 		if err := t.insert(TableAllocs, &next); err != nil {
+			return nil, err
+		}
+		if err := deleteServicesOfEndedAlloc(t, &next); err != nil {
 			return nil, err
 		}
 		t.jobs[nsID{next.Namespace, next.JobID}] = true

@@ -63,7 +63,8 @@ func applyEvalUpdate(t *writeTxn, req *EvalUpdateRequest) (any, error) {
 	return nil, upsertEvals(t, "Evals", req.Evals)
 }
 
-// applyEvalDelete deletes evaluations and allocations (garbage collection).
+// applyEvalDelete deletes evaluations and allocations (garbage collection),
+// with the service registrations of those allocations.
 // IDs that are already gone are skipped, so a repeated collection is
 // harmless.
 func applyEvalDelete(t *writeTxn, req *EvalDeleteRequest) (any, error) {
@@ -89,6 +90,9 @@ func applyEvalDelete(t *writeTxn, req *EvalDeleteRequest) (any, error) {
 			continue
 		}
 		if err := t.delete(TableAllocs, a); err != nil {
+			return nil, err
+		}
+		if err := deleteServicesOf(t, indexAlloc, a.ID); err != nil {
 			return nil, err
 		}
 		if err := updateSummaryForAlloc(t, a, nil); err != nil {

@@ -25,6 +25,8 @@ func (r reader) NodePoolByName(ws memdb.WatchSet, name string) (*NodePool, error
 }
 
 // applyNodeRegister creates or updates a node; see NodeRegisterRequest.
+// A node written down loses its service registrations, as with
+// applyNodeUpdateStatus.
 func applyNodeRegister(t *writeTxn, req *NodeRegisterRequest) (any, error) {
 	n := req.Node
 	if n == nil || n.ID == "" {
@@ -62,10 +64,17 @@ func applyNodeRegister(t *writeTxn, req *NodeRegisterRequest) (any, error) {
 			return nil, err
 		}
 	}
-	return nil, t.insert(TableNodes, n)
+	if err := t.insert(TableNodes, n); err != nil {
+		return nil, err
+	}
+	if n.Status == NodeStatusDown {
+		return nil, deleteServicesOf(t, indexNode, n.ID)
+	}
+	return nil, nil
 }
 
-// applyNodeDeregister deletes nodes, all or none.
+// applyNodeDeregister deletes nodes, all or none, with their service
+// registrations.
 func applyNodeDeregister(t *writeTxn, req *NodeDeregisterRequest) (any, error) {
 	for _, id := range req.NodeIDs {
 		n, err := first[*Node](nil, t.Txn, TableNodes, indexID, id)
@@ -78,12 +87,16 @@ func applyNodeDeregister(t *writeTxn, req *NodeDeregisterRequest) (any, error) {
 		if err := t.delete(TableNodes, n); err != nil {
 			return nil, err
 		}
+		if err := deleteServicesOf(t, indexNode, n.ID); err != nil {
+			return nil, err
+		}
 	}
 	return nil, nil
 }
 
 // applyNodeUpdateStatus records a node's status and the evaluations that
-// react to it.
+// react to it. A node going down loses its service registrations in the
+// same command: its client is not there to remove them.
 func applyNodeUpdateStatus(t *writeTxn, req *NodeUpdateStatusRequest) (any, error) {
 	n, err := first[*Node](nil, t.Txn, TableNodes, indexID, req.NodeID)
 	if err != nil {
@@ -104,6 +117,11 @@ func applyNodeUpdateStatus(t *writeTxn, req *NodeUpdateStatusRequest) (any, erro
 	next.ModifyIndex = t.index
 	if err := t.insert(TableNodes, &next); err != nil {
 		return nil, err
+	}
+	if next.Status == NodeStatusDown {
+		if err := deleteServicesOf(t, indexNode, next.ID); err != nil {
+			return nil, err
+		}
 	}
 	return nil, upsertEvals(t, "Evals", req.Evals)
 }

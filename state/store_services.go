@@ -77,15 +77,39 @@ func applyServiceDelete(t *writeTxn, req *ServiceDeleteRequest) (any, error) {
 		}
 	}
 	for _, allocID := range req.AllocIDs {
-		regs, err := list[*ServiceRegistration](nil, t.Txn, nil, TableServiceRegistrations, indexAlloc, allocID)
-		if err != nil {
+		if err := deleteServicesOf(t, indexAlloc, allocID); err != nil {
 			return nil, err
-		}
-		for _, s := range regs {
-			if err := t.delete(TableServiceRegistrations, s); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return nil, nil
+}
+
+// deleteServicesOf deletes the service registrations found by index
+// (indexNode or indexAlloc) and arg. Servers call it in the command that
+// makes registrations stale (a node down or gone, an allocation finished
+// or collected), since the client that wrote them may never come back to
+// remove them. Deleting none writes nothing, so the table's index moves
+// only when a registration goes.
+func deleteServicesOf(t *writeTxn, index, arg string) error {
+	regs, err := list[*ServiceRegistration](nil, t.Txn, nil, TableServiceRegistrations, index, arg)
+	if err != nil {
+		return err
+	}
+	for _, s := range regs {
+		if err := t.delete(TableServiceRegistrations, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteServicesOfEndedAlloc deletes the registrations of a, just written,
+// once its client is done with it (complete, failed or lost). An
+// allocation servers only want stopped keeps them: its tasks may still run
+// through their shutdown delay, and its client removes them when they stop.
+func deleteServicesOfEndedAlloc(t *writeTxn, a *Allocation) error {
+	if !a.ClientTerminal() {
+		return nil
+	}
+	return deleteServicesOf(t, indexAlloc, a.ID)
 }
