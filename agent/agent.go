@@ -96,7 +96,8 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	}
 
 	w := a.newWriter()
-	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger}
+	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger,
+		ManagementRateLimit: cfg.ManagementAPI.RateLimit}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)

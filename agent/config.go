@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsimple"
+
+	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/scheduler"
 )
 
 // Config is an agent's resolved configuration: defaults, then -dev, then
@@ -41,6 +45,8 @@ type Config struct {
 	Server   ServerConfig
 	Client   ClientConfig
 	ACL      ACLConfig
+	// ManagementAPI configures the management API (/api/v2).
+	ManagementAPI ManagementAPIConfig
 	// DevMode runs a single bootstrapped server and a client on a
 	// temporary data dir.
 	DevMode bool
@@ -116,6 +122,67 @@ type ServerConfig struct {
 	// networks, trading failover time for fewer needless elections. 1 to
 	// 10, default 1.
 	RaftMultiplier int
+
+	// The scheduler's tuning, used while this server leads; the keys
+	// are named as in Nomad.
+
+	// NumSchedulers is the number of scheduling workers, 0 to 128. 0, the
+	// default, means one per CPU core.
+	NumSchedulers int
+	// HeartbeatGrace is added to a node's heartbeat TTL before the leader
+	// marks the node down, for network and client delays. Default 10s
+	// (scheduler.DefaultHeartbeatGrace).
+	HeartbeatGrace time.Duration
+	// MinHeartbeatTTL is the least heartbeat TTL handed to a node.
+	// Default 10s (scheduler.DefaultMinHeartbeatTTL).
+	MinHeartbeatTTL time.Duration
+	// MaxHeartbeatsPerSecond caps the heartbeats of all nodes together:
+	// TTLs grow with the number of nodes to stay under it. Greater than 0;
+	// default 50 (scheduler.DefaultMaxHeartbeatsPerSecond).
+	MaxHeartbeatsPerSecond float64
+	// FailoverHeartbeatTTL is the TTL every node gets when a server becomes
+	// leader, time to find the new leader before being marked down.
+	// Default 5m (scheduler.DefaultFailoverHeartbeatTTL).
+	FailoverHeartbeatTTL time.Duration
+	// EvalNackTimeout is how long a worker may hold an evaluation without
+	// acking or nacking it before the broker takes it back and delivers it
+	// again. Default 60s (scheduler.DefaultUnackedTimeout).
+	EvalNackTimeout time.Duration
+	// EvalDeliveryLimit is how many times an evaluation is delivered
+	// before it is marked failed. At least 1; default 3
+	// (scheduler.DefaultDeliveryLimit).
+	EvalDeliveryLimit int
+	// JobGCInterval is the time between two garbage collections (of jobs,
+	// evaluations, nodes and deployments alike). Default 5m
+	// (scheduler.DefaultGCInterval).
+	JobGCInterval time.Duration
+	// JobGCThreshold is the age after which a dead job is purged.
+	// Default 4h (scheduler.DefaultJobGCThreshold).
+	JobGCThreshold time.Duration
+	// EvalGCThreshold is the age after which a terminal evaluation of a
+	// service or system job is collected with its allocations. Default 1h
+	// (scheduler.DefaultEvalGCThreshold).
+	EvalGCThreshold time.Duration
+	// BatchEvalGCThreshold is the same for batch and sysbatch jobs.
+	// Default 4h (scheduler.DefaultBatchEvalGCThreshold).
+	BatchEvalGCThreshold time.Duration
+	// NodeGCThreshold is how long a node stays down before it is deleted.
+	// Default 24h (scheduler.DefaultNodeGCThreshold).
+	NodeGCThreshold time.Duration
+	// DeploymentGCThreshold is the age after which a finished deployment
+	// is deleted. Default 1h (scheduler.DefaultDeploymentGCThreshold).
+	DeploymentGCThreshold time.Duration
+}
+
+// maxNumSchedulers bounds server.num_schedulers, as Nomad does.
+const maxNumSchedulers = 128
+
+// ManagementAPIConfig configures the management API (/api/v2).
+type ManagementAPIConfig struct {
+	// RateLimit is the requests per second admitted per token (per client
+	// address without one), on each server. Default 30
+	// (http.DefaultManagementRateLimit); negative (-1) disables the limit.
+	RateLimit float64
 }
 
 // ACLConfig configures enforcement of ACLs on /v1 (the identity issue).
@@ -139,7 +206,21 @@ func DefaultConfig() *Config {
 			RetryInterval:         30 * time.Second,
 			FailedServerGrace:     5 * time.Minute,
 			RaftMultiplier:        1,
+
+			HeartbeatGrace:         scheduler.DefaultHeartbeatGrace,
+			MinHeartbeatTTL:        scheduler.DefaultMinHeartbeatTTL,
+			MaxHeartbeatsPerSecond: scheduler.DefaultMaxHeartbeatsPerSecond,
+			FailoverHeartbeatTTL:   scheduler.DefaultFailoverHeartbeatTTL,
+			EvalNackTimeout:        scheduler.DefaultUnackedTimeout,
+			EvalDeliveryLimit:      scheduler.DefaultDeliveryLimit,
+			JobGCInterval:          scheduler.DefaultGCInterval,
+			JobGCThreshold:         scheduler.DefaultJobGCThreshold,
+			EvalGCThreshold:        scheduler.DefaultEvalGCThreshold,
+			BatchEvalGCThreshold:   scheduler.DefaultBatchEvalGCThreshold,
+			NodeGCThreshold:        scheduler.DefaultNodeGCThreshold,
+			DeploymentGCThreshold:  scheduler.DefaultDeploymentGCThreshold,
 		},
+		ManagementAPI: ManagementAPIConfig{RateLimit: schedhttp.DefaultManagementRateLimit},
 	}
 }
 
@@ -191,17 +272,24 @@ func (c *Config) Finish() error {
 	if c.Server.RaftTrailingLogs == 0 {
 		c.Server.RaftTrailingLogs = d.Server.RaftTrailingLogs
 	}
-	if c.Server.RaftSnapshotInterval == 0 {
-		c.Server.RaftSnapshotInterval = d.Server.RaftSnapshotInterval
-	}
-	if c.Server.RetryInterval == 0 {
-		c.Server.RetryInterval = d.Server.RetryInterval
-	}
-	if c.Server.FailedServerGrace == 0 {
-		c.Server.FailedServerGrace = d.Server.FailedServerGrace
+	for _, k := range serverDurations {
+		if v := k.field(&c.Server); *v == 0 {
+			*v = *k.field(&d.Server)
+		}
 	}
 	if c.Server.RaftMultiplier == 0 {
 		c.Server.RaftMultiplier = d.Server.RaftMultiplier
+	}
+	// NumSchedulers stays 0 when unset: the scheduler runs one worker per
+	// CPU core.
+	if c.Server.MaxHeartbeatsPerSecond == 0 {
+		c.Server.MaxHeartbeatsPerSecond = d.Server.MaxHeartbeatsPerSecond
+	}
+	if c.Server.EvalDeliveryLimit == 0 {
+		c.Server.EvalDeliveryLimit = d.Server.EvalDeliveryLimit
+	}
+	if c.ManagementAPI.RateLimit == 0 {
+		c.ManagementAPI.RateLimit = d.ManagementAPI.RateLimit
 	}
 
 	var errs []error
@@ -233,14 +321,22 @@ func (c *Config) Finish() error {
 	if _, err := c.EncryptKey(); err != nil {
 		errs = append(errs, err)
 	}
-	for name, d := range map[string]time.Duration{
-		"raft_snapshot_interval": c.Server.RaftSnapshotInterval,
-		"retry_interval":         c.Server.RetryInterval,
-		"failed_server_grace":    c.Server.FailedServerGrace,
-	} {
-		if d < 0 {
-			errs = append(errs, fmt.Errorf("server.%s: must not be negative", name))
+	for _, k := range serverDurations {
+		if *k.field(&c.Server) < 0 {
+			errs = append(errs, fmt.Errorf("server.%s: must not be negative", k.name))
 		}
+	}
+	if n := c.Server.NumSchedulers; n < 0 || n > maxNumSchedulers {
+		errs = append(errs, fmt.Errorf("server.num_schedulers: %d is not between 0 and %d", n, maxNumSchedulers))
+	}
+	if r := c.Server.MaxHeartbeatsPerSecond; !(r > 0) || math.IsInf(r, 1) { // NaN fails r > 0
+		errs = append(errs, fmt.Errorf("server.max_heartbeats_per_second: %v is not a number greater than 0", r))
+	}
+	if c.Server.EvalDeliveryLimit < 1 {
+		errs = append(errs, fmt.Errorf("server.eval_delivery_limit: %d is less than 1", c.Server.EvalDeliveryLimit))
+	}
+	if r := c.ManagementAPI.RateLimit; math.IsNaN(r) || math.IsInf(r, 0) {
+		errs = append(errs, fmt.Errorf("management_api.rate_limit: %v is not a finite number", r))
 	}
 	if m := c.Server.RaftMultiplier; m < 1 || m > 10 {
 		errs = append(errs, fmt.Errorf("server.raft_multiplier: %d is not between 1 and 10", m))
@@ -259,6 +355,28 @@ func (c *Config) Finish() error {
 	}
 	errs = append(errs, c.Client.finish(c.Server.Enabled)...) // client_config.go
 	return errors.Join(errs...)
+}
+
+// serverDurations are the server block's duration keys: one table for
+// parsing, defaults and validation, so a new key cannot miss one of them.
+var serverDurations = []struct {
+	name  string
+	field func(*ServerConfig) *time.Duration
+	file  func(*fileServer) *string
+}{
+	{"raft_snapshot_interval", func(c *ServerConfig) *time.Duration { return &c.RaftSnapshotInterval }, func(f *fileServer) *string { return f.RaftSnapshotInterval }},
+	{"retry_interval", func(c *ServerConfig) *time.Duration { return &c.RetryInterval }, func(f *fileServer) *string { return f.RetryInterval }},
+	{"failed_server_grace", func(c *ServerConfig) *time.Duration { return &c.FailedServerGrace }, func(f *fileServer) *string { return f.FailedServerGrace }},
+	{"heartbeat_grace", func(c *ServerConfig) *time.Duration { return &c.HeartbeatGrace }, func(f *fileServer) *string { return f.HeartbeatGrace }},
+	{"min_heartbeat_ttl", func(c *ServerConfig) *time.Duration { return &c.MinHeartbeatTTL }, func(f *fileServer) *string { return f.MinHeartbeatTTL }},
+	{"failover_heartbeat_ttl", func(c *ServerConfig) *time.Duration { return &c.FailoverHeartbeatTTL }, func(f *fileServer) *string { return f.FailoverHeartbeatTTL }},
+	{"eval_nack_timeout", func(c *ServerConfig) *time.Duration { return &c.EvalNackTimeout }, func(f *fileServer) *string { return f.EvalNackTimeout }},
+	{"job_gc_interval", func(c *ServerConfig) *time.Duration { return &c.JobGCInterval }, func(f *fileServer) *string { return f.JobGCInterval }},
+	{"job_gc_threshold", func(c *ServerConfig) *time.Duration { return &c.JobGCThreshold }, func(f *fileServer) *string { return f.JobGCThreshold }},
+	{"eval_gc_threshold", func(c *ServerConfig) *time.Duration { return &c.EvalGCThreshold }, func(f *fileServer) *string { return f.EvalGCThreshold }},
+	{"batch_eval_gc_threshold", func(c *ServerConfig) *time.Duration { return &c.BatchEvalGCThreshold }, func(f *fileServer) *string { return f.BatchEvalGCThreshold }},
+	{"node_gc_threshold", func(c *ServerConfig) *time.Duration { return &c.NodeGCThreshold }, func(f *fileServer) *string { return f.NodeGCThreshold }},
+	{"deployment_gc_threshold", func(c *ServerConfig) *time.Duration { return &c.DeploymentGCThreshold }, func(f *fileServer) *string { return f.DeploymentGCThreshold }},
 }
 
 // HTTPAddr is the HTTP listener's address.
@@ -372,17 +490,18 @@ func privateIP() string {
 // fileConfig is the HCL shape of a config file. Pointers tell "set to the
 // zero value" from "not set", so a later file overrides only what it sets.
 type fileConfig struct {
-	Name       *string     `hcl:"name,optional"`
-	DataDir    *string     `hcl:"data_dir,optional"`
-	BindAddr   *string     `hcl:"bind_addr,optional"`
-	Region     *string     `hcl:"region,optional"`
-	Datacenter *string     `hcl:"datacenter,optional"`
-	LogLevel   *string     `hcl:"log_level,optional"`
-	Ports      *filePorts  `hcl:"ports,block"`
-	Advertise  *fileAdv    `hcl:"advertise,block"`
-	Server     *fileServer `hcl:"server,block"`
-	Client     *fileClient `hcl:"client,block"`
-	ACL        *fileACL    `hcl:"acl,block"`
+	Name          *string            `hcl:"name,optional"`
+	DataDir       *string            `hcl:"data_dir,optional"`
+	BindAddr      *string            `hcl:"bind_addr,optional"`
+	Region        *string            `hcl:"region,optional"`
+	Datacenter    *string            `hcl:"datacenter,optional"`
+	LogLevel      *string            `hcl:"log_level,optional"`
+	Ports         *filePorts         `hcl:"ports,block"`
+	Advertise     *fileAdv           `hcl:"advertise,block"`
+	Server        *fileServer        `hcl:"server,block"`
+	Client        *fileClient        `hcl:"client,block"`
+	ACL           *fileACL           `hcl:"acl,block"`
+	ManagementAPI *fileManagementAPI `hcl:"management_api,block"`
 }
 
 type filePorts struct {
@@ -411,6 +530,24 @@ type fileServer struct {
 	Encrypt               *string   `hcl:"encrypt,optional"`
 	FailedServerGrace     *string   `hcl:"failed_server_grace,optional"`
 	LeaveOnTerminate      *bool     `hcl:"leave_on_terminate,optional"`
+
+	NumSchedulers          *int     `hcl:"num_schedulers,optional"`
+	HeartbeatGrace         *string  `hcl:"heartbeat_grace,optional"`
+	MinHeartbeatTTL        *string  `hcl:"min_heartbeat_ttl,optional"`
+	MaxHeartbeatsPerSecond *float64 `hcl:"max_heartbeats_per_second,optional"`
+	FailoverHeartbeatTTL   *string  `hcl:"failover_heartbeat_ttl,optional"`
+	EvalNackTimeout        *string  `hcl:"eval_nack_timeout,optional"`
+	EvalDeliveryLimit      *int     `hcl:"eval_delivery_limit,optional"`
+	JobGCInterval          *string  `hcl:"job_gc_interval,optional"`
+	JobGCThreshold         *string  `hcl:"job_gc_threshold,optional"`
+	EvalGCThreshold        *string  `hcl:"eval_gc_threshold,optional"`
+	BatchEvalGCThreshold   *string  `hcl:"batch_eval_gc_threshold,optional"`
+	NodeGCThreshold        *string  `hcl:"node_gc_threshold,optional"`
+	DeploymentGCThreshold  *string  `hcl:"deployment_gc_threshold,optional"`
+}
+
+type fileManagementAPI struct {
+	RateLimit *float64 `hcl:"rate_limit,optional"`
 }
 
 type fileACL struct {
@@ -427,6 +564,9 @@ func (c *Config) LoadFile(path string) error {
 	return c.loadHCL(path, src)
 }
 
+// loadHCL merges one config file into c. The server and management_api
+// blocks are checked whole before anything is merged, so a file they
+// refuse leaves c as it was.
 func (c *Config) loadHCL(filename string, src []byte) error {
 	var f fileConfig
 	if err := hclsimple.Decode(filename, src, nil, &f); err != nil {
@@ -436,6 +576,20 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 		}
 		return fmt.Errorf("config %s: %w", filename, err)
 	}
+	srv, err := f.Server.mergeInto(c.Server)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", filename, err)
+	}
+	mgmt, err := f.ManagementAPI.mergeInto(c.ManagementAPI)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", filename, err)
+	}
+	if cl := f.Client; cl != nil {
+		if err := c.Client.merge(cl); err != nil {
+			return fmt.Errorf("config %s: %w", filename, err)
+		}
+	}
+	c.Server, c.ManagementAPI = srv, mgmt
 	set(&c.Name, f.Name)
 	set(&c.DataDir, f.DataDir)
 	set(&c.BindAddr, f.BindAddr)
@@ -452,45 +606,63 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 		set(&c.Advertise.Raft, a.Raft)
 		set(&c.Advertise.Gossip, a.Gossip)
 	}
-	if s := f.Server; s != nil {
-		set(&c.Server.Enabled, s.Enabled)
-		set(&c.Server.BootstrapExpect, s.BootstrapExpect)
-		set(&c.Server.RetryJoin, s.RetryJoin)
-		set(&c.Server.JobTrackedVersions, s.JobTrackedVersions)
-		set(&c.Server.RaftSnapshotThreshold, s.RaftSnapshotThreshold)
-		set(&c.Server.RaftTrailingLogs, s.RaftTrailingLogs)
-		set(&c.Server.RetryMax, s.RetryMax)
-		set(&c.Server.RaftMultiplier, s.RaftMultiplier)
-		set(&c.Server.Encrypt, s.Encrypt)
-		set(&c.Server.LeaveOnTerminate, s.LeaveOnTerminate)
-		for _, d := range []struct {
-			name string
-			src  *string
-			dst  *time.Duration
-		}{
-			{"raft_snapshot_interval", s.RaftSnapshotInterval, &c.Server.RaftSnapshotInterval},
-			{"retry_interval", s.RetryInterval, &c.Server.RetryInterval},
-			{"failed_server_grace", s.FailedServerGrace, &c.Server.FailedServerGrace},
-		} {
-			if d.src == nil {
-				continue
-			}
-			v, err := time.ParseDuration(*d.src)
-			if err != nil {
-				return fmt.Errorf("config %s: server.%s: %q is not a duration with units, such as 30s or 5m", filename, d.name, *d.src)
-			}
-			*d.dst = v
-		}
-	}
-	if cl := f.Client; cl != nil {
-		if err := c.Client.merge(cl); err != nil {
-			return fmt.Errorf("config %s: %w", filename, err)
-		}
-	}
 	if a := f.ACL; a != nil {
 		set(&c.ACL.Enabled, a.Enabled)
 	}
 	return nil
+}
+
+// mergeInto returns cur with the keys s sets replaced. Keys whose zero
+// would silently mean the default are refused when set to it; the
+// remaining range checks are Finish's, which also sees flags and code.
+func (s *fileServer) mergeInto(cur ServerConfig) (ServerConfig, error) {
+	if s == nil {
+		return cur, nil
+	}
+	if v := s.MaxHeartbeatsPerSecond; v != nil && *v == 0 {
+		return cur, errors.New("server.max_heartbeats_per_second: must be greater than 0")
+	}
+	if v := s.EvalDeliveryLimit; v != nil && *v == 0 {
+		return cur, errors.New("server.eval_delivery_limit: must be at least 1")
+	}
+	for _, k := range serverDurations {
+		src := k.file(s)
+		if src == nil {
+			continue
+		}
+		v, err := time.ParseDuration(*src)
+		if err != nil {
+			return cur, fmt.Errorf("server.%s: %q is not a duration with units, such as 30s or 5m", k.name, *src)
+		}
+		*k.field(&cur) = v
+	}
+	set(&cur.Enabled, s.Enabled)
+	set(&cur.BootstrapExpect, s.BootstrapExpect)
+	set(&cur.RetryJoin, s.RetryJoin)
+	set(&cur.JobTrackedVersions, s.JobTrackedVersions)
+	set(&cur.RaftSnapshotThreshold, s.RaftSnapshotThreshold)
+	set(&cur.RaftTrailingLogs, s.RaftTrailingLogs)
+	set(&cur.RetryMax, s.RetryMax)
+	set(&cur.RaftMultiplier, s.RaftMultiplier)
+	set(&cur.Encrypt, s.Encrypt)
+	set(&cur.LeaveOnTerminate, s.LeaveOnTerminate)
+	set(&cur.NumSchedulers, s.NumSchedulers)
+	set(&cur.MaxHeartbeatsPerSecond, s.MaxHeartbeatsPerSecond)
+	set(&cur.EvalDeliveryLimit, s.EvalDeliveryLimit)
+	return cur, nil
+}
+
+// mergeInto returns cur with the keys m sets replaced. A rate limit of 0
+// is refused: it reads as "no requests" or as "no limit", and is neither.
+func (m *fileManagementAPI) mergeInto(cur ManagementAPIConfig) (ManagementAPIConfig, error) {
+	if m == nil {
+		return cur, nil
+	}
+	if v := m.RateLimit; v != nil && *v == 0 {
+		return cur, fmt.Errorf("management_api.rate_limit: 0 is not a limit; leave it unset for the default of %d requests per second per token, or set -1 to disable the limit", schedhttp.DefaultManagementRateLimit)
+	}
+	set(&cur.RateLimit, m.RateLimit)
+	return cur, nil
 }
 
 func set[T any](dst *T, src *T) {

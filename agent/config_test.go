@@ -1,11 +1,16 @@
 package agent
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/scheduler"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -255,5 +260,212 @@ func TestConfigWildcardBindAdvertisesAPrivateIP(t *testing.T) {
 	}
 	if strings.HasPrefix(c.Advertise.Raft, "0.0.0.0") || !strings.HasSuffix(c.Advertise.Raft, ":4647") {
 		t.Fatalf("advertised raft address %q", c.Advertise.Raft)
+	}
+}
+
+// schedulerKeysFile sets every scheduler and management API key to a value
+// other than its default.
+const schedulerKeysFile = `
+data_dir = "/d"
+server {
+  enabled                   = true
+  num_schedulers            = 2
+  heartbeat_grace           = "15s"
+  min_heartbeat_ttl         = "20s"
+  max_heartbeats_per_second = 12.5
+  failover_heartbeat_ttl    = "7m"
+  eval_nack_timeout         = "90s"
+  eval_delivery_limit       = 5
+  job_gc_interval           = "2m"
+  job_gc_threshold          = "6h"
+  eval_gc_threshold         = "30m"
+  batch_eval_gc_threshold   = "12h"
+  node_gc_threshold         = "48h"
+  deployment_gc_threshold   = "3h"
+}
+management_api {
+  rate_limit = 7.5
+}
+`
+
+func TestConfigSchedulerKeys(t *testing.T) {
+	c := &Config{}
+	if err := c.LoadFile(writeConfig(t, schedulerKeysFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	s := c.Server
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"num_schedulers", s.NumSchedulers, 2},
+		{"heartbeat_grace", s.HeartbeatGrace, 15 * time.Second},
+		{"min_heartbeat_ttl", s.MinHeartbeatTTL, 20 * time.Second},
+		{"max_heartbeats_per_second", s.MaxHeartbeatsPerSecond, 12.5},
+		{"failover_heartbeat_ttl", s.FailoverHeartbeatTTL, 7 * time.Minute},
+		{"eval_nack_timeout", s.EvalNackTimeout, 90 * time.Second},
+		{"eval_delivery_limit", s.EvalDeliveryLimit, 5},
+		{"job_gc_interval", s.JobGCInterval, 2 * time.Minute},
+		{"job_gc_threshold", s.JobGCThreshold, 6 * time.Hour},
+		{"eval_gc_threshold", s.EvalGCThreshold, 30 * time.Minute},
+		{"batch_eval_gc_threshold", s.BatchEvalGCThreshold, 12 * time.Hour},
+		{"node_gc_threshold", s.NodeGCThreshold, 48 * time.Hour},
+		{"deployment_gc_threshold", s.DeploymentGCThreshold, 3 * time.Hour},
+		{"management_api.rate_limit", c.ManagementAPI.RateLimit, 7.5},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+
+	// The scheduler runtime gets every value in its own field.
+	want := scheduler.RuntimeConfig{
+		Workers: 2,
+		Broker:  scheduler.BrokerConfig{UnackedTimeout: 90 * time.Second, DeliveryLimit: 5},
+		Heartbeat: scheduler.HeartbeatConfig{MinTTL: 20 * time.Second, MaxHeartbeatsPerSecond: 12.5,
+			Grace: 15 * time.Second, FailoverTTL: 7 * time.Minute},
+		GC: scheduler.GCConfig{Interval: 2 * time.Minute, EvalThreshold: 30 * time.Minute,
+			BatchEvalThreshold: 12 * time.Hour, JobThreshold: 6 * time.Hour,
+			NodeThreshold: 48 * time.Hour, DeploymentThreshold: 3 * time.Hour},
+	}
+	if got := c.Server.runtimeConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("runtimeConfig:\n got %+v\nwant %+v", got, want)
+	}
+
+	// A later file that disables the rate limit keeps the other keys.
+	if err := c.LoadFile(writeConfig(t, "management_api {\n  rate_limit = -1\n}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if c.ManagementAPI.RateLimit != -1 || c.Server.EvalDeliveryLimit != 5 {
+		t.Errorf("after the second file: rate_limit %v, eval_delivery_limit %d", c.ManagementAPI.RateLimit, c.Server.EvalDeliveryLimit)
+	}
+}
+
+func TestConfigSchedulerDefaults(t *testing.T) {
+	c := &Config{DataDir: "/d", Server: ServerConfig{Enabled: true}}
+	if err := c.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	s := c.Server
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"num_schedulers left to the scheduler (one per core)", s.NumSchedulers, 0},
+		{"heartbeat_grace", s.HeartbeatGrace, scheduler.DefaultHeartbeatGrace},
+		{"min_heartbeat_ttl", s.MinHeartbeatTTL, scheduler.DefaultMinHeartbeatTTL},
+		{"max_heartbeats_per_second", s.MaxHeartbeatsPerSecond, scheduler.DefaultMaxHeartbeatsPerSecond},
+		{"failover_heartbeat_ttl", s.FailoverHeartbeatTTL, scheduler.DefaultFailoverHeartbeatTTL},
+		{"eval_nack_timeout", s.EvalNackTimeout, scheduler.DefaultUnackedTimeout},
+		{"eval_delivery_limit", s.EvalDeliveryLimit, scheduler.DefaultDeliveryLimit},
+		{"job_gc_interval", s.JobGCInterval, scheduler.DefaultGCInterval},
+		{"job_gc_threshold", s.JobGCThreshold, scheduler.DefaultJobGCThreshold},
+		{"eval_gc_threshold", s.EvalGCThreshold, scheduler.DefaultEvalGCThreshold},
+		{"batch_eval_gc_threshold", s.BatchEvalGCThreshold, scheduler.DefaultBatchEvalGCThreshold},
+		{"node_gc_threshold", s.NodeGCThreshold, scheduler.DefaultNodeGCThreshold},
+		{"deployment_gc_threshold", s.DeploymentGCThreshold, scheduler.DefaultDeploymentGCThreshold},
+		{"management_api.rate_limit", c.ManagementAPI.RateLimit, float64(schedhttp.DefaultManagementRateLimit)},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+	// "0s" is unset, as for the other duration keys.
+	c = &Config{}
+	if err := c.LoadFile(writeConfig(t, "data_dir = \"/d\"\nserver {\n  enabled = true\n  eval_gc_threshold = \"0s\"\n}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(); err != nil || c.Server.EvalGCThreshold != scheduler.DefaultEvalGCThreshold {
+		t.Errorf("eval_gc_threshold = \"0s\": %v, %v; want the default", c.Server.EvalGCThreshold, err)
+	}
+}
+
+func TestConfigSchedulerRejects(t *testing.T) {
+	load := func(body string) error {
+		c := &Config{}
+		if err := c.LoadFile(writeConfig(t, "data_dir = \"/d\"\n"+body)); err != nil {
+			return err
+		}
+		return c.Finish()
+	}
+	server := func(kv string) string { return "server {\n  enabled = true\n  " + kv + "\n}\n" }
+	type rejectCase struct {
+		name, body, want string
+	}
+	var cases []rejectCase
+	for _, k := range serverDurations {
+		cases = append(cases,
+			rejectCase{"negative " + k.name, server(k.name + ` = "-1s"`), "server." + k.name + ": must not be negative"},
+			rejectCase{k.name + " without units", server(k.name + ` = "10"`), "server." + k.name + `: "10" is not a duration`})
+	}
+	cases = append(cases,
+		rejectCase{"negative num_schedulers", server("num_schedulers = -1"), "server.num_schedulers: -1 is not between 0 and 128"},
+		rejectCase{"too many schedulers", server("num_schedulers = 129"), "server.num_schedulers: 129 is not between 0 and 128"},
+		rejectCase{"zero heartbeat rate", server("max_heartbeats_per_second = 0"), "server.max_heartbeats_per_second: must be greater than 0"},
+		rejectCase{"negative heartbeat rate", server("max_heartbeats_per_second = -5"), "server.max_heartbeats_per_second: -5 is not a number greater than 0"},
+		rejectCase{"zero delivery limit", server("eval_delivery_limit = 0"), "server.eval_delivery_limit: must be at least 1"},
+		rejectCase{"negative delivery limit", server("eval_delivery_limit = -2"), "server.eval_delivery_limit: -2 is less than 1"},
+		rejectCase{"zero rate limit", "server { enabled = true }\nmanagement_api { rate_limit = 0 }\n", "management_api.rate_limit: 0 is not a limit"},
+		rejectCase{"unknown management_api key", "server { enabled = true }\nmanagement_api { rate = 5 }\n", `"rate"`},
+	)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := load(tc.body)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("load = %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+
+	// The same checks hold for a Config built in code.
+	srv := func(s ServerConfig) Config {
+		s.Enabled = true
+		return Config{DataDir: "/d", Server: s}
+	}
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"num_schedulers", srv(ServerConfig{NumSchedulers: 500}), "server.num_schedulers"},
+		{"NaN heartbeat rate", srv(ServerConfig{MaxHeartbeatsPerSecond: nan}), "server.max_heartbeats_per_second"},
+		{"infinite heartbeat rate", srv(ServerConfig{MaxHeartbeatsPerSecond: math.Inf(1)}), "server.max_heartbeats_per_second"},
+		{"negative nack timeout", srv(ServerConfig{EvalNackTimeout: -time.Second}), "server.eval_nack_timeout"},
+		{"NaN rate limit", Config{DataDir: "/d", Server: ServerConfig{Enabled: true}, ManagementAPI: ManagementAPIConfig{RateLimit: nan}}, "management_api.rate_limit"},
+	} {
+		if err := tc.cfg.Finish(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Finish() = %v, want an error mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// A file the server or management_api block refuses changes nothing of
+// the config it was merged into.
+func TestConfigRefusedFileChangesNothing(t *testing.T) {
+	c := &Config{}
+	if err := c.LoadFile(writeConfig(t, schedulerKeysFile)); err != nil {
+		t.Fatal(err)
+	}
+	before := *c
+	for _, body := range []string{
+		"data_dir = \"/other\"\nserver {\n  num_schedulers = 4\n  job_gc_threshold = \"1d\"\n}\n",
+		"log_level = \"debug\"\nserver { eval_delivery_limit = 0 }\n",
+		"server { num_schedulers = 8 }\nmanagement_api { rate_limit = 0 }\n",
+	} {
+		if err := c.LoadFile(writeConfig(t, body)); err == nil {
+			t.Fatalf("accepted:\n%s", body)
+		}
+		if !reflect.DeepEqual(*c, before) {
+			t.Fatalf("a refused file changed the config:\n%s\ngot  %+v\nwant %+v", body, *c, before)
+		}
 	}
 }

@@ -23,16 +23,43 @@ func (a *Agent) schedulerRuntime() (*scheduler.Runtime, error) {
 	if a.sched != nil {
 		return a.sched.rt, nil
 	}
-	rt, err := scheduler.NewRuntime(scheduler.RuntimeConfig{
-		Store:  a.store,
-		Raft:   &raftWriter{node: a.node},
-		Logger: a.log.With("component", "scheduler"),
-	})
+	cfg := a.cfg.Server.runtimeConfig()
+	cfg.Store = a.store
+	cfg.Raft = &raftWriter{node: a.node}
+	cfg.Logger = a.log.With("component", "scheduler")
+	rt, err := scheduler.NewRuntime(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler runtime: %w", err)
 	}
 	a.sched = &schedulerHooks{rt: rt}
 	return rt, nil
+}
+
+// runtimeConfig is the scheduler's tuning from the server block; the
+// caller adds the store, raft and logger. Zero fields (NumSchedulers
+// unset) take the scheduler's defaults.
+func (s *ServerConfig) runtimeConfig() scheduler.RuntimeConfig {
+	return scheduler.RuntimeConfig{
+		Workers: s.NumSchedulers,
+		Broker: scheduler.BrokerConfig{
+			UnackedTimeout: s.EvalNackTimeout,
+			DeliveryLimit:  s.EvalDeliveryLimit,
+		},
+		Heartbeat: scheduler.HeartbeatConfig{
+			MinTTL:                 s.MinHeartbeatTTL,
+			MaxHeartbeatsPerSecond: s.MaxHeartbeatsPerSecond,
+			Grace:                  s.HeartbeatGrace,
+			FailoverTTL:            s.FailoverHeartbeatTTL,
+		},
+		GC: scheduler.GCConfig{
+			Interval:            s.JobGCInterval,
+			EvalThreshold:       s.EvalGCThreshold,
+			BatchEvalThreshold:  s.BatchEvalGCThreshold,
+			JobThreshold:        s.JobGCThreshold,
+			NodeThreshold:       s.NodeGCThreshold,
+			DeploymentThreshold: s.DeploymentGCThreshold,
+		},
+	}
 }
 
 // schedulerServices are the scheduler's leader duties, in start order:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -13,6 +14,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 )
@@ -20,6 +22,13 @@ import (
 // startSchedulerAgent runs a one-server agent on free loopback ports and
 // waits until it leads.
 func startSchedulerAgent(t *testing.T) *Agent {
+	t.Helper()
+	return startSchedulerAgentWith(t, nil)
+}
+
+// startSchedulerAgentWith is startSchedulerAgent with edit applied to the
+// config before Finish.
+func startSchedulerAgentWith(t *testing.T, edit func(*Config)) *Agent {
 	t.Helper()
 	var ports []int
 	for range 3 {
@@ -37,6 +46,9 @@ func startSchedulerAgent(t *testing.T) *Agent {
 		LogLevel: "warn",
 		Ports:    Ports{HTTP: ports[0], Raft: ports[1], Gossip: ports[2]},
 		Server:   ServerConfig{Enabled: true, BootstrapExpect: 1},
+	}
+	if edit != nil {
+		edit(cfg)
 	}
 	if err := cfg.Finish(); err != nil {
 		t.Fatal(err)
@@ -112,4 +124,53 @@ func TestSchedulerServicesPlaceRegisteredJob(t *testing.T) {
 	if err != nil || ttl < scheduler.DefaultMinHeartbeatTTL {
 		t.Fatalf("heartbeat = %s, %v; want a TTL of at least %s", ttl, err, scheduler.DefaultMinHeartbeatTTL)
 	}
+}
+
+// TestConfigReachesSchedulerAndManagementAPI checks that the server block's
+// scheduler keys reach the running scheduler and management_api.rate_limit
+// the HTTP server: a node's heartbeat TTL is at least min_heartbeat_ttl,
+// and /api/v2/ping announces the configured limit, or none when it is
+// disabled.
+func TestConfigReachesSchedulerAndManagementAPI(t *testing.T) {
+	a := startSchedulerAgentWith(t, func(c *Config) {
+		c.Server.MinHeartbeatTTL = time.Hour
+		c.ManagementAPI.RateLimit = 7
+	})
+	w := &raftWriter{node: a.node}
+	node := scheduler.MockNode("n1")
+	if _, _, err := w.Apply(context.Background(), state.NodeRegisterRequestType, &state.NodeRegisterRequest{Node: node}); err != nil {
+		t.Fatal(err)
+	}
+	var ttl time.Duration
+	var err error
+	// The leader's services start just after leadership is won.
+	waitUntil(t, func() bool {
+		ttl, err = a.sched.rt.Heartbeat(node.ID)
+		return !errors.Is(err, scheduler.ErrNotLeader)
+	})
+	if err != nil || ttl < time.Hour {
+		t.Fatalf("heartbeat = %s, %v; want a TTL of at least min_heartbeat_ttl (1h)", ttl, err)
+	}
+	if got := pingRateLimit(t, a); got != "7" {
+		t.Errorf("%s = %q, want the configured 7", schedhttp.HeaderRateLimitLimit, got)
+	}
+
+	off := startSchedulerAgentWith(t, func(c *Config) { c.ManagementAPI.RateLimit = -1 })
+	if got := pingRateLimit(t, off); got != "" {
+		t.Errorf("rate_limit = -1: %s = %q, want no limit", schedhttp.HeaderRateLimitLimit, got)
+	}
+}
+
+// pingRateLimit returns the rate-limit header of GET /api/v2/ping.
+func pingRateLimit(t *testing.T, a *Agent) string {
+	t.Helper()
+	resp, err := http.Get("http://" + a.HTTPAddr() + "/api/v2/ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("ping: %d", resp.StatusCode)
+	}
+	return resp.Header.Get(schedhttp.HeaderRateLimitLimit)
 }
