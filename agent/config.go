@@ -172,6 +172,9 @@ type ServerConfig struct {
 	// DeploymentGCThreshold is the age after which a finished deployment
 	// is deleted. Default 1h (scheduler.DefaultDeploymentGCThreshold).
 	DeploymentGCThreshold time.Duration
+	// ACLTokenGCThreshold is how long an expired ACL token is kept before
+	// it is deleted. Default 1h (scheduler.DefaultACLTokenGCThreshold).
+	ACLTokenGCThreshold time.Duration
 }
 
 // maxNumSchedulers bounds server.num_schedulers, as Nomad does.
@@ -219,6 +222,7 @@ func DefaultConfig() *Config {
 			BatchEvalGCThreshold:   scheduler.DefaultBatchEvalGCThreshold,
 			NodeGCThreshold:        scheduler.DefaultNodeGCThreshold,
 			DeploymentGCThreshold:  scheduler.DefaultDeploymentGCThreshold,
+			ACLTokenGCThreshold:    scheduler.DefaultACLTokenGCThreshold,
 		},
 		ManagementAPI: ManagementAPIConfig{RateLimit: schedhttp.DefaultManagementRateLimit},
 	}
@@ -377,6 +381,7 @@ var serverDurations = []struct {
 	{"batch_eval_gc_threshold", func(c *ServerConfig) *time.Duration { return &c.BatchEvalGCThreshold }, func(f *fileServer) *string { return f.BatchEvalGCThreshold }},
 	{"node_gc_threshold", func(c *ServerConfig) *time.Duration { return &c.NodeGCThreshold }, func(f *fileServer) *string { return f.NodeGCThreshold }},
 	{"deployment_gc_threshold", func(c *ServerConfig) *time.Duration { return &c.DeploymentGCThreshold }, func(f *fileServer) *string { return f.DeploymentGCThreshold }},
+	{"acl_token_gc_threshold", func(c *ServerConfig) *time.Duration { return &c.ACLTokenGCThreshold }, func(f *fileServer) *string { return f.ACLTokenGCThreshold }},
 }
 
 // HTTPAddr is the HTTP listener's address.
@@ -544,6 +549,7 @@ type fileServer struct {
 	BatchEvalGCThreshold   *string  `hcl:"batch_eval_gc_threshold,optional"`
 	NodeGCThreshold        *string  `hcl:"node_gc_threshold,optional"`
 	DeploymentGCThreshold  *string  `hcl:"deployment_gc_threshold,optional"`
+	ACLTokenGCThreshold    *string  `hcl:"acl_token_gc_threshold,optional"`
 }
 
 type fileManagementAPI struct {

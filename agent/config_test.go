@@ -282,6 +282,7 @@ server {
   batch_eval_gc_threshold   = "12h"
   node_gc_threshold         = "48h"
   deployment_gc_threshold   = "3h"
+  acl_token_gc_threshold    = "2h"
 }
 management_api {
   rate_limit = 7.5
@@ -314,6 +315,7 @@ func TestConfigSchedulerKeys(t *testing.T) {
 		{"batch_eval_gc_threshold", s.BatchEvalGCThreshold, 12 * time.Hour},
 		{"node_gc_threshold", s.NodeGCThreshold, 48 * time.Hour},
 		{"deployment_gc_threshold", s.DeploymentGCThreshold, 3 * time.Hour},
+		{"acl_token_gc_threshold", s.ACLTokenGCThreshold, 2 * time.Hour},
 		{"management_api.rate_limit", c.ManagementAPI.RateLimit, 7.5},
 	}
 	for _, ch := range checks {
@@ -330,7 +332,7 @@ func TestConfigSchedulerKeys(t *testing.T) {
 			Grace: 15 * time.Second, FailoverTTL: 7 * time.Minute},
 		GC: scheduler.GCConfig{Interval: 2 * time.Minute, EvalThreshold: 30 * time.Minute,
 			BatchEvalThreshold: 12 * time.Hour, JobThreshold: 6 * time.Hour,
-			NodeThreshold: 48 * time.Hour, DeploymentThreshold: 3 * time.Hour},
+			NodeThreshold: 48 * time.Hour, DeploymentThreshold: 3 * time.Hour, ACLTokenThreshold: 2 * time.Hour},
 	}
 	if got := c.Server.runtimeConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("runtimeConfig:\n got %+v\nwant %+v", got, want)
@@ -371,6 +373,7 @@ func TestConfigSchedulerDefaults(t *testing.T) {
 		{"batch_eval_gc_threshold", s.BatchEvalGCThreshold, scheduler.DefaultBatchEvalGCThreshold},
 		{"node_gc_threshold", s.NodeGCThreshold, scheduler.DefaultNodeGCThreshold},
 		{"deployment_gc_threshold", s.DeploymentGCThreshold, scheduler.DefaultDeploymentGCThreshold},
+		{"acl_token_gc_threshold", s.ACLTokenGCThreshold, scheduler.DefaultACLTokenGCThreshold},
 		{"management_api.rate_limit", c.ManagementAPI.RateLimit, float64(schedhttp.DefaultManagementRateLimit)},
 	}
 	for _, ch := range checks {

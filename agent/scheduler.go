@@ -58,6 +58,7 @@ func (s *ServerConfig) runtimeConfig() scheduler.RuntimeConfig {
 			JobThreshold:        s.JobGCThreshold,
 			NodeThreshold:       s.NodeGCThreshold,
 			DeploymentThreshold: s.DeploymentGCThreshold,
+			ACLTokenThreshold:   s.ACLTokenGCThreshold,
 		},
 	}
 }

@@ -3,8 +3,10 @@ package scheduler
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +21,7 @@ const (
 	DefaultJobGCThreshold            = 4 * time.Hour
 	DefaultNodeGCThreshold           = 24 * time.Hour
 	DefaultDeploymentGCThreshold     = 1 * time.Hour
+	DefaultACLTokenGCThreshold       = 1 * time.Hour
 	DefaultGCBatchSize               = 1000
 	forcedGCRequestsBufferedPerRound = 16
 )
@@ -44,6 +47,11 @@ type GCConfig struct {
 	// DeploymentThreshold is the age after which a finished deployment is
 	// deleted (DefaultDeploymentGCThreshold).
 	DeploymentThreshold time.Duration
+	// ACLTokenThreshold is how long an ACL token stays expired before it
+	// is deleted (DefaultACLTokenGCThreshold). An expired token no longer
+	// resolves; keeping it a while lets an operator still see why a
+	// client's requests started failing.
+	ACLTokenThreshold time.Duration
 	// BatchSize bounds the objects deleted by one command
 	// (DefaultGCBatchSize), so one collection does not make one huge log
 	// entry.
@@ -57,6 +65,7 @@ func (c GCConfig) withDefaults() GCConfig {
 	c.JobThreshold = cmp.Or(c.JobThreshold, DefaultJobGCThreshold)
 	c.NodeThreshold = cmp.Or(c.NodeThreshold, DefaultNodeGCThreshold)
 	c.DeploymentThreshold = cmp.Or(c.DeploymentThreshold, DefaultDeploymentGCThreshold)
+	c.ACLTokenThreshold = cmp.Or(c.ACLTokenThreshold, DefaultACLTokenGCThreshold)
 	c.BatchSize = cmp.Or(c.BatchSize, DefaultGCBatchSize)
 	return c
 }
@@ -80,9 +89,15 @@ func (c GCConfig) withDefaults() GCConfig {
 //     terminal is deleted.
 //   - A deployment that is no longer active and older than
 //     DeploymentThreshold is deleted, unless it is its job's latest.
+//   - An ACL token expired for ACLTokenThreshold, by its ExpirationTime,
+//     is deleted. A token without an expiry is never collected.
 //
-// Force ignores the ages, not the rules. The deletions go through
-// GarbageCollectRequest, whose Apply checks the rules again.
+// Force ignores the ages, not the rules: it collects every token that has
+// expired, not one that has not. The deletions go through
+// GarbageCollectRequest, whose Apply checks the rules again, except
+// tokens, which go through ACLTokenDeleteRequest: their rule (expired at
+// the leader's clock) depends on time, which Apply must not read, and
+// expiry never changes once a token exists.
 type GarbageCollector struct {
 	cfg   GCConfig
 	store *state.Store
@@ -185,7 +200,12 @@ func (g *GarbageCollector) Collect(ctx context.Context, force bool) error {
 	if err != nil {
 		return err
 	}
-	units, err := g.choose(snap, g.now(), force)
+	now := g.now()
+	units, err := g.choose(snap, now, force)
+	if err != nil {
+		return err
+	}
+	tokens, err := g.chooseACLTokens(snap, gcAge{now: now, force: force})
 	if err != nil {
 		return err
 	}
@@ -204,7 +224,67 @@ func (g *GarbageCollector) Collect(ctx context.Context, force bool) error {
 		g.log.Info("garbage collected", "evals", len(total.Evals), "allocs", len(total.Allocs), "jobs", len(total.Jobs),
 			"nodes", len(total.Nodes), "deployments", len(total.Deployments), "forced", force)
 	}
+	if err := g.deleteACLTokens(ctx, tokens); err != nil {
+		return err
+	}
+	if len(tokens) > 0 {
+		g.log.Info("garbage collected expired ACL tokens", "tokens", len(tokens), "forced", force)
+	}
 	return nil
+}
+
+// chooseACLTokens returns the accessors of the expired tokens to collect:
+// expired for ACLTokenThreshold at age.now, or expired at all when forced.
+func (g *GarbageCollector) chooseACLTokens(snap *state.StateSnapshot, age gcAge) ([]string, error) {
+	tokens, err := snap.ACLTokens(nil, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range tokens {
+		// IsExpired first: force ignores the threshold, never the expiry.
+		if !t.IsExpired(age.now) || !age.older(t.ExpirationTime.UnixNano(), g.cfg.ACLTokenThreshold) {
+			continue
+		}
+		out = append(out, t.AccessorID)
+	}
+	return out, nil
+}
+
+// deleteACLTokens deletes tokens in commands of at most BatchSize. The
+// delete command is all or none, so a token deleted by a user since the
+// snapshot would fail its whole batch: the batch is then retried once
+// without the tokens already gone.
+func (g *GarbageCollector) deleteACLTokens(ctx context.Context, accessors []string) error {
+	for batch := range slices.Chunk(accessors, g.cfg.BatchSize) {
+		_, _, err := g.raft.Apply(ctx, state.ACLTokenDeleteRequestType, &state.ACLTokenDeleteRequest{AccessorIDs: batch})
+		if errors.Is(err, state.ErrNotFound) {
+			var left []string
+			left, err = g.existingACLTokens(batch)
+			if err == nil && len(left) > 0 {
+				_, _, err = g.raft.Apply(ctx, state.ACLTokenDeleteRequestType, &state.ACLTokenDeleteRequest{AccessorIDs: left})
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("garbage collect ACL tokens: %w", err)
+		}
+	}
+	return nil
+}
+
+// existingACLTokens returns the accessors that still name a token.
+func (g *GarbageCollector) existingACLTokens(accessors []string) ([]string, error) {
+	var out []string
+	for _, id := range accessors {
+		t, err := g.store.ACLTokenByAccessorID(nil, id)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // gcAge decides whether a time stamped in Unix nanoseconds is older than

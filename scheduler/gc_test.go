@@ -185,3 +185,130 @@ func TestForceGCIgnoresAgesNotRules(t *testing.T) {
 		}
 	}
 }
+
+// putToken writes a management token that expires at exp (never when nil).
+func (f *gcFixture) putToken(accessor string, exp *time.Time) {
+	f.t.Helper()
+	f.r.must(f.t, state.ACLTokenUpsertRequestType, &state.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{{
+		AccessorID: accessor, SecretHash: state.HashSecret("secret-" + accessor), Type: state.ACLTokenTypeManagement,
+		ExpirationTime: exp, CreateTime: f.now.Add(-24 * time.Hour)}}})
+}
+
+func (f *gcFixture) tokenKept(accessor string) bool {
+	f.t.Helper()
+	tok, err := f.r.store.ACLTokenByAccessorID(nil, accessor)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return tok != nil
+}
+
+func (f *gcFixture) checkTokens(step string, want map[string]bool) {
+	f.t.Helper()
+	for id, kept := range want {
+		if got := f.tokenKept(id); got != kept {
+			f.t.Errorf("%s: token %s kept = %v, want %v", step, id, got, kept)
+		}
+	}
+}
+
+func TestGarbageCollectionExpiredACLTokens(t *testing.T) {
+	f := &gcFixture{t: t, r: rtNewMemRaft(t), now: time.Unix(1_800_000_000, 0).UTC()}
+	at := func(d time.Duration) *time.Time { x := f.now.Add(d); return &x }
+	f.putToken("expired-2h", at(-2*time.Hour))
+	f.putToken("expired-3h", at(-3*time.Hour))
+	f.putToken("expired-10m", at(-10*time.Minute))
+	f.putToken("expires-1h", at(time.Hour))
+	f.putToken("never", nil)
+
+	deletes := 0
+	f.r.fail = func(typ state.MessageType) error {
+		if typ == state.ACLTokenDeleteRequestType {
+			deletes++
+		}
+		return nil
+	}
+	gc := NewGarbageCollector(GCConfig{BatchSize: 1}, f.r.store, f.r, rtLog(), func() time.Time { return f.now })
+	if err := gc.Collect(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	f.checkTokens("periodic", map[string]bool{"expired-2h": false, "expired-3h": false, "expired-10m": true, "expires-1h": true, "never": true})
+	if deletes != 2 {
+		t.Errorf("periodic collection of 2 tokens with BatchSize 1 used %d delete commands, want 2", deletes)
+	}
+
+	// A forced collection, as PUT /v1/system/gc runs it, ignores the
+	// threshold but not the expiry.
+	if err := gc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer gc.Stop()
+	if err := gc.Force(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.checkTokens("forced", map[string]bool{"expired-10m": false, "expires-1h": true, "never": true})
+
+	// Two hours on, the token that was live has been expired for an hour.
+	f.now = f.now.Add(2 * time.Hour)
+	if err := gc.Force(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.checkTokens("forced, later", map[string]bool{"expires-1h": false, "never": true})
+}
+
+func TestGarbageCollectionACLTokenThreshold(t *testing.T) {
+	f := &gcFixture{t: t, r: rtNewMemRaft(t), now: time.Unix(1_800_000_000, 0).UTC()}
+	exp := f.now.Add(time.Minute)
+	f.putToken("tok", &exp)
+	gc := NewGarbageCollector(GCConfig{ACLTokenThreshold: 30 * time.Minute}, f.r.store, f.r, rtLog(), func() time.Time { return f.now })
+	for _, step := range []struct {
+		after time.Duration
+		kept  bool
+	}{
+		{0, true},                // not expired yet
+		{30 * time.Minute, true}, // expired 29m ago
+		{time.Minute, false},     // expired 30m ago: the threshold is reached
+	} {
+		f.now = f.now.Add(step.after)
+		if err := gc.Collect(context.Background(), false); err != nil {
+			t.Fatal(err)
+		}
+		f.checkTokens(f.now.Sub(exp).String()+" after expiry", map[string]bool{"tok": step.kept})
+	}
+}
+
+func TestGarbageCollectionACLTokenDeletedMeanwhile(t *testing.T) {
+	f := &gcFixture{t: t, r: rtNewMemRaft(t), now: time.Unix(1_800_000_000, 0).UTC()}
+	exp := f.now.Add(-2 * time.Hour)
+	for _, id := range []string{"a", "b", "c"} {
+		f.putToken(id, &exp)
+	}
+	// A user deletes "b" after the collector took its snapshot and before
+	// its delete commits: the first delete fails as not found.
+	deletes := 0
+	f.r.fail = func(typ state.MessageType) error {
+		if typ != state.ACLTokenDeleteRequestType {
+			return nil
+		}
+		deletes++
+		if deletes == 1 {
+			data, err := state.Encode(typ, &state.ACLTokenDeleteRequest{AccessorIDs: []string{"b"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.r.index++
+			if resp, ok := f.r.store.Apply(f.r.index, data).(error); ok {
+				t.Fatal(resp)
+			}
+		}
+		return nil
+	}
+	gc := NewGarbageCollector(GCConfig{}, f.r.store, f.r, rtLog(), func() time.Time { return f.now })
+	if err := gc.Collect(context.Background(), false); err != nil {
+		t.Fatalf("collection with a token deleted meanwhile: %v", err)
+	}
+	f.checkTokens("after", map[string]bool{"a": false, "b": false, "c": false})
+	if deletes != 2 {
+		t.Errorf("delete commands = %d, want 2 (the batch, then its retry without the missing token)", deletes)
+	}
+}

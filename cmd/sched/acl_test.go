@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -174,4 +175,105 @@ func TestACLPolicyCommands(t *testing.T) {
 	if r := runCLI(t, f, runOpts{}, "acl", "policy", "apply", "readers"); r.code != 1 || !strings.Contains(r.stderr, "Usage: sched acl policy apply [options] NAME PATH") {
 		t.Errorf("apply without a path: %d %q", r.code, r.stderr)
 	}
+}
+
+func TestACLTokenUpdateCommand(t *testing.T) {
+	f := newFakeAPI(t)
+	exp := testNow.Add(time.Hour)
+	stored := &state.ACLToken{AccessorID: "acc-1", Name: "ci", Type: "client", Policies: []string{"readers"}, Global: true,
+		Subject: &state.TokenSubject{Kind: "team", ID: "team-9"}, ExpirationTime: &exp, ExpirationTTL: 2 * time.Hour,
+		CreateTime: testNow.Add(-time.Hour), CreateIndex: 3, ModifyIndex: 4}
+	f.on("GET", "/v1/acl/token/acc-1", reply(4, stored))
+	f.on("GET", "/v1/acl/token/gone", fail(http.StatusNotFound, `ACL token "gone": not found`))
+	// The fake answers every update with what was sent, at index 5.
+	f.on("POST", "/v1/acl/token/acc-1", func(w http.ResponseWriter, r *http.Request) {
+		var sent state.ACLToken
+		if err := json.NewDecoder(r.Body).Decode(&sent); err != nil {
+			t.Errorf("update body: %v", err)
+		}
+		out := stored.Copy()
+		out.Name, out.Type, out.Policies, out.Global, out.Subject = sent.Name, sent.Type, sent.Policies, sent.Global, sent.Subject
+		out.ModifyIndex = 5
+		reply(5, out)(w, r)
+	})
+	// sent returns the body of the last update.
+	sent := func() map[string]any {
+		t.Helper()
+		rs := f.requests("POST /v1/acl/token/acc-1")
+		if len(rs) == 0 {
+			t.Fatal("no update sent")
+		}
+		var body map[string]any
+		if err := json.Unmarshal(rs[len(rs)-1].Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+
+	runCLI(t, f, runOpts{}, "acl", "token", "update", "-name", "deploy", "acc-1").check(t, 0, lines(
+		"Accessor ID  = acc-1",
+		"Secret ID    = <hidden>",
+		"Name         = deploy",
+		"Type         = client",
+		"Global       = true",
+		"Create Time  = 2025-03-01T11:00:00Z",
+		"Expiry Time  = 2025-03-01T13:00:00Z",
+		"Create Index = 3",
+		"Modify Index = 5",
+		"Policies     = [readers]",
+		"Subject      = team team-9",
+	), "")
+	body := sent()
+	if body["Name"] != "deploy" || body["Type"] != "client" || body["Global"] != true || len(body["Policies"].([]any)) != 1 ||
+		body["Subject"].(map[string]any)["ID"] != "team-9" {
+		t.Errorf("-name changed more than the name: %v", body)
+	}
+	if _, ok := body["ExpirationTime"]; ok {
+		t.Errorf("update sent an expiry, which the server refuses: %v", body)
+	}
+	if _, ok := body["ExpirationTTL"]; ok {
+		t.Errorf("update sent a TTL, which the server refuses: %v", body)
+	}
+
+	// -policy replaces the policies; the name read from the server stays.
+	if r := runCLI(t, f, runOpts{}, "acl", "token", "update", "-policy", "writers", "-policy", "ops", "acc-1"); r.code != 0 ||
+		!strings.Contains(r.stdout, "Policies     = [writers, ops]\n") {
+		t.Errorf("update -policy: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if body := sent(); body["Name"] != "ci" || fmt.Sprint(body["Policies"]) != "[writers ops]" {
+		t.Errorf("update -policy sent %v", body)
+	}
+
+	// -type management drops the policies a management token cannot take.
+	if r := runCLI(t, f, runOpts{}, "acl", "token", "update", "-type", "management", "acc-1"); r.code != 0 ||
+		!strings.Contains(r.stdout, "Type         = management\n") || !strings.Contains(r.stdout, "Policies     = n/a\n") {
+		t.Errorf("update -type management: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if body := sent(); body["Type"] != "management" || body["Policies"] != nil {
+		t.Errorf("update -type management sent %v", body)
+	}
+
+	// Refused as the server refuses it, and nothing is sent.
+	updates := len(f.requests("POST /v1/acl/token/acc-1"))
+	runCLI(t, f, runOpts{}, "acl", "token", "update", "-type", "management", "-policy", "readers", "acc-1").check(t, 1, "",
+		"Error updating token: Policies: a management token takes no policies: it may do everything\n")
+	runCLI(t, f, runOpts{}, "acl", "token", "update", "-type", "admin", "acc-1").check(t, 1, "",
+		"Error updating token: Type: \"admin\" is not one of management, client\n")
+	runCLI(t, f, runOpts{}, "acl", "token", "update", "-name", "x", "gone").check(t, 1, "",
+		"Error retrieving token: no ACL token has accessor ID \"gone\"\n")
+	if n := len(f.requests("POST /v1/acl/token/acc-1")); n != updates {
+		t.Errorf("refused updates sent %d requests", n-updates)
+	}
+	if r := runCLI(t, f, runOpts{}, "acl", "token", "update", "-name", "x"); r.code != 1 ||
+		!strings.Contains(r.stderr, "Usage: sched acl token update [options] ACCESSOR_ID") {
+		t.Errorf("update without an accessor: %d %q", r.code, r.stderr)
+	}
+}
+
+func TestACLTokenUpdateServerRefusal(t *testing.T) {
+	f := newFakeAPI(t)
+	f.on("GET", "/v1/acl/token/acc-1", reply(4, &state.ACLToken{AccessorID: "acc-1", Type: "client", Policies: []string{"readers"}}))
+	f.on("POST", "/v1/acl/token/acc-1", fail(http.StatusBadRequest, `Policies[0]: policy "nope" does not exist`))
+	runCLI(t, f, runOpts{}, "acl", "token", "update", "-policy", "nope", "acc-1").check(t, 1, "",
+		"Error updating token: Unexpected response code: 400 (Policies[0]: policy \"nope\" does not exist)\n")
 }

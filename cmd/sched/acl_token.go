@@ -1,9 +1,11 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"strconv"
 
+	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
@@ -14,6 +16,7 @@ func aclTokenCommands() []command {
 		{"info", "Show a token", (*cli).aclTokenInfo},
 		{"list", "List tokens", (*cli).aclTokenList},
 		{"self", "Show the token in use", (*cli).aclTokenSelf},
+		{"update", "Update a token", (*cli).aclTokenUpdate},
 	}
 }
 
@@ -119,5 +122,58 @@ func (c *cli) aclTokenDelete(args []string) int {
 		return c.fail("deleting token", err)
 	}
 	fmt.Fprintf(c.stdout, "Token %s successfully deleted\n", fs.Arg(0))
+	return 0
+}
+
+func (c *cli) aclTokenUpdate(args []string) int {
+	fs, m := c.flagSet("acl token update", "[options] ACCESSOR_ID", `
+Update the token ACCESSOR_ID. Only the fields whose flags are given
+change; its secret and expiry never do. Changing the type to management
+drops the token's policies, since a management token takes none.`)
+	name := fs.String("name", "", "a human-readable name")
+	typ := fs.String("type", "", "client or management")
+	var policies stringList
+	fs.Var(&policies, "policy", "a policy of the token (repeatable; replaces all its policies; client tokens)")
+	if done, code := parseFlags(fs, args, 1, 1); done {
+		return code
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	id := fs.Arg(0)
+	// Start from the stored token so an update changes only what was
+	// asked for (the server replaces every field it is sent).
+	tok, _, err := client.ACLTokens().Info(c.ctx, id, nil)
+	switch {
+	case api.IsNotFound(err):
+		return c.fail("retrieving token", fmt.Errorf("no ACL token has accessor ID %q", id))
+	case err != nil:
+		return c.fail("retrieving token", err)
+	}
+	if given["name"] {
+		tok.Name = *name
+	}
+	if given["type"] {
+		tok.Type = *typ
+		if tok.Type == state.ACLTokenTypeManagement && !given["policy"] {
+			tok.Policies = nil
+		}
+	}
+	if given["policy"] {
+		tok.Policies = policies
+	}
+	// The server's own check, so a token it would refuse is refused with
+	// its message before anything is sent.
+	if err := tok.Validate(); err != nil {
+		return c.fail("updating token", err)
+	}
+	updated, _, err := client.ACLTokens().Update(c.ctx, tok, nil)
+	if err != nil {
+		return c.fail("updating token", err)
+	}
+	c.printToken(updated)
 	return 0
 }
