@@ -129,6 +129,22 @@ func buildEnv(in *envInput) map[string]string {
 	return env
 }
 
+// withTemplateEnv returns env with tmpl, the variables of the task's env
+// templates (template { env = true }), merged over it. As in Nomad, they
+// override everything buildEnv computed: the task's env block and the
+// SCHED_* variables alike, so an env template can supply what the job
+// cannot know (a secret, a value read from a file). They are taken as
+// rendered, without ${...} interpolation, and the driver config is
+// interpolated against the merged environment. env is not modified.
+func withTemplateEnv(env, tmpl map[string]string) map[string]string {
+	if len(tmpl) == 0 {
+		return env
+	}
+	out := maps.Clone(env)
+	maps.Copy(out, tmpl)
+	return out
+}
+
 // port is a granted port with the host network it asked for.
 type port struct {
 	state.AllocatedPort

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -79,10 +80,22 @@ type taskRunner struct {
 	ts      *state.TaskState
 	handle  *driver.TaskHandle
 	tracker *restartTracker
-	env     map[string]string
+	// env is the environment the task was last started with: baseEnv
+	// with the variables of its env templates merged over it.
+	env map[string]string
+	// baseEnv is env without the template variables: templates are
+	// rendered against it, so a template that reads a variable another
+	// template defines renders the same before the start and while the
+	// task runs.
+	baseEnv map[string]string
 	kill    *killRequest
 	// artifactsDone: artifacts are fetched once per allocation.
 	artifactsDone bool
+	// rendered: the files of the templates in renderedTemplates are on
+	// disk, as last rendered. A restart by the restart policy reuses them
+	// unless the policy says render_templates (or the templates changed).
+	rendered          bool
+	renderedTemplates []*state.Template
 	// dirty: the handle changed since the state was last persisted.
 	dirty bool
 
@@ -290,6 +303,11 @@ func (tr *taskRunner) run() {
 	}
 	attached, lost := tr.recover()
 	first := !attached && !lost && len(tr.snapshot().State.Events) <= 1
+	// render: the next start renders the templates again. A restart by
+	// the restart policy does so only with RenderTemplates; a start after a
+	// template-driven restart always does (it is cheap, and the files are
+	// current either way).
+	render := true
 	for {
 		var out outcome
 		switch {
@@ -305,7 +323,7 @@ func (tr *taskRunner) run() {
 				tr.setDead(false)
 				return
 			}
-			out = tr.startAndWait(ctx, first)
+			out = tr.startAndWait(ctx, first, render)
 			first = false
 		}
 		switch {
@@ -318,11 +336,13 @@ func (tr *taskRunner) run() {
 			tr.setDead(true, eventNotRestarting(tr.ar.c.now(), "Error was unrecoverable", true))
 			return
 		case out.restartNow:
+			render = true
 			continue
 		}
 		now := tr.ar.c.now()
 		tr.mu.Lock()
 		d := tr.tracker.next(out.kind, now, tr.ar.c.jitter())
+		render = tr.tracker.policy.RenderTemplates
 		tr.mu.Unlock()
 		if !d.Restart {
 			if d.Reason == reasonSuccessfulExit {
@@ -358,7 +378,19 @@ func (tr *taskRunner) recover() (attached, lost bool) {
 	err := tr.drv.RecoverTask(h)
 	if err == nil || errors.Is(err, driver.ErrTaskExists) {
 		tr.mu.Lock()
-		tr.env = tr.buildEnvLocked()
+		task, base := tr.task, tr.buildEnvLocked()
+		tr.mu.Unlock()
+		// The task runs with what the previous client rendered: read its
+		// env templates back for the services registered with its env. A
+		// file that no longer parses leaves them out; the next start
+		// reports it.
+		env := base
+		if tenv, err := taskinput.TemplateEnv(tr.ar.taskInput(task, base)); err == nil {
+			env = withTemplateEnv(base, tenv)
+		}
+		tr.mu.Lock()
+		tr.env, tr.baseEnv = env, base
+		tr.rendered, tr.renderedTemplates = true, task.Templates
 		tr.mu.Unlock()
 		return true, false
 	}
@@ -371,8 +403,8 @@ func (tr *taskRunner) recover() (attached, lost bool) {
 }
 
 // startAndWait prepares and starts the task, then waits for it.
-func (tr *taskRunner) startAndWait(ctx context.Context, first bool) outcome {
-	cfg, fatal, err := tr.prepare(ctx, first)
+func (tr *taskRunner) startAndWait(ctx context.Context, first, render bool) outcome {
+	cfg, fatal, err := tr.prepare(ctx, first, render)
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{cancelled: true}
@@ -411,25 +443,36 @@ func (tr *taskRunner) buildEnvLocked() map[string]string {
 // artifacts, dispatch payload and templates, and the driver config with
 // every ${...} interpolated. Failures are recorded as events; fatal ones
 // cannot be cured by a restart.
-func (tr *taskRunner) prepare(ctx context.Context, first bool) (*driver.TaskConfig, bool, error) {
+//
+// The templates are rendered when render is set (see run), and whenever
+// the files on disk are not those of the task's current templates (the
+// first start, a failed render, an in-place update that changed them);
+// otherwise the files rendered before are reused. Either way the env
+// templates are read back from disk and merged into the environment (see
+// withTemplateEnv): a template whose change_mode is signal or noop
+// changes the file while the task runs, but the task keeps the
+// environment it was started with until its next start.
+func (tr *taskRunner) prepare(ctx context.Context, first, render bool) (*driver.TaskConfig, bool, error) {
 	c := tr.ar.c
 	if first {
 		tr.emit(eventSetup(c.now()))
 	}
 	tr.mu.Lock()
 	task := tr.task
-	env := tr.buildEnvLocked()
-	tr.env = env
+	base := tr.buildEnvLocked()
+	tr.env, tr.baseEnv = base, base
 	fetch := len(task.Artifacts) > 0 && !tr.artifactsDone
+	render = render || !tr.rendered || !reflect.DeepEqual(tr.renderedTemplates, task.Templates)
 	tr.mu.Unlock()
 
 	// A restart asked for by a template change before this start is moot:
-	// the templates are rendered afresh below.
+	// the start reads the files as they are now, rendered afresh below or
+	// by the change that asked for the restart.
 	select {
 	case <-tr.restartCh:
 	default:
 	}
-	in := tr.ar.taskInput(task, env)
+	in := tr.ar.taskInput(task, base)
 	if fetch {
 		tr.emit(taskinput.ArtifactsEvent(c.now()))
 		if err := c.fetcher.FetchArtifacts(ctx, in); err != nil {
@@ -449,16 +492,24 @@ func (tr *taskRunner) prepare(ctx context.Context, first bool) (*driver.TaskConf
 		tr.emit(eventSetupFailure(c.now(), err, false))
 		return nil, false, err
 	}
-	changed, err := taskinput.RenderTemplates(in)
+	if render {
+		if err := tr.renderTemplates(in); err != nil {
+			fatal := errors.Is(err, taskinput.ErrEscapes)
+			tr.emit(eventSetupFailure(c.now(), err, fatal))
+			return nil, fatal, err
+		}
+	}
+	// A malformed env template fails the task, as in Nomad: the error
+	// names the template and the line, and restarting renders it the same.
+	tenv, err := taskinput.TemplateEnv(in)
 	if err != nil {
-		fatal := errors.Is(err, taskinput.ErrEscapes)
-		tr.emit(eventSetupFailure(c.now(), err, fatal))
-		return nil, fatal, err
+		tr.emit(eventSetupFailure(c.now(), err, true))
+		return nil, true, err
 	}
-	if len(changed) > 0 {
-		ev := newEvent(taskinput.EventTemplateRendered, c.now(), fmt.Sprintf("Rendered %d template(s)", len(changed)))
-		tr.emit(ev)
-	}
+	env := withTemplateEnv(base, tenv)
+	tr.mu.Lock()
+	tr.env = env
+	tr.mu.Unlock()
 	dir := tr.ar.dir
 	return &driver.TaskConfig{
 		ID: tr.id, AllocID: tr.ar.id, TaskName: task.Name,
@@ -468,8 +519,28 @@ func (tr *taskRunner) prepare(ctx context.Context, first bool) (*driver.TaskConf
 		TaskDir: dir.TaskDir(task.Name), LocalDir: dir.LocalDir(task.Name),
 		SecretsDir: dir.SecretsDir(task.Name), AllocDir: dir.Shared(),
 		LogDir: dir.LogDir(), LogConfig: task.LogConfig,
-		CPU: atoiOr(env["SCHED_CPU_LIMIT"]), MemoryMB: atoiOr(env["SCHED_MEMORY_LIMIT"]),
+		// The limits are the allocation's, whatever a template sets.
+		CPU: atoiOr(base["SCHED_CPU_LIMIT"]), MemoryMB: atoiOr(base["SCHED_MEMORY_LIMIT"]),
 	}, false, nil
+}
+
+// renderTemplates renders in's templates and records which templates the
+// files on disk now hold; after a failure they hold none for sure.
+func (tr *taskRunner) renderTemplates(in *taskinput.Input) error {
+	tr.mu.Lock()
+	tr.rendered, tr.renderedTemplates = false, nil
+	tr.mu.Unlock()
+	changed, err := taskinput.RenderTemplates(in)
+	if err != nil {
+		return err
+	}
+	tr.mu.Lock()
+	tr.rendered, tr.renderedTemplates = true, in.Task.Templates
+	tr.mu.Unlock()
+	if len(changed) > 0 {
+		tr.emit(newEvent(taskinput.EventTemplateRendered, tr.ar.c.now(), fmt.Sprintf("Rendered %d template(s)", len(changed))))
+	}
+	return nil
 }
 
 // runAttached registers the running task's services, waits for it to
@@ -477,7 +548,7 @@ func (tr *taskRunner) prepare(ctx context.Context, first bool) (*driver.TaskConf
 func (tr *taskRunner) runAttached(ctx context.Context) outcome {
 	c := tr.ar.c
 	tr.mu.Lock()
-	task, env := tr.task, tr.env
+	task, env, base := tr.task, tr.env, tr.baseEnv
 	tr.mu.Unlock()
 	if c.services != nil && len(task.Services) > 0 {
 		if err := c.services.RegisterTask(ctx, tr.ar.alloc(), task, env, tr.ar.dir.TaskDir(task.Name)); err != nil {
@@ -487,7 +558,7 @@ func (tr *taskRunner) runAttached(ctx context.Context) outcome {
 	if len(task.Templates) > 0 {
 		wctx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()
-		go tr.watchTemplates(wctx, task, env)
+		go tr.watchTemplates(wctx, task, base)
 	}
 	ch, err := tr.drv.WaitTask(ctx, tr.id)
 	if err != nil {
@@ -539,7 +610,9 @@ func (tr *taskRunner) runAttached(ctx context.Context) outcome {
 // watchTemplates renders the running task's templates again every
 // TemplateInterval until ctx ends. A change is reported as a "Template
 // Rendered" event and acted on through the task runner's ChangeHandler
-// methods (Restart, Signal) per the templates' ChangeMode and Splay.
+// methods (Restart, Signal) per the templates' ChangeMode and Splay. env
+// is the task's environment without its template variables, as for the
+// render before the start.
 func (tr *taskRunner) watchTemplates(ctx context.Context, task *state.Task, env map[string]string) {
 	c := tr.ar.c
 	r := &taskinput.Rerenderer{Now: c.now}
