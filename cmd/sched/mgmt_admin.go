@@ -69,20 +69,10 @@ func (c *cli) adminOrgList(args []string) int {
 	if err != nil {
 		return c.fail("retrieving organizations", err)
 	}
-	if m.json {
-		return c.mgmtJSON(mgmtOrEmpty(orgs))
-	}
-	if len(orgs) == 0 {
-		fmt.Fprintln(c.stdout, "No organizations found")
-		return 0
-	}
-	rows := make([][]string, 0, len(orgs))
-	for _, o := range orgs {
-		rows = append(rows, []string{o.Name, o.ExternalID, o.NotificationEmail, mgmtYesNo(o.IsDisabled), mgmtWorkspaceLimit(o.WorkspaceLimit)})
-	}
-	writeTable(c.stdout, []string{"Name", "External ID", "Email", "Disabled", "Workspace Limit"}, rows)
-	c.mgmtPageFooter(pf, pg)
-	return 0
+	return mgmtPrintList(c, m, pf, pg, orgs, "organizations", []string{"Name", "External ID", "Email", "Disabled", "Workspace Limit"},
+		func(o *api.AdminOrganization) []string {
+			return []string{o.Name, o.ExternalID, o.NotificationEmail, mgmtYesNo(o.IsDisabled), mgmtWorkspaceLimit(o.WorkspaceLimit)}
+		})
 }
 
 // mgmtWorkspaceLimit prints a workspace limit; nil is "<none>".
@@ -255,20 +245,10 @@ func (c *cli) adminWorkspaceList(args []string) int {
 	if err != nil {
 		return c.fail("retrieving workspaces", err)
 	}
-	if m.json {
-		return c.mgmtJSON(mgmtOrEmpty(list))
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(c.stdout, "No workspaces found")
-		return 0
-	}
-	rows := make([][]string, 0, len(list))
-	for _, w := range list {
-		rows = append(rows, []string{w.ID, w.Name, w.Organization, mgmtYesNo(w.Locked), mgmtRunStatus(w)})
-	}
-	writeTable(c.stdout, []string{"ID", "Name", "Organization", "Locked", "Run Status"}, rows)
-	c.mgmtPageFooter(pf, pg)
-	return 0
+	return mgmtPrintList(c, m, pf, pg, list, "workspaces", []string{"ID", "Name", "Organization", "Locked", "Run Status"},
+		func(w *api.Workspace) []string {
+			return []string{w.ID, w.Name, w.Organization, mgmtYesNo(w.Locked), mgmtRunStatus(w)}
+		})
 }
 
 // mgmtRunStatus is the status of w's current run, "<none>" without one, or

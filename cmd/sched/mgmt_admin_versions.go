@@ -82,21 +82,11 @@ func (c *cli) mgmtVersionList(f mgmtVersionFamily, args []string) int {
 	if err != nil {
 		return c.fail("retrieving "+f.noun+"s", err)
 	}
-	if m.json {
-		return c.mgmtJSON(mgmtOrEmpty(versions))
-	}
-	if len(versions) == 0 {
-		fmt.Fprintf(c.stdout, "No %ss found\n", f.noun)
-		return 0
-	}
-	rows := make([][]string, 0, len(versions))
-	for _, v := range versions {
-		rows = append(rows, []string{v.ID, v.Version, mgmtYesNo(v.Enabled), mgmtYesNo(v.Official), mgmtYesNo(v.Beta),
-			mgmtYesNo(v.Deprecated), strconv.Itoa(v.Usage)})
-	}
-	writeTable(c.stdout, []string{"ID", "Version", "Enabled", "Official", "Beta", "Deprecated", "Usage"}, rows)
-	c.mgmtPageFooter(pf, pg)
-	return 0
+	return mgmtPrintList(c, m, pf, pg, versions, f.noun+"s", []string{"ID", "Version", "Enabled", "Official", "Beta", "Deprecated", "Usage"},
+		func(v *api.ToolVersion) []string {
+			return []string{v.ID, v.Version, mgmtYesNo(v.Enabled), mgmtYesNo(v.Official), mgmtYesNo(v.Beta),
+				mgmtYesNo(v.Deprecated), strconv.Itoa(v.Usage)}
+		})
 }
 
 func (c *cli) mgmtVersionShow(f mgmtVersionFamily, args []string) int {

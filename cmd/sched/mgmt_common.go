@@ -133,12 +133,29 @@ func mgmtFetchPages[T any](p mgmtPageFlags, fetch func(api.PageOptions) ([]*T, *
 	}
 }
 
-// mgmtPageFooter prints where a single page sits in its list.
-func (c *cli) mgmtPageFooter(p mgmtPageFlags, pg *api.Pagination) {
-	if !p.single() || pg == nil {
-		return
+// mgmtPrintList prints what a list command fetched: JSON with -json ([]
+// when empty), "No <plural> found" when empty, else a table of one row per
+// item and, for a single page, where it sits in its list.
+func mgmtPrintList[T any](c *cli, m *mgmtMeta, p mgmtPageFlags, pg *api.Pagination, items []*T, plural string, header []string, row func(*T) []string) int {
+	if m.json {
+		if items == nil {
+			items = []*T{}
+		}
+		return c.mgmtJSON(items)
 	}
-	fmt.Fprintf(c.stdout, "\nPage %d of %d (%d total)\n", pg.CurrentPage, max(pg.TotalPages, 1), pg.TotalCount)
+	if len(items) == 0 {
+		fmt.Fprintf(c.stdout, "No %s found\n", plural)
+		return 0
+	}
+	rows := make([][]string, 0, len(items))
+	for _, it := range items {
+		rows = append(rows, row(it))
+	}
+	writeTable(c.stdout, header, rows)
+	if p.single() && pg != nil {
+		fmt.Fprintf(c.stdout, "\nPage %d of %d (%d total)\n", pg.CurrentPage, max(pg.TotalPages, 1), pg.TotalCount)
+	}
+	return 0
 }
 
 // mgmtJSON prints v indented, as `sched job inspect` does.

@@ -65,26 +65,8 @@ func (c *cli) orgList(args []string) int {
 	if err != nil {
 		return c.fail("retrieving organizations", err)
 	}
-	if m.json {
-		return c.mgmtJSON(mgmtOrEmpty(orgs))
-	}
-	if len(orgs) == 0 {
-		fmt.Fprintln(c.stdout, "No organizations found")
-		return 0
-	}
-	rows := make([][]string, 0, len(orgs))
-	for _, o := range orgs {
-		rows = append(rows, []string{o.Name, o.ExternalID, o.Email, c.mgmtTime(o.CreatedAt)})
-	}
-	writeTable(c.stdout, []string{"Name", "External ID", "Email", "Created"}, rows)
-	c.mgmtPageFooter(pf, pg)
-	return 0
-}
-
-// mgmtOrEmpty makes a nil list print as [] rather than null in -json output.
-func mgmtOrEmpty[T any](s []*T) []*T {
-	if s == nil {
-		return []*T{}
-	}
-	return s
+	return mgmtPrintList(c, m, pf, pg, orgs, "organizations", []string{"Name", "External ID", "Email", "Created"},
+		func(o *api.Organization) []string {
+			return []string{o.Name, o.ExternalID, o.Email, c.mgmtTime(o.CreatedAt)}
+		})
 }

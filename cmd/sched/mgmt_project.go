@@ -70,20 +70,10 @@ List the projects of the organization, in the server's stable order unless
 	if err != nil {
 		return c.fail("retrieving projects", err)
 	}
-	if m.json {
-		return c.mgmtJSON(mgmtOrEmpty(projects))
-	}
-	if len(projects) == 0 {
-		fmt.Fprintln(c.stdout, "No projects found")
-		return 0
-	}
-	rows := make([][]string, 0, len(projects))
-	for _, p := range projects {
-		rows = append(rows, []string{p.ID, p.Name, strconv.Itoa(p.WorkspaceCount), strconv.Itoa(p.TeamCount), p.Description})
-	}
-	writeTable(c.stdout, []string{"ID", "Name", "Workspaces", "Teams", "Description"}, rows)
-	c.mgmtPageFooter(pf, pg)
-	return 0
+	return mgmtPrintList(c, m, pf, pg, projects, "projects", []string{"ID", "Name", "Workspaces", "Teams", "Description"},
+		func(p *api.Project) []string {
+			return []string{p.ID, p.Name, strconv.Itoa(p.WorkspaceCount), strconv.Itoa(p.TeamCount), p.Description}
+		})
 }
 
 func (c *cli) projectCreate(args []string) int {
