@@ -198,19 +198,25 @@ func getRow[T any](t *writeTxn, table string, id ...any) (T, error) {
 	return first[T](nil, t.Txn, table, indexID, id...)
 }
 
+// mustGetRow is getRow for a row that must exist: a missing one is
+// ErrNotFound, "<what> "<id>" not found".
+func mustGetRow[R any](t *writeTxn, table, what, id string) (*R, error) {
+	row, err := getRow[*R](t, table, id)
+	if err != nil {
+		return nil, err
+	}
+	if row == nil {
+		return nil, NotFoundf("%s %q not found", what, id)
+	}
+	return row, nil
+}
+
 // stampNew sets the indexes of a row a command creates.
 func stampNew(t *writeTxn, create, modify *uint64) { *create, *modify = t.index, t.index }
 
 // requireOrganization returns organization name, or ErrNotFound.
 func requireOrganization(t *writeTxn, name string) (*Organization, error) {
-	org, err := getRow[*Organization](t, TableOrganizations, name)
-	if err != nil {
-		return nil, err
-	}
-	if org == nil {
-		return nil, NotFoundf("organization %q not found", name)
-	}
-	return org, nil
+	return mustGetRow[Organization](t, TableOrganizations, "organization", name)
 }
 
 // requireNewID fails with ErrConflict when id is already a row of table:
@@ -603,14 +609,7 @@ func applyTeamUpdate(t *writeTxn, req *TeamUpdateRequest) (any, error) {
 }
 
 func requireTeam(t *writeTxn, id string) (*Team, error) {
-	team, err := getRow[*Team](t, TableTeams, id)
-	if err != nil {
-		return nil, err
-	}
-	if team == nil {
-		return nil, NotFoundf("team %q not found", id)
-	}
-	return team, nil
+	return mustGetRow[Team](t, TableTeams, "team", id)
 }
 
 func applyTeamDelete(t *writeTxn, req *TeamDeleteRequest) (any, error) {

@@ -135,14 +135,7 @@ func checkProjectResult(p *Project) error {
 }
 
 func requireProject(t *writeTxn, id string) (*Project, error) {
-	p, err := getRow[*Project](t, TableProjects, id)
-	if err != nil {
-		return nil, err
-	}
-	if p == nil {
-		return nil, NotFoundf("project %q not found", id)
-	}
-	return p, nil
+	return mustGetRow[Project](t, TableProjects, "project", id)
 }
 
 func projectNameTaken(t *writeTxn, org, name, selfID string) error {

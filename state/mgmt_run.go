@@ -106,14 +106,7 @@ func applyRunCreate(t *writeTxn, req *RunCreateRequest) (any, error) {
 }
 
 func requireRun(t *writeTxn, id string) (*Run, error) {
-	r, err := getRow[*Run](t, TableRuns, id)
-	if err != nil {
-		return nil, err
-	}
-	if r == nil {
-		return nil, NotFoundf("run %q not found", id)
-	}
-	return r, nil
+	return mustGetRow[Run](t, TableRuns, "run", id)
 }
 
 // setRunStatus writes r in status at now.
@@ -297,14 +290,7 @@ func applyPolicySetCreate(t *writeTxn, req *PolicySetCreateRequest) (any, error)
 }
 
 func requirePolicySet(t *writeTxn, id string) (*PolicySet, error) {
-	s, err := getRow[*PolicySet](t, TablePolicySets, id)
-	if err != nil {
-		return nil, err
-	}
-	if s == nil {
-		return nil, NotFoundf("policy set %q not found", id)
-	}
-	return s, nil
+	return mustGetRow[PolicySet](t, TablePolicySets, "policy set", id)
 }
 
 func applyPolicySetUpdate(t *writeTxn, req *PolicySetUpdateRequest) (any, error) {

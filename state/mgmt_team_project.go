@@ -143,14 +143,7 @@ func applyTeamProjectCreate(t *writeTxn, req *TeamProjectCreateRequest) (any, er
 }
 
 func requireTeamProject(t *writeTxn, id string) (*TeamProject, error) {
-	r, err := getRow[*TeamProject](t, TableTeamProjects, id)
-	if err != nil {
-		return nil, err
-	}
-	if r == nil {
-		return nil, NotFoundf("team access %q not found", id)
-	}
-	return r, nil
+	return mustGetRow[TeamProject](t, TableTeamProjects, "team access", id)
 }
 
 func applyTeamProjectUpdate(t *writeTxn, req *TeamProjectUpdateRequest) (any, error) {

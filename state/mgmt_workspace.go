@@ -195,14 +195,7 @@ func applyWorkspaceCreate(t *writeTxn, req *WorkspaceCreateRequest) (any, error)
 }
 
 func requireWorkspace(t *writeTxn, id string) (*Workspace, error) {
-	w, err := getRow[*Workspace](t, TableWorkspaces, id)
-	if err != nil {
-		return nil, err
-	}
-	if w == nil {
-		return nil, NotFoundf("workspace %q not found", id)
-	}
-	return w, nil
+	return mustGetRow[Workspace](t, TableWorkspaces, "workspace", id)
 }
 
 func applyWorkspaceUpdate(t *writeTxn, req *WorkspaceUpdateRequest) (any, error) {
