@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,22 +44,7 @@ ports {
 // ready.
 func (a *agent) startDev() {
 	a.t.Helper()
-	a.out = &syncBuffer{}
-	a.cmd = exec.Command(schedBin, "agent", "-dev", "-config", a.config)
-	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
-	if err := a.cmd.Start(); err != nil {
-		a.t.Fatal(err)
-	}
-	a.done = make(chan struct{})
-	go func() { a.cmd.Wait(); close(a.done) }()
-	a.t.Cleanup(a.kill)
-	c := a.client()
-	waitFor(a.t, 30*time.Second, "the dev agent's node to be ready", func() error {
-		select {
-		case <-a.done:
-			a.t.Fatalf("agent exited during start:\n%s", a.out.String())
-		default:
-		}
+	a.run("the dev agent's node to be ready", func(c *api.Client) error {
 		nodes, _, err := c.Nodes().List(context.Background(), nil)
 		if err != nil {
 			return err
@@ -69,7 +53,7 @@ func (a *agent) startDev() {
 			return fmt.Errorf("nodes: %d", len(nodes))
 		}
 		return nil
-	})
+	}, "agent", "-dev", "-config", a.config)
 }
 
 // httpServerJob is a service job of count allocations, each a raw_exec

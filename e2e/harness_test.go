@@ -89,8 +89,18 @@ server {
 // start runs the agent and waits until it serves a consistent read.
 func (a *agent) start() {
 	a.t.Helper()
+	a.run("agent to serve a consistent read", func(c *api.Client) error {
+		_, _, err := c.Jobs().List(context.Background(), nil)
+		return err
+	}, "agent", "-config", a.config)
+}
+
+// run starts the sched binary with args and waits until ready passes,
+// failing the test at once if the process exits first.
+func (a *agent) run(what string, ready func(*api.Client) error, args ...string) {
+	a.t.Helper()
 	a.out = &syncBuffer{}
-	a.cmd = exec.Command(schedBin, "agent", "-config", a.config)
+	a.cmd = exec.Command(schedBin, args...)
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
 	if err := a.cmd.Start(); err != nil {
 		a.t.Fatal(err)
@@ -100,14 +110,13 @@ func (a *agent) start() {
 	a.t.Cleanup(a.kill)
 
 	c := a.client()
-	waitFor(a.t, 30*time.Second, "agent to serve a consistent read", func() error {
+	waitFor(a.t, 30*time.Second, what, func() error {
 		select {
 		case <-a.done:
 			a.t.Fatalf("agent exited during start:\n%s", a.out.String())
 		default:
 		}
-		_, _, err := c.Jobs().List(context.Background(), nil)
-		return err
+		return ready(c)
 	})
 }
 
