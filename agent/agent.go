@@ -22,14 +22,14 @@ import (
 	"github.com/schedhq/sched/client"
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/raft"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Agent is a running sched agent.
 type Agent struct {
 	cfg    *Config
 	log    *slog.Logger
-	store  *state.Store
+	store  *store.Store
 	node   *raft.Node
 	http   *http.Server
 	lis    net.Listener
@@ -86,7 +86,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 		return nil, err
 	}
 
-	a.store, err = state.NewStore(state.StoreConfig{JobVersionsRetained: cfg.Server.JobTrackedVersions})
+	a.store, err = store.NewStore(store.StoreConfig{JobVersionsRetained: cfg.Server.JobTrackedVersions})
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (a *Agent) Start() {
 func (a *Agent) HTTPAddr() string { return a.lis.Addr().String() }
 
 // Store is the agent's state store (for tests and in-process tools).
-func (a *Agent) Store() *state.Store { return a.store }
+func (a *Agent) Store() *store.Store { return a.store }
 
 // WaitForLeader blocks until the agent's raft node knows a leader. A
 // client-only agent has none to wait for.

@@ -13,7 +13,7 @@ import (
 
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/raft"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // The agent's clusterState is the HTTP layer's Forwarder.
@@ -273,7 +273,7 @@ func (c *clusterState) SaveSnapshot(w io.Writer) error {
 // refused before the cluster is touched.
 func (c *clusterState) RestoreSnapshot(ctx context.Context, r io.Reader) error {
 	verify := func(r io.Reader) error {
-		scratch, err := state.NewStore(state.StoreConfig{JobVersionsRetained: c.a.cfg.Server.JobTrackedVersions})
+		scratch, err := store.NewStore(store.StoreConfig{JobVersionsRetained: c.a.cfg.Server.JobTrackedVersions})
 		if err != nil {
 			return err
 		}

@@ -4,13 +4,13 @@ import (
 	"io"
 
 	"github.com/schedhq/sched/raft"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // fsm adapts the state store to raft's FSM: the log carries state's
 // encoded commands, and snapshots are the store's own.
 type fsm struct {
-	store *state.Store
+	store *store.Store
 }
 
 var _ raft.FSM = (*fsm)(nil)
@@ -28,7 +28,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 func (f *fsm) Restore(r io.Reader) error { return f.store.Restore(r) }
 
 type fsmSnapshot struct {
-	snap *state.StateSnapshot
+	snap *store.StateSnapshot
 }
 
 func (s *fsmSnapshot) Persist(w io.Writer) error { return s.snap.Persist(w) }

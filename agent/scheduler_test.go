@@ -17,6 +17,7 @@ import (
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // startSchedulerAgent runs a one-server agent on free loopback ports and
@@ -68,7 +69,7 @@ func startSchedulerAgentWith(t *testing.T, edit func(*Config)) *Agent {
 }
 
 // waitStore waits, on the store's writes, until cond holds.
-func waitStore(t *testing.T, store *state.Store, what string, cond func() bool) {
+func waitStore(t *testing.T, store *store.Store, what string, cond func() bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -92,7 +93,7 @@ func TestSchedulerServicesPlaceRegisteredJob(t *testing.T) {
 	a := startSchedulerAgent(t)
 	w := &raftWriter{node: a.node}
 	node := scheduler.MockNode("n1")
-	if _, _, err := w.Apply(context.Background(), state.NodeRegisterRequestType, &state.NodeRegisterRequest{Node: node}); err != nil {
+	if _, _, err := w.Apply(context.Background(), store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: node}); err != nil {
 		t.Fatal(err)
 	}
 	job := scheduler.MockJob("web")
@@ -138,7 +139,7 @@ func TestConfigReachesSchedulerAndManagementAPI(t *testing.T) {
 	})
 	w := &raftWriter{node: a.node}
 	node := scheduler.MockNode("n1")
-	if _, _, err := w.Apply(context.Background(), state.NodeRegisterRequestType, &state.NodeRegisterRequest{Node: node}); err != nil {
+	if _, _, err := w.Apply(context.Background(), store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: node}); err != nil {
 		t.Fatal(err)
 	}
 	var ttl time.Duration

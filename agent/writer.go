@@ -12,7 +12,7 @@ import (
 
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/raft"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // leaderWait bounds how long a write or consistent read waits for a leader
@@ -46,8 +46,8 @@ func (a *Agent) newWriter() *raftWriter {
 
 // Apply encodes the command, waits a bounded time for leadership, and
 // proposes it. The state machine's error answers come back unchanged.
-func (w *raftWriter) Apply(ctx context.Context, t state.MessageType, req any) (any, uint64, error) {
-	data, err := state.Encode(t, req)
+func (w *raftWriter) Apply(ctx context.Context, t store.MessageType, req any) (any, uint64, error) {
+	data, err := store.Encode(t, req)
 	if err != nil {
 		return nil, 0, fmt.Errorf("encode command: %w", err)
 	}

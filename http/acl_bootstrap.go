@@ -13,6 +13,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // BootstrapResetFile is the name of the bootstrap reset file in
@@ -50,7 +51,7 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request, _ httprout
 		return nil, err
 	} else if done && (!haveReset || resetIndex != resetAt) {
 		// Refuse here, without a log entry; Apply decides races.
-		return nil, badRequest("%s", state.BootstrapDoneMessage(resetAt))
+		return nil, badRequest("%s", store.BootstrapDoneMessage(resetAt))
 	}
 
 	secret := req.BootstrapSecret
@@ -65,7 +66,7 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request, _ httprout
 		Global:     true,
 		CreateTime: s.cfg.Now().UTC(),
 	}
-	if _, _, err := s.apply(w, r, state.ACLBootstrapRequestType, &state.ACLBootstrapRequest{Token: tok, ResetIndex: resetIndex}); err != nil {
+	if _, _, err := s.apply(w, r, store.ACLBootstrapRequestType, &store.ACLBootstrapRequest{Token: tok, ResetIndex: resetIndex}); err != nil {
 		return nil, err
 	}
 	if haveReset {

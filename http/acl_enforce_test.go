@@ -11,6 +11,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // describeRule writes a rule the way spec/jobs-api.md §4 writes its ACL
@@ -272,7 +273,7 @@ func TestACLNodeSecret(t *testing.T) {
 	a := newACLHarness(t, true, "")
 	const nodeID, nodeSecret = "10000000-0000-4000-8000-000000000001", "20000000-0000-4000-8000-000000000001"
 	n := &state.Node{ID: nodeID, SecretID: nodeSecret, Name: "n1", Datacenter: "dc1", NodePool: "default", Status: state.NodeStatusReady}
-	a.apply(state.NodeRegisterRequestType, &state.NodeRegisterRequest{Node: n})
+	a.apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: n})
 	table := aclRuleTable()
 	try := func(method, path, param, secret string, body any) error {
 		t.Helper()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // aclHarness is a harness whose server resolves tokens with a real
@@ -48,7 +49,7 @@ func (c *testClock) advance(d time.Duration) {
 func newACLHarness(t testing.TB, enforce bool, resetPath string) *aclHarness {
 	t.Helper()
 	a := &aclHarness{clock: &testClock{now: testNow}}
-	a.harness = newHarnessWith(t, state.StoreConfig{}, func(c *Config) {
+	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
 		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: enforce, Now: a.clock.Now, BootstrapResetPath: resetPath})
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +76,7 @@ func (a *aclHarness) clientToken(rules ...string) string {
 	for _, r := range rules {
 		a.policies++
 		name := fmt.Sprintf("p%d", a.policies)
-		a.apply(state.ACLPolicyUpsertRequestType, &state.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: name, Rules: r}}})
+		a.apply(store.ACLPolicyUpsertRequestType, &store.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: name, Rules: r}}})
 		names = append(names, name)
 	}
 	return a.token(&state.ACLToken{Type: state.ACLTokenTypeClient, Policies: names})
@@ -89,7 +90,7 @@ func (a *aclHarness) token(tok *state.ACLToken) string {
 	tok.AccessorID = newUUID()
 	tok.SecretHash = state.HashSecret(secret)
 	tok.CreateTime = a.clock.Now()
-	a.apply(state.ACLTokenUpsertRequestType, &state.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{tok}})
+	a.apply(store.ACLTokenUpsertRequestType, &store.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{tok}})
 	return secret
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // ACLPolicyRequest is the body of POST /v1/acl/policy/:name. Name may be
@@ -38,7 +39,7 @@ func (s *Server) aclPolicyList(w http.ResponseWriter, r *http.Request, _ httprou
 				out = append(out, p)
 			}
 		}
-		return s.maxIndex(state.TableACLPolicies), err
+		return s.maxIndex(store.TableACLPolicies), err
 	})
 	return nonNil(out), err
 }
@@ -50,7 +51,7 @@ func (s *Server) aclPolicyRead(w http.ResponseWriter, r *http.Request, p httprou
 	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		var err error
 		out, err = s.store.ACLPolicyByName(ws, name)
-		return s.maxIndex(state.TableACLPolicies), err
+		return s.maxIndex(store.TableACLPolicies), err
 	})
 	if err != nil {
 		return nil, err
@@ -77,7 +78,7 @@ func (s *Server) aclPolicyUpsert(w http.ResponseWriter, r *http.Request, p httpr
 	if err := policy.Validate(); err != nil {
 		return nil, err
 	}
-	if _, _, err := s.apply(w, r, state.ACLPolicyUpsertRequestType, &state.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{policy}}); err != nil {
+	if _, _, err := s.apply(w, r, store.ACLPolicyUpsertRequestType, &store.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{policy}}); err != nil {
 		return nil, err
 	}
 	return s.store.ACLPolicyByName(nil, name)
@@ -85,6 +86,6 @@ func (s *Server) aclPolicyUpsert(w http.ResponseWriter, r *http.Request, p httpr
 
 // aclPolicyDelete serves DELETE /v1/acl/policy/:name.
 func (s *Server) aclPolicyDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	_, _, err := s.apply(w, r, state.ACLPolicyDeleteRequestType, &state.ACLPolicyDeleteRequest{Names: []string{p.ByName("name")}})
+	_, _, err := s.apply(w, r, store.ACLPolicyDeleteRequestType, &store.ACLPolicyDeleteRequest{Names: []string{p.ByName("name")}})
 	return nil, err
 }

@@ -11,6 +11,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // ErrACLTokenNotFound is returned by ResolveToken for a secret that names
@@ -26,7 +27,7 @@ const DefaultACLCacheSize = 4096
 
 // TokenResolverConfig configures a TokenResolver. Store is required.
 type TokenResolverConfig struct {
-	Store *state.Store
+	Store *store.Store
 	// Enforce turns capability checks on for /v1 (agent config `acl {
 	// enabled = true }`). The ACL endpoints themselves always require
 	// their tokens, since tokens also guard /api/v2.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // A snapshot restore replaces every table: tokens cached before it must
@@ -56,7 +57,7 @@ func TestACLResolverAnonymousAndUnknown(t *testing.T) {
 // must be one of the two policy versions, never a mix or an error.
 func TestACLResolverConcurrentWithPolicyUpdates(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	a.apply(state.ACLPolicyUpsertRequestType, &state.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "p", Rules: `namespace "a" { policy = "read" }`}}})
+	a.apply(store.ACLPolicyUpsertRequestType, &store.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "p", Rules: `namespace "a" { policy = "read" }`}}})
 	secret := a.token(&state.ACLToken{Type: state.ACLTokenTypeClient, Policies: []string{"p"}})
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -80,7 +81,7 @@ func TestACLResolverConcurrentWithPolicyUpdates(t *testing.T) {
 		if i%2 == 0 {
 			ns = "b"
 		}
-		a.apply(state.ACLPolicyUpsertRequestType, &state.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "p", Rules: `namespace "` + ns + `" { policy = "read" }`}}})
+		a.apply(store.ACLPolicyUpsertRequestType, &store.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "p", Rules: `namespace "` + ns + `" { policy = "read" }`}}})
 	}
 	wg.Wait()
 	close(errs)

@@ -11,6 +11,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // registeredRoutes walks the server's route tree: every method and
@@ -47,7 +48,7 @@ var _ Forwarder = routesOnlyForwarder{}
 func newRouteWalkHarness(t *testing.T, enforce bool) *aclHarness {
 	t.Helper()
 	a := &aclHarness{clock: &testClock{now: testNow}}
-	a.harness = newHarnessWith(t, state.StoreConfig{}, func(c *Config) {
+	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
 		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: enforce, Now: a.clock.Now})
 		if err != nil {
 			t.Fatal(err)

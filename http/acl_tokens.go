@@ -9,6 +9,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Token endpoints. Secrets are shown once: in the answer to the request
@@ -47,7 +48,7 @@ func (s *Server) aclTokenList(w http.ResponseWriter, r *http.Request, _ httprout
 	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		var err error
 		out, err = s.store.ACLTokens(ws, prefix)
-		return s.maxIndex(state.TableACLTokens), err
+		return s.maxIndex(store.TableACLTokens), err
 	})
 	return nonNil(out), err
 }
@@ -99,7 +100,7 @@ func (s *Server) aclTokenCreate(w http.ResponseWriter, r *http.Request, _ httpro
 	if err := s.checkToken(tok); err != nil {
 		return nil, err
 	}
-	if _, _, err := s.apply(w, r, state.ACLTokenUpsertRequestType, &state.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{tok}}); err != nil {
+	if _, _, err := s.apply(w, r, store.ACLTokenUpsertRequestType, &store.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{tok}}); err != nil {
 		return nil, err
 	}
 	return s.tokenWithSecret(tok.AccessorID, tok.SecretID)
@@ -156,7 +157,7 @@ func (s *Server) aclTokenRead(w http.ResponseWriter, r *http.Request, p httprout
 	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		var err error
 		out, err = s.store.ACLTokenByAccessorID(ws, id)
-		return s.maxIndex(state.TableACLTokens), err
+		return s.maxIndex(store.TableACLTokens), err
 	})
 	if err != nil {
 		return nil, err
@@ -195,7 +196,7 @@ func (s *Server) aclTokenUpdate(w http.ResponseWriter, r *http.Request, p httpro
 	if err := s.checkToken(tok); err != nil {
 		return nil, err
 	}
-	if _, _, err := s.apply(w, r, state.ACLTokenUpsertRequestType, &state.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{tok}}); err != nil {
+	if _, _, err := s.apply(w, r, store.ACLTokenUpsertRequestType, &store.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{tok}}); err != nil {
 		return nil, err
 	}
 	return s.store.ACLTokenByAccessorID(nil, id)
@@ -203,6 +204,6 @@ func (s *Server) aclTokenUpdate(w http.ResponseWriter, r *http.Request, p httpro
 
 // aclTokenDelete serves DELETE /v1/acl/token/:accessor_id.
 func (s *Server) aclTokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	_, _, err := s.apply(w, r, state.ACLTokenDeleteRequestType, &state.ACLTokenDeleteRequest{AccessorIDs: []string{p.ByName("accessor_id")}})
+	_, _, err := s.apply(w, r, store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: []string{p.ByName("accessor_id")}})
 	return nil, err
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // AllocListStub is one entry of the allocation lists (GET /v1/allocations,
@@ -132,7 +133,7 @@ func (s *Server) allocList(w http.ResponseWriter, r *http.Request, _ httprouter.
 				break
 			}
 		}
-		return s.maxIndex(state.TableAllocs), nil
+		return s.maxIndex(store.TableAllocs), nil
 	})
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func (s *Server) allocRead(w http.ResponseWriter, r *http.Request, p httprouter.
 		if a != nil && inNamespace(ns, a.Namespace) {
 			out = a
 		}
-		return s.maxIndex(state.TableAllocs), nil
+		return s.maxIndex(store.TableAllocs), nil
 	})
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // fakeClientAPI is the ClientAPI double: allocations held in memory, logs
@@ -96,7 +97,7 @@ func localClientHarness(t *testing.T) (*harness, *fakeClientAPI) {
 	t.Helper()
 	fc := &fakeClientAPI{nodeID: nodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}
 	fl := &fakeLeader{ttl: testTTL}
-	h := newHarnessWith(t, state.StoreConfig{}, func(c *Config) { c.Leader, c.Client = fl, fc })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Leader, c.Client = fl, fc })
 	h.registerNode(testNode(1))
 	h.register(testJob("web"))
 	h.placeAlloc(1, h.registered(testJob("web")), nodeID(1), "")
@@ -156,7 +157,7 @@ func TestClientLogsRead(t *testing.T) {
 
 	// A task that has written nothing yet has an empty log.
 	empty := &fakeClientAPI{nodeID: fc.nodeID, dir: filepath.Join(fc.dir, "missing"), allocs: fc.allocs}
-	h2 := newHarnessWith(t, state.StoreConfig{}, func(c *Config) { c.Client, c.Leader = empty, &fakeLeader{ttl: testTTL} })
+	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Client, c.Leader = empty, &fakeLeader{ttl: testTTL} })
 	h2.registerNode(testNode(1))
 	h2.register(testJob("web"))
 	h2.placeAlloc(1, h2.registered(testJob("web")), nodeID(1), "")
@@ -504,13 +505,13 @@ func (selfForwarder) Self() *AgentSelf {
 // In dev mode the server's /v1/agent/self names the local client's node.
 func TestAgentSelfNamesLocalClient(t *testing.T) {
 	fc := &fakeClientAPI{nodeID: nodeID(1)}
-	h := newHarnessWith(t, state.StoreConfig{}, func(c *Config) { c.Client, c.Forwarder = fc, selfForwarder{} })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Client, c.Forwarder = fc, selfForwarder{} })
 	var self AgentSelf
 	h.ok(http.MethodGet, "/v1/agent/self", nil, &self)
 	if self.Stats["client"]["node_id"] != nodeID(1) || self.Stats["raft"]["state"] != "Leader" {
 		t.Errorf("agent/self stats %v", self.Stats)
 	}
-	h2 := newHarnessWith(t, state.StoreConfig{}, func(c *Config) { c.Forwarder = selfForwarder{} })
+	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Forwarder = selfForwarder{} })
 	var self2 AgentSelf
 	h2.ok(http.MethodGet, "/v1/agent/self", nil, &self2)
 	if _, ok := self2.Stats["client"]; ok || self2.Stats["raft"] == nil {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // leaderlessCluster is a Cluster that knows no leader.
@@ -23,7 +23,7 @@ func (*leaderlessCluster) KnownLeader() bool { return false }
 func clusterHarness(t *testing.T, fwd *fakeForwarder, adjust func(*Config)) *harness {
 	t.Helper()
 	fwd.leader = true
-	return newHarnessWith(t, state.StoreConfig{}, func(c *Config) {
+	return newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
 		c.Forwarder = fwd
 		if adjust != nil {
 			adjust(c)

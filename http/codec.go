@@ -16,6 +16,7 @@ import (
 
 	"github.com/schedhq/sched/http/blocking"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Response headers.
@@ -233,7 +234,7 @@ func (s *Server) maxIndex(tables ...string) uint64 {
 }
 
 // apply sends a command to the writer and sets X-Sched-Index to its index.
-func (s *Server) apply(w http.ResponseWriter, r *http.Request, t state.MessageType, req any) (any, uint64, error) {
+func (s *Server) apply(w http.ResponseWriter, r *http.Request, t store.MessageType, req any) (any, uint64, error) {
 	resp, index, err := s.cfg.Writer.Apply(r.Context(), t, req)
 	if err != nil {
 		return nil, 0, err

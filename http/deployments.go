@@ -7,6 +7,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // deploymentRoutes registers the deployment reads. The writes (promote,
@@ -41,7 +42,7 @@ func (s *Server) deploymentList(w http.ResponseWriter, r *http.Request, _ httpro
 				break
 			}
 		}
-		return s.maxIndex(state.TableDeployment), nil
+		return s.maxIndex(store.TableDeployment), nil
 	})
 	if err != nil {
 		return nil, err
@@ -63,7 +64,7 @@ func (s *Server) deploymentRead(w http.ResponseWriter, r *http.Request, p httpro
 		if d != nil && inNamespace(ns, d.Namespace) {
 			out = d
 		}
-		return s.maxIndex(state.TableDeployment), nil
+		return s.maxIndex(store.TableDeployment), nil
 	})
 	if err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ func (s *Server) deploymentAllocations(w http.ResponseWriter, r *http.Request, p
 		}
 		out = []*AllocListStub{}
 		if d == nil || !inNamespace(ns, d.Namespace) {
-			return s.maxIndex(state.TableAllocs, state.TableDeployment), nil
+			return s.maxIndex(store.TableAllocs, store.TableDeployment), nil
 		}
 		allocs, err := s.store.AllocsByJob(ws, d.Namespace, d.JobID, true)
 		if err != nil {
@@ -104,7 +105,7 @@ func (s *Server) deploymentAllocations(w http.ResponseWriter, r *http.Request, p
 			}
 		}
 		out = allocStubs(kept, so)
-		return s.maxIndex(state.TableAllocs, state.TableDeployment), nil
+		return s.maxIndex(store.TableAllocs, store.TableDeployment), nil
 	})
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // jobBody is a register body with job encoded as JSON and edited by edit, so
@@ -119,7 +120,7 @@ func TestJobRegisterBadInput(t *testing.T) {
 }
 
 func TestRequestBodyTooLarge(t *testing.T) {
-	h := newHarnessWith(t, state.StoreConfig{}, func(c *Config) { c.MaxBodyBytes = 64 })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.MaxBodyBytes = 64 })
 	h.fail(http.MethodPost, "/v1/jobs", jobBody(t, testJob("web"), nil), http.StatusRequestEntityTooLarge, "64 bytes")
 	if h.writer.applied != 0 {
 		t.Error("an oversize body reached the writer")

@@ -7,6 +7,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // evalRoutes registers the evaluation reads.
@@ -45,7 +46,7 @@ func (s *Server) evalList(w http.ResponseWriter, r *http.Request, _ httprouter.P
 				break
 			}
 		}
-		return s.maxIndex(state.TableEvals), nil
+		return s.maxIndex(store.TableEvals), nil
 	})
 	if err != nil {
 		return nil, err
@@ -67,7 +68,7 @@ func (s *Server) evalRead(w http.ResponseWriter, r *http.Request, p httprouter.P
 		if e != nil && inNamespace(ns, e.Namespace) {
 			out = e
 		}
-		return s.maxIndex(state.TableEvals), nil
+		return s.maxIndex(store.TableEvals), nil
 	})
 	if err != nil {
 		return nil, err
@@ -101,7 +102,7 @@ func (s *Server) evalAllocations(w http.ResponseWriter, r *http.Request, p httpr
 			}
 		}
 		out = allocStubs(kept, so)
-		return s.maxIndex(state.TableAllocs), nil
+		return s.maxIndex(store.TableAllocs), nil
 	})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // EvalOptions tune an on-demand evaluation.
@@ -72,15 +73,15 @@ func (s *Server) jobEvaluate(w http.ResponseWriter, r *http.Request, p httproute
 		return nil, badRequest("job_id: job %q is periodic or parameterized: it is a template and cannot be evaluated", id)
 	}
 	now := s.cfg.Now().UnixNano()
-	cmd := &state.JobEvaluateRequest{
+	cmd := &store.JobEvaluateRequest{
 		Namespace: ns, JobID: id, ForceReschedule: req.EvalOptions.ForceReschedule, Now: now,
 		Eval: s.newEval(job, 0, state.EvalTriggerJobEvaluate, now),
 	}
-	resp, index, err := s.apply(w, r, state.JobEvaluateRequestType, cmd)
+	resp, index, err := s.apply(w, r, store.JobEvaluateRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
-	out := resp.(*state.JobEvaluateResponse)
+	out := resp.(*store.JobEvaluateResponse)
 	return &JobEvaluateResponse{EvalID: out.EvalID, EvalCreateIndex: out.EvalCreateIndex, JobModifyIndex: out.JobModifyIndex, Index: index}, nil
 }
 

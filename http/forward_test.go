@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // fakeForwarder is a Forwarder whose leader is whatever the test says.
@@ -135,7 +135,7 @@ func (f *fakeForwarder) RestoreSnapshot(_ context.Context, r io.Reader) error {
 // over real HTTP so requests cross a real proxy.
 func followerServer(t *testing.T, fwd *fakeForwarder) (*harness, *httptest.Server) {
 	t.Helper()
-	h := newHarnessWith(t, state.StoreConfig{}, func(c *Config) { c.Forwarder = fwd })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Forwarder = fwd })
 	ts := httptest.NewServer(h.srv.Handler())
 	t.Cleanup(ts.Close)
 	return h, ts

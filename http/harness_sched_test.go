@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // fakeLeader is the LeaderServices double: it records heartbeats and GC
@@ -62,7 +63,7 @@ const testTTL = 17 * time.Second
 func newSchedHarness(t testing.TB) (*harness, *fakeLeader) {
 	t.Helper()
 	fl := &fakeLeader{ttl: testTTL}
-	h := newHarnessWith(t, state.StoreConfig{}, func(c *Config) { c.Leader = fl })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Leader = fl })
 	return h, fl
 }
 
@@ -135,7 +136,7 @@ func (h *harness) placeAlloc(i int, job *state.Job, node, clientStatus string) s
 		Name: fmt.Sprintf("%s.%s[%d]", job.ID, job.TaskGroups[0].Name, i), TaskGroup: job.TaskGroups[0].Name,
 		DesiredStatus: state.AllocDesiredStatusRun, ClientStatus: clientStatus,
 	}
-	h.apply(state.AllocUpdateRequestType, &state.AllocUpdateRequest{Allocs: []*state.Allocation{a}, Now: testNow.UnixNano()})
+	h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{a}, Now: testNow.UnixNano()})
 	return id
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // The tests of this package drive the real router and handlers over a real
@@ -28,7 +29,7 @@ import (
 // memWriter is the in-memory Writer: one command, one log index.
 type memWriter struct {
 	mu    sync.Mutex
-	store *state.Store
+	store *store.Store
 	index uint64
 	// applied counts the commands that reached the store, failed or not.
 	applied int
@@ -39,19 +40,19 @@ type memWriter struct {
 
 var _ Writer = (*memWriter)(nil)
 
-func newMemWriter(store *state.Store) *memWriter {
+func newMemWriter(store *store.Store) *memWriter {
 	return &memWriter{store: store, index: store.LatestIndex()}
 }
 
 // Apply encodes req as a log entry and applies it at the next index. An
 // error answered by the state machine comes back as err, as from Raft.
-func (w *memWriter) Apply(_ context.Context, t state.MessageType, req any) (any, uint64, error) {
+func (w *memWriter) Apply(_ context.Context, t store.MessageType, req any) (any, uint64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return nil, 0, w.err
 	}
-	data, err := state.Encode(t, req)
+	data, err := store.Encode(t, req)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -92,7 +93,7 @@ var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 // harness is one server over a fresh store.
 type harness struct {
 	t       testing.TB
-	store   *state.Store
+	store   *store.Store
 	writer  *memWriter
 	cluster *fakeCluster
 	srv     *Server
@@ -100,14 +101,14 @@ type harness struct {
 }
 
 func newHarness(t testing.TB) *harness {
-	return newHarnessWith(t, state.StoreConfig{}, nil)
+	return newHarnessWith(t, store.StoreConfig{}, nil)
 }
 
 // newHarnessWith builds a harness with a store config and a hook to adjust
 // the server config.
-func newHarnessWith(t testing.TB, sc state.StoreConfig, adjust func(*Config)) *harness {
+func newHarnessWith(t testing.TB, sc store.StoreConfig, adjust func(*Config)) *harness {
 	t.Helper()
-	store, err := state.NewStore(sc)
+	store, err := store.NewStore(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func (h *harness) registerReq(req *JobRegisterRequest) *JobRegisterResponse {
 
 // apply writes a command straight through the writer, as the scheduler
 // or a client would, and fails the test on error.
-func (h *harness) apply(t state.MessageType, req any) uint64 {
+func (h *harness) apply(t store.MessageType, req any) uint64 {
 	h.t.Helper()
 	_, index, err := h.writer.Apply(context.Background(), t, req)
 	if err != nil {

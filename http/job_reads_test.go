@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 func TestJobRead(t *testing.T) {
@@ -93,10 +94,10 @@ func TestJobAllocationsAll(t *testing.T) {
 		return &state.Allocation{ID: id, Namespace: "default", JobID: "web", TaskGroup: "web", NodeID: "n1",
 			DesiredStatus: state.AllocDesiredStatusRun, ClientStatus: status}
 	}
-	h.apply(state.AllocUpdateRequestType, &state.AllocUpdateRequest{Allocs: []*state.Allocation{alloc("a-old", state.AllocClientStatusComplete)}, Now: 1})
+	h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{alloc("a-old", state.AllocClientStatusComplete)}, Now: 1})
 	h.ok(http.MethodDelete, "/v1/job/web?purge=true", nil, nil)
 	h.register(testJob("web"))
-	idx := h.apply(state.AllocUpdateRequestType, &state.AllocUpdateRequest{Allocs: []*state.Allocation{alloc("a-new", "")}, Now: 2})
+	idx := h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{alloc("a-new", "")}, Now: 2})
 
 	cases := []struct {
 		query string
@@ -168,7 +169,7 @@ func TestJobDeployments(t *testing.T) {
 	}
 
 	oldJob := h.job("default", "web")
-	h.apply(state.DeploymentUpsertRequestType, &state.DeploymentUpsertRequest{Deployments: []*state.Deployment{{
+	h.apply(store.DeploymentUpsertRequestType, &store.DeploymentUpsertRequest{Deployments: []*state.Deployment{{
 		ID: "d-old", Namespace: "default", JobID: "web", JobCreateIndex: oldJob.CreateIndex,
 		Status: state.DeploymentStatusSuccessful,
 	}}, Now: 1})
@@ -178,7 +179,7 @@ func TestJobDeployments(t *testing.T) {
 	if newJob.CreateIndex == oldJob.CreateIndex {
 		t.Fatal("re-registered job kept its CreateIndex")
 	}
-	h.apply(state.DeploymentUpsertRequestType, &state.DeploymentUpsertRequest{Deployments: []*state.Deployment{{
+	h.apply(store.DeploymentUpsertRequestType, &store.DeploymentUpsertRequest{Deployments: []*state.Deployment{{
 		ID: "d-new", Namespace: "default", JobID: "web", JobCreateIndex: newJob.CreateIndex, JobVersion: newJob.Version,
 		Status:     state.DeploymentStatusRunning,
 		TaskGroups: map[string]*state.DeploymentState{"web": {DesiredTotal: 2, PlacedAllocs: 1}},
@@ -231,7 +232,7 @@ func TestJobSummary(t *testing.T) {
 		return &state.Allocation{ID: id, Namespace: "default", JobID: "web", TaskGroup: group, NodeID: "n1",
 			DesiredStatus: state.AllocDesiredStatusRun, ClientStatus: status}
 	}
-	h.apply(state.AllocUpdateRequestType, &state.AllocUpdateRequest{Allocs: []*state.Allocation{
+	h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{
 		mk("a1", "web", state.AllocClientStatusRunning),
 		mk("a2", "web", state.AllocClientStatusRunning),
 		mk("a3", "web", state.AllocClientStatusFailed),
@@ -239,7 +240,7 @@ func TestJobSummary(t *testing.T) {
 		mk("a5", "cache", state.AllocClientStatusComplete),
 		mk("a6", "cache", state.AllocClientStatusLost),
 	}, Now: 1})
-	h.apply(state.JobSummaryUpsertRequestType, &state.JobSummaryUpsertRequest{Namespace: "default", JobID: "web", Queued: map[string]int{"web": 4}})
+	h.apply(store.JobSummaryUpsertRequestType, &store.JobSummaryUpsertRequest{Namespace: "default", JobID: "web", Queued: map[string]int{"web": 4}})
 
 	rec := h.ok(http.MethodGet, "/v1/job/web/summary", nil, &sum)
 	want := map[string]state.TaskGroupSummary{

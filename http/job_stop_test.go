@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 func TestJobStop(t *testing.T) {
@@ -90,7 +91,7 @@ func TestJobStopPurge(t *testing.T) {
 func TestJobStopNoShutdownDelay(t *testing.T) {
 	h := newHarness(t)
 	h.register(testJob("web"))
-	h.apply(state.AllocUpdateRequestType, &state.AllocUpdateRequest{
+	h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{
 		Allocs: []*state.Allocation{{ID: "a1", Namespace: "default", JobID: "web", TaskGroup: "web", NodeID: "n1", DesiredStatus: "run"}},
 		Now:    1,
 	})

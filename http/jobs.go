@@ -11,6 +11,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // JobRegisterRequest is the body of POST /v1/jobs and POST /v1/job/:job_id
@@ -206,7 +207,7 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request, pathID stri
 	}
 
 	now := s.cfg.Now().UnixNano()
-	cmd := &state.JobRegisterRequest{
+	cmd := &store.JobRegisterRequest{
 		Job:            job,
 		Submission:     sub,
 		EnforceIndex:   req.EnforceIndex,
@@ -217,11 +218,11 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request, pathID stri
 	if !job.IsPeriodic() && !job.IsParameterized() {
 		cmd.Eval = s.newEval(job, req.EvalPriority, state.EvalTriggerJobRegister, now)
 	}
-	resp, index, err := s.apply(w, r, state.JobRegisterRequestType, cmd)
+	resp, index, err := s.apply(w, r, store.JobRegisterRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
-	out := resp.(*state.JobRegisterResponse)
+	out := resp.(*store.JobRegisterResponse)
 	return &JobRegisterResponse{
 		EvalID:          out.EvalID,
 		EvalCreateIndex: out.EvalCreateIndex,
@@ -327,15 +328,15 @@ func (s *Server) jobStop(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 		return nil, state.NotFoundf("job %q", id)
 	}
 	now := s.cfg.Now().UnixNano()
-	cmd := &state.JobDeregisterRequest{Namespace: ns, JobID: id, Purge: purge, NoShutdownDelay: noDelay, Now: now}
+	cmd := &store.JobDeregisterRequest{Namespace: ns, JobID: id, Purge: purge, NoShutdownDelay: noDelay, Now: now}
 	if !job.IsPeriodic() && !job.IsParameterized() {
 		cmd.Eval = s.newEval(job, int(prio), state.EvalTriggerJobDeregister, now)
 	}
-	resp, index, err := s.apply(w, r, state.JobDeregisterRequestType, cmd)
+	resp, index, err := s.apply(w, r, store.JobDeregisterRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
-	out := resp.(*state.JobDeregisterResponse)
+	out := resp.(*store.JobDeregisterResponse)
 	return &JobDeregisterResponse{EvalID: out.EvalID, EvalCreateIndex: out.EvalCreateIndex, JobModifyIndex: out.JobModifyIndex, Index: index}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // TestJobRegisterBothPathsAndMethods registers through each write route and
@@ -198,8 +199,8 @@ func TestJobRegisterVersionRetention(t *testing.T) {
 	}
 	var out JobVersionsResponse
 	h.ok(http.MethodGet, "/v1/job/web/versions", nil, &out)
-	if len(out.Versions) != state.DefaultJobVersionsRetained {
-		t.Fatalf("%d versions, want %d retained", len(out.Versions), state.DefaultJobVersionsRetained)
+	if len(out.Versions) != store.DefaultJobVersionsRetained {
+		t.Fatalf("%d versions, want %d retained", len(out.Versions), store.DefaultJobVersionsRetained)
 	}
 	for i, v := range out.Versions {
 		if want := uint64(8 - i); v.Version != want {
@@ -232,7 +233,7 @@ func TestJobRegisterSubmissions(t *testing.T) {
 }
 
 func TestJobRegisterLargeSubmissionWarns(t *testing.T) {
-	h := newHarnessWith(t, state.StoreConfig{}, func(c *Config) { c.MaxSubmissionBytes = 10 })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.MaxSubmissionBytes = 10 })
 	out := h.registerReq(&JobRegisterRequest{Job: testJob("web"), Submission: &state.JobSubmission{
 		Format: state.SubmissionFormatJSON, Source: `{"ID":"web","Type":"service"}`,
 	}})

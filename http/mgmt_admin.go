@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Site administration of workspaces and organizations (spec §4 Admin).
@@ -26,7 +27,7 @@ func (m *mgmtRouter) adminRoutes() {
 	m.handle(http.MethodGet, "/admin/organizations/:name", adminOnly(s.adminOrgRead))
 	m.handle(http.MethodPatch, "/admin/organizations/:name", adminOnly(s.adminOrgUpdate))
 	m.handle(http.MethodDelete, "/admin/organizations/:name", adminOnly(s.adminOrgDelete))
-	for _, kind := range []string{state.ConsumerKindModule, state.ConsumerKindProvider} {
+	for _, kind := range []string{store.ConsumerKindModule, store.ConsumerKindProvider} {
 		path := "/admin/organizations/:name/relationships/" + kind + "-consumers"
 		m.handle(http.MethodGet, path, adminOnly(s.adminConsumers(kind)))
 		m.handle(http.MethodPatch, path, adminOnly(s.adminConsumersReplace(kind)))
@@ -42,7 +43,7 @@ const (
 )
 
 // adminIncludes adds to doc what include asks of workspace entries.
-func (s *Server) adminIncludes(doc *jsonapi.Document, inc map[string]bool, entries []state.AdminWorkspaceEntry) error {
+func (s *Server) adminIncludes(doc *jsonapi.Document, inc map[string]bool, entries []store.AdminWorkspaceEntry) error {
 	orgs := map[string]bool{}
 	for _, e := range entries {
 		if inc[includeCurrentRun] && e.CurrentRun != nil {
@@ -88,7 +89,7 @@ func (s *Server) adminWorkspaceList(w http.ResponseWriter, r *http.Request, _ ht
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	list, err := s.store.ListAdminWorkspaces(nil, state.AdminWorkspaceListOptions{
+	list, err := s.store.ListAdminWorkspaces(nil, store.AdminWorkspaceListOptions{
 		Query:    q.Get("q"),
 		Statuses: jsonapi.SplitList(q.Get("filter[current_run][status]")),
 		Sort:     q.Get("sort"),
@@ -114,15 +115,15 @@ func (s *Server) adminWorkspaceList(w http.ResponseWriter, r *http.Request, _ ht
 }
 
 // adminWorkspace loads a workspace with its current run, or a 404.
-func (s *Server) adminWorkspace(id string) (state.AdminWorkspaceEntry, error) {
+func (s *Server) adminWorkspace(id string) (store.AdminWorkspaceEntry, error) {
 	ws, err := s.store.WorkspaceByID(nil, id)
 	if err != nil {
-		return state.AdminWorkspaceEntry{}, err
+		return store.AdminWorkspaceEntry{}, err
 	}
 	if ws == nil {
-		return state.AdminWorkspaceEntry{}, mgmtNotFound("workspace", id)
+		return store.AdminWorkspaceEntry{}, mgmtNotFound("workspace", id)
 	}
-	e := state.AdminWorkspaceEntry{Workspace: ws}
+	e := store.AdminWorkspaceEntry{Workspace: ws}
 	if ws.CurrentRunID != "" {
 		if e.CurrentRun, err = s.store.RunByID(nil, ws.CurrentRunID); err != nil {
 			return e, err
@@ -141,7 +142,7 @@ func (s *Server) adminWorkspaceRead(w http.ResponseWriter, r *http.Request, p ht
 		return mgmtResult{}, err
 	}
 	doc := jsonapi.One(adminWorkspaceResource(e.Workspace))
-	if err := s.adminIncludes(doc, inc, []state.AdminWorkspaceEntry{e}); err != nil {
+	if err := s.adminIncludes(doc, inc, []store.AdminWorkspaceEntry{e}); err != nil {
 		return mgmtResult{}, err
 	}
 	return mgmtOK(doc)
@@ -152,7 +153,7 @@ func (s *Server) adminWorkspaceDelete(w http.ResponseWriter, r *http.Request, p 
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	if _, err := s.propose(w, r, state.WorkspaceDeleteRequestType, &state.WorkspaceDeleteRequest{ID: e.Workspace.ID}); err != nil {
+	if _, err := s.propose(w, r, store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: e.Workspace.ID}); err != nil {
 		return mgmtResult{}, err
 	}
 	return mgmtNoContent()
@@ -187,7 +188,7 @@ func (s *Server) adminOrgList(w http.ResponseWriter, r *http.Request, _ httprout
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	opts := state.AdminOrganizationListOptions{Query: q.Get("q"), Email: q.Get("q[email]"), Name: q.Get("q[name]"), Page: statePage(page)}
+	opts := store.AdminOrganizationListOptions{Query: q.Get("q"), Email: q.Get("q[email]"), Name: q.Get("q[name]"), Page: statePage(page)}
 	if opts.ModuleProducer, err = jsonapi.ParseBool(q, "filter[module_producer]"); err != nil {
 		return mgmtResult{}, err
 	}
@@ -289,7 +290,7 @@ func (s *Server) adminOrgUpdate(w http.ResponseWriter, r *http.Request, p httpro
 	if err := firstErr(obj.Err(), patch.Validate()); err != nil {
 		return mgmtResult{}, err
 	}
-	resp, err := s.propose(w, r, state.OrganizationAdminUpdateRequestType, &state.OrganizationAdminUpdateRequest{Name: o.Name, Patch: patch})
+	resp, err := s.propose(w, r, store.OrganizationAdminUpdateRequestType, &store.OrganizationAdminUpdateRequest{Name: o.Name, Patch: patch})
 	if err != nil {
 		return mgmtResult{}, err
 	}
@@ -355,8 +356,8 @@ func (s *Server) adminConsumersReplace(kind string) mgmtHandler {
 		for i, ref := range refs {
 			names[i] = ref.ID
 		}
-		if _, err := s.propose(w, r, state.OrganizationConsumersReplaceRequestType,
-			&state.OrganizationConsumersReplaceRequest{Name: o.Name, Kind: kind, Consumers: names}); err != nil {
+		if _, err := s.propose(w, r, store.OrganizationConsumersReplaceRequestType,
+			&store.OrganizationConsumersReplaceRequest{Name: o.Name, Kind: kind, Consumers: names}); err != nil {
 			return mgmtResult{}, err
 		}
 		return mgmtNoContent()

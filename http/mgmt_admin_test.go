@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // adminWorld: two organizations and four workspaces whose current runs are
@@ -37,7 +38,7 @@ func (m *mgmtHarness) adminWorld() *adminWorld {
 	w.gammaRun = run(w.gamma)
 	// delta's run plans: pending → planning → planned.
 	for _, st := range []string{state.RunPlanning, state.RunPlanned} {
-		m.apply(state.RunAdvanceRequestType, &state.RunAdvanceRequest{ID: w.deltaRun, Status: st, Now: m.clock.Now()})
+		m.apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: w.deltaRun, Status: st, Now: m.clock.Now()})
 	}
 	// beta gets a state version, its latest change.
 	m.clock.advance(time.Minute)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Admin tool versions and policy versions (spec §4): two families with one
@@ -37,7 +38,7 @@ func (s *Server) versionList(family string) mgmtHandler {
 			return mgmtResult{}, err
 		}
 		q := r.URL.Query()
-		list, err := s.store.ListToolVersions(nil, family, state.ToolVersionListOptions{
+		list, err := s.store.ListToolVersions(nil, family, store.ToolVersionListOptions{
 			Version: q.Get("filter[version]"), Search: q.Get("search[version]"), Page: statePage(page)})
 		if err != nil {
 			return mgmtResult{}, err
@@ -96,7 +97,7 @@ func (s *Server) versionCreate(family string) mgmtHandler {
 		if err := firstErr(o.Err(), patch.Validate(true)); err != nil {
 			return mgmtResult{}, err
 		}
-		resp, err := s.propose(w, r, state.ToolVersionCreateRequestType, &state.ToolVersionCreateRequest{
+		resp, err := s.propose(w, r, store.ToolVersionCreateRequestType, &store.ToolVersionCreateRequest{
 			ID: state.NewMgmtID(state.PrefixToolVersion), Family: family, CreatedAt: s.now(), Attributes: patch})
 		if err != nil {
 			return mgmtResult{}, err
@@ -143,7 +144,7 @@ func (s *Server) versionUpdate(family string) mgmtHandler {
 		if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
 			return mgmtResult{}, err
 		}
-		resp, err := s.propose(w, r, state.ToolVersionUpdateRequestType, &state.ToolVersionUpdateRequest{
+		resp, err := s.propose(w, r, store.ToolVersionUpdateRequestType, &store.ToolVersionUpdateRequest{
 			ID: tv.ID, Family: family, Attributes: patch, Now: s.now()})
 		if err != nil {
 			return mgmtResult{}, err
@@ -163,7 +164,7 @@ func (s *Server) versionDelete(family string) mgmtHandler {
 		if err != nil {
 			return mgmtResult{}, err
 		}
-		if _, err := s.propose(w, r, state.ToolVersionDeleteRequestType, &state.ToolVersionDeleteRequest{ID: tv.ID, Family: family}); err != nil {
+		if _, err := s.propose(w, r, store.ToolVersionDeleteRequestType, &store.ToolVersionDeleteRequest{ID: tv.ID, Family: family}); err != nil {
 			return mgmtResult{}, err
 		}
 		return mgmtNoContent()

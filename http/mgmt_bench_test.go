@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Measurements of the management API (issue 7): the latency of a page of
@@ -32,12 +33,12 @@ func benchOrg(b *testing.B, m *mgmtHarness, n int) (owner, reader string) {
 	for i := range n {
 		id := state.NewMgmtID(state.PrefixProject)
 		name := fmt.Sprintf("project-%05d", i)
-		m.apply(state.ProjectCreateRequestType, &state.ProjectCreateRequest{ID: id, OrganizationName: "acme", CreatedAt: testNow,
+		m.apply(store.ProjectCreateRequestType, &store.ProjectCreateRequest{ID: id, OrganizationName: "acme", CreatedAt: testNow,
 			Attributes: state.ProjectPatch{Name: &name}})
 		ids = append(ids, id)
 	}
 	for i := 0; i < 50; i++ {
-		m.apply(state.TeamProjectCreateRequestType, &state.TeamProjectCreateRequest{ID: state.NewMgmtID(state.PrefixTeamProject),
+		m.apply(store.TeamProjectCreateRequestType, &store.TeamProjectCreateRequest{ID: state.NewMgmtID(state.PrefixTeamProject),
 			TeamID: w.readersTeam, ProjectID: ids[i*(n/50)], CreatedAt: testNow, Access: state.ProjectAccessWrite})
 	}
 	return w.owner, w.reader

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 func TestMgmtOrganizations(t *testing.T) {
@@ -313,7 +314,7 @@ func TestMgmtRunsAndStateVersions(t *testing.T) {
 	}
 	m.fail(w.owner, "POST", "/runs/"+r1+"/actions/cancel", nil, 409, "")
 	for _, st := range []string{state.RunPlanning, state.RunPlanned} {
-		m.apply(state.RunAdvanceRequestType, &state.RunAdvanceRequest{ID: r2, Status: st, Now: m.clock.Now()})
+		m.apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: r2, Status: st, Now: m.clock.Now()})
 	}
 	m.call(w.owner, "POST", "/runs/"+r2+"/actions/apply", `{"comment":"ship it"}`, 202)
 	m.call(w.owner, "POST", "/runs/"+r2+"/actions/cancel", nil, 202)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/http/jsonapi"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // mgmtHarness drives the management API over a real store, token resolver
@@ -27,7 +27,7 @@ type mgmtHarness struct {
 func newMgmtHarness(t testing.TB, rateLimit ...float64) *mgmtHarness {
 	t.Helper()
 	a := &aclHarness{clock: &testClock{now: testNow}}
-	a.harness = newHarnessWith(t, state.StoreConfig{}, func(c *Config) {
+	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
 		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Now: a.clock.Now})
 		if err != nil {
 			t.Fatal(err)

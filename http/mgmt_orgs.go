@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Organizations, as their members see them (the site administrator's view
@@ -81,13 +82,13 @@ func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err := o.Err(); err != nil {
 		return mgmtResult{}, err
 	}
-	req := &state.OrganizationCreateRequest{
+	req := &store.OrganizationCreateRequest{
 		Organization:     &state.Organization{Name: *name, ExternalID: state.NewMgmtID(state.PrefixOrganization), Email: *email, CreatedAt: s.now()},
 		OwnersTeamID:     state.NewMgmtID(state.PrefixTeam),
 		DefaultProjectID: state.NewMgmtID(state.PrefixProject),
 		OwnerUserID:      c.caller.UserID,
 	}
-	resp, err := s.propose(w, r, state.OrganizationCreateRequestType, req)
+	resp, err := s.propose(w, r, store.OrganizationCreateRequestType, req)
 	if err != nil {
 		return mgmtResult{}, err
 	}
@@ -129,7 +130,7 @@ func (s *Server) orgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.
 	if err := o.Err(); err != nil {
 		return mgmtResult{}, err
 	}
-	resp, err := s.propose(w, r, state.OrganizationUpdateRequestType, &state.OrganizationUpdateRequest{Name: a.Organization.Name, Email: email})
+	resp, err := s.propose(w, r, store.OrganizationUpdateRequestType, &store.OrganizationUpdateRequest{Name: a.Organization.Name, Email: email})
 	if err != nil {
 		return mgmtResult{}, err
 	}
@@ -154,7 +155,7 @@ func (s *Server) deleteOrganization(w http.ResponseWriter, r *http.Request, org 
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	if _, err := s.propose(w, r, state.OrganizationDeleteRequestType, &state.OrganizationDeleteRequest{Name: org.Name}); err != nil {
+	if _, err := s.propose(w, r, store.OrganizationDeleteRequestType, &store.OrganizationDeleteRequest{Name: org.Name}); err != nil {
 		return mgmtResult{}, err
 	}
 	subjects := []state.TokenSubject{{Kind: state.SubjectKindOrganization, ID: org.ExternalID}}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Policy sets: named groups of policies that run on a policy version
@@ -70,7 +71,7 @@ func (s *Server) policySetCreate(w http.ResponseWriter, r *http.Request, p httpr
 	if err := firstErr(o.Err(), patch.Validate(true)); err != nil {
 		return mgmtResult{}, err
 	}
-	resp, err := s.propose(w, r, state.PolicySetCreateRequestType, &state.PolicySetCreateRequest{
+	resp, err := s.propose(w, r, store.PolicySetCreateRequestType, &store.PolicySetCreateRequest{
 		ID: state.NewMgmtID(state.PrefixPolicySet), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return mgmtResult{}, err
@@ -122,7 +123,7 @@ func (s *Server) policySetUpdate(w http.ResponseWriter, r *http.Request, p httpr
 	if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
 		return mgmtResult{}, err
 	}
-	resp, err := s.propose(w, r, state.PolicySetUpdateRequestType, &state.PolicySetUpdateRequest{ID: ps.ID, Attributes: patch, Now: s.now()})
+	resp, err := s.propose(w, r, store.PolicySetUpdateRequestType, &store.PolicySetUpdateRequest{ID: ps.ID, Attributes: patch, Now: s.now()})
 	if err != nil {
 		return mgmtResult{}, err
 	}
@@ -137,7 +138,7 @@ func (s *Server) policySetDelete(w http.ResponseWriter, r *http.Request, p httpr
 	if !a.CanManagePolicies() {
 		return mgmtResult{}, mgmtForbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
 	}
-	if _, err := s.propose(w, r, state.PolicySetDeleteRequestType, &state.PolicySetDeleteRequest{ID: ps.ID}); err != nil {
+	if _, err := s.propose(w, r, store.PolicySetDeleteRequestType, &store.PolicySetDeleteRequest{ID: ps.ID}); err != nil {
 		return mgmtResult{}, err
 	}
 	return mgmtNoContent()

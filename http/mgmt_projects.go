@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Projects (spec §4 Projects) and their tag bindings.
@@ -84,7 +85,7 @@ func (s *Server) projectList(w http.ResponseWriter, r *http.Request, p httproute
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	opts := state.ProjectListOptions{
+	opts := store.ProjectListOptions{
 		Query:              q.Get("q"),
 		Names:              jsonapi.SplitList(q.Get("filter[names]")),
 		CanCreateWorkspace: flagParam(q, "filter[permissions][create-workspace]"),
@@ -202,7 +203,7 @@ func (s *Server) projectCreate(w http.ResponseWriter, r *http.Request, p httprou
 	if err := firstErr(o.Err(), patch.Validate(true), checkAgentPool(nil, patch)); err != nil {
 		return mgmtResult{}, err
 	}
-	resp, err := s.propose(w, r, state.ProjectCreateRequestType, &state.ProjectCreateRequest{
+	resp, err := s.propose(w, r, store.ProjectCreateRequestType, &store.ProjectCreateRequest{
 		ID: state.NewMgmtID(state.PrefixProject), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return mgmtResult{}, err
@@ -259,7 +260,7 @@ func (s *Server) projectUpdate(w http.ResponseWriter, r *http.Request, p httprou
 
 // updateProject proposes patch and answers the updated project.
 func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *mgmtCall, id string, patch state.ProjectPatch) (mgmtResult, error) {
-	if _, err := s.propose(w, r, state.ProjectUpdateRequestType, &state.ProjectUpdateRequest{ID: id, Attributes: patch, Now: s.now()}); err != nil {
+	if _, err := s.propose(w, r, store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{ID: id, Attributes: patch, Now: s.now()}); err != nil {
 		return mgmtResult{}, err
 	}
 	proj, _, pa, err := s.visibleProject(c, id)
@@ -281,7 +282,7 @@ func (s *Server) projectDelete(w http.ResponseWriter, r *http.Request, p httprou
 	if !pa.CanDestroy() {
 		return mgmtResult{}, mgmtForbidden("not allowed to delete project %q", proj.ID)
 	}
-	if _, err := s.propose(w, r, state.ProjectDeleteRequestType, &state.ProjectDeleteRequest{ID: proj.ID}); err != nil {
+	if _, err := s.propose(w, r, store.ProjectDeleteRequestType, &store.ProjectDeleteRequest{ID: proj.ID}); err != nil {
 		return mgmtResult{}, err
 	}
 	return mgmtNoContent()
@@ -315,7 +316,7 @@ func (s *Server) projectMoveWorkspaces(w http.ResponseWriter, r *http.Request, p
 		return mgmtResult{}, err
 	}
 	if len(ids) > 0 {
-		if _, err := s.propose(w, r, state.WorkspacesMoveRequestType, &state.WorkspacesMoveRequest{ProjectID: proj.ID, WorkspaceIDs: ids, Now: s.now()}); err != nil {
+		if _, err := s.propose(w, r, store.WorkspacesMoveRequestType, &store.WorkspacesMoveRequest{ProjectID: proj.ID, WorkspaceIDs: ids, Now: s.now()}); err != nil {
 			return mgmtResult{}, err
 		}
 	}
@@ -366,7 +367,7 @@ func (s *Server) projectAddTagBindings(w http.ResponseWriter, r *http.Request, p
 			tags = append(tags, tb)
 		}
 	}
-	if _, err := s.propose(w, r, state.ProjectUpdateRequestType, &state.ProjectUpdateRequest{
+	if _, err := s.propose(w, r, store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{
 		ID: proj.ID, Attributes: state.ProjectPatch{TagBindings: &tags}, Now: s.now()}); err != nil {
 		return mgmtResult{}, err
 	}

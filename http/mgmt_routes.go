@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // The management API (/api/v2, spec/management-api.md). Every endpoint is
@@ -349,7 +350,7 @@ func readOptionalResource(r *http.Request, want jsonapi.Expect) (*jsonapi.Resour
 
 // propose sends a management command through the writer and returns what
 // the state machine answered.
-func (s *Server) propose(w http.ResponseWriter, r *http.Request, t state.MessageType, req any) (any, error) {
+func (s *Server) propose(w http.ResponseWriter, r *http.Request, t store.MessageType, req any) (any, error) {
 	resp, _, err := s.apply(w, r, t, req)
 	return resp, err
 }
@@ -361,7 +362,7 @@ func (s *Server) now() time.Time { return state.MgmtTime(s.cfg.Now()) }
 func pageOf(r *http.Request) (jsonapi.Page, error) { return jsonapi.ParsePage(r.URL.Query()) }
 
 // statePage converts a page to the state's.
-func statePage(p jsonapi.Page) state.Page { return state.Page{Number: p.Number, Size: p.Size} }
+func statePage(p jsonapi.Page) store.Page { return store.Page{Number: p.Number, Size: p.Size} }
 
 // listDoc builds a paginated list document.
 func listDoc(r *http.Request, items []*jsonapi.Resource, p jsonapi.Page, total int) *jsonapi.Document {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Runs and state versions of workspaces. Runs are records only: execution
@@ -61,7 +62,7 @@ func (s *Server) runCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return mgmtResult{}, mgmtForbidden("not allowed to queue runs in workspace %q", wsID)
 	}
 	run.WorkspaceID = ws.w.ID
-	resp, err := s.propose(w, r, state.RunCreateRequestType, &state.RunCreateRequest{Run: run})
+	resp, err := s.propose(w, r, store.RunCreateRequestType, &store.RunCreateRequest{Run: run})
 	if err != nil {
 		return mgmtResult{}, err
 	}
@@ -109,7 +110,7 @@ func (s *Server) runAction(action string) mgmtHandler {
 		if !allowed {
 			return mgmtResult{}, mgmtForbidden("not allowed to %s runs in workspace %q", action, ws.w.ID)
 		}
-		if _, err := s.propose(w, r, state.RunActionRequestType, &state.RunActionRequest{ID: run.ID, Action: action, Now: s.now()}); err != nil {
+		if _, err := s.propose(w, r, store.RunActionRequestType, &store.RunActionRequest{ID: run.ID, Action: action, Now: s.now()}); err != nil {
 			return mgmtResult{}, err
 		}
 		return mgmtResult{status: http.StatusAccepted}, nil
@@ -167,7 +168,7 @@ func (s *Server) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *m
 	if err := o.Err(); err != nil {
 		return mgmtResult{}, err
 	}
-	resp, err := s.propose(w, r, state.StateVersionCreateRequestType, &state.StateVersionCreateRequest{StateVersion: sv})
+	resp, err := s.propose(w, r, store.StateVersionCreateRequestType, &store.StateVersionCreateRequest{StateVersion: sv})
 	if err != nil {
 		return mgmtResult{}, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Project team access (spec §4 Project team access).
@@ -149,7 +150,7 @@ func (s *Server) teamProjectAdd(w http.ResponseWriter, r *http.Request, _ httpro
 	if team == nil || team.OrganizationName != proj.OrganizationName {
 		return mgmtResult{}, mgmtNotFound("team", teamID)
 	}
-	resp, err := s.propose(w, r, state.TeamProjectCreateRequestType, &state.TeamProjectCreateRequest{
+	resp, err := s.propose(w, r, store.TeamProjectCreateRequestType, &store.TeamProjectCreateRequest{
 		ID: state.NewMgmtID(state.PrefixTeamProject), TeamID: team.ID, ProjectID: proj.ID, CreatedAt: s.now(),
 		Access: *access, Permissions: perms})
 	if err != nil {
@@ -185,7 +186,7 @@ func (s *Server) teamProjectUpdate(w http.ResponseWriter, r *http.Request, p htt
 	if _, err := state.ResolveTeamProjectPermissions(level, tp, perms); err != nil {
 		return mgmtResult{}, err
 	}
-	resp, err := s.propose(w, r, state.TeamProjectUpdateRequestType, &state.TeamProjectUpdateRequest{ID: tp.ID, Access: access, Permissions: perms})
+	resp, err := s.propose(w, r, store.TeamProjectUpdateRequestType, &store.TeamProjectUpdateRequest{ID: tp.ID, Access: access, Permissions: perms})
 	if err != nil {
 		return mgmtResult{}, err
 	}
@@ -201,7 +202,7 @@ func (s *Server) teamProjectRemove(w http.ResponseWriter, r *http.Request, p htt
 	if !a.CanModifyTeamAccess(pa) {
 		return mgmtResult{}, mgmtNotFound("team access", id)
 	}
-	if _, err := s.propose(w, r, state.TeamProjectDeleteRequestType, &state.TeamProjectDeleteRequest{ID: tp.ID}); err != nil {
+	if _, err := s.propose(w, r, store.TeamProjectDeleteRequestType, &store.TeamProjectDeleteRequest{ID: tp.ID}); err != nil {
 		return mgmtResult{}, err
 	}
 	return mgmtNoContent()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Teams, their members and their tokens.
@@ -152,7 +153,7 @@ func (s *Server) teamCreate(w http.ResponseWriter, r *http.Request, p httprouter
 	if err := firstErr(o.Err(), patch.Validate(true)); err != nil {
 		return mgmtResult{}, err
 	}
-	resp, err := s.propose(w, r, state.TeamCreateRequestType, &state.TeamCreateRequest{
+	resp, err := s.propose(w, r, store.TeamCreateRequestType, &store.TeamCreateRequest{
 		ID: state.NewMgmtID(state.PrefixTeam), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return mgmtResult{}, err
@@ -196,7 +197,7 @@ func (s *Server) teamUpdate(w http.ResponseWriter, r *http.Request, p httprouter
 	if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
 		return mgmtResult{}, err
 	}
-	resp, err := s.propose(w, r, state.TeamUpdateRequestType, &state.TeamUpdateRequest{ID: t.ID, Attributes: patch})
+	resp, err := s.propose(w, r, store.TeamUpdateRequestType, &store.TeamUpdateRequest{ID: t.ID, Attributes: patch})
 	if err != nil {
 		return mgmtResult{}, err
 	}
@@ -215,7 +216,7 @@ func (s *Server) teamDelete(w http.ResponseWriter, r *http.Request, p httprouter
 	if !a.CanManageTeams() {
 		return mgmtResult{}, mgmtForbidden("not allowed to delete team %q", t.ID)
 	}
-	if _, err := s.propose(w, r, state.TeamDeleteRequestType, &state.TeamDeleteRequest{ID: t.ID}); err != nil {
+	if _, err := s.propose(w, r, store.TeamDeleteRequestType, &store.TeamDeleteRequest{ID: t.ID}); err != nil {
 		return mgmtResult{}, err
 	}
 	s.revokeTokens(w, r, state.TokenSubject{Kind: state.SubjectKindTeam, ID: t.ID})
@@ -254,14 +255,14 @@ func (s *Server) teamMemberIDs(r *http.Request) ([]string, error) {
 }
 
 func (s *Server) teamMembersAdd(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
-	return s.teamMembersChange(w, r, p, c, state.TeamMembersAddRequestType)
+	return s.teamMembersChange(w, r, p, c, store.TeamMembersAddRequestType)
 }
 
 func (s *Server) teamMembersRemove(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
-	return s.teamMembersChange(w, r, p, c, state.TeamMembersRemoveRequestType)
+	return s.teamMembersChange(w, r, p, c, store.TeamMembersRemoveRequestType)
 }
 
-func (s *Server) teamMembersChange(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall, t state.MessageType) (mgmtResult, error) {
+func (s *Server) teamMembersChange(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall, t store.MessageType) (mgmtResult, error) {
 	team, a, err := s.visibleTeam(c, p.ByName("team"))
 	if err != nil {
 		return mgmtResult{}, err
@@ -273,9 +274,9 @@ func (s *Server) teamMembersChange(w http.ResponseWriter, r *http.Request, p htt
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	var req any = &state.TeamMembersAddRequest{TeamID: team.ID, UserIDs: ids}
-	if t == state.TeamMembersRemoveRequestType {
-		req = &state.TeamMembersRemoveRequest{TeamID: team.ID, UserIDs: ids}
+	var req any = &store.TeamMembersAddRequest{TeamID: team.ID, UserIDs: ids}
+	if t == store.TeamMembersRemoveRequestType {
+		req = &store.TeamMembersRemoveRequest{TeamID: team.ID, UserIDs: ids}
 	}
 	if _, err := s.propose(w, r, t, req); err != nil {
 		return mgmtResult{}, err

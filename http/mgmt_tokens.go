@@ -6,6 +6,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // API tokens of the management API. A user, team or organization token is
@@ -85,11 +86,11 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request, subject stat
 	if req.expiresAt != nil {
 		tok.ExpirationTTL = req.expiresAt.Sub(tok.CreateTime)
 	}
-	if _, err := s.propose(w, r, state.ACLTokenUpsertRequestType, &state.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{tok}}); err != nil {
+	if _, err := s.propose(w, r, store.ACLTokenUpsertRequestType, &store.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{tok}}); err != nil {
 		return nil, "", err
 	}
 	if len(old) > 0 {
-		if _, err := s.propose(w, r, state.ACLTokenDeleteRequestType, &state.ACLTokenDeleteRequest{AccessorIDs: old}); err != nil {
+		if _, err := s.propose(w, r, store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: old}); err != nil {
 			return nil, "", err
 		}
 	}
@@ -135,7 +136,7 @@ func (s *Server) revokeTokens(w http.ResponseWriter, r *http.Request, subjects .
 	if len(ids) == 0 {
 		return
 	}
-	if _, err := s.propose(w, r, state.ACLTokenDeleteRequestType, &state.ACLTokenDeleteRequest{AccessorIDs: ids}); err != nil {
+	if _, err := s.propose(w, r, store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: ids}); err != nil {
 		s.log.Warn("revoke tokens of a deleted subject", "count", len(ids), "error", err)
 	}
 }
@@ -153,6 +154,6 @@ func (s *Server) deleteSubjectTokens(w http.ResponseWriter, r *http.Request, sub
 	for i, t := range toks {
 		ids[i] = t.AccessorID
 	}
-	_, err = s.propose(w, r, state.ACLTokenDeleteRequestType, &state.ACLTokenDeleteRequest{AccessorIDs: ids})
+	_, err = s.propose(w, r, store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: ids})
 	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Users and their API tokens.
@@ -149,7 +150,7 @@ func (s *Server) tokenDelete(w http.ResponseWriter, r *http.Request, p httproute
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	if _, err := s.propose(w, r, state.ACLTokenDeleteRequestType, &state.ACLTokenDeleteRequest{AccessorIDs: []string{tok.AccessorID}}); err != nil {
+	if _, err := s.propose(w, r, store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: []string{tok.AccessorID}}); err != nil {
 		return mgmtResult{}, err
 	}
 	return mgmtNoContent()
@@ -206,7 +207,7 @@ func (s *Server) adminUserCreate(w http.ResponseWriter, r *http.Request, _ httpr
 	if err := o.Err(); err != nil {
 		return mgmtResult{}, err
 	}
-	resp, err := s.propose(w, r, state.UserUpsertRequestType, &state.UserUpsertRequest{User: u})
+	resp, err := s.propose(w, r, store.UserUpsertRequestType, &store.UserUpsertRequest{User: u})
 	if err != nil {
 		return mgmtResult{}, err
 	}
@@ -228,7 +229,7 @@ func (s *Server) adminUserDelete(w http.ResponseWriter, r *http.Request, p httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	if _, err := s.propose(w, r, state.UserDeleteRequestType, &state.UserDeleteRequest{ID: u.ID}); err != nil {
+	if _, err := s.propose(w, r, store.UserDeleteRequestType, &store.UserDeleteRequest{ID: u.ID}); err != nil {
 		return mgmtResult{}, err
 	}
 	s.revokeTokens(w, r, state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID})
@@ -244,7 +245,7 @@ func (s *Server) adminUserSetAdmin(isAdmin bool) mgmtHandler {
 		}
 		next := *u
 		next.IsAdmin = isAdmin
-		resp, err := s.propose(w, r, state.UserUpsertRequestType, &state.UserUpsertRequest{User: &next})
+		resp, err := s.propose(w, r, store.UserUpsertRequestType, &store.UserUpsertRequest{User: &next})
 		if err != nil {
 			return mgmtResult{}, err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Workspaces, as their organization's members see them, with the lock
@@ -209,7 +210,7 @@ func (s *Server) workspaceCreate(w http.ResponseWriter, r *http.Request, p httpr
 	if !pa.CanCreateWorkspace() {
 		return mgmtResult{}, mgmtForbidden("not allowed to create workspaces in project %q", projectID)
 	}
-	resp, err := s.propose(w, r, state.WorkspaceCreateRequestType, &state.WorkspaceCreateRequest{
+	resp, err := s.propose(w, r, store.WorkspaceCreateRequestType, &store.WorkspaceCreateRequest{
 		ID: state.NewMgmtID(state.PrefixWorkspace), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return mgmtResult{}, err
@@ -245,7 +246,7 @@ func (s *Server) workspaceUpdate(w http.ResponseWriter, r *http.Request, c *mgmt
 			return mgmtResult{}, err
 		}
 	}
-	if _, err := s.propose(w, r, state.WorkspaceUpdateRequestType, &state.WorkspaceUpdateRequest{ID: ws.w.ID, Attributes: patch, Now: s.now()}); err != nil {
+	if _, err := s.propose(w, r, store.WorkspaceUpdateRequestType, &store.WorkspaceUpdateRequest{ID: ws.w.ID, Attributes: patch, Now: s.now()}); err != nil {
 		return mgmtResult{}, err
 	}
 	return s.workspaceAnswer(c, ws.w.ID, http.StatusOK)
@@ -270,7 +271,7 @@ func (s *Server) workspaceDelete(w http.ResponseWriter, r *http.Request, c *mgmt
 	if !ws.pa.CanDeleteWorkspaces() {
 		return mgmtResult{}, mgmtForbidden("not allowed to delete workspace %q", ws.w.ID)
 	}
-	if _, err := s.propose(w, r, state.WorkspaceDeleteRequestType, &state.WorkspaceDeleteRequest{ID: ws.w.ID}); err != nil {
+	if _, err := s.propose(w, r, store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: ws.w.ID}); err != nil {
 		return mgmtResult{}, err
 	}
 	return mgmtNoContent()
@@ -346,7 +347,7 @@ func (s *Server) workspaceLock(w http.ResponseWriter, r *http.Request, c *mgmtCa
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	if _, err := s.propose(w, r, state.WorkspaceLockRequestType, &state.WorkspaceLockRequest{
+	if _, err := s.propose(w, r, store.WorkspaceLockRequestType, &store.WorkspaceLockRequest{
 		ID: ws.w.ID, LockedBy: lockHolder(c), Reason: reason, Now: s.now()}); err != nil {
 		return mgmtResult{}, err
 	}
@@ -366,7 +367,7 @@ func (s *Server) workspaceUnlock(force bool) workspaceHandler {
 		if !allowed {
 			return mgmtResult{}, mgmtForbidden("not allowed to unlock workspace %q", ws.w.ID)
 		}
-		if _, err := s.propose(w, r, state.WorkspaceUnlockRequestType, &state.WorkspaceUnlockRequest{
+		if _, err := s.propose(w, r, store.WorkspaceUnlockRequestType, &store.WorkspaceUnlockRequest{
 			ID: ws.w.ID, By: lockHolder(c), Force: force, Now: s.now()}); err != nil {
 			return mgmtResult{}, err
 		}

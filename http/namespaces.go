@@ -8,6 +8,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // maxNamespaceDescription bounds a namespace description.
@@ -82,7 +83,7 @@ func (s *Server) namespaceUpsert(w http.ResponseWriter, r *http.Request, p httpr
 		return nil, badRequest("Description: at most %d characters, got %d", maxNamespaceDescription, len(ns.Description))
 	}
 	ns.CreateIndex, ns.ModifyIndex = 0, 0
-	if _, _, err := s.apply(w, r, state.NamespaceUpsertRequestType, &state.NamespaceUpsertRequest{Namespaces: []*state.Namespace{&ns}}); err != nil {
+	if _, _, err := s.apply(w, r, store.NamespaceUpsertRequestType, &store.NamespaceUpsertRequest{Namespaces: []*state.Namespace{&ns}}); err != nil {
 		return nil, err
 	}
 	return s.store.NamespaceByName(nil, ns.Name)
@@ -91,7 +92,7 @@ func (s *Server) namespaceUpsert(w http.ResponseWriter, r *http.Request, p httpr
 // namespaceDelete serves DELETE /v1/namespace/:name.
 func (s *Server) namespaceDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	name := p.ByName("name")
-	if _, _, err := s.apply(w, r, state.NamespaceDeleteRequestType, &state.NamespaceDeleteRequest{Names: []string{name}}); err != nil {
+	if _, _, err := s.apply(w, r, store.NamespaceDeleteRequestType, &store.NamespaceDeleteRequest{Names: []string{name}}); err != nil {
 		return nil, err
 	}
 	return nil, nil

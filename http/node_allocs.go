@@ -11,6 +11,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // AllocClientUpdate is one allocation's status as its node reports it.
@@ -56,7 +57,7 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 			return 0, err
 		}
 		out, err = s.store.AllocsByNode(ws, n.ID)
-		return s.maxIndex(state.TableAllocs), err
+		return s.maxIndex(store.TableAllocs), err
 	})
 	if err != nil {
 		return nil, err
@@ -145,8 +146,8 @@ func (s *Server) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p http
 		evals = append(evals, e)
 		out.EvalIDs = append(out.EvalIDs, e.ID)
 	}
-	cmd := &state.AllocClientUpdateRequest{Allocs: updates, Evals: evals, Now: now}
-	_, index, err := s.apply(w, r, state.AllocClientUpdateRequestType, cmd)
+	cmd := &store.AllocClientUpdateRequest{Allocs: updates, Evals: evals, Now: now}
+	_, index, err := s.apply(w, r, store.AllocClientUpdateRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}

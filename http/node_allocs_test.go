@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 func TestNodeUpdateAllocs(t *testing.T) {
@@ -118,8 +119,8 @@ func TestNodeAllocationsRead(t *testing.T) {
 	if len(allocs) != 1 || allocs[0].ID != mine || allocs[0].Job == nil || allocs[0].Job.ID != "web" {
 		t.Fatalf("allocations = %+v", allocs)
 	}
-	if headerIndex(t, rec) != h.store.Index(state.TableAllocs) {
-		t.Errorf("index %s, want the allocs table's %d", rec.Header().Get(HeaderIndex), h.store.Index(state.TableAllocs))
+	if headerIndex(t, rec) != h.store.Index(store.TableAllocs) {
+		t.Errorf("index %s, want the allocs table's %d", rec.Header().Get(HeaderIndex), h.store.Index(store.TableAllocs))
 	}
 	h.fail(http.MethodGet, "/v1/node/"+nodeID(9)+"/allocations", nil, http.StatusNotFound)
 	var none []*state.Allocation

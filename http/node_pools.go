@@ -8,6 +8,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Node pools group nodes; a job runs in one pool (or `all`). The
@@ -50,7 +51,7 @@ func (s *Server) nodePoolList(w http.ResponseWriter, r *http.Request, _ httprout
 				break
 			}
 		}
-		return s.maxIndex(state.TableNodePools), nil
+		return s.maxIndex(store.TableNodePools), nil
 	})
 	if err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func (s *Server) nodePoolRead(w http.ResponseWriter, r *http.Request, p httprout
 	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		var err error
 		out, err = s.store.NodePoolByName(ws, name)
-		return s.maxIndex(state.TableNodePools), err
+		return s.maxIndex(store.TableNodePools), err
 	})
 	if err != nil {
 		return nil, err
@@ -115,7 +116,7 @@ func (s *Server) nodePoolNodes(w http.ResponseWriter, r *http.Request, p httprou
 				break
 			}
 		}
-		return s.maxIndex(state.TableNodes, state.TableNodePools), nil
+		return s.maxIndex(store.TableNodes, store.TableNodePools), nil
 	})
 	if err != nil {
 		return nil, err
@@ -156,7 +157,7 @@ func (s *Server) nodePoolUpsert(w http.ResponseWriter, r *http.Request, p httpro
 		return nil, err
 	}
 	pool.CreateIndex, pool.ModifyIndex = 0, 0
-	_, index, err := s.apply(w, r, state.NodePoolUpsertRequestType, &state.NodePoolUpsertRequest{NodePools: []*state.NodePool{&pool}})
+	_, index, err := s.apply(w, r, store.NodePoolUpsertRequestType, &store.NodePoolUpsertRequest{NodePools: []*state.NodePool{&pool}})
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +179,7 @@ func (s *Server) nodePoolDelete(w http.ResponseWriter, r *http.Request, p httpro
 	if pool == nil {
 		return nil, state.NotFoundf("node pool %q", name)
 	}
-	_, index, err := s.apply(w, r, state.NodePoolDeleteRequestType, &state.NodePoolDeleteRequest{Names: []string{name}})
+	_, index, err := s.apply(w, r, store.NodePoolDeleteRequestType, &store.NodePoolDeleteRequest{Names: []string{name}})
 	if err != nil {
 		return nil, err
 	}

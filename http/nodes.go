@@ -17,6 +17,7 @@ import (
 
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // The node endpoints are the servers' side of client agents: a client
@@ -158,8 +159,8 @@ func (s *Server) nodeRegister(w http.ResponseWriter, r *http.Request, _ httprout
 			return nil, err
 		}
 	}
-	cmd := &state.NodeUpsertRequest{Node: n, Evals: evals, UpdatedAt: now.Unix()}
-	_, index, err := s.apply(w, r, state.NodeUpsertRequestType, cmd)
+	cmd := &store.NodeUpsertRequest{Node: n, Evals: evals, UpdatedAt: now.Unix()}
+	_, index, err := s.apply(w, r, store.NodeUpsertRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -383,8 +384,8 @@ func (s *Server) setNodeStatus(w http.ResponseWriter, r *http.Request, n *state.
 	if err != nil {
 		return nil, err
 	}
-	cmd := &state.NodeUpdateStatusRequest{NodeID: n.ID, Status: status, StatusDescription: desc, UpdatedAt: now.Unix(), Evals: evals}
-	_, index, err := s.apply(w, r, state.NodeUpdateStatusRequestType, cmd)
+	cmd := &store.NodeUpdateStatusRequest{NodeID: n.ID, Status: status, StatusDescription: desc, UpdatedAt: now.Unix(), Evals: evals}
+	_, index, err := s.apply(w, r, store.NodeUpdateStatusRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -424,8 +425,8 @@ func (s *Server) nodeUpdateEligibility(w http.ResponseWriter, r *http.Request, p
 			return nil, err
 		}
 	}
-	cmd := &state.NodeUpdateEligibilityRequest{NodeID: id, Eligibility: req.Eligibility, Evals: evals, UpdatedAt: now.Unix()}
-	_, index, err := s.apply(w, r, state.NodeUpdateEligibilityRequestType, cmd)
+	cmd := &store.NodeUpdateEligibilityRequest{NodeID: id, Eligibility: req.Eligibility, Evals: evals, UpdatedAt: now.Unix()}
+	_, index, err := s.apply(w, r, store.NodeUpdateEligibilityRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +459,7 @@ func (s *Server) nodeUpdateDrain(w http.ResponseWriter, r *http.Request, p httpr
 		return nil, state.NotFoundf("node %q", id)
 	}
 	now := s.cfg.Now()
-	cmd := &state.NodeUpdateDrainRequest{NodeID: id, MarkEligible: req.MarkEligible, UpdatedAt: now.Unix()}
+	cmd := &store.NodeUpdateDrainRequest{NodeID: id, MarkEligible: req.MarkEligible, UpdatedAt: now.Unix()}
 	if spec := req.DrainSpec; spec != nil {
 		ds := &state.DrainStrategy{Deadline: int64(spec.Deadline), IgnoreSystemJobs: spec.IgnoreSystemJobs, StartedAt: now.UnixNano()}
 		switch {
@@ -473,7 +474,7 @@ func (s *Server) nodeUpdateDrain(w http.ResponseWriter, r *http.Request, p httpr
 			return nil, err
 		}
 	}
-	_, index, err := s.apply(w, r, state.NodeUpdateDrainRequestType, cmd)
+	_, index, err := s.apply(w, r, store.NodeUpdateDrainRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -628,7 +629,7 @@ func (s *Server) nodeList(w http.ResponseWriter, r *http.Request, _ httprouter.P
 				break
 			}
 		}
-		return s.maxIndex(state.TableNodes), nil
+		return s.maxIndex(store.TableNodes), nil
 	})
 	if err != nil {
 		return nil, err
@@ -673,7 +674,7 @@ func (s *Server) nodeRead(w http.ResponseWriter, r *http.Request, p httprouter.P
 	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		var err error
 		out, err = s.lookupNode(ws, p.ByName("node_id"))
-		return s.maxIndex(state.TableNodes), err
+		return s.maxIndex(store.TableNodes), err
 	})
 	if err != nil {
 		return nil, err

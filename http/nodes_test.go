@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 func TestNodeRegisterNewNode(t *testing.T) {
@@ -244,7 +245,7 @@ func TestNodeHeartbeat(t *testing.T) {
 	h.register(job)
 	h.register(systemJob("logs"))
 	h.placeAlloc(1, h.registered(job), n.ID, state.AllocClientStatusRunning)
-	h.apply(state.NodeUpdateStatusRequestType, &state.NodeUpdateStatusRequest{NodeID: n.ID, Status: state.NodeStatusDown})
+	h.apply(store.NodeUpdateStatusRequestType, &store.NodeUpdateStatusRequest{NodeID: n.ID, Status: state.NodeStatusDown})
 	h.ok(http.MethodPut, "/v1/node/"+n.ID+"/heartbeat", nil, &out)
 	if got := h.node(n.ID).Status; got != state.NodeStatusReady {
 		t.Errorf("status after heartbeat = %q, want ready", got)
@@ -411,7 +412,7 @@ func TestNodeListAndRead(t *testing.T) {
 
 	var all []*NodeListStub
 	rec := h.ok(http.MethodGet, "/v1/nodes", nil, &all)
-	if len(all) != 4 || headerIndex(t, rec) != h.store.Index(state.TableNodes) {
+	if len(all) != 4 || headerIndex(t, rec) != h.store.Index(store.TableNodes) {
 		t.Fatalf("%d nodes, index %s", len(all), rec.Header().Get(HeaderIndex))
 	}
 	s := all[0]

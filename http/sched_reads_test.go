@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // seedReads registers two jobs in two namespaces with an eval each, two
@@ -24,12 +25,12 @@ func seedReads(h *harness) (evalDefault, evalProd, allocDefault, allocProd, depl
 	a2 := h.placeAlloc(2, apiJob, nodeID(1), "")
 	d := &state.Deployment{ID: "d0000000-0000-4000-8000-000000000001", Namespace: "default", JobID: "web", Status: state.DeploymentStatusRunning,
 		JobCreateIndex: webJob.CreateIndex}
-	h.apply(state.DeploymentUpsertRequestType, &state.DeploymentUpsertRequest{Deployments: []*state.Deployment{d}})
+	h.apply(store.DeploymentUpsertRequestType, &store.DeploymentUpsertRequest{Deployments: []*state.Deployment{d}})
 	a := h.alloc(a1).Copy()
 	a.DeploymentID = d.ID
 	a.TaskStates = map[string]*state.TaskState{"server": {State: "running"}}
-	h.apply(state.AllocUpdateRequestType, &state.AllocUpdateRequest{Allocs: []*state.Allocation{a}})
-	h.apply(state.AllocClientUpdateRequestType, &state.AllocClientUpdateRequest{Allocs: []*state.Allocation{{
+	h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{a}})
+	h.apply(store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: []*state.Allocation{{
 		ID: a1, ClientStatus: "running", TaskStates: map[string]*state.TaskState{"server": {State: "running"}}}}})
 	return web.EvalID, apiResp.EvalID, a1, a2, d.ID
 }
@@ -40,7 +41,7 @@ func TestEvaluationReads(t *testing.T) {
 
 	var evals []*state.Evaluation
 	rec := h.ok(http.MethodGet, "/v1/evaluations", nil, &evals)
-	if len(evals) != 1 || evals[0].ID != evalDefault || headerIndex(t, rec) != h.store.Index(state.TableEvals) {
+	if len(evals) != 1 || evals[0].ID != evalDefault || headerIndex(t, rec) != h.store.Index(store.TableEvals) {
 		t.Fatalf("default namespace evals %v, index %s", evals, rec.Header().Get(HeaderIndex))
 	}
 	h.ok(http.MethodGet, "/v1/evaluations?namespace=*", nil, &evals)
@@ -98,7 +99,7 @@ func TestAllocationReads(t *testing.T) {
 
 	var stubs []*AllocListStub
 	rec := h.ok(http.MethodGet, "/v1/allocations", nil, &stubs)
-	if len(stubs) != 1 || stubs[0].ID != a1 || headerIndex(t, rec) != h.store.Index(state.TableAllocs) {
+	if len(stubs) != 1 || stubs[0].ID != a1 || headerIndex(t, rec) != h.store.Index(store.TableAllocs) {
 		t.Fatalf("default allocs %+v", stubs)
 	}
 	s := stubs[0]
@@ -147,7 +148,7 @@ func TestDeploymentReads(t *testing.T) {
 
 	var ds []*state.Deployment
 	rec := h.ok(http.MethodGet, "/v1/deployments", nil, &ds)
-	if len(ds) != 1 || ds[0].ID != d || headerIndex(t, rec) != h.store.Index(state.TableDeployment) {
+	if len(ds) != 1 || ds[0].ID != d || headerIndex(t, rec) != h.store.Index(store.TableDeployment) {
 		t.Fatalf("deployments %v", ds)
 	}
 	h.ok(http.MethodGet, "/v1/deployments?namespace=prod", nil, &ds)

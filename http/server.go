@@ -18,14 +18,14 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/jsonapi"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Writer commits a command through consensus and returns what the state
 // machine answered. An error answer from the state machine comes back as
 // err, keeping its chain (errors.Is against state's sentinels works).
 type Writer interface {
-	Apply(ctx context.Context, t state.MessageType, req any) (resp any, index uint64, err error)
+	Apply(ctx context.Context, t store.MessageType, req any) (resp any, index uint64, err error)
 }
 
 // Cluster tells a handler what it needs of the consensus layer for reads.
@@ -42,7 +42,7 @@ type Cluster interface {
 
 // Config wires a Server. Store, Writer and Cluster are required.
 type Config struct {
-	Store   *state.Store
+	Store   *store.Store
 	Writer  Writer
 	Cluster Cluster
 	// Logger defaults to slog.Default().
@@ -80,7 +80,7 @@ type Config struct {
 // Server is the HTTP API of one sched server agent.
 type Server struct {
 	cfg    Config
-	store  *state.Store
+	store  *store.Store
 	log    *slog.Logger
 	router *router
 }

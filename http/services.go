@@ -8,6 +8,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // The service catalog: client agents register the services of the tasks
@@ -53,7 +54,7 @@ func (s *Server) jobServices(w http.ResponseWriter, r *http.Request, p httproute
 	err := s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
 		var err error
 		out, err = s.store.ServicesByJob(ws, ns, id)
-		return s.maxIndex(state.TableServiceRegistrations), err
+		return s.maxIndex(store.TableServiceRegistrations), err
 	})
 	return nonNil(out), err
 }
@@ -70,7 +71,7 @@ func (s *Server) serviceRead(w http.ResponseWriter, r *http.Request, p httproute
 		}
 		var err error
 		out, err = s.store.ServicesByName(ws, ns, name)
-		return s.maxIndex(state.TableServiceRegistrations), err
+		return s.maxIndex(store.TableServiceRegistrations), err
 	})
 	return nonNil(out), err
 }
@@ -87,7 +88,7 @@ func (s *Server) serviceList(w http.ResponseWriter, r *http.Request, _ httproute
 			return 0, err
 		}
 		out = groupServices(regs, allowed)
-		return s.maxIndex(state.TableServiceRegistrations), nil
+		return s.maxIndex(store.TableServiceRegistrations), nil
 	})
 	return nonNil(out), err
 }
@@ -136,7 +137,7 @@ func (s *Server) serviceDelete(w http.ResponseWriter, r *http.Request, p httprou
 	if reg == nil || reg.ServiceName != name || !inNamespace(namespaceOf(r), reg.Namespace) {
 		return nil, state.NotFoundf("service %q has no registration %q", name, id)
 	}
-	_, index, err := s.apply(w, r, state.ServiceDeleteRequestType, &state.ServiceDeleteRequest{IDs: []string{id}})
+	_, index, err := s.apply(w, r, store.ServiceDeleteRequestType, &store.ServiceDeleteRequest{IDs: []string{id}})
 	if err != nil {
 		return nil, err
 	}
@@ -227,14 +228,14 @@ func (s *Server) nodeServicesUpsert(w http.ResponseWriter, r *http.Request, p ht
 	}
 	out := &ServiceRegistrationsResponse{}
 	if len(stale) > 0 {
-		_, index, err := s.apply(w, r, state.ServiceDeleteRequestType, &state.ServiceDeleteRequest{IDs: stale})
+		_, index, err := s.apply(w, r, store.ServiceDeleteRequestType, &store.ServiceDeleteRequest{IDs: stale})
 		if err != nil {
 			return nil, err
 		}
 		out.Index = index
 	}
 	if len(upserts) > 0 {
-		_, index, err := s.apply(w, r, state.ServiceUpsertRequestType, &state.ServiceUpsertRequest{Services: upserts})
+		_, index, err := s.apply(w, r, store.ServiceUpsertRequestType, &store.ServiceUpsertRequest{Services: upserts})
 		if err != nil {
 			return nil, err
 		}
@@ -318,7 +319,7 @@ func (s *Server) nodeServicesDelete(w http.ResponseWriter, r *http.Request, p ht
 	if len(del) == 0 {
 		return &ServiceRegistrationsResponse{}, nil
 	}
-	_, index, err := s.apply(w, r, state.ServiceDeleteRequestType, &state.ServiceDeleteRequest{IDs: del})
+	_, index, err := s.apply(w, r, store.ServiceDeleteRequestType, &store.ServiceDeleteRequest{IDs: del})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // BenchmarkNodeServicesUpsert measures one client registration (two
@@ -26,7 +27,7 @@ func BenchmarkNodeServicesUpsert(b *testing.B) {
 				NodeID: nodeID(1), JobID: "web", AllocID: allocID(i), Port: 20000 + i})
 		}
 	}
-	h.apply(state.ServiceUpsertRequestType, &state.ServiceUpsertRequest{Services: regs})
+	h.apply(store.ServiceUpsertRequestType, &store.ServiceUpsertRequest{Services: regs})
 	body := map[string]any{"Services": []any{svcReg("web-1", "web", allocID(1), 1), svcReg("admin-1", "admin", allocID(1), 2)}}
 	b.ResetTimer()
 	for b.Loop() {
@@ -49,7 +50,7 @@ func BenchmarkJobServicesRead(b *testing.B) {
 				NodeID: nodeID(1), JobID: "web", AllocID: allocID(i), Port: 20000 + i})
 		}
 	}
-	h.apply(state.ServiceUpsertRequestType, &state.ServiceUpsertRequest{Services: regs})
+	h.apply(store.ServiceUpsertRequestType, &store.ServiceUpsertRequest{Services: regs})
 	b.ResetTimer()
 	for b.Loop() {
 		h.ok(http.MethodGet, "/v1/job/web/services", nil, nil)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // svcReg is a registration as a client sends it.
@@ -256,7 +257,7 @@ func TestServicesACL(t *testing.T) {
 	n1, n2 := testNode(1), testNode(2)
 	n1.SecretID, n2.SecretID = "20000000-0000-4000-8000-000000000001", "20000000-0000-4000-8000-000000000002"
 	for _, n := range []*state.Node{n1, n2} {
-		a.apply(state.NodeRegisterRequestType, &state.NodeRegisterRequest{Node: n})
+		a.apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: n})
 	}
 	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: testJob("web")}, nil)
 	a.placeAlloc(1, a.registered(testJob("web")), n1.ID, "")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // DefaultUnblockCoalesce is the least time between two passes over the
@@ -53,7 +54,7 @@ func (c BlockedConfig) withDefaults() BlockedConfig {
 // while some evaluation is blocked.
 type BlockedEvals struct {
 	cfg    BlockedConfig
-	store  *state.Store
+	store  *store.Store
 	broker *EvalBroker
 	raft   Raft
 	log    *slog.Logger
@@ -79,7 +80,7 @@ type BlockedEvals struct {
 }
 
 // NewBlockedEvals returns stopped blocked evals that unblock into broker.
-func NewBlockedEvals(cfg BlockedConfig, store *state.Store, broker *EvalBroker, raft Raft, log *slog.Logger, now func() time.Time) *BlockedEvals {
+func NewBlockedEvals(cfg BlockedConfig, store *store.Store, broker *EvalBroker, raft Raft, log *slog.Logger, now func() time.Time) *BlockedEvals {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -295,7 +296,7 @@ func (b *BlockedEvals) cancelDuplicates(ctx context.Context, kick <-chan struct{
 			c.ModifyTime = now
 			out[i] = c
 		}
-		if _, err := retryWrite(ctx, b.raft, b.log, "cancel blocked evaluations", state.EvalUpdateRequestType, &state.EvalUpdateRequest{Evals: out}); err != nil {
+		if _, err := retryWrite(ctx, b.raft, b.log, "cancel blocked evaluations", store.EvalUpdateRequestType, &store.EvalUpdateRequest{Evals: out}); err != nil {
 			b.log.Error("could not cancel superseded blocked evaluations", "count", len(out), "error", err)
 		}
 	}

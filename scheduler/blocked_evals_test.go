@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // rtStartFeed runs the broker, blocked evals and the eval feed on r's store.
@@ -133,20 +134,20 @@ func TestBlockedEvalsUnblockWhenAllocStops(t *testing.T) {
 	stored, _ := r.store.JobByID(nil, job.Namespace, job.ID)
 	alloc := &state.Allocation{ID: "a1", Namespace: job.Namespace, JobID: job.ID, TaskGroup: "web", NodeID: node.ID,
 		EvalID: "x", DesiredStatus: state.AllocDesiredStatusRun, ClientStatus: state.AllocClientStatusRunning}
-	r.must(t, state.PlanApplyRequestType, &state.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{alloc}})
+	r.must(t, store.PlanApplyRequestType, &store.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{alloc}})
 
 	rt := rtStartFeed(t, r)
 	r.putEvals(t, rtBlockedEval("b1", "other", r.index, map[string]bool{"class-a": true, "class-probe": false}))
 	rtWaitTracked(t, rt, "b1", true)
 	// A running allocation changing does not unblock.
-	r.must(t, state.AllocClientUpdateRequestType, &state.AllocClientUpdateRequest{Allocs: []*state.Allocation{
+	r.must(t, store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: []*state.Allocation{
 		{ID: "a1", ClientStatus: state.AllocClientStatusRunning, ClientDescription: "still running"}}})
 	idx := r.registerNode(t, rtClassNode("probe", "class-probe"))
 	rtWaitUnblockSeen(t, rt, "class-probe", idx)
 	if !rt.Blocked.Tracked("b1") {
 		t.Fatal("an allocation that kept running unblocked the evaluation")
 	}
-	r.must(t, state.AllocClientUpdateRequestType, &state.AllocClientUpdateRequest{Allocs: []*state.Allocation{
+	r.must(t, store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: []*state.Allocation{
 		{ID: "a1", ClientStatus: state.AllocClientStatusComplete}}})
 	rtWaitTracked(t, rt, "b1", false)
 }

@@ -6,6 +6,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // capacityCursor remembers how far the capacity watcher has read a table:
@@ -26,22 +27,22 @@ func (b *BlockedEvals) watchCapacity(ctx context.Context) {
 		ws := memdb.NewWatchSet()
 		abandon := b.store.AbandonCh()
 		ws.Add(abandon)
-		if idx := b.store.WatchIndex(ws, state.TableNodes); idx != nodes.table {
+		if idx := b.store.WatchIndex(ws, store.TableNodes); idx != nodes.table {
 			if !nodePace.wait(ctx) {
 				return
 			}
-			nodes.table = b.store.WatchIndex(nil, state.TableNodes)
+			nodes.table = b.store.WatchIndex(nil, store.TableNodes)
 			nodes.row = b.nodePass(nodes.row)
 			continue
 		}
 		tracked, any := b.trackedChan()
 		if !any {
 			ws.Add(tracked)
-		} else if idx := b.store.WatchIndex(ws, state.TableAllocs); idx != allocs.table {
+		} else if idx := b.store.WatchIndex(ws, store.TableAllocs); idx != allocs.table {
 			if !allocPace.wait(ctx) {
 				return
 			}
-			allocs.table = b.store.WatchIndex(nil, state.TableAllocs)
+			allocs.table = b.store.WatchIndex(nil, store.TableAllocs)
 			allocs.row = b.allocPass(allocs.row)
 			continue
 		}

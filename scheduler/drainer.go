@@ -11,6 +11,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Drainer moves allocations off draining nodes, on the leader. For every
@@ -40,7 +41,7 @@ import (
 // draining nodes and of the jobs being migrated (watch channels), and at
 // the next deadline.
 type Drainer struct {
-	store *state.Store
+	store *store.Store
 	raft  Raft
 	log   *slog.Logger
 	now   func() time.Time
@@ -49,7 +50,7 @@ type Drainer struct {
 }
 
 // NewDrainer returns a stopped drainer.
-func NewDrainer(store *state.Store, raft Raft, log *slog.Logger, now func() time.Time, newID func() string) *Drainer {
+func NewDrainer(store *store.Store, raft Raft, log *slog.Logger, now func() time.Time, newID func() string) *Drainer {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -79,7 +80,7 @@ func (d *Drainer) loop(ctx context.Context) {
 		}
 		ws := memdb.NewWatchSet()
 		ws.Add(d.store.AbandonCh())
-		d.store.WatchIndex(ws, state.TableNodes)
+		d.store.WatchIndex(ws, store.TableNodes)
 		next := d.pass(ctx, ws)
 		wctx, cancel := ctx, context.CancelFunc(func() {})
 		if !next.IsZero() {
@@ -238,7 +239,7 @@ func maxParallel(job *state.Job, group string) int {
 // mark writes the migrate marks with an evaluation per job.
 func (d *Drainer) mark(ctx context.Context, node *state.Node, marks []*state.Allocation, now time.Time) error {
 	yes := true
-	req := &state.AllocUpdateDesiredTransitionRequest{Allocs: map[string]*state.DesiredTransition{}}
+	req := &store.AllocUpdateDesiredTransitionRequest{Allocs: map[string]*state.DesiredTransition{}}
 	seen := map[jobKey]bool{}
 	for _, a := range marks {
 		req.Allocs[a.ID] = &state.DesiredTransition{Migrate: &yes}
@@ -268,7 +269,7 @@ func (d *Drainer) mark(ctx context.Context, node *state.Node, marks []*state.All
 			ModifyTime:      now.UnixNano(),
 		})
 	}
-	if _, _, err := d.raft.Apply(ctx, state.AllocUpdateDesiredTransitionRequestType, req); err != nil {
+	if _, _, err := d.raft.Apply(ctx, store.AllocUpdateDesiredTransitionRequestType, req); err != nil {
 		return err
 	}
 	d.log.Info("drainer marked allocations for migration", "node_id", node.ID, "allocs", len(marks), "evals", len(req.Evals))
@@ -277,8 +278,8 @@ func (d *Drainer) mark(ctx context.Context, node *state.Node, marks []*state.All
 
 // complete ends a node's drain, leaving it ineligible.
 func (d *Drainer) complete(ctx context.Context, node *state.Node, now time.Time) error {
-	req := &state.NodeUpdateDrainRequest{NodeID: node.ID, UpdatedAt: now.Unix()}
-	if _, _, err := d.raft.Apply(ctx, state.NodeUpdateDrainRequestType, req); err != nil {
+	req := &store.NodeUpdateDrainRequest{NodeID: node.ID, UpdatedAt: now.Unix()}
+	if _, _, err := d.raft.Apply(ctx, store.NodeUpdateDrainRequestType, req); err != nil {
 		return err
 	}
 	d.log.Info("node drain complete", "node_id", node.ID)

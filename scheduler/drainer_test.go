@@ -9,6 +9,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // rtDrainFixture is a draining node with allocations, a ready node to move
@@ -60,14 +61,14 @@ func (f *rtDrainFixture) place(job *state.Job, node *state.Node, n int, prev ...
 			a.PreviousAllocation = prev[i]
 			a.ClientStatus = state.AllocClientStatusPending
 		}
-		f.r.must(f.t, state.PlanApplyRequestType, &state.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{a}})
+		f.r.must(f.t, store.PlanApplyRequestType, &store.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{a}})
 		ids = append(ids, a.ID)
 	}
 	return ids
 }
 
 func (f *rtDrainFixture) drain(ds state.DrainStrategy) {
-	f.r.must(f.t, state.NodeUpdateDrainRequestType, &state.NodeUpdateDrainRequest{NodeID: f.draining.ID, DrainStrategy: &ds})
+	f.r.must(f.t, store.NodeUpdateDrainRequestType, &store.NodeUpdateDrainRequest{NodeID: f.draining.ID, DrainStrategy: &ds})
 }
 
 // pass runs one drainer pass.
@@ -91,7 +92,7 @@ func (f *rtDrainFixture) marked() []string {
 // that are still live.
 func (f *rtDrainFixture) stopMarked() []string {
 	allocs, _ := f.r.store.AllocsByNode(nil, f.draining.ID)
-	req := &state.PlanApplyRequest{}
+	req := &store.PlanApplyRequest{}
 	var ids []string
 	for _, a := range allocs {
 		if migrating(a) && !a.Terminal() {
@@ -99,7 +100,7 @@ func (f *rtDrainFixture) stopMarked() []string {
 			ids = append(ids, a.ID)
 		}
 	}
-	f.r.must(f.t, state.PlanApplyRequestType, req)
+	f.r.must(f.t, store.PlanApplyRequestType, req)
 	return ids
 }
 
@@ -108,7 +109,7 @@ func (f *rtDrainFixture) setRunning(ids []string) {
 	for _, id := range ids {
 		allocs = append(allocs, &state.Allocation{ID: id, ClientStatus: state.AllocClientStatusRunning})
 	}
-	f.r.must(f.t, state.AllocClientUpdateRequestType, &state.AllocClientUpdateRequest{Allocs: allocs})
+	f.r.must(f.t, store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: allocs})
 }
 
 func (f *rtDrainFixture) node() *state.Node {

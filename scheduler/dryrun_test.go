@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 func TestDryRun(t *testing.T) {
@@ -84,7 +85,7 @@ func TestDryRunIgnoresPurgedInstance(t *testing.T) {
 	job.TaskGroups[0].Count = 2
 	runEval(t, h, job)
 	// Purge the job; its allocations stay until GC.
-	h.Apply(state.JobDeregisterRequestType, &state.JobDeregisterRequest{Namespace: "default", JobID: "web", Purge: true})
+	h.Apply(store.JobDeregisterRequestType, &store.JobDeregisterRequest{Namespace: "default", JobID: "web", Purge: true})
 	res, err := DryRun(h.Config(), h.Store, job.Copy())
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Broker defaults.
@@ -574,8 +575,8 @@ func (b *EvalBroker) writeFailed(ctx context.Context, eval *state.Evaluation) {
 	failed.StatusDescription = fmt.Sprintf("evaluation reached its delivery limit (%d)", b.cfg.DeliveryLimit)
 	failed.NextEval = follow.ID
 	failed.ModifyTime = now.UnixNano()
-	req := &state.EvalUpdateRequest{Evals: []*state.Evaluation{failed, follow}}
-	if _, err := retryWrite(ctx, b.raft, b.log, "failed evaluation", state.EvalUpdateRequestType, req); err != nil {
+	req := &store.EvalUpdateRequest{Evals: []*state.Evaluation{failed, follow}}
+	if _, err := retryWrite(ctx, b.raft, b.log, "failed evaluation", store.EvalUpdateRequestType, req); err != nil {
 		b.log.Error("could not mark evaluation failed", "eval_id", eval.ID, "error", err)
 	} else {
 		b.log.Warn("evaluation failed after reaching its delivery limit", "eval_id", eval.ID, "job_id", eval.JobID,
@@ -605,7 +606,7 @@ func (b *EvalBroker) writeCancelled(ctx context.Context, evals []*state.Evaluati
 		c.ModifyTime = now
 		out[i] = c
 	}
-	if _, err := retryWrite(ctx, b.raft, b.log, "cancelled evaluations", state.EvalUpdateRequestType, &state.EvalUpdateRequest{Evals: out}); err != nil {
+	if _, err := retryWrite(ctx, b.raft, b.log, "cancelled evaluations", store.EvalUpdateRequestType, &store.EvalUpdateRequest{Evals: out}); err != nil {
 		b.log.Error("could not cancel superseded evaluations", "count", len(out), "error", err)
 	}
 }

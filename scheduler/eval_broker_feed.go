@@ -11,6 +11,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // feedPace is the least time between two passes of the eval feed: short,
@@ -37,7 +38,7 @@ const feedPace = 2 * time.Millisecond
 // keeps bounded; passes are at least feedPace apart, so a burst of writes
 // costs one pass.
 type evalFeed struct {
-	store   *state.Store
+	store   *store.Store
 	broker  *EvalBroker
 	blocked *BlockedEvals
 	log     *slog.Logger
@@ -50,7 +51,7 @@ func (f *evalFeed) Name() string { return "eval-feed" }
 // Start restores the broker and blocked evals from state, synchronously,
 // then follows the evaluations table in the background.
 func (f *evalFeed) Start(ctx context.Context) error {
-	table := f.store.WatchIndex(nil, state.TableEvals)
+	table := f.store.WatchIndex(nil, store.TableEvals)
 	last := f.pass(0)
 	return f.run.start(ctx, func(ctx context.Context) { f.follow(ctx, table, last) })
 }
@@ -67,11 +68,11 @@ func (f *evalFeed) follow(ctx context.Context, table, last uint64) {
 		ws := memdb.NewWatchSet()
 		abandon := f.store.AbandonCh()
 		ws.Add(abandon)
-		if idx := f.store.WatchIndex(ws, state.TableEvals); idx != table {
+		if idx := f.store.WatchIndex(ws, store.TableEvals); idx != table {
 			if !pace.wait(ctx) {
 				return
 			}
-			table = f.store.WatchIndex(nil, state.TableEvals)
+			table = f.store.WatchIndex(nil, store.TableEvals)
 			last = f.pass(last)
 			continue
 		}

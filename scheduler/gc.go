@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Garbage collection defaults.
@@ -100,7 +101,7 @@ func (c GCConfig) withDefaults() GCConfig {
 // expiry never changes once a token exists.
 type GarbageCollector struct {
 	cfg   GCConfig
-	store *state.Store
+	store *store.Store
 	raft  Raft
 	log   *slog.Logger
 	now   func() time.Time
@@ -115,7 +116,7 @@ type GarbageCollector struct {
 }
 
 // NewGarbageCollector returns a stopped collector.
-func NewGarbageCollector(cfg GCConfig, store *state.Store, raft Raft, log *slog.Logger, now func() time.Time) *GarbageCollector {
+func NewGarbageCollector(cfg GCConfig, store *store.Store, raft Raft, log *slog.Logger, now func() time.Time) *GarbageCollector {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -209,9 +210,9 @@ func (g *GarbageCollector) Collect(ctx context.Context, force bool) error {
 	if err != nil {
 		return err
 	}
-	var total state.GarbageCollectRequest
+	var total store.GarbageCollectRequest
 	for _, part := range splitGC(units, g.cfg.BatchSize) {
-		if _, _, err := g.raft.Apply(ctx, state.GarbageCollectRequestType, part); err != nil {
+		if _, _, err := g.raft.Apply(ctx, store.GarbageCollectRequestType, part); err != nil {
 			return fmt.Errorf("garbage collect: %w", err)
 		}
 		total.Evals = append(total.Evals, part.Evals...)
@@ -235,7 +236,7 @@ func (g *GarbageCollector) Collect(ctx context.Context, force bool) error {
 
 // chooseACLTokens returns the accessors of the expired tokens to collect:
 // expired for ACLTokenThreshold at age.now, or expired at all when forced.
-func (g *GarbageCollector) chooseACLTokens(snap *state.StateSnapshot, age gcAge) ([]string, error) {
+func (g *GarbageCollector) chooseACLTokens(snap *store.StateSnapshot, age gcAge) ([]string, error) {
 	tokens, err := snap.ACLTokens(nil, "")
 	if err != nil {
 		return nil, err
@@ -257,12 +258,12 @@ func (g *GarbageCollector) chooseACLTokens(snap *state.StateSnapshot, age gcAge)
 // without the tokens already gone.
 func (g *GarbageCollector) deleteACLTokens(ctx context.Context, accessors []string) error {
 	for batch := range slices.Chunk(accessors, g.cfg.BatchSize) {
-		_, _, err := g.raft.Apply(ctx, state.ACLTokenDeleteRequestType, &state.ACLTokenDeleteRequest{AccessorIDs: batch})
+		_, _, err := g.raft.Apply(ctx, store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: batch})
 		if errors.Is(err, state.ErrNotFound) {
 			var left []string
 			left, err = g.existingACLTokens(batch)
 			if err == nil && len(left) > 0 {
-				_, _, err = g.raft.Apply(ctx, state.ACLTokenDeleteRequestType, &state.ACLTokenDeleteRequest{AccessorIDs: left})
+				_, _, err = g.raft.Apply(ctx, store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: left})
 			}
 		}
 		if err != nil {
@@ -305,7 +306,7 @@ func (a gcAge) older(stamp int64, threshold time.Duration) bool {
 // evaluations and allocations (deleting them apart would make the job look
 // pending in between), or an evaluation with its allocations.
 type gcUnit struct {
-	job         *state.GarbageCollectJob
+	job         *store.GarbageCollectJob
 	evals       []string
 	allocs      []string
 	nodes       []string
@@ -321,7 +322,7 @@ func (u gcUnit) size() int {
 }
 
 // choose picks what to collect from snap.
-func (g *GarbageCollector) choose(snap *state.StateSnapshot, now time.Time, force bool) ([]gcUnit, error) {
+func (g *GarbageCollector) choose(snap *store.StateSnapshot, now time.Time, force bool) ([]gcUnit, error) {
 	age := gcAge{now: now, force: force}
 	var units []gcUnit
 	evalsGone := map[string]bool{}
@@ -339,7 +340,7 @@ func (g *GarbageCollector) choose(snap *state.StateSnapshot, now time.Time, forc
 		if !ok {
 			continue
 		}
-		u := gcUnit{job: &state.GarbageCollectJob{Namespace: j.Namespace, ID: j.ID, JobModifyIndex: j.JobModifyIndex}}
+		u := gcUnit{job: &store.GarbageCollectJob{Namespace: j.Namespace, ID: j.ID, JobModifyIndex: j.JobModifyIndex}}
 		purged[jobKey{j.Namespace, j.ID}] = true
 		for _, e := range evals {
 			evalsGone[e.ID] = true
@@ -429,7 +430,7 @@ func (g *GarbageCollector) choose(snap *state.StateSnapshot, now time.Time, forc
 
 // jobCollectable reports whether a job may be purged, with its evaluations
 // and allocations.
-func (g *GarbageCollector) jobCollectable(snap *state.StateSnapshot, j *state.Job, age gcAge) (bool, []*state.Evaluation, []*state.Allocation, error) {
+func (g *GarbageCollector) jobCollectable(snap *store.StateSnapshot, j *state.Job, age gcAge) (bool, []*state.Evaluation, []*state.Allocation, error) {
 	if j.Status != state.JobStatusDead || j.IsPeriodic() || j.IsParameterized() {
 		return false, nil, nil, nil
 	}
@@ -470,7 +471,7 @@ func allDone(allocs []*state.Allocation, age gcAge, threshold time.Duration) boo
 }
 
 // chooseNodes adds the down nodes to collect.
-func (g *GarbageCollector) chooseNodes(snap *state.StateSnapshot, age gcAge) ([]string, error) {
+func (g *GarbageCollector) chooseNodes(snap *store.StateSnapshot, age gcAge) ([]string, error) {
 	nodes, err := snap.Nodes(nil, "")
 	if err != nil {
 		return nil, err
@@ -496,7 +497,7 @@ func (g *GarbageCollector) chooseNodes(snap *state.StateSnapshot, age gcAge) ([]
 }
 
 // chooseDeployments adds the finished deployments to collect.
-func (g *GarbageCollector) chooseDeployments(snap *state.StateSnapshot, age gcAge, purged map[jobKey]bool) ([]string, error) {
+func (g *GarbageCollector) chooseDeployments(snap *store.StateSnapshot, age gcAge, purged map[jobKey]bool) ([]string, error) {
 	deps, err := snap.Deployments(nil, "*", "")
 	if err != nil {
 		return nil, err
@@ -529,13 +530,13 @@ func (g *GarbageCollector) chooseDeployments(snap *state.StateSnapshot, age gcAg
 
 // splitGC packs units into commands of at most size objects; a unit
 // larger than size goes alone.
-func splitGC(units []gcUnit, size int) []*state.GarbageCollectRequest {
-	var out []*state.GarbageCollectRequest
-	var cur *state.GarbageCollectRequest
+func splitGC(units []gcUnit, size int) []*store.GarbageCollectRequest {
+	var out []*store.GarbageCollectRequest
+	var cur *store.GarbageCollectRequest
 	n := 0
 	for _, u := range units {
 		if cur == nil || (n > 0 && n+u.size() > size) {
-			cur, n = &state.GarbageCollectRequest{}, 0
+			cur, n = &store.GarbageCollectRequest{}, 0
 			out = append(out, cur)
 		}
 		if u.job != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // gcFixture builds state whose objects have known ages at gcNow.
@@ -28,13 +29,13 @@ func (f *gcFixture) evalWithAlloc(id string, job *state.Job, node *state.Node, a
 	stored, _ := f.r.store.JobByID(nil, job.Namespace, job.ID)
 	a := rtAlloc("alloc-"+id, node.ID, 10, 10, 10)
 	a.JobID, a.EvalID, a.ClientStatus = job.ID, id, status
-	f.r.must(f.t, state.PlanApplyRequestType, &state.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{a}, Now: f.ago(age)})
+	f.r.must(f.t, store.PlanApplyRequestType, &store.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{a}, Now: f.ago(age)})
 }
 
 // registerAt registers a job at time at, with its eval completed then.
 func (f *gcFixture) registerAt(job *state.Job, age time.Duration) {
 	id := "reg-" + job.ID
-	f.r.must(f.t, state.JobRegisterRequestType, &state.JobRegisterRequest{Job: job.Copy(), Now: f.ago(age),
+	f.r.must(f.t, store.JobRegisterRequestType, &store.JobRegisterRequest{Job: job.Copy(), Now: f.ago(age),
 		Eval: &state.Evaluation{ID: id, Priority: 50, Type: job.Type, TriggeredBy: state.EvalTriggerJobRegister, Status: state.EvalStatusPending}})
 	e := rtMustEval(f.t, f.r, id)
 	e.Status, e.ModifyTime = state.EvalStatusComplete, f.ago(age)
@@ -44,7 +45,7 @@ func (f *gcFixture) registerAt(job *state.Job, age time.Duration) {
 // stopAt stops a job at time age ago, its eval completed then.
 func (f *gcFixture) stopAt(job *state.Job, age time.Duration) {
 	id := "stop-" + job.ID
-	f.r.must(f.t, state.JobDeregisterRequestType, &state.JobDeregisterRequest{Namespace: job.Namespace, JobID: job.ID, Now: f.ago(age),
+	f.r.must(f.t, store.JobDeregisterRequestType, &store.JobDeregisterRequest{Namespace: job.Namespace, JobID: job.ID, Now: f.ago(age),
 		Eval: &state.Evaluation{ID: id, Priority: 50, Type: job.Type, TriggeredBy: state.EvalTriggerJobDeregister, Status: state.EvalStatusPending}})
 	e := rtMustEval(f.t, f.r, id)
 	e.Status, e.ModifyTime = state.EvalStatusComplete, f.ago(age)
@@ -100,9 +101,9 @@ func TestGarbageCollectionThresholds(t *testing.T) {
 	for _, n := range []*state.Node{oldDown, newDown} {
 		f.r.registerNode(t, n)
 	}
-	f.r.must(t, state.NodeUpdateStatusRequestType, &state.NodeUpdateStatusRequest{NodeID: oldDown.ID, Status: state.NodeStatusDown,
+	f.r.must(t, store.NodeUpdateStatusRequestType, &store.NodeUpdateStatusRequest{NodeID: oldDown.ID, Status: state.NodeStatusDown,
 		UpdatedAt: f.now.Add(-25 * time.Hour).Unix()})
-	f.r.must(t, state.NodeUpdateStatusRequestType, &state.NodeUpdateStatusRequest{NodeID: newDown.ID, Status: state.NodeStatusDown,
+	f.r.must(t, store.NodeUpdateStatusRequestType, &store.NodeUpdateStatusRequest{NodeID: newDown.ID, Status: state.NodeStatusDown,
 		UpdatedAt: f.now.Add(-time.Hour).Unix()})
 
 	gc := NewGarbageCollector(GCConfig{BatchSize: 2}, f.r.store, f.r, rtLog(), func() time.Time { return f.now })
@@ -189,7 +190,7 @@ func TestForceGCIgnoresAgesNotRules(t *testing.T) {
 // putToken writes a management token that expires at exp (never when nil).
 func (f *gcFixture) putToken(accessor string, exp *time.Time) {
 	f.t.Helper()
-	f.r.must(f.t, state.ACLTokenUpsertRequestType, &state.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{{
+	f.r.must(f.t, store.ACLTokenUpsertRequestType, &store.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{{
 		AccessorID: accessor, SecretHash: state.HashSecret("secret-" + accessor), Type: state.ACLTokenTypeManagement,
 		ExpirationTime: exp, CreateTime: f.now.Add(-24 * time.Hour)}}})
 }
@@ -222,8 +223,8 @@ func TestGarbageCollectionExpiredACLTokens(t *testing.T) {
 	f.putToken("never", nil)
 
 	deletes := 0
-	f.r.fail = func(typ state.MessageType) error {
-		if typ == state.ACLTokenDeleteRequestType {
+	f.r.fail = func(typ store.MessageType) error {
+		if typ == store.ACLTokenDeleteRequestType {
 			deletes++
 		}
 		return nil
@@ -286,13 +287,13 @@ func TestGarbageCollectionACLTokenDeletedMeanwhile(t *testing.T) {
 	// A user deletes "b" after the collector took its snapshot and before
 	// its delete commits: the first delete fails as not found.
 	deletes := 0
-	f.r.fail = func(typ state.MessageType) error {
-		if typ != state.ACLTokenDeleteRequestType {
+	f.r.fail = func(typ store.MessageType) error {
+		if typ != store.ACLTokenDeleteRequestType {
 			return nil
 		}
 		deletes++
 		if deletes == 1 {
-			data, err := state.Encode(typ, &state.ACLTokenDeleteRequest{AccessorIDs: []string{"b"}})
+			data, err := store.Encode(typ, &store.ACLTokenDeleteRequest{AccessorIDs: []string{"b"}})
 			if err != nil {
 				t.Fatal(err)
 			}

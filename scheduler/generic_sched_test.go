@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // step registers job (when not nil), processes an annotated eval of the
@@ -255,7 +256,7 @@ func TestGenericScenarios(t *testing.T) {
 				dn := n.Copy()
 				dn.Drain = true
 				dn.SchedulingEligibility = state.NodeSchedulingIneligible
-				e.h.Apply(state.NodeDeregisterRequestType, &state.NodeDeregisterRequest{NodeIDs: []string{node}})
+				e.h.Apply(store.NodeDeregisterRequestType, &store.NodeDeregisterRequest{NodeIDs: []string{node}})
 				e.h.UpsertNodes(dn)
 				j := e.job.Copy()
 				j.TaskGroups[0].Migrate.MaxParallel = 2

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // TestingT is the part of *testing.T the harness uses, so the harness can
@@ -29,7 +30,7 @@ var harnessEpoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 // so a run is reproducible.
 type Harness struct {
 	t     TestingT
-	Store *state.Store
+	Store *store.Store
 
 	mu    sync.Mutex
 	index uint64
@@ -59,7 +60,7 @@ var _ Planner = (*Harness)(nil)
 // NewHarness returns a harness with an empty store.
 func NewHarness(t TestingT) *Harness {
 	t.Helper()
-	st, err := state.NewStore(state.StoreConfig{})
+	st, err := store.NewStore(store.StoreConfig{})
 	if err != nil {
 		t.Fatalf("new store: %v", err)
 	}
@@ -94,7 +95,7 @@ func (h *Harness) NextID() string {
 
 // Apply encodes and applies one command at the next index, failing the
 // test when it errors, and returns the command's response.
-func (h *Harness) Apply(t state.MessageType, req any) any {
+func (h *Harness) Apply(t store.MessageType, req any) any {
 	h.t.Helper()
 	resp, err := h.apply(t, req)
 	if err != nil {
@@ -103,8 +104,8 @@ func (h *Harness) Apply(t state.MessageType, req any) any {
 	return resp
 }
 
-func (h *Harness) apply(t state.MessageType, req any) (any, error) {
-	data, err := state.Encode(t, req)
+func (h *Harness) apply(t store.MessageType, req any) (any, error) {
+	data, err := store.Encode(t, req)
 	if err != nil {
 		return nil, err
 	}
@@ -123,14 +124,14 @@ func (h *Harness) apply(t state.MessageType, req any) (any, error) {
 func (h *Harness) UpsertNodes(nodes ...*state.Node) {
 	h.t.Helper()
 	for _, n := range nodes {
-		h.Apply(state.NodeRegisterRequestType, &state.NodeRegisterRequest{Node: n})
+		h.Apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: n})
 	}
 }
 
 // SetNodeStatus records a node's status (e.g. down).
 func (h *Harness) SetNodeStatus(id, status string) {
 	h.t.Helper()
-	h.Apply(state.NodeUpdateStatusRequestType, &state.NodeUpdateStatusRequest{
+	h.Apply(store.NodeUpdateStatusRequestType, &store.NodeUpdateStatusRequest{
 		NodeID: id, Status: status, UpdatedAt: h.clock().Unix(),
 	})
 }
@@ -138,7 +139,7 @@ func (h *Harness) SetNodeStatus(id, status string) {
 // UpsertJob registers a job version (no eval) and returns it as stored.
 func (h *Harness) UpsertJob(job *state.Job) *state.Job {
 	h.t.Helper()
-	h.Apply(state.JobRegisterRequestType, &state.JobRegisterRequest{Job: job, Now: h.clock().UnixNano()})
+	h.Apply(store.JobRegisterRequestType, &store.JobRegisterRequest{Job: job, Now: h.clock().UnixNano()})
 	stored, err := h.Store.JobByID(nil, job.Namespace, job.ID)
 	if err != nil || stored == nil {
 		h.t.Fatalf("read back job %q: %v", job.ID, err)
@@ -150,7 +151,7 @@ func (h *Harness) UpsertJob(job *state.Job) *state.Job {
 // as the stop request says.
 func (h *Harness) StopJob(namespace, id string, noShutdownDelay bool) {
 	h.t.Helper()
-	h.Apply(state.JobDeregisterRequestType, &state.JobDeregisterRequest{
+	h.Apply(store.JobDeregisterRequestType, &store.JobDeregisterRequest{
 		Namespace: namespace, JobID: id, NoShutdownDelay: noShutdownDelay, Now: h.clock().UnixNano(),
 	})
 }
@@ -158,13 +159,13 @@ func (h *Harness) StopJob(namespace, id string, noShutdownDelay bool) {
 // UpsertAllocs writes allocations as a plan would.
 func (h *Harness) UpsertAllocs(allocs ...*state.Allocation) {
 	h.t.Helper()
-	h.Apply(state.AllocUpdateRequestType, &state.AllocUpdateRequest{Allocs: allocs, Now: h.clock().UnixNano()})
+	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: allocs, Now: h.clock().UnixNano()})
 }
 
 // ClientUpdate records what a client reports about allocations.
 func (h *Harness) ClientUpdate(allocs ...*state.Allocation) {
 	h.t.Helper()
-	h.Apply(state.AllocClientUpdateRequestType, &state.AllocClientUpdateRequest{Allocs: allocs, Now: h.clock().UnixNano()})
+	h.Apply(store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: allocs, Now: h.clock().UnixNano()})
 }
 
 // NewEval creates (and stores) a pending eval of job.
@@ -183,7 +184,7 @@ func (h *Harness) NewEval(job *state.Job, trigger string) *state.Evaluation {
 		CreateTime:     now,
 		ModifyTime:     now,
 	}
-	h.Apply(state.EvalUpdateRequestType, &state.EvalUpdateRequest{Evals: []*state.Evaluation{e}})
+	h.Apply(store.EvalUpdateRequestType, &store.EvalUpdateRequest{Evals: []*state.Evaluation{e}})
 	stored, err := h.Store.EvalByID(nil, e.ID)
 	if err != nil || stored == nil {
 		h.t.Fatalf("read back eval: %v", err)
@@ -224,7 +225,7 @@ func (h *Harness) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
 	}
 	if !resultEmpty(result) {
 		req := PlanApplyCommand(plan, result, h.clock().UnixNano())
-		if _, err := h.apply(state.PlanApplyRequestType, req); err != nil {
+		if _, err := h.apply(store.PlanApplyRequestType, req); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -270,7 +271,7 @@ func (h *Harness) ReblockEval(e *state.Evaluation) error {
 // writeEval stores an eval as a worker does, which also sets its job's
 // queued counts.
 func (h *Harness) writeEval(e *state.Evaluation) error {
-	_, err := h.apply(state.EvalStatusUpdateRequestType, &state.EvalStatusUpdateRequest{Evals: []*state.Evaluation{e.Copy()}})
+	_, err := h.apply(store.EvalStatusUpdateRequestType, &store.EvalStatusUpdateRequest{Evals: []*state.Evaluation{e.Copy()}})
 	return err
 }
 

@@ -13,6 +13,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Heartbeat defaults.
@@ -65,7 +66,7 @@ func (c HeartbeatConfig) withDefaults() HeartbeatConfig {
 // deleted or marked down loses it.
 type Heartbeater struct {
 	cfg   HeartbeatConfig
-	store *state.Store
+	store *store.Store
 	raft  Raft
 	log   *slog.Logger
 	now   func() time.Time
@@ -91,7 +92,7 @@ type nodeTimer struct {
 }
 
 // NewHeartbeater returns a stopped heartbeater.
-func NewHeartbeater(cfg HeartbeatConfig, store *state.Store, raft Raft, log *slog.Logger, now func() time.Time, newID func() string) *Heartbeater {
+func NewHeartbeater(cfg HeartbeatConfig, store *store.Store, raft Raft, log *slog.Logger, now func() time.Time, newID func() string) *Heartbeater {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -123,7 +124,7 @@ func (h *Heartbeater) Start(ctx context.Context) error {
 		}
 	}
 	h.mu.Unlock()
-	table := h.store.WatchIndex(nil, state.TableNodes)
+	table := h.store.WatchIndex(nil, store.TableNodes)
 	return h.run.start(ctx, func(ctx context.Context) { h.follow(ctx, table) })
 }
 
@@ -230,14 +231,14 @@ func (h *Heartbeater) markDown(ctx context.Context, nodeID string) error {
 	if err != nil {
 		return err
 	}
-	req := &state.NodeUpdateStatusRequest{
+	req := &store.NodeUpdateStatusRequest{
 		NodeID:            nodeID,
 		Status:            state.NodeStatusDown,
 		StatusDescription: "node missed its heartbeat",
 		UpdatedAt:         h.now().Unix(),
 		Evals:             evals,
 	}
-	if _, _, err := h.raft.Apply(ctx, state.NodeUpdateStatusRequestType, req); err != nil {
+	if _, _, err := h.raft.Apply(ctx, store.NodeUpdateStatusRequestType, req); err != nil {
 		return err
 	}
 	h.log.Warn("node missed its heartbeat; marked down", "node_id", nodeID, "evals", len(evals))
@@ -303,11 +304,11 @@ func (h *Heartbeater) follow(ctx context.Context, table uint64) {
 	for {
 		ws := memdb.NewWatchSet()
 		ws.Add(h.store.AbandonCh())
-		if idx := h.store.WatchIndex(ws, state.TableNodes); idx != table {
+		if idx := h.store.WatchIndex(ws, store.TableNodes); idx != table {
 			if !pace.wait(ctx) {
 				return
 			}
-			table = h.store.WatchIndex(nil, state.TableNodes)
+			table = h.store.WatchIndex(nil, store.TableNodes)
 			h.sync()
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // rtPlaceOn commits a running allocation of job on node.
@@ -18,7 +19,7 @@ func rtPlaceOn(t *testing.T, r *memRaft, job *state.Job, node *state.Node, id st
 	a := rtAlloc(id, node.ID, 100, 100, 100)
 	a.JobID, a.Namespace = job.ID, job.Namespace
 	a.ClientStatus = state.AllocClientStatusRunning
-	r.must(t, state.PlanApplyRequestType, &state.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{a}, Now: time.Now().UnixNano()})
+	r.must(t, store.PlanApplyRequestType, &store.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{a}, Now: time.Now().UnixNano()})
 }
 
 func rtNodeStatus(t *testing.T, r *memRaft, id string) string {

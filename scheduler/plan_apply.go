@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // PlanApplier is the one goroutine on the leader that commits plans. Every
@@ -36,7 +37,7 @@ import (
 // outstanding delivery of its evaluation: that evaluation was redelivered
 // to another worker, whose plan is the one that counts.
 type PlanApplier struct {
-	store  *state.Store
+	store  *store.Store
 	raft   Raft
 	queue  *PlanQueue
 	broker *EvalBroker
@@ -61,7 +62,7 @@ type PlanApplierStats struct {
 }
 
 // NewPlanApplier returns a stopped applier of queue's plans.
-func NewPlanApplier(store *state.Store, raft Raft, queue *PlanQueue, broker *EvalBroker, log *slog.Logger, now func() time.Time) *PlanApplier {
+func NewPlanApplier(store *store.Store, raft Raft, queue *PlanQueue, broker *EvalBroker, log *slog.Logger, now func() time.Time) *PlanApplier {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -179,7 +180,7 @@ func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *PlanRe
 	req := PlanApplyCommand(p.Plan, result, a.now().UnixNano())
 	go func() {
 		defer close(op.done)
-		_, index, err := a.raft.Apply(ctx, state.PlanApplyRequestType, req)
+		_, index, err := a.raft.Apply(ctx, store.PlanApplyRequestType, req)
 		op.index, op.err = index, err
 		if err != nil {
 			a.count(func(s *PlanApplierStats) { s.Plans++ })
@@ -358,8 +359,8 @@ func resultOverlay(r *PlanResult) map[string][]*state.Allocation {
 // once; stops carry only what a stop changes. Nodes go in ID order, so the
 // command is the same whatever the maps' order. plan and result are not
 // changed.
-func PlanApplyCommand(plan *Plan, result *PlanResult, now int64) *state.PlanApplyRequest {
-	req := &state.PlanApplyRequest{EvalID: plan.EvalID, Deployment: result.Deployment, Now: now}
+func PlanApplyCommand(plan *Plan, result *PlanResult, now int64) *store.PlanApplyRequest {
+	req := &store.PlanApplyRequest{EvalID: plan.EvalID, Deployment: result.Deployment, Now: now}
 	for _, node := range sortedKeys(result.NodeUpdate) {
 		for _, a := range result.NodeUpdate[node] {
 			req.Stops = append(req.Stops, stopOf(a))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // rtSmallNode is a node with little room: 1000 MHz, 1000 MiB, 1000 MB of
@@ -58,7 +59,7 @@ func TestEvaluatePlan(t *testing.T) {
 	}
 	existing := rtAlloc("existing", ready.ID, 600, 600, 600, 20000)
 	onDraining := rtAlloc("on-draining", draining.ID, 100, 100, 100)
-	r.must(t, state.PlanApplyRequestType, &state.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{existing, onDraining}})
+	r.must(t, store.PlanApplyRequestType, &store.PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{existing, onDraining}})
 	existing, _ = r.store.AllocByID(nil, "existing")
 	onDraining, _ = r.store.AllocByID(nil, "on-draining")
 
@@ -185,8 +186,8 @@ func TestPlanApplierNeverOverCommits(t *testing.T) {
 		r.registerNode(t, n)
 	}
 	var violations []string
-	r.after = func(typ state.MessageType, index uint64) {
-		if typ == state.PlanApplyRequestType || typ == state.AllocClientUpdateRequestType {
+	r.after = func(typ store.MessageType, index uint64) {
+		if typ == store.PlanApplyRequestType || typ == store.AllocClientUpdateRequestType {
 			violations = append(violations, rtInvariants(r.store, nodes, index)...)
 		}
 	}
@@ -241,7 +242,7 @@ func TestPlanApplierNeverOverCommits(t *testing.T) {
 
 // rtRandomPlan plans one to three placements and maybe a stop from a
 // snapshot, ignoring what other workers do meanwhile.
-func rtRandomPlan(rng *rand.Rand, store *state.Store, job *state.Job, nodes []*state.Node, ids *idCounter) *Plan {
+func rtRandomPlan(rng *rand.Rand, store *store.Store, job *state.Job, nodes []*state.Node, ids *idCounter) *Plan {
 	plan := &Plan{Job: job, Priority: 50, NodeAllocation: map[string][]*state.Allocation{}, NodeUpdate: map[string][]*state.Allocation{},
 		AllAtOnce: rng.IntN(5) == 0}
 	for range 1 + rng.IntN(3) {
@@ -281,14 +282,14 @@ func rtFinishSome(t *testing.T, rng *rand.Rand, r *memRaft, mu *sync.Mutex) {
 		return
 	}
 	a := live[rng.IntN(len(live))]
-	if _, _, err := r.Apply(context.Background(), state.AllocClientUpdateRequestType, &state.AllocClientUpdateRequest{
+	if _, _, err := r.Apply(context.Background(), store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{
 		Allocs: []*state.Allocation{{ID: a.ID, ClientStatus: state.AllocClientStatusComplete}}}); err != nil {
 		t.Error(err)
 	}
 }
 
 // rtInvariants checks the store independently of AllocsFit.
-func rtInvariants(store *state.Store, nodes []*state.Node, index uint64) []string {
+func rtInvariants(store *store.Store, nodes []*state.Node, index uint64) []string {
 	var out []string
 	for _, n := range nodes {
 		allocs, _ := store.AllocsByNode(nil, n.ID)

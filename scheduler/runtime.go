@@ -13,6 +13,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // Raft is how the runtime writes: it proposes a command and returns what
@@ -20,7 +21,7 @@ import (
 // An error answer of the state machine comes back as err. The agent's raft
 // writer satisfies it; tests use a double that applies to a store.
 type Raft interface {
-	Apply(ctx context.Context, t state.MessageType, req any) (resp any, index uint64, err error)
+	Apply(ctx context.Context, t store.MessageType, req any) (resp any, index uint64, err error)
 }
 
 // ErrNotLeader is returned by the runtime's services when they are not
@@ -42,7 +43,7 @@ type Service interface {
 // RuntimeConfig wires a Runtime. Store and Raft are required; every other
 // zero field means its default.
 type RuntimeConfig struct {
-	Store *state.Store
+	Store *store.Store
 	Raft  Raft
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -207,7 +208,7 @@ func (r *runner) stop() {
 // waitForIndex blocks until the store has applied index, ctx ends or
 // timeout (zero: none) passes. It wakes on the store's writes, never by
 // polling.
-func waitForIndex(ctx context.Context, store *state.Store, index uint64, timeout time.Duration) error {
+func waitForIndex(ctx context.Context, store *store.Store, index uint64, timeout time.Duration) error {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -226,7 +227,7 @@ func waitForIndex(ctx context.Context, store *state.Store, index uint64, timeout
 }
 
 // snapshotAt returns a snapshot of the store at index or later.
-func snapshotAt(ctx context.Context, store *state.Store, index uint64, timeout time.Duration) (*state.StateSnapshot, error) {
+func snapshotAt(ctx context.Context, store *store.Store, index uint64, timeout time.Duration) (*store.StateSnapshot, error) {
 	if err := waitForIndex(ctx, store, index, timeout); err != nil {
 		return nil, err
 	}
@@ -237,7 +238,7 @@ func snapshotAt(ctx context.Context, store *state.Store, index uint64, timeout t
 // still leads (ctx alive) and the failure is not the state machine
 // refusing the command. Leader duties use it for writes that must not be
 // lost to a transient error, such as a busy raft.
-func retryWrite(ctx context.Context, r Raft, log *slog.Logger, what string, t state.MessageType, req any) (uint64, error) {
+func retryWrite(ctx context.Context, r Raft, log *slog.Logger, what string, t store.MessageType, req any) (uint64, error) {
 	delay := 100 * time.Millisecond
 	for {
 		_, index, err := r.Apply(ctx, t, req)

@@ -12,6 +12,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // memRaft is the runtime's Raft in tests: it encodes each command as the
@@ -21,28 +22,28 @@ import (
 // command before it is applied (fault injection).
 type memRaft struct {
 	mu    sync.Mutex
-	store *state.Store
+	store *store.Store
 	index uint64
-	after func(t state.MessageType, index uint64)
-	fail  func(t state.MessageType) error
+	after func(t store.MessageType, index uint64)
+	fail  func(t store.MessageType) error
 }
 
 var _ Raft = (*memRaft)(nil)
 
 func rtNewMemRaft(t testing.TB) *memRaft {
 	t.Helper()
-	store, err := state.NewStore(state.StoreConfig{})
+	store, err := store.NewStore(store.StoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &memRaft{store: store, index: store.LatestIndex()}
 }
 
-func (r *memRaft) Apply(ctx context.Context, t state.MessageType, req any) (any, uint64, error) {
+func (r *memRaft) Apply(ctx context.Context, t store.MessageType, req any) (any, uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	data, err := state.Encode(t, req)
+	data, err := store.Encode(t, req)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -65,7 +66,7 @@ func (r *memRaft) Apply(ctx context.Context, t state.MessageType, req any) (any,
 }
 
 // must applies a command and fails the test on error.
-func (r *memRaft) must(t testing.TB, typ state.MessageType, req any) uint64 {
+func (r *memRaft) must(t testing.TB, typ store.MessageType, req any) uint64 {
 	t.Helper()
 	_, index, err := r.Apply(context.Background(), typ, req)
 	if err != nil {
@@ -77,7 +78,7 @@ func (r *memRaft) must(t testing.TB, typ state.MessageType, req any) uint64 {
 // registerNode writes a node.
 func (r *memRaft) registerNode(t testing.TB, n *state.Node) uint64 {
 	t.Helper()
-	return r.must(t, state.NodeRegisterRequestType, &state.NodeRegisterRequest{Node: n})
+	return r.must(t, store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: n})
 }
 
 // registerJob writes a job with its register evaluation, as the HTTP layer
@@ -86,7 +87,7 @@ func (r *memRaft) registerJob(t testing.TB, job *state.Job) string {
 	t.Helper()
 	evalID := fmt.Sprintf("eval-%s-%d", job.ID, time.Now().UnixNano())
 	now := time.Now().UnixNano()
-	r.must(t, state.JobRegisterRequestType, &state.JobRegisterRequest{
+	r.must(t, store.JobRegisterRequestType, &store.JobRegisterRequest{
 		Job: job.Copy(),
 		Eval: &state.Evaluation{ID: evalID, Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
 			TriggeredBy: state.EvalTriggerJobRegister, JobID: job.ID, Status: state.EvalStatusPending,
@@ -99,7 +100,7 @@ func (r *memRaft) registerJob(t testing.TB, job *state.Job) string {
 // putEvals writes evaluations as they are.
 func (r *memRaft) putEvals(t testing.TB, evals ...*state.Evaluation) uint64 {
 	t.Helper()
-	return r.must(t, state.EvalUpdateRequestType, &state.EvalUpdateRequest{Evals: evals})
+	return r.must(t, store.EvalUpdateRequestType, &store.EvalUpdateRequest{Evals: evals})
 }
 
 // rtLog discards the runtime's logs.
@@ -113,7 +114,7 @@ func rtEval(id, job string, prio int) *state.Evaluation {
 
 // rtWaitState waits until cond holds on the store, waking on its writes,
 // and fails the test after timeout.
-func rtWaitState(t testing.TB, store *state.Store, timeout time.Duration, what string, cond func() bool) {
+func rtWaitState(t testing.TB, store *store.Store, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // startRuntime runs every leader service of a runtime on r's store, as the
@@ -28,7 +29,7 @@ func startRuntime(t *testing.T, r *memRaft) *Runtime {
 }
 
 // liveAllocs lists a job's allocations that are not terminal.
-func liveAllocs(store *state.Store, jobID string) []*state.Allocation {
+func liveAllocs(store *store.Store, jobID string) []*state.Allocation {
 	allocs, _ := store.AllocsByJob(nil, state.DefaultNamespace, jobID, false)
 	var out []*state.Allocation
 	for _, a := range allocs {
@@ -90,7 +91,7 @@ func TestRuntimePlacesJobsEndToEnd(t *testing.T) {
 		t.Fatalf("big summary = %+v, want 20 starting and none queued", got)
 	}
 
-	r.must(t, state.JobDeregisterRequestType, &state.JobDeregisterRequest{Namespace: state.DefaultNamespace, JobID: "web",
+	r.must(t, store.JobDeregisterRequestType, &store.JobDeregisterRequest{Namespace: state.DefaultNamespace, JobID: "web",
 		Eval: &state.Evaluation{ID: "stop-web", Priority: 50, Type: state.JobTypeService, TriggeredBy: state.EvalTriggerJobDeregister,
 			Status: state.EvalStatusPending}})
 	rtWaitState(t, r.store, 10*time.Second, "web stopped", func() bool { return len(liveAllocs(r.store, "web")) == 0 })
@@ -156,7 +157,7 @@ func TestRuntimeDrainsNodeEndToEnd(t *testing.T) {
 	r.registerJob(t, web)
 	rtWaitState(t, r.store, 10*time.Second, "web placed on a", func() bool { return len(liveAllocs(r.store, "web")) == 2 })
 	r.registerNode(t, b)
-	r.must(t, state.NodeUpdateDrainRequestType, &state.NodeUpdateDrainRequest{NodeID: a.ID,
+	r.must(t, store.NodeUpdateDrainRequestType, &store.NodeUpdateDrainRequest{NodeID: a.ID,
 		DrainStrategy: &state.DrainStrategy{Deadline: int64(time.Hour), ForceDeadline: time.Now().Add(time.Hour).UnixNano()}})
 
 	onB := func() []*state.Allocation {
@@ -177,7 +178,7 @@ func TestRuntimeDrainsNodeEndToEnd(t *testing.T) {
 		for _, al := range onB() {
 			running = append(running, &state.Allocation{ID: al.ID, ClientStatus: state.AllocClientStatusRunning})
 		}
-		r.must(t, state.AllocClientUpdateRequestType, &state.AllocClientUpdateRequest{Allocs: running})
+		r.must(t, store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: running})
 	}
 	rtWaitState(t, r.store, 10*time.Second, "drain complete", func() bool {
 		n, _ := r.store.NodeByID(nil, a.ID)

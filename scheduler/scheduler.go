@@ -20,6 +20,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // State is the read-only view a scheduler runs against: a point-in-time
@@ -38,8 +39,8 @@ type State interface {
 }
 
 var (
-	_ State = (*state.StateSnapshot)(nil)
-	_ State = (*state.Store)(nil)
+	_ State = (*store.StateSnapshot)(nil)
+	_ State = (*store.Store)(nil)
 )
 
 // Planner is how a scheduler changes the world. The runtime's worker

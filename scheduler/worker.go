@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // snapshotWait bounds how long a worker waits for the store to reach the
@@ -25,7 +26,7 @@ const snapshotWait = 5 * time.Second
 // worker acks the evaluation when the scheduler returns without error and
 // nacks it otherwise.
 type WorkerPool struct {
-	store      *state.Store
+	store      *store.Store
 	raft       Raft
 	broker     *EvalBroker
 	plans      *PlanQueue
@@ -245,7 +246,7 @@ func (w *workerPlanner) ReblockEval(eval *state.Evaluation) error {
 }
 
 func (w *workerPlanner) write(e *state.Evaluation) error {
-	_, _, err := w.pool.raft.Apply(w.ctx, state.EvalStatusUpdateRequestType, &state.EvalStatusUpdateRequest{Evals: []*state.Evaluation{e}})
+	_, _, err := w.pool.raft.Apply(w.ctx, store.EvalStatusUpdateRequestType, &store.EvalStatusUpdateRequest{Evals: []*state.Evaluation{e}})
 	if err != nil {
 		return fmt.Errorf("write evaluation %s: %w", e.ID, err)
 	}

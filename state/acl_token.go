@@ -138,9 +138,9 @@ func (t *ACLToken) Validate() error {
 	for i, p := range t.Policies {
 		switch {
 		case p == "":
-			v.Add(fieldf("Policies", i, ""), "empty policy name")
+			v.Add(Fieldf("Policies", i, ""), "empty policy name")
 		case seen[p]:
-			v.Add(fieldf("Policies", i, ""), "policy %q is listed twice", p)
+			v.Add(Fieldf("Policies", i, ""), "policy %q is listed twice", p)
 		}
 		seen[p] = true
 	}
@@ -167,4 +167,4 @@ type ACLBootstrap struct {
 	ModifyIndex uint64
 }
 
-const aclBootstrapID = "acl"
+const ACLBootstrapID = "acl"

@@ -92,7 +92,7 @@ func copyAny(v any) any {
 }
 
 // copyBoolPtr copies a *bool.
-func copyBoolPtr(p *bool) *bool { return clonePtr(p) }
+func CopyBoolPtr(p *bool) *bool { return clonePtr(p) }
 
 // copyDurationPtr copies a *time.Duration.
 func copyDurationPtr(p *time.Duration) *time.Duration { return clonePtr(p) }
@@ -470,10 +470,10 @@ func (r AllocatedSharedResources) Copy() AllocatedSharedResources {
 // Copy returns a deep copy of d.
 func (d DesiredTransition) Copy() DesiredTransition {
 	c := d
-	c.Migrate = copyBoolPtr(d.Migrate)
-	c.Reschedule = copyBoolPtr(d.Reschedule)
-	c.ForceReschedule = copyBoolPtr(d.ForceReschedule)
-	c.NoShutdownDelay = copyBoolPtr(d.NoShutdownDelay)
+	c.Migrate = CopyBoolPtr(d.Migrate)
+	c.Reschedule = CopyBoolPtr(d.Reschedule)
+	c.ForceReschedule = CopyBoolPtr(d.ForceReschedule)
+	c.NoShutdownDelay = CopyBoolPtr(d.NoShutdownDelay)
 	return c
 }
 
@@ -483,7 +483,7 @@ func (s *AllocDeploymentStatus) Copy() *AllocDeploymentStatus {
 		return nil
 	}
 	c := *s
-	c.Healthy = copyBoolPtr(s.Healthy)
+	c.Healthy = CopyBoolPtr(s.Healthy)
 	return &c
 }
 

@@ -176,15 +176,3 @@ func TestCopySkipJobSharesOnlyTheJob(t *testing.T) {
 	withoutJob.Job = nil
 	stNoShared(t, "Allocation", reflect.ValueOf(&withoutJob), reflect.ValueOf(c))
 }
-
-func TestMutatingCopyLeavesOriginal(t *testing.T) {
-	orig := stJob("web")
-	c := orig.Copy()
-	c.TaskGroups[0].Tasks[0].Config["nested"].(map[string]any)["key"] = "changed"
-	c.TaskGroups[0].Count = 99
-	c.Meta["owner"] = "someone"
-	c.Datacenters[0] = "dc9"
-	if !reflect.DeepEqual(orig, stJob("web")) {
-		t.Errorf("original changed through its copy: %+v", orig)
-	}
-}

@@ -1,13 +1,12 @@
-// Package state owns sched's domain: the types of both APIs (jobs, evaluations,
-// allocations, deployments, nodes, namespaces, and later ACL and management
-// resources), their validation and canonicalization, the go-memdb schema that
-// holds them, the replicated commands and their deterministic Apply, and
-// snapshot/restore of every table.
+// Package state owns sched's domain types: jobs, evaluations, allocations,
+// deployments, nodes, namespaces, services, ACL tokens and policies, their
+// validation, canonicalization, diff and copy, and the /v1 wire types.
 //
-// The package imports nothing else of sched. Raft hands it opaque command bytes
-// through Store.Apply; HTTP handlers read it through the Store's read methods,
-// passing a memdb.WatchSet to block on changes.
+// It imports nothing else of sched and no storage or encoding library, so
+// the Go client, the CLI and the client agent link it without the store.
+// The go-memdb tables, the replicated commands and their Apply live in
+// state/store; the management API's domain in state/mgmt.
 //
-// Objects returned by the Store are shared with the store's immutable radix
-// trees: callers must never mutate them in place. Copy, change, write back.
+// Objects read from the store are shared with its immutable radix trees:
+// callers must never mutate them in place. Copy, change, write back.
 package state

@@ -349,12 +349,12 @@ func (a *OrgAuthority) EffectiveProjectAccess(p *Project, records []*TeamProject
 	if p == nil || !a.CanAccess() || p.OrganizationName != a.Organization.Name {
 		return ProjectAccess{}
 	}
-	return a.projectAccess(a.orgWideAccess(), p.ID, records)
+	return a.ProjectAccessWith(a.OrgWideAccess(), p.ID, records)
 }
 
 // orgWideAccess is what organization-level permissions alone grant on every
 // project of the organization. Lists compute it once, not per project.
-func (a *OrgAuthority) orgWideAccess() ProjectAccess {
+func (a *OrgAuthority) OrgWideAccess() ProjectAccess {
 	var out ProjectAccess
 	if !a.CanAccess() {
 		return out
@@ -390,7 +390,7 @@ var bottomPermissions = TeamProjectPermissions{
 
 // projectAccess adds the records of the caller's teams on project
 // projectID to base, the organization-wide access.
-func (a *OrgAuthority) projectAccess(base ProjectAccess, projectID string, records []*TeamProject) ProjectAccess {
+func (a *OrgAuthority) ProjectAccessWith(base ProjectAccess, projectID string, records []*TeamProject) ProjectAccess {
 	out := base
 	for _, r := range records {
 		if r == nil || r.ProjectID != projectID || !a.InTeam(r.TeamID) {

@@ -2,8 +2,6 @@ package state
 
 import (
 	"fmt"
-
-	"github.com/hashicorp/go-memdb"
 )
 
 // ToolVersionPatch carries the writable attributes of a tool or policy
@@ -99,7 +97,7 @@ func (p *ToolVersionPatch) linuxAMD64() *ToolVersionArch {
 }
 
 // apply changes tv (a copy) as the patch says.
-func (p *ToolVersionPatch) apply(tv *ToolVersion) {
+func (p *ToolVersionPatch) Apply(tv *ToolVersion) {
 	for _, f := range []struct{ dst, src *string }{{&tv.Version, p.Version}, {&tv.URL, p.URL}, {&tv.SHA, p.SHA}} {
 		if f.src != nil {
 			*f.dst = *f.src
@@ -131,128 +129,16 @@ func (p *ToolVersionPatch) apply(tv *ToolVersion) {
 	}
 }
 
-func checkFamily(family string) error {
+func CheckFamily(family string) error {
 	if family != VersionFamilyTool && family != VersionFamilyPolicy {
 		return Invalidf("Family", "%q is not one of tool, policy", family)
 	}
 	return nil
 }
 
-// toolVersionByVersion returns the version of family with version string
-// version, or nil.
-func toolVersionByVersion(ws memdb.WatchSet, txn *memdb.Txn, family, version string) (*ToolVersion, error) {
-	return first[*ToolVersion](ws, txn, TableToolVersions, indexMgFamilyVersion, family, version)
-}
-
-// toolVersionUsage counts the users of tv: workspaces for a tool version,
-// policy sets for a policy version.
-func toolVersionUsage(ws memdb.WatchSet, txn *memdb.Txn, tv *ToolVersion) (int, error) {
-	if tv.Family == VersionFamilyPolicy {
-		return countRowsWatch(ws, txn, TablePolicySets, indexMgPolicyVersion, tv.Version)
-	}
-	return countRowsWatch(ws, txn, TableWorkspaces, indexMgToolVersion, tv.Version)
-}
-
-func usersNoun(family string) string {
+func UsersNoun(family string) string {
 	if family == VersionFamilyPolicy {
 		return "policy sets"
 	}
 	return "workspaces"
-}
-
-func checkVersionFree(t *writeTxn, family, version, selfID string) error {
-	other, err := toolVersionByVersion(nil, t.Txn, family, version)
-	if err != nil {
-		return err
-	}
-	if other != nil && other.ID != selfID {
-		return Invalidf(AttrPointer("version"), "%s version %q has already been taken", family, version)
-	}
-	return nil
-}
-
-func applyToolVersionCreate(t *writeTxn, req *ToolVersionCreateRequest) (any, error) {
-	if err := checkFamily(req.Family); err != nil {
-		return nil, err
-	}
-	v := &ValidationError{}
-	checkID(v, "ID", PrefixToolVersion, req.ID)
-	if err := v.Err(); err != nil {
-		return nil, err
-	}
-	if err := req.Attributes.Validate(true); err != nil {
-		return nil, err
-	}
-	if err := requireNewID(t, TableToolVersions, req.ID); err != nil {
-		return nil, err
-	}
-	if err := checkVersionFree(t, req.Family, *req.Attributes.Version, req.ID); err != nil {
-		return nil, err
-	}
-	created := MgmtTime(req.CreatedAt)
-	tv := &ToolVersion{ID: req.ID, Family: req.Family, Enabled: true, CreatedAt: created, UpdatedAt: created}
-	req.Attributes.apply(tv)
-	stampNew(t, &tv.CreateIndex, &tv.ModifyIndex)
-	return tv, t.insert(TableToolVersions, tv)
-}
-
-func requireToolVersion(t *writeTxn, family, id string) (*ToolVersion, error) {
-	if err := checkFamily(family); err != nil {
-		return nil, err
-	}
-	tv, err := getRow[*ToolVersion](t, TableToolVersions, id)
-	if err != nil {
-		return nil, err
-	}
-	if tv == nil || tv.Family != family {
-		return nil, NotFoundf("%s version %q not found", family, id)
-	}
-	return tv, nil
-}
-
-func applyToolVersionUpdate(t *writeTxn, req *ToolVersionUpdateRequest) (any, error) {
-	old, err := requireToolVersion(t, req.Family, req.ID)
-	if err != nil {
-		return nil, err
-	}
-	if err := req.Attributes.Validate(false); err != nil {
-		return nil, err
-	}
-	if nv := req.Attributes.Version; nv != nil && *nv != old.Version {
-		if err := checkVersionFree(t, old.Family, *nv, old.ID); err != nil {
-			return nil, err
-		}
-		// Users refer to a version by its string: renaming a used version
-		// would silently take it away from them.
-		n, err := toolVersionUsage(nil, t.Txn, old)
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			return nil, Invalidf(AttrPointer("version"), "cannot change: %d %s use %s", n, usersNoun(old.Family), old.Version)
-		}
-	}
-	tv := old.Copy()
-	req.Attributes.apply(tv)
-	tv.UpdatedAt = MgmtTime(req.Now)
-	tv.ModifyIndex = t.index
-	return tv, t.insert(TableToolVersions, tv)
-}
-
-func applyToolVersionDelete(t *writeTxn, req *ToolVersionDeleteRequest) (any, error) {
-	tv, err := requireToolVersion(t, req.Family, req.ID)
-	if err != nil {
-		return nil, err
-	}
-	if tv.Official {
-		return nil, Invalidf(AttrPointer("official"), "%s is an official version and cannot be deleted", tv.Version)
-	}
-	n, err := toolVersionUsage(nil, t.Txn, tv)
-	if err != nil {
-		return nil, err
-	}
-	if n > 0 {
-		return nil, Invalidf(AttrPointer("usage"), "%s is used by %d %s and cannot be deleted", tv.Version, n, usersNoun(tv.Family))
-	}
-	return nil, t.delete(TableToolVersions, tv)
 }

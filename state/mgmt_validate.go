@@ -61,7 +61,7 @@ var (
 	// slugRE is the name of an organization, workspace or team: letters,
 	// numbers, - and _.
 	slugRE     = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	usernameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	UsernameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 	emailRE    = regexp.MustCompile(`^[^@\s]+@[^@\s]+$`)
 	// versionRE is N.N.N or N.N.N-bundleName.
 	versionRE = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z][0-9A-Za-z._-]*)?$`)
@@ -144,7 +144,7 @@ func validURL(s string) string {
 	return ""
 }
 
-func validSlug(name string, max int) string {
+func ValidSlug(name string, max int) string {
 	n := len(name)
 	switch {
 	case name == "":
@@ -157,7 +157,7 @@ func validSlug(name string, max int) string {
 	return ""
 }
 
-func validEmail(s string) string {
+func ValidEmail(s string) string {
 	switch {
 	case s == "":
 		return "is required"
@@ -172,14 +172,14 @@ func validEmail(s string) string {
 // checkID adds a problem to v unless id is prefix followed by letters and
 // digits. Apply checks the IDs the leader stamped, so that a malformed
 // command cannot write a row no path can address.
-func checkID(v *ValidationError, field, prefix, id string) {
+func CheckID(v *ValidationError, field, prefix, id string) {
 	if !strings.HasPrefix(id, prefix) || !idRE.MatchString(id[len(prefix):]) {
 		v.Add(field, "%q is not an ID of the form %s<id>", id, prefix)
 	}
 }
 
 // checkMax adds a problem to v when s is longer than max characters.
-func checkMax(v *ValidationError, field, s string, max int) {
+func CheckMax(v *ValidationError, field, s string, max int) {
 	if n := utf8.RuneCountInString(s); n > max {
 		v.Add(field, "must be at most %d characters long, got %d", max, n)
 	}

@@ -1,0 +1,11 @@
+package store
+
+// clusterCommand returns the command of type t in this area's range, if any.
+func clusterCommand(t MessageType) (command, bool) {
+	switch t {
+	}
+	return command{}, false
+}
+
+// clusterTables are this area's tables.
+func clusterTables() []tableDef { return nil }

@@ -1,0 +1,353 @@
+package store
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/schedhq/sched/state"
+)
+
+// Plan and scheduler-runtime commands (types 20-29; see commands.go): what
+// the leader's plan applier, workers and garbage collector write.
+const (
+	PlanApplyRequestType        MessageType = 20
+	EvalStatusUpdateRequestType MessageType = 21
+	GarbageCollectRequestType   MessageType = 22
+)
+
+// planCommand returns the command of type t in this area's range, if any.
+func planCommand(t MessageType) (command, bool) {
+	switch t {
+	case PlanApplyRequestType:
+		return handler(applyPlanApply), true
+	case EvalStatusUpdateRequestType:
+		return handler(applyEvalStatusUpdate), true
+	case GarbageCollectRequestType:
+		return handler(applyGarbageCollect), true
+	}
+	return command{}, false
+}
+
+// PlanApplyRequest records what the plan applier accepted of one plan, in
+// one command.
+//
+// The plan's job travels once, in Job, rather than inside every
+// allocation: JobAllocs are placements and updates whose Job Apply sets to
+// Job (they all share the one decoded job), which keeps a plan of a
+// thousand placements a small log entry and the store small. Allocs are
+// placements and updates that carry their own Job (or nil: the existing
+// allocation's job, else the job registered now), with the semantics of
+// AllocUpdateRequest.
+//
+// Stops are applied as changes to the stored allocation rather than
+// replacing it: only DesiredStatus, DesiredDescription, DesiredTransition,
+// FollowupEvalID and NextAllocation are taken from the stop (the last two
+// when set), and ClientStatus and ClientDescription only when the stop
+// marks the allocation lost. Everything else, including what the client
+// reported since the plan's snapshot, is kept. A stop of an allocation that
+// no longer exists (collected meanwhile) is skipped.
+type PlanApplyRequest struct {
+	// EvalID is the evaluation whose plan this is, for logs and debugging.
+	EvalID     string
+	Job        *state.Job
+	JobAllocs  []*state.Allocation
+	Allocs     []*state.Allocation
+	Stops      []*state.Allocation
+	Deployment *state.Deployment
+	// Evals are created or updated with the plan.
+	Evals []*state.Evaluation
+	// Now is the leader's clock (Unix nanoseconds) for allocation
+	// CreateTime and ModifyTime.
+	Now int64
+}
+
+// applyPlanApply records a plan's results; see PlanApplyRequest.
+func applyPlanApply(t *writeTxn, req *PlanApplyRequest) (any, error) {
+	if req.Deployment != nil {
+		if err := upsertDeployment(t, req.Deployment, req.Now); err != nil {
+			return nil, prefixField("Deployment", err)
+		}
+	}
+	for i, s := range req.Stops {
+		if err := applyStop(t, s, req.Now); err != nil {
+			return nil, prefixField(state.Fieldf("Stops", i, ""), err)
+		}
+	}
+	for i, a := range req.JobAllocs {
+		if a == nil {
+			return nil, state.Invalidf(state.Fieldf("JobAllocs", i, "ID"), "missing allocation")
+		}
+		if req.Job == nil {
+			return nil, state.Invalidf("Job", "missing job for the allocations of JobAllocs")
+		}
+		a.Job = req.Job
+		if err := upsertAlloc(t, a, req.Now); err != nil {
+			return nil, prefixField(state.Fieldf("JobAllocs", i, ""), err)
+		}
+	}
+	for i, a := range req.Allocs {
+		if a == nil {
+			return nil, state.Invalidf(state.Fieldf("Allocs", i, "ID"), "missing allocation")
+		}
+		if err := upsertAlloc(t, a, req.Now); err != nil {
+			return nil, prefixField(state.Fieldf("Allocs", i, ""), err)
+		}
+	}
+	return nil, upsertEvals(t, "Evals", req.Evals)
+}
+
+// applyStop applies one stop of a PlanApplyRequest to the stored
+// allocation.
+func applyStop(t *writeTxn, s *state.Allocation, now int64) error {
+	if s == nil || s.ID == "" {
+		return state.Invalidf("ID", "missing allocation ID")
+	}
+	old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, s.ID)
+	if err != nil || old == nil {
+		return err
+	}
+	next := *old
+	next.DesiredStatus = s.DesiredStatus
+	next.DesiredDescription = s.DesiredDescription
+	next.DesiredTransition = s.DesiredTransition.Copy()
+	if s.FollowupEvalID != "" {
+		next.FollowupEvalID = s.FollowupEvalID
+	}
+	if s.NextAllocation != "" {
+		next.NextAllocation = s.NextAllocation
+	}
+	if s.ClientStatus == state.AllocClientStatusLost {
+		next.ClientStatus, next.ClientDescription = s.ClientStatus, s.ClientDescription
+	}
+	next.ModifyIndex, next.AllocModifyIndex = t.index, t.index
+	next.ModifyTime = now
+	if err := t.insert(TableAllocs, &next); err != nil {
+		return err
+	}
+	// A stop alone keeps the registrations (the client removes them once
+	// the tasks are down); a stop that marks the allocation lost does not.
+	if err := deleteServicesOfEndedAlloc(t, &next); err != nil {
+		return err
+	}
+	t.jobs[nsID{next.Namespace, next.JobID}] = true
+	return updateSummaryForAlloc(t, old, &next)
+}
+
+// EvalStatusUpdateRequest records evaluations a worker processed (their new
+// status, blocked and follow-up evaluations) and, for each evaluation with
+// QueuedAllocations, sets the Queued counts of its job's summary: how many
+// placements the scheduler could not make yet, which only it knows. Groups
+// the job no longer has, and jobs that no longer exist, are skipped.
+type EvalStatusUpdateRequest struct {
+	Evals []*state.Evaluation
+}
+
+// applyEvalStatusUpdate writes evaluations and their queued counts; see
+// EvalStatusUpdateRequest.
+func applyEvalStatusUpdate(t *writeTxn, req *EvalStatusUpdateRequest) (any, error) {
+	if err := upsertEvals(t, "Evals", req.Evals); err != nil {
+		return nil, err
+	}
+	for _, e := range req.Evals {
+		if e.QueuedAllocations == nil {
+			continue
+		}
+		sum, err := first[*state.JobSummary](nil, t.Txn, TableJobSummary, indexID, e.Namespace, e.JobID)
+		if err != nil {
+			return nil, err
+		}
+		if sum == nil {
+			continue
+		}
+		next := *sum
+		next.Summary = maps.Clone(sum.Summary)
+		changed := false
+		for _, group := range slices.Sorted(maps.Keys(e.QueuedAllocations)) {
+			tg, ok := next.Summary[group]
+			if !ok || tg.Queued == e.QueuedAllocations[group] {
+				continue
+			}
+			tg.Queued = e.QueuedAllocations[group]
+			next.Summary[group] = tg
+			changed = true
+		}
+		if !changed {
+			continue
+		}
+		next.ModifyIndex = t.index
+		if err := t.insert(TableJobSummary, &next); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// GarbageCollectRequest deletes what the leader's garbage collector chose.
+// A job and its evaluations and allocations go in the same request.
+// The leader picks by age; Apply re-checks every rule that does not depend
+// on time against the state it applies to, and skips (rather than fails
+// on) an object that no longer qualifies or no longer exists, since state
+// may have moved on between the choice and the commit:
+//
+//   - an evaluation is deleted only when terminal;
+//   - an allocation only when terminal;
+//   - a job only when it is still dead, still at the JobModifyIndex the
+//     leader saw (not registered again since), and has no allocation that
+//     is not terminal; its versions, submissions and summary go with it;
+//   - a node only when still down with no allocation that is not terminal;
+//   - a deployment only when no longer active.
+//
+// The service registrations of deleted allocations and nodes go with them.
+type GarbageCollectRequest struct {
+	Evals       []string
+	Allocs      []string
+	Jobs        []GarbageCollectJob
+	Nodes       []string
+	Deployments []string
+}
+
+// GarbageCollectJob names a job to collect and the version the leader saw.
+type GarbageCollectJob struct {
+	Namespace      string
+	ID             string
+	JobModifyIndex uint64
+}
+
+// applyGarbageCollect deletes what still qualifies; see
+// GarbageCollectRequest.
+func applyGarbageCollect(t *writeTxn, req *GarbageCollectRequest) (any, error) {
+	// Jobs first: once their evaluations and allocations are gone, a job
+	// would no longer look dead.
+	for _, j := range req.Jobs {
+		if err := collectJob(t, j); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range req.Evals {
+		e, err := first[*state.Evaluation](nil, t.Txn, TableEvals, indexID, id)
+		if err != nil {
+			return nil, err
+		}
+		if e == nil || !e.Terminal() {
+			continue
+		}
+		if err := t.delete(TableEvals, e); err != nil {
+			return nil, err
+		}
+		t.jobs[nsID{e.Namespace, e.JobID}] = true
+	}
+	for _, id := range req.Allocs {
+		a, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id)
+		if err != nil {
+			return nil, err
+		}
+		if a == nil || !a.Terminal() {
+			continue
+		}
+		if err := t.delete(TableAllocs, a); err != nil {
+			return nil, err
+		}
+		if err := deleteServicesOf(t, indexAlloc, a.ID); err != nil {
+			return nil, err
+		}
+		if err := updateSummaryForAlloc(t, a, nil); err != nil {
+			return nil, err
+		}
+		t.jobs[nsID{a.Namespace, a.JobID}] = true
+	}
+	for _, id := range req.Nodes {
+		n, err := first[*state.Node](nil, t.Txn, TableNodes, indexID, id)
+		if err != nil {
+			return nil, err
+		}
+		if n == nil || n.Status != state.NodeStatusDown {
+			continue
+		}
+		live, err := hasLiveAlloc(t.Txn, indexNode, id)
+		if err != nil || live {
+			return nil, err
+		}
+		if err := t.delete(TableNodes, n); err != nil {
+			return nil, err
+		}
+		if err := deleteServicesOf(t, indexNode, n.ID); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range req.Deployments {
+		d, err := first[*state.Deployment](nil, t.Txn, TableDeployment, indexID, id)
+		if err != nil {
+			return nil, err
+		}
+		if d == nil || d.Active() {
+			continue
+		}
+		if err := t.delete(TableDeployment, d); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// collectJob purges one job of a GarbageCollectRequest if it still
+// qualifies.
+func collectJob(t *writeTxn, j GarbageCollectJob) error {
+	job, err := first[*state.Job](nil, t.Txn, TableJobs, indexID, j.Namespace, j.ID)
+	if err != nil || job == nil {
+		return err
+	}
+	if job.Status != state.JobStatusDead || job.JobModifyIndex != j.JobModifyIndex {
+		return nil
+	}
+	live, err := hasLiveAlloc(t.Txn, indexJob, j.Namespace, j.ID)
+	if err != nil || live {
+		return err
+	}
+	return purgeJob(t, job)
+}
+
+// hasLiveAlloc reports whether an allocation found by an index lookup is
+// not terminal.
+func hasLiveAlloc(txn *memdb.Txn, index string, args ...any) (bool, error) {
+	allocs, err := list[*state.Allocation](nil, txn, nil, TableAllocs, index, args...)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range allocs {
+		if !a.Terminal() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// WatchIndex returns the index of the last command that wrote table (0 if
+// none) and adds to ws a channel that fires when the table is next
+// written. It lets the scheduler's leader services wake on a change of a
+// whole table (evaluations, nodes, allocations) at the cost of one row,
+// where a watch through a listing would cost the whole table. Until the
+// table's first write the channel may also fire on writes of other tables:
+// a caller compares the index it gets again, as it must anyway.
+func (r reader) WatchIndex(ws memdb.WatchSet, table string) uint64 {
+	e, err := first[*indexEntry](ws, r.txn(), TableIndex, indexID, table)
+	if err != nil || e == nil {
+		return 0
+	}
+	return e.Value
+}
+
+// WatchLatestIndex is LatestIndex, adding to ws a channel that fires at the
+// next write of any table: what a caller waiting for the store to reach an
+// index blocks on.
+func (r reader) WatchLatestIndex(ws memdb.WatchSet) uint64 {
+	entries, err := list[*indexEntry](ws, r.txn(), nil, TableIndex, indexID)
+	if err != nil {
+		return 0
+	}
+	var latest uint64
+	for _, e := range entries {
+		latest = max(latest, e.Value)
+	}
+	return latest
+}

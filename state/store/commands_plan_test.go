@@ -1,0 +1,158 @@
+package store
+
+import (
+	"testing"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/schedhq/sched/state"
+)
+
+// Tests of the plan and scheduler-runtime commands. Helpers come from
+// store_test.go (the "st" fixtures).
+
+func TestPlanApplySharesJobAndAppliesStopsAsChanges(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	job := stJob("web")
+	stRegister(t, s, 10, job, nil)
+	stored := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "web"))
+	a1, a2 := stAlloc("a1", job, "n1"), stAlloc("a2", job, "n1")
+	stApply(t, s, 11, PlanApplyRequestType, &PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{a1, a2}, Now: 1100})
+	got1 := stMust[*state.Allocation](t)(s.AllocByID(nil, "a1"))
+	got2 := stMust[*state.Allocation](t)(s.AllocByID(nil, "a2"))
+	if got1.Job == nil || got1.Job.ID != "web" || got1.Job != got2.Job {
+		t.Fatalf("allocations of JobAllocs do not share the plan's job: %p %p", got1.Job, got2.Job)
+	}
+	if got1.CreateIndex != 11 || got1.CreateTime != 1100 || got1.ClientStatus != state.AllocClientStatusPending {
+		t.Fatalf("new allocation stamps: %+v", got1)
+	}
+
+	// The client reports a1 running; a stop computed before that keeps the
+	// client's status, and a stop of an allocation collected meanwhile is
+	// skipped.
+	stApply(t, s, 12, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: []*state.Allocation{{ID: "a1", ClientStatus: state.AllocClientStatusRunning}}})
+	stop := got1.Copy()
+	stop.DesiredStatus, stop.DesiredDescription = state.AllocDesiredStatusStop, "alloc not needed"
+	stop.ClientStatus = state.AllocClientStatusPending
+	lost := got2.Copy()
+	lost.DesiredStatus, lost.ClientStatus, lost.ClientDescription = state.AllocDesiredStatusStop, state.AllocClientStatusLost, "node down"
+	gone := stAlloc("gone", job, "n1")
+	gone.DesiredStatus = state.AllocDesiredStatusStop
+	stApply(t, s, 13, PlanApplyRequestType, &PlanApplyRequest{Stops: []*state.Allocation{stop, lost, gone}, Now: 1300})
+	got1 = stMust[*state.Allocation](t)(s.AllocByID(nil, "a1"))
+	if got1.DesiredStatus != state.AllocDesiredStatusStop || got1.ClientStatus != state.AllocClientStatusRunning || got1.Job == nil || got1.ModifyTime != 1300 {
+		t.Fatalf("stopped a1: desired %s client %s job %v time %d", got1.DesiredStatus, got1.ClientStatus, got1.Job != nil, got1.ModifyTime)
+	}
+	got2 = stMust[*state.Allocation](t)(s.AllocByID(nil, "a2"))
+	if got2.ClientStatus != state.AllocClientStatusLost || got2.ClientDescription != "node down" {
+		t.Fatalf("lost a2: %s %q", got2.ClientStatus, got2.ClientDescription)
+	}
+	if a := stMust[*state.Allocation](t)(s.AllocByID(nil, "gone")); a != nil {
+		t.Fatal("a stop created an allocation that did not exist")
+	}
+	sum := stMust[*state.JobSummary](t)(s.JobSummaryByID(nil, state.DefaultNamespace, "web"))
+	if tg := sum.Summary["web"]; tg.Running != 1 || tg.Lost != 1 || tg.Starting != 0 {
+		t.Fatalf("summary after stops = %+v, want 1 running (stopping) and 1 lost", tg)
+	}
+	if err := stApplyErr(t, s, 14, PlanApplyRequestType, &PlanApplyRequest{JobAllocs: []*state.Allocation{stAlloc("x", job, "n1")}}); err == nil {
+		t.Fatal("JobAllocs without Job accepted")
+	}
+}
+
+func TestEvalStatusUpdateSetsQueued(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	job := stJob("web")
+	stRegister(t, s, 10, job, stEval("e1", job))
+	e := stMust[*state.Evaluation](t)(s.EvalByID(nil, "e1")).Copy()
+	e.Status = state.EvalStatusComplete
+	e.QueuedAllocations = map[string]int{"web": 2, "no-such-group": 5}
+	stApply(t, s, 11, EvalStatusUpdateRequestType, &EvalStatusUpdateRequest{Evals: []*state.Evaluation{e}})
+	if got := stMust[*state.Evaluation](t)(s.EvalByID(nil, "e1")); got.Status != state.EvalStatusComplete || got.ModifyIndex != 11 {
+		t.Fatalf("eval = %s at %d", got.Status, got.ModifyIndex)
+	}
+	sum := stMust[*state.JobSummary](t)(s.JobSummaryByID(nil, state.DefaultNamespace, "web"))
+	if sum.Summary["web"].Queued != 2 || len(sum.Summary) != 1 {
+		t.Fatalf("summary = %+v, want web queued 2 and no other group", sum.Summary)
+	}
+}
+
+func TestGarbageCollectRechecksRules(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	stApply(t, s, 2, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("up")})
+	stApply(t, s, 3, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("down")})
+	stApply(t, s, 4, NodeUpdateStatusRequestType, &NodeUpdateStatusRequest{NodeID: "down", Status: state.NodeStatusDown})
+
+	// "dead" is stopped and done; "again" was stopped, then registered
+	// again after the leader chose it.
+	dead, again := stJob("dead"), stJob("again")
+	stRegister(t, s, 10, dead, stEval("dead-e", dead))
+	stApply(t, s, 11, JobDeregisterRequestType, &JobDeregisterRequest{Namespace: state.DefaultNamespace, JobID: "dead"})
+	done := stMust[*state.Evaluation](t)(s.EvalByID(nil, "dead-e")).Copy()
+	done.Status = state.EvalStatusComplete
+	stApply(t, s, 12, EvalUpdateRequestType, &EvalUpdateRequest{Evals: []*state.Evaluation{done}})
+	deadJob := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "dead"))
+	if deadJob.Status != state.JobStatusDead {
+		t.Fatalf("fixture: job dead is %s", deadJob.Status)
+	}
+	stRegister(t, s, 13, again, nil)
+	chosenAgain := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "again"))
+	stRegister(t, s, 14, func() *state.Job { j := stJob("again"); j.Meta = map[string]string{"v": "2"}; return j }(), nil)
+
+	stRegister(t, s, 20, stJob("live"), stEval("pending-e", stJob("live")))
+	liveAlloc := stAlloc("live-a", stJob("live"), "up")
+	stApply(t, s, 21, PlanApplyRequestType, &PlanApplyRequest{Allocs: []*state.Allocation{liveAlloc}})
+
+	req := &GarbageCollectRequest{
+		Evals:  []string{"pending-e", "missing"},
+		Allocs: []string{"live-a"},
+		Jobs: []GarbageCollectJob{
+			{Namespace: state.DefaultNamespace, ID: "dead", JobModifyIndex: deadJob.JobModifyIndex},
+			{Namespace: state.DefaultNamespace, ID: "again", JobModifyIndex: chosenAgain.JobModifyIndex},
+		},
+		Nodes: []string{"up", "down"},
+	}
+	ws := memdb.NewWatchSet()
+	stMust[*state.Job](t)(s.JobByID(ws, state.DefaultNamespace, "dead"))
+	stApply(t, s, 30, GarbageCollectRequestType, req)
+	if !stFired(ws) {
+		t.Fatal("collecting a job did not wake its readers")
+	}
+	for _, c := range []struct {
+		what string
+		gone bool
+		got  bool
+	}{
+		{"job dead", true, stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "dead")) == nil},
+		{"summary of dead", true, stMust[*state.JobSummary](t)(s.JobSummaryByID(nil, state.DefaultNamespace, "dead")) == nil},
+		{"job again (registered since)", false, stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "again")) == nil},
+		{"pending eval", false, stMust[*state.Evaluation](t)(s.EvalByID(nil, "pending-e")) == nil},
+		{"live alloc", false, stMust[*state.Allocation](t)(s.AllocByID(nil, "live-a")) == nil},
+		{"ready node", false, stMust[*state.Node](t)(s.NodeByID(nil, "up")) == nil},
+		{"down node", true, stMust[*state.Node](t)(s.NodeByID(nil, "down")) == nil},
+	} {
+		if c.got != c.gone {
+			t.Errorf("%s: deleted = %v, want %v", c.what, c.got, c.gone)
+		}
+	}
+}
+
+func TestWatchIndexFiresOnTableWrites(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	job := stJob("web")
+	stRegister(t, s, 4, job, stEval("e1", job))
+	evals, any := memdb.NewWatchSet(), memdb.NewWatchSet()
+	if got := s.WatchIndex(evals, TableEvals); got != 4 {
+		t.Fatalf("evals index = %d, want 4", got)
+	}
+	latest := s.WatchLatestIndex(any)
+	stApply(t, s, 5, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
+	if stFired(evals) {
+		t.Fatal("the evaluations watch fired on a node write")
+	}
+	if !stFired(any) || s.WatchLatestIndex(nil) != 5 || latest != 4 {
+		t.Fatal("the latest-index watch did not fire on a write")
+	}
+	stApply(t, s, 6, EvalUpdateRequestType, &EvalUpdateRequest{Evals: []*state.Evaluation{stEval("e2", job)}})
+	if !stFired(evals) || s.WatchIndex(nil, TableEvals) != 6 {
+		t.Fatalf("the evaluations watch did not fire (index %d)", s.WatchIndex(nil, TableEvals))
+	}
+}

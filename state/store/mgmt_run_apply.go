@@ -1,0 +1,202 @@
+package store
+
+import (
+	"github.com/schedhq/sched/state"
+	"slices"
+	"time"
+)
+
+func applyRunCreate(t *writeTxn, req *RunCreateRequest) (any, error) {
+	in := req.Run
+	if in == nil {
+		return nil, state.Invalidf("/data", "missing run")
+	}
+	v := &state.ValidationError{}
+	state.CheckID(v, "ID", state.PrefixRun, in.ID)
+	state.CheckMax(v, state.AttrPointer("message"), in.Message, state.RunMessageMaxLen)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	w, err := requireWorkspace(t, in.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireNewID(t, TableRuns, in.ID); err != nil {
+		return nil, err
+	}
+	created := state.MgmtTime(in.CreatedAt)
+	r := &state.Run{ID: in.ID, WorkspaceID: w.ID, OrganizationName: w.OrganizationName, Status: state.RunPending,
+		Message: in.Message, IsDestroy: in.IsDestroy, CreatedBy: in.CreatedBy, CreatedAt: created,
+		StatusTimestamps: map[string]time.Time{state.RunPending: created}}
+	stampNew(t, &r.CreateIndex, &r.ModifyIndex)
+	if err := t.insert(TableRuns, r); err != nil {
+		return nil, err
+	}
+	c := w.Copy()
+	c.CurrentRunID = r.ID
+	c.ModifyIndex = t.index
+	return r, t.insert(TableWorkspaces, c)
+}
+
+func requireRun(t *writeTxn, id string) (*state.Run, error) {
+	return mustGetRow[state.Run](t, TableRuns, "run", id)
+}
+
+// setRunStatus writes r in status at now.
+func setRunStatus(t *writeTxn, r *state.Run, status string, now time.Time) (*state.Run, error) {
+	c := r.Copy()
+	c.Status = status
+	c.StatusTimestamps[status] = state.MgmtTime(now)
+	c.ModifyIndex = t.index
+	return c, t.insert(TableRuns, c)
+}
+
+func applyRunAction(t *writeTxn, req *RunActionRequest) (any, error) {
+	r, err := requireRun(t, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if _, known := state.RunActions[req.Action]; !known {
+		return nil, state.Invalidf("Action", "%q is not one of apply, discard, cancel", req.Action)
+	}
+	to, ok := state.RunActionTarget(r.Status, req.Action)
+	if !ok {
+		return nil, state.Conflictf("run %q is %s: %s is not allowed in that status", r.ID, r.Status, req.Action)
+	}
+	return setRunStatus(t, r, to, req.Now)
+}
+
+func applyRunAdvance(t *writeTxn, req *RunAdvanceRequest) (any, error) {
+	r, err := requireRun(t, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(state.RunStatuses(), req.Status) {
+		return nil, state.Invalidf("Status", "%q is not a run status", req.Status)
+	}
+	if !state.RunCanAdvance(r.Status, req.Status) {
+		return nil, state.Conflictf("run %q cannot go from %s to %s", r.ID, r.Status, req.Status)
+	}
+	return setRunStatus(t, r, req.Status, req.Now)
+}
+
+func applyStateVersionCreate(t *writeTxn, req *StateVersionCreateRequest) (any, error) {
+	in := req.StateVersion
+	if in == nil {
+		return nil, state.Invalidf("/data", "missing state version")
+	}
+	v := &state.ValidationError{}
+	state.CheckID(v, "ID", state.PrefixStateVersion, in.ID)
+	if in.Serial < 0 {
+		v.Add(state.AttrPointer("serial"), "must not be negative, got %d", in.Serial)
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	w, err := requireWorkspace(t, in.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	if !w.Locked {
+		return nil, state.Conflictf("workspace %q must be locked to create a state version", w.ID)
+	}
+	if in.CreatedBy != "" && w.LockedBy != in.CreatedBy && (in.RunID == "" || w.LockedBy != in.RunID) {
+		return nil, state.Conflictf("workspace %q is locked by %s, not by %s", w.ID, w.LockedBy, in.CreatedBy)
+	}
+	if err := requireNewID(t, TableStateVersions, in.ID); err != nil {
+		return nil, err
+	}
+	sv := &state.StateVersion{ID: in.ID, WorkspaceID: w.ID, OrganizationName: w.OrganizationName, Serial: in.Serial,
+		Lineage: in.Lineage, MD5: in.MD5, RunID: in.RunID, CreatedBy: in.CreatedBy, CreatedAt: state.MgmtTime(in.CreatedAt)}
+	stampNew(t, &sv.CreateIndex, &sv.ModifyIndex)
+	if err := t.insert(TableStateVersions, sv); err != nil {
+		return nil, err
+	}
+	if w.LatestStateVersionID == "" || !sv.CreatedAt.Before(w.LatestChangeAt) {
+		c := w.Copy()
+		c.LatestStateVersionID, c.LatestChangeAt = sv.ID, sv.CreatedAt
+		c.ModifyIndex = t.index
+		if err := t.insert(TableWorkspaces, c); err != nil {
+			return nil, err
+		}
+	}
+	return sv, nil
+}
+
+// checkPolicySet checks what needs the store: a unique name and an existing
+// policy version.
+func checkPolicySet(t *writeTxn, s *state.PolicySet) error {
+	taken, err := nameTaken(t, TablePolicySets, s.OrganizationName, s.Name, func(x *state.PolicySet) string { return x.ID }, s.ID)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return state.Invalidf(state.AttrPointer("name"), "has already been taken in organization %q", s.OrganizationName)
+	}
+	if s.PolicyToolVersion != "" {
+		pv, err := toolVersionByVersion(nil, t.Txn, state.VersionFamilyPolicy, s.PolicyToolVersion)
+		if err != nil {
+			return err
+		}
+		if pv == nil {
+			return state.Invalidf(state.AttrPointer("policy-tool-version"), "policy version %q does not exist", s.PolicyToolVersion)
+		}
+	}
+	return nil
+}
+
+func applyPolicySetCreate(t *writeTxn, req *PolicySetCreateRequest) (any, error) {
+	org, err := requireOrganization(t, req.OrganizationName)
+	if err != nil {
+		return nil, err
+	}
+	v := &state.ValidationError{}
+	state.CheckID(v, "ID", state.PrefixPolicySet, req.ID)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if err := req.Attributes.Validate(true); err != nil {
+		return nil, err
+	}
+	if err := requireNewID(t, TablePolicySets, req.ID); err != nil {
+		return nil, err
+	}
+	created := state.MgmtTime(req.CreatedAt)
+	s := &state.PolicySet{ID: req.ID, OrganizationName: org.Name, CreatedAt: created, UpdatedAt: created}
+	req.Attributes.Apply(s)
+	if err := checkPolicySet(t, s); err != nil {
+		return nil, err
+	}
+	stampNew(t, &s.CreateIndex, &s.ModifyIndex)
+	return s, t.insert(TablePolicySets, s)
+}
+
+func requirePolicySet(t *writeTxn, id string) (*state.PolicySet, error) {
+	return mustGetRow[state.PolicySet](t, TablePolicySets, "policy set", id)
+}
+
+func applyPolicySetUpdate(t *writeTxn, req *PolicySetUpdateRequest) (any, error) {
+	old, err := requirePolicySet(t, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := req.Attributes.Validate(false); err != nil {
+		return nil, err
+	}
+	s := *old
+	req.Attributes.Apply(&s)
+	if err := checkPolicySet(t, &s); err != nil {
+		return nil, err
+	}
+	s.UpdatedAt = state.MgmtTime(req.Now)
+	s.ModifyIndex = t.index
+	return &s, t.insert(TablePolicySets, &s)
+}
+
+func applyPolicySetDelete(t *writeTxn, req *PolicySetDeleteRequest) (any, error) {
+	s, err := requirePolicySet(t, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	return nil, t.delete(TablePolicySets, s)
+}

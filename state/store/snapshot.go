@@ -1,0 +1,141 @@
+package store
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/go-memdb"
+)
+
+// StateSnapshot is a point-in-time view of the store. Its read methods are
+// the Store's, answered from the moment Snapshot was taken; writes to the
+// store after that do not show. Scheduler workers plan against one, and the
+// Raft FSM persists one.
+type StateSnapshot struct {
+	reader
+	db *memdb.MemDB
+}
+
+// Snapshot returns a point-in-time view of the store. It is cheap: the
+// view shares the store's immutable trees.
+func (s *Store) Snapshot() (*StateSnapshot, error) {
+	db := s.currentDB().Snapshot()
+	return &StateSnapshot{reader: reader{txn: func() *memdb.Txn { return db.Txn(false) }}, db: db}, nil
+}
+
+// Release frees the snapshot. It does nothing (the garbage collector
+// reclaims the trees) but lets a StateSnapshot serve as a Raft FSM
+// snapshot.
+func (s *StateSnapshot) Release() {}
+
+// snapshotFormat identifies the layout written by Persist.
+const snapshotFormat = 1
+
+// snapshotHeader opens a persisted snapshot.
+type snapshotHeader struct {
+	Format int
+}
+
+// Persist writes every row of every table, in the order of tableDefs, as a
+// stream of msgpack values: a header, then a table name and a row for each
+// row, then an empty table name that marks the end, so a truncated stream
+// is detected on Restore.
+func (s *StateSnapshot) Persist(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	enc := newStreamEncoder(bw)
+	if err := enc.Encode(snapshotHeader{Format: snapshotFormat}); err != nil {
+		return fmt.Errorf("persist snapshot: %w", err)
+	}
+	txn := s.db.Txn(false)
+	for _, def := range tableDefs() {
+		iter, err := txn.Get(def.name, indexID)
+		if err != nil {
+			return fmt.Errorf("persist %s: %w", def.name, err)
+		}
+		for row := iter.Next(); row != nil; row = iter.Next() {
+			if err := enc.Encode(def.name); err != nil {
+				return fmt.Errorf("persist %s: %w", def.name, err)
+			}
+			if err := enc.Encode(row); err != nil {
+				return fmt.Errorf("persist %s: %w", def.name, err)
+			}
+		}
+	}
+	if err := enc.Encode(""); err != nil {
+		return fmt.Errorf("persist snapshot: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("persist snapshot: %w", err)
+	}
+	return nil
+}
+
+// Restore replaces the store's contents with a snapshot written by Persist.
+// It builds a new database aside and swaps it in at once, so readers see
+// either the old contents or the new, never a mix; then it closes the old
+// AbandonCh so that blocked readers re-run against the new contents. On
+// error the store is unchanged.
+func (s *Store) Restore(r io.Reader) error {
+	db, err := restoreDB(r)
+	if err != nil {
+		return fmt.Errorf("restore snapshot: %w", err)
+	}
+	s.mu.Lock()
+	abandoned := s.abandonCh
+	s.db = db
+	s.abandonCh = make(chan struct{})
+	s.mu.Unlock()
+	close(abandoned)
+	return nil
+}
+
+func restoreDB(r io.Reader) (*memdb.MemDB, error) {
+	defs := make(map[string]tableDef)
+	for _, d := range tableDefs() {
+		defs[d.name] = d
+	}
+	db, err := memdb.NewMemDB(dbSchema())
+	if err != nil {
+		return nil, err
+	}
+	txn := db.Txn(true)
+	defer txn.Abort()
+	dec := newStreamDecoder(bufio.NewReader(r))
+	var hdr snapshotHeader
+	if err := dec.Decode(&hdr); err != nil {
+		return nil, fmt.Errorf("read header: %w", err)
+	}
+	if hdr.Format != snapshotFormat {
+		return nil, fmt.Errorf("unsupported snapshot format %d", hdr.Format)
+	}
+	for {
+		var name string
+		if err := dec.Decode(&name); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, errors.New("snapshot is truncated")
+			}
+			return nil, fmt.Errorf("read table name: %w", err)
+		}
+		if name == "" {
+			break
+		}
+		def, ok := defs[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown table %q (snapshot from a newer version?)", name)
+		}
+		row := def.newRow()
+		if err := dec.Decode(row); err != nil {
+			return nil, fmt.Errorf("read %s row: %w", name, err)
+		}
+		if err := txn.Insert(name, row); err != nil {
+			return nil, fmt.Errorf("restore %s row: %w", name, err)
+		}
+	}
+	if err := ensureBuiltins(txn); err != nil {
+		return nil, err
+	}
+	txn.Commit()
+	return db, nil
+}

@@ -1,0 +1,295 @@
+package store
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/schedhq/sched/state"
+)
+
+// Retention defaults, used when a StoreConfig field is zero.
+const (
+	DefaultJobVersionsRetained    = 6
+	DefaultJobSubmissionsRetained = 6
+)
+
+// StoreConfig tunes a Store. The zero value is usable: every zero field
+// means its default. Every server of a cluster must use the same values,
+// since Apply depends on them and must give identical results everywhere.
+type StoreConfig struct {
+	// JobVersionsRetained is how many versions of a job are kept; 0 means
+	// DefaultJobVersionsRetained.
+	JobVersionsRetained int
+	// JobSubmissionsRetained is how many submissions (original sources) of
+	// a job are kept; 0 means DefaultJobSubmissionsRetained.
+	JobSubmissionsRetained int
+}
+
+func (c StoreConfig) withDefaults() StoreConfig {
+	if c.JobVersionsRetained <= 0 {
+		c.JobVersionsRetained = DefaultJobVersionsRetained
+	}
+	if c.JobSubmissionsRetained <= 0 {
+		c.JobSubmissionsRetained = DefaultJobSubmissionsRetained
+	}
+	return c
+}
+
+// Store is the replicated state: go-memdb tables written only by Apply and
+// Restore (on the Raft FSM goroutine) and read concurrently by anyone
+// through the read methods. Objects it returns are shared with its
+// immutable trees and must never be mutated.
+type Store struct {
+	reader
+	cfg StoreConfig
+
+	// mu guards db and abandonCh, which Restore replaces. Apply and reads
+	// take it only long enough to pick up the current database.
+	mu        sync.RWMutex
+	db        *memdb.MemDB
+	abandonCh chan struct{}
+}
+
+// NewStore returns a store holding only the built-in objects: the `default`
+// namespace and the `default` and `all` node pools, written at index 1.
+func NewStore(cfg StoreConfig) (*Store, error) {
+	db, err := newDB()
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{cfg: cfg.withDefaults(), db: db, abandonCh: make(chan struct{})}
+	s.reader = reader{txn: s.readTxn}
+	return s, nil
+}
+
+// newDB makes an empty database holding the built-in objects.
+func newDB() (*memdb.MemDB, error) {
+	db, err := memdb.NewMemDB(dbSchema())
+	if err != nil {
+		return nil, fmt.Errorf("create state database: %w", err)
+	}
+	txn := db.Txn(true)
+	defer txn.Abort()
+	if err := ensureBuiltins(txn); err != nil {
+		return nil, err
+	}
+	txn.Commit()
+	return db, nil
+}
+
+// builtinIndex is the index at which built-in objects are written: before
+// any command, and never 0, so a blocking read at index 0 returns at once.
+const builtinIndex = 1
+
+// ensureBuiltins inserts any missing built-in object at builtinIndex. It is
+// deterministic, so it may run again after a Restore.
+func ensureBuiltins(txn *memdb.Txn) error {
+	touched := map[string]bool{}
+	if ns, err := txn.First(TableNamespaces, indexID, state.DefaultNamespace); err != nil {
+		return err
+	} else if ns == nil {
+		n := &state.Namespace{Name: state.DefaultNamespace, Description: "Default shared namespace",
+			CreateIndex: builtinIndex, ModifyIndex: builtinIndex}
+		if err := txn.Insert(TableNamespaces, n); err != nil {
+			return err
+		}
+		touched[TableNamespaces] = true
+	}
+	pools := []*state.NodePool{
+		{Name: state.NodePoolAll, Description: "Node pool with all nodes in the cluster."},
+		{Name: state.NodePoolDefault, Description: "Default node pool."},
+	}
+	for _, p := range pools {
+		existing, err := txn.First(TableNodePools, indexID, p.Name)
+		if err != nil {
+			return err
+		}
+		if existing != nil {
+			continue
+		}
+		p.CreateIndex, p.ModifyIndex = builtinIndex, builtinIndex
+		if err := txn.Insert(TableNodePools, p); err != nil {
+			return err
+		}
+		touched[TableNodePools] = true
+	}
+	for table := range touched {
+		row, err := txn.First(TableIndex, indexID, table)
+		if err != nil {
+			return err
+		}
+		if row != nil && row.(*indexEntry).Value >= builtinIndex {
+			continue
+		}
+		if err := txn.Insert(TableIndex, &indexEntry{Key: table, Value: builtinIndex}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isBuiltinNodePool reports whether name is a pool that always exists.
+func isBuiltinNodePool(name string) bool {
+	return name == state.NodePoolDefault || name == state.NodePoolAll
+}
+
+// Config returns the store's configuration with defaults filled in.
+func (s *Store) Config() StoreConfig { return s.cfg }
+
+// AbandonCh is closed when Restore replaces the store's contents. Watch
+// channels of the old contents never fire again, so a blocking read must add
+// this channel to its watch set and re-run its query when it closes.
+func (s *Store) AbandonCh() <-chan struct{} {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.abandonCh
+}
+
+func (s *Store) currentDB() *memdb.MemDB {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db
+}
+
+func (s *Store) readTxn() *memdb.Txn { return s.currentDB().Txn(false) }
+
+// writeTxn is one command's write transaction. It records every table it
+// writes so that commit can stamp their rows of the index table.
+type writeTxn struct {
+	*memdb.Txn
+	cfg   StoreConfig
+	index uint64
+	// touched holds the tables written so far.
+	touched map[string]bool
+	// jobs holds the jobs whose allocations or evaluations changed: their
+	// status is recomputed before commit.
+	jobs map[nsID]bool
+}
+
+// nsID names a namespaced object.
+type nsID struct{ ns, id string }
+
+func (s *Store) writeTxn(index uint64) *writeTxn {
+	return &writeTxn{
+		Txn:     s.currentDB().Txn(true),
+		cfg:     s.cfg,
+		index:   index,
+		touched: map[string]bool{},
+		jobs:    map[nsID]bool{},
+	}
+}
+
+func (t *writeTxn) insert(table string, obj any) error {
+	t.touched[table] = true
+	if err := t.Insert(table, obj); err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	return nil
+}
+
+func (t *writeTxn) delete(table string, obj any) error {
+	t.touched[table] = true
+	if err := t.Delete(table, obj); err != nil {
+		return fmt.Errorf("delete from %s: %w", table, err)
+	}
+	return nil
+}
+
+// commit stamps the index row of every touched table and commits.
+func (t *writeTxn) commit() error {
+	for table := range t.touched {
+		if err := t.Insert(TableIndex, &indexEntry{Key: table, Value: t.index}); err != nil {
+			return fmt.Errorf("update index of %s: %w", table, err)
+		}
+	}
+	t.Commit()
+	return nil
+}
+
+// reader holds the read methods shared by Store (always the latest
+// contents) and StateSnapshot (one point in time). Every read method takes a
+// memdb.WatchSet first, which may be nil; it adds the watch channels of what
+// it read, so a blocking query wakes exactly when its result may change.
+// Returned objects are shared with the store: never mutate them.
+type reader struct {
+	// txn opens a read transaction; each read method uses one, so what it
+	// returns is consistent.
+	txn func() *memdb.Txn
+}
+
+// LatestIndex returns the highest index of any table: the index of the
+// last command that wrote something.
+func (r reader) LatestIndex() uint64 {
+	iter, err := r.txn().Get(TableIndex, indexID)
+	if err != nil {
+		return 0
+	}
+	var latest uint64
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		latest = max(latest, raw.(*indexEntry).Value)
+	}
+	return latest
+}
+
+// Index returns the index of the last command that wrote table, 0 if none.
+func (r reader) Index(table string) uint64 {
+	raw, err := r.txn().First(TableIndex, indexID, table)
+	if err != nil || raw == nil {
+		return 0
+	}
+	return raw.(*indexEntry).Value
+}
+
+// watch adds ch to ws when ws is not nil.
+func watch(ws memdb.WatchSet, ch <-chan struct{}) {
+	if ws != nil {
+		ws.Add(ch)
+	}
+}
+
+// first returns the first row of an index lookup as T (the zero T when
+// there is none) and records the lookup's watch channel.
+func first[T any](ws memdb.WatchSet, txn *memdb.Txn, table, index string, args ...any) (T, error) {
+	var zero T
+	ch, raw, err := txn.FirstWatch(table, index, args...)
+	if err != nil {
+		return zero, fmt.Errorf("read %s: %w", table, err)
+	}
+	watch(ws, ch)
+	if raw == nil {
+		return zero, nil
+	}
+	return raw.(T), nil
+}
+
+// list returns every row of table matching an index lookup, as T, and
+// records the lookup's watch channel. keep, when not nil, filters rows.
+func list[T any](ws memdb.WatchSet, txn *memdb.Txn, keep func(T) bool, table, index string, args ...any) ([]T, error) {
+	iter, err := txn.Get(table, index, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", table, err)
+	}
+	watch(ws, iter.WatchCh())
+	var out []T
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		v := raw.(T)
+		if keep == nil || keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// allNamespaces is the namespace argument that selects every namespace.
+const allNamespaces = "*"
+
+// byNamespaceAndPrefix lists the rows of a table keyed by a bare ID whose
+// namespace is ns (or any, for "*") and whose ID starts with prefix.
+func byNamespaceAndPrefix[T any](ws memdb.WatchSet, txn *memdb.Txn, table, ns, prefix string, nsOf func(T) string) ([]T, error) {
+	var keep func(T) bool
+	if ns != allNamespaces {
+		keep = func(v T) bool { return nsOf(v) == ns }
+	}
+	return list(ws, txn, keep, table, indexID+"_prefix", prefixArg(prefix))
+}

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"github.com/hashicorp/go-memdb"
+	"github.com/schedhq/sched/state"
+)
+
+// AllocByID returns an allocation, or nil.
+func (r reader) AllocByID(ws memdb.WatchSet, id string) (*state.Allocation, error) {
+	return first[*state.Allocation](ws, r.txn(), TableAllocs, indexID, id)
+}
+
+// AllocsByJob lists a job's allocations, ordered by ID. Unless all is set,
+// only those of the job as registered now are listed, not those of an
+// earlier job with the same ID that was purged; when the job does not exist
+// any more, all are listed.
+func (r reader) AllocsByJob(ws memdb.WatchSet, ns, jobID string, all bool) ([]*state.Allocation, error) {
+	txn := r.txn()
+	allocs, err := list[*state.Allocation](ws, txn, nil, TableAllocs, indexJob, ns, jobID)
+	if err != nil || all {
+		return allocs, err
+	}
+	job, err := first[*state.Job](ws, txn, TableJobs, indexID, ns, jobID)
+	if err != nil || job == nil {
+		return allocs, err
+	}
+	kept := allocs[:0:0]
+	for _, a := range allocs {
+		if sameJobInstance(a, job) {
+			kept = append(kept, a)
+		}
+	}
+	return kept, nil
+}
+
+// AllocsByNode lists the allocations placed on a node, ordered by ID.
+func (r reader) AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*state.Allocation, error) {
+	return list[*state.Allocation](ws, r.txn(), nil, TableAllocs, indexNode, nodeID)
+}
+
+// AllocsByEval lists the allocations an evaluation placed, ordered by ID.
+func (r reader) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*state.Allocation, error) {
+	return list[*state.Allocation](ws, r.txn(), nil, TableAllocs, indexEval, evalID)
+}
+
+// Allocs lists the allocations of namespace ns ("*" for every namespace)
+// whose ID starts with prefix, ordered by ID.
+func (r reader) Allocs(ws memdb.WatchSet, ns, prefix string) ([]*state.Allocation, error) {
+	return byNamespaceAndPrefix(ws, r.txn(), TableAllocs, ns, prefix, func(a *state.Allocation) string { return a.Namespace })
+}
+
+// applyAllocUpdate records a plan's results; see AllocUpdateRequest.
+func applyAllocUpdate(t *writeTxn, req *AllocUpdateRequest) (any, error) {
+	if req.Deployment != nil {
+		if err := upsertDeployment(t, req.Deployment, req.Now); err != nil {
+			return nil, prefixField("Deployment", err)
+		}
+	}
+	for i, a := range req.Allocs {
+		if err := upsertAlloc(t, a, req.Now); err != nil {
+			return nil, prefixField(state.Fieldf("Allocs", i, ""), err)
+		}
+	}
+	return nil, upsertEvals(t, "Evals", req.Evals)
+}
+
+// upsertAlloc writes an allocation from the servers' side, deleting its
+// service registrations when it is written client-terminal (e.g. lost).
+func upsertAlloc(t *writeTxn, a *state.Allocation, now int64) error {
+	if a == nil || a.ID == "" {
+		return state.Invalidf("ID", "missing allocation ID")
+	}
+	if a.Job != nil && a.Namespace == "" && a.JobID == "" {
+		a.Namespace, a.JobID = a.Job.Namespace, a.Job.ID
+	}
+	old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, a.ID)
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		a.CreateIndex, a.CreateTime = old.CreateIndex, old.CreateTime
+		if a.Job == nil {
+			a.Job = old.Job
+		}
+		// The client owns these: a plan does not overwrite what the
+		// client reported unless it says otherwise (e.g. marks it lost).
+		a.TaskStates = old.TaskStates
+		if a.ClientStatus == "" {
+			a.ClientStatus, a.ClientDescription = old.ClientStatus, old.ClientDescription
+		}
+		if a.DeploymentStatus == nil {
+			a.DeploymentStatus = old.DeploymentStatus
+		}
+	} else {
+		a.CreateIndex, a.CreateTime = t.index, now
+		if a.ClientStatus == "" {
+			a.ClientStatus = state.AllocClientStatusPending
+		}
+	}
+	if a.Job == nil {
+		job, err := first[*state.Job](nil, t.Txn, TableJobs, indexID, a.Namespace, a.JobID)
+		if err != nil {
+			return err
+		}
+		if job == nil {
+			return state.Invalidf("Job", "allocation has no job and job %q in namespace %q does not exist", a.JobID, a.Namespace)
+		}
+		a.Job = job
+	}
+	a.ModifyIndex, a.AllocModifyIndex = t.index, t.index
+	a.ModifyTime = now
+	if err := t.insert(TableAllocs, a); err != nil {
+		return err
+	}
+	if err := deleteServicesOfEndedAlloc(t, a); err != nil {
+		return err
+	}
+	t.jobs[nsID{a.Namespace, a.JobID}] = true
+	return updateSummaryForAlloc(t, old, a)
+}
+
+// applyAllocClientUpdate records what clients report; see
+// AllocClientUpdateRequest. An allocation reported complete, failed or lost
+// loses its service registrations in the same command.
+func applyAllocClientUpdate(t *writeTxn, req *AllocClientUpdateRequest) (any, error) {
+	for i, u := range req.Allocs {
+		if u == nil || u.ID == "" {
+			return nil, state.Invalidf(state.Fieldf("Allocs", i, "ID"), "missing allocation ID")
+		}
+		old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, u.ID)
+		if err != nil {
+			return nil, err
+		}
+		if old == nil {
+			continue
+		}
+		next := *old
+		next.ClientStatus = u.ClientStatus
+		next.ClientDescription = u.ClientDescription
+		next.TaskStates = u.TaskStates
+		if u.DeploymentStatus != nil {
+			ds := *u.DeploymentStatus
+			ds.ModifyIndex = t.index
+			next.DeploymentStatus = &ds
+		}
+		next.ModifyIndex = t.index
+		next.ModifyTime = req.Now
+		if err := t.insert(TableAllocs, &next); err != nil {
+			return nil, err
+		}
+		if err := deleteServicesOfEndedAlloc(t, &next); err != nil {
+			return nil, err
+		}
+		t.jobs[nsID{next.Namespace, next.JobID}] = true
+		if err := updateSummaryForAlloc(t, old, &next); err != nil {
+			return nil, err
+		}
+	}
+	return nil, upsertEvals(t, "Evals", req.Evals)
+}

@@ -1,0 +1,196 @@
+package store
+
+import (
+	"github.com/hashicorp/go-memdb"
+	"github.com/schedhq/sched/state"
+)
+
+// NodeByID returns a node, or nil.
+func (r reader) NodeByID(ws memdb.WatchSet, id string) (*state.Node, error) {
+	return first[*state.Node](ws, r.txn(), TableNodes, indexID, id)
+}
+
+// Nodes lists the nodes whose ID starts with prefix, ordered by ID.
+func (r reader) Nodes(ws memdb.WatchSet, prefix string) ([]*state.Node, error) {
+	return list[*state.Node](ws, r.txn(), nil, TableNodes, indexID+"_prefix", prefixArg(prefix))
+}
+
+// NodePools lists every node pool, ordered by name.
+func (r reader) NodePools(ws memdb.WatchSet) ([]*state.NodePool, error) {
+	return list[*state.NodePool](ws, r.txn(), nil, TableNodePools, indexID)
+}
+
+// NodePoolByName returns a node pool, or nil.
+func (r reader) NodePoolByName(ws memdb.WatchSet, name string) (*state.NodePool, error) {
+	return first[*state.NodePool](ws, r.txn(), TableNodePools, indexID, name)
+}
+
+// applyNodeRegister creates or updates a node; see NodeRegisterRequest.
+// A node written down loses its service registrations, as with
+// applyNodeUpdateStatus.
+func applyNodeRegister(t *writeTxn, req *NodeRegisterRequest) (any, error) {
+	n := req.Node
+	if n == nil || n.ID == "" {
+		return nil, state.Invalidf("Node.ID", "missing node ID")
+	}
+	if n.NodePool == "" {
+		n.NodePool = state.NodePoolDefault
+	}
+	if n.NodePool == state.NodePoolAll {
+		return nil, state.Invalidf("Node.NodePool", "nodes cannot join the %q node pool", state.NodePoolAll)
+	}
+	old, err := first[*state.Node](nil, t.Txn, TableNodes, indexID, n.ID)
+	if err != nil {
+		return nil, err
+	}
+	n.CreateIndex = t.index
+	if old != nil {
+		n.CreateIndex = old.CreateIndex
+		// Servers own scheduling eligibility and draining: a client
+		// re-registering (e.g. after a restart) must not undo a drain.
+		n.SchedulingEligibility = old.SchedulingEligibility
+		n.Drain, n.DrainStrategy = old.Drain, old.DrainStrategy
+	}
+	if n.SchedulingEligibility == "" {
+		n.SchedulingEligibility = state.NodeSchedulingEligible
+	}
+	n.ModifyIndex = t.index
+	pool, err := first[*state.NodePool](nil, t.Txn, TableNodePools, indexID, n.NodePool)
+	if err != nil {
+		return nil, err
+	}
+	if pool == nil {
+		p := &state.NodePool{Name: n.NodePool, CreateIndex: t.index, ModifyIndex: t.index}
+		if err := t.insert(TableNodePools, p); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.insert(TableNodes, n); err != nil {
+		return nil, err
+	}
+	if n.Status == state.NodeStatusDown {
+		return nil, deleteServicesOf(t, indexNode, n.ID)
+	}
+	return nil, nil
+}
+
+// applyNodeDeregister deletes nodes, all or none, with their service
+// registrations.
+func applyNodeDeregister(t *writeTxn, req *NodeDeregisterRequest) (any, error) {
+	for _, id := range req.NodeIDs {
+		n, err := first[*state.Node](nil, t.Txn, TableNodes, indexID, id)
+		if err != nil {
+			return nil, err
+		}
+		if n == nil {
+			return nil, state.NotFoundf("node %q not found", id)
+		}
+		if err := t.delete(TableNodes, n); err != nil {
+			return nil, err
+		}
+		if err := deleteServicesOf(t, indexNode, n.ID); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// applyNodeUpdateStatus records a node's status and the evaluations that
+// react to it. A node going down loses its service registrations in the
+// same command: its client is not there to remove them.
+func applyNodeUpdateStatus(t *writeTxn, req *NodeUpdateStatusRequest) (any, error) {
+	n, err := first[*state.Node](nil, t.Txn, TableNodes, indexID, req.NodeID)
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return nil, state.NotFoundf("node %q not found", req.NodeID)
+	}
+	switch req.Status {
+	case state.NodeStatusInit, state.NodeStatusReady, state.NodeStatusDown, state.NodeStatusDisconnected:
+	default:
+		return nil, state.Invalidf("Status", "unknown node status %q", req.Status)
+	}
+	next := *n
+	next.Status = req.Status
+	next.StatusDescription = req.StatusDescription
+	next.StatusUpdatedAt = req.UpdatedAt
+	next.ModifyIndex = t.index
+	if err := t.insert(TableNodes, &next); err != nil {
+		return nil, err
+	}
+	if next.Status == state.NodeStatusDown {
+		if err := deleteServicesOf(t, indexNode, next.ID); err != nil {
+			return nil, err
+		}
+	}
+	return nil, upsertEvals(t, "Evals", req.Evals)
+}
+
+// applyNodePoolUpsert creates or updates node pools.
+func applyNodePoolUpsert(t *writeTxn, req *NodePoolUpsertRequest) (any, error) {
+	for i, p := range req.NodePools {
+		if p == nil || p.Name == "" {
+			return nil, state.Invalidf(state.Fieldf("NodePools", i, "Name"), "missing node pool name")
+		}
+		if p.Name == state.NodePoolAll {
+			return nil, state.Invalidf(state.Fieldf("NodePools", i, "Name"), "the %q node pool cannot be changed", state.NodePoolAll)
+		}
+		old, err := first[*state.NodePool](nil, t.Txn, TableNodePools, indexID, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		p.CreateIndex = t.index
+		if old != nil {
+			p.CreateIndex = old.CreateIndex
+		}
+		p.ModifyIndex = t.index
+		if err := t.insert(TableNodePools, p); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// applyNodePoolDelete deletes node pools, all or none: it refuses built-in
+// pools, unknown names, and pools that still have nodes or jobs that are
+// not dead.
+func applyNodePoolDelete(t *writeTxn, req *NodePoolDeleteRequest) (any, error) {
+	var nodes []*state.Node
+	var jobs []*state.Job
+	if len(req.Names) > 0 {
+		var err error
+		if nodes, err = list[*state.Node](nil, t.Txn, nil, TableNodes, indexID); err != nil {
+			return nil, err
+		}
+		if jobs, err = list[*state.Job](nil, t.Txn, nil, TableJobs, indexID); err != nil {
+			return nil, err
+		}
+	}
+	for i, name := range req.Names {
+		if isBuiltinNodePool(name) {
+			return nil, state.Invalidf(state.Fieldf("Names", i, ""), "the built-in node pool %q cannot be deleted", name)
+		}
+		p, err := first[*state.NodePool](nil, t.Txn, TableNodePools, indexID, name)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, state.NotFoundf("node pool %q not found", name)
+		}
+		for _, n := range nodes {
+			if n.NodePool == name {
+				return nil, state.Conflictf("node pool %q has node %q", name, n.ID)
+			}
+		}
+		for _, j := range jobs {
+			if j.NodePool == name && j.Status != state.JobStatusDead {
+				return nil, state.Conflictf("node pool %q is used by job %q in namespace %q", name, j.ID, j.Namespace)
+			}
+		}
+		if err := t.delete(TableNodePools, p); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
