@@ -6,7 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/jsonapi"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -161,7 +161,7 @@ func (s *Server) adminWorkspaceDelete(w http.ResponseWriter, r *http.Request, p 
 
 // adminOrgResource renders an organization with its owners, and includes
 // the owners when asked.
-func (s *Server) adminOrgResource(doc *jsonapi.Document, o *state.Organization, includeUsers bool) (*jsonapi.Resource, error) {
+func (s *Server) adminOrgResource(doc *jsonapi.Document, o *mgmt.Organization, includeUsers bool) (*jsonapi.Resource, error) {
 	owners, err := s.store.OrganizationOwners(nil, o.Name)
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func (s *Server) adminOrgList(w http.ResponseWriter, r *http.Request, _ httprout
 }
 
 // adminOrg loads organization name, or a 404.
-func (s *Server) adminOrg(name string) (*state.Organization, error) {
+func (s *Server) adminOrg(name string) (*mgmt.Organization, error) {
 	o, err := s.store.OrganizationByName(nil, name)
 	if err != nil {
 		return nil, err
@@ -226,7 +226,7 @@ func (s *Server) adminOrg(name string) (*state.Organization, error) {
 	return o, nil
 }
 
-func (s *Server) adminOrgDoc(o *state.Organization, includeOwners bool) (*jsonapi.Document, error) {
+func (s *Server) adminOrgDoc(o *mgmt.Organization, includeOwners bool) (*jsonapi.Document, error) {
 	doc := jsonapi.One(nil)
 	res, err := s.adminOrgResource(doc, o, includeOwners)
 	if err != nil {
@@ -275,7 +275,7 @@ func (s *Server) adminOrgUpdate(w http.ResponseWriter, r *http.Request, p httpro
 		return mgmtResult{}, err
 	}
 	a := obj.Attrs
-	patch := state.OrganizationAdminPatch{
+	patch := mgmt.OrganizationAdminPatch{
 		AccessBetaTools:         a.Bool("access-beta-tools"),
 		GlobalModuleSharing:     a.Bool("global-module-sharing"),
 		GlobalProviderSharing:   a.Bool("global-provider-sharing"),
@@ -294,7 +294,7 @@ func (s *Server) adminOrgUpdate(w http.ResponseWriter, r *http.Request, p httpro
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	doc, err := s.adminOrgDoc(resp.(*state.Organization), false)
+	doc, err := s.adminOrgDoc(resp.(*mgmt.Organization), false)
 	if err != nil {
 		return mgmtResult{}, err
 	}

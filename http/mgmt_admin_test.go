@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -37,7 +37,7 @@ func (m *mgmtHarness) adminWorld() *adminWorld {
 	m.clock.advance(time.Minute)
 	w.gammaRun = run(w.gamma)
 	// delta's run plans: pending → planning → planned.
-	for _, st := range []string{state.RunPlanning, state.RunPlanned} {
+	for _, st := range []string{mgmt.RunPlanning, mgmt.RunPlanned} {
 		m.apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: w.deltaRun, Status: st, Now: m.clock.Now()})
 	}
 	// beta gets a state version, its latest change.
@@ -373,8 +373,8 @@ func TestMgmtAdminConsumers(t *testing.T) {
 
 func TestMgmtAdminVersions(t *testing.T) {
 	for _, fam := range []struct{ family, path, typ string }{
-		{state.VersionFamilyTool, "/admin/tool-versions", "tool-versions"},
-		{state.VersionFamilyPolicy, "/admin/policy-versions", "policy-versions"},
+		{mgmt.VersionFamilyTool, "/admin/tool-versions", "tool-versions"},
+		{mgmt.VersionFamilyPolicy, "/admin/policy-versions", "policy-versions"},
 	} {
 		t.Run(fam.family, func(t *testing.T) {
 			m := newMgmtHarness(t)
@@ -446,7 +446,7 @@ func TestMgmtAdminVersions(t *testing.T) {
 			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"sha": "nope"}), 422, "/data/attributes/sha")
 			m.fail(m.root, "PATCH", fam.path+"/tool-none", mgmtBody(fam.typ, nil), 404, "")
 			// usage, and deletes refused for official or used versions.
-			if fam.family == state.VersionFamilyTool {
+			if fam.family == mgmt.VersionFamilyTool {
 				m.workspace(w.owner, "acme", "uses-it", "", map[string]any{"tool-version": "1.2.3"})
 			} else {
 				m.call(w.owner, "POST", "/organizations/acme/policy-sets", mgmtBody("policy-sets", map[string]any{"name": "uses-it", "policy-tool-version": "1.2.3"}), 201)
@@ -462,7 +462,7 @@ func TestMgmtAdminVersions(t *testing.T) {
 			m.fail(m.root, "GET", fam.path+"/"+beta, nil, 404, "")
 			// A version of the other family is not found here.
 			other := "/admin/policy-versions/"
-			if fam.family == state.VersionFamilyPolicy {
+			if fam.family == mgmt.VersionFamilyPolicy {
 				other = "/admin/tool-versions/"
 			}
 			m.fail(m.root, "GET", other+v.ID, nil, 404, "")

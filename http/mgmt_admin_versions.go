@@ -6,7 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/jsonapi"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -52,9 +52,9 @@ func (s *Server) versionList(family string) mgmtHandler {
 }
 
 // readVersionPatch reads a version's attributes.
-func readVersionPatch(o *jsonapi.ResourceObject) state.ToolVersionPatch {
+func readVersionPatch(o *jsonapi.ResourceObject) mgmt.ToolVersionPatch {
 	a := o.Attrs
-	patch := state.ToolVersionPatch{
+	patch := mgmt.ToolVersionPatch{
 		Version:          a.String("version"),
 		URL:              a.String("url"),
 		SHA:              a.String("sha"),
@@ -65,9 +65,9 @@ func readVersionPatch(o *jsonapi.ResourceObject) state.ToolVersionPatch {
 		DeprecatedReason: a.NullableString("deprecated-reason"),
 	}
 	if items, sent := a.Objects("archs"); sent {
-		archs := make([]state.ToolVersionArch, 0, len(items))
+		archs := make([]mgmt.ToolVersionArch, 0, len(items))
 		for _, item := range items {
-			var arch state.ToolVersionArch
+			var arch mgmt.ToolVersionArch
 			for _, f := range []struct {
 				name string
 				dst  *string
@@ -98,16 +98,16 @@ func (s *Server) versionCreate(family string) mgmtHandler {
 			return mgmtResult{}, err
 		}
 		resp, err := s.propose(w, r, store.ToolVersionCreateRequestType, &store.ToolVersionCreateRequest{
-			ID: state.NewMgmtID(state.PrefixToolVersion), Family: family, CreatedAt: s.now(), Attributes: patch})
+			ID: mgmt.NewID(mgmt.PrefixToolVersion), Family: family, CreatedAt: s.now(), Attributes: patch})
 		if err != nil {
 			return mgmtResult{}, err
 		}
-		return mgmtCreated(jsonapi.One(toolVersionResource(resp.(*state.ToolVersion), 0)))
+		return mgmtCreated(jsonapi.One(toolVersionResource(resp.(*mgmt.ToolVersion), 0)))
 	}
 }
 
 // version loads version id of family with its usage, or a 404.
-func (s *Server) version(family, id string) (*state.ToolVersion, int, error) {
+func (s *Server) version(family, id string) (*mgmt.ToolVersion, int, error) {
 	tv, err := s.store.ToolVersionByID(nil, family, id)
 	if err != nil {
 		return nil, 0, err
@@ -149,7 +149,7 @@ func (s *Server) versionUpdate(family string) mgmtHandler {
 		if err != nil {
 			return mgmtResult{}, err
 		}
-		updated := resp.(*state.ToolVersion)
+		updated := resp.(*mgmt.ToolVersion)
 		usage, err := s.store.ToolVersionUsage(nil, updated)
 		if err != nil {
 			return mgmtResult{}, err

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -31,15 +31,15 @@ func benchOrg(b *testing.B, m *mgmtHarness, n int) (owner, reader string) {
 	w := m.world()
 	ids := make([]string, 0, n)
 	for i := range n {
-		id := state.NewMgmtID(state.PrefixProject)
+		id := mgmt.NewID(mgmt.PrefixProject)
 		name := fmt.Sprintf("project-%05d", i)
 		m.apply(store.ProjectCreateRequestType, &store.ProjectCreateRequest{ID: id, OrganizationName: "acme", CreatedAt: testNow,
-			Attributes: state.ProjectPatch{Name: &name}})
+			Attributes: mgmt.ProjectPatch{Name: &name}})
 		ids = append(ids, id)
 	}
 	for i := 0; i < 50; i++ {
-		m.apply(store.TeamProjectCreateRequestType, &store.TeamProjectCreateRequest{ID: state.NewMgmtID(state.PrefixTeamProject),
-			TeamID: w.readersTeam, ProjectID: ids[i*(n/50)], CreatedAt: testNow, Access: state.ProjectAccessWrite})
+		m.apply(store.TeamProjectCreateRequestType, &store.TeamProjectCreateRequest{ID: mgmt.NewID(mgmt.PrefixTeamProject),
+			TeamID: w.readersTeam, ProjectID: ids[i*(n/50)], CreatedAt: testNow, Access: mgmt.ProjectAccessWrite})
 	}
 	return w.owner, w.reader
 }

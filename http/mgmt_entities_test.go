@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -313,7 +313,7 @@ func TestMgmtRunsAndStateVersions(t *testing.T) {
 		t.Errorf("after discard: %v", st)
 	}
 	m.fail(w.owner, "POST", "/runs/"+r1+"/actions/cancel", nil, 409, "")
-	for _, st := range []string{state.RunPlanning, state.RunPlanned} {
+	for _, st := range []string{mgmt.RunPlanning, mgmt.RunPlanned} {
 		m.apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: r2, Status: st, Now: m.clock.Now()})
 	}
 	m.call(w.owner, "POST", "/runs/"+r2+"/actions/apply", `{"comment":"ship it"}`, 202)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -33,7 +34,7 @@ func (m *mgmtRouter) organizationRoutes() {
 
 // orgAuthority returns the caller's standing in organization name, or a
 // 404 when the caller cannot see it.
-func (s *Server) orgAuthority(c *mgmtCall, name string) (*state.OrgAuthority, error) {
+func (s *Server) orgAuthority(c *mgmtCall, name string) (*mgmt.OrgAuthority, error) {
 	a, err := s.store.OrgAuthorityFor(nil, c.caller, name)
 	if err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func (s *Server) orgList(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 }
 
 func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
-	if !state.CanCreateOrganization(c.caller) {
+	if !mgmt.CanCreateOrganization(c.caller) {
 		return mgmtResult{}, mgmtForbidden("only users and site administrators create organizations")
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeOrganizations})
@@ -83,16 +84,16 @@ func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return mgmtResult{}, err
 	}
 	req := &store.OrganizationCreateRequest{
-		Organization:     &state.Organization{Name: *name, ExternalID: state.NewMgmtID(state.PrefixOrganization), Email: *email, CreatedAt: s.now()},
-		OwnersTeamID:     state.NewMgmtID(state.PrefixTeam),
-		DefaultProjectID: state.NewMgmtID(state.PrefixProject),
+		Organization:     &mgmt.Organization{Name: *name, ExternalID: mgmt.NewID(mgmt.PrefixOrganization), Email: *email, CreatedAt: s.now()},
+		OwnersTeamID:     mgmt.NewID(mgmt.PrefixTeam),
+		DefaultProjectID: mgmt.NewID(mgmt.PrefixProject),
 		OwnerUserID:      c.caller.UserID,
 	}
 	resp, err := s.propose(w, r, store.OrganizationCreateRequestType, req)
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	org := resp.(*state.Organization)
+	org := resp.(*mgmt.Organization)
 	a, err := s.store.OrgAuthorityFor(nil, c.caller, org.Name)
 	if err != nil {
 		return mgmtResult{}, err
@@ -134,7 +135,7 @@ func (s *Server) orgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return mgmtOK(jsonapi.One(organizationResource(resp.(*state.Organization), a)))
+	return mgmtOK(jsonapi.One(organizationResource(resp.(*mgmt.Organization), a)))
 }
 
 func (s *Server) orgDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -150,7 +151,7 @@ func (s *Server) orgDelete(w http.ResponseWriter, r *http.Request, p httprouter.
 
 // deleteOrganization deletes org with everything in it, then revokes the
 // tokens of the organization and of its teams.
-func (s *Server) deleteOrganization(w http.ResponseWriter, r *http.Request, org *state.Organization) (mgmtResult, error) {
+func (s *Server) deleteOrganization(w http.ResponseWriter, r *http.Request, org *mgmt.Organization) (mgmtResult, error) {
 	teams, err := s.store.TeamsByOrganization(nil, org.Name)
 	if err != nil {
 		return mgmtResult{}, err

@@ -6,7 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/jsonapi"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -43,9 +43,9 @@ func (s *Server) policySetList(w http.ResponseWriter, r *http.Request, p httprou
 	return mgmtOK(listDoc(r, items, page, len(sets)))
 }
 
-func readPolicySetPatch(o *jsonapi.ResourceObject) state.PolicySetPatch {
+func readPolicySetPatch(o *jsonapi.ResourceObject) mgmt.PolicySetPatch {
 	a := o.Attrs
-	return state.PolicySetPatch{
+	return mgmt.PolicySetPatch{
 		Name:              a.String("name"),
 		Description:       a.NullableString("description"),
 		Kind:              a.NullableString("kind"),
@@ -72,16 +72,16 @@ func (s *Server) policySetCreate(w http.ResponseWriter, r *http.Request, p httpr
 		return mgmtResult{}, err
 	}
 	resp, err := s.propose(w, r, store.PolicySetCreateRequestType, &store.PolicySetCreateRequest{
-		ID: state.NewMgmtID(state.PrefixPolicySet), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
+		ID: mgmt.NewID(mgmt.PrefixPolicySet), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return mgmtCreated(jsonapi.One(policySetResource(resp.(*state.PolicySet))))
+	return mgmtCreated(jsonapi.One(policySetResource(resp.(*mgmt.PolicySet))))
 }
 
 // visiblePolicySet loads a policy set with the caller's authority, or a
 // 404 when the caller is not a member of its organization.
-func (s *Server) visiblePolicySet(c *mgmtCall, id string) (*state.PolicySet, *state.OrgAuthority, error) {
+func (s *Server) visiblePolicySet(c *mgmtCall, id string) (*mgmt.PolicySet, *mgmt.OrgAuthority, error) {
 	ps, err := s.store.PolicySetByID(nil, id)
 	if err != nil {
 		return nil, nil, err
@@ -127,7 +127,7 @@ func (s *Server) policySetUpdate(w http.ResponseWriter, r *http.Request, p httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return mgmtOK(jsonapi.One(policySetResource(resp.(*state.PolicySet))))
+	return mgmtOK(jsonapi.One(policySetResource(resp.(*mgmt.PolicySet))))
 }
 
 func (s *Server) policySetDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -45,7 +46,7 @@ const includeEffectiveTags = "effective_tag_bindings"
 
 // visibleProject loads project id with the caller's authority and access,
 // or a 404 when it does not exist or the caller cannot see it.
-func (s *Server) visibleProject(c *mgmtCall, id string) (*state.Project, *state.OrgAuthority, state.ProjectAccess, error) {
+func (s *Server) visibleProject(c *mgmtCall, id string) (*mgmt.Project, *mgmt.OrgAuthority, mgmt.ProjectAccess, error) {
 	p, a, pa, err := s.store.ProjectAuthority(nil, c.caller, id)
 	if err != nil {
 		return nil, nil, pa, err
@@ -58,7 +59,7 @@ func (s *Server) visibleProject(c *mgmtCall, id string) (*state.Project, *state.
 
 // projectDoc renders p for the caller, with its counts, and its effective
 // tag bindings included when asked.
-func (s *Server) projectDoc(p *state.Project, pa state.ProjectAccess, includeTags bool) (*jsonapi.Document, error) {
+func (s *Server) projectDoc(p *mgmt.Project, pa mgmt.ProjectAccess, includeTags bool) (*jsonapi.Document, error) {
 	ws, teams, err := s.store.ProjectCounts(nil, p.ID)
 	if err != nil {
 		return nil, err
@@ -119,9 +120,9 @@ func flagParam(q map[string][]string, name string) bool {
 }
 
 // readProjectPatch reads a project's writable attributes and tag bindings.
-func readProjectPatch(o *jsonapi.ResourceObject) state.ProjectPatch {
+func readProjectPatch(o *jsonapi.ResourceObject) mgmt.ProjectPatch {
 	a := o.Attrs
-	patch := state.ProjectPatch{
+	patch := mgmt.ProjectPatch{
 		Name:                        a.String("name"),
 		Description:                 a.NullableString("description"),
 		AutoDestroyActivityDuration: a.NullableString("auto-destroy-activity-duration"),
@@ -129,7 +130,7 @@ func readProjectPatch(o *jsonapi.ResourceObject) state.ProjectPatch {
 		DefaultAgentPoolID:          a.NullableString("default-agent-pool-id"),
 	}
 	if so := a.Object("setting-overwrites"); so != nil {
-		patch.SettingOverwrites = &state.ProjectSettingOverwritesPatch{
+		patch.SettingOverwrites = &mgmt.ProjectSettingOverwritesPatch{
 			ExecutionMode: so.Bool("default-execution-mode"),
 			AgentPool:     so.Bool("default-agent-pool"),
 		}
@@ -142,10 +143,10 @@ func readProjectPatch(o *jsonapi.ResourceObject) state.ProjectPatch {
 }
 
 // readTagBindings reads key/value attributes of tag-binding objects.
-func readTagBindings(objs []jsonapi.RelatedObject) []state.TagBinding {
-	tags := make([]state.TagBinding, 0, len(objs))
+func readTagBindings(objs []jsonapi.RelatedObject) []mgmt.TagBinding {
+	tags := make([]mgmt.TagBinding, 0, len(objs))
 	for _, obj := range objs {
-		var tb state.TagBinding
+		var tb mgmt.TagBinding
 		if k := obj.Attrs.String("key"); k != nil {
 			tb.Key = *k
 		}
@@ -160,7 +161,7 @@ func readTagBindings(objs []jsonapi.RelatedObject) []state.TagBinding {
 // checkAgentPool refuses, before anything is proposed, a patch that would
 // leave project p (nil on create) in the agent execution mode without an
 // agent pool: the rule Apply enforces on the merged project.
-func checkAgentPool(p *state.Project, patch state.ProjectPatch) error {
+func checkAgentPool(p *mgmt.Project, patch mgmt.ProjectPatch) error {
 	var mode, pool string
 	if p != nil {
 		mode, pool = p.DefaultExecutionMode, p.DefaultAgentPoolID
@@ -179,8 +180,8 @@ func checkAgentPool(p *state.Project, patch state.ProjectPatch) error {
 			pool = ""
 		}
 	}
-	if mode == state.ExecutionModeAgent && pool == "" {
-		return state.Invalidf(state.AttrPointer("default-agent-pool-id"), "is required when default-execution-mode is agent")
+	if mode == mgmt.ExecutionModeAgent && pool == "" {
+		return state.Invalidf(mgmt.AttrPointer("default-agent-pool-id"), "is required when default-execution-mode is agent")
 	}
 	return nil
 }
@@ -204,11 +205,11 @@ func (s *Server) projectCreate(w http.ResponseWriter, r *http.Request, p httprou
 		return mgmtResult{}, err
 	}
 	resp, err := s.propose(w, r, store.ProjectCreateRequestType, &store.ProjectCreateRequest{
-		ID: state.NewMgmtID(state.PrefixProject), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
+		ID: mgmt.NewID(mgmt.PrefixProject), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	proj := resp.(*state.Project)
+	proj := resp.(*mgmt.Project)
 	pa, err := s.store.ProjectAccessFor(nil, a, proj)
 	if err != nil {
 		return mgmtResult{}, err
@@ -259,7 +260,7 @@ func (s *Server) projectUpdate(w http.ResponseWriter, r *http.Request, p httprou
 }
 
 // updateProject proposes patch and answers the updated project.
-func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *mgmtCall, id string, patch state.ProjectPatch) (mgmtResult, error) {
+func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *mgmtCall, id string, patch mgmt.ProjectPatch) (mgmtResult, error) {
 	if _, err := s.propose(w, r, store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{ID: id, Attributes: patch, Now: s.now()}); err != nil {
 		return mgmtResult{}, err
 	}
@@ -361,14 +362,14 @@ func (s *Server) projectAddTagBindings(w http.ResponseWriter, r *http.Request, p
 	}
 	tags := slices.Clone(proj.TagBindings)
 	for _, tb := range added {
-		if i := slices.IndexFunc(tags, func(x state.TagBinding) bool { return x.Key == tb.Key }); i >= 0 {
+		if i := slices.IndexFunc(tags, func(x mgmt.TagBinding) bool { return x.Key == tb.Key }); i >= 0 {
 			tags[i].Value = tb.Value
 		} else {
 			tags = append(tags, tb)
 		}
 	}
 	if _, err := s.propose(w, r, store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{
-		ID: proj.ID, Attributes: state.ProjectPatch{TagBindings: &tags}, Now: s.now()}); err != nil {
+		ID: proj.ID, Attributes: mgmt.ProjectPatch{TagBindings: &tags}, Now: s.now()}); err != nil {
 		return mgmtResult{}, err
 	}
 	updated, _, _, err := s.visibleProject(c, proj.ID)

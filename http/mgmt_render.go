@@ -6,6 +6,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 // Resource objects of the management API, built from state objects. Go
@@ -40,7 +41,7 @@ func runPath(id string) string     { return mgmtPrefix + "/runs/" + url.PathEsca
 
 // workspacePath is a workspace's address under its organization, the self
 // link TFE gives workspaces (spec §2, admin workspace view).
-func workspacePath(w *state.Workspace) string {
+func workspacePath(w *mgmt.Workspace) string {
 	return orgPath(w.OrganizationName) + "/workspaces/" + url.PathEscape(w.Name)
 }
 
@@ -52,7 +53,7 @@ func orgRel(name string) *jsonapi.Relationship {
 
 // organizationResource is the ordinary organization view: what its members
 // see, with the caller's permissions in it.
-func organizationResource(o *state.Organization, a *state.OrgAuthority) *jsonapi.Resource {
+func organizationResource(o *mgmt.Organization, a *mgmt.OrgAuthority) *jsonapi.Resource {
 	perms := map[string]any{
 		"can-update":           a.CanUpdateOrganization(),
 		"can-destroy":          a.CanDestroyOrganization(),
@@ -70,7 +71,7 @@ func organizationResource(o *state.Organization, a *state.OrgAuthority) *jsonapi
 			"external-id":            o.ExternalID,
 			"email":                  o.Email,
 			"created-at":             jsonapi.Time(o.CreatedAt),
-			"default-execution-mode": state.ExecutionModeRemote,
+			"default-execution-mode": mgmt.ExecutionModeRemote,
 			"permissions":            perms,
 		},
 		Relationships: map[string]*jsonapi.Relationship{
@@ -84,7 +85,7 @@ func organizationResource(o *state.Organization, a *state.OrgAuthority) *jsonapi
 // adminOrganizationResource is the site administrator's view (spec §2).
 // The deprecated tool-build-worker timeouts show the same values as their
 // replacements.
-func adminOrganizationResource(o *state.Organization, owners []*state.User) *jsonapi.Resource {
+func adminOrganizationResource(o *mgmt.Organization, owners []*mgmt.User) *jsonapi.Resource {
 	var limit any
 	if o.WorkspaceLimit != nil {
 		limit = *o.WorkspaceLimit
@@ -127,7 +128,7 @@ func adminOrganizationResource(o *state.Organization, owners []*state.User) *jso
 
 // userResource is a user. E-mail addresses are shown to the user
 // themselves and to site administrators only.
-func userResource(u *state.User, showEmail bool) *jsonapi.Resource {
+func userResource(u *mgmt.User, showEmail bool) *jsonapi.Resource {
 	attrs := map[string]any{
 		"username":      u.Username,
 		"is-site-admin": u.IsAdmin,
@@ -142,7 +143,7 @@ func userResource(u *state.User, showEmail bool) *jsonapi.Resource {
 
 // organizationAccessNames ties a team's organization-access attribute
 // names to its permissions, in the order TFE lists them.
-func organizationAccessNames(a *state.TeamOrganizationAccess) []struct {
+func organizationAccessNames(a *mgmt.TeamOrganizationAccess) []struct {
 	name string
 	v    *bool
 } {
@@ -164,7 +165,7 @@ func organizationAccessNames(a *state.TeamOrganizationAccess) []struct {
 // teamResource is a team with its members (user IDs) and the caller's
 // permissions on it. The owners team shows every organization permission:
 // its members may do everything.
-func teamResource(t *state.Team, memberIDs []string, a *state.OrgAuthority) *jsonapi.Resource {
+func teamResource(t *mgmt.Team, memberIDs []string, a *mgmt.OrgAuthority) *jsonapi.Resource {
 	access := t.Access
 	oa := map[string]any{}
 	for _, f := range organizationAccessNames(&access) {
@@ -202,13 +203,13 @@ func teamResource(t *state.Team, memberIDs []string, a *state.OrgAuthority) *jso
 // stored as key/value pairs, and clients that join included resources by
 // id need one.
 func tagBindingID(projectID, key string) string {
-	return "tb-" + strings.TrimPrefix(projectID, state.PrefixProject) + "-" + url.PathEscape(key)
+	return "tb-" + strings.TrimPrefix(projectID, mgmt.PrefixProject) + "-" + url.PathEscape(key)
 }
 
 // tagBindingResources returns a project's tag bindings as resources of typ
 // (tag-bindings or effective-tag-bindings; a project's effective bindings
 // are its own, as projects inherit none).
-func tagBindingResources(p *state.Project, typ string) []*jsonapi.Resource {
+func tagBindingResources(p *mgmt.Project, typ string) []*jsonapi.Resource {
 	out := make([]*jsonapi.Resource, len(p.TagBindings))
 	for i, tb := range p.TagBindings {
 		out[i] = &jsonapi.Resource{ID: tagBindingID(p.ID, tb.Key), Type: typ,
@@ -254,7 +255,7 @@ type projectPermissions struct {
 // projectResource is a project as the caller sees it (spec §2), with the
 // attributes go-tfe also reads: default-execution-mode (effective),
 // setting-overwrites and tag bindings.
-func projectResource(p *state.Project, pa state.ProjectAccess, workspaces, teams int) *jsonapi.Resource {
+func projectResource(p *mgmt.Project, pa mgmt.ProjectAccess, workspaces, teams int) *jsonapi.Resource {
 	overwrites := p.SettingOverwrites()
 	tags := tagBindingResources(p, typeEffectiveTags)
 	tagIDs := make([]jsonapi.Identifier, len(tags))
@@ -296,7 +297,7 @@ func projectResource(p *state.Project, pa state.ProjectAccess, workspaces, teams
 // teamProjectResource is a team's access to a project (spec §2). The
 // permission attributes always show the record's permissions: the implied
 // ones of its level, or the chosen ones for custom.
-func teamProjectResource(tp *state.TeamProject) *jsonapi.Resource {
+func teamProjectResource(tp *mgmt.TeamProject) *jsonapi.Resource {
 	pp, wp := tp.Permissions.Project, tp.Permissions.Workspace
 	return &jsonapi.Resource{
 		ID:   tp.ID,
@@ -328,7 +329,7 @@ func teamProjectResource(tp *state.TeamProject) *jsonapi.Resource {
 	}
 }
 
-func vcsRepoAttr(repo *state.WorkspaceVCSRepo) any {
+func vcsRepoAttr(repo *mgmt.WorkspaceVCSRepo) any {
 	if repo == nil {
 		return nil
 	}
@@ -341,7 +342,7 @@ func vcsRepoAttr(repo *state.WorkspaceVCSRepo) any {
 
 // adminWorkspaceResource is the site administrator's view of a workspace
 // (spec §2: fields beyond these are not shown).
-func adminWorkspaceResource(w *state.Workspace) *jsonapi.Resource {
+func adminWorkspaceResource(w *mgmt.Workspace) *jsonapi.Resource {
 	return &jsonapi.Resource{
 		ID:   w.ID,
 		Type: typeWorkspaces,
@@ -360,7 +361,7 @@ func adminWorkspaceResource(w *state.Workspace) *jsonapi.Resource {
 
 // workspaceResource is a workspace as its organization's members see it,
 // with the caller's permissions (from its access to the project).
-func workspaceResource(w *state.Workspace, pa state.ProjectAccess) *jsonapi.Resource {
+func workspaceResource(w *mgmt.Workspace, pa mgmt.ProjectAccess) *jsonapi.Resource {
 	current := jsonapi.ToOne(typeRuns, w.CurrentRunID)
 	if w.CurrentRunID != "" {
 		current.Related(runPath(w.CurrentRunID))
@@ -405,7 +406,7 @@ func workspaceResource(w *state.Workspace, pa state.ProjectAccess) *jsonapi.Reso
 	}
 }
 
-func vcsIdentifier(repo *state.WorkspaceVCSRepo) any {
+func vcsIdentifier(repo *mgmt.WorkspaceVCSRepo) any {
 	if repo == nil {
 		return nil
 	}
@@ -419,14 +420,14 @@ func kebabCase(s string) string { return strings.ReplaceAll(s, "_", "-") }
 
 // runResource is a run with its status history and the actions its status
 // allows.
-func runResource(r *state.Run) *jsonapi.Resource {
+func runResource(r *mgmt.Run) *jsonapi.Resource {
 	ts := map[string]any{}
 	for status, at := range r.StatusTimestamps {
 		ts[kebabCase(status)+"-at"] = jsonapi.Time(at)
 	}
-	_, confirmable := state.RunActionTarget(r.Status, state.RunActionApply)
-	_, discardable := state.RunActionTarget(r.Status, state.RunActionDiscard)
-	_, cancelable := state.RunActionTarget(r.Status, state.RunActionCancel)
+	_, confirmable := mgmt.RunActionTarget(r.Status, mgmt.RunActionApply)
+	_, discardable := mgmt.RunActionTarget(r.Status, mgmt.RunActionDiscard)
+	_, cancelable := mgmt.RunActionTarget(r.Status, mgmt.RunActionCancel)
 	return &jsonapi.Resource{
 		ID:   r.ID,
 		Type: typeRuns,
@@ -454,14 +455,14 @@ func runResource(r *state.Run) *jsonapi.Resource {
 // run may be a team or an organization, which the created-by relationship
 // (to users) cannot show.
 func userIDOf(id string) string {
-	if strings.HasPrefix(id, state.PrefixUser) {
+	if strings.HasPrefix(id, mgmt.PrefixUser) {
 		return id
 	}
 	return ""
 }
 
 // stateVersionResource is a state version's metadata.
-func stateVersionResource(sv *state.StateVersion) *jsonapi.Resource {
+func stateVersionResource(sv *mgmt.StateVersion) *jsonapi.Resource {
 	return &jsonapi.Resource{
 		ID:   sv.ID,
 		Type: typeStateVersions,
@@ -480,7 +481,7 @@ func stateVersionResource(sv *state.StateVersion) *jsonapi.Resource {
 }
 
 // policySetResource is a policy set with the policy version it runs on.
-func policySetResource(ps *state.PolicySet) *jsonapi.Resource {
+func policySetResource(ps *mgmt.PolicySet) *jsonapi.Resource {
 	return &jsonapi.Resource{
 		ID:   ps.ID,
 		Type: typePolicySets,
@@ -504,13 +505,13 @@ func policySetResource(ps *state.PolicySet) *jsonapi.Resource {
 // versionFamilies ties the two admin version families to their path
 // segment and type.
 var versionFamilies = map[string]string{
-	state.VersionFamilyTool:   typeToolVersions,
-	state.VersionFamilyPolicy: typePolicyVersions,
+	mgmt.VersionFamilyTool:   typeToolVersions,
+	mgmt.VersionFamilyPolicy: typePolicyVersions,
 }
 
 // toolVersionResource is a tool or policy version (spec §2); created-at
 // has milliseconds and deprecated-reason is null unless deprecated.
-func toolVersionResource(tv *state.ToolVersion, usage int) *jsonapi.Resource {
+func toolVersionResource(tv *mgmt.ToolVersion, usage int) *jsonapi.Resource {
 	typ := versionFamilies[tv.Family]
 	archs := make([]map[string]any, len(tv.Archs))
 	for i, a := range tv.Archs {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -46,7 +47,7 @@ const mgmtPrefix = "/api/v2"
 // mgmtCall is what the wrapper learned about a request before its handler
 // runs.
 type mgmtCall struct {
-	caller state.Caller
+	caller mgmt.Caller
 	token  *state.ACLToken
 }
 
@@ -167,16 +168,16 @@ func (s *Server) resolveMgmtToken(secret string) (*state.ACL, *state.ACLToken, e
 // callerOf returns whom tok speaks for. A management token is a site
 // administrator; any other token must have a subject that still exists,
 // else it authenticates no one here (401).
-func (s *Server) callerOf(tok *state.ACLToken) (state.Caller, error) {
+func (s *Server) callerOf(tok *state.ACLToken) (mgmt.Caller, error) {
 	if tok.IsManagement() {
-		return state.Caller{Kind: state.CallerManagement, IsSiteAdmin: true}, nil
+		return mgmt.Caller{Kind: mgmt.CallerManagement, IsSiteAdmin: true}, nil
 	}
 	if tok.Subject == nil {
-		return state.Caller{}, errUnauthorized("the token speaks for no user, team or organization of the management API")
+		return mgmt.Caller{}, errUnauthorized("the token speaks for no user, team or organization of the management API")
 	}
 	c, err := s.store.CallerForSubject(nil, tok.Subject.Kind, tok.Subject.ID)
 	if errors.Is(err, state.ErrNotFound) || errors.Is(err, state.ErrInvalid) {
-		return state.Caller{}, errUnauthorized("the token's " + tok.Subject.Kind + " no longer exists")
+		return mgmt.Caller{}, errUnauthorized("the token's " + tok.Subject.Kind + " no longer exists")
 	}
 	return c, err
 }
@@ -233,8 +234,8 @@ func mgmtError(r *http.Request, err error) *jsonapi.HTTPError {
 		return validationErrors(r.Method, ve)
 	case errors.Is(err, state.ErrNotFound):
 		return jsonapi.NewError(http.StatusNotFound, jsonapi.TitleNotFound, trimSentinel(err, state.ErrNotFound))
-	case errors.Is(err, state.ErrForbidden):
-		return jsonapi.NewError(http.StatusForbidden, jsonapi.TitleForbidden, trimSentinel(err, state.ErrForbidden))
+	case errors.Is(err, mgmt.ErrForbidden):
+		return jsonapi.NewError(http.StatusForbidden, jsonapi.TitleForbidden, trimSentinel(err, mgmt.ErrForbidden))
 	case errors.Is(err, state.ErrConflict):
 		return jsonapi.NewError(http.StatusConflict, jsonapi.TitleConflict, trimSentinel(err, state.ErrConflict))
 	case errors.As(err, &ce):
@@ -356,7 +357,7 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, t store.Message
 }
 
 // now is the leader's clock, in the management API's precision.
-func (s *Server) now() time.Time { return state.MgmtTime(s.cfg.Now()) }
+func (s *Server) now() time.Time { return mgmt.Time(s.cfg.Now()) }
 
 // pageOf reads the request's page parameters.
 func pageOf(r *http.Request) (jsonapi.Page, error) { return jsonapi.ParsePage(r.URL.Query()) }
@@ -377,4 +378,4 @@ func mgmtNotFound(kind, id string) error { return state.NotFoundf("%s %q not fou
 
 // forbidden is the 403 of an action on a visible resource the caller may
 // not take.
-func mgmtForbidden(format string, args ...any) error { return state.Forbiddenf(format, args...) }
+func mgmtForbidden(format string, args ...any) error { return mgmt.Forbiddenf(format, args...) }

@@ -6,7 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/jsonapi"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -25,7 +25,7 @@ func (m *mgmtRouter) runRoutes() {
 	s := m.s
 	m.handle(http.MethodPost, "/runs", s.runCreate)
 	m.handle(http.MethodGet, "/runs/:run", s.runRead)
-	for _, action := range []string{state.RunActionApply, state.RunActionDiscard, state.RunActionCancel} {
+	for _, action := range []string{mgmt.RunActionApply, mgmt.RunActionDiscard, mgmt.RunActionCancel} {
 		m.handle(http.MethodPost, "/runs/:run/actions/"+action, s.runAction(action))
 	}
 	m.handle(http.MethodGet, "/workspaces/:workspace/runs", s.workspaceByID(s.runList))
@@ -44,7 +44,7 @@ func (s *Server) runCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return mgmtResult{}, err
 	}
 	wsID := o.RequiredToOne("workspace", typeWorkspaces)
-	run := &state.Run{ID: state.NewMgmtID(state.PrefixRun), CreatedBy: lockHolder(c), CreatedAt: s.now()}
+	run := &mgmt.Run{ID: mgmt.NewID(mgmt.PrefixRun), CreatedBy: lockHolder(c), CreatedAt: s.now()}
 	if msg := o.Attrs.NullableString("message"); msg != nil {
 		run.Message = *msg
 	}
@@ -66,12 +66,12 @@ func (s *Server) runCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return mgmtCreated(jsonapi.One(runResource(resp.(*state.Run))))
+	return mgmtCreated(jsonapi.One(runResource(resp.(*mgmt.Run))))
 }
 
 // visibleRun loads a run and its workspace, or a 404 when the caller
 // cannot see the workspace.
-func (s *Server) visibleRun(c *mgmtCall, id string) (*state.Run, workspaceCtx, error) {
+func (s *Server) visibleRun(c *mgmtCall, id string) (*mgmt.Run, workspaceCtx, error) {
 	run, err := s.store.RunByID(nil, id)
 	if err != nil {
 		return nil, workspaceCtx{}, err
@@ -104,7 +104,7 @@ func (s *Server) runAction(action string) mgmtHandler {
 			return mgmtResult{}, err
 		}
 		allowed := ws.pa.CanQueueRuns()
-		if action == state.RunActionApply {
+		if action == mgmt.RunActionApply {
 			allowed = ws.pa.CanApplyRuns()
 		}
 		if !allowed {
@@ -146,7 +146,7 @@ func (s *Server) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *m
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	sv := &state.StateVersion{ID: state.NewMgmtID(state.PrefixStateVersion), WorkspaceID: ws.w.ID,
+	sv := &mgmt.StateVersion{ID: mgmt.NewID(mgmt.PrefixStateVersion), WorkspaceID: ws.w.ID,
 		CreatedBy: lockHolder(c), CreatedAt: s.now()}
 	if serial := o.Attrs.Int("serial"); serial != nil {
 		sv.Serial = int64(*serial)
@@ -172,7 +172,7 @@ func (s *Server) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *m
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return mgmtCreated(jsonapi.One(stateVersionResource(resp.(*state.StateVersion))))
+	return mgmtCreated(jsonapi.One(stateVersionResource(resp.(*mgmt.StateVersion))))
 }
 
 func (s *Server) stateVersionList(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {

@@ -6,7 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/jsonapi"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -62,13 +62,13 @@ func (s *Server) teamProjectList(w http.ResponseWriter, r *http.Request, _ httpr
 
 // teamProjectAuthority loads record id with the caller's authority and
 // access on its project; a missing record or project is a 404.
-func (s *Server) teamProjectAuthority(c *mgmtCall, id string) (*state.TeamProject, *state.OrgAuthority, state.ProjectAccess, error) {
+func (s *Server) teamProjectAuthority(c *mgmtCall, id string) (*mgmt.TeamProject, *mgmt.OrgAuthority, mgmt.ProjectAccess, error) {
 	tp, err := s.store.TeamProjectByID(nil, id)
 	if err != nil {
-		return nil, nil, state.ProjectAccess{}, err
+		return nil, nil, mgmt.ProjectAccess{}, err
 	}
 	if tp == nil {
-		return nil, nil, state.ProjectAccess{}, mgmtNotFound("team access", id)
+		return nil, nil, mgmt.ProjectAccess{}, mgmtNotFound("team access", id)
 	}
 	proj, a, pa, err := s.store.ProjectAuthority(nil, c.caller, tp.ProjectID)
 	if err != nil {
@@ -99,8 +99,8 @@ func (s *Server) teamProjectRead(w http.ResponseWriter, r *http.Request, p httpr
 // readTeamProjectPermissions reads the project-access and workspace-access
 // attributes. workspace-access.policy-overrides, which go-tfe sends and
 // the spec does not have, is accepted and not kept.
-func readTeamProjectPermissions(o *jsonapi.ResourceObject) state.TeamProjectPermissionsPatch {
-	var p state.TeamProjectPermissionsPatch
+func readTeamProjectPermissions(o *jsonapi.ResourceObject) mgmt.TeamProjectPermissionsPatch {
+	var p mgmt.TeamProjectPermissionsPatch
 	if pa := o.Attrs.Object("project-access"); pa != nil {
 		p.Settings, p.Teams, p.VariableSets = pa.String("settings"), pa.String("teams"), pa.String("variable-sets")
 	}
@@ -133,7 +133,7 @@ func (s *Server) teamProjectAdd(w http.ResponseWriter, r *http.Request, _ httpro
 	if err := o.Err(); err != nil {
 		return mgmtResult{}, err
 	}
-	if _, err := state.ResolveTeamProjectPermissions(*access, nil, perms); err != nil {
+	if _, err := mgmt.ResolveTeamProjectPermissions(*access, nil, perms); err != nil {
 		return mgmtResult{}, err
 	}
 	proj, a, pa, err := s.store.ProjectAuthority(nil, c.caller, projectID)
@@ -151,12 +151,12 @@ func (s *Server) teamProjectAdd(w http.ResponseWriter, r *http.Request, _ httpro
 		return mgmtResult{}, mgmtNotFound("team", teamID)
 	}
 	resp, err := s.propose(w, r, store.TeamProjectCreateRequestType, &store.TeamProjectCreateRequest{
-		ID: state.NewMgmtID(state.PrefixTeamProject), TeamID: team.ID, ProjectID: proj.ID, CreatedAt: s.now(),
+		ID: mgmt.NewID(mgmt.PrefixTeamProject), TeamID: team.ID, ProjectID: proj.ID, CreatedAt: s.now(),
 		Access: *access, Permissions: perms})
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return mgmtOK(jsonapi.One(teamProjectResource(resp.(*state.TeamProject))))
+	return mgmtOK(jsonapi.One(teamProjectResource(resp.(*mgmt.TeamProject))))
 }
 
 func (s *Server) teamProjectUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -183,14 +183,14 @@ func (s *Server) teamProjectUpdate(w http.ResponseWriter, r *http.Request, p htt
 	if access != nil {
 		level = *access
 	}
-	if _, err := state.ResolveTeamProjectPermissions(level, tp, perms); err != nil {
+	if _, err := mgmt.ResolveTeamProjectPermissions(level, tp, perms); err != nil {
 		return mgmtResult{}, err
 	}
 	resp, err := s.propose(w, r, store.TeamProjectUpdateRequestType, &store.TeamProjectUpdateRequest{ID: tp.ID, Access: access, Permissions: perms})
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return mgmtOK(jsonapi.One(teamProjectResource(resp.(*state.TeamProject))))
+	return mgmtOK(jsonapi.One(teamProjectResource(resp.(*mgmt.TeamProject))))
 }
 
 func (s *Server) teamProjectRemove(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -36,7 +37,7 @@ func (m *mgmtRouter) teamRoutes() {
 
 // visibleTeam returns team id with the caller's authority in its
 // organization, or a 404 when the caller cannot see it.
-func (s *Server) visibleTeam(c *mgmtCall, id string) (*state.Team, *state.OrgAuthority, error) {
+func (s *Server) visibleTeam(c *mgmtCall, id string) (*mgmt.Team, *mgmt.OrgAuthority, error) {
 	t, err := s.store.TeamByID(nil, id)
 	if err != nil {
 		return nil, nil, err
@@ -54,7 +55,7 @@ func (s *Server) visibleTeam(c *mgmtCall, id string) (*state.Team, *state.OrgAut
 	return t, a, nil
 }
 
-func (s *Server) teamDoc(t *state.Team, a *state.OrgAuthority, includeUsers bool) (*jsonapi.Document, error) {
+func (s *Server) teamDoc(t *mgmt.Team, a *mgmt.OrgAuthority, includeUsers bool) (*jsonapi.Document, error) {
 	ids, err := s.store.TeamMemberIDs(nil, t.ID)
 	if err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func (s *Server) teamList(w http.ResponseWriter, r *http.Request, p httprouter.P
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	var matching []*state.Team
+	var matching []*mgmt.Team
 	for _, t := range all {
 		lower := strings.ToLower(t.Name)
 		if !a.CanSeeTeam(t) || (len(names) > 0 && !names[lower]) || (query != "" && !strings.Contains(lower, query)) {
@@ -114,11 +115,11 @@ func (s *Server) teamList(w http.ResponseWriter, r *http.Request, p httprouter.P
 
 // readTeamPatch reads a team's writable attributes: name, visibility and
 // organization-access.
-func readTeamPatch(o *jsonapi.ResourceObject) state.TeamPatch {
-	patch := state.TeamPatch{Name: o.Attrs.String("name"), Visibility: o.Attrs.String("visibility")}
+func readTeamPatch(o *jsonapi.ResourceObject) mgmt.TeamPatch {
+	patch := mgmt.TeamPatch{Name: o.Attrs.String("name"), Visibility: o.Attrs.String("visibility")}
 	if oa := o.Attrs.Object("organization-access"); oa != nil {
-		var access state.TeamOrganizationAccess
-		p := &state.TeamOrganizationAccessPatch{}
+		var access mgmt.TeamOrganizationAccess
+		p := &mgmt.TeamOrganizationAccessPatch{}
 		set := map[string]**bool{
 			"manage-policies": &p.ManagePolicies, "manage-policy-overrides": &p.ManagePolicyOverrides,
 			"manage-workspaces": &p.ManageWorkspaces, "manage-vcs-settings": &p.ManageVCSSettings,
@@ -154,11 +155,11 @@ func (s *Server) teamCreate(w http.ResponseWriter, r *http.Request, p httprouter
 		return mgmtResult{}, err
 	}
 	resp, err := s.propose(w, r, store.TeamCreateRequestType, &store.TeamCreateRequest{
-		ID: state.NewMgmtID(state.PrefixTeam), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
+		ID: mgmt.NewID(mgmt.PrefixTeam), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	doc, err := s.teamDoc(resp.(*state.Team), a, false)
+	doc, err := s.teamDoc(resp.(*mgmt.Team), a, false)
 	if err != nil {
 		return mgmtResult{}, err
 	}
@@ -201,7 +202,7 @@ func (s *Server) teamUpdate(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	doc, err := s.teamDoc(resp.(*state.Team), a, false)
+	doc, err := s.teamDoc(resp.(*mgmt.Team), a, false)
 	if err != nil {
 		return mgmtResult{}, err
 	}
@@ -285,8 +286,8 @@ func (s *Server) teamMembersChange(w http.ResponseWriter, r *http.Request, p htt
 }
 
 // canManageTeamToken: those who manage teams, and the team's own members.
-func canManageTeamToken(a *state.OrgAuthority, t *state.Team) bool {
-	return a.CanManageTeams() || (a.Caller.Kind == state.CallerUser && a.InTeam(t.ID))
+func canManageTeamToken(a *mgmt.OrgAuthority, t *mgmt.Team) bool {
+	return a.CanManageTeams() || (a.Caller.Kind == mgmt.CallerUser && a.InTeam(t.ID))
 }
 
 func (s *Server) teamTokenCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {

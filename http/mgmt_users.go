@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -39,7 +40,7 @@ func (m *mgmtRouter) userRoutes() {
 // §5.4), as if the admin API did not exist.
 func adminOnly(h mgmtHandler) mgmtHandler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
-		if !state.CanUseAdminAPI(c.caller) {
+		if !mgmt.CanUseAdminAPI(c.caller) {
 			return mgmtResult{}, mgmtNotFound("path", r.URL.Path)
 		}
 		return h(w, r, p, c)
@@ -48,7 +49,7 @@ func adminOnly(h mgmtHandler) mgmtHandler {
 
 // visibleUser returns user id when the caller may see it: the user
 // themselves and site administrators. Anyone else gets 404.
-func (s *Server) visibleUser(c *mgmtCall, id string) (*state.User, error) {
+func (s *Server) visibleUser(c *mgmtCall, id string) (*mgmt.User, error) {
 	if c.caller.UserID != id && !c.caller.IsSiteAdmin {
 		return nil, mgmtNotFound("user", id)
 	}
@@ -65,7 +66,7 @@ func (s *Server) visibleUser(c *mgmtCall, id string) (*state.User, error) {
 // accountDetails serves GET /account/details: the user the token speaks
 // for. A team, organization or management token is no user: 404.
 func (s *Server) accountDetails(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
-	if c.caller.Kind != state.CallerUser {
+	if c.caller.Kind != mgmt.CallerUser {
 		return mgmtResult{}, mgmtNotFound("account", "the token's")
 	}
 	u, err := s.visibleUser(c, c.caller.UserID)
@@ -168,7 +169,7 @@ func (s *Server) adminUserList(w http.ResponseWriter, r *http.Request, _ httprou
 		return mgmtResult{}, err
 	}
 	q := strings.ToLower(r.URL.Query().Get("q"))
-	var matching []*state.User
+	var matching []*mgmt.User
 	for _, u := range all {
 		if q == "" || strings.Contains(strings.ToLower(u.Username), q) || strings.Contains(strings.ToLower(u.Email), q) {
 			matching = append(matching, u)
@@ -188,7 +189,7 @@ func (s *Server) adminUserCreate(w http.ResponseWriter, r *http.Request, _ httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	u := &state.User{ID: state.NewMgmtID(state.PrefixUser), CreatedAt: s.now()}
+	u := &mgmt.User{ID: mgmt.NewID(mgmt.PrefixUser), CreatedAt: s.now()}
 	for _, f := range []struct {
 		name string
 		dst  *string
@@ -211,7 +212,7 @@ func (s *Server) adminUserCreate(w http.ResponseWriter, r *http.Request, _ httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return mgmtCreated(jsonapi.One(userResource(resp.(*state.User), true)))
+	return mgmtCreated(jsonapi.One(userResource(resp.(*mgmt.User), true)))
 }
 
 func (s *Server) adminUserRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
@@ -249,7 +250,7 @@ func (s *Server) adminUserSetAdmin(isAdmin bool) mgmtHandler {
 		if err != nil {
 			return mgmtResult{}, err
 		}
-		return mgmtOK(jsonapi.One(userResource(resp.(*state.User), true)))
+		return mgmtOK(jsonapi.One(userResource(resp.(*mgmt.User), true)))
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/jsonapi"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -41,9 +41,9 @@ func (m *mgmtRouter) workspaceRoutes() {
 // workspaceCtx is a workspace the caller can see, with its authority and
 // its access to the workspace's project.
 type workspaceCtx struct {
-	w  *state.Workspace
-	a  *state.OrgAuthority
-	pa state.ProjectAccess
+	w  *mgmt.Workspace
+	a  *mgmt.OrgAuthority
+	pa mgmt.ProjectAccess
 }
 
 type workspaceHandler func(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error)
@@ -115,7 +115,7 @@ func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	access := map[string]state.ProjectAccess{}
+	access := map[string]mgmt.ProjectAccess{}
 	var matching []workspaceCtx
 	for _, ws := range all {
 		if (projectFilter != "" && ws.ProjectID != projectFilter) || (search != "" && !strings.Contains(strings.ToLower(ws.Name), search)) {
@@ -147,9 +147,9 @@ func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprou
 
 // readWorkspacePatch reads a workspace's writable attributes and its
 // project relationship.
-func readWorkspacePatch(o *jsonapi.ResourceObject) state.WorkspacePatch {
+func readWorkspacePatch(o *jsonapi.ResourceObject) mgmt.WorkspacePatch {
 	a := o.Attrs
-	patch := state.WorkspacePatch{
+	patch := mgmt.WorkspacePatch{
 		Name:                        a.String("name"),
 		Description:                 a.NullableString("description"),
 		ToolVersion:                 a.NullableString("tool-version"),
@@ -159,7 +159,7 @@ func readWorkspacePatch(o *jsonapi.ResourceObject) state.WorkspacePatch {
 	if a.IsNull("vcs-repo") {
 		patch.RemoveVCSRepo = true
 	} else if repo := a.Object("vcs-repo"); repo != nil {
-		patch.VCSRepo = &state.WorkspaceVCSRepo{}
+		patch.VCSRepo = &mgmt.WorkspaceVCSRepo{}
 		for _, f := range []struct {
 			name string
 			dst  *string
@@ -198,7 +198,7 @@ func (s *Server) workspaceCreate(w http.ResponseWriter, r *http.Request, p httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	var pa state.ProjectAccess
+	var pa mgmt.ProjectAccess
 	if proj != nil {
 		if pa, err = s.store.ProjectAccessFor(nil, a, proj); err != nil {
 			return mgmtResult{}, err
@@ -211,11 +211,11 @@ func (s *Server) workspaceCreate(w http.ResponseWriter, r *http.Request, p httpr
 		return mgmtResult{}, mgmtForbidden("not allowed to create workspaces in project %q", projectID)
 	}
 	resp, err := s.propose(w, r, store.WorkspaceCreateRequestType, &store.WorkspaceCreateRequest{
-		ID: state.NewMgmtID(state.PrefixWorkspace), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
+		ID: mgmt.NewID(mgmt.PrefixWorkspace), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return mgmtResult{}, err
 	}
-	return mgmtCreated(jsonapi.One(workspaceResource(resp.(*state.Workspace), pa)))
+	return mgmtCreated(jsonapi.One(workspaceResource(resp.(*mgmt.Workspace), pa)))
 }
 
 func (s *Server) workspaceRead(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
@@ -262,7 +262,7 @@ func (s *Server) workspaceAnswer(c *mgmtCall, id string, status int) (mgmtResult
 		if rerr != nil || w == nil {
 			return mgmtResult{}, err
 		}
-		return mgmtResult{status: status, doc: jsonapi.One(workspaceResource(w, state.ProjectAccess{}))}, nil
+		return mgmtResult{status: status, doc: jsonapi.One(workspaceResource(w, mgmt.ProjectAccess{}))}, nil
 	}
 	return mgmtResult{status: status, doc: jsonapi.One(workspaceResource(ws.w, ws.pa))}, nil
 }
@@ -282,11 +282,11 @@ func (s *Server) workspaceDelete(w http.ResponseWriter, r *http.Request, c *mgmt
 // token itself.
 func lockHolder(c *mgmtCall) string {
 	switch c.caller.Kind {
-	case state.CallerUser:
+	case mgmt.CallerUser:
 		return c.caller.UserID
-	case state.CallerTeam:
+	case mgmt.CallerTeam:
 		return c.caller.TeamID
-	case state.CallerOrganization:
+	case mgmt.CallerOrganization:
 		return c.caller.OrganizationName
 	}
 	return "token-" + c.token.AccessorID

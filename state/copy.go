@@ -13,7 +13,7 @@ import (
 // copy_test.go checks, by reflection, that no field is forgotten.
 
 // clonePtr copies a struct that holds only values.
-func clonePtr[T any](p *T) *T {
+func ClonePtr[T any](p *T) *T {
 	if p == nil {
 		return nil
 	}
@@ -92,10 +92,10 @@ func copyAny(v any) any {
 }
 
 // copyBoolPtr copies a *bool.
-func CopyBoolPtr(p *bool) *bool { return clonePtr(p) }
+func CopyBoolPtr(p *bool) *bool { return ClonePtr(p) }
 
 // copyDurationPtr copies a *time.Duration.
-func copyDurationPtr(p *time.Duration) *time.Duration { return clonePtr(p) }
+func copyDurationPtr(p *time.Duration) *time.Duration { return ClonePtr(p) }
 
 // Copy returns a deep copy of j.
 func (j *Job) Copy() *Job {
@@ -118,10 +118,10 @@ func (j *Job) Copy() *Job {
 }
 
 // Copy returns a copy of c.
-func (c *Constraint) Copy() *Constraint { return clonePtr(c) }
+func (c *Constraint) Copy() *Constraint { return ClonePtr(c) }
 
 // Copy returns a copy of a.
-func (a *Affinity) Copy() *Affinity { return clonePtr(a) }
+func (a *Affinity) Copy() *Affinity { return ClonePtr(a) }
 
 // Copy returns a deep copy of s.
 func (s *Spread) Copy() *Spread {
@@ -134,7 +134,7 @@ func (s *Spread) Copy() *Spread {
 }
 
 // Copy returns a copy of s.
-func (s *SpreadTarget) Copy() *SpreadTarget { return clonePtr(s) }
+func (s *SpreadTarget) Copy() *SpreadTarget { return ClonePtr(s) }
 
 // Copy returns a deep copy of p.
 func (p *PeriodicConfig) Copy() *PeriodicConfig {
@@ -158,7 +158,7 @@ func (p *ParameterizedJobConfig) Copy() *ParameterizedJobConfig {
 }
 
 // Copy returns a copy of u.
-func (u *UpdateStrategy) Copy() *UpdateStrategy { return clonePtr(u) }
+func (u *UpdateStrategy) Copy() *UpdateStrategy { return ClonePtr(u) }
 
 // Copy returns a deep copy of s.
 func (s *JobSubmission) Copy() *JobSubmission {
@@ -182,7 +182,7 @@ func (s *JobSummary) Copy() *JobSummary {
 }
 
 // Copy returns a copy of c.
-func (c *JobChildrenSummary) Copy() *JobChildrenSummary { return clonePtr(c) }
+func (c *JobChildrenSummary) Copy() *JobChildrenSummary { return ClonePtr(c) }
 
 // Copy returns a deep copy of tg.
 func (tg *TaskGroup) Copy() *TaskGroup {
@@ -211,16 +211,16 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 }
 
 // Copy returns a copy of r.
-func (r *RestartPolicy) Copy() *RestartPolicy { return clonePtr(r) }
+func (r *RestartPolicy) Copy() *RestartPolicy { return ClonePtr(r) }
 
 // Copy returns a copy of r.
-func (r *ReschedulePolicy) Copy() *ReschedulePolicy { return clonePtr(r) }
+func (r *ReschedulePolicy) Copy() *ReschedulePolicy { return ClonePtr(r) }
 
 // Copy returns a copy of m.
-func (m *MigrateStrategy) Copy() *MigrateStrategy { return clonePtr(m) }
+func (m *MigrateStrategy) Copy() *MigrateStrategy { return ClonePtr(m) }
 
 // Copy returns a copy of d.
-func (d *EphemeralDisk) Copy() *EphemeralDisk { return clonePtr(d) }
+func (d *EphemeralDisk) Copy() *EphemeralDisk { return ClonePtr(d) }
 
 // Copy returns a deep copy of n.
 func (n *NetworkResource) Copy() *NetworkResource {
@@ -287,10 +287,10 @@ func (p *ScalingPolicy) Copy() *ScalingPolicy {
 }
 
 // Copy returns a copy of v.
-func (v *VolumeRequest) Copy() *VolumeRequest { return clonePtr(v) }
+func (v *VolumeRequest) Copy() *VolumeRequest { return ClonePtr(v) }
 
 // Copy returns a copy of v.
-func (v *VolumeMount) Copy() *VolumeMount { return clonePtr(v) }
+func (v *VolumeMount) Copy() *VolumeMount { return ClonePtr(v) }
 
 // Copy returns a deep copy of t.
 func (t *Task) Copy() *Task {
@@ -320,7 +320,7 @@ func (t *Task) Copy() *Task {
 }
 
 // Copy returns a copy of t.
-func (t *Template) Copy() *Template { return clonePtr(t) }
+func (t *Template) Copy() *Template { return ClonePtr(t) }
 
 // Copy returns a deep copy of r.
 func (r *Resources) Copy() *Resources {
@@ -345,13 +345,13 @@ func (d *RequestedDevice) Copy() *RequestedDevice {
 }
 
 // Copy returns a copy of d.
-func (d *DispatchPayloadConfig) Copy() *DispatchPayloadConfig { return clonePtr(d) }
+func (d *DispatchPayloadConfig) Copy() *DispatchPayloadConfig { return ClonePtr(d) }
 
 // Copy returns a copy of l.
-func (l *TaskLifecycleConfig) Copy() *TaskLifecycleConfig { return clonePtr(l) }
+func (l *TaskLifecycleConfig) Copy() *TaskLifecycleConfig { return ClonePtr(l) }
 
 // Copy returns a copy of l.
-func (l *LogConfig) Copy() *LogConfig { return clonePtr(l) }
+func (l *LogConfig) Copy() *LogConfig { return ClonePtr(l) }
 
 // Copy returns a deep copy of a.
 func (a *TaskArtifact) Copy() *TaskArtifact {
@@ -498,7 +498,7 @@ func (r *RescheduleTracker) Copy() *RescheduleTracker {
 }
 
 // Copy returns a copy of e.
-func (e *RescheduleEvent) Copy() *RescheduleEvent { return clonePtr(e) }
+func (e *RescheduleEvent) Copy() *RescheduleEvent { return ClonePtr(e) }
 
 // Copy returns a deep copy of s.
 func (s *TaskState) Copy() *TaskState {
@@ -567,7 +567,7 @@ func (r *NodeResources) Copy() *NodeResources {
 }
 
 // Copy returns a copy of r.
-func (r *NodeReservedResources) Copy() *NodeReservedResources { return clonePtr(r) }
+func (r *NodeReservedResources) Copy() *NodeReservedResources { return ClonePtr(r) }
 
 // Copy returns a deep copy of d.
 func (d *DriverInfo) Copy() *DriverInfo {
@@ -580,10 +580,10 @@ func (d *DriverInfo) Copy() *DriverInfo {
 }
 
 // Copy returns a copy of h.
-func (h *HostNetwork) Copy() *HostNetwork { return clonePtr(h) }
+func (h *HostNetwork) Copy() *HostNetwork { return ClonePtr(h) }
 
 // Copy returns a copy of d.
-func (d *DrainStrategy) Copy() *DrainStrategy { return clonePtr(d) }
+func (d *DrainStrategy) Copy() *DrainStrategy { return ClonePtr(d) }
 
 // Copy returns a deep copy of p.
 func (p *NodePool) Copy() *NodePool {

@@ -1,7 +1,7 @@
 package store
 
 import (
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"time"
 )
 
@@ -59,7 +59,7 @@ const (
 // CreatedAt of Organization are used; every other attribute starts at its
 // default (see OrganizationAdminPatch).
 type OrganizationCreateRequest struct {
-	Organization     *state.Organization
+	Organization     *mgmt.Organization
 	OwnersTeamID     string
 	DefaultProjectID string
 	// OwnerUserID, when set, is put on the owners team: the user who
@@ -84,7 +84,7 @@ type OrganizationDeleteRequest struct {
 // OrganizationAdminUpdateRequest applies a site administrator's update.
 type OrganizationAdminUpdateRequest struct {
 	Name  string
-	Patch state.OrganizationAdminPatch
+	Patch mgmt.OrganizationAdminPatch
 }
 
 // Consumer kinds of OrganizationConsumersReplaceRequest.
@@ -106,7 +106,7 @@ type OrganizationConsumersReplaceRequest struct {
 // UserUpsertRequest creates a user (new ID) or updates one (Username,
 // Email and IsAdmin; CreatedAt is kept).
 type UserUpsertRequest struct {
-	User *state.User
+	User *mgmt.User
 }
 
 // UserDeleteRequest deletes a user and their team memberships. It is
@@ -121,14 +121,14 @@ type TeamCreateRequest struct {
 	ID               string
 	OrganizationName string
 	CreatedAt        time.Time
-	Attributes       state.TeamPatch
+	Attributes       mgmt.TeamPatch
 }
 
 // TeamUpdateRequest changes a team. The owners team keeps its name and
 // organization access.
 type TeamUpdateRequest struct {
 	ID         string
-	Attributes state.TeamPatch
+	Attributes mgmt.TeamPatch
 }
 
 // TeamDeleteRequest deletes a team with its memberships and project
@@ -156,14 +156,14 @@ type ProjectCreateRequest struct {
 	ID               string
 	OrganizationName string
 	CreatedAt        time.Time
-	Attributes       state.ProjectPatch
+	Attributes       mgmt.ProjectPatch
 }
 
 // ProjectUpdateRequest changes a project. A change of the auto-destroy
 // duration reaches every workspace of the project that inherits it.
 type ProjectUpdateRequest struct {
 	ID         string
-	Attributes state.ProjectPatch
+	Attributes mgmt.ProjectPatch
 	// Now is the leader's clock, the UpdatedAt of workspaces the
 	// propagation changes.
 	Now time.Time
@@ -196,7 +196,7 @@ type TeamProjectCreateRequest struct {
 	ProjectID   string
 	CreatedAt   time.Time
 	Access      string
-	Permissions state.TeamProjectPermissionsPatch
+	Permissions mgmt.TeamProjectPermissionsPatch
 }
 
 // TeamProjectUpdateRequest changes a team's access to a project. A nil
@@ -204,7 +204,7 @@ type TeamProjectCreateRequest struct {
 type TeamProjectUpdateRequest struct {
 	ID          string
 	Access      *string
-	Permissions state.TeamProjectPermissionsPatch
+	Permissions mgmt.TeamProjectPermissionsPatch
 }
 
 // TeamProjectDeleteRequest removes a team's access to a project.
@@ -219,14 +219,14 @@ type WorkspaceCreateRequest struct {
 	ID               string
 	OrganizationName string
 	CreatedAt        time.Time
-	Attributes       state.WorkspacePatch
+	Attributes       mgmt.WorkspacePatch
 }
 
 // WorkspaceUpdateRequest changes a workspace, including moving it to
 // another project of its organization.
 type WorkspaceUpdateRequest struct {
 	ID         string
-	Attributes state.WorkspacePatch
+	Attributes mgmt.WorkspacePatch
 	Now        time.Time
 }
 
@@ -259,7 +259,7 @@ type WorkspaceUnlockRequest struct {
 // workspace's current run. Run carries ID, WorkspaceID, Message,
 // IsDestroy, CreatedBy and CreatedAt.
 type RunCreateRequest struct {
-	Run *state.Run
+	Run *mgmt.Run
 }
 
 // RunActionRequest applies a user's action to a run; an action the run's
@@ -284,7 +284,7 @@ type RunAdvanceRequest struct {
 // (ErrConflict otherwise). The newest state version (by CreatedAt) sets
 // the workspace's LatestChangeAt.
 type StateVersionCreateRequest struct {
-	StateVersion *state.StateVersion
+	StateVersion *mgmt.StateVersion
 }
 
 // PolicySetCreateRequest creates a policy set; Attributes.Name is
@@ -293,13 +293,13 @@ type PolicySetCreateRequest struct {
 	ID               string
 	OrganizationName string
 	CreatedAt        time.Time
-	Attributes       state.PolicySetPatch
+	Attributes       mgmt.PolicySetPatch
 }
 
 // PolicySetUpdateRequest changes a policy set.
 type PolicySetUpdateRequest struct {
 	ID         string
-	Attributes state.PolicySetPatch
+	Attributes mgmt.PolicySetPatch
 	Now        time.Time
 }
 
@@ -313,7 +313,7 @@ type ToolVersionCreateRequest struct {
 	ID         string
 	Family     string
 	CreatedAt  time.Time
-	Attributes state.ToolVersionPatch
+	Attributes mgmt.ToolVersionPatch
 }
 
 // ToolVersionUpdateRequest changes a version of Family; a version of the
@@ -321,7 +321,7 @@ type ToolVersionCreateRequest struct {
 type ToolVersionUpdateRequest struct {
 	ID         string
 	Family     string
-	Attributes state.ToolVersionPatch
+	Attributes mgmt.ToolVersionPatch
 	Now        time.Time
 }
 

@@ -1,4 +1,6 @@
-package state
+package mgmt
+
+import "github.com/schedhq/sched/state"
 
 // WorkspacePatch carries a workspace's writable attributes, for create and
 // update; nil keeps the current value (or the default, on create).
@@ -26,7 +28,7 @@ type WorkspacePatch struct {
 // Validate checks the patch, naming attributes by JSON pointer; create
 // requires a name.
 func (p *WorkspacePatch) Validate(create bool) error {
-	v := &ValidationError{}
+	v := &state.ValidationError{}
 	switch {
 	case p.Name != nil:
 		if msg := ValidSlug(*p.Name, WorkspaceNameMaxLen); msg != "" {
@@ -91,7 +93,7 @@ func (p *WorkspacePatch) Apply(w *Workspace, project *Project) {
 		w.AutoDestroyActivityDuration = project.AutoDestroyActivityDuration
 	}
 	if p.VCSRepo != nil {
-		w.VCSRepo = clonePtr(p.VCSRepo)
+		w.VCSRepo = state.ClonePtr(p.VCSRepo)
 	}
 	if p.RemoveVCSRepo {
 		w.VCSRepo = nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"slices"
 	"testing"
 	"time"
@@ -15,28 +16,28 @@ func TestOrgCreateMakesOwnersTeamAndDefaultProject(t *testing.T) {
 	if org.ExternalID != "org-acme" || org.Email != "admin@acme.example" || org.CreateIndex != e.idx {
 		t.Errorf("organization = %+v", org)
 	}
-	if org.ApplyTimeout != state.DefaultApplyTimeout || org.PlanTimeout != state.DefaultPlanTimeout || org.WorkspaceLimit != nil {
+	if org.ApplyTimeout != mgmt.DefaultApplyTimeout || org.PlanTimeout != mgmt.DefaultPlanTimeout || org.WorkspaceLimit != nil {
 		t.Errorf("defaults = %q %q %v, want 24h 2h nil", org.ApplyTimeout, org.PlanTimeout, org.WorkspaceLimit)
 	}
 	if !org.CreatedAt.Equal(created.Truncate(time.Millisecond)) {
 		t.Errorf("CreatedAt = %v, want %v truncated to ms", org.CreatedAt, created)
 	}
-	owners := stMust[*state.Team](t)(e.s.TeamByID(nil, org.OwnersTeamID))
-	if owners == nil || !owners.IsOwners || owners.Name != state.OwnersTeamName || owners.OrganizationName != "acme" {
+	owners := stMust[*mgmt.Team](t)(e.s.TeamByID(nil, org.OwnersTeamID))
+	if owners == nil || !owners.IsOwners || owners.Name != mgmt.OwnersTeamName || owners.OrganizationName != "acme" {
 		t.Fatalf("owners team = %+v", owners)
 	}
-	def := stMust[*state.Project](t)(e.s.ProjectByID(nil, org.DefaultProjectID))
-	if def == nil || !def.IsDefault || def.Name != state.DefaultProjectName {
+	def := stMust[*mgmt.Project](t)(e.s.ProjectByID(nil, org.DefaultProjectID))
+	if def == nil || !def.IsDefault || def.Name != mgmt.DefaultProjectName {
 		t.Fatalf("default project = %+v", def)
 	}
-	members := stMust[[]*state.User](t)(e.s.OrganizationOwners(nil, "acme"))
+	members := stMust[[]*mgmt.User](t)(e.s.OrganizationOwners(nil, "acme"))
 	if len(members) != 1 || members[0].ID != "user-ann" {
 		t.Errorf("owners = %v, want ann", members)
 	}
-	if got := stMust[*state.Organization](t)(e.s.OrganizationByExternalID(nil, "org-acme")); got == nil || got.Name != "acme" {
+	if got := stMust[*mgmt.Organization](t)(e.s.OrganizationByExternalID(nil, "org-acme")); got == nil || got.Name != "acme" {
 		t.Errorf("by external ID = %v", got)
 	}
-	if got := stMust[[]*state.Team](t)(e.s.UserTeams(nil, "user-ann")); len(got) != 1 || got[0].ID != owners.ID {
+	if got := stMust[[]*mgmt.Team](t)(e.s.UserTeams(nil, "user-ann")); len(got) != 1 || got[0].ID != owners.ID {
 		t.Errorf("ann's teams = %v", got)
 	}
 }
@@ -45,7 +46,7 @@ func TestOrgCreateRejects(t *testing.T) {
 	e := newMgEnv(t)
 	e.org("acme", "")
 	req := func(name, ext, email, owner string) *OrganizationCreateRequest {
-		return &OrganizationCreateRequest{Organization: &state.Organization{Name: name, ExternalID: ext, Email: email},
+		return &OrganizationCreateRequest{Organization: &mgmt.Organization{Name: name, ExternalID: ext, Email: email},
 			OwnersTeamID: "team-o2", DefaultProjectID: "prj-d2", OwnerUserID: owner}
 	}
 	e.failField(OrganizationCreateRequestType, req("ACME", "org-2", "a@b.c", ""), "/data/attributes/name")
@@ -55,7 +56,7 @@ func TestOrgCreateRejects(t *testing.T) {
 	e.failField(OrganizationCreateRequestType, req("beta", "acme", "a@b.c", ""), "ExternalID")
 	e.fail(OrganizationCreateRequestType, req("beta", "org-2", "a@b.c", "user-ghost"), state.ErrNotFound)
 	e.fail(OrganizationCreateRequestType, &OrganizationCreateRequest{
-		Organization: &state.Organization{Name: "beta", ExternalID: "org-2", Email: "a@b.c"},
+		Organization: &mgmt.Organization{Name: "beta", ExternalID: "org-2", Email: "a@b.c"},
 		OwnersTeamID: mgOwners("acme"), DefaultProjectID: "prj-d2"}, state.ErrConflict)
 	e.fail(OrganizationCreateRequestType, &OrganizationCreateRequest{}, state.ErrInvalid)
 }
@@ -63,7 +64,7 @@ func TestOrgCreateRejects(t *testing.T) {
 func TestOrgUpdateEmail(t *testing.T) {
 	e := newMgEnv(t)
 	e.org("acme", "")
-	got := e.apply(OrganizationUpdateRequestType, &OrganizationUpdateRequest{Name: "acme", Email: mgPtr("ops@acme.example")}).(*state.Organization)
+	got := e.apply(OrganizationUpdateRequestType, &OrganizationUpdateRequest{Name: "acme", Email: mgPtr("ops@acme.example")}).(*mgmt.Organization)
 	if got.Email != "ops@acme.example" || got.ModifyIndex != e.idx {
 		t.Errorf("updated = %+v", got)
 	}
@@ -74,48 +75,48 @@ func TestOrgUpdateEmail(t *testing.T) {
 func TestOrgAdminUpdateEveryAttribute(t *testing.T) {
 	e := newMgEnv(t)
 	e.org("acme", "")
-	got := e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: state.OrganizationAdminPatch{
+	got := e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: mgmt.OrganizationAdminPatch{
 		AccessBetaTools: mgPtr(true), GlobalModuleSharing: mgPtr(true), GlobalProviderSharing: mgPtr(true),
 		IsDisabled: mgPtr(true), ToolWorkerSudoEnabled: mgPtr(true), ApplyTimeout: mgPtr("1h30m"), PlanTimeout: mgPtr("45m"),
 		SetWorkspaceLimit: true, WorkspaceLimit: mgPtr(5),
-	}}).(*state.Organization)
+	}}).(*mgmt.Organization)
 	if !got.AccessBetaTools || !got.GlobalModuleSharing || !got.GlobalProviderSharing || !got.IsDisabled ||
 		!got.ToolWorkerSudoEnabled || got.ApplyTimeout != "1h30m" || got.PlanTimeout != "45m" || *got.WorkspaceLimit != 5 {
 		t.Errorf("after full update: %+v", got)
 	}
 	// An empty patch changes nothing but the index.
-	same := e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme"}).(*state.Organization)
+	same := e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme"}).(*mgmt.Organization)
 	if same.ApplyTimeout != "1h30m" || !same.IsDisabled || *same.WorkspaceLimit != 5 {
 		t.Errorf("empty patch changed %+v", same)
 	}
 	// Null timeouts restore the defaults; null limit removes it.
-	reset := e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: state.OrganizationAdminPatch{
-		ApplyTimeout: mgPtr(""), PlanTimeout: mgPtr(""), SetWorkspaceLimit: true}}).(*state.Organization)
+	reset := e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: mgmt.OrganizationAdminPatch{
+		ApplyTimeout: mgPtr(""), PlanTimeout: mgPtr(""), SetWorkspaceLimit: true}}).(*mgmt.Organization)
 	if reset.ApplyTimeout != "24h" || reset.PlanTimeout != "2h" || reset.WorkspaceLimit != nil {
 		t.Errorf("after nulls: %q %q %v", reset.ApplyTimeout, reset.PlanTimeout, reset.WorkspaceLimit)
 	}
 	// The deprecated aliases set the same values.
-	alias := e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: state.OrganizationAdminPatch{
-		BuildWorkerApplyTimeout: mgPtr("3h"), BuildWorkerPlanTimeout: mgPtr("30m")}}).(*state.Organization)
+	alias := e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: mgmt.OrganizationAdminPatch{
+		BuildWorkerApplyTimeout: mgPtr("3h"), BuildWorkerPlanTimeout: mgPtr("30m")}}).(*mgmt.Organization)
 	if alias.ApplyTimeout != "3h" || alias.PlanTimeout != "30m" {
 		t.Errorf("aliases set %q %q", alias.ApplyTimeout, alias.PlanTimeout)
 	}
-	both := e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: state.OrganizationAdminPatch{
-		ApplyTimeout: mgPtr("4h"), BuildWorkerApplyTimeout: mgPtr("4h")}}).(*state.Organization)
+	both := e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: mgmt.OrganizationAdminPatch{
+		ApplyTimeout: mgPtr("4h"), BuildWorkerApplyTimeout: mgPtr("4h")}}).(*mgmt.Organization)
 	if both.ApplyTimeout != "4h" {
 		t.Errorf("alias equal to its replacement: %q", both.ApplyTimeout)
 	}
 	bad := []struct {
-		patch state.OrganizationAdminPatch
+		patch mgmt.OrganizationAdminPatch
 		field string
 	}{
-		{state.OrganizationAdminPatch{ApplyTimeout: mgPtr("24")}, "/data/attributes/apply-timeout"},
-		{state.OrganizationAdminPatch{PlanTimeout: mgPtr("-2h")}, "/data/attributes/plan-timeout"},
-		{state.OrganizationAdminPatch{BuildWorkerApplyTimeout: mgPtr("soon")}, "/data/attributes/tool-build-worker-apply-timeout"},
-		{state.OrganizationAdminPatch{BuildWorkerPlanTimeout: mgPtr("0s")}, "/data/attributes/tool-build-worker-plan-timeout"},
-		{state.OrganizationAdminPatch{ApplyTimeout: mgPtr("1h"), BuildWorkerApplyTimeout: mgPtr("2h")}, "/data/attributes/tool-build-worker-apply-timeout"},
-		{state.OrganizationAdminPatch{PlanTimeout: mgPtr("1h"), BuildWorkerPlanTimeout: mgPtr("2h")}, "/data/attributes/tool-build-worker-plan-timeout"},
-		{state.OrganizationAdminPatch{SetWorkspaceLimit: true, WorkspaceLimit: mgPtr(-1)}, "/data/attributes/workspace-limit"},
+		{mgmt.OrganizationAdminPatch{ApplyTimeout: mgPtr("24")}, "/data/attributes/apply-timeout"},
+		{mgmt.OrganizationAdminPatch{PlanTimeout: mgPtr("-2h")}, "/data/attributes/plan-timeout"},
+		{mgmt.OrganizationAdminPatch{BuildWorkerApplyTimeout: mgPtr("soon")}, "/data/attributes/tool-build-worker-apply-timeout"},
+		{mgmt.OrganizationAdminPatch{BuildWorkerPlanTimeout: mgPtr("0s")}, "/data/attributes/tool-build-worker-plan-timeout"},
+		{mgmt.OrganizationAdminPatch{ApplyTimeout: mgPtr("1h"), BuildWorkerApplyTimeout: mgPtr("2h")}, "/data/attributes/tool-build-worker-apply-timeout"},
+		{mgmt.OrganizationAdminPatch{PlanTimeout: mgPtr("1h"), BuildWorkerPlanTimeout: mgPtr("2h")}, "/data/attributes/tool-build-worker-plan-timeout"},
+		{mgmt.OrganizationAdminPatch{SetWorkspaceLimit: true, WorkspaceLimit: mgPtr(-1)}, "/data/attributes/workspace-limit"},
 	}
 	for _, b := range bad {
 		e.failField(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: b.patch}, b.field)
@@ -131,7 +132,7 @@ func TestOrgConsumersAndGlobalSharing(t *testing.T) {
 		e.org(n, "")
 	}
 	got := e.apply(OrganizationConsumersReplaceRequestType, &OrganizationConsumersReplaceRequest{
-		Name: "acme", Kind: ConsumerKindModule, Consumers: []string{"gamma", "beta", "gamma"}}).(*state.Organization)
+		Name: "acme", Kind: ConsumerKindModule, Consumers: []string{"gamma", "beta", "gamma"}}).(*mgmt.Organization)
 	if !slices.Equal(got.ModuleConsumers, []string{"beta", "gamma"}) || !got.ModuleProducer() || got.ProviderProducer() {
 		t.Errorf("consumers = %v", got.ModuleConsumers)
 	}
@@ -140,7 +141,7 @@ func TestOrgConsumersAndGlobalSharing(t *testing.T) {
 		t.Errorf("consumer list = %+v", page)
 	}
 	got = e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme",
-		Patch: state.OrganizationAdminPatch{GlobalModuleSharing: mgPtr(true)}}).(*state.Organization)
+		Patch: mgmt.OrganizationAdminPatch{GlobalModuleSharing: mgPtr(true)}}).(*mgmt.Organization)
 	if got.ModuleConsumers != nil || !got.ModuleProducer() {
 		t.Errorf("global sharing kept consumers %v", got.ModuleConsumers)
 	}
@@ -148,15 +149,15 @@ func TestOrgConsumersAndGlobalSharing(t *testing.T) {
 		t.Errorf("consumer list under global sharing = %+v", page.Items)
 	}
 	got = e.apply(OrganizationConsumersReplaceRequestType, &OrganizationConsumersReplaceRequest{
-		Name: "acme", Kind: ConsumerKindModule, Consumers: []string{"beta"}}).(*state.Organization)
+		Name: "acme", Kind: ConsumerKindModule, Consumers: []string{"beta"}}).(*mgmt.Organization)
 	if got.GlobalModuleSharing || !slices.Equal(got.ModuleConsumers, []string{"beta"}) {
 		t.Errorf("replace did not turn global sharing off: %+v", got)
 	}
 	// Providers are independent of modules.
 	got = e.apply(OrganizationConsumersReplaceRequestType, &OrganizationConsumersReplaceRequest{
-		Name: "acme", Kind: ConsumerKindProvider, Consumers: []string{"gamma"}}).(*state.Organization)
+		Name: "acme", Kind: ConsumerKindProvider, Consumers: []string{"gamma"}}).(*mgmt.Organization)
 	got = e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme",
-		Patch: state.OrganizationAdminPatch{GlobalProviderSharing: mgPtr(true)}}).(*state.Organization)
+		Patch: mgmt.OrganizationAdminPatch{GlobalProviderSharing: mgPtr(true)}}).(*mgmt.Organization)
 	if got.ProviderConsumers != nil || !slices.Equal(got.ModuleConsumers, []string{"beta"}) {
 		t.Errorf("provider sharing: providers %v modules %v", got.ProviderConsumers, got.ModuleConsumers)
 	}
@@ -179,19 +180,19 @@ func TestOrgWorkspaceLimit(t *testing.T) {
 	e.workspace("ws-a", "acme", "", "a")
 	e.workspace("ws-b", "acme", "", "b")
 	e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme",
-		Patch: state.OrganizationAdminPatch{SetWorkspaceLimit: true, WorkspaceLimit: mgPtr(1)}})
+		Patch: mgmt.OrganizationAdminPatch{SetWorkspaceLimit: true, WorkspaceLimit: mgPtr(1)}})
 	e.fail(WorkspaceCreateRequestType, &WorkspaceCreateRequest{ID: "ws-c", OrganizationName: "acme",
-		Attributes: state.WorkspacePatch{Name: mgPtr("c")}}, state.ErrConflict)
+		Attributes: mgmt.WorkspacePatch{Name: mgPtr("c")}}, state.ErrConflict)
 	// Existing workspaces are unaffected: they can still change.
-	e.apply(WorkspaceUpdateRequestType, &WorkspaceUpdateRequest{ID: "ws-a", Attributes: state.WorkspacePatch{Description: mgPtr("still here")}})
+	e.apply(WorkspaceUpdateRequestType, &WorkspaceUpdateRequest{ID: "ws-a", Attributes: mgmt.WorkspacePatch{Description: mgPtr("still here")}})
 	e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme",
-		Patch: state.OrganizationAdminPatch{SetWorkspaceLimit: true, WorkspaceLimit: mgPtr(0)}})
+		Patch: mgmt.OrganizationAdminPatch{SetWorkspaceLimit: true, WorkspaceLimit: mgPtr(0)}})
 	e.workspace("ws-c", "acme", "", "c")
 	e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme",
-		Patch: state.OrganizationAdminPatch{SetWorkspaceLimit: true, WorkspaceLimit: mgPtr(4)}})
+		Patch: mgmt.OrganizationAdminPatch{SetWorkspaceLimit: true, WorkspaceLimit: mgPtr(4)}})
 	e.workspace("ws-d", "acme", "", "d")
 	e.fail(WorkspaceCreateRequestType, &WorkspaceCreateRequest{ID: "ws-e", OrganizationName: "acme",
-		Attributes: state.WorkspacePatch{Name: mgPtr("e")}}, state.ErrConflict)
+		Attributes: mgmt.WorkspacePatch{Name: mgPtr("e")}}, state.ErrConflict)
 }
 
 func TestOrgDeleteRemovesEverythingInIt(t *testing.T) {
@@ -199,14 +200,14 @@ func TestOrgDeleteRemovesEverythingInIt(t *testing.T) {
 	e.user("user-ann", "ann", false)
 	e.org("acme", "user-ann")
 	e.org("beta", "user-ann")
-	e.team("team-dev", "acme", state.TeamVisibilityOrganization, nil, "user-ann")
+	e.team("team-dev", "acme", mgmt.TeamVisibilityOrganization, nil, "user-ann")
 	e.project("prj-web", "acme", "web", "")
-	e.teamProject("tprj-1", "team-dev", "prj-web", state.ProjectAccessAdmin, state.TeamProjectPermissionsPatch{})
+	e.teamProject("tprj-1", "team-dev", "prj-web", mgmt.ProjectAccessAdmin, mgmt.TeamProjectPermissionsPatch{})
 	e.workspace("ws-a", "acme", "prj-web", "a")
-	e.apply(RunCreateRequestType, &RunCreateRequest{Run: &state.Run{ID: "run-1", WorkspaceID: "ws-a", CreatedAt: e.now()}})
+	e.apply(RunCreateRequestType, &RunCreateRequest{Run: &mgmt.Run{ID: "run-1", WorkspaceID: "ws-a", CreatedAt: e.now()}})
 	e.apply(WorkspaceLockRequestType, &WorkspaceLockRequest{ID: "ws-a", LockedBy: "user-ann"})
-	e.apply(StateVersionCreateRequestType, &StateVersionCreateRequest{StateVersion: &state.StateVersion{ID: "sv-1", WorkspaceID: "ws-a", CreatedAt: e.now()}})
-	e.apply(PolicySetCreateRequestType, &PolicySetCreateRequest{ID: "polset-1", OrganizationName: "acme", Attributes: state.PolicySetPatch{Name: mgPtr("base")}})
+	e.apply(StateVersionCreateRequestType, &StateVersionCreateRequest{StateVersion: &mgmt.StateVersion{ID: "sv-1", WorkspaceID: "ws-a", CreatedAt: e.now()}})
+	e.apply(PolicySetCreateRequestType, &PolicySetCreateRequest{ID: "polset-1", OrganizationName: "acme", Attributes: mgmt.PolicySetPatch{Name: mgPtr("base")}})
 	e.apply(OrganizationConsumersReplaceRequestType, &OrganizationConsumersReplaceRequest{Name: "beta", Kind: ConsumerKindModule, Consumers: []string{"acme"}})
 	e.workspace("ws-keep", "beta", "", "keep")
 
@@ -220,25 +221,25 @@ func TestOrgDeleteRemovesEverythingInIt(t *testing.T) {
 	for _, row := range append(append(dump[TableTeams], dump[TableProjects]...), dump[TableWorkspaces]...) {
 		var org string
 		switch r := row.(type) {
-		case *state.Team:
+		case *mgmt.Team:
 			org = r.OrganizationName
-		case *state.Project:
+		case *mgmt.Project:
 			org = r.OrganizationName
-		case *state.Workspace:
+		case *mgmt.Workspace:
 			org = r.OrganizationName
 		}
 		if org == "acme" {
 			t.Errorf("row %+v of the deleted organization kept", row)
 		}
 	}
-	if ms := stMust[[]*state.Team](t)(e.s.UserTeams(nil, "user-ann")); len(ms) != 1 || ms[0].OrganizationName != "beta" {
+	if ms := stMust[[]*mgmt.Team](t)(e.s.UserTeams(nil, "user-ann")); len(ms) != 1 || ms[0].OrganizationName != "beta" {
 		t.Errorf("ann's teams after delete = %v", ms)
 	}
-	beta := stMust[*state.Organization](t)(e.s.OrganizationByName(nil, "beta"))
+	beta := stMust[*mgmt.Organization](t)(e.s.OrganizationByName(nil, "beta"))
 	if len(beta.ModuleConsumers) != 0 {
 		t.Errorf("beta still lists the deleted consumer: %v", beta.ModuleConsumers)
 	}
-	if u := stMust[*state.User](t)(e.s.UserByID(nil, "user-ann")); u == nil {
+	if u := stMust[*mgmt.User](t)(e.s.UserByID(nil, "user-ann")); u == nil {
 		t.Error("the organization's users were deleted")
 	}
 	e.fail(OrganizationDeleteRequestType, &OrganizationDeleteRequest{Name: "acme"}, state.ErrNotFound)
@@ -248,46 +249,46 @@ func TestUsersAndTeams(t *testing.T) {
 	e := newMgEnv(t)
 	ann := e.user("user-ann", "ann", false)
 	e.user("user-bob", "bob", false)
-	e.failField(UserUpsertRequestType, &UserUpsertRequest{User: &state.User{ID: "user-x", Username: "ANN", Email: "x@y.z"}}, "/data/attributes/username")
-	e.failField(UserUpsertRequestType, &UserUpsertRequest{User: &state.User{ID: "user-x", Username: "a b", Email: "x@y.z"}}, "/data/attributes/username")
-	e.failField(UserUpsertRequestType, &UserUpsertRequest{User: &state.User{ID: "bad", Username: "x", Email: "x@y.z"}}, "ID")
-	upd := e.apply(UserUpsertRequestType, &UserUpsertRequest{User: &state.User{ID: "user-ann", Username: "Ann", Email: "ann@x.io", IsAdmin: true}}).(*state.User)
+	e.failField(UserUpsertRequestType, &UserUpsertRequest{User: &mgmt.User{ID: "user-x", Username: "ANN", Email: "x@y.z"}}, "/data/attributes/username")
+	e.failField(UserUpsertRequestType, &UserUpsertRequest{User: &mgmt.User{ID: "user-x", Username: "a b", Email: "x@y.z"}}, "/data/attributes/username")
+	e.failField(UserUpsertRequestType, &UserUpsertRequest{User: &mgmt.User{ID: "bad", Username: "x", Email: "x@y.z"}}, "ID")
+	upd := e.apply(UserUpsertRequestType, &UserUpsertRequest{User: &mgmt.User{ID: "user-ann", Username: "Ann", Email: "ann@x.io", IsAdmin: true}}).(*mgmt.User)
 	if upd.CreateIndex != ann.CreateIndex || !upd.CreatedAt.Equal(ann.CreatedAt) || !upd.IsAdmin || upd.Username != "Ann" {
 		t.Errorf("user update = %+v (was %+v)", upd, ann)
 	}
-	if u := stMust[*state.User](t)(e.s.UserByUsername(nil, "ANN")); u == nil || u.ID != "user-ann" {
+	if u := stMust[*mgmt.User](t)(e.s.UserByUsername(nil, "ANN")); u == nil || u.ID != "user-ann" {
 		t.Errorf("by username = %v", u)
 	}
 
 	e.org("acme", "user-ann")
 	owners := mgOwners("acme")
 	// The owners team keeps its name, its access, its existence and a member.
-	e.failField(TeamUpdateRequestType, &TeamUpdateRequest{ID: owners, Attributes: state.TeamPatch{Name: mgPtr("bosses")}}, "/data/attributes/name")
-	e.failField(TeamUpdateRequestType, &TeamUpdateRequest{ID: owners, Attributes: state.TeamPatch{
-		Access: &state.TeamOrganizationAccessPatch{ManageProjects: mgPtr(true)}}}, "/data/attributes/organization-access")
+	e.failField(TeamUpdateRequestType, &TeamUpdateRequest{ID: owners, Attributes: mgmt.TeamPatch{Name: mgPtr("bosses")}}, "/data/attributes/name")
+	e.failField(TeamUpdateRequestType, &TeamUpdateRequest{ID: owners, Attributes: mgmt.TeamPatch{
+		Access: &mgmt.TeamOrganizationAccessPatch{ManageProjects: mgPtr(true)}}}, "/data/attributes/organization-access")
 	e.fail(TeamDeleteRequestType, &TeamDeleteRequest{ID: owners}, state.ErrConflict)
 	e.fail(TeamMembersRemoveRequestType, &TeamMembersRemoveRequest{TeamID: owners, UserIDs: []string{"user-ann"}}, state.ErrConflict)
 	e.fail(UserDeleteRequestType, &UserDeleteRequest{ID: "user-ann"}, state.ErrConflict)
-	e.apply(TeamUpdateRequestType, &TeamUpdateRequest{ID: owners, Attributes: state.TeamPatch{Visibility: mgPtr(state.TeamVisibilityOrganization)}})
+	e.apply(TeamUpdateRequestType, &TeamUpdateRequest{ID: owners, Attributes: mgmt.TeamPatch{Visibility: mgPtr(mgmt.TeamVisibilityOrganization)}})
 
-	team := e.team("team-dev", "acme", state.TeamVisibilitySecret, &state.TeamOrganizationAccessPatch{ManageWorkspaces: mgPtr(true)}, "user-bob")
-	if team.Visibility != state.TeamVisibilitySecret || !team.Access.ManageWorkspaces || team.Access.ManageProjects {
+	team := e.team("team-dev", "acme", mgmt.TeamVisibilitySecret, &mgmt.TeamOrganizationAccessPatch{ManageWorkspaces: mgPtr(true)}, "user-bob")
+	if team.Visibility != mgmt.TeamVisibilitySecret || !team.Access.ManageWorkspaces || team.Access.ManageProjects {
 		t.Errorf("team = %+v", team)
 	}
 	e.failField(TeamCreateRequestType, &TeamCreateRequest{ID: "team-x", OrganizationName: "acme",
-		Attributes: state.TeamPatch{Name: mgPtr("DEV")}}, "/data/attributes/name")
+		Attributes: mgmt.TeamPatch{Name: mgPtr("DEV")}}, "/data/attributes/name")
 	e.failField(TeamCreateRequestType, &TeamCreateRequest{ID: "team-x", OrganizationName: "acme",
-		Attributes: state.TeamPatch{Name: mgPtr("Owners")}}, "/data/attributes/name")
+		Attributes: mgmt.TeamPatch{Name: mgPtr("Owners")}}, "/data/attributes/name")
 	e.failField(TeamCreateRequestType, &TeamCreateRequest{ID: "team-x", OrganizationName: "acme",
-		Attributes: state.TeamPatch{Name: mgPtr("x"), Visibility: mgPtr("public")}}, "/data/attributes/visibility")
+		Attributes: mgmt.TeamPatch{Name: mgPtr("x"), Visibility: mgPtr("public")}}, "/data/attributes/visibility")
 	e.failField(TeamCreateRequestType, &TeamCreateRequest{ID: "team-x", OrganizationName: "acme"}, "/data/attributes/name")
-	e.fail(TeamCreateRequestType, &TeamCreateRequest{ID: "team-x", OrganizationName: "nope", Attributes: state.TeamPatch{Name: mgPtr("x")}}, state.ErrNotFound)
-	upd2 := e.apply(TeamUpdateRequestType, &TeamUpdateRequest{ID: "team-dev", Attributes: state.TeamPatch{Name: mgPtr("developers"),
-		Access: &state.TeamOrganizationAccessPatch{ManageProjects: mgPtr(true)}}}).(*state.Team)
+	e.fail(TeamCreateRequestType, &TeamCreateRequest{ID: "team-x", OrganizationName: "nope", Attributes: mgmt.TeamPatch{Name: mgPtr("x")}}, state.ErrNotFound)
+	upd2 := e.apply(TeamUpdateRequestType, &TeamUpdateRequest{ID: "team-dev", Attributes: mgmt.TeamPatch{Name: mgPtr("developers"),
+		Access: &mgmt.TeamOrganizationAccessPatch{ManageProjects: mgPtr(true)}}}).(*mgmt.Team)
 	if upd2.Name != "developers" || !upd2.Access.ManageProjects || !upd2.Access.ManageWorkspaces {
 		t.Errorf("team update = %+v", upd2)
 	}
-	if got := stMust[*state.Team](t)(e.s.TeamByName(nil, "acme", "DEVELOPERS")); got == nil || got.ID != "team-dev" {
+	if got := stMust[*mgmt.Team](t)(e.s.TeamByName(nil, "acme", "DEVELOPERS")); got == nil || got.ID != "team-dev" {
 		t.Errorf("team by name = %v", got)
 	}
 	e.fail(TeamMembersAddRequestType, &TeamMembersAddRequest{TeamID: "team-dev", UserIDs: []string{"user-ann", "user-ghost"}}, state.ErrNotFound)
@@ -306,9 +307,9 @@ func TestUsersAndTeams(t *testing.T) {
 		t.Errorf("deleted user still a member: %v", ids)
 	}
 	e.project("prj-web", "acme", "web", "")
-	e.teamProject("tprj-1", "team-dev", "prj-web", state.ProjectAccessRead, state.TeamProjectPermissionsPatch{})
+	e.teamProject("tprj-1", "team-dev", "prj-web", mgmt.ProjectAccessRead, mgmt.TeamProjectPermissionsPatch{})
 	e.apply(TeamDeleteRequestType, &TeamDeleteRequest{ID: "team-dev"})
-	if r := stMust[*state.TeamProject](t)(e.s.TeamProjectByID(nil, "tprj-1")); r != nil {
+	if r := stMust[*mgmt.TeamProject](t)(e.s.TeamProjectByID(nil, "tprj-1")); r != nil {
 		t.Error("a deleted team keeps its project access")
 	}
 	e.fail(TeamDeleteRequestType, &TeamDeleteRequest{ID: "team-dev"}, state.ErrNotFound)

@@ -1,6 +1,7 @@
-package state
+package mgmt
 
 import (
+	"github.com/schedhq/sched/state"
 	"slices"
 	"strings"
 )
@@ -60,7 +61,7 @@ func (p *TeamProjectPermissionsPatch) fields(d *TeamProjectPermissions) []permFi
 // otherwise. Permission attributes with any level but custom are a 422
 // naming each one (spec §2 rule 1).
 func ResolveTeamProjectPermissions(access string, current *TeamProject, patch TeamProjectPermissionsPatch) (TeamProjectPermissions, error) {
-	v := &ValidationError{}
+	v := &state.ValidationError{}
 	implied, named := ImpliedPermissions(access)
 	switch {
 	case access == "":

@@ -1,7 +1,8 @@
-package state
+package mgmt
 
 import (
 	"fmt"
+	"github.com/schedhq/sched/state"
 )
 
 // ProjectPatch carries a project's writable attributes, for create and
@@ -35,7 +36,7 @@ type ProjectSettingOverwritesPatch struct {
 // Validate checks the patch, naming attributes by JSON pointer; create
 // requires a name.
 func (p *ProjectPatch) Validate(create bool) error {
-	v := &ValidationError{}
+	v := &state.ValidationError{}
 	switch {
 	case p.Name != nil:
 		if msg := ValidProjectName(*p.Name); msg != "" {
@@ -67,7 +68,7 @@ func (p *ProjectPatch) Validate(create bool) error {
 
 // checkOverwrite checks one setting-overwrites flag against the value sent
 // with it: false with a value, or true without one, contradict.
-func checkOverwrite(v *ValidationError, flag, attr string, overwrite *bool, value *string) {
+func checkOverwrite(v *state.ValidationError, flag, attr string, overwrite *bool, value *string) {
 	if overwrite == nil {
 		return
 	}
@@ -80,7 +81,7 @@ func checkOverwrite(v *ValidationError, flag, attr string, overwrite *bool, valu
 	}
 }
 
-func checkTagBindings(v *ValidationError, tags []TagBinding) {
+func checkTagBindings(v *state.ValidationError, tags []TagBinding) {
 	if len(tags) > maxTagBindings {
 		v.Add(RelPointer("tag-bindings"), "at most %d tag bindings, got %d", maxTagBindings, len(tags))
 	}
@@ -128,7 +129,7 @@ func (pp *ProjectPatch) Apply(p *Project) {
 // execution mode needs an agent pool.
 func CheckProjectResult(p *Project) error {
 	if p.DefaultExecutionMode == ExecutionModeAgent && p.DefaultAgentPoolID == "" {
-		return Invalidf(AttrPointer("default-agent-pool-id"), "is required when default-execution-mode is agent")
+		return state.Invalidf(AttrPointer("default-agent-pool-id"), "is required when default-execution-mode is agent")
 	}
 	return nil
 }

@@ -2,7 +2,7 @@ package store
 
 import (
 	"fmt"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"slices"
 	"testing"
 	"time"
@@ -22,12 +22,12 @@ func mgBenchOrg(b *testing.B, n int) *mgEnv {
 	e.user("user-owner", "owner", false)
 	e.user("user-dev", "dev", false)
 	e.org("acme", "user-owner")
-	e.team("team-dev", "acme", state.TeamVisibilityOrganization, nil, "user-dev")
+	e.team("team-dev", "acme", mgmt.TeamVisibilityOrganization, nil, "user-dev")
 	for i := range n {
 		id := fmt.Sprintf("prj-p%07d", i)
 		e.project(id, "acme", fmt.Sprintf("project %07d", (i*7919)%n), "")
 		if i%100 == 0 {
-			e.teamProject(fmt.Sprintf("tprj-p%07d", i), "team-dev", id, state.ProjectAccessWrite, state.TeamProjectPermissionsPatch{})
+			e.teamProject(fmt.Sprintf("tprj-p%07d", i), "team-dev", id, mgmt.ProjectAccessWrite, mgmt.TeamProjectPermissionsPatch{})
 		}
 	}
 	return e
@@ -38,11 +38,11 @@ func mgBenchOrg(b *testing.B, n int) *mgEnv {
 // one list's latency next to the mean.
 func BenchmarkMgmtProjectListPage(b *testing.B) {
 	e := mgBenchOrg(b, mgBenchProjects)
-	owner := e.authority(state.CallerUser, "user-owner", "acme")
-	dev := e.authority(state.CallerUser, "user-dev", "acme")
+	owner := e.authority(mgmt.CallerUser, "user-owner", "acme")
+	dev := e.authority(mgmt.CallerUser, "user-dev", "acme")
 	cases := []struct {
 		name string
-		a    *state.OrgAuthority
+		a    *mgmt.OrgAuthority
 		opts ProjectListOptions
 		want int
 	}{
@@ -82,7 +82,7 @@ func BenchmarkMgmtProjectCreateApply(b *testing.B) {
 		i++
 		e.idx++
 		data, err := Encode(ProjectCreateRequestType, &ProjectCreateRequest{ID: fmt.Sprintf("prj-n%09d", i), OrganizationName: "acme",
-			CreatedAt: mgT0, Attributes: state.ProjectPatch{Name: mgPtr(fmt.Sprintf("new %09d", i))}})
+			CreatedAt: mgT0, Attributes: mgmt.ProjectPatch{Name: mgPtr(fmt.Sprintf("new %09d", i))}})
 		if err != nil {
 			b.Fatal(err)
 		}

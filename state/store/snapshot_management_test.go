@@ -2,7 +2,7 @@ package store
 
 import (
 	"bytes"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"strings"
 	"testing"
 )
@@ -18,28 +18,28 @@ func mgFillTables(t *testing.T, s *Store, base uint64) {
 	e.user("user-bob", "bob", false)
 	e.org("acme", "user-ann")
 	e.org("bolt", "user-bob")
-	e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: state.OrganizationAdminPatch{
+	e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "acme", Patch: mgmt.OrganizationAdminPatch{
 		AccessBetaTools: mgPtr(true), ApplyTimeout: mgPtr("3h"), SetWorkspaceLimit: true, WorkspaceLimit: mgPtr(50)}})
 	e.apply(OrganizationConsumersReplaceRequestType, &OrganizationConsumersReplaceRequest{Name: "acme", Kind: ConsumerKindModule, Consumers: []string{"bolt"}})
 	e.apply(OrganizationConsumersReplaceRequestType, &OrganizationConsumersReplaceRequest{Name: "acme", Kind: ConsumerKindProvider, Consumers: []string{"bolt"}})
-	e.team("team-dev", "acme", state.TeamVisibilityOrganization, &state.TeamOrganizationAccessPatch{ManageWorkspaces: mgPtr(true)}, "user-bob")
-	e.apply(ProjectCreateRequestType, &ProjectCreateRequest{ID: "prj-web", OrganizationName: "acme", CreatedAt: e.now(), Attributes: state.ProjectPatch{
+	e.team("team-dev", "acme", mgmt.TeamVisibilityOrganization, &mgmt.TeamOrganizationAccessPatch{ManageWorkspaces: mgPtr(true)}, "user-bob")
+	e.apply(ProjectCreateRequestType, &ProjectCreateRequest{ID: "prj-web", OrganizationName: "acme", CreatedAt: e.now(), Attributes: mgmt.ProjectPatch{
 		Name: mgPtr("web"), Description: mgPtr("web tier"), AutoDestroyActivityDuration: mgPtr("14d"),
-		TagBindings: &[]state.TagBinding{{Key: "env", Value: "prod"}}, DefaultExecutionMode: mgPtr(state.ExecutionModeAgent), DefaultAgentPoolID: mgPtr("apool-1")}})
-	e.teamProject("tprj-1", "team-dev", "prj-web", state.ProjectAccessCustom, state.TeamProjectPermissionsPatch{Runs: mgPtr(state.PermPlan), Move: mgPtr(true)})
+		TagBindings: &[]mgmt.TagBinding{{Key: "env", Value: "prod"}}, DefaultExecutionMode: mgPtr(mgmt.ExecutionModeAgent), DefaultAgentPoolID: mgPtr("apool-1")}})
+	e.teamProject("tprj-1", "team-dev", "prj-web", mgmt.ProjectAccessCustom, mgmt.TeamProjectPermissionsPatch{Runs: mgPtr(mgmt.PermPlan), Move: mgPtr(true)})
 	sha := strings.Repeat("ab", 32)
-	e.toolVersion("tool-1", state.VersionFamilyTool, "1.6.0-beta1", state.ToolVersionPatch{Beta: mgPtr(true), Deprecated: mgPtr(true),
-		DeprecatedReason: mgPtr("old"), Archs: &[]state.ToolVersionArch{{URL: "https://x.example/l.zip", SHA: sha, OS: "linux", Arch: "amd64"}}})
-	e.toolVersion("tool-2", state.VersionFamilyPolicy, "0.9.0", state.ToolVersionPatch{Official: mgPtr(true)})
-	e.apply(WorkspaceCreateRequestType, &WorkspaceCreateRequest{ID: "ws-app", OrganizationName: "acme", CreatedAt: e.now(), Attributes: state.WorkspacePatch{
+	e.toolVersion("tool-1", mgmt.VersionFamilyTool, "1.6.0-beta1", mgmt.ToolVersionPatch{Beta: mgPtr(true), Deprecated: mgPtr(true),
+		DeprecatedReason: mgPtr("old"), Archs: &[]mgmt.ToolVersionArch{{URL: "https://x.example/l.zip", SHA: sha, OS: "linux", Arch: "amd64"}}})
+	e.toolVersion("tool-2", mgmt.VersionFamilyPolicy, "0.9.0", mgmt.ToolVersionPatch{Official: mgPtr(true)})
+	e.apply(WorkspaceCreateRequestType, &WorkspaceCreateRequest{ID: "ws-app", OrganizationName: "acme", CreatedAt: e.now(), Attributes: mgmt.WorkspacePatch{
 		Name: mgPtr("app"), ProjectID: mgPtr("prj-web"), ToolVersion: mgPtr("1.6.0-beta1"),
-		VCSRepo: &state.WorkspaceVCSRepo{Identifier: "acme/app", Branch: "main", OAuthTokenID: "ot-1"}}})
-	e.apply(RunCreateRequestType, &RunCreateRequest{Run: &state.Run{ID: "run-1", WorkspaceID: "ws-app", Message: "first", IsDestroy: true, CreatedBy: "user-ann", CreatedAt: e.now()}})
-	e.apply(RunAdvanceRequestType, &RunAdvanceRequest{ID: "run-1", Status: state.RunPlanning, Now: e.now()})
+		VCSRepo: &mgmt.WorkspaceVCSRepo{Identifier: "acme/app", Branch: "main", OAuthTokenID: "ot-1"}}})
+	e.apply(RunCreateRequestType, &RunCreateRequest{Run: &mgmt.Run{ID: "run-1", WorkspaceID: "ws-app", Message: "first", IsDestroy: true, CreatedBy: "user-ann", CreatedAt: e.now()}})
+	e.apply(RunAdvanceRequestType, &RunAdvanceRequest{ID: "run-1", Status: mgmt.RunPlanning, Now: e.now()})
 	e.apply(WorkspaceLockRequestType, &WorkspaceLockRequest{ID: "ws-app", LockedBy: "user-ann", Reason: "state", Now: e.now()})
-	e.apply(StateVersionCreateRequestType, &StateVersionCreateRequest{StateVersion: &state.StateVersion{ID: "sv-1", WorkspaceID: "ws-app",
+	e.apply(StateVersionCreateRequestType, &StateVersionCreateRequest{StateVersion: &mgmt.StateVersion{ID: "sv-1", WorkspaceID: "ws-app",
 		Serial: 3, Lineage: "lin", MD5: "0123456789abcdef0123456789abcdef", RunID: "run-1", CreatedBy: "user-ann", CreatedAt: e.now()}})
-	e.apply(PolicySetCreateRequestType, &PolicySetCreateRequest{ID: "polset-1", OrganizationName: "acme", CreatedAt: e.now(), Attributes: state.PolicySetPatch{
+	e.apply(PolicySetCreateRequestType, &PolicySetCreateRequest{ID: "polset-1", OrganizationName: "acme", CreatedAt: e.now(), Attributes: mgmt.PolicySetPatch{
 		Name: mgPtr("base"), Description: mgPtr("d"), Kind: mgPtr("gate"), Overridable: mgPtr(true), Global: mgPtr(true), PolicyToolVersion: mgPtr("0.9.0")}})
 }
 
@@ -72,16 +72,16 @@ func TestMgmtSnapshotRoundTrip(t *testing.T) {
 	}
 	// The restored indexes answer: case-insensitive names, memberships,
 	// usage, and a further command.
-	if p := stMust[*state.Project](t)(dst.ProjectByName(nil, "acme", "WEB")); p == nil || p.ID != "prj-web" {
+	if p := stMust[*mgmt.Project](t)(dst.ProjectByName(nil, "acme", "WEB")); p == nil || p.ID != "prj-web" {
 		t.Errorf("project by name after restore = %v", p)
 	}
-	a := (&mgEnv{t: t, s: dst}).authority(state.CallerUser, "user-bob", "acme")
+	a := (&mgEnv{t: t, s: dst}).authority(mgmt.CallerUser, "user-bob", "acme")
 	if pa := (&mgEnv{t: t, s: dst}).projectAccess(a, "prj-web"); !pa.CanMoveWorkspaces() || !pa.CanCreateWorkspace() {
 		t.Errorf("bob's access after restore = %+v", pa)
 	}
 	e := &mgEnv{t: t, s: dst, idx: 500}
 	e.project("prj-more", "acme", "more", "")
-	e.failField(ProjectCreateRequestType, &ProjectCreateRequest{ID: "prj-dup", OrganizationName: "acme", Attributes: state.ProjectPatch{Name: mgPtr("Web")}},
+	e.failField(ProjectCreateRequestType, &ProjectCreateRequest{ID: "prj-dup", OrganizationName: "acme", Attributes: mgmt.ProjectPatch{Name: mgPtr("Web")}},
 		"/data/attributes/name")
 }
 

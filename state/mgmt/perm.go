@@ -1,6 +1,7 @@
-package state
+package mgmt
 
 import (
+	"github.com/schedhq/sched/state"
 	"slices"
 )
 
@@ -493,7 +494,7 @@ func (a *OrgAuthority) CanModifyTeamAccess(pa ProjectAccess) bool {
 // workspace is missing or may not be moved out of its project.
 func CheckWorkspaceMove(dst ProjectAccess, sources []ProjectAccess, allFound bool) error {
 	if !dst.CanMoveWorkspaces() {
-		return NotFoundf("project not found, or not allowed to move workspaces into it")
+		return state.NotFoundf("project not found, or not allowed to move workspaces into it")
 	}
 	if !allFound {
 		return Forbiddenf("a listed workspace was not found; nothing was moved")

@@ -1,7 +1,8 @@
-package state
+package mgmt
 
 import (
 	"fmt"
+	"github.com/schedhq/sched/state"
 )
 
 // ToolVersionPatch carries the writable attributes of a tool or policy
@@ -29,7 +30,7 @@ type ToolVersionPatch struct {
 // Validate checks the patch's values; create requires version, url and
 // sha (see the type's comment about archs).
 func (p *ToolVersionPatch) Validate(create bool) error {
-	v := &ValidationError{}
+	v := &state.ValidationError{}
 	switch {
 	case p.Version != nil:
 		if msg := ValidVersion(*p.Version); msg != "" {
@@ -122,7 +123,7 @@ func (p *ToolVersionPatch) Apply(tv *ToolVersion) {
 		}
 	}
 	if p.DeprecatedReason != nil {
-		tv.DeprecatedReason = clonePtr(p.DeprecatedReason)
+		tv.DeprecatedReason = state.ClonePtr(p.DeprecatedReason)
 	}
 	if !tv.Deprecated || (tv.DeprecatedReason != nil && *tv.DeprecatedReason == "") {
 		tv.DeprecatedReason = nil
@@ -131,7 +132,7 @@ func (p *ToolVersionPatch) Apply(tv *ToolVersion) {
 
 func CheckFamily(family string) error {
 	if family != VersionFamilyTool && family != VersionFamilyPolicy {
-		return Invalidf("Family", "%q is not one of tool, policy", family)
+		return state.Invalidf("Family", "%q is not one of tool, policy", family)
 	}
 	return nil
 }

@@ -1,9 +1,10 @@
-package state
+package mgmt
 
 import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/schedhq/sched/state"
 	"net/url"
 	"regexp"
 	"strings"
@@ -172,14 +173,14 @@ func ValidEmail(s string) string {
 // checkID adds a problem to v unless id is prefix followed by letters and
 // digits. Apply checks the IDs the leader stamped, so that a malformed
 // command cannot write a row no path can address.
-func CheckID(v *ValidationError, field, prefix, id string) {
+func CheckID(v *state.ValidationError, field, prefix, id string) {
 	if !strings.HasPrefix(id, prefix) || !idRE.MatchString(id[len(prefix):]) {
 		v.Add(field, "%q is not an ID of the form %s<id>", id, prefix)
 	}
 }
 
 // checkMax adds a problem to v when s is longer than max characters.
-func CheckMax(v *ValidationError, field, s string, max int) {
+func CheckMax(v *state.ValidationError, field, s string, max int) {
 	if n := utf8.RuneCountInString(s); n > max {
 		v.Add(field, "must be at most %d characters long, got %d", max, n)
 	}
@@ -192,7 +193,7 @@ const idAlphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 // NewMgmtID returns a fresh random ID with prefix, e.g. NewMgmtID(PrefixProject)
 // gives "prj-…" with 16 random characters. The leader calls it before
 // proposing a create; Apply never does.
-func NewMgmtID(prefix string) string {
+func NewID(prefix string) string {
 	var buf [16]byte
 	if _, err := rand.Read(buf[:]); err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
@@ -209,4 +210,4 @@ func NewMgmtID(prefix string) string {
 // MgmtTime truncates t to the millisecond precision the management API
 // shows, in UTC. The leader stamps times through it so that what is stored
 // is exactly what is shown.
-func MgmtTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+func Time(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 // Lists of the management API. Each filters, counts and sorts in the store
@@ -130,8 +131,8 @@ type ProjectListOptions struct {
 // ProjectListEntry is one project of a list, with what the caller's view
 // of it needs.
 type ProjectListEntry struct {
-	Project        *state.Project
-	Access         state.ProjectAccess
+	Project        *mgmt.Project
+	Access         mgmt.ProjectAccess
 	WorkspaceCount int
 	TeamCount      int
 }
@@ -156,7 +157,7 @@ type ProjectList struct {
 // unfiltered list by a caller who sees every project stops at the end of
 // the page (its total is the organization's counter). Only q, or a
 // permission filter that can drop projects, walks every project.
-func (r reader) ListProjects(ws memdb.WatchSet, a *state.OrgAuthority, opts ProjectListOptions) (*ProjectList, error) {
+func (r reader) ListProjects(ws memdb.WatchSet, a *mgmt.OrgAuthority, opts ProjectListOptions) (*ProjectList, error) {
 	if !a.CanAccess() {
 		return nil, state.NotFoundf("organization not found")
 	}
@@ -244,12 +245,12 @@ func (r reader) ListProjects(ws memdb.WatchSet, a *state.OrgAuthority, opts Proj
 // index of that order); for any other caller, the projects its teams have
 // records on, as no other is visible.
 func projectCandidates(ws memdb.WatchSet, txn *memdb.Txn, org, sort string, seesAll bool,
-	names map[string]bool, records map[string][]*state.TeamProject) (func() *state.Project, error) {
-	var picked []*state.Project
+	names map[string]bool, records map[string][]*mgmt.TeamProject) (func() *mgmt.Project, error) {
+	var picked []*mgmt.Project
 	switch {
 	case names != nil && seesAll:
 		for name := range names {
-			p, err := first[*state.Project](ws, txn, TableProjects, indexMgOrgName, org, name)
+			p, err := first[*mgmt.Project](ws, txn, TableProjects, indexMgOrgName, org, name)
 			if err != nil {
 				return nil, err
 			}
@@ -259,7 +260,7 @@ func projectCandidates(ws memdb.WatchSet, txn *memdb.Txn, org, sort string, sees
 		}
 	case !seesAll:
 		for id := range records {
-			p, err := first[*state.Project](ws, txn, TableProjects, indexID, id)
+			p, err := first[*mgmt.Project](ws, txn, TableProjects, indexID, id)
 			if err != nil {
 				return nil, err
 			}
@@ -282,16 +283,16 @@ func projectCandidates(ws memdb.WatchSet, txn *memdb.Txn, org, sort string, sees
 			return nil, err
 		}
 		watch(ws, iter.WatchCh())
-		return func() *state.Project {
+		return func() *mgmt.Project {
 			if raw := iter.Next(); raw != nil {
-				return raw.(*state.Project)
+				return raw.(*mgmt.Project)
 			}
 			return nil
 		}, nil
 	}
 	// The same orders as the indexes: creation (CreateIndex, then ID) or
 	// lowercased name, which is unique in an organization.
-	slices.SortFunc(picked, func(x, y *state.Project) int {
+	slices.SortFunc(picked, func(x, y *mgmt.Project) int {
 		switch sort {
 		case "name":
 			return strings.Compare(strings.ToLower(x.Name), strings.ToLower(y.Name))
@@ -301,7 +302,7 @@ func projectCandidates(ws memdb.WatchSet, txn *memdb.Txn, org, sort string, sees
 		return cmp.Or(cmp.Compare(x.CreateIndex, y.CreateIndex), strings.Compare(x.ID, y.ID))
 	})
 	i := 0
-	return func() *state.Project {
+	return func() *mgmt.Project {
 		if i >= len(picked) {
 			return nil
 		}
@@ -311,10 +312,10 @@ func projectCandidates(ws memdb.WatchSet, txn *memdb.Txn, org, sort string, sees
 }
 
 // recordsByProject loads the team-projects of a's teams, by project.
-func recordsByProject(ws memdb.WatchSet, txn *memdb.Txn, a *state.OrgAuthority) (map[string][]*state.TeamProject, error) {
-	out := map[string][]*state.TeamProject{}
+func recordsByProject(ws memdb.WatchSet, txn *memdb.Txn, a *mgmt.OrgAuthority) (map[string][]*mgmt.TeamProject, error) {
+	out := map[string][]*mgmt.TeamProject{}
 	for _, teamID := range a.TeamIDs {
-		recs, err := list[*state.TeamProject](ws, txn, nil, TableTeamProjects, indexMgTeam, teamID)
+		recs, err := list[*mgmt.TeamProject](ws, txn, nil, TableTeamProjects, indexMgTeam, teamID)
 		if err != nil {
 			return nil, err
 		}
@@ -327,7 +328,7 @@ func recordsByProject(ws memdb.WatchSet, txn *memdb.Txn, a *state.OrgAuthority) 
 
 // TeamProjectList is one page of a project's team access.
 type TeamProjectList struct {
-	Items    []*state.TeamProject
+	Items    []*mgmt.TeamProject
 	Matching int
 	Page     Page
 }
@@ -336,9 +337,9 @@ type TeamProjectList struct {
 // caller sees (spec §5.3, OrgAuthority.CanViewTeamProject), in creation
 // order. A project that is unknown or outside a's organization, or an
 // organization the caller cannot access, is ErrNotFound.
-func (r reader) ListTeamProjects(ws memdb.WatchSet, a *state.OrgAuthority, projectID string, page Page) (*TeamProjectList, error) {
+func (r reader) ListTeamProjects(ws memdb.WatchSet, a *mgmt.OrgAuthority, projectID string, page Page) (*TeamProjectList, error) {
 	txn := r.txn()
-	p, err := first[*state.Project](ws, txn, TableProjects, indexID, projectID)
+	p, err := first[*mgmt.Project](ws, txn, TableProjects, indexID, projectID)
 	if err != nil {
 		return nil, err
 	}
@@ -350,14 +351,14 @@ func (r reader) ListTeamProjects(ws memdb.WatchSet, a *state.OrgAuthority, proje
 		return nil, err
 	}
 	access := a.EffectiveProjectAccess(p, recs)
-	all, err := list[*state.TeamProject](ws, txn, nil, TableTeamProjects, indexMgProject, p.ID)
+	all, err := list[*mgmt.TeamProject](ws, txn, nil, TableTeamProjects, indexMgProject, p.ID)
 	if err != nil {
 		return nil, err
 	}
 	out := &TeamProjectList{Page: page.Normalize()}
-	pg := newPager[*state.TeamProject](page)
+	pg := newPager[*mgmt.TeamProject](page)
 	for _, rec := range all {
-		team, err := first[*state.Team](ws, txn, TableTeams, indexID, rec.TeamID)
+		team, err := first[*mgmt.Team](ws, txn, TableTeams, indexID, rec.TeamID)
 		if err != nil {
 			return nil, err
 		}
@@ -393,8 +394,8 @@ type AdminWorkspaceListOptions struct {
 // AdminWorkspaceEntry is one workspace of the admin list with its current
 // run (nil when none).
 type AdminWorkspaceEntry struct {
-	Workspace  *state.Workspace
-	CurrentRun *state.Run
+	Workspace  *mgmt.Workspace
+	CurrentRun *mgmt.Run
 }
 
 // AdminWorkspaceList is one page of the admin workspace list.
@@ -412,7 +413,7 @@ type AdminWorkspaceList struct {
 // statuses or sorts are ErrInvalid naming the query parameter.
 func (r reader) ListAdminWorkspaces(ws memdb.WatchSet, opts AdminWorkspaceListOptions) (*AdminWorkspaceList, error) {
 	for _, s := range opts.Statuses {
-		if !slices.Contains(state.RunStatuses(), s) {
+		if !slices.Contains(mgmt.RunStatuses(), s) {
 			return nil, state.Invalidf("filter[current_run][status]", "%q is not a run status", s)
 		}
 	}
@@ -421,12 +422,12 @@ func (r reader) ListAdminWorkspaces(ws memdb.WatchSet, opts AdminWorkspaceListOp
 		return nil, state.Invalidf("sort", "%q is not one of name, current-run.created-at, latest-change-at (optionally prefixed -)", opts.Sort)
 	}
 	txn := r.txn()
-	all, err := list[*state.Workspace](ws, txn, nil, TableWorkspaces, indexMgCreated)
+	all, err := list[*mgmt.Workspace](ws, txn, nil, TableWorkspaces, indexMgCreated)
 	if err != nil {
 		return nil, err
 	}
 	out := &AdminWorkspaceList{Page: opts.Page.Normalize(), StatusCounts: map[string]int{"none": 0, "total": 0}}
-	for _, s := range state.RunStatuses() {
+	for _, s := range mgmt.RunStatuses() {
 		out.StatusCounts[s] = 0
 	}
 	var matching []AdminWorkspaceEntry
@@ -434,9 +435,9 @@ func (r reader) ListAdminWorkspaces(ws memdb.WatchSet, opts AdminWorkspaceListOp
 		if opts.Query != "" && !containsFold(w.Name, opts.Query) && !containsFold(w.OrganizationName, opts.Query) {
 			continue
 		}
-		var run *state.Run
+		var run *mgmt.Run
 		if w.CurrentRunID != "" {
-			if run, err = first[*state.Run](ws, txn, TableRuns, indexID, w.CurrentRunID); err != nil {
+			if run, err = first[*mgmt.Run](ws, txn, TableRuns, indexID, w.CurrentRunID); err != nil {
 				return nil, err
 			}
 		}
@@ -478,7 +479,7 @@ func compareAdminWorkspaces(key string, x, y AdminWorkspaceEntry) int {
 	}
 }
 
-func runCreated(r *state.Run) time.Time {
+func runCreated(r *mgmt.Run) time.Time {
 	if r == nil {
 		return time.Time{}
 	}
@@ -505,7 +506,7 @@ type AdminOrganizationListOptions struct {
 
 // OrganizationList is one page of organizations.
 type OrganizationList struct {
-	Items    []*state.Organization
+	Items    []*mgmt.Organization
 	Matching int
 	// Active and Disabled count the matching organizations by is-disabled
 	// (meta.status-counts of the admin list, whose total is Matching).
@@ -516,12 +517,12 @@ type OrganizationList struct {
 
 // ListAdminOrganizations lists every organization, by name.
 func (r reader) ListAdminOrganizations(ws memdb.WatchSet, opts AdminOrganizationListOptions) (*OrganizationList, error) {
-	all, err := list[*state.Organization](ws, r.txn(), nil, TableOrganizations, indexID)
+	all, err := list[*mgmt.Organization](ws, r.txn(), nil, TableOrganizations, indexID)
 	if err != nil {
 		return nil, err
 	}
 	out := &OrganizationList{Page: opts.Page.Normalize()}
-	pg := newPager[*state.Organization](opts.Page)
+	pg := newPager[*mgmt.Organization](opts.Page)
 	for _, o := range all {
 		if opts.Query != "" {
 			if !containsFold(o.Name, opts.Query) && !containsFold(o.Email, opts.Query) {
@@ -555,7 +556,7 @@ func (r reader) ListAdminOrganizations(ws memdb.WatchSet, opts AdminOrganization
 // ErrNotFound.
 func (r reader) OrganizationConsumers(ws memdb.WatchSet, name, kind string, page Page) (*OrganizationList, error) {
 	txn := r.txn()
-	org, err := first[*state.Organization](ws, txn, TableOrganizations, indexID, name)
+	org, err := first[*mgmt.Organization](ws, txn, TableOrganizations, indexID, name)
 	if err != nil {
 		return nil, err
 	}
@@ -570,9 +571,9 @@ func (r reader) OrganizationConsumers(ws memdb.WatchSet, name, kind string, page
 	if global {
 		return out, nil
 	}
-	pg := newPager[*state.Organization](page)
+	pg := newPager[*mgmt.Organization](page)
 	for _, n := range names {
-		c, err := first[*state.Organization](ws, txn, TableOrganizations, indexID, n)
+		c, err := first[*mgmt.Organization](ws, txn, TableOrganizations, indexID, n)
 		if err != nil {
 			return nil, err
 		}
@@ -591,29 +592,29 @@ func (r reader) OrganizationConsumers(ws memdb.WatchSet, name, kind string, page
 // token's is its own, and a management token sees every one. Disabled
 // organizations are left out for everyone but site administrators (spec
 // §3: inaccessible to users).
-func (r reader) OrganizationsForCaller(ws memdb.WatchSet, c state.Caller, page Page) (*OrganizationList, error) {
+func (r reader) OrganizationsForCaller(ws memdb.WatchSet, c mgmt.Caller, page Page) (*OrganizationList, error) {
 	txn := r.txn()
-	all, err := list[*state.Organization](ws, txn, nil, TableOrganizations, indexID)
+	all, err := list[*mgmt.Organization](ws, txn, nil, TableOrganizations, indexID)
 	if err != nil {
 		return nil, err
 	}
 	mine := map[string]bool{}
 	switch c.Kind {
-	case state.CallerUser:
-		ms, err := list[*state.TeamMembership](ws, txn, nil, TableTeamMemberships, indexMgUser, c.UserID)
+	case mgmt.CallerUser:
+		ms, err := list[*mgmt.TeamMembership](ws, txn, nil, TableTeamMemberships, indexMgUser, c.UserID)
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range ms {
 			mine[m.OrganizationName] = true
 		}
-	case state.CallerTeam, state.CallerOrganization:
+	case mgmt.CallerTeam, mgmt.CallerOrganization:
 		mine[c.OrganizationName] = true
 	}
 	out := &OrganizationList{Page: page.Normalize()}
-	pg := newPager[*state.Organization](page)
+	pg := newPager[*mgmt.Organization](page)
 	for _, o := range all {
-		if (c.Kind != state.CallerManagement && !mine[o.Name]) || (o.IsDisabled && !c.IsSiteAdmin) {
+		if (c.Kind != mgmt.CallerManagement && !mine[o.Name]) || (o.IsDisabled && !c.IsSiteAdmin) {
 			continue
 		}
 		out.Matching++
@@ -641,7 +642,7 @@ type ToolVersionListOptions struct {
 
 // ToolVersionEntry is one version of a list with its usage.
 type ToolVersionEntry struct {
-	Version *state.ToolVersion
+	Version *mgmt.ToolVersion
 	Usage   int
 }
 
@@ -655,7 +656,7 @@ type ToolVersionList struct {
 // ListToolVersions lists the versions of family in creation order.
 func (r reader) ListToolVersions(ws memdb.WatchSet, family string, opts ToolVersionListOptions) (*ToolVersionList, error) {
 	txn := r.txn()
-	all, err := list[*state.ToolVersion](ws, txn, nil, TableToolVersions, indexMgFamily, family)
+	all, err := list[*mgmt.ToolVersion](ws, txn, nil, TableToolVersions, indexMgFamily, family)
 	if err != nil {
 		return nil, err
 	}

@@ -1,25 +1,28 @@
 package store
 
-import "github.com/schedhq/sched/state"
+import (
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
+)
 
 func applyTeamProjectCreate(t *writeTxn, req *TeamProjectCreateRequest) (any, error) {
 	v := &state.ValidationError{}
-	state.CheckID(v, "ID", state.PrefixTeamProject, req.ID)
+	mgmt.CheckID(v, "ID", mgmt.PrefixTeamProject, req.ID)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	perms, err := state.ResolveTeamProjectPermissions(req.Access, nil, req.Permissions)
+	perms, err := mgmt.ResolveTeamProjectPermissions(req.Access, nil, req.Permissions)
 	if err != nil {
 		return nil, err
 	}
-	p, err := getRow[*state.Project](t, TableProjects, req.ProjectID)
+	p, err := getRow[*mgmt.Project](t, TableProjects, req.ProjectID)
 	if err != nil {
 		return nil, err
 	}
 	if p == nil {
 		return nil, state.NotFoundf("project %q not found", req.ProjectID)
 	}
-	team, err := getRow[*state.Team](t, TableTeams, req.TeamID)
+	team, err := getRow[*mgmt.Team](t, TableTeams, req.TeamID)
 	if err != nil {
 		return nil, err
 	}
@@ -29,21 +32,21 @@ func applyTeamProjectCreate(t *writeTxn, req *TeamProjectCreateRequest) (any, er
 	if err := requireNewID(t, TableTeamProjects, req.ID); err != nil {
 		return nil, err
 	}
-	existing, err := list[*state.TeamProject](nil, t.Txn, nil, TableTeamProjects, indexMgTeam, team.ID, p.ID)
+	existing, err := list[*mgmt.TeamProject](nil, t.Txn, nil, TableTeamProjects, indexMgTeam, team.ID, p.ID)
 	if err != nil {
 		return nil, err
 	}
 	if len(existing) > 0 {
 		return nil, state.Conflictf("team %q already has access to project %q (%s); update that record instead", team.ID, p.ID, existing[0].ID)
 	}
-	r := &state.TeamProject{ID: req.ID, OrganizationName: p.OrganizationName, TeamID: team.ID, ProjectID: p.ID,
-		Access: req.Access, Permissions: perms, CreatedAt: state.MgmtTime(req.CreatedAt)}
+	r := &mgmt.TeamProject{ID: req.ID, OrganizationName: p.OrganizationName, TeamID: team.ID, ProjectID: p.ID,
+		Access: req.Access, Permissions: perms, CreatedAt: mgmt.Time(req.CreatedAt)}
 	stampNew(t, &r.CreateIndex, &r.ModifyIndex)
 	return r, t.insert(TableTeamProjects, r)
 }
 
-func requireTeamProject(t *writeTxn, id string) (*state.TeamProject, error) {
-	return mustGetRow[state.TeamProject](t, TableTeamProjects, "team access", id)
+func requireTeamProject(t *writeTxn, id string) (*mgmt.TeamProject, error) {
+	return mustGetRow[mgmt.TeamProject](t, TableTeamProjects, "team access", id)
 }
 
 func applyTeamProjectUpdate(t *writeTxn, req *TeamProjectUpdateRequest) (any, error) {
@@ -55,7 +58,7 @@ func applyTeamProjectUpdate(t *writeTxn, req *TeamProjectUpdateRequest) (any, er
 	if req.Access != nil {
 		access = *req.Access
 	}
-	perms, err := state.ResolveTeamProjectPermissions(access, old, req.Permissions)
+	perms, err := mgmt.ResolveTeamProjectPermissions(access, old, req.Permissions)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
-package state
+package mgmt
 
 import (
+	"github.com/schedhq/sched/state"
 	"slices"
 )
 
@@ -87,7 +88,7 @@ type PolicySetPatch struct {
 
 // Validate checks the patch; create requires a name.
 func (p *PolicySetPatch) Validate(create bool) error {
-	v := &ValidationError{}
+	v := &state.ValidationError{}
 	switch {
 	case p.Name != nil:
 		if msg := ValidSlug(*p.Name, WorkspaceNameMaxLen); msg != "" {

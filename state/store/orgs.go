@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"slices"
 	"strings"
 )
@@ -29,8 +30,8 @@ func mustGetRow[R any](t *writeTxn, table, what, id string) (*R, error) {
 func stampNew(t *writeTxn, create, modify *uint64) { *create, *modify = t.index, t.index }
 
 // requireOrganization returns organization name, or ErrNotFound.
-func requireOrganization(t *writeTxn, name string) (*state.Organization, error) {
-	return mustGetRow[state.Organization](t, TableOrganizations, "organization", name)
+func requireOrganization(t *writeTxn, name string) (*mgmt.Organization, error) {
+	return mustGetRow[mgmt.Organization](t, TableOrganizations, "organization", name)
 }
 
 // requireNewID fails with ErrConflict when id is already a row of table:
@@ -67,24 +68,24 @@ func applyOrganizationCreate(t *writeTxn, req *OrganizationCreateRequest) (any, 
 		return nil, state.Invalidf("/data", "missing organization")
 	}
 	v := &state.ValidationError{}
-	if msg := state.ValidSlug(in.Name, state.OrganizationNameMaxLen); msg != "" {
-		v.Add(state.AttrPointer("name"), "%s", msg)
+	if msg := mgmt.ValidSlug(in.Name, mgmt.OrganizationNameMaxLen); msg != "" {
+		v.Add(mgmt.AttrPointer("name"), "%s", msg)
 	}
-	if msg := state.ValidEmail(in.Email); msg != "" {
-		v.Add(state.AttrPointer("email"), "%s", msg)
+	if msg := mgmt.ValidEmail(in.Email); msg != "" {
+		v.Add(mgmt.AttrPointer("email"), "%s", msg)
 	}
-	state.CheckID(v, "ExternalID", state.PrefixOrganization, in.ExternalID)
-	state.CheckID(v, "OwnersTeamID", state.PrefixTeam, req.OwnersTeamID)
-	state.CheckID(v, "DefaultProjectID", state.PrefixProject, req.DefaultProjectID)
+	mgmt.CheckID(v, "ExternalID", mgmt.PrefixOrganization, in.ExternalID)
+	mgmt.CheckID(v, "OwnersTeamID", mgmt.PrefixTeam, req.OwnersTeamID)
+	mgmt.CheckID(v, "DefaultProjectID", mgmt.PrefixProject, req.DefaultProjectID)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	same, err := list[*state.Organization](nil, t.Txn, nil, TableOrganizations, indexMgNameLower, strings.ToLower(in.Name))
+	same, err := list[*mgmt.Organization](nil, t.Txn, nil, TableOrganizations, indexMgNameLower, strings.ToLower(in.Name))
 	if err != nil {
 		return nil, err
 	}
 	if len(same) > 0 {
-		return nil, state.Invalidf(state.AttrPointer("name"), "has already been taken")
+		return nil, state.Invalidf(mgmt.AttrPointer("name"), "has already been taken")
 	}
 	if err := requireNewID(t, TableTeams, req.OwnersTeamID); err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func applyOrganizationCreate(t *writeTxn, req *OrganizationCreateRequest) (any, 
 		return nil, err
 	}
 	if req.OwnerUserID != "" {
-		u, err := getRow[*state.User](t, TableUsers, req.OwnerUserID)
+		u, err := getRow[*mgmt.User](t, TableUsers, req.OwnerUserID)
 		if err != nil {
 			return nil, err
 		}
@@ -101,17 +102,17 @@ func applyOrganizationCreate(t *writeTxn, req *OrganizationCreateRequest) (any, 
 			return nil, state.NotFoundf("user %q not found", req.OwnerUserID)
 		}
 	}
-	created := state.MgmtTime(in.CreatedAt)
-	org := &state.Organization{
+	created := mgmt.Time(in.CreatedAt)
+	org := &mgmt.Organization{
 		Name: in.Name, ExternalID: in.ExternalID, Email: in.Email, CreatedAt: created,
 		DefaultProjectID: req.DefaultProjectID, OwnersTeamID: req.OwnersTeamID,
-		ApplyTimeout: state.DefaultApplyTimeout, PlanTimeout: state.DefaultPlanTimeout,
+		ApplyTimeout: mgmt.DefaultApplyTimeout, PlanTimeout: mgmt.DefaultPlanTimeout,
 	}
 	stampNew(t, &org.CreateIndex, &org.ModifyIndex)
-	owners := &state.Team{ID: req.OwnersTeamID, OrganizationName: in.Name, Name: state.OwnersTeamName,
-		Visibility: state.TeamVisibilitySecret, IsOwners: true, CreatedAt: created}
+	owners := &mgmt.Team{ID: req.OwnersTeamID, OrganizationName: in.Name, Name: mgmt.OwnersTeamName,
+		Visibility: mgmt.TeamVisibilitySecret, IsOwners: true, CreatedAt: created}
 	stampNew(t, &owners.CreateIndex, &owners.ModifyIndex)
-	project := &state.Project{ID: req.DefaultProjectID, OrganizationName: in.Name, Name: state.DefaultProjectName,
+	project := &mgmt.Project{ID: req.DefaultProjectID, OrganizationName: in.Name, Name: mgmt.DefaultProjectName,
 		IsDefault: true, CreatedAt: created}
 	stampNew(t, &project.CreateIndex, &project.ModifyIndex)
 	for _, w := range []struct {
@@ -126,7 +127,7 @@ func applyOrganizationCreate(t *writeTxn, req *OrganizationCreateRequest) (any, 
 		return nil, err
 	}
 	if req.OwnerUserID != "" {
-		m := &state.TeamMembership{TeamID: owners.ID, UserID: req.OwnerUserID, OrganizationName: org.Name}
+		m := &mgmt.TeamMembership{TeamID: owners.ID, UserID: req.OwnerUserID, OrganizationName: org.Name}
 		stampNew(t, &m.CreateIndex, &m.ModifyIndex)
 		if err := t.insert(TableTeamMemberships, m); err != nil {
 			return nil, err
@@ -141,8 +142,8 @@ func applyOrganizationUpdate(t *writeTxn, req *OrganizationUpdateRequest) (any, 
 		return nil, err
 	}
 	if req.Email != nil {
-		if msg := state.ValidEmail(*req.Email); msg != "" {
-			return nil, state.Invalidf(state.AttrPointer("email"), "%s", msg)
+		if msg := mgmt.ValidEmail(*req.Email); msg != "" {
+			return nil, state.Invalidf(mgmt.AttrPointer("email"), "%s", msg)
 		}
 	}
 	out := org.Copy()
@@ -183,7 +184,7 @@ func applyOrganizationConsumersReplace(t *writeTxn, req *OrganizationConsumersRe
 			v.Add(field, "an organization cannot be its own consumer")
 			continue
 		}
-		c, err := getRow[*state.Organization](t, TableOrganizations, name)
+		c, err := getRow[*mgmt.Organization](t, TableOrganizations, name)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +214,7 @@ func applyOrganizationDelete(t *writeTxn, req *OrganizationDeleteRequest) (any, 
 	if err != nil {
 		return nil, err
 	}
-	workspaces, err := list[*state.Workspace](nil, t.Txn, nil, TableWorkspaces, indexMgOrg, org.Name)
+	workspaces, err := list[*mgmt.Workspace](nil, t.Txn, nil, TableWorkspaces, indexMgOrg, org.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +223,7 @@ func applyOrganizationDelete(t *writeTxn, req *OrganizationDeleteRequest) (any, 
 			return nil, err
 		}
 	}
-	projects, err := list[*state.Project](nil, t.Txn, nil, TableProjects, indexMgOrg, org.Name)
+	projects, err := list[*mgmt.Project](nil, t.Txn, nil, TableProjects, indexMgOrg, org.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +232,7 @@ func applyOrganizationDelete(t *writeTxn, req *OrganizationDeleteRequest) (any, 
 			return nil, err
 		}
 	}
-	teams, err := list[*state.Team](nil, t.Txn, nil, TableTeams, indexMgOrg, org.Name)
+	teams, err := list[*mgmt.Team](nil, t.Txn, nil, TableTeams, indexMgOrg, org.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +241,7 @@ func applyOrganizationDelete(t *writeTxn, req *OrganizationDeleteRequest) (any, 
 			return nil, err
 		}
 	}
-	sets, err := list[*state.PolicySet](nil, t.Txn, nil, TablePolicySets, indexMgOrg, org.Name)
+	sets, err := list[*mgmt.PolicySet](nil, t.Txn, nil, TablePolicySets, indexMgOrg, org.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +254,7 @@ func applyOrganizationDelete(t *writeTxn, req *OrganizationDeleteRequest) (any, 
 		return nil, err
 	}
 	// Other organizations stop naming it as a consumer.
-	all, err := list[*state.Organization](nil, t.Txn, nil, TableOrganizations, indexID)
+	all, err := list[*mgmt.Organization](nil, t.Txn, nil, TableOrganizations, indexID)
 	if err != nil {
 		return nil, err
 	}
@@ -278,35 +279,35 @@ func applyUserUpsert(t *writeTxn, req *UserUpsertRequest) (any, error) {
 		return nil, state.Invalidf("/data", "missing user")
 	}
 	v := &state.ValidationError{}
-	state.CheckID(v, "ID", state.PrefixUser, in.ID)
+	mgmt.CheckID(v, "ID", mgmt.PrefixUser, in.ID)
 	switch {
 	case in.Username == "":
-		v.Add(state.AttrPointer("username"), "is required")
-	case len(in.Username) > state.UsernameMaxLen:
-		v.Add(state.AttrPointer("username"), "must be at most %d characters long, got %d", state.UsernameMaxLen, len(in.Username))
-	case !state.UsernameRE.MatchString(in.Username):
-		v.Add(state.AttrPointer("username"), "may contain only letters, numbers, ., - and _")
+		v.Add(mgmt.AttrPointer("username"), "is required")
+	case len(in.Username) > mgmt.UsernameMaxLen:
+		v.Add(mgmt.AttrPointer("username"), "must be at most %d characters long, got %d", mgmt.UsernameMaxLen, len(in.Username))
+	case !mgmt.UsernameRE.MatchString(in.Username):
+		v.Add(mgmt.AttrPointer("username"), "may contain only letters, numbers, ., - and _")
 	}
-	if msg := state.ValidEmail(in.Email); msg != "" {
-		v.Add(state.AttrPointer("email"), "%s", msg)
+	if msg := mgmt.ValidEmail(in.Email); msg != "" {
+		v.Add(mgmt.AttrPointer("email"), "%s", msg)
 	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	same, err := list[*state.User](nil, t.Txn, func(u *state.User) bool { return u.ID != in.ID },
+	same, err := list[*mgmt.User](nil, t.Txn, func(u *mgmt.User) bool { return u.ID != in.ID },
 		TableUsers, indexMgNameLower, strings.ToLower(in.Username))
 	if err != nil {
 		return nil, err
 	}
 	if len(same) > 0 {
-		return nil, state.Invalidf(state.AttrPointer("username"), "has already been taken")
+		return nil, state.Invalidf(mgmt.AttrPointer("username"), "has already been taken")
 	}
-	old, err := getRow[*state.User](t, TableUsers, in.ID)
+	old, err := getRow[*mgmt.User](t, TableUsers, in.ID)
 	if err != nil {
 		return nil, err
 	}
-	u := &state.User{ID: in.ID, Username: in.Username, Email: in.Email, IsAdmin: in.IsAdmin,
-		CreatedAt: state.MgmtTime(in.CreatedAt), CreateIndex: t.index, ModifyIndex: t.index}
+	u := &mgmt.User{ID: in.ID, Username: in.Username, Email: in.Email, IsAdmin: in.IsAdmin,
+		CreatedAt: mgmt.Time(in.CreatedAt), CreateIndex: t.index, ModifyIndex: t.index}
 	if old != nil {
 		u.CreatedAt, u.CreateIndex = old.CreatedAt, old.CreateIndex
 	}
@@ -314,14 +315,14 @@ func applyUserUpsert(t *writeTxn, req *UserUpsertRequest) (any, error) {
 }
 
 func applyUserDelete(t *writeTxn, req *UserDeleteRequest) (any, error) {
-	u, err := getRow[*state.User](t, TableUsers, req.ID)
+	u, err := getRow[*mgmt.User](t, TableUsers, req.ID)
 	if err != nil {
 		return nil, err
 	}
 	if u == nil {
 		return nil, state.NotFoundf("user %q not found", req.ID)
 	}
-	memberships, err := list[*state.TeamMembership](nil, t.Txn, nil, TableTeamMemberships, indexMgUser, u.ID)
+	memberships, err := list[*mgmt.TeamMembership](nil, t.Txn, nil, TableTeamMemberships, indexMgUser, u.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +341,7 @@ func applyUserDelete(t *writeTxn, req *UserDeleteRequest) (any, error) {
 // would leave an owners team that has members with none: an organization
 // must keep an owner who can sign in.
 func checkOwnersKeepMember(t *writeTxn, teamID string, users []string) error {
-	team, err := getRow[*state.Team](t, TableTeams, teamID)
+	team, err := getRow[*mgmt.Team](t, TableTeams, teamID)
 	if err != nil || team == nil || !team.IsOwners {
 		return err
 	}
@@ -361,7 +362,7 @@ func applyTeamCreate(t *writeTxn, req *TeamCreateRequest) (any, error) {
 		return nil, err
 	}
 	v := &state.ValidationError{}
-	state.CheckID(v, "ID", state.PrefixTeam, req.ID)
+	mgmt.CheckID(v, "ID", mgmt.PrefixTeam, req.ID)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -371,13 +372,13 @@ func applyTeamCreate(t *writeTxn, req *TeamCreateRequest) (any, error) {
 	if err := requireNewID(t, TableTeams, req.ID); err != nil {
 		return nil, err
 	}
-	if taken, err := nameTaken(t, TableTeams, org.Name, *req.Attributes.Name, func(x *state.Team) string { return x.ID }, req.ID); err != nil {
+	if taken, err := nameTaken(t, TableTeams, org.Name, *req.Attributes.Name, func(x *mgmt.Team) string { return x.ID }, req.ID); err != nil {
 		return nil, err
 	} else if taken {
-		return nil, state.Invalidf(state.AttrPointer("name"), "has already been taken")
+		return nil, state.Invalidf(mgmt.AttrPointer("name"), "has already been taken")
 	}
-	team := &state.Team{ID: req.ID, OrganizationName: org.Name, Name: *req.Attributes.Name,
-		Visibility: state.TeamVisibilitySecret, CreatedAt: state.MgmtTime(req.CreatedAt)}
+	team := &mgmt.Team{ID: req.ID, OrganizationName: org.Name, Name: *req.Attributes.Name,
+		Visibility: mgmt.TeamVisibilitySecret, CreatedAt: mgmt.Time(req.CreatedAt)}
 	if req.Attributes.Visibility != nil {
 		team.Visibility = *req.Attributes.Visibility
 	}
@@ -397,17 +398,17 @@ func applyTeamUpdate(t *writeTxn, req *TeamUpdateRequest) (any, error) {
 	a := req.Attributes
 	if team.IsOwners {
 		if a.Name != nil && *a.Name != team.Name {
-			return nil, state.Invalidf(state.AttrPointer("name"), "the owners team cannot be renamed")
+			return nil, state.Invalidf(mgmt.AttrPointer("name"), "the owners team cannot be renamed")
 		}
 		if !a.Access.IsEmpty() {
-			return nil, state.Invalidf(state.AttrPointer("organization-access"), "the owners team always has every permission; it cannot be changed")
+			return nil, state.Invalidf(mgmt.AttrPointer("organization-access"), "the owners team always has every permission; it cannot be changed")
 		}
 	}
 	if a.Name != nil {
-		if taken, err := nameTaken(t, TableTeams, team.OrganizationName, *a.Name, func(x *state.Team) string { return x.ID }, team.ID); err != nil {
+		if taken, err := nameTaken(t, TableTeams, team.OrganizationName, *a.Name, func(x *mgmt.Team) string { return x.ID }, team.ID); err != nil {
 			return nil, err
 		} else if taken {
-			return nil, state.Invalidf(state.AttrPointer("name"), "has already been taken")
+			return nil, state.Invalidf(mgmt.AttrPointer("name"), "has already been taken")
 		}
 	}
 	out := *team
@@ -422,8 +423,8 @@ func applyTeamUpdate(t *writeTxn, req *TeamUpdateRequest) (any, error) {
 	return &out, t.insert(TableTeams, &out)
 }
 
-func requireTeam(t *writeTxn, id string) (*state.Team, error) {
-	return mustGetRow[state.Team](t, TableTeams, "team", id)
+func requireTeam(t *writeTxn, id string) (*mgmt.Team, error) {
+	return mustGetRow[mgmt.Team](t, TableTeams, "team", id)
 }
 
 func applyTeamDelete(t *writeTxn, req *TeamDeleteRequest) (any, error) {
@@ -438,8 +439,8 @@ func applyTeamDelete(t *writeTxn, req *TeamDeleteRequest) (any, error) {
 }
 
 // deleteTeamRows deletes a team with its memberships and project access.
-func deleteTeamRows(t *writeTxn, team *state.Team) error {
-	memberships, err := list[*state.TeamMembership](nil, t.Txn, nil, TableTeamMemberships, indexID+"_prefix", team.ID)
+func deleteTeamRows(t *writeTxn, team *mgmt.Team) error {
+	memberships, err := list[*mgmt.TeamMembership](nil, t.Txn, nil, TableTeamMemberships, indexID+"_prefix", team.ID)
 	if err != nil {
 		return err
 	}
@@ -448,7 +449,7 @@ func deleteTeamRows(t *writeTxn, team *state.Team) error {
 			return err
 		}
 	}
-	records, err := list[*state.TeamProject](nil, t.Txn, nil, TableTeamProjects, indexMgTeam, team.ID)
+	records, err := list[*mgmt.TeamProject](nil, t.Txn, nil, TableTeamProjects, indexMgTeam, team.ID)
 	if err != nil {
 		return err
 	}
@@ -466,21 +467,21 @@ func applyTeamMembersAdd(t *writeTxn, req *TeamMembersAddRequest) (any, error) {
 		return nil, err
 	}
 	for _, id := range req.UserIDs {
-		u, err := getRow[*state.User](t, TableUsers, id)
+		u, err := getRow[*mgmt.User](t, TableUsers, id)
 		if err != nil {
 			return nil, err
 		}
 		if u == nil {
 			return nil, state.NotFoundf("user %q not found", id)
 		}
-		old, err := getRow[*state.TeamMembership](t, TableTeamMemberships, team.ID, id)
+		old, err := getRow[*mgmt.TeamMembership](t, TableTeamMemberships, team.ID, id)
 		if err != nil {
 			return nil, err
 		}
 		if old != nil {
 			continue
 		}
-		m := &state.TeamMembership{TeamID: team.ID, UserID: id, OrganizationName: team.OrganizationName}
+		m := &mgmt.TeamMembership{TeamID: team.ID, UserID: id, OrganizationName: team.OrganizationName}
 		stampNew(t, &m.CreateIndex, &m.ModifyIndex)
 		if err := t.insert(TableTeamMemberships, m); err != nil {
 			return nil, err
@@ -498,7 +499,7 @@ func applyTeamMembersRemove(t *writeTxn, req *TeamMembersRemoveRequest) (any, er
 		return nil, err
 	}
 	for _, id := range req.UserIDs {
-		m, err := getRow[*state.TeamMembership](t, TableTeamMemberships, team.ID, id)
+		m, err := getRow[*mgmt.TeamMembership](t, TableTeamMemberships, team.ID, id)
 		if err != nil {
 			return nil, err
 		}

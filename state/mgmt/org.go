@@ -1,4 +1,6 @@
-package state
+package mgmt
+
+import "github.com/schedhq/sched/state"
 
 // OrganizationAdminPatch is a site administrator's update of an
 // organization (spec §4 Admin organizations): a nil field keeps the
@@ -29,7 +31,7 @@ type OrganizationAdminPatch struct {
 
 // Validate checks the patch's values, naming attributes by JSON pointer.
 func (p *OrganizationAdminPatch) Validate() error {
-	v := &ValidationError{}
+	v := &state.ValidationError{}
 	timeouts := []struct {
 		attr string
 		val  *string
@@ -85,7 +87,7 @@ func (p *OrganizationAdminPatch) Apply(o *Organization) {
 	timeout(&o.ApplyTimeout, p.ApplyTimeout, p.BuildWorkerApplyTimeout, DefaultApplyTimeout)
 	timeout(&o.PlanTimeout, p.PlanTimeout, p.BuildWorkerPlanTimeout, DefaultPlanTimeout)
 	if p.SetWorkspaceLimit {
-		o.WorkspaceLimit = clonePtr(p.WorkspaceLimit)
+		o.WorkspaceLimit = state.ClonePtr(p.WorkspaceLimit)
 	}
 	if o.GlobalModuleSharing {
 		o.ModuleConsumers = nil
@@ -172,7 +174,7 @@ func (p *TeamOrganizationAccessPatch) IsEmpty() bool {
 
 // Validate checks the patch; create requires a name.
 func (p *TeamPatch) Validate(create bool) error {
-	v := &ValidationError{}
+	v := &state.ValidationError{}
 	switch {
 	case p.Name != nil:
 		if msg := ValidSlug(*p.Name, TeamNameMaxLen); msg != "" {

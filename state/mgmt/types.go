@@ -1,6 +1,7 @@
-package state
+package mgmt
 
 import (
+	"github.com/schedhq/sched/state"
 	"slices"
 	"time"
 )
@@ -120,7 +121,7 @@ func (o *Organization) Copy() *Organization {
 		return nil
 	}
 	c := *o
-	c.WorkspaceLimit = clonePtr(o.WorkspaceLimit)
+	c.WorkspaceLimit = state.ClonePtr(o.WorkspaceLimit)
 	c.ModuleConsumers = slices.Clone(o.ModuleConsumers)
 	c.ProviderConsumers = slices.Clone(o.ProviderConsumers)
 	return &c
@@ -351,7 +352,7 @@ func (w *Workspace) Copy() *Workspace {
 		return nil
 	}
 	c := *w
-	c.VCSRepo = clonePtr(w.VCSRepo)
+	c.VCSRepo = state.ClonePtr(w.VCSRepo)
 	return &c
 }
 
@@ -508,7 +509,7 @@ func (v *ToolVersion) Copy() *ToolVersion {
 		return nil
 	}
 	c := *v
-	c.DeprecatedReason = clonePtr(v.DeprecatedReason)
+	c.DeprecatedReason = state.ClonePtr(v.DeprecatedReason)
 	c.Archs = slices.Clone(v.Archs)
 	return &c
 }

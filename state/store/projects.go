@@ -2,20 +2,21 @@ package store
 
 import (
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"time"
 )
 
-func requireProject(t *writeTxn, id string) (*state.Project, error) {
-	return mustGetRow[state.Project](t, TableProjects, "project", id)
+func requireProject(t *writeTxn, id string) (*mgmt.Project, error) {
+	return mustGetRow[mgmt.Project](t, TableProjects, "project", id)
 }
 
 func projectNameTaken(t *writeTxn, org, name, selfID string) error {
-	taken, err := nameTaken(t, TableProjects, org, name, func(x *state.Project) string { return x.ID }, selfID)
+	taken, err := nameTaken(t, TableProjects, org, name, func(x *mgmt.Project) string { return x.ID }, selfID)
 	if err != nil {
 		return err
 	}
 	if taken {
-		return state.Invalidf(state.AttrPointer("name"), "has already been taken in organization %q", org)
+		return state.Invalidf(mgmt.AttrPointer("name"), "has already been taken in organization %q", org)
 	}
 	return nil
 }
@@ -26,7 +27,7 @@ func applyProjectCreate(t *writeTxn, req *ProjectCreateRequest) (any, error) {
 		return nil, err
 	}
 	v := &state.ValidationError{}
-	state.CheckID(v, "ID", state.PrefixProject, req.ID)
+	mgmt.CheckID(v, "ID", mgmt.PrefixProject, req.ID)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -39,9 +40,9 @@ func applyProjectCreate(t *writeTxn, req *ProjectCreateRequest) (any, error) {
 	if err := projectNameTaken(t, org.Name, *req.Attributes.Name, req.ID); err != nil {
 		return nil, err
 	}
-	p := &state.Project{ID: req.ID, OrganizationName: org.Name, CreatedAt: state.MgmtTime(req.CreatedAt)}
+	p := &mgmt.Project{ID: req.ID, OrganizationName: org.Name, CreatedAt: mgmt.Time(req.CreatedAt)}
 	req.Attributes.Apply(p)
-	if err := state.CheckProjectResult(p); err != nil {
+	if err := mgmt.CheckProjectResult(p); err != nil {
 		return nil, err
 	}
 	stampNew(t, &p.CreateIndex, &p.ModifyIndex)
@@ -63,7 +64,7 @@ func applyProjectUpdate(t *writeTxn, req *ProjectUpdateRequest) (any, error) {
 	}
 	p := old.Copy()
 	req.Attributes.Apply(p)
-	if err := state.CheckProjectResult(p); err != nil {
+	if err := mgmt.CheckProjectResult(p); err != nil {
 		return nil, err
 	}
 	p.ModifyIndex = t.index
@@ -80,8 +81,8 @@ func applyProjectUpdate(t *writeTxn, req *ProjectUpdateRequest) (any, error) {
 
 // propagateAutoDestroy gives every workspace of p that inherits its
 // auto-destroy duration the project's current one.
-func propagateAutoDestroy(t *writeTxn, p *state.Project, now time.Time) error {
-	workspaces, err := list[*state.Workspace](nil, t.Txn, func(w *state.Workspace) bool {
+func propagateAutoDestroy(t *writeTxn, p *mgmt.Project, now time.Time) error {
+	workspaces, err := list[*mgmt.Workspace](nil, t.Txn, func(w *mgmt.Workspace) bool {
 		return w.InheritsProjectAutoDestroy && w.AutoDestroyActivityDuration != p.AutoDestroyActivityDuration
 	}, TableWorkspaces, indexMgProject, p.ID)
 	if err != nil {
@@ -90,7 +91,7 @@ func propagateAutoDestroy(t *writeTxn, p *state.Project, now time.Time) error {
 	for _, w := range workspaces {
 		c := w.Copy()
 		c.AutoDestroyActivityDuration = p.AutoDestroyActivityDuration
-		c.UpdatedAt = state.MgmtTime(now)
+		c.UpdatedAt = mgmt.Time(now)
 		c.ModifyIndex = t.index
 		if err := t.insert(TableWorkspaces, c); err != nil {
 			return err
@@ -119,8 +120,8 @@ func applyProjectDelete(t *writeTxn, req *ProjectDeleteRequest) (any, error) {
 
 // deleteProjectRows deletes a project and its team access (not its
 // workspaces: callers check there are none, or delete them first).
-func deleteProjectRows(t *writeTxn, p *state.Project) error {
-	records, err := list[*state.TeamProject](nil, t.Txn, nil, TableTeamProjects, indexMgProject, p.ID)
+func deleteProjectRows(t *writeTxn, p *mgmt.Project) error {
+	records, err := list[*mgmt.TeamProject](nil, t.Txn, nil, TableTeamProjects, indexMgProject, p.ID)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func applyWorkspacesMove(t *writeTxn, req *WorkspacesMoveRequest) (any, error) {
 	}
 	moved := map[string]bool{}
 	for _, id := range req.WorkspaceIDs {
-		w, err := getRow[*state.Workspace](t, TableWorkspaces, id)
+		w, err := getRow[*mgmt.Workspace](t, TableWorkspaces, id)
 		if err != nil {
 			return nil, err
 		}
@@ -159,13 +160,13 @@ func applyWorkspacesMove(t *writeTxn, req *WorkspacesMoveRequest) (any, error) {
 
 // moveWorkspace writes w into project dst; an inheriting workspace takes
 // dst's auto-destroy duration.
-func moveWorkspace(t *writeTxn, w *state.Workspace, dst *state.Project, now time.Time) error {
+func moveWorkspace(t *writeTxn, w *mgmt.Workspace, dst *mgmt.Project, now time.Time) error {
 	c := w.Copy()
 	c.ProjectID = dst.ID
 	if c.InheritsProjectAutoDestroy {
 		c.AutoDestroyActivityDuration = dst.AutoDestroyActivityDuration
 	}
-	c.UpdatedAt = state.MgmtTime(now)
+	c.UpdatedAt = mgmt.Time(now)
 	c.ModifyIndex = t.index
 	return t.insert(TableWorkspaces, c)
 }

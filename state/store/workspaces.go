@@ -1,35 +1,38 @@
 package store
 
-import "github.com/schedhq/sched/state"
+import (
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
+)
 
 // checkWorkspaceToolVersion checks that version names an enabled tool
 // version that org may use (beta versions need access-beta-tools).
-func checkWorkspaceToolVersion(t *writeTxn, org *state.Organization, version string) error {
+func checkWorkspaceToolVersion(t *writeTxn, org *mgmt.Organization, version string) error {
 	if version == "" {
 		return nil
 	}
-	tv, err := toolVersionByVersion(nil, t.Txn, state.VersionFamilyTool, version)
+	tv, err := toolVersionByVersion(nil, t.Txn, mgmt.VersionFamilyTool, version)
 	if err != nil {
 		return err
 	}
 	switch {
 	case tv == nil:
-		return state.Invalidf(state.AttrPointer("tool-version"), "tool version %q does not exist", version)
+		return state.Invalidf(mgmt.AttrPointer("tool-version"), "tool version %q does not exist", version)
 	case !tv.Enabled:
-		return state.Invalidf(state.AttrPointer("tool-version"), "tool version %q is disabled", version)
+		return state.Invalidf(mgmt.AttrPointer("tool-version"), "tool version %q is disabled", version)
 	case tv.Beta && !org.AccessBetaTools:
-		return state.Invalidf(state.AttrPointer("tool-version"), "tool version %q is a beta and organization %q may not use beta versions", version, org.Name)
+		return state.Invalidf(mgmt.AttrPointer("tool-version"), "tool version %q is a beta and organization %q may not use beta versions", version, org.Name)
 	}
 	return nil
 }
 
 // workspaceProject returns the project a workspace of org goes to: id, or
 // the organization's Default Project when id is "".
-func workspaceProject(t *writeTxn, org *state.Organization, id string) (*state.Project, error) {
+func workspaceProject(t *writeTxn, org *mgmt.Organization, id string) (*mgmt.Project, error) {
 	if id == "" {
 		id = org.DefaultProjectID
 	}
-	p, err := getRow[*state.Project](t, TableProjects, id)
+	p, err := getRow[*mgmt.Project](t, TableProjects, id)
 	if err != nil {
 		return nil, err
 	}
@@ -40,12 +43,12 @@ func workspaceProject(t *writeTxn, org *state.Organization, id string) (*state.P
 }
 
 func workspaceNameTaken(t *writeTxn, org, name, selfID string) error {
-	taken, err := nameTaken(t, TableWorkspaces, org, name, func(x *state.Workspace) string { return x.ID }, selfID)
+	taken, err := nameTaken(t, TableWorkspaces, org, name, func(x *mgmt.Workspace) string { return x.ID }, selfID)
 	if err != nil {
 		return err
 	}
 	if taken {
-		return state.Invalidf(state.AttrPointer("name"), "has already been taken in organization %q", org)
+		return state.Invalidf(mgmt.AttrPointer("name"), "has already been taken in organization %q", org)
 	}
 	return nil
 }
@@ -56,7 +59,7 @@ func applyWorkspaceCreate(t *writeTxn, req *WorkspaceCreateRequest) (any, error)
 		return nil, err
 	}
 	v := &state.ValidationError{}
-	state.CheckID(v, "ID", state.PrefixWorkspace, req.ID)
+	mgmt.CheckID(v, "ID", mgmt.PrefixWorkspace, req.ID)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -90,16 +93,16 @@ func applyWorkspaceCreate(t *writeTxn, req *WorkspaceCreateRequest) (any, error)
 			return nil, err
 		}
 	}
-	created := state.MgmtTime(req.CreatedAt)
-	w := &state.Workspace{ID: req.ID, OrganizationName: org.Name, CreatedAt: created, UpdatedAt: created,
+	created := mgmt.Time(req.CreatedAt)
+	w := &mgmt.Workspace{ID: req.ID, OrganizationName: org.Name, CreatedAt: created, UpdatedAt: created,
 		LatestChangeAt: created, InheritsProjectAutoDestroy: true}
 	a.Apply(w, project)
 	stampNew(t, &w.CreateIndex, &w.ModifyIndex)
 	return w, insertCounted(t, TableWorkspaces, w.OrganizationName, w)
 }
 
-func requireWorkspace(t *writeTxn, id string) (*state.Workspace, error) {
-	return mustGetRow[state.Workspace](t, TableWorkspaces, "workspace", id)
+func requireWorkspace(t *writeTxn, id string) (*mgmt.Workspace, error) {
+	return mustGetRow[mgmt.Workspace](t, TableWorkspaces, "workspace", id)
 }
 
 func applyWorkspaceUpdate(t *writeTxn, req *WorkspaceUpdateRequest) (any, error) {
@@ -135,7 +138,7 @@ func applyWorkspaceUpdate(t *writeTxn, req *WorkspaceUpdateRequest) (any, error)
 	}
 	w := old.Copy()
 	a.Apply(w, project)
-	w.UpdatedAt = state.MgmtTime(req.Now)
+	w.UpdatedAt = mgmt.Time(req.Now)
 	w.ModifyIndex = t.index
 	return w, t.insert(TableWorkspaces, w)
 }
@@ -149,8 +152,8 @@ func applyWorkspaceDelete(t *writeTxn, req *WorkspaceDeleteRequest) (any, error)
 }
 
 // deleteWorkspaceRows deletes a workspace with its runs and state versions.
-func deleteWorkspaceRows(t *writeTxn, w *state.Workspace) error {
-	runs, err := list[*state.Run](nil, t.Txn, nil, TableRuns, indexMgWorkspace, w.ID)
+func deleteWorkspaceRows(t *writeTxn, w *mgmt.Workspace) error {
+	runs, err := list[*mgmt.Run](nil, t.Txn, nil, TableRuns, indexMgWorkspace, w.ID)
 	if err != nil {
 		return err
 	}
@@ -159,7 +162,7 @@ func deleteWorkspaceRows(t *writeTxn, w *state.Workspace) error {
 			return err
 		}
 	}
-	versions, err := list[*state.StateVersion](nil, t.Txn, nil, TableStateVersions, indexMgWorkspace, w.ID)
+	versions, err := list[*mgmt.StateVersion](nil, t.Txn, nil, TableStateVersions, indexMgWorkspace, w.ID)
 	if err != nil {
 		return err
 	}
@@ -179,15 +182,15 @@ func applyWorkspaceLock(t *writeTxn, req *WorkspaceLockRequest) (any, error) {
 	if req.LockedBy == "" {
 		return nil, state.Invalidf("LockedBy", "who locks the workspace is required")
 	}
-	if len(req.Reason) > state.LockReasonMaxLen {
-		return nil, state.Invalidf(state.AttrPointer("reason"), "must be at most %d characters long", state.LockReasonMaxLen)
+	if len(req.Reason) > mgmt.LockReasonMaxLen {
+		return nil, state.Invalidf(mgmt.AttrPointer("reason"), "must be at most %d characters long", mgmt.LockReasonMaxLen)
 	}
 	if w.Locked {
 		return nil, state.Conflictf("workspace %q is already locked by %s", w.ID, w.LockedBy)
 	}
 	c := w.Copy()
 	c.Locked, c.LockedBy, c.LockReason = true, req.LockedBy, req.Reason
-	c.UpdatedAt = state.MgmtTime(req.Now)
+	c.UpdatedAt = mgmt.Time(req.Now)
 	c.ModifyIndex = t.index
 	return c, t.insert(TableWorkspaces, c)
 }
@@ -205,7 +208,7 @@ func applyWorkspaceUnlock(t *writeTxn, req *WorkspaceUnlockRequest) (any, error)
 	}
 	c := w.Copy()
 	c.Locked, c.LockedBy, c.LockReason = false, "", ""
-	c.UpdatedAt = state.MgmtTime(req.Now)
+	c.UpdatedAt = mgmt.Time(req.Now)
 	c.ModifyIndex = t.index
 	return c, t.insert(TableWorkspaces, c)
 }

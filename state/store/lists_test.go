@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 func mgProjectNames(l *ProjectList) []string {
@@ -26,11 +27,11 @@ func TestProjectListFiltersSortsAndCounts(t *testing.T) {
 	e.project("prj-zeta", "acme", "zeta web", "")
 	e.workspace("ws-1", "acme", "prj-data", "one")
 	e.workspace("ws-2", "acme", "prj-data", "two")
-	e.teamProject("tprj-1", "team-dev", "prj-data", state.ProjectAccessMaintain, state.TeamProjectPermissionsPatch{})
-	e.teamProject("tprj-2", "team-dev", "prj-api", state.ProjectAccessCustom, state.TeamProjectPermissionsPatch{Settings: mgPtr(state.PermUpdate)})
-	owner := e.authority(state.CallerUser, "user-owner", "acme")
-	dev := e.authority(state.CallerUser, "user-dev", "acme")
-	list := func(a *state.OrgAuthority, o ProjectListOptions) *ProjectList {
+	e.teamProject("tprj-1", "team-dev", "prj-data", mgmt.ProjectAccessMaintain, mgmt.TeamProjectPermissionsPatch{})
+	e.teamProject("tprj-2", "team-dev", "prj-api", mgmt.ProjectAccessCustom, mgmt.TeamProjectPermissionsPatch{Settings: mgPtr(mgmt.PermUpdate)})
+	owner := e.authority(mgmt.CallerUser, "user-owner", "acme")
+	dev := e.authority(mgmt.CallerUser, "user-dev", "acme")
+	list := func(a *mgmt.OrgAuthority, o ProjectListOptions) *ProjectList {
 		t.Helper()
 		l, err := e.s.ListProjects(nil, a, o)
 		if err != nil {
@@ -40,7 +41,7 @@ func TestProjectListFiltersSortsAndCounts(t *testing.T) {
 	}
 	tests := []struct {
 		name            string
-		a               *state.OrgAuthority
+		a               *mgmt.OrgAuthority
 		opts            ProjectListOptions
 		want            []string
 		total, matching int
@@ -63,7 +64,7 @@ func TestProjectListFiltersSortsAndCounts(t *testing.T) {
 		{"owner names in creation order", owner, ProjectListOptions{Names: []string{"zeta web", "data", "web"}},
 			[]string{"web", "data", "zeta web"}, 5, 3},
 		{"both filters", dev, ProjectListOptions{CanUpdate: true, CanCreateWorkspace: true}, nil, 2, 0},
-		{"manage workspaces sees all", e.authority(state.CallerUser, "user-mw", "acme"), ProjectListOptions{CanUpdate: true}, nil, 5, 0},
+		{"manage workspaces sees all", e.authority(mgmt.CallerUser, "user-mw", "acme"), ProjectListOptions{CanUpdate: true}, nil, 5, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,7 +84,7 @@ func TestProjectListFiltersSortsAndCounts(t *testing.T) {
 	if _, err := e.s.ListProjects(nil, owner, ProjectListOptions{Sort: "created"}); !errors.Is(err, state.ErrInvalid) {
 		t.Errorf("bad sort: %v", err)
 	}
-	if _, err := e.s.ListProjects(nil, e.authority(state.CallerUser, "user-outsider", "acme"), ProjectListOptions{}); !errors.Is(err, state.ErrNotFound) {
+	if _, err := e.s.ListProjects(nil, e.authority(mgmt.CallerUser, "user-outsider", "acme"), ProjectListOptions{}); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("outsider listing: %v", err)
 	}
 	// A blocking list wakes when a project is added.
@@ -100,11 +101,11 @@ func TestProjectListFiltersSortsAndCounts(t *testing.T) {
 
 func TestTeamProjectListVisibility(t *testing.T) {
 	e := mgOrgFixture(t)
-	e.teamProject("tprj-open", "team-dev", "prj-web", state.ProjectAccessRead, state.TeamProjectPermissionsPatch{})
-	e.teamProject("tprj-secret", "team-secret", "prj-web", state.ProjectAccessWrite, state.TeamProjectPermissionsPatch{})
-	e.teamProject("tprj-mp", "team-mp", "prj-web", state.ProjectAccessRead, state.TeamProjectPermissionsPatch{})
+	e.teamProject("tprj-open", "team-dev", "prj-web", mgmt.ProjectAccessRead, mgmt.TeamProjectPermissionsPatch{})
+	e.teamProject("tprj-secret", "team-secret", "prj-web", mgmt.ProjectAccessWrite, mgmt.TeamProjectPermissionsPatch{})
+	e.teamProject("tprj-mp", "team-mp", "prj-web", mgmt.ProjectAccessRead, mgmt.TeamProjectPermissionsPatch{})
 	ids := func(user string, page Page) ([]string, int) {
-		l, err := e.s.ListTeamProjects(nil, e.authority(state.CallerUser, user, "acme"), "prj-web", page)
+		l, err := e.s.ListTeamProjects(nil, e.authority(mgmt.CallerUser, user, "acme"), "prj-web", page)
 		if err != nil {
 			t.Fatalf("%s: %v", user, err)
 		}
@@ -131,10 +132,10 @@ func TestTeamProjectListVisibility(t *testing.T) {
 	if got, n := ids("user-owner", Page{Number: 2, Size: 2}); !reflect.DeepEqual(got, []string{"tprj-mp"}) || n != 3 {
 		t.Errorf("page 2 = %v of %d", got, n)
 	}
-	if _, err := e.s.ListTeamProjects(nil, e.authority(state.CallerUser, "user-outsider", "acme"), "prj-web", Page{}); !errors.Is(err, state.ErrNotFound) {
+	if _, err := e.s.ListTeamProjects(nil, e.authority(mgmt.CallerUser, "user-outsider", "acme"), "prj-web", Page{}); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("outsider: %v", err)
 	}
-	if _, err := e.s.ListTeamProjects(nil, e.authority(state.CallerUser, "user-owner", "acme"), "prj-ghost", Page{}); !errors.Is(err, state.ErrNotFound) {
+	if _, err := e.s.ListTeamProjects(nil, e.authority(mgmt.CallerUser, "user-owner", "acme"), "prj-ghost", Page{}); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("unknown project: %v", err)
 	}
 }
@@ -148,16 +149,16 @@ func TestAdminWorkspaceList(t *testing.T) {
 	e.workspace("ws-3", "bolt", "", "Mid")
 	e.workspace("ws-4", "bolt", "", "acme-mirror")
 	runAt := func(id, ws string, at time.Time, steps ...string) {
-		e.apply(RunCreateRequestType, &RunCreateRequest{Run: &state.Run{ID: id, WorkspaceID: ws, CreatedAt: at}})
+		e.apply(RunCreateRequestType, &RunCreateRequest{Run: &mgmt.Run{ID: id, WorkspaceID: ws, CreatedAt: at}})
 		for _, s := range steps {
 			e.apply(RunAdvanceRequestType, &RunAdvanceRequest{ID: id, Status: s})
 		}
 	}
-	runAt("run-1", "ws-1", mgT0.Add(3*time.Hour), state.RunPlanning, state.RunPlanned)
+	runAt("run-1", "ws-1", mgT0.Add(3*time.Hour), mgmt.RunPlanning, mgmt.RunPlanned)
 	runAt("run-2", "ws-2", mgT0.Add(1*time.Hour))
-	runAt("run-3", "ws-3", mgT0.Add(2*time.Hour), state.RunPlanning, state.RunErrored)
+	runAt("run-3", "ws-3", mgT0.Add(2*time.Hour), mgmt.RunPlanning, mgmt.RunErrored)
 	e.apply(WorkspaceLockRequestType, &WorkspaceLockRequest{ID: "ws-4", LockedBy: "user-x"})
-	e.apply(StateVersionCreateRequestType, &StateVersionCreateRequest{StateVersion: &state.StateVersion{ID: "sv-1", WorkspaceID: "ws-4", CreatedAt: mgT0.Add(10 * time.Hour)}})
+	e.apply(StateVersionCreateRequestType, &StateVersionCreateRequest{StateVersion: &mgmt.StateVersion{ID: "sv-1", WorkspaceID: "ws-4", CreatedAt: mgT0.Add(10 * time.Hour)}})
 	list := func(o AdminWorkspaceListOptions) ([]string, *AdminWorkspaceList) {
 		t.Helper()
 		l, err := e.s.ListAdminWorkspaces(nil, o)
@@ -183,8 +184,8 @@ func TestAdminWorkspaceList(t *testing.T) {
 		{"latest change", AdminWorkspaceListOptions{Sort: "latest-change-at"}, []string{"ws-1", "ws-2", "ws-3", "ws-4"}},
 		{"-latest change", AdminWorkspaceListOptions{Sort: "-latest-change-at"}, []string{"ws-4", "ws-3", "ws-2", "ws-1"}},
 		{"q matches workspace or organization name", AdminWorkspaceListOptions{Query: "ACME"}, []string{"ws-1", "ws-2", "ws-4"}},
-		{"status filter", AdminWorkspaceListOptions{Statuses: []string{state.RunPlanned, state.RunErrored}}, []string{"ws-1", "ws-3"}},
-		{"status and q", AdminWorkspaceListOptions{Statuses: []string{state.RunPlanned, state.RunErrored}, Query: "bolt"}, []string{"ws-3"}},
+		{"status filter", AdminWorkspaceListOptions{Statuses: []string{mgmt.RunPlanned, mgmt.RunErrored}}, []string{"ws-1", "ws-3"}},
+		{"status and q", AdminWorkspaceListOptions{Statuses: []string{mgmt.RunPlanned, mgmt.RunErrored}, Query: "bolt"}, []string{"ws-3"}},
 		{"page", AdminWorkspaceListOptions{Sort: "name", Page: Page{Number: 2, Size: 3}}, []string{"ws-1"}},
 	}
 	for _, tc := range tests {
@@ -192,17 +193,17 @@ func TestAdminWorkspaceList(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	_, l := list(AdminWorkspaceListOptions{Query: "acme", Statuses: []string{state.RunPending}})
+	_, l := list(AdminWorkspaceListOptions{Query: "acme", Statuses: []string{mgmt.RunPending}})
 	if l.Matching != 1 || l.Items[0].CurrentRun == nil || l.Items[0].CurrentRun.ID != "run-2" {
 		t.Errorf("pending in acme = %+v", l.Items)
 	}
-	want := map[string]int{"total": 3, "none": 1, state.RunPlanned: 1, state.RunPending: 1}
+	want := map[string]int{"total": 3, "none": 1, mgmt.RunPlanned: 1, mgmt.RunPending: 1}
 	for k, v := range l.StatusCounts {
 		if v != want[k] {
 			t.Errorf("status-counts[%s] = %d, want %d", k, v, want[k])
 		}
 	}
-	if len(l.StatusCounts) != len(state.RunStatuses())+2 {
+	if len(l.StatusCounts) != len(mgmt.RunStatuses())+2 {
 		t.Errorf("status-counts has %d keys, want every status plus none and total", len(l.StatusCounts))
 	}
 	if _, err := e.s.ListAdminWorkspaces(nil, AdminWorkspaceListOptions{Statuses: []string{"done"}}); !errors.Is(err, state.ErrInvalid) {
@@ -219,7 +220,7 @@ func TestAdminOrganizationList(t *testing.T) {
 		e.org(n, "")
 	}
 	e.apply(OrganizationUpdateRequestType, &OrganizationUpdateRequest{Name: "bolt", Email: mgPtr("ops@acme.example")})
-	e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "crane", Patch: state.OrganizationAdminPatch{
+	e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "crane", Patch: mgmt.OrganizationAdminPatch{
 		IsDisabled: mgPtr(true), GlobalProviderSharing: mgPtr(true)}})
 	e.apply(OrganizationConsumersReplaceRequestType, &OrganizationConsumersReplaceRequest{Name: "dune", Kind: ConsumerKindModule, Consumers: []string{"acme"}})
 	yes, no := mgPtr(true), mgPtr(false)
@@ -261,17 +262,17 @@ func TestOrganizationsForCaller(t *testing.T) {
 	e.org("bolt", "")
 	e.org("crane", "user-ann")
 	e.org("dune", "user-ann")
-	e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "dune", Patch: state.OrganizationAdminPatch{IsDisabled: mgPtr(true)}})
+	e.apply(OrganizationAdminUpdateRequestType, &OrganizationAdminUpdateRequest{Name: "dune", Patch: mgmt.OrganizationAdminPatch{IsDisabled: mgPtr(true)}})
 	for _, tc := range []struct {
-		c    state.Caller
+		c    mgmt.Caller
 		want int
 	}{
-		{state.Caller{Kind: state.CallerUser, UserID: "user-ann"}, 2},
-		{state.Caller{Kind: state.CallerTeam, TeamID: mgOwners("bolt"), OrganizationName: "bolt"}, 1},
-		{state.Caller{Kind: state.CallerOrganization, OrganizationName: "crane"}, 1},
-		{state.Caller{Kind: state.CallerManagement, IsSiteAdmin: true}, 4},
-		{state.Caller{Kind: state.CallerUser, UserID: "user-ann", IsSiteAdmin: true}, 3},
-		{state.Caller{Kind: state.CallerUser, UserID: "user-nobody"}, 0},
+		{mgmt.Caller{Kind: mgmt.CallerUser, UserID: "user-ann"}, 2},
+		{mgmt.Caller{Kind: mgmt.CallerTeam, TeamID: mgOwners("bolt"), OrganizationName: "bolt"}, 1},
+		{mgmt.Caller{Kind: mgmt.CallerOrganization, OrganizationName: "crane"}, 1},
+		{mgmt.Caller{Kind: mgmt.CallerManagement, IsSiteAdmin: true}, 4},
+		{mgmt.Caller{Kind: mgmt.CallerUser, UserID: "user-ann", IsSiteAdmin: true}, 3},
+		{mgmt.Caller{Kind: mgmt.CallerUser, UserID: "user-nobody"}, 0},
 	} {
 		l, err := e.s.OrganizationsForCaller(nil, tc.c, Page{})
 		if err != nil || l.Matching != tc.want || len(l.Items) != tc.want {
@@ -284,16 +285,16 @@ func TestToolVersionList(t *testing.T) {
 	e := newMgEnv(t)
 	e.org("acme", "")
 	for i, v := range []string{"1.5.0", "1.5.1", "1.6.0", "0.15.0"} {
-		e.toolVersion(fmt.Sprintf("tool-%d", i), state.VersionFamilyTool, v, state.ToolVersionPatch{})
+		e.toolVersion(fmt.Sprintf("tool-%d", i), mgmt.VersionFamilyTool, v, mgmt.ToolVersionPatch{})
 	}
-	e.toolVersion("tool-p", state.VersionFamilyPolicy, "1.5.0", state.ToolVersionPatch{})
+	e.toolVersion("tool-p", mgmt.VersionFamilyPolicy, "1.5.0", mgmt.ToolVersionPatch{})
 	e.workspace("ws-a", "acme", "", "a")
 	e.workspace("ws-b", "acme", "", "b")
 	for _, id := range []string{"ws-a", "ws-b"} {
-		e.apply(WorkspaceUpdateRequestType, &WorkspaceUpdateRequest{ID: id, Attributes: state.WorkspacePatch{ToolVersion: mgPtr("1.5.0")}})
+		e.apply(WorkspaceUpdateRequestType, &WorkspaceUpdateRequest{ID: id, Attributes: mgmt.WorkspacePatch{ToolVersion: mgPtr("1.5.0")}})
 	}
 	versions := func(o ToolVersionListOptions) ([]string, *ToolVersionList) {
-		l, err := e.s.ListToolVersions(nil, state.VersionFamilyTool, o)
+		l, err := e.s.ListToolVersions(nil, mgmt.VersionFamilyTool, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +316,7 @@ func TestToolVersionList(t *testing.T) {
 	if got, l := versions(ToolVersionListOptions{Page: Page{Number: 2, Size: 3}}); !reflect.DeepEqual(got, []string{"0.15.0"}) || l.Matching != 4 {
 		t.Errorf("page 2 = %v of %d", got, l.Matching)
 	}
-	if p := stMust[*ToolVersionList](t)(e.s.ListToolVersions(nil, state.VersionFamilyPolicy, ToolVersionListOptions{})); p.Matching != 1 || p.Items[0].Usage != 0 {
+	if p := stMust[*ToolVersionList](t)(e.s.ListToolVersions(nil, mgmt.VersionFamilyPolicy, ToolVersionListOptions{})); p.Matching != 1 || p.Items[0].Usage != 0 {
 		t.Errorf("policy versions = %+v", p)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-memdb"
-	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 // Management API tables. They are persisted in snapshots: never rename one.
@@ -69,102 +69,102 @@ func mgmtTableDefs() []tableDef {
 		{
 			name: TableOrganizations,
 			indexes: map[string]keyFunc{
-				indexID:          func(o any) []any { return []any{o.(*state.Organization).Name} },
-				indexMgNameLower: func(o any) []any { return []any{lower(o.(*state.Organization).Name)} },
-				indexMgExternal:  func(o any) []any { return []any{o.(*state.Organization).ExternalID} },
+				indexID:          func(o any) []any { return []any{o.(*mgmt.Organization).Name} },
+				indexMgNameLower: func(o any) []any { return []any{lower(o.(*mgmt.Organization).Name)} },
+				indexMgExternal:  func(o any) []any { return []any{o.(*mgmt.Organization).ExternalID} },
 			},
-			newRow: func() any { return new(state.Organization) },
+			newRow: func() any { return new(mgmt.Organization) },
 		},
 		{
 			name: TableUsers,
 			indexes: map[string]keyFunc{
-				indexID:          func(o any) []any { return []any{o.(*state.User).ID} },
-				indexMgNameLower: func(o any) []any { return []any{lower(o.(*state.User).Username)} },
+				indexID:          func(o any) []any { return []any{o.(*mgmt.User).ID} },
+				indexMgNameLower: func(o any) []any { return []any{lower(o.(*mgmt.User).Username)} },
 			},
-			newRow: func() any { return new(state.User) },
+			newRow: func() any { return new(mgmt.User) },
 		},
 		{
 			name: TableTeams,
 			indexes: map[string]keyFunc{
-				indexID:        func(o any) []any { return []any{o.(*state.Team).ID} },
-				indexMgOrg:     func(o any) []any { t := o.(*state.Team); return []any{t.OrganizationName, t.CreateIndex} },
-				indexMgOrgName: func(o any) []any { t := o.(*state.Team); return []any{t.OrganizationName, lower(t.Name)} },
+				indexID:        func(o any) []any { return []any{o.(*mgmt.Team).ID} },
+				indexMgOrg:     func(o any) []any { t := o.(*mgmt.Team); return []any{t.OrganizationName, t.CreateIndex} },
+				indexMgOrgName: func(o any) []any { t := o.(*mgmt.Team); return []any{t.OrganizationName, lower(t.Name)} },
 			},
-			newRow: func() any { return new(state.Team) },
+			newRow: func() any { return new(mgmt.Team) },
 		},
 		{
 			name: TableTeamMemberships,
 			indexes: map[string]keyFunc{
-				indexID:        func(o any) []any { m := o.(*state.TeamMembership); return []any{m.TeamID, m.UserID} },
-				indexMgUser:    func(o any) []any { return []any{o.(*state.TeamMembership).UserID} },
-				indexMgOrgUser: func(o any) []any { m := o.(*state.TeamMembership); return []any{m.OrganizationName, m.UserID} },
+				indexID:        func(o any) []any { m := o.(*mgmt.TeamMembership); return []any{m.TeamID, m.UserID} },
+				indexMgUser:    func(o any) []any { return []any{o.(*mgmt.TeamMembership).UserID} },
+				indexMgOrgUser: func(o any) []any { m := o.(*mgmt.TeamMembership); return []any{m.OrganizationName, m.UserID} },
 			},
-			newRow: func() any { return new(state.TeamMembership) },
+			newRow: func() any { return new(mgmt.TeamMembership) },
 		},
 		{
 			name: TableProjects,
 			indexes: map[string]keyFunc{
-				indexID:        func(o any) []any { return []any{o.(*state.Project).ID} },
-				indexMgOrg:     func(o any) []any { p := o.(*state.Project); return []any{p.OrganizationName, p.CreateIndex} },
-				indexMgOrgName: func(o any) []any { p := o.(*state.Project); return []any{p.OrganizationName, lower(p.Name)} },
+				indexID:        func(o any) []any { return []any{o.(*mgmt.Project).ID} },
+				indexMgOrg:     func(o any) []any { p := o.(*mgmt.Project); return []any{p.OrganizationName, p.CreateIndex} },
+				indexMgOrgName: func(o any) []any { p := o.(*mgmt.Project); return []any{p.OrganizationName, lower(p.Name)} },
 			},
-			newRow: func() any { return new(state.Project) },
+			newRow: func() any { return new(mgmt.Project) },
 		},
 		{
 			name: TableTeamProjects,
 			indexes: map[string]keyFunc{
-				indexID:        func(o any) []any { return []any{o.(*state.TeamProject).ID} },
-				indexMgProject: func(o any) []any { r := o.(*state.TeamProject); return []any{r.ProjectID, r.CreateIndex} },
-				indexMgTeam:    func(o any) []any { r := o.(*state.TeamProject); return []any{r.TeamID, r.ProjectID} },
+				indexID:        func(o any) []any { return []any{o.(*mgmt.TeamProject).ID} },
+				indexMgProject: func(o any) []any { r := o.(*mgmt.TeamProject); return []any{r.ProjectID, r.CreateIndex} },
+				indexMgTeam:    func(o any) []any { r := o.(*mgmt.TeamProject); return []any{r.TeamID, r.ProjectID} },
 			},
-			newRow: func() any { return new(state.TeamProject) },
+			newRow: func() any { return new(mgmt.TeamProject) },
 		},
 		{
 			name: TableWorkspaces,
 			indexes: map[string]keyFunc{
-				indexID:            func(o any) []any { return []any{o.(*state.Workspace).ID} },
-				indexMgOrg:         func(o any) []any { w := o.(*state.Workspace); return []any{w.OrganizationName, w.CreateIndex} },
-				indexMgOrgName:     func(o any) []any { w := o.(*state.Workspace); return []any{w.OrganizationName, lower(w.Name)} },
-				indexMgProject:     func(o any) []any { w := o.(*state.Workspace); return []any{w.ProjectID, w.CreateIndex} },
-				indexMgCreated:     func(o any) []any { return []any{o.(*state.Workspace).CreateIndex} },
-				indexMgToolVersion: func(o any) []any { return []any{o.(*state.Workspace).ToolVersion} },
+				indexID:            func(o any) []any { return []any{o.(*mgmt.Workspace).ID} },
+				indexMgOrg:         func(o any) []any { w := o.(*mgmt.Workspace); return []any{w.OrganizationName, w.CreateIndex} },
+				indexMgOrgName:     func(o any) []any { w := o.(*mgmt.Workspace); return []any{w.OrganizationName, lower(w.Name)} },
+				indexMgProject:     func(o any) []any { w := o.(*mgmt.Workspace); return []any{w.ProjectID, w.CreateIndex} },
+				indexMgCreated:     func(o any) []any { return []any{o.(*mgmt.Workspace).CreateIndex} },
+				indexMgToolVersion: func(o any) []any { return []any{o.(*mgmt.Workspace).ToolVersion} },
 			},
-			newRow: func() any { return new(state.Workspace) },
+			newRow: func() any { return new(mgmt.Workspace) },
 		},
 		{
 			name: TableRuns,
 			indexes: map[string]keyFunc{
-				indexID:          func(o any) []any { return []any{o.(*state.Run).ID} },
-				indexMgWorkspace: func(o any) []any { r := o.(*state.Run); return []any{r.WorkspaceID, r.CreateIndex} },
+				indexID:          func(o any) []any { return []any{o.(*mgmt.Run).ID} },
+				indexMgWorkspace: func(o any) []any { r := o.(*mgmt.Run); return []any{r.WorkspaceID, r.CreateIndex} },
 			},
-			newRow: func() any { return new(state.Run) },
+			newRow: func() any { return new(mgmt.Run) },
 		},
 		{
 			name: TableStateVersions,
 			indexes: map[string]keyFunc{
-				indexID:          func(o any) []any { return []any{o.(*state.StateVersion).ID} },
-				indexMgWorkspace: func(o any) []any { v := o.(*state.StateVersion); return []any{v.WorkspaceID, v.CreateIndex} },
+				indexID:          func(o any) []any { return []any{o.(*mgmt.StateVersion).ID} },
+				indexMgWorkspace: func(o any) []any { v := o.(*mgmt.StateVersion); return []any{v.WorkspaceID, v.CreateIndex} },
 			},
-			newRow: func() any { return new(state.StateVersion) },
+			newRow: func() any { return new(mgmt.StateVersion) },
 		},
 		{
 			name: TablePolicySets,
 			indexes: map[string]keyFunc{
-				indexID:              func(o any) []any { return []any{o.(*state.PolicySet).ID} },
-				indexMgOrg:           func(o any) []any { p := o.(*state.PolicySet); return []any{p.OrganizationName, p.CreateIndex} },
-				indexMgOrgName:       func(o any) []any { p := o.(*state.PolicySet); return []any{p.OrganizationName, lower(p.Name)} },
-				indexMgPolicyVersion: func(o any) []any { return []any{o.(*state.PolicySet).PolicyToolVersion} },
+				indexID:              func(o any) []any { return []any{o.(*mgmt.PolicySet).ID} },
+				indexMgOrg:           func(o any) []any { p := o.(*mgmt.PolicySet); return []any{p.OrganizationName, p.CreateIndex} },
+				indexMgOrgName:       func(o any) []any { p := o.(*mgmt.PolicySet); return []any{p.OrganizationName, lower(p.Name)} },
+				indexMgPolicyVersion: func(o any) []any { return []any{o.(*mgmt.PolicySet).PolicyToolVersion} },
 			},
-			newRow: func() any { return new(state.PolicySet) },
+			newRow: func() any { return new(mgmt.PolicySet) },
 		},
 		{
 			name: TableToolVersions,
 			indexes: map[string]keyFunc{
-				indexID:              func(o any) []any { return []any{o.(*state.ToolVersion).ID} },
-				indexMgFamily:        func(o any) []any { v := o.(*state.ToolVersion); return []any{v.Family, v.CreateIndex} },
-				indexMgFamilyVersion: func(o any) []any { v := o.(*state.ToolVersion); return []any{v.Family, v.Version} },
+				indexID:              func(o any) []any { return []any{o.(*mgmt.ToolVersion).ID} },
+				indexMgFamily:        func(o any) []any { v := o.(*mgmt.ToolVersion); return []any{v.Family, v.CreateIndex} },
+				indexMgFamilyVersion: func(o any) []any { v := o.(*mgmt.ToolVersion); return []any{v.Family, v.Version} },
 			},
-			newRow: func() any { return new(state.ToolVersion) },
+			newRow: func() any { return new(mgmt.ToolVersion) },
 		},
 		{
 			name: TableOrgCounters,

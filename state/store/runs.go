@@ -2,6 +2,7 @@ package store
 
 import (
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"slices"
 	"time"
 )
@@ -12,8 +13,8 @@ func applyRunCreate(t *writeTxn, req *RunCreateRequest) (any, error) {
 		return nil, state.Invalidf("/data", "missing run")
 	}
 	v := &state.ValidationError{}
-	state.CheckID(v, "ID", state.PrefixRun, in.ID)
-	state.CheckMax(v, state.AttrPointer("message"), in.Message, state.RunMessageMaxLen)
+	mgmt.CheckID(v, "ID", mgmt.PrefixRun, in.ID)
+	mgmt.CheckMax(v, mgmt.AttrPointer("message"), in.Message, mgmt.RunMessageMaxLen)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -24,10 +25,10 @@ func applyRunCreate(t *writeTxn, req *RunCreateRequest) (any, error) {
 	if err := requireNewID(t, TableRuns, in.ID); err != nil {
 		return nil, err
 	}
-	created := state.MgmtTime(in.CreatedAt)
-	r := &state.Run{ID: in.ID, WorkspaceID: w.ID, OrganizationName: w.OrganizationName, Status: state.RunPending,
+	created := mgmt.Time(in.CreatedAt)
+	r := &mgmt.Run{ID: in.ID, WorkspaceID: w.ID, OrganizationName: w.OrganizationName, Status: mgmt.RunPending,
 		Message: in.Message, IsDestroy: in.IsDestroy, CreatedBy: in.CreatedBy, CreatedAt: created,
-		StatusTimestamps: map[string]time.Time{state.RunPending: created}}
+		StatusTimestamps: map[string]time.Time{mgmt.RunPending: created}}
 	stampNew(t, &r.CreateIndex, &r.ModifyIndex)
 	if err := t.insert(TableRuns, r); err != nil {
 		return nil, err
@@ -38,15 +39,15 @@ func applyRunCreate(t *writeTxn, req *RunCreateRequest) (any, error) {
 	return r, t.insert(TableWorkspaces, c)
 }
 
-func requireRun(t *writeTxn, id string) (*state.Run, error) {
-	return mustGetRow[state.Run](t, TableRuns, "run", id)
+func requireRun(t *writeTxn, id string) (*mgmt.Run, error) {
+	return mustGetRow[mgmt.Run](t, TableRuns, "run", id)
 }
 
 // setRunStatus writes r in status at now.
-func setRunStatus(t *writeTxn, r *state.Run, status string, now time.Time) (*state.Run, error) {
+func setRunStatus(t *writeTxn, r *mgmt.Run, status string, now time.Time) (*mgmt.Run, error) {
 	c := r.Copy()
 	c.Status = status
-	c.StatusTimestamps[status] = state.MgmtTime(now)
+	c.StatusTimestamps[status] = mgmt.Time(now)
 	c.ModifyIndex = t.index
 	return c, t.insert(TableRuns, c)
 }
@@ -56,10 +57,10 @@ func applyRunAction(t *writeTxn, req *RunActionRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, known := state.RunActions[req.Action]; !known {
+	if _, known := mgmt.RunActions[req.Action]; !known {
 		return nil, state.Invalidf("Action", "%q is not one of apply, discard, cancel", req.Action)
 	}
-	to, ok := state.RunActionTarget(r.Status, req.Action)
+	to, ok := mgmt.RunActionTarget(r.Status, req.Action)
 	if !ok {
 		return nil, state.Conflictf("run %q is %s: %s is not allowed in that status", r.ID, r.Status, req.Action)
 	}
@@ -71,10 +72,10 @@ func applyRunAdvance(t *writeTxn, req *RunAdvanceRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(state.RunStatuses(), req.Status) {
+	if !slices.Contains(mgmt.RunStatuses(), req.Status) {
 		return nil, state.Invalidf("Status", "%q is not a run status", req.Status)
 	}
-	if !state.RunCanAdvance(r.Status, req.Status) {
+	if !mgmt.RunCanAdvance(r.Status, req.Status) {
 		return nil, state.Conflictf("run %q cannot go from %s to %s", r.ID, r.Status, req.Status)
 	}
 	return setRunStatus(t, r, req.Status, req.Now)
@@ -86,9 +87,9 @@ func applyStateVersionCreate(t *writeTxn, req *StateVersionCreateRequest) (any, 
 		return nil, state.Invalidf("/data", "missing state version")
 	}
 	v := &state.ValidationError{}
-	state.CheckID(v, "ID", state.PrefixStateVersion, in.ID)
+	mgmt.CheckID(v, "ID", mgmt.PrefixStateVersion, in.ID)
 	if in.Serial < 0 {
-		v.Add(state.AttrPointer("serial"), "must not be negative, got %d", in.Serial)
+		v.Add(mgmt.AttrPointer("serial"), "must not be negative, got %d", in.Serial)
 	}
 	if err := v.Err(); err != nil {
 		return nil, err
@@ -106,8 +107,8 @@ func applyStateVersionCreate(t *writeTxn, req *StateVersionCreateRequest) (any, 
 	if err := requireNewID(t, TableStateVersions, in.ID); err != nil {
 		return nil, err
 	}
-	sv := &state.StateVersion{ID: in.ID, WorkspaceID: w.ID, OrganizationName: w.OrganizationName, Serial: in.Serial,
-		Lineage: in.Lineage, MD5: in.MD5, RunID: in.RunID, CreatedBy: in.CreatedBy, CreatedAt: state.MgmtTime(in.CreatedAt)}
+	sv := &mgmt.StateVersion{ID: in.ID, WorkspaceID: w.ID, OrganizationName: w.OrganizationName, Serial: in.Serial,
+		Lineage: in.Lineage, MD5: in.MD5, RunID: in.RunID, CreatedBy: in.CreatedBy, CreatedAt: mgmt.Time(in.CreatedAt)}
 	stampNew(t, &sv.CreateIndex, &sv.ModifyIndex)
 	if err := t.insert(TableStateVersions, sv); err != nil {
 		return nil, err
@@ -125,21 +126,21 @@ func applyStateVersionCreate(t *writeTxn, req *StateVersionCreateRequest) (any, 
 
 // checkPolicySet checks what needs the store: a unique name and an existing
 // policy version.
-func checkPolicySet(t *writeTxn, s *state.PolicySet) error {
-	taken, err := nameTaken(t, TablePolicySets, s.OrganizationName, s.Name, func(x *state.PolicySet) string { return x.ID }, s.ID)
+func checkPolicySet(t *writeTxn, s *mgmt.PolicySet) error {
+	taken, err := nameTaken(t, TablePolicySets, s.OrganizationName, s.Name, func(x *mgmt.PolicySet) string { return x.ID }, s.ID)
 	if err != nil {
 		return err
 	}
 	if taken {
-		return state.Invalidf(state.AttrPointer("name"), "has already been taken in organization %q", s.OrganizationName)
+		return state.Invalidf(mgmt.AttrPointer("name"), "has already been taken in organization %q", s.OrganizationName)
 	}
 	if s.PolicyToolVersion != "" {
-		pv, err := toolVersionByVersion(nil, t.Txn, state.VersionFamilyPolicy, s.PolicyToolVersion)
+		pv, err := toolVersionByVersion(nil, t.Txn, mgmt.VersionFamilyPolicy, s.PolicyToolVersion)
 		if err != nil {
 			return err
 		}
 		if pv == nil {
-			return state.Invalidf(state.AttrPointer("policy-tool-version"), "policy version %q does not exist", s.PolicyToolVersion)
+			return state.Invalidf(mgmt.AttrPointer("policy-tool-version"), "policy version %q does not exist", s.PolicyToolVersion)
 		}
 	}
 	return nil
@@ -151,7 +152,7 @@ func applyPolicySetCreate(t *writeTxn, req *PolicySetCreateRequest) (any, error)
 		return nil, err
 	}
 	v := &state.ValidationError{}
-	state.CheckID(v, "ID", state.PrefixPolicySet, req.ID)
+	mgmt.CheckID(v, "ID", mgmt.PrefixPolicySet, req.ID)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -161,8 +162,8 @@ func applyPolicySetCreate(t *writeTxn, req *PolicySetCreateRequest) (any, error)
 	if err := requireNewID(t, TablePolicySets, req.ID); err != nil {
 		return nil, err
 	}
-	created := state.MgmtTime(req.CreatedAt)
-	s := &state.PolicySet{ID: req.ID, OrganizationName: org.Name, CreatedAt: created, UpdatedAt: created}
+	created := mgmt.Time(req.CreatedAt)
+	s := &mgmt.PolicySet{ID: req.ID, OrganizationName: org.Name, CreatedAt: created, UpdatedAt: created}
 	req.Attributes.Apply(s)
 	if err := checkPolicySet(t, s); err != nil {
 		return nil, err
@@ -171,8 +172,8 @@ func applyPolicySetCreate(t *writeTxn, req *PolicySetCreateRequest) (any, error)
 	return s, t.insert(TablePolicySets, s)
 }
 
-func requirePolicySet(t *writeTxn, id string) (*state.PolicySet, error) {
-	return mustGetRow[state.PolicySet](t, TablePolicySets, "policy set", id)
+func requirePolicySet(t *writeTxn, id string) (*mgmt.PolicySet, error) {
+	return mustGetRow[mgmt.PolicySet](t, TablePolicySets, "policy set", id)
 }
 
 func applyPolicySetUpdate(t *writeTxn, req *PolicySetUpdateRequest) (any, error) {
@@ -188,7 +189,7 @@ func applyPolicySetUpdate(t *writeTxn, req *PolicySetUpdateRequest) (any, error)
 	if err := checkPolicySet(t, &s); err != nil {
 		return nil, err
 	}
-	s.UpdatedAt = state.MgmtTime(req.Now)
+	s.UpdatedAt = mgmt.Time(req.Now)
 	s.ModifyIndex = t.index
 	return &s, t.insert(TablePolicySets, &s)
 }

@@ -3,18 +3,19 @@ package store
 import (
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 // toolVersionByVersion returns the version of family with version string
 // version, or nil.
-func toolVersionByVersion(ws memdb.WatchSet, txn *memdb.Txn, family, version string) (*state.ToolVersion, error) {
-	return first[*state.ToolVersion](ws, txn, TableToolVersions, indexMgFamilyVersion, family, version)
+func toolVersionByVersion(ws memdb.WatchSet, txn *memdb.Txn, family, version string) (*mgmt.ToolVersion, error) {
+	return first[*mgmt.ToolVersion](ws, txn, TableToolVersions, indexMgFamilyVersion, family, version)
 }
 
 // toolVersionUsage counts the users of tv: workspaces for a tool version,
 // policy sets for a policy version.
-func toolVersionUsage(ws memdb.WatchSet, txn *memdb.Txn, tv *state.ToolVersion) (int, error) {
-	if tv.Family == state.VersionFamilyPolicy {
+func toolVersionUsage(ws memdb.WatchSet, txn *memdb.Txn, tv *mgmt.ToolVersion) (int, error) {
+	if tv.Family == mgmt.VersionFamilyPolicy {
 		return countRowsWatch(ws, txn, TablePolicySets, indexMgPolicyVersion, tv.Version)
 	}
 	return countRowsWatch(ws, txn, TableWorkspaces, indexMgToolVersion, tv.Version)
@@ -26,17 +27,17 @@ func checkVersionFree(t *writeTxn, family, version, selfID string) error {
 		return err
 	}
 	if other != nil && other.ID != selfID {
-		return state.Invalidf(state.AttrPointer("version"), "%s version %q has already been taken", family, version)
+		return state.Invalidf(mgmt.AttrPointer("version"), "%s version %q has already been taken", family, version)
 	}
 	return nil
 }
 
 func applyToolVersionCreate(t *writeTxn, req *ToolVersionCreateRequest) (any, error) {
-	if err := state.CheckFamily(req.Family); err != nil {
+	if err := mgmt.CheckFamily(req.Family); err != nil {
 		return nil, err
 	}
 	v := &state.ValidationError{}
-	state.CheckID(v, "ID", state.PrefixToolVersion, req.ID)
+	mgmt.CheckID(v, "ID", mgmt.PrefixToolVersion, req.ID)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -49,18 +50,18 @@ func applyToolVersionCreate(t *writeTxn, req *ToolVersionCreateRequest) (any, er
 	if err := checkVersionFree(t, req.Family, *req.Attributes.Version, req.ID); err != nil {
 		return nil, err
 	}
-	created := state.MgmtTime(req.CreatedAt)
-	tv := &state.ToolVersion{ID: req.ID, Family: req.Family, Enabled: true, CreatedAt: created, UpdatedAt: created}
+	created := mgmt.Time(req.CreatedAt)
+	tv := &mgmt.ToolVersion{ID: req.ID, Family: req.Family, Enabled: true, CreatedAt: created, UpdatedAt: created}
 	req.Attributes.Apply(tv)
 	stampNew(t, &tv.CreateIndex, &tv.ModifyIndex)
 	return tv, t.insert(TableToolVersions, tv)
 }
 
-func requireToolVersion(t *writeTxn, family, id string) (*state.ToolVersion, error) {
-	if err := state.CheckFamily(family); err != nil {
+func requireToolVersion(t *writeTxn, family, id string) (*mgmt.ToolVersion, error) {
+	if err := mgmt.CheckFamily(family); err != nil {
 		return nil, err
 	}
-	tv, err := getRow[*state.ToolVersion](t, TableToolVersions, id)
+	tv, err := getRow[*mgmt.ToolVersion](t, TableToolVersions, id)
 	if err != nil {
 		return nil, err
 	}
@@ -89,12 +90,12 @@ func applyToolVersionUpdate(t *writeTxn, req *ToolVersionUpdateRequest) (any, er
 			return nil, err
 		}
 		if n > 0 {
-			return nil, state.Invalidf(state.AttrPointer("version"), "cannot change: %d %s use %s", n, state.UsersNoun(old.Family), old.Version)
+			return nil, state.Invalidf(mgmt.AttrPointer("version"), "cannot change: %d %s use %s", n, mgmt.UsersNoun(old.Family), old.Version)
 		}
 	}
 	tv := old.Copy()
 	req.Attributes.Apply(tv)
-	tv.UpdatedAt = state.MgmtTime(req.Now)
+	tv.UpdatedAt = mgmt.Time(req.Now)
 	tv.ModifyIndex = t.index
 	return tv, t.insert(TableToolVersions, tv)
 }
@@ -105,14 +106,14 @@ func applyToolVersionDelete(t *writeTxn, req *ToolVersionDeleteRequest) (any, er
 		return nil, err
 	}
 	if tv.Official {
-		return nil, state.Invalidf(state.AttrPointer("official"), "%s is an official version and cannot be deleted", tv.Version)
+		return nil, state.Invalidf(mgmt.AttrPointer("official"), "%s is an official version and cannot be deleted", tv.Version)
 	}
 	n, err := toolVersionUsage(nil, t.Txn, tv)
 	if err != nil {
 		return nil, err
 	}
 	if n > 0 {
-		return nil, state.Invalidf(state.AttrPointer("usage"), "%s is used by %d %s and cannot be deleted", tv.Version, n, state.UsersNoun(tv.Family))
+		return nil, state.Invalidf(mgmt.AttrPointer("usage"), "%s is used by %d %s and cannot be deleted", tv.Version, n, mgmt.UsersNoun(tv.Family))
 	}
 	return nil, t.delete(TableToolVersions, tv)
 }

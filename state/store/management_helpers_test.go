@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -40,10 +41,10 @@ func (e *mgEnv) checkCounters() {
 	dump := stDump(e.t, e.s)
 	real := map[[2]string]int{}
 	for _, row := range dump[TableProjects] {
-		real[[2]string{TableProjects, row.(*state.Project).OrganizationName}]++
+		real[[2]string{TableProjects, row.(*mgmt.Project).OrganizationName}]++
 	}
 	for _, row := range dump[TableWorkspaces] {
-		real[[2]string{TableWorkspaces, row.(*state.Workspace).OrganizationName}]++
+		real[[2]string{TableWorkspaces, row.(*mgmt.Workspace).OrganizationName}]++
 	}
 	kept := map[[2]string]int{}
 	for _, row := range dump[TableOrgCounters] {
@@ -117,63 +118,63 @@ func (e *mgEnv) failField(mt MessageType, req any, field string) {
 	e.t.Errorf("command %d: error %q does not name %s (names %v)", mt, err, field, mgFields(err))
 }
 
-func (e *mgEnv) user(id, username string, admin bool) *state.User {
+func (e *mgEnv) user(id, username string, admin bool) *mgmt.User {
 	e.t.Helper()
-	return e.apply(UserUpsertRequestType, &UserUpsertRequest{User: &state.User{
-		ID: id, Username: username, Email: username + "@example.com", IsAdmin: admin, CreatedAt: e.now()}}).(*state.User)
+	return e.apply(UserUpsertRequestType, &UserUpsertRequest{User: &mgmt.User{
+		ID: id, Username: username, Email: username + "@example.com", IsAdmin: admin, CreatedAt: e.now()}}).(*mgmt.User)
 }
 
 // org creates organization name with owner (may be "") on its owners
 // team. Its owners team is "team-owners"+name and its default project
 // "prj-default"+name (names of the fixtures are letters and digits).
-func (e *mgEnv) org(name, owner string) *state.Organization {
+func (e *mgEnv) org(name, owner string) *mgmt.Organization {
 	e.t.Helper()
 	return e.apply(OrganizationCreateRequestType, &OrganizationCreateRequest{
-		Organization:     &state.Organization{Name: name, ExternalID: "org-" + name, Email: "admin@" + name + ".example", CreatedAt: e.now()},
+		Organization:     &mgmt.Organization{Name: name, ExternalID: "org-" + name, Email: "admin@" + name + ".example", CreatedAt: e.now()},
 		OwnersTeamID:     mgOwners(name),
 		DefaultProjectID: mgDefault(name),
 		OwnerUserID:      owner,
-	}).(*state.Organization)
+	}).(*mgmt.Organization)
 }
 
 func mgOwners(org string) string  { return "team-owners" + org }
 func mgDefault(org string) string { return "prj-default" + org }
 
-func (e *mgEnv) team(id, org, visibility string, access *state.TeamOrganizationAccessPatch, members ...string) *state.Team {
+func (e *mgEnv) team(id, org, visibility string, access *mgmt.TeamOrganizationAccessPatch, members ...string) *mgmt.Team {
 	e.t.Helper()
 	team := e.apply(TeamCreateRequestType, &TeamCreateRequest{ID: id, OrganizationName: org, CreatedAt: e.now(),
-		Attributes: state.TeamPatch{Name: mgPtr(strings.TrimPrefix(id, "team-")), Visibility: mgPtr(visibility), Access: access}}).(*state.Team)
+		Attributes: mgmt.TeamPatch{Name: mgPtr(strings.TrimPrefix(id, "team-")), Visibility: mgPtr(visibility), Access: access}}).(*mgmt.Team)
 	if len(members) > 0 {
 		e.apply(TeamMembersAddRequestType, &TeamMembersAddRequest{TeamID: id, UserIDs: members})
 	}
 	return team
 }
 
-func (e *mgEnv) project(id, org, name, duration string) *state.Project {
+func (e *mgEnv) project(id, org, name, duration string) *mgmt.Project {
 	e.t.Helper()
-	a := state.ProjectPatch{Name: mgPtr(name)}
+	a := mgmt.ProjectPatch{Name: mgPtr(name)}
 	if duration != "" {
 		a.AutoDestroyActivityDuration = mgPtr(duration)
 	}
-	return e.apply(ProjectCreateRequestType, &ProjectCreateRequest{ID: id, OrganizationName: org, CreatedAt: e.now(), Attributes: a}).(*state.Project)
+	return e.apply(ProjectCreateRequestType, &ProjectCreateRequest{ID: id, OrganizationName: org, CreatedAt: e.now(), Attributes: a}).(*mgmt.Project)
 }
 
-func (e *mgEnv) workspace(id, org, projectID, name string) *state.Workspace {
+func (e *mgEnv) workspace(id, org, projectID, name string) *mgmt.Workspace {
 	e.t.Helper()
-	a := state.WorkspacePatch{Name: mgPtr(name)}
+	a := mgmt.WorkspacePatch{Name: mgPtr(name)}
 	if projectID != "" {
 		a.ProjectID = mgPtr(projectID)
 	}
-	return e.apply(WorkspaceCreateRequestType, &WorkspaceCreateRequest{ID: id, OrganizationName: org, CreatedAt: e.now(), Attributes: a}).(*state.Workspace)
+	return e.apply(WorkspaceCreateRequestType, &WorkspaceCreateRequest{ID: id, OrganizationName: org, CreatedAt: e.now(), Attributes: a}).(*mgmt.Workspace)
 }
 
-func (e *mgEnv) teamProject(id, teamID, projectID, access string, perms state.TeamProjectPermissionsPatch) *state.TeamProject {
+func (e *mgEnv) teamProject(id, teamID, projectID, access string, perms mgmt.TeamProjectPermissionsPatch) *mgmt.TeamProject {
 	e.t.Helper()
 	return e.apply(TeamProjectCreateRequestType, &TeamProjectCreateRequest{ID: id, TeamID: teamID, ProjectID: projectID,
-		CreatedAt: e.now(), Access: access, Permissions: perms}).(*state.TeamProject)
+		CreatedAt: e.now(), Access: access, Permissions: perms}).(*mgmt.TeamProject)
 }
 
-func (e *mgEnv) toolVersion(id, family, version string, attrs state.ToolVersionPatch) *state.ToolVersion {
+func (e *mgEnv) toolVersion(id, family, version string, attrs mgmt.ToolVersionPatch) *mgmt.ToolVersion {
 	e.t.Helper()
 	attrs.Version = mgPtr(version)
 	if attrs.URL == nil && attrs.Archs == nil {
@@ -182,12 +183,12 @@ func (e *mgEnv) toolVersion(id, family, version string, attrs state.ToolVersionP
 	if attrs.SHA == nil && attrs.Archs == nil {
 		attrs.SHA = mgPtr(strings.Repeat("ab", 32))
 	}
-	return e.apply(ToolVersionCreateRequestType, &ToolVersionCreateRequest{ID: id, Family: family, CreatedAt: e.now(), Attributes: attrs}).(*state.ToolVersion)
+	return e.apply(ToolVersionCreateRequestType, &ToolVersionCreateRequest{ID: id, Family: family, CreatedAt: e.now(), Attributes: attrs}).(*mgmt.ToolVersion)
 }
 
 // authority resolves a subject and its authority in org, failing the test
 // on an error.
-func (e *mgEnv) authority(kind, id, org string) *state.OrgAuthority {
+func (e *mgEnv) authority(kind, id, org string) *mgmt.OrgAuthority {
 	e.t.Helper()
 	c, err := e.s.CallerForSubject(nil, kind, id)
 	if err != nil {
@@ -200,9 +201,9 @@ func (e *mgEnv) authority(kind, id, org string) *state.OrgAuthority {
 	return a
 }
 
-func (e *mgEnv) projectAccess(a *state.OrgAuthority, projectID string) state.ProjectAccess {
+func (e *mgEnv) projectAccess(a *mgmt.OrgAuthority, projectID string) mgmt.ProjectAccess {
 	e.t.Helper()
-	p := stMust[*state.Project](e.t)(e.s.ProjectByID(nil, projectID))
+	p := stMust[*mgmt.Project](e.t)(e.s.ProjectByID(nil, projectID))
 	if p == nil {
 		e.t.Fatalf("project %s not found", projectID)
 	}
