@@ -14,9 +14,11 @@ const module = "github.com/schedhq/sched"
 // ARCHITECTURE.md, plus jobspec (the HCL job parser, state only), which
 // README.md documents.
 var allowed = map[string][]string{
-	"state/...":     {},
+	"state":         {},
+	"state/mgmt":    {"state"},
+	"state/jobspec": {"state"},
+	"state/store":   {"state", "state/mgmt"},
 	"raft/...":      {},
-	"jobspec/...":   {"state"},
 	"scheduler/...": {"state/..."},
 	"http/api/...":  {"state"},
 	"http/...":      {"state/...", "scheduler/...", "jobspec", "http/..."},

@@ -6,7 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/schedhq/sched/jobspec"
+	"github.com/schedhq/sched/state/jobspec"
 	"github.com/schedhq/sched/state"
 )
 
