@@ -19,7 +19,7 @@ var allowed = map[string][]string{
 	"state/jobspec": {"state"},
 	"state/store":   {"state", "state/mgmt"},
 	"raft/...":      {},
-	"scheduler/...": {"state/..."},
+	"scheduler/...": {"state/...", "scheduler"},
 	"http/api/...":  {"state"},
 	"http/...":      {"state/...", "scheduler/...", "jobspec", "http/..."},
 	"client/...":    {"http/api", "state", "client/..."},

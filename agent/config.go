@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsimple"
 
 	schedhttp "github.com/schedhq/sched/http"
-	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/leader"
 )
 
 // Config is an agent's resolved configuration: defaults, then -dev, then
@@ -210,19 +210,19 @@ func DefaultConfig() *Config {
 			FailedServerGrace:     5 * time.Minute,
 			RaftMultiplier:        1,
 
-			HeartbeatGrace:         scheduler.DefaultHeartbeatGrace,
-			MinHeartbeatTTL:        scheduler.DefaultMinHeartbeatTTL,
-			MaxHeartbeatsPerSecond: scheduler.DefaultMaxHeartbeatsPerSecond,
-			FailoverHeartbeatTTL:   scheduler.DefaultFailoverHeartbeatTTL,
-			EvalNackTimeout:        scheduler.DefaultUnackedTimeout,
-			EvalDeliveryLimit:      scheduler.DefaultDeliveryLimit,
-			JobGCInterval:          scheduler.DefaultGCInterval,
-			JobGCThreshold:         scheduler.DefaultJobGCThreshold,
-			EvalGCThreshold:        scheduler.DefaultEvalGCThreshold,
-			BatchEvalGCThreshold:   scheduler.DefaultBatchEvalGCThreshold,
-			NodeGCThreshold:        scheduler.DefaultNodeGCThreshold,
-			DeploymentGCThreshold:  scheduler.DefaultDeploymentGCThreshold,
-			ACLTokenGCThreshold:    scheduler.DefaultACLTokenGCThreshold,
+			HeartbeatGrace:         leader.DefaultHeartbeatGrace,
+			MinHeartbeatTTL:        leader.DefaultMinHeartbeatTTL,
+			MaxHeartbeatsPerSecond: leader.DefaultMaxHeartbeatsPerSecond,
+			FailoverHeartbeatTTL:   leader.DefaultFailoverHeartbeatTTL,
+			EvalNackTimeout:        leader.DefaultUnackedTimeout,
+			EvalDeliveryLimit:      leader.DefaultDeliveryLimit,
+			JobGCInterval:          leader.DefaultGCInterval,
+			JobGCThreshold:         leader.DefaultJobGCThreshold,
+			EvalGCThreshold:        leader.DefaultEvalGCThreshold,
+			BatchEvalGCThreshold:   leader.DefaultBatchEvalGCThreshold,
+			NodeGCThreshold:        leader.DefaultNodeGCThreshold,
+			DeploymentGCThreshold:  leader.DefaultDeploymentGCThreshold,
+			ACLTokenGCThreshold:    leader.DefaultACLTokenGCThreshold,
 		},
 		ManagementAPI: ManagementAPIConfig{RateLimit: schedhttp.DefaultManagementRateLimit},
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	schedhttp "github.com/schedhq/sched/http"
-	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/leader"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -325,12 +325,12 @@ func TestConfigSchedulerKeys(t *testing.T) {
 	}
 
 	// The scheduler runtime gets every value in its own field.
-	want := scheduler.RuntimeConfig{
+	want := leader.RuntimeConfig{
 		Workers: 2,
-		Broker:  scheduler.BrokerConfig{UnackedTimeout: 90 * time.Second, DeliveryLimit: 5},
-		Heartbeat: scheduler.HeartbeatConfig{MinTTL: 20 * time.Second, MaxHeartbeatsPerSecond: 12.5,
+		Broker:  leader.BrokerConfig{UnackedTimeout: 90 * time.Second, DeliveryLimit: 5},
+		Heartbeat: leader.HeartbeatConfig{MinTTL: 20 * time.Second, MaxHeartbeatsPerSecond: 12.5,
 			Grace: 15 * time.Second, FailoverTTL: 7 * time.Minute},
-		GC: scheduler.GCConfig{Interval: 2 * time.Minute, EvalThreshold: 30 * time.Minute,
+		GC: leader.GCConfig{Interval: 2 * time.Minute, EvalThreshold: 30 * time.Minute,
 			BatchEvalThreshold: 12 * time.Hour, JobThreshold: 6 * time.Hour,
 			NodeThreshold: 48 * time.Hour, DeploymentThreshold: 3 * time.Hour, ACLTokenThreshold: 2 * time.Hour},
 	}
@@ -361,19 +361,19 @@ func TestConfigSchedulerDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"num_schedulers left to the scheduler (one per core)", s.NumSchedulers, 0},
-		{"heartbeat_grace", s.HeartbeatGrace, scheduler.DefaultHeartbeatGrace},
-		{"min_heartbeat_ttl", s.MinHeartbeatTTL, scheduler.DefaultMinHeartbeatTTL},
-		{"max_heartbeats_per_second", s.MaxHeartbeatsPerSecond, scheduler.DefaultMaxHeartbeatsPerSecond},
-		{"failover_heartbeat_ttl", s.FailoverHeartbeatTTL, scheduler.DefaultFailoverHeartbeatTTL},
-		{"eval_nack_timeout", s.EvalNackTimeout, scheduler.DefaultUnackedTimeout},
-		{"eval_delivery_limit", s.EvalDeliveryLimit, scheduler.DefaultDeliveryLimit},
-		{"job_gc_interval", s.JobGCInterval, scheduler.DefaultGCInterval},
-		{"job_gc_threshold", s.JobGCThreshold, scheduler.DefaultJobGCThreshold},
-		{"eval_gc_threshold", s.EvalGCThreshold, scheduler.DefaultEvalGCThreshold},
-		{"batch_eval_gc_threshold", s.BatchEvalGCThreshold, scheduler.DefaultBatchEvalGCThreshold},
-		{"node_gc_threshold", s.NodeGCThreshold, scheduler.DefaultNodeGCThreshold},
-		{"deployment_gc_threshold", s.DeploymentGCThreshold, scheduler.DefaultDeploymentGCThreshold},
-		{"acl_token_gc_threshold", s.ACLTokenGCThreshold, scheduler.DefaultACLTokenGCThreshold},
+		{"heartbeat_grace", s.HeartbeatGrace, leader.DefaultHeartbeatGrace},
+		{"min_heartbeat_ttl", s.MinHeartbeatTTL, leader.DefaultMinHeartbeatTTL},
+		{"max_heartbeats_per_second", s.MaxHeartbeatsPerSecond, leader.DefaultMaxHeartbeatsPerSecond},
+		{"failover_heartbeat_ttl", s.FailoverHeartbeatTTL, leader.DefaultFailoverHeartbeatTTL},
+		{"eval_nack_timeout", s.EvalNackTimeout, leader.DefaultUnackedTimeout},
+		{"eval_delivery_limit", s.EvalDeliveryLimit, leader.DefaultDeliveryLimit},
+		{"job_gc_interval", s.JobGCInterval, leader.DefaultGCInterval},
+		{"job_gc_threshold", s.JobGCThreshold, leader.DefaultJobGCThreshold},
+		{"eval_gc_threshold", s.EvalGCThreshold, leader.DefaultEvalGCThreshold},
+		{"batch_eval_gc_threshold", s.BatchEvalGCThreshold, leader.DefaultBatchEvalGCThreshold},
+		{"node_gc_threshold", s.NodeGCThreshold, leader.DefaultNodeGCThreshold},
+		{"deployment_gc_threshold", s.DeploymentGCThreshold, leader.DefaultDeploymentGCThreshold},
+		{"acl_token_gc_threshold", s.ACLTokenGCThreshold, leader.DefaultACLTokenGCThreshold},
 		{"management_api.rate_limit", c.ManagementAPI.RateLimit, float64(schedhttp.DefaultManagementRateLimit)},
 	}
 	for _, ch := range checks {
@@ -386,7 +386,7 @@ func TestConfigSchedulerDefaults(t *testing.T) {
 	if err := c.LoadFile(writeConfig(t, "data_dir = \"/d\"\nserver {\n  enabled = true\n  eval_gc_threshold = \"0s\"\n}\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Finish(); err != nil || c.Server.EvalGCThreshold != scheduler.DefaultEvalGCThreshold {
+	if err := c.Finish(); err != nil || c.Server.EvalGCThreshold != leader.DefaultEvalGCThreshold {
 		t.Errorf("eval_gc_threshold = \"0s\": %v, %v; want the default", c.Server.EvalGCThreshold, err)
 	}
 }

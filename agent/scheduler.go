@@ -4,22 +4,22 @@ import (
 	"fmt"
 
 	schedhttp "github.com/schedhq/sched/http"
-	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/leader"
 )
 
 // schedulerHooks holds the scheduler runtime of a server agent: its leader
 // services and what the HTTP layer reaches of them.
 type schedulerHooks struct {
-	rt *scheduler.Runtime
+	rt *leader.Runtime
 }
 
 // The runtime is what HTTP handlers use as the leader's services: node
 // heartbeats and forced garbage collection. Off the leader its services
 // are stopped and answer scheduler.ErrNotLeader, which HTTP maps to 503.
-var _ schedhttp.LeaderServices = (*scheduler.Runtime)(nil)
+var _ schedhttp.LeaderServices = (*leader.Runtime)(nil)
 
 // schedulerRuntime builds the scheduler runtime once; both hooks share it.
-func (a *Agent) schedulerRuntime() (*scheduler.Runtime, error) {
+func (a *Agent) schedulerRuntime() (*leader.Runtime, error) {
 	if a.sched != nil {
 		return a.sched.rt, nil
 	}
@@ -27,7 +27,7 @@ func (a *Agent) schedulerRuntime() (*scheduler.Runtime, error) {
 	cfg.Store = a.store
 	cfg.Raft = &raftWriter{node: a.node}
 	cfg.Logger = a.log.With("component", "scheduler")
-	rt, err := scheduler.NewRuntime(cfg)
+	rt, err := leader.NewRuntime(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler runtime: %w", err)
 	}
@@ -38,20 +38,20 @@ func (a *Agent) schedulerRuntime() (*scheduler.Runtime, error) {
 // runtimeConfig is the scheduler's tuning from the server block; the
 // caller adds the store, raft and logger. Zero fields (NumSchedulers
 // unset) take the scheduler's defaults.
-func (s *ServerConfig) runtimeConfig() scheduler.RuntimeConfig {
-	return scheduler.RuntimeConfig{
+func (s *ServerConfig) runtimeConfig() leader.RuntimeConfig {
+	return leader.RuntimeConfig{
 		Workers: s.NumSchedulers,
-		Broker: scheduler.BrokerConfig{
+		Broker: leader.BrokerConfig{
 			UnackedTimeout: s.EvalNackTimeout,
 			DeliveryLimit:  s.EvalDeliveryLimit,
 		},
-		Heartbeat: scheduler.HeartbeatConfig{
+		Heartbeat: leader.HeartbeatConfig{
 			MinTTL:                 s.MinHeartbeatTTL,
 			MaxHeartbeatsPerSecond: s.MaxHeartbeatsPerSecond,
 			Grace:                  s.HeartbeatGrace,
 			FailoverTTL:            s.FailoverHeartbeatTTL,
 		},
-		GC: scheduler.GCConfig{
+		GC: leader.GCConfig{
 			Interval:            s.JobGCInterval,
 			EvalThreshold:       s.EvalGCThreshold,
 			BatchEvalThreshold:  s.BatchEvalGCThreshold,

@@ -16,6 +16,7 @@ import (
 
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/leader"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -122,8 +123,8 @@ func TestSchedulerServicesPlaceRegisteredJob(t *testing.T) {
 		t.Fatal("scheduler runtime not wired")
 	}
 	ttl, err := a.sched.rt.Heartbeat(node.ID)
-	if err != nil || ttl < scheduler.DefaultMinHeartbeatTTL {
-		t.Fatalf("heartbeat = %s, %v; want a TTL of at least %s", ttl, err, scheduler.DefaultMinHeartbeatTTL)
+	if err != nil || ttl < leader.DefaultMinHeartbeatTTL {
+		t.Fatalf("heartbeat = %s, %v; want a TTL of at least %s", ttl, err, leader.DefaultMinHeartbeatTTL)
 	}
 }
 
@@ -147,7 +148,7 @@ func TestConfigReachesSchedulerAndManagementAPI(t *testing.T) {
 	// The leader's services start just after leadership is won.
 	waitUntil(t, func() bool {
 		ttl, err = a.sched.rt.Heartbeat(node.ID)
-		return !errors.Is(err, scheduler.ErrNotLeader)
+		return !errors.Is(err, leader.ErrNotLeader)
 	})
 	if err != nil || ttl < time.Hour {
 		t.Fatalf("heartbeat = %s, %v; want a TTL of at least min_heartbeat_ttl (1h)", ttl, err)

@@ -1,16 +1,13 @@
-// Package scheduler turns evaluations into plans and plans into committed
-// allocations. It runs on the leader only.
+// Package scheduler holds the pure scheduling decisions: it turns an
+// evaluation into a plan. Feasibility, ranking, spread, the reconciler,
+// the service, batch, system and sysbatch schedulers and plan evaluation
+// read an immutable State and write only through a Planner, so they are
+// tested with a harness (harness_test.go) that applies real store
+// commands and no Raft.
 //
-// The pure part — feasibility, ranking, the reconciler and the service,
-// batch, system and sysbatch schedulers — reads an immutable State and
-// writes only through a Planner, so it is tested with a harness and no
-// Raft. The runtime part — the eval broker, blocked evals, workers, the plan
-// queue and the single plan applier, node heartbeat timers and GC — owns
-// goroutines that the agent starts on gaining leadership and stops on losing
-// it; it reaches Raft only through the small interfaces in this file that
-// the agent satisfies.
-//
-// The package imports nothing of sched but state.
+// The leader's runtime that feeds and commits plans (eval broker, blocked
+// evals, workers, plan queue and applier, heartbeats, drainer, GC) lives
+// in scheduler/leader. This package imports nothing of sched but state.
 package scheduler
 
 import (
@@ -20,11 +17,11 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
-	"github.com/schedhq/sched/state/store"
 )
 
 // State is the read-only view a scheduler runs against: a point-in-time
-// snapshot of the store. *state.StateSnapshot and *state.Store satisfy it.
+// snapshot of the store. *store.StateSnapshot and *store.Store satisfy it
+// (asserted in scheduler/leader, which imports both).
 type State interface {
 	LatestIndex() uint64
 	JobByID(ws memdb.WatchSet, namespace, id string) (*state.Job, error)
@@ -37,11 +34,6 @@ type State interface {
 	EvalByID(ws memdb.WatchSet, id string) (*state.Evaluation, error)
 	LatestDeploymentByJob(ws memdb.WatchSet, namespace, jobID string) (*state.Deployment, error)
 }
-
-var (
-	_ State = (*store.StateSnapshot)(nil)
-	_ State = (*store.Store)(nil)
-)
 
 // Planner is how a scheduler changes the world. The runtime's worker
 // implements it on the leader; the test harness implements it in memory.

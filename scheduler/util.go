@@ -12,7 +12,7 @@ import (
 )
 
 // newUUID returns a random RFC 4122 version 4 UUID.
-func newUUID() string {
+func NewUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
 	b[6] = b[6]&0x0f | 0x40
@@ -26,7 +26,7 @@ func (c Config) withDefaults() Config {
 		c.Now = time.Now
 	}
 	if c.NewID == nil {
-		c.NewID = newUUID
+		c.NewID = NewUUID
 	}
 	return c
 }

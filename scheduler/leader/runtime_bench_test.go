@@ -1,7 +1,8 @@
-package scheduler
+package leader
 
 import (
 	"fmt"
+	"github.com/schedhq/sched/scheduler"
 	"testing"
 	"time"
 )
@@ -19,7 +20,7 @@ func BenchmarkRuntimePlacements(b *testing.B) {
 		b.StopTimer()
 		r := rtNewMemRaft(b)
 		for i := range nodes {
-			r.registerNode(b, MockNode(fmt.Sprintf("node-%d", i)))
+			r.registerNode(b, scheduler.MockNode(fmt.Sprintf("node-%d", i)))
 		}
 		rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog()})
 		if err != nil {
@@ -34,7 +35,7 @@ func BenchmarkRuntimePlacements(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		for i := range jobs {
-			j := MockJob(fmt.Sprintf("job-%d", i))
+			j := scheduler.MockJob(fmt.Sprintf("job-%d", i))
 			j.TaskGroups[0].Count = count
 			j.TaskGroups[0].Tasks[0].Resources.CPU = 100
 			j.TaskGroups[0].Tasks[0].Resources.MemoryMB = 64

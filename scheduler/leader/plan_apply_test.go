@@ -1,4 +1,4 @@
-package scheduler
+package leader
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -17,7 +18,7 @@ import (
 // rtSmallNode is a node with little room: 1000 MHz, 1000 MiB, 1000 MB of
 // disk, nothing reserved.
 func rtSmallNode(name string) *state.Node {
-	n := MockNode(name)
+	n := scheduler.MockNode(name)
 	n.NodeResources = &state.NodeResources{CPU: 1000, MemoryMB: 1000, DiskMB: 1000}
 	n.ReservedResources = nil
 	return n
@@ -47,7 +48,7 @@ func rtStop(a *state.Allocation) *state.Allocation {
 
 func TestEvaluatePlan(t *testing.T) {
 	r := rtNewMemRaft(t)
-	job := MockJob("web")
+	job := scheduler.MockJob("web")
 	r.registerJob(t, job)
 	stored, _ := r.store.JobByID(nil, job.Namespace, job.ID)
 	ready, down, draining := rtSmallNode("ready"), rtSmallNode("down"), rtSmallNode("draining")
@@ -68,50 +69,50 @@ func TestEvaluatePlan(t *testing.T) {
 	}
 	cases := []struct {
 		name     string
-		plan     *Plan
+		plan     *scheduler.Plan
 		overlay  map[string][]*state.Allocation
 		accepted []string // nodes committed
 		refresh  bool
 	}{
-		{"fits beside what is there", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 400, 400, 400, 20001))},
+		{"fits beside what is there", &scheduler.Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 400, 400, 400, 20001))},
 			nil, []string{ready.ID}, false},
-		{"over cpu", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 401, 1, 1))},
+		{"over cpu", &scheduler.Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 401, 1, 1))},
 			nil, nil, true},
-		{"port taken", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1, 1, 1, 20000))},
+		{"port taken", &scheduler.Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1, 1, 1, 20000))},
 			nil, nil, true},
-		{"two new allocations on one port", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1, 1, 1, 20005), rtAlloc("n2", ready.ID, 1, 1, 1, 20005))},
+		{"two new allocations on one port", &scheduler.Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1, 1, 1, 20005), rtAlloc("n2", ready.ID, 1, 1, 1, 20005))},
 			nil, nil, true},
-		{"a stop in the same plan frees room", &Plan{
+		{"a stop in the same plan frees room", &scheduler.Plan{
 			NodeUpdate:     place(ready.ID, rtStop(existing)),
 			NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1000, 1000, 1000, 20000)),
 		}, nil, []string{ready.ID}, false},
-		{"in-place update replaces the old version", &Plan{NodeAllocation: place(ready.ID, rtAlloc("existing", ready.ID, 1000, 1000, 1000))},
+		{"in-place update replaces the old version", &scheduler.Plan{NodeAllocation: place(ready.ID, rtAlloc("existing", ready.ID, 1000, 1000, 1000))},
 			nil, []string{ready.ID}, false},
-		{"node down", &Plan{NodeAllocation: place(down.ID, rtAlloc("n1", down.ID, 1, 1, 1))}, nil, nil, true},
-		{"node unknown", &Plan{NodeAllocation: place("nope", rtAlloc("n1", "nope", 1, 1, 1))}, nil, nil, true},
-		{"new placement on a draining node", &Plan{NodeAllocation: place(draining.ID, rtAlloc("n1", draining.ID, 1, 1, 1))}, nil, nil, true},
-		{"in-place update on a draining node", &Plan{NodeAllocation: place(draining.ID, rtAlloc("on-draining", draining.ID, 200, 200, 200))},
+		{"node down", &scheduler.Plan{NodeAllocation: place(down.ID, rtAlloc("n1", down.ID, 1, 1, 1))}, nil, nil, true},
+		{"node unknown", &scheduler.Plan{NodeAllocation: place("nope", rtAlloc("n1", "nope", 1, 1, 1))}, nil, nil, true},
+		{"new placement on a draining node", &scheduler.Plan{NodeAllocation: place(draining.ID, rtAlloc("n1", draining.ID, 1, 1, 1))}, nil, nil, true},
+		{"in-place update on a draining node", &scheduler.Plan{NodeAllocation: place(draining.ID, rtAlloc("on-draining", draining.ID, 200, 200, 200))},
 			nil, []string{draining.ID}, false},
-		{"stops always fit, even on a down node", &Plan{NodeUpdate: place(down.ID, rtStop(rtAlloc("gone", down.ID, 1, 1, 1)))},
+		{"stops always fit, even on a down node", &scheduler.Plan{NodeUpdate: place(down.ID, rtStop(rtAlloc("gone", down.ID, 1, 1, 1)))},
 			nil, []string{down.ID}, false},
-		{"partial: the node that fits commits", &Plan{NodeAllocation: map[string][]*state.Allocation{
+		{"partial: the node that fits commits", &scheduler.Plan{NodeAllocation: map[string][]*state.Allocation{
 			ready.ID: {rtAlloc("n1", ready.ID, 100, 100, 100)},
 			down.ID:  {rtAlloc("n2", down.ID, 1, 1, 1)},
 		}}, nil, []string{ready.ID}, true},
-		{"all at once: nothing commits", &Plan{AllAtOnce: true, NodeAllocation: map[string][]*state.Allocation{
+		{"all at once: nothing commits", &scheduler.Plan{AllAtOnce: true, NodeAllocation: map[string][]*state.Allocation{
 			ready.ID: {rtAlloc("n1", ready.ID, 100, 100, 100)},
 			down.ID:  {rtAlloc("n2", down.ID, 1, 1, 1)},
 		}}, nil, nil, true},
-		{"in-flight allocations count", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 300, 300, 300))},
+		{"in-flight allocations count", &scheduler.Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 300, 300, 300))},
 			map[string][]*state.Allocation{ready.ID: {rtAlloc("inflight", ready.ID, 200, 200, 200)}}, nil, true},
-		{"in-flight stops free room", &Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1000, 1000, 1000))},
+		{"in-flight stops free room", &scheduler.Plan{NodeAllocation: place(ready.ID, rtAlloc("n1", ready.ID, 1000, 1000, 1000))},
 			map[string][]*state.Allocation{ready.ID: {rtStop(existing)}}, []string{ready.ID}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			snap, _ := r.store.Snapshot()
 			tc.plan.Job = stored
-			result, _, err := evaluatePlan(snap, tc.overlay, tc.plan)
+			result, _, err := scheduler.EvaluatePlan(snap, tc.overlay, tc.plan)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +141,7 @@ func TestPlanApplierRefusesStaleToken(t *testing.T) {
 	rt := rtStartApplier(t, r)
 	rt.Broker.Enqueue(rtEval("e1", "web", 50))
 	e, tok := rtDequeueNow(t, rt.Broker)
-	pending, err := rt.Plans.Enqueue(&Plan{EvalID: e.ID, EvalToken: tok + "-stale", NodeUpdate: map[string][]*state.Allocation{"n": {{ID: "x"}}}})
+	pending, err := rt.Plans.Enqueue(&scheduler.Plan{EvalID: e.ID, EvalToken: tok + "-stale", NodeUpdate: map[string][]*state.Allocation{"n": {{ID: "x"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestPlanApplierNeverOverCommits(t *testing.T) {
 	const workers, rounds = 4, 60
 	t.Logf("seed %d", seed)
 	r := rtNewMemRaft(t)
-	job := MockJob("web")
+	job := scheduler.MockJob("web")
 	r.registerJob(t, job)
 	stored, _ := r.store.JobByID(nil, job.Namespace, job.ID)
 	nodes := []*state.Node{rtSmallNode("n1"), rtSmallNode("n2"), rtSmallNode("n3")}
@@ -242,8 +243,8 @@ func TestPlanApplierNeverOverCommits(t *testing.T) {
 
 // rtRandomPlan plans one to three placements and maybe a stop from a
 // snapshot, ignoring what other workers do meanwhile.
-func rtRandomPlan(rng *rand.Rand, store *store.Store, job *state.Job, nodes []*state.Node, ids *idCounter) *Plan {
-	plan := &Plan{Job: job, Priority: 50, NodeAllocation: map[string][]*state.Allocation{}, NodeUpdate: map[string][]*state.Allocation{},
+func rtRandomPlan(rng *rand.Rand, store *store.Store, job *state.Job, nodes []*state.Node, ids *idCounter) *scheduler.Plan {
+	plan := &scheduler.Plan{Job: job, Priority: 50, NodeAllocation: map[string][]*state.Allocation{}, NodeUpdate: map[string][]*state.Allocation{},
 		AllAtOnce: rng.IntN(5) == 0}
 	for range 1 + rng.IntN(3) {
 		n := nodes[rng.IntN(len(nodes))]

@@ -1,4 +1,4 @@
-package scheduler
+package leader
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -34,10 +35,10 @@ func rtNodeStatus(t *testing.T, r *memRaft, id string) string {
 func TestHeartbeatExpiryMarksNodeDownWithEvals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := rtNewMemRaft(t)
-		busy, idle := MockNode("busy"), MockNode("idle")
+		busy, idle := scheduler.MockNode("busy"), scheduler.MockNode("idle")
 		r.registerNode(t, busy)
 		r.registerNode(t, idle)
-		job := MockJob("web")
+		job := scheduler.MockJob("web")
 		r.registerJob(t, job)
 		rtPlaceOn(t, r, job, busy, "a1")
 
@@ -101,7 +102,7 @@ func TestHeartbeatExpiryMarksNodeDownWithEvals(t *testing.T) {
 		}
 
 		// A node registered while leading gets a timer without a heartbeat.
-		r.registerNode(t, MockNode("late"))
+		r.registerNode(t, scheduler.MockNode("late"))
 		synctest.Wait()
 		if h.Tracked() != 1 {
 			t.Fatalf("tracked %d after a node registered, want 1", h.Tracked())
@@ -115,7 +116,7 @@ func TestHeartbeatTTLScalesWithNodes(t *testing.T) {
 		h := NewHeartbeater(HeartbeatConfig{MinTTL: 10 * time.Second, MaxHeartbeatsPerSecond: 10}, r.store, r, rtLog(), nil, nil)
 		var last *state.Node
 		for i := range 300 {
-			last = MockNode(fmt.Sprintf("n%d", i))
+			last = scheduler.MockNode(fmt.Sprintf("n%d", i))
 			r.registerNode(t, last)
 		}
 		if err := h.Start(context.Background()); err != nil {

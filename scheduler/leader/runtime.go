@@ -1,4 +1,4 @@
-package scheduler
+package leader
 
 import (
 	"context"
@@ -12,8 +12,15 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
+)
+
+// The store's snapshots and the store itself are what schedulers read.
+var (
+	_ scheduler.State = (*store.StateSnapshot)(nil)
+	_ scheduler.State = (*store.Store)(nil)
 )
 
 // Raft is how the runtime writes: it proposes a command and returns what
@@ -57,7 +64,7 @@ type RuntimeConfig struct {
 	Workers int
 	// Schedulers maps eval types to schedulers; nil means
 	// BuiltinSchedulers.
-	Schedulers map[string]Factory
+	Schedulers map[string]scheduler.Factory
 	Broker     BrokerConfig
 	Blocked    BlockedConfig
 	Heartbeat  HeartbeatConfig
@@ -76,13 +83,13 @@ func (c RuntimeConfig) withDefaults() (RuntimeConfig, error) {
 		c.Now = time.Now
 	}
 	if c.NewID == nil {
-		c.NewID = newUUID
+		c.NewID = scheduler.NewUUID
 	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.NumCPU()
 	}
 	if c.Schedulers == nil {
-		c.Schedulers = BuiltinSchedulers
+		c.Schedulers = scheduler.BuiltinSchedulers
 	}
 	c.Broker = c.Broker.withDefaults()
 	c.Blocked = c.Blocked.withDefaults()
@@ -291,7 +298,7 @@ type jobKey struct{ ns, id string }
 func jobKeyOf(e *state.Evaluation) jobKey { return jobKey{e.Namespace, e.JobID} }
 
 // schedulerTypes returns the eval types of a scheduler map, sorted.
-func schedulerTypes(m map[string]Factory) []string {
+func schedulerTypes(m map[string]scheduler.Factory) []string {
 	types := make([]string, 0, len(m))
 	for t := range m {
 		types = append(types, t)

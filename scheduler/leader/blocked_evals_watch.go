@@ -1,10 +1,11 @@
-package scheduler
+package leader
 
 import (
 	"context"
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -120,5 +121,5 @@ func nodeClass(n *state.Node) string {
 	if n.ComputedClass != "" {
 		return n.ComputedClass
 	}
-	return ComputeClass(n)
+	return scheduler.ComputeClass(n)
 }

@@ -1,9 +1,10 @@
-package scheduler
+package leader
 
 import (
 	"container/heap"
 	"context"
 	"errors"
+	"github.com/schedhq/sched/scheduler"
 	"sync"
 	"time"
 )
@@ -27,17 +28,17 @@ func NewPlanQueue() *PlanQueue {
 
 // PendingPlan is a plan waiting for, or being handled by, the applier.
 type PendingPlan struct {
-	Plan       *Plan
+	Plan       *scheduler.Plan
 	EnqueuedAt time.Time
 	seq        uint64
 	done       chan struct{}
-	result     *PlanResult
+	result     *scheduler.PlanResult
 	err        error
 	once       sync.Once
 }
 
 // respond delivers the applier's answer; later answers are ignored.
-func (p *PendingPlan) respond(result *PlanResult, err error) {
+func (p *PendingPlan) respond(result *scheduler.PlanResult, err error) {
 	p.once.Do(func() {
 		p.result, p.err = result, err
 		close(p.done)
@@ -45,7 +46,7 @@ func (p *PendingPlan) respond(result *PlanResult, err error) {
 }
 
 // Wait returns the applier's answer, or ctx's error when ctx ends first.
-func (p *PendingPlan) Wait(ctx context.Context) (*PlanResult, error) {
+func (p *PendingPlan) Wait(ctx context.Context) (*scheduler.PlanResult, error) {
 	select {
 	case <-p.done:
 		return p.result, p.err
@@ -73,7 +74,7 @@ func (q *PlanQueue) SetEnabled(on bool) {
 }
 
 // Enqueue queues a plan for the applier.
-func (q *PlanQueue) Enqueue(plan *Plan) (*PendingPlan, error) {
+func (q *PlanQueue) Enqueue(plan *scheduler.Plan) (*PendingPlan, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.enabled {

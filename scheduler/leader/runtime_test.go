@@ -1,10 +1,11 @@
-package scheduler
+package leader
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -48,11 +49,11 @@ func liveAllocs(store *store.Store, jobID string) []*state.Allocation {
 func TestRuntimePlacesJobsEndToEnd(t *testing.T) {
 	r := rtNewMemRaft(t)
 	for _, name := range []string{"n1", "n2", "n3"} {
-		r.registerNode(t, MockNode(name))
+		r.registerNode(t, scheduler.MockNode(name))
 	}
 	rt := startRuntime(t, r)
 
-	web := MockJob("web") // 10 × 500 MHz; a MockNode takes 7.
+	web := scheduler.MockJob("web") // 10 × 500 MHz; a MockNode takes 7.
 	evalID := r.registerJob(t, web)
 	rtWaitState(t, r.store, 10*time.Second, "web placed", func() bool {
 		e, _ := r.store.EvalByID(nil, evalID)
@@ -64,7 +65,7 @@ func TestRuntimePlacesJobsEndToEnd(t *testing.T) {
 	}
 
 	// 21 slots, 10 taken: 11 of big's 20 fit, the rest block.
-	big := MockJob("big")
+	big := scheduler.MockJob("big")
 	big.TaskGroups[0].Count = 20
 	bigEval := r.registerJob(t, big)
 	var blockedID string
@@ -79,7 +80,7 @@ func TestRuntimePlacesJobsEndToEnd(t *testing.T) {
 		t.Fatalf("big summary = %+v, want 9 queued", got)
 	}
 	for _, name := range []string{"n4", "n5"} {
-		r.registerNode(t, MockNode(name))
+		r.registerNode(t, scheduler.MockNode(name))
 	}
 	rtWaitState(t, r.store, 10*time.Second, "big placed once nodes joined", func() bool {
 		e, _ := r.store.EvalByID(nil, blockedID)
@@ -99,7 +100,7 @@ func TestRuntimePlacesJobsEndToEnd(t *testing.T) {
 	if st := rt.Workers.Stats(); st.Acked < 3 || st.Nacked != 0 {
 		t.Fatalf("worker stats = %+v, want at least 3 acked (web, big, its blocked eval) and none nacked", st)
 	}
-	if _, err := rt.Heartbeat(MockNode("n1").ID); err != nil {
+	if _, err := rt.Heartbeat(scheduler.MockNode("n1").ID); err != nil {
 		t.Fatalf("heartbeat while leading: %v", err)
 	}
 }
@@ -123,7 +124,7 @@ func TestRuntimeStopsCleanly(t *testing.T) {
 	for i := len(services) - 1; i >= 0; i-- {
 		services[i].Stop()
 	}
-	if _, err := rt.Plans.Enqueue(&Plan{}); err != ErrNotLeader {
+	if _, err := rt.Plans.Enqueue(&scheduler.Plan{}); err != ErrNotLeader {
 		t.Fatalf("enqueue after stop = %v, want ErrNotLeader", err)
 	}
 	if _, err := rt.Heartbeat("any"); err != ErrNotLeader {
@@ -149,10 +150,10 @@ func TestRuntimeStopsCleanly(t *testing.T) {
 // node is empty.
 func TestRuntimeDrainsNodeEndToEnd(t *testing.T) {
 	r := rtNewMemRaft(t)
-	a, b := MockNode("a"), MockNode("b")
+	a, b := scheduler.MockNode("a"), scheduler.MockNode("b")
 	r.registerNode(t, a)
 	startRuntime(t, r)
-	web := MockJob("web")
+	web := scheduler.MockJob("web")
 	web.TaskGroups[0].Count = 2
 	r.registerJob(t, web)
 	rtWaitState(t, r.store, 10*time.Second, "web placed on a", func() bool { return len(liveAllocs(r.store, "web")) == 2 })

@@ -204,7 +204,7 @@ func (h *Harness) Process(factory Factory, eval *state.Evaluation) error {
 }
 
 // SubmitPlan commits the plan (all of it, or what CheckFit or PlanFilter
-// accept) with the plan applier's command, PlanApplyCommand.
+// accept) with the command the plan applier writes (leader.PlanApplyCommand).
 func (h *Harness) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
 	h.mu.Lock()
 	h.Plans = append(h.Plans, plan)
@@ -217,14 +217,18 @@ func (h *Harness) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
 		result = filter(plan)
 	case check:
 		var err error
-		if result, _, err = evaluatePlan(h.Store, nil, plan); err != nil {
+		if result, _, err = EvaluatePlan(h.Store, nil, plan); err != nil {
 			return nil, nil, err
 		}
 	default:
 		result = &PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, Deployment: plan.Deployment}
 	}
-	if !resultEmpty(result) {
-		req := PlanApplyCommand(plan, result, h.clock().UnixNano())
+	if !ResultEmpty(result) {
+		c := CommitOf(plan, result)
+		req := &store.PlanApplyRequest{
+			EvalID: plan.EvalID, Deployment: result.Deployment, Now: h.clock().UnixNano(),
+			Job: c.Job, JobAllocs: c.JobAllocs, Allocs: c.Allocs, Stops: c.Stops,
+		}
 		if _, err := h.apply(store.PlanApplyRequestType, req); err != nil {
 			return nil, nil, err
 		}

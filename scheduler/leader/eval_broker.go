@@ -1,4 +1,4 @@
-package scheduler
+package leader
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -151,7 +152,7 @@ func NewEvalBroker(cfg BrokerConfig, raft Raft, log *slog.Logger, now func() tim
 		now = time.Now
 	}
 	if newID == nil {
-		newID = newUUID
+		newID = scheduler.NewUUID
 	}
 	b := &EvalBroker{cfg: cfg.withDefaults(), raft: raft, log: log, now: now, newID: newID}
 	b.resetLocked()

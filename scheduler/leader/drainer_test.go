@@ -1,4 +1,4 @@
-package scheduler
+package leader
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -26,7 +27,7 @@ type rtDrainFixture struct {
 
 func rtNewDrainFixture(t *testing.T) *rtDrainFixture {
 	f := &rtDrainFixture{t: t, r: rtNewMemRaft(t), now: time.Unix(1_700_000_000, 0)}
-	f.draining, f.spare = MockNode("draining"), MockNode("spare")
+	f.draining, f.spare = scheduler.MockNode("draining"), scheduler.MockNode("spare")
 	f.r.registerNode(t, f.draining)
 	f.r.registerNode(t, f.spare)
 	f.d = NewDrainer(f.r.store, f.r, rtLog(), func() time.Time { return f.now }, f.ids.id)
@@ -35,7 +36,7 @@ func rtNewDrainFixture(t *testing.T) *rtDrainFixture {
 
 // job registers a job of type typ whose group migrates maxParallel at once.
 func (f *rtDrainFixture) job(id, typ string, maxParallel int) *state.Job {
-	j := MockJob(id)
+	j := scheduler.MockJob(id)
 	j.Type = typ
 	j.TaskGroups[0].Networks = nil
 	if typ == state.JobTypeService {

@@ -1,4 +1,4 @@
-package scheduler
+package leader
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -58,7 +59,7 @@ func NewDrainer(store *store.Store, raft Raft, log *slog.Logger, now func() time
 		now = time.Now
 	}
 	if newID == nil {
-		newID = newUUID
+		newID = scheduler.NewUUID
 	}
 	return &Drainer{store: store, raft: raft, log: log, now: now, newID: newID}
 }

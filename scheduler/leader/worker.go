@@ -1,4 +1,4 @@
-package scheduler
+package leader
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -30,7 +31,7 @@ type WorkerPool struct {
 	raft       Raft
 	broker     *EvalBroker
 	plans      *PlanQueue
-	schedulers map[string]Factory
+	schedulers map[string]scheduler.Factory
 	types      []string
 	n          int
 	log        *slog.Logger
@@ -141,7 +142,7 @@ func (p *WorkerPool) invoke(ctx context.Context, eval *state.Evaluation, token s
 		return fmt.Errorf("no scheduler for evaluation type %q", eval.Type)
 	}
 	planner := &workerPlanner{pool: p, ctx: ctx, eval: eval, token: token, snapIndex: snap.LatestIndex()}
-	sched := factory(Config{Logger: log, Now: p.now, NewID: p.newID}, snap, planner)
+	sched := factory(scheduler.Config{Logger: log, Now: p.now, NewID: p.newID}, snap, planner)
 	return sched.Process(eval.Copy())
 }
 
@@ -157,10 +158,10 @@ type workerPlanner struct {
 	snapIndex uint64
 }
 
-var _ Planner = (*workerPlanner)(nil)
+var _ scheduler.Planner = (*workerPlanner)(nil)
 
 // SubmitPlan queues the plan for the applier and waits for its answer.
-func (w *workerPlanner) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
+func (w *workerPlanner) SubmitPlan(plan *scheduler.Plan) (*scheduler.PlanResult, scheduler.State, error) {
 	if plan.EvalID == "" {
 		plan.EvalID = w.eval.ID
 	}

@@ -1,10 +1,11 @@
-package scheduler
+package leader
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -39,7 +40,7 @@ func rtBlockedEval(id, job string, snapshot uint64, elig map[string]bool) *state
 
 // rtClassNode returns a ready node of a computed class.
 func rtClassNode(name, class string) *state.Node {
-	n := MockNode(name)
+	n := scheduler.MockNode(name)
 	n.ComputedClass = class
 	return n
 }
@@ -129,7 +130,7 @@ func TestBlockedEvalsUnblockWhenAllocStops(t *testing.T) {
 	r := rtNewMemRaft(t)
 	node := rtClassNode("full", "class-a")
 	r.registerNode(t, node)
-	job := MockJob("web")
+	job := scheduler.MockJob("web")
 	r.registerJob(t, job)
 	stored, _ := r.store.JobByID(nil, job.Namespace, job.ID)
 	alloc := &state.Allocation{ID: "a1", Namespace: job.Namespace, JobID: job.ID, TaskGroup: "web", NodeID: node.ID,

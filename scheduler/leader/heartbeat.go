@@ -1,4 +1,4 @@
-package scheduler
+package leader
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -100,7 +101,7 @@ func NewHeartbeater(cfg HeartbeatConfig, store *store.Store, raft Raft, log *slo
 		now = time.Now
 	}
 	if newID == nil {
-		newID = newUUID
+		newID = scheduler.NewUUID
 	}
 	return &Heartbeater{cfg: cfg.withDefaults(), store: store, raft: raft, log: log, now: now, newID: newID, timers: map[string]*nodeTimer{}}
 }
@@ -249,7 +250,7 @@ func (h *Heartbeater) markDown(ctx context.Context, nodeID string) error {
 // for every job with an allocation on node that is not terminal, ordered
 // by namespace and job. Jobs that no longer exist take their type and
 // priority from the allocation's copy of the job.
-func NodeEvals(st State, node *state.Node, now time.Time, newID func() string) ([]*state.Evaluation, error) {
+func NodeEvals(st scheduler.State, node *state.Node, now time.Time, newID func() string) ([]*state.Evaluation, error) {
 	allocs, err := st.AllocsByNode(nil, node.ID)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package scheduler
+package leader
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 )
 
@@ -314,7 +315,7 @@ func TestBrokerDequeueWaitsAndStops(t *testing.T) {
 
 func TestBrokerRestoredFromStateOnLeadership(t *testing.T) {
 	r := rtNewMemRaft(t)
-	node := MockNode("n1")
+	node := scheduler.MockNode("n1")
 	r.registerNode(t, node)
 	pending := rtEval("pending", "web", 50)
 	blocked := rtEval("blocked", "db", 50)

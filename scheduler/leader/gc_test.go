@@ -1,10 +1,11 @@
-package scheduler
+package leader
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -73,31 +74,31 @@ func (f *gcFixture) exists(kind, id string) bool {
 
 func TestGarbageCollectionThresholds(t *testing.T) {
 	f := &gcFixture{t: t, r: rtNewMemRaft(t), now: time.Unix(1_800_000_000, 0)}
-	node := MockNode("n1")
+	node := scheduler.MockNode("n1")
 	f.r.registerNode(t, node)
 
 	// A running service job: its old finished history goes, its recent
 	// history stays.
-	svc := MockJob("svc")
+	svc := scheduler.MockJob("svc")
 	f.registerAt(svc, 3*time.Hour)
 	f.evalWithAlloc("svc-old", svc, node, 2*time.Hour, state.AllocClientStatusComplete)
 	f.evalWithAlloc("svc-recent", svc, node, 10*time.Minute, state.AllocClientStatusComplete)
 	f.evalWithAlloc("svc-live", svc, node, 2*time.Hour, state.AllocClientStatusRunning)
 
 	// Stopped jobs: purged after the job threshold.
-	oldStop, newStop := MockJob("old-stop"), MockJob("new-stop")
+	oldStop, newStop := scheduler.MockJob("old-stop"), scheduler.MockJob("new-stop")
 	f.registerAt(oldStop, 6*time.Hour)
 	f.stopAt(oldStop, 5*time.Hour)
 	f.registerAt(newStop, 6*time.Hour)
 	f.stopAt(newStop, time.Hour)
 
 	// A finished batch job: its history stays with it until the job goes.
-	bat := MockBatchJob("bat")
+	bat := scheduler.MockBatchJob("bat")
 	f.registerAt(bat, 2*time.Hour)
 	f.evalWithAlloc("bat-done", bat, node, 2*time.Hour, state.AllocClientStatusComplete)
 
 	// Down nodes.
-	oldDown, newDown := MockNode("old-down"), MockNode("new-down")
+	oldDown, newDown := scheduler.MockNode("old-down"), scheduler.MockNode("new-down")
 	for _, n := range []*state.Node{oldDown, newDown} {
 		f.r.registerNode(t, n)
 	}
@@ -149,13 +150,13 @@ func TestGarbageCollectionThresholds(t *testing.T) {
 
 func TestForceGCIgnoresAgesNotRules(t *testing.T) {
 	f := &gcFixture{t: t, r: rtNewMemRaft(t), now: time.Unix(1_800_000_000, 0)}
-	node := MockNode("n1")
+	node := scheduler.MockNode("n1")
 	f.r.registerNode(t, node)
-	svc := MockJob("svc")
+	svc := scheduler.MockJob("svc")
 	f.registerAt(svc, time.Minute)
 	f.evalWithAlloc("done", svc, node, time.Minute, state.AllocClientStatusComplete)
 	f.evalWithAlloc("live", svc, node, time.Minute, state.AllocClientStatusRunning)
-	stopped := MockJob("stopped")
+	stopped := scheduler.MockJob("stopped")
 	f.registerAt(stopped, time.Minute)
 	f.stopAt(stopped, time.Second)
 

@@ -1,0 +1,224 @@
+package leader
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
+)
+
+// PlanApplier is the one goroutine on the leader that commits plans. Every
+// plan is checked against the latest state, not the snapshot its scheduler
+// saw: for each node the plan places on, the node must exist and be ready
+// (for new placements), and the allocations that will be on it (those
+// there now that the plan does not stop or replace, plus the plan's) must
+// fit it, as AllocsFit decides, in CPU, memory, disk and ports. What fits
+// is committed in one Raft write; a node that does not fit is left out
+// whole (its stops too, so a destructive update never stops without
+// placing), and an AllAtOnce plan is committed whole or not at all. The
+// worker is told what was committed, and, when anything was left out, the
+// index to refresh its state to before retrying.
+//
+// Because there is one applier and every check reads state that includes
+// every earlier commit, no node is ever over-committed, however many
+// workers plan concurrently from stale snapshots.
+//
+// The applier overlaps work: it checks the next plan while the previous
+// one's commit is in flight, against the latest state plus the in-flight
+// plan's allocations. It waits for that commit before starting the next;
+// if the commit failed, it checks the next plan again without it.
+//
+// The applier refuses a plan whose EvalToken is no longer the broker's
+// outstanding delivery of its evaluation: that evaluation was redelivered
+// to another worker, whose plan is the one that counts.
+type PlanApplier struct {
+	store  *store.Store
+	raft   Raft
+	queue  *PlanQueue
+	broker *EvalBroker
+	log    *slog.Logger
+	now    func() time.Time
+	run    runner
+
+	mu    sync.Mutex
+	stats PlanApplierStats
+}
+
+// PlanApplierStats counts what the applier did since it was built.
+type PlanApplierStats struct {
+	// Plans is the number of plans answered, Committed those with
+	// something committed, Partial those with a node left out, and
+	// Refused those refused for a stale token.
+	Plans, Committed, Partial, Refused int
+	// Placements and Stops count committed allocations.
+	Placements, Stops int
+	// NodesRejected counts node plans left out.
+	NodesRejected int
+}
+
+// NewPlanApplier returns a stopped applier of queue's plans.
+func NewPlanApplier(store *store.Store, raft Raft, queue *PlanQueue, broker *EvalBroker, log *slog.Logger, now func() time.Time) *PlanApplier {
+	if log == nil {
+		log = slog.Default()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &PlanApplier{store: store, raft: raft, queue: queue, broker: broker, log: log, now: now}
+}
+
+// Name implements Service.
+func (a *PlanApplier) Name() string { return "plan-applier" }
+
+// Start enables the plan queue and applies its plans until Stop.
+func (a *PlanApplier) Start(ctx context.Context) error {
+	a.queue.SetEnabled(true)
+	return a.run.start(ctx, a.loop)
+}
+
+// Stop disables the queue (queued plans fail with ErrNotLeader), waits for
+// a commit in flight, and returns once the applier has exited.
+func (a *PlanApplier) Stop() {
+	a.queue.SetEnabled(false)
+	a.run.stop()
+}
+
+// Stats returns the applier's counters.
+func (a *PlanApplier) Stats() PlanApplierStats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats
+}
+
+// commitOp is a plan commit in flight.
+type commitOp struct {
+	// overlay holds the committed allocations by node, for checking the
+	// next plan before the commit lands.
+	overlay map[string][]*state.Allocation
+	done    chan struct{}
+	index   uint64
+	err     error
+}
+
+func (a *PlanApplier) loop(ctx context.Context) {
+	var inflight *commitOp
+	defer func() {
+		if inflight != nil {
+			<-inflight.done
+		}
+	}()
+	for {
+		p, err := a.queue.Dequeue(ctx)
+		if err != nil {
+			return
+		}
+		plan := p.Plan
+		if token, ok := a.broker.Outstanding(plan.EvalID); !ok || token != plan.EvalToken {
+			a.count(func(s *PlanApplierStats) { s.Plans++; s.Refused++ })
+			p.respond(nil, fmt.Errorf("eval %s: %w", plan.EvalID, ErrPlanTokenMismatch))
+			continue
+		}
+		var overlay map[string][]*state.Allocation
+		if inflight != nil {
+			overlay = inflight.overlay
+		}
+		result, rejected, err := a.evaluate(plan, overlay)
+		if inflight != nil {
+			<-inflight.done
+			failed := inflight.err != nil
+			inflight = nil
+			if failed && err == nil {
+				// The plan was checked against allocations that were not
+				// committed after all: check it again.
+				result, rejected, err = a.evaluate(plan, nil)
+			}
+		}
+		if err != nil {
+			a.count(func(s *PlanApplierStats) { s.Plans++ })
+			p.respond(nil, fmt.Errorf("check plan of eval %s: %w", plan.EvalID, err))
+			continue
+		}
+		for _, r := range rejected {
+			a.log.Debug("plan applier left out a node", "eval_id", plan.EvalID, "node_id", r.Node, "reason", r.Reason)
+		}
+		if scheduler.ResultEmpty(result) {
+			if result.RefreshIndex != 0 {
+				result.RefreshIndex = max(result.RefreshIndex, a.store.LatestIndex())
+			}
+			a.count(func(s *PlanApplierStats) {
+				s.Plans++
+				s.NodesRejected += len(rejected)
+				if len(rejected) > 0 {
+					s.Partial++
+				}
+			})
+			p.respond(result, nil)
+			continue
+		}
+		inflight = a.commit(ctx, p, result, len(rejected))
+	}
+}
+
+// evaluate checks plan against the latest state plus overlay.
+func (a *PlanApplier) evaluate(plan *scheduler.Plan, overlay map[string][]*state.Allocation) (*scheduler.PlanResult, []scheduler.Rejection, error) {
+	snap, err := a.store.Snapshot()
+	if err != nil {
+		return nil, nil, err
+	}
+	return scheduler.EvaluatePlan(snap, overlay, plan)
+}
+
+// commit writes result through Raft in the background and answers the
+// worker when it lands.
+func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *scheduler.PlanResult, rejected int) *commitOp {
+	op := &commitOp{overlay: scheduler.ResultOverlay(result), done: make(chan struct{})}
+	req := PlanApplyCommand(p.Plan, result, a.now().UnixNano())
+	go func() {
+		defer close(op.done)
+		_, index, err := a.raft.Apply(ctx, store.PlanApplyRequestType, req)
+		op.index, op.err = index, err
+		if err != nil {
+			a.count(func(s *PlanApplierStats) { s.Plans++ })
+			p.respond(nil, fmt.Errorf("commit plan of eval %s: %w", p.Plan.EvalID, err))
+			return
+		}
+		result.AllocIndex = index
+		if result.RefreshIndex != 0 {
+			result.RefreshIndex = max(result.RefreshIndex, index)
+		}
+		a.count(func(s *PlanApplierStats) {
+			s.Plans++
+			s.Committed++
+			s.Placements += len(req.JobAllocs) + len(req.Allocs)
+			s.Stops += len(req.Stops)
+			s.NodesRejected += rejected
+			if rejected > 0 {
+				s.Partial++
+			}
+		})
+		p.respond(result, nil)
+	}()
+	return op
+}
+
+func (a *PlanApplier) count(fn func(*PlanApplierStats)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	fn(&a.stats)
+}
+
+// PlanApplyCommand returns the command that commits result, the accepted
+// part of plan, at leader time now (Unix nanoseconds): CommitOf's
+// allocations in a store command. plan and result are not changed.
+func PlanApplyCommand(plan *scheduler.Plan, result *scheduler.PlanResult, now int64) *store.PlanApplyRequest {
+	c := scheduler.CommitOf(plan, result)
+	return &store.PlanApplyRequest{
+		EvalID: plan.EvalID, Deployment: result.Deployment, Now: now,
+		Job: c.Job, JobAllocs: c.JobAllocs, Allocs: c.Allocs, Stops: c.Stops,
+	}
+}
