@@ -9,25 +9,44 @@ import (
 const module = "github.com/schedhq/sched"
 
 // allowed lists, for each package (by path below the module; a trailing
-// "/..." covers subpackages), the packages of ours it may import. Any
-// package not listed may import nothing of ours. It mirrors the table in
-// ARCHITECTURE.md, plus jobspec (the HCL job parser, state only), which
-// README.md documents.
+// "/..." covers subpackages), the packages of ours its product code may
+// import. Any package not listed may import nothing of ours. It mirrors
+// the package table of ARCHITECTURE.md; README.md's "Layout" says the
+// same in prose.
 var allowed = map[string][]string{
-	"state":         {},
-	"state/mgmt":    {"state"},
-	"state/jobspec": {"state"},
-	"state/store":   {"state", "state/mgmt"},
-	"raft/...":      {},
-	"scheduler/...": {"state/...", "scheduler"},
-	"http/api/...":  {"state"},
-	"http/...":      {"state/...", "scheduler/...", "jobspec", "http/..."},
-	"client/...":    {"http/api", "state", "client/..."},
-	"agent/...":     {"..."},
-	"cmd/sched":     {"agent", "http/api", "state"},
-	"cmd/...":       {"http/api", "state"},
-	"e2e/...":       {"http/api", "state"},
-	"":              {}, // the root package
+	"":                  {}, // the root package
+	"state":             {},
+	"state/jobspec":     {"state"},
+	"state/mgmt":        {"state"},
+	"state/store":       {"state", "state/mgmt"},
+	"raft/...":          {},
+	"scheduler":         {"state"},
+	"scheduler/leader":  {"scheduler", "state", "state/store"},
+	"http":              {"state", "state/store", "state/jobspec", "scheduler", "http/blocking", "http/jsonapi"},
+	"http/blocking":     {},
+	"http/jsonapi":      {},
+	"http/mgmt":         {"state", "state/mgmt", "state/store", "http/jsonapi"},
+	"http/api":          {"state"},
+	"http/api/mgmt":     {"http/api", "state", "state/mgmt"},
+	"client/...":        {"http/api", "state", "client/..."},
+	"agent/...":         {"..."},
+	"cmd/sched":         {"agent", "http/api", "http/api/mgmt", "state", "state/mgmt"},
+	"cmd/...":           {"http/api", "state"},
+	"e2e/...":           {"http/api", "http/api/mgmt", "state", "state/mgmt"},
+	"internal/testutil": {},
+}
+
+// testAllowed adds, per package, what its tests may import beyond its
+// product rules. internal/testutil is open to every test.
+var testAllowed = map[string][]string{
+	// The harness applies real store commands, without Raft.
+	"scheduler": {"state/store"},
+	// Tests of the management API mount it on the real HTTP core; the
+	// core's own tests drive the Go client against it.
+	"http/mgmt": {"http"},
+	"http":      {"http/api"},
+	// The agent's tests read through the clients.
+	"agent/...": {"..."},
 }
 
 func matches(pattern, pkg string) bool {
@@ -40,10 +59,10 @@ func matches(pattern, pkg string) bool {
 	return pkg == pattern
 }
 
-// rulesFor picks the most specific pattern that covers pkg.
-func rulesFor(pkg string) ([]string, bool) {
+// mostSpecific picks the longest pattern of table that covers pkg.
+func mostSpecific(table map[string][]string, pkg string) ([]string, bool) {
 	best, bestLen, found := []string(nil), -1, false
-	for pattern, rules := range allowed {
+	for pattern, rules := range table {
 		if matches(pattern, pkg) && len(pattern) > bestLen {
 			best, bestLen, found = rules, len(pattern), true
 		}
@@ -51,38 +70,62 @@ func rulesFor(pkg string) ([]string, bool) {
 	return best, found
 }
 
+// rulesFor is what pkg's product code may import; testRulesFor adds what
+// its tests may.
+func rulesFor(pkg string) ([]string, bool) { return mostSpecific(allowed, pkg) }
+
+func testRulesFor(pkg string) []string {
+	rules, _ := rulesFor(pkg)
+	extra, _ := mostSpecific(testAllowed, pkg)
+	return append(append(append([]string(nil), rules...), extra...), "internal/testutil")
+}
+
+// permits reports whether rules let a package import dep.
+func permits(rules []string, dep string) bool {
+	for _, r := range rules {
+		if matches(r, dep) {
+			return true
+		}
+	}
+	return false
+}
+
+// ours keeps the module's packages of imports, below the module path.
+func ours(imports string) []string {
+	var out []string
+	for _, imp := range strings.Fields(imports) {
+		if imp == module || strings.HasPrefix(imp, module+"/") {
+			out = append(out, strings.TrimPrefix(strings.TrimPrefix(imp, module), "/"))
+		}
+	}
+	return out
+}
+
 func TestImportBoundaries(t *testing.T) {
-	out, err := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}}|{{join .Imports " "}} {{join .TestImports " "}}`, "./...").Output()
+	out, err := exec.Command("go", "list", "-e", "-tags", "e2e", "-f",
+		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	checked := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		pkgPath, imports, _ := strings.Cut(line, "|")
-		pkg := strings.TrimPrefix(strings.TrimPrefix(pkgPath, module), "/")
+		parts := strings.SplitN(line, "|", 3)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(parts[0], module), "/")
 		rules, ok := rulesFor(pkg)
 		if !ok {
-			t.Errorf("package %q has no entry in the boundary table: add one (and to ARCHITECTURE.md)", pkg)
+			t.Errorf("package %q has no entry in the boundary table: add one (and to ARCHITECTURE.md / README)", pkg)
 			continue
 		}
 		checked++
-		for _, imp := range strings.Fields(imports) {
-			if imp != module && !strings.HasPrefix(imp, module+"/") {
-				continue
-			}
-			dep := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
-			if dep == pkg {
-				continue
-			}
-			ok := false
-			for _, r := range rules {
-				if matches(r, dep) {
-					ok = true
-					break
-				}
-			}
-			if !ok {
+		for _, dep := range ours(parts[1]) {
+			if dep != pkg && !permits(rules, dep) {
 				t.Errorf("%s imports %s, which ARCHITECTURE.md forbids", pkg, dep)
+			}
+		}
+		testRules := testRulesFor(pkg)
+		for _, dep := range ours(parts[2]) {
+			if dep != pkg && !permits(testRules, dep) {
+				t.Errorf("tests of %s import %s, which ARCHITECTURE.md forbids", pkg, dep)
 			}
 		}
 	}
@@ -91,18 +134,66 @@ func TestImportBoundaries(t *testing.T) {
 	}
 }
 
+// TestBoundaryRulesCatchViolations shows the table can fail: each pair is
+// an import ARCHITECTURE.md names as forbidden, and the rules must refuse
+// it (to product code, and to tests where marked).
 func TestBoundaryRulesCatchViolations(t *testing.T) {
-	// The table itself must forbid the imports ARCHITECTURE.md names.
-	forbidden := [][2]string{
-		{"state", "raft"}, {"state", "http"}, {"scheduler", "raft"}, {"scheduler", "http"},
-		{"client", "raft"}, {"client", "scheduler"}, {"client", "agent"}, {"raft", "state"},
-		{"http/api", "agent"}, {"e2e", "agent"}, {"cmd/sched", "raft"},
+	forbidden := []struct {
+		from, to string
+		tests    bool // tests may not import it either
+	}{
+		{"state", "state/store", true}, {"state", "raft", true}, {"state", "http", true},
+		{"state/mgmt", "state/store", true}, {"state/store", "raft", true},
+		{"scheduler", "state/store", false}, {"scheduler", "scheduler/leader", true},
+		{"scheduler", "raft", true}, {"scheduler", "http", true},
+		{"scheduler/leader", "raft", true}, {"scheduler/leader", "http", true},
+		{"http/mgmt", "http", false}, {"http", "http/mgmt", true},
+		{"http/api", "state/store", true}, {"http/api/mgmt", "state/store", true},
+		{"http/api", "http", true}, {"http/api", "agent", true},
+		{"client", "raft", true}, {"client", "scheduler", true}, {"client", "agent", true},
+		{"client", "state/store", true},
+		{"raft", "state", true}, {"e2e", "agent", true}, {"e2e", "state/store", true},
+		{"cmd/sched", "raft", true}, {"cmd/sched", "state/store", true},
+		{"internal/testutil", "state", true},
 	}
 	for _, f := range forbidden {
-		rules, _ := rulesFor(f[0])
-		for _, r := range rules {
-			if matches(r, f[1]) {
-				t.Errorf("rule for %s allows %s", f[0], f[1])
+		rules, ok := rulesFor(f.from)
+		if !ok {
+			t.Errorf("no rules for %s", f.from)
+			continue
+		}
+		if permits(rules, f.to) {
+			t.Errorf("rule for %s allows %s", f.from, f.to)
+		}
+		if f.tests && permits(testRulesFor(f.from), f.to) {
+			t.Errorf("test rule for %s allows %s", f.from, f.to)
+		}
+	}
+}
+
+// TestClientsDoNotLinkTheStore: the Go clients and the client agent link
+// no store, no Raft and no go-memdb (ARCHITECTURE.md: "the Go clients
+// linking go-memdb" is never allowed).
+func TestClientsDoNotLinkTheStore(t *testing.T) {
+	banned := []string{
+		module + "/state/store", module + "/raft", module + "/scheduler",
+		"github.com/hashicorp/go-memdb", "github.com/hashicorp/go-immutable-radix",
+		"github.com/hashicorp/raft",
+	}
+	for _, pkg := range []string{"./http/api", "./http/api/mgmt", "./client/..."} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < 10 {
+			t.Fatalf("go list -deps %s listed only %d packages", pkg, len(deps))
+		}
+		for _, d := range deps {
+			for _, b := range banned {
+				if d == b || strings.HasPrefix(d, b+"/") {
+					t.Errorf("%s links %s", pkg, d)
+				}
 			}
 		}
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/schedhq/sched/client"
 	schedhttp "github.com/schedhq/sched/http"
+	mgmthttp "github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/raft"
 	"github.com/schedhq/sched/state/store"
 )
@@ -96,8 +97,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	}
 
 	w := a.newWriter()
-	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger,
-		ManagementRateLimit: cfg.ManagementAPI.RateLimit}
+	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)
@@ -108,6 +108,9 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The management API (/api/v2) mounts on the HTTP core; neither
+	// imports the other.
+	mgmthttp.New(srv, mgmthttp.Config{RateLimit: cfg.ManagementAPI.RateLimit})
 	// Leader duties, started in this order on gaining leadership and
 	// stopped in reverse on losing it. Later issues append here.
 	a.leader = newLeadership(a, append(a.clusterServices(), a.schedulerServices()...))

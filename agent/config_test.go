@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/scheduler/leader"
 )
 
@@ -374,7 +374,7 @@ func TestConfigSchedulerDefaults(t *testing.T) {
 		{"node_gc_threshold", s.NodeGCThreshold, leader.DefaultNodeGCThreshold},
 		{"deployment_gc_threshold", s.DeploymentGCThreshold, leader.DefaultDeploymentGCThreshold},
 		{"acl_token_gc_threshold", s.ACLTokenGCThreshold, leader.DefaultACLTokenGCThreshold},
-		{"management_api.rate_limit", c.ManagementAPI.RateLimit, float64(schedhttp.DefaultManagementRateLimit)},
+		{"management_api.rate_limit", c.ManagementAPI.RateLimit, float64(mgmt.DefaultManagementRateLimit)},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {

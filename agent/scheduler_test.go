@@ -14,7 +14,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
-	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/scheduler/leader"
 	"github.com/schedhq/sched/state"
@@ -154,12 +154,12 @@ func TestConfigReachesSchedulerAndManagementAPI(t *testing.T) {
 		t.Fatalf("heartbeat = %s, %v; want a TTL of at least min_heartbeat_ttl (1h)", ttl, err)
 	}
 	if got := pingRateLimit(t, a); got != "7" {
-		t.Errorf("%s = %q, want the configured 7", schedhttp.HeaderRateLimitLimit, got)
+		t.Errorf("%s = %q, want the configured 7", mgmt.HeaderRateLimitLimit, got)
 	}
 
 	off := startSchedulerAgentWith(t, func(c *Config) { c.ManagementAPI.RateLimit = -1 })
 	if got := pingRateLimit(t, off); got != "" {
-		t.Errorf("rate_limit = -1: %s = %q, want no limit", schedhttp.HeaderRateLimitLimit, got)
+		t.Errorf("rate_limit = -1: %s = %q, want no limit", mgmt.HeaderRateLimitLimit, got)
 	}
 }
 
@@ -174,5 +174,5 @@ func pingRateLimit(t *testing.T, a *Agent) string {
 	if resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("ping: %d", resp.StatusCode)
 	}
-	return resp.Header.Get(schedhttp.HeaderRateLimitLimit)
+	return resp.Header.Get(mgmt.HeaderRateLimitLimit)
 }

@@ -273,7 +273,7 @@ func TestACLTokenExpiry(t *testing.T) {
 	a.clock.advance(time.Nanosecond)
 	a.failAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, http.StatusForbidden, msgTokenNotFound)
 	a.failAs(tok.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, msgTokenNotFound)
-	if _, _, err := a.resolver.ResolveToken(tok.SecretID); err != ErrACLTokenNotFound {
+	if _, _, err := a.resolver.ResolveToken(tok.SecretID); err != state.ErrACLTokenNotFound {
 		t.Errorf("ResolveToken of an expired token: %v", err)
 	}
 	// The token is still listed (for the operator to see and delete).

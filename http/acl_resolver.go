@@ -14,11 +14,6 @@ import (
 	"github.com/schedhq/sched/state/store"
 )
 
-// ErrACLTokenNotFound is returned by ResolveToken for a secret that names
-// no token, or a token that has expired. /v1 answers it with 403 (as Nomad
-// does); the management API answers 401.
-var ErrACLTokenNotFound = errors.New("ACL token not found")
-
 // anonymousACL is the ACL of a request without a token: it grants nothing.
 var anonymousACL = state.NewACL(nil)
 
@@ -96,7 +91,7 @@ func (t *TokenResolver) BootstrapResetPath() string { return t.cfg.BootstrapRese
 
 // ResolveToken returns what secret may do. An empty secret is anonymous:
 // an ACL that grants nothing and a nil token. A secret of no token, or of
-// an expired one, is ErrACLTokenNotFound.
+// an expired one, is state.ErrACLTokenNotFound.
 func (t *TokenResolver) ResolveToken(secret string) (*state.ACL, *state.ACLToken, error) {
 	if secret == "" {
 		return anonymousACL, nil, nil
@@ -113,7 +108,7 @@ func (t *TokenResolver) ResolveToken(secret string) (*state.ACL, *state.ACLToken
 		}
 	}
 	if e.token.IsExpired(t.cfg.Now()) {
-		return nil, nil, ErrACLTokenNotFound
+		return nil, nil, state.ErrACLTokenNotFound
 	}
 	return e.acl, e.token, nil
 }
@@ -161,7 +156,7 @@ func (t *TokenResolver) fill(secret string, key [sha256.Size]byte) (resolvedToke
 		return resolvedToken{}, fmt.Errorf("resolve token: %w", err)
 	}
 	if tok == nil {
-		return resolvedToken{}, ErrACLTokenNotFound
+		return resolvedToken{}, state.ErrACLTokenNotFound
 	}
 	e := resolvedToken{token: tok, acl: state.ManagementACL()}
 	if !tok.IsManagement() {

@@ -29,7 +29,7 @@ func TestACLResolverDropsCacheOnRestore(t *testing.T) {
 	if err := a.store.Restore(&before); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := a.resolver.ResolveToken(mgmt); !errors.Is(err, ErrACLTokenNotFound) {
+	if _, _, err := a.resolver.ResolveToken(mgmt); !errors.Is(err, state.ErrACLTokenNotFound) {
 		t.Errorf("token resolved after a restore that removed it: %v", err)
 	}
 }
@@ -41,7 +41,7 @@ func TestACLResolverAnonymousAndUnknown(t *testing.T) {
 		t.Errorf("anonymous = %v, %v, %v", acl, tok, err)
 	}
 	for range 3 {
-		if _, _, err := a.resolver.ResolveToken("nope"); !errors.Is(err, ErrACLTokenNotFound) {
+		if _, _, err := a.resolver.ResolveToken("nope"); !errors.Is(err, state.ErrACLTokenNotFound) {
 			t.Errorf("unknown secret: %v", err)
 		}
 	}

@@ -13,7 +13,7 @@ type ACLResolver interface {
 	// ResolveToken returns the compiled ACL and the token of secret. An
 	// empty secret is anonymous: an ACL that grants nothing and a nil
 	// token, with a nil error. A secret that names no token, or an expired
-	// one, returns an error wrapping ErrACLTokenNotFound. It must be cheap:
+	// one, returns an error wrapping state.ErrACLTokenNotFound. It must be cheap:
 	// it runs on every request.
 	ResolveToken(secret string) (*state.ACL, *state.ACLToken, error)
 	// Enforcing reports whether /v1 endpoints check capabilities (agent

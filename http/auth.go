@@ -33,7 +33,7 @@ var errPermissionDenied = &CodedError{Code: http.StatusForbidden, Message: msgPe
 
 // errTokenNotFound is the /v1 answer to an unknown or expired token: 403,
 // as Nomad answers (the management API answers 401).
-var errTokenNotFound = &CodedError{Code: http.StatusForbidden, Message: msgTokenNotFound, Err: ErrACLTokenNotFound}
+var errTokenNotFound = &CodedError{Code: http.StatusForbidden, Message: msgTokenNotFound, Err: state.ErrACLTokenNotFound}
 
 // tokenOf returns the secret a request carries, or "".
 func tokenOf(r *http.Request) string {
@@ -181,7 +181,7 @@ func (s *Server) check(rule aclRule, r *http.Request, p httprouter.Params, secre
 		}
 	}
 	acl, tok, err := s.cfg.ACL.ResolveToken(secret)
-	if errors.Is(err, ErrACLTokenNotFound) {
+	if errors.Is(err, state.ErrACLTokenNotFound) {
 		return requestAuth{}, errTokenNotFound
 	}
 	if err != nil {

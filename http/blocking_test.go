@@ -187,9 +187,9 @@ func TestReadBarrier(t *testing.T) {
 		t.Run(target, func(t *testing.T) {
 			h := h.on(t)
 			h.cluster.barrierErr.Store(nil)
-			calls := h.cluster.barrierCalls.Load()
+			calls := h.cluster.BarrierCalls.Load()
 			rec := h.ok(http.MethodGet, target, nil, nil)
-			if h.cluster.barrierCalls.Load() != calls+1 {
+			if h.cluster.BarrierCalls.Load() != calls+1 {
 				t.Error("a consistent read did not pass the read barrier")
 			}
 			headerIndex(t, rec)
@@ -197,7 +197,7 @@ func TestReadBarrier(t *testing.T) {
 				t.Errorf("leader headers %q %q", rec.Header().Get(HeaderKnownLeader), rec.Header().Get(HeaderLastContact))
 			}
 
-			h.cluster.failBarrier(&CodedError{Code: http.StatusServiceUnavailable, Message: "no cluster leader"})
+			h.cluster.FailBarrier(&CodedError{Code: http.StatusServiceUnavailable, Message: "no cluster leader"})
 			h.fail(http.MethodGet, target, nil, http.StatusServiceUnavailable, "no cluster leader")
 			sep := "?"
 			if strings.Contains(target, "?") {
@@ -205,12 +205,12 @@ func TestReadBarrier(t *testing.T) {
 			}
 			h.fail(http.MethodGet, target+sep+"stale=false", nil, http.StatusServiceUnavailable, "no cluster leader")
 
-			calls = h.cluster.barrierCalls.Load()
+			calls = h.cluster.BarrierCalls.Load()
 			for _, stale := range []string{"stale", "stale=true"} {
 				rec = h.ok(http.MethodGet, target+sep+stale, nil, nil)
 				headerIndex(t, rec)
 			}
-			if h.cluster.barrierCalls.Load() != calls {
+			if h.cluster.BarrierCalls.Load() != calls {
 				t.Error("a stale read waited on the read barrier")
 			}
 		})

@@ -16,7 +16,7 @@ import (
 )
 
 // leaderlessCluster is a Cluster that knows no leader.
-type leaderlessCluster struct{ fakeCluster }
+type leaderlessCluster struct{ FakeCluster }
 
 func (*leaderlessCluster) KnownLeader() bool { return false }
 

@@ -18,6 +18,10 @@ type CodedError struct {
 	Err error
 }
 
+// StatusCode is the HTTP status the error answers with. The management
+// API, which cannot import this package, finds it through this method.
+func (e *CodedError) StatusCode() int { return e.Code }
+
 func (e *CodedError) Error() string {
 	if e.Err != nil && e.Message == "" {
 		return e.Err.Error()

@@ -108,8 +108,8 @@ func TestJobRegisterBadInput(t *testing.T) {
 				if strings.Count(strings.TrimSuffix(msg, "\n"), "\n") != 0 {
 					t.Errorf("error body %q is not one line", msg)
 				}
-				if h.writer.applied != 0 || h.store.LatestIndex() != before {
-					t.Errorf("a rejected register reached the store (%d applies)", h.writer.applied)
+				if h.writer.Applied != 0 || h.store.LatestIndex() != before {
+					t.Errorf("a rejected register reached the store (%d applies)", h.writer.Applied)
 				}
 				if jobs, _ := h.store.Jobs(nil, "*", ""); len(jobs) != 0 {
 					t.Errorf("%d jobs stored after a rejected register", len(jobs))
@@ -122,7 +122,7 @@ func TestJobRegisterBadInput(t *testing.T) {
 func TestRequestBodyTooLarge(t *testing.T) {
 	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.MaxBodyBytes = 64 })
 	h.fail(http.MethodPost, "/v1/jobs", jobBody(t, testJob("web"), nil), http.StatusRequestEntityTooLarge, "64 bytes")
-	if h.writer.applied != 0 {
+	if h.writer.Applied != 0 {
 		t.Error("an oversize body reached the writer")
 	}
 }
@@ -250,7 +250,7 @@ func TestWriterErrorsMapToStatus(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.writer.err = tc.err
+			h.writer.Err = tc.err
 			h.fail(http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: testJob("web")}, tc.code, tc.err.Error())
 		})
 	}

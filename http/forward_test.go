@@ -234,8 +234,8 @@ func TestForwardRelaysTheLeadersAnswer(t *testing.T) {
 			t.Errorf("%s at the leader = %q, want %q", name, c[0], c[1])
 		}
 	}
-	if h.writer.applied != 0 {
-		t.Errorf("the follower applied %d commands itself", h.writer.applied)
+	if h.writer.Applied != 0 {
+		t.Errorf("the follower applied %d commands itself", h.writer.Applied)
 	}
 }
 
@@ -279,8 +279,8 @@ func TestForwardLocalWhenLeaderOrLocalRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || h.writer.applied != 1 {
-		t.Fatalf("self-leader write: status %d, applied %d", resp.StatusCode, h.writer.applied)
+	if resp.StatusCode != http.StatusOK || h.writer.Applied != 1 {
+		t.Fatalf("self-leader write: status %d, applied %d", resp.StatusCode, h.writer.Applied)
 	}
 	// Reads and agent-local writes never look for the leader.
 	fwd.asked = nil

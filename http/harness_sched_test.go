@@ -158,7 +158,7 @@ func (h *harness) registered(job *state.Job) *state.Job {
 func (h *harness) writes() int {
 	h.writer.mu.Lock()
 	defer h.writer.mu.Unlock()
-	return h.writer.applied
+	return h.writer.Applied
 }
 
 // systemJob is a system job with one group of one task.

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,70 +21,9 @@ import (
 )
 
 // The tests of this package drive the real router and handlers over a real
-// state store. Writes go through memWriter, which encodes every command the
+// state store. Writes go through MemWriter, which encodes every command the
 // way the Raft log does and applies it to the store, so a handler that sends
 // something msgpack cannot carry fails here rather than in a cluster.
-
-// memWriter is the in-memory Writer: one command, one log index.
-type memWriter struct {
-	mu    sync.Mutex
-	store *store.Store
-	index uint64
-	// applied counts the commands that reached the store, failed or not.
-	applied int
-	// err, when set, is returned without touching the store, as a writer
-	// does when there is no leader.
-	err error
-}
-
-var _ Writer = (*memWriter)(nil)
-
-func newMemWriter(store *store.Store) *memWriter {
-	return &memWriter{store: store, index: store.LatestIndex()}
-}
-
-// Apply encodes req as a log entry and applies it at the next index. An
-// error answered by the state machine comes back as err, as from Raft.
-func (w *memWriter) Apply(_ context.Context, t store.MessageType, req any) (any, uint64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return nil, 0, w.err
-	}
-	data, err := store.Encode(t, req)
-	if err != nil {
-		return nil, 0, err
-	}
-	w.index++
-	w.applied++
-	resp := w.store.Apply(w.index, data)
-	if err, ok := resp.(error); ok {
-		return nil, w.index, err
-	}
-	return resp, w.index, nil
-}
-
-// fakeCluster is a leader that always knows itself; ReadBarrier answers
-// barrierErr and counts its calls.
-type fakeCluster struct {
-	barrierErr   atomic.Pointer[error]
-	barrierCalls atomic.Int64
-}
-
-var _ Cluster = (*fakeCluster)(nil)
-
-func (c *fakeCluster) KnownLeader() bool          { return true }
-func (c *fakeCluster) LastContact() time.Duration { return 0 }
-
-func (c *fakeCluster) ReadBarrier(context.Context) error {
-	c.barrierCalls.Add(1)
-	if p := c.barrierErr.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-func (c *fakeCluster) failBarrier(err error) { c.barrierErr.Store(&err) }
 
 // testNow is the fixed clock of every harness.
 var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -94,8 +32,8 @@ var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 type harness struct {
 	t       testing.TB
 	store   *store.Store
-	writer  *memWriter
-	cluster *fakeCluster
+	writer  *MemWriter
+	cluster *FakeCluster
 	srv     *Server
 	ids     *atomic.Int64
 }
@@ -112,7 +50,7 @@ func newHarnessWith(t testing.TB, sc store.StoreConfig, adjust func(*Config)) *h
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, store: store, writer: newMemWriter(store), cluster: &fakeCluster{}, ids: new(atomic.Int64)}
+	h := &harness{t: t, store: store, writer: NewMemWriter(store), cluster: &FakeCluster{}, ids: new(atomic.Int64)}
 	ids := h.ids
 	cfg := Config{
 		Store:   store,

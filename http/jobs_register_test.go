@@ -302,7 +302,7 @@ func TestJobValidateEndpoint(t *testing.T) {
 			if (out.Error == "") != (tc.wantErrs == nil) {
 				t.Errorf("Error %q", out.Error)
 			}
-			if h.store.LatestIndex() != before || h.writer.applied != 0 {
+			if h.store.LatestIndex() != before || h.writer.Applied != 0 {
 				t.Error("validate wrote something")
 			}
 		})

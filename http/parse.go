@@ -6,8 +6,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/schedhq/sched/state/jobspec"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/jobspec"
 )
 
 // JobParseRequest is the body of POST /v1/jobs/parse (spec §4.3).

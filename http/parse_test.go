@@ -111,7 +111,7 @@ func TestJobParse(t *testing.T) {
 				var job state.Job
 				h.ok(method, "/v1/jobs/parse", &tc.req, &job)
 				tc.check(t, &job)
-				if h.writer.applied != 0 {
+				if h.writer.Applied != 0 {
 					t.Error("parse wrote something")
 				}
 			})

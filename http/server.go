@@ -1,5 +1,8 @@
-// Package http serves sched's HTTP APIs: the jobs API under /v1 (and, in a
-// later issue, the management API under /api/v2). Reads are served from the
+// Package http is sched's HTTP core and the jobs API under /v1: routing
+// (httprouter), the codec, one error-to-status mapper, forwarding to the
+// leader, authentication and ACL rules, and the /v1 handlers. The
+// management API (/api/v2, package http/mgmt) is mounted on the core
+// through the methods of mount.go. Reads are served from the
 // local state store, blocking through package blocking; writes are turned
 // into replicated commands, stamped here with IDs and times (this server is
 // the leader, or a later forwarding layer sent the request to it), and
@@ -67,10 +70,6 @@ type Config struct {
 	// MaxSubmissionBytes bounds a job's source kept as its submission;
 	// larger sources are dropped with a warning. Zero means 1 MiB.
 	MaxSubmissionBytes int
-	// ManagementRateLimit is the management API's (/api/v2) limit in
-	// requests per second per token (mgmt_ratelimit.go). Zero means
-	// DefaultManagementRateLimit (30); negative disables the limit.
-	ManagementRateLimit float64
 	// Client is the client agent running in this process (dev mode), which
 	// serves /v1/client/* for its own allocations; nil proxies every such
 	// request to the allocation's node (client_routes.go).
@@ -146,13 +145,12 @@ func (s *Server) write(path string, h handlerFunc) {
 // routes registers every area's endpoints. Each area keeps its routes in
 // its own file.
 func (s *Server) routes() {
-	s.jobRoutes()        // jobs.go
-	s.namespaceRoutes()  // namespaces.go
-	s.schedulerRoutes()  // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
-	s.aclRoutes()        // acl_routes.go: tokens and policies
-	s.clusterRoutes()    // cluster_routes.go: status, agent, operator
-	s.managementRoutes() // mgmt_routes.go
-	s.clientRoutes()     // client_routes.go
+	s.jobRoutes()       // jobs.go
+	s.namespaceRoutes() // namespaces.go
+	s.schedulerRoutes() // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
+	s.aclRoutes()       // acl_routes.go: tokens and policies
+	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
+	s.clientRoutes()    // client_routes.go
 }
 
 // writeRouteError answers a request no route matched: a JSON:API error

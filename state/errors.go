@@ -81,3 +81,8 @@ func NotFoundf(format string, args ...any) error {
 func Conflictf(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrConflict)
 }
+
+// ErrACLTokenNotFound is returned by ResolveToken for a secret that names
+// no token, or a token that has expired. /v1 answers it with 403 (as Nomad
+// does); the management API answers 401.
+var ErrACLTokenNotFound = errors.New("ACL token not found")

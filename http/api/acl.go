@@ -68,7 +68,7 @@ func (a *ACLTokens) Update(ctx context.Context, tok *state.ACLToken, w *WriteOpt
 	}
 	body := tokenBody(tok)
 	body.ExpirationTTL, body.ExpirationTime = 0, nil
-	return send[*state.ACLToken](ctx, a.c, http.MethodPost, pathOf("v1", "acl", "token", tok.AccessorID), nil, w, body)
+	return send[*state.ACLToken](ctx, a.c, http.MethodPost, PathOf("v1", "acl", "token", tok.AccessorID), nil, w, body)
 }
 
 // List returns every token (management tokens only), without secrets.
@@ -78,7 +78,7 @@ func (a *ACLTokens) List(ctx context.Context, q *QueryOptions) ([]*state.ACLToke
 
 // Info returns one token by accessor, without its secret.
 func (a *ACLTokens) Info(ctx context.Context, accessor string, q *QueryOptions) (*state.ACLToken, *QueryMeta, error) {
-	return get[*state.ACLToken](ctx, a.c, pathOf("v1", "acl", "token", accessor), nil, q)
+	return get[*state.ACLToken](ctx, a.c, PathOf("v1", "acl", "token", accessor), nil, q)
 }
 
 // Self returns the caller's own token.
@@ -88,7 +88,7 @@ func (a *ACLTokens) Self(ctx context.Context, q *QueryOptions) (*state.ACLToken,
 
 // Delete deletes a token by accessor.
 func (a *ACLTokens) Delete(ctx context.Context, accessor string, w *WriteOptions) (*WriteMeta, error) {
-	return a.c.write(ctx, http.MethodDelete, pathOf("v1", "acl", "token", accessor), nil, w, nil, nil)
+	return a.c.write(ctx, http.MethodDelete, PathOf("v1", "acl", "token", accessor), nil, w, nil, nil)
 }
 
 // ACLPolicies is the client of /v1/acl/policies and /v1/acl/policy.
@@ -112,7 +112,7 @@ func (p *ACLPolicies) Upsert(ctx context.Context, policy *state.ACLPolicy, w *Wr
 		return nil, nil, errors.New("api: policy name is required")
 	}
 	body := aclPolicyBody{Name: policy.Name, Description: policy.Description, Rules: policy.Rules}
-	return send[*state.ACLPolicy](ctx, p.c, http.MethodPut, pathOf("v1", "acl", "policy", policy.Name), nil, w, body)
+	return send[*state.ACLPolicy](ctx, p.c, http.MethodPut, PathOf("v1", "acl", "policy", policy.Name), nil, w, body)
 }
 
 // List returns the policies the token may see: every one for a
@@ -123,11 +123,11 @@ func (p *ACLPolicies) List(ctx context.Context, q *QueryOptions) ([]*state.ACLPo
 
 // Info returns one policy.
 func (p *ACLPolicies) Info(ctx context.Context, name string, q *QueryOptions) (*state.ACLPolicy, *QueryMeta, error) {
-	return get[*state.ACLPolicy](ctx, p.c, pathOf("v1", "acl", "policy", name), nil, q)
+	return get[*state.ACLPolicy](ctx, p.c, PathOf("v1", "acl", "policy", name), nil, q)
 }
 
 // Delete deletes a policy. Tokens that name it keep the name and lose its
 // rules.
 func (p *ACLPolicies) Delete(ctx context.Context, name string, w *WriteOptions) (*WriteMeta, error) {
-	return p.c.write(ctx, http.MethodDelete, pathOf("v1", "acl", "policy", name), nil, w, nil, nil)
+	return p.c.write(ctx, http.MethodDelete, PathOf("v1", "acl", "policy", name), nil, w, nil, nil)
 }

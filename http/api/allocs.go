@@ -54,5 +54,5 @@ func (a *Allocations) List(ctx context.Context, q *QueryOptions) ([]*AllocListSt
 
 // Info returns an allocation of the namespace, with its job.
 func (a *Allocations) Info(ctx context.Context, id string, q *QueryOptions) (*state.Allocation, *QueryMeta, error) {
-	return get[*state.Allocation](ctx, a.c, pathOf("v1", "allocation", id), nil, q)
+	return get[*state.Allocation](ctx, a.c, PathOf("v1", "allocation", id), nil, q)
 }

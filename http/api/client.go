@@ -67,6 +67,16 @@ type Client struct {
 	http *http.Client
 }
 
+// Token is the token the client sends (Config.Token).
+func (c *Client) Token() string { return c.cfg.Token }
+
+// BaseURL is the server's address as scheme://host[:port][/prefix],
+// with no trailing slash.
+func (c *Client) BaseURL() string { return c.base }
+
+// HTTPClient is the http.Client every request goes through.
+func (c *Client) HTTPClient() *http.Client { return c.http }
+
 // NewClient checks cfg, fills its defaults and returns a Client.
 func NewClient(cfg Config) (*Client, error) {
 	if cfg.Address == "" {
@@ -124,7 +134,7 @@ func IsNotFound(err error) bool {
 
 // maxErrorBody bounds how much of an error body is kept: the server sends
 // one line, and a misbehaving proxy must not make us buffer a page.
-const maxErrorBody = 64 << 10
+const MaxErrorBody = 64 << 10
 
 // request is one HTTP exchange, before options are applied.
 type request struct {
@@ -141,7 +151,7 @@ type request struct {
 
 // pathOf joins segments into an escaped absolute path, so IDs holding
 // slashes or spaces arrive as one segment.
-func pathOf(segments ...string) string {
+func PathOf(segments ...string) string {
 	var b strings.Builder
 	for _, s := range segments {
 		b.WriteByte('/')
@@ -186,7 +196,7 @@ func (c *Client) do(ctx context.Context, r request) (http.Header, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
 		return nil, &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(msg))}
 	}
 	if r.out == nil {

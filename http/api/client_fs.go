@@ -66,7 +66,7 @@ func (a *AllocFS) Logs(ctx context.Context, allocID string, o *LogsOptions, q *Q
 		params.Set("origin", "end")
 	}
 	token := q.apply(a.c.cfg, params)
-	resp, err := a.c.stream(ctx, http.MethodGet, pathOf("v1", "client", "fs", "logs", allocID), params, token, nil)
+	resp, err := a.c.stream(ctx, http.MethodGet, PathOf("v1", "client", "fs", "logs", allocID), params, token, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +112,6 @@ type CpuStats struct {
 
 // Stats measures the running tasks of allocation id on its node.
 func (a *Allocations) Stats(ctx context.Context, id string, q *QueryOptions) (*AllocResourceUsage, error) {
-	out, _, err := get[*AllocResourceUsage](ctx, a.c, pathOf("v1", "client", "allocation", id, "stats"), nil, q)
+	out, _, err := get[*AllocResourceUsage](ctx, a.c, PathOf("v1", "client", "allocation", id, "stats"), nil, q)
 	return out, err
 }

@@ -107,11 +107,11 @@ func TestStatusError(t *testing.T) {
 }
 
 func TestErrorBodyIsBounded(t *testing.T) {
-	f := newFake(t, reply{Status: 502, Body: strings.Repeat("x", maxErrorBody*2)})
+	f := newFake(t, reply{Status: 502, Body: strings.Repeat("x", MaxErrorBody*2)})
 	_, _, err := f.client(t, Config{}).Jobs().List(context.Background(), nil)
 	var se *StatusError
-	if !errors.As(err, &se) || len(se.Body) != maxErrorBody {
-		t.Fatalf("got %v, want a StatusError with a %d-byte body", err, maxErrorBody)
+	if !errors.As(err, &se) || len(se.Body) != MaxErrorBody {
+		t.Fatalf("got %v, want a StatusError with a %d-byte body", err, MaxErrorBody)
 	}
 }
 

@@ -20,10 +20,10 @@ func (d *Deployments) List(ctx context.Context, q *QueryOptions) ([]*state.Deplo
 
 // Info returns a deployment of the namespace.
 func (d *Deployments) Info(ctx context.Context, id string, q *QueryOptions) (*state.Deployment, *QueryMeta, error) {
-	return get[*state.Deployment](ctx, d.c, pathOf("v1", "deployment", id), nil, q)
+	return get[*state.Deployment](ctx, d.c, PathOf("v1", "deployment", id), nil, q)
 }
 
 // Allocations returns a deployment's allocations.
 func (d *Deployments) Allocations(ctx context.Context, id string, q *QueryOptions) ([]*AllocListStub, *QueryMeta, error) {
-	return get[[]*AllocListStub](ctx, d.c, pathOf("v1", "deployment", "allocations", id), nil, q)
+	return get[[]*AllocListStub](ctx, d.c, PathOf("v1", "deployment", "allocations", id), nil, q)
 }

@@ -21,11 +21,11 @@ func (e *Evaluations) List(ctx context.Context, q *QueryOptions) ([]*state.Evalu
 
 // Info returns an evaluation of the namespace.
 func (e *Evaluations) Info(ctx context.Context, id string, q *QueryOptions) (*state.Evaluation, *QueryMeta, error) {
-	return get[*state.Evaluation](ctx, e.c, pathOf("v1", "evaluation", id), nil, q)
+	return get[*state.Evaluation](ctx, e.c, PathOf("v1", "evaluation", id), nil, q)
 }
 
 // Allocations returns the allocations an evaluation placed; none for an
 // evaluation the server does not know (yet).
 func (e *Evaluations) Allocations(ctx context.Context, id string, q *QueryOptions) ([]*AllocListStub, *QueryMeta, error) {
-	return get[[]*AllocListStub](ctx, e.c, pathOf("v1", "evaluation", id, "allocations"), nil, q)
+	return get[[]*AllocListStub](ctx, e.c, PathOf("v1", "evaluation", id, "allocations"), nil, q)
 }

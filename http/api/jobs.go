@@ -118,7 +118,7 @@ func (j *Jobs) Validate(ctx context.Context, job *state.Job, w *WriteOptions) (*
 
 // Info returns the current version of a job.
 func (j *Jobs) Info(ctx context.Context, id string, q *QueryOptions) (*state.Job, *QueryMeta, error) {
-	return get[*state.Job](ctx, j.c, pathOf("v1", "job", id), nil, q)
+	return get[*state.Job](ctx, j.c, PathOf("v1", "job", id), nil, q)
 }
 
 // JobVersionsResponse lists a job's versions, newest first.
@@ -135,41 +135,41 @@ type JobVersionsResponse struct {
 // Versions returns every retained version of a job, newest first, with
 // their diffs when diffs is true.
 func (j *Jobs) Versions(ctx context.Context, id string, diffs bool, q *QueryOptions) (*JobVersionsResponse, *QueryMeta, error) {
-	return get[*JobVersionsResponse](ctx, j.c, pathOf("v1", "job", id, "versions"), boolParams("diffs", diffs), q)
+	return get[*JobVersionsResponse](ctx, j.c, PathOf("v1", "job", id, "versions"), boolParams("diffs", diffs), q)
 }
 
 // Submission returns the source a job version was registered from.
 func (j *Jobs) Submission(ctx context.Context, id string, version uint64, q *QueryOptions) (*state.JobSubmission, *QueryMeta, error) {
 	params := url.Values{"version": {strconv.FormatUint(version, 10)}}
-	return get[*state.JobSubmission](ctx, j.c, pathOf("v1", "job", id, "submission"), params, q)
+	return get[*state.JobSubmission](ctx, j.c, PathOf("v1", "job", id, "submission"), params, q)
 }
 
 // Allocations returns a job's allocations; all includes those of an earlier
 // job that had the same ID.
 func (j *Jobs) Allocations(ctx context.Context, id string, all bool, q *QueryOptions) ([]*state.Allocation, *QueryMeta, error) {
-	return get[[]*state.Allocation](ctx, j.c, pathOf("v1", "job", id, "allocations"), boolParams("all", all), q)
+	return get[[]*state.Allocation](ctx, j.c, PathOf("v1", "job", id, "allocations"), boolParams("all", all), q)
 }
 
 // Evaluations returns a job's evaluations.
 func (j *Jobs) Evaluations(ctx context.Context, id string, q *QueryOptions) ([]*state.Evaluation, *QueryMeta, error) {
-	return get[[]*state.Evaluation](ctx, j.c, pathOf("v1", "job", id, "evaluations"), nil, q)
+	return get[[]*state.Evaluation](ctx, j.c, PathOf("v1", "job", id, "evaluations"), nil, q)
 }
 
 // Deployments returns a job's deployments; all includes those of an
 // earlier job that had the same ID.
 func (j *Jobs) Deployments(ctx context.Context, id string, all bool, q *QueryOptions) ([]*state.Deployment, *QueryMeta, error) {
-	return get[[]*state.Deployment](ctx, j.c, pathOf("v1", "job", id, "deployments"), boolParams("all", all), q)
+	return get[[]*state.Deployment](ctx, j.c, PathOf("v1", "job", id, "deployments"), boolParams("all", all), q)
 }
 
 // LatestDeployment returns a job's most recent deployment, or nil when it
 // has none.
 func (j *Jobs) LatestDeployment(ctx context.Context, id string, q *QueryOptions) (*state.Deployment, *QueryMeta, error) {
-	return get[*state.Deployment](ctx, j.c, pathOf("v1", "job", id, "deployment"), nil, q)
+	return get[*state.Deployment](ctx, j.c, PathOf("v1", "job", id, "deployment"), nil, q)
 }
 
 // Summary returns a job's allocation counts per task group.
 func (j *Jobs) Summary(ctx context.Context, id string, q *QueryOptions) (*state.JobSummary, *QueryMeta, error) {
-	return get[*state.JobSummary](ctx, j.c, pathOf("v1", "job", id, "summary"), nil, q)
+	return get[*state.JobSummary](ctx, j.c, PathOf("v1", "job", id, "summary"), nil, q)
 }
 
 // DeregisterOptions tune a job stop. The zero value (or nil) stops the job
@@ -206,7 +206,7 @@ func (j *Jobs) Deregister(ctx context.Context, id string, purge bool, opts *Dere
 			params.Set("no_shutdown_delay", "true")
 		}
 	}
-	return send[*JobDeregisterResponse](ctx, j.c, http.MethodDelete, pathOf("v1", "job", id), params, w, nil)
+	return send[*JobDeregisterResponse](ctx, j.c, http.MethodDelete, PathOf("v1", "job", id), params, w, nil)
 }
 
 // boolParams returns {key: "true"} when on, an empty set otherwise: a false

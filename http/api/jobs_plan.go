@@ -56,7 +56,7 @@ func (j *Jobs) Plan(ctx context.Context, job *state.Job, diff, policyOverride bo
 		Diff           bool
 		PolicyOverride bool
 	}{job, diff, policyOverride}
-	return send[*JobPlanResponse](ctx, j.c, http.MethodPut, pathOf("v1", "job", job.ID, "plan"), nil, w, body)
+	return send[*JobPlanResponse](ctx, j.c, http.MethodPut, PathOf("v1", "job", job.ID, "plan"), nil, w, body)
 }
 
 // EvalOptions tune an on-demand evaluation.
@@ -80,5 +80,5 @@ func (j *Jobs) Evaluate(ctx context.Context, id string, opts EvalOptions, w *Wri
 		JobID       string
 		EvalOptions EvalOptions
 	}{id, opts}
-	return send[*JobEvaluateResponse](ctx, j.c, http.MethodPut, pathOf("v1", "job", id, "evaluate"), nil, w, body)
+	return send[*JobEvaluateResponse](ctx, j.c, http.MethodPut, PathOf("v1", "job", id, "evaluate"), nil, w, body)
 }

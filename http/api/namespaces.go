@@ -21,7 +21,7 @@ func (n *Namespaces) List(ctx context.Context, q *QueryOptions) ([]*state.Namesp
 
 // Info returns one namespace.
 func (n *Namespaces) Info(ctx context.Context, name string, q *QueryOptions) (*state.Namespace, *QueryMeta, error) {
-	return get[*state.Namespace](ctx, n.c, pathOf("v1", "namespace", name), nil, q)
+	return get[*state.Namespace](ctx, n.c, PathOf("v1", "namespace", name), nil, q)
 }
 
 // Register creates ns or replaces the namespace of the same name.
@@ -29,11 +29,11 @@ func (n *Namespaces) Register(ctx context.Context, ns *state.Namespace, w *Write
 	if ns == nil || ns.Name == "" {
 		return nil, errors.New("api: namespace name is required")
 	}
-	return n.c.write(ctx, http.MethodPut, pathOf("v1", "namespace", ns.Name), nil, w, ns, nil)
+	return n.c.write(ctx, http.MethodPut, PathOf("v1", "namespace", ns.Name), nil, w, ns, nil)
 }
 
 // Delete deletes a namespace. The server refuses `default` and namespaces
 // that still hold jobs.
 func (n *Namespaces) Delete(ctx context.Context, name string, w *WriteOptions) (*WriteMeta, error) {
-	return n.c.write(ctx, http.MethodDelete, pathOf("v1", "namespace", name), nil, w, nil, nil)
+	return n.c.write(ctx, http.MethodDelete, PathOf("v1", "namespace", name), nil, w, nil, nil)
 }

@@ -87,14 +87,14 @@ func (n *Nodes) List(ctx context.Context, q *QueryOptions) ([]*NodeListStub, *Qu
 
 // Info returns a node; id may be a unique prefix of its ID.
 func (n *Nodes) Info(ctx context.Context, id string, q *QueryOptions) (*state.Node, *QueryMeta, error) {
-	return get[*state.Node](ctx, n.c, pathOf("v1", "node", id), nil, q)
+	return get[*state.Node](ctx, n.c, PathOf("v1", "node", id), nil, q)
 }
 
 // Allocations returns every allocation placed on a node, with its job.
 // With q.WaitIndex it blocks until they change: how a client learns its
 // work.
 func (n *Nodes) Allocations(ctx context.Context, id string, q *QueryOptions) ([]*state.Allocation, *QueryMeta, error) {
-	return get[[]*state.Allocation](ctx, n.c, pathOf("v1", "node", id, "allocations"), nil, q)
+	return get[[]*state.Allocation](ctx, n.c, PathOf("v1", "node", id, "allocations"), nil, q)
 }
 
 // nodeRegistration is a node as a register sends it: state.Node keeps
@@ -118,14 +118,14 @@ func (n *Nodes) Register(ctx context.Context, node *state.Node, w *WriteOptions)
 // Heartbeat tells the leader the node is alive and returns the TTL within
 // which it must heartbeat again.
 func (n *Nodes) Heartbeat(ctx context.Context, id string, w *WriteOptions) (*NodeUpdateResponse, *WriteMeta, error) {
-	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, pathOf("v1", "node", id, "heartbeat"), nil, w, nil)
+	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "heartbeat"), nil, w, nil)
 }
 
 // UpdateStatus sets a node's status (initializing, ready, down or
 // disconnected).
 func (n *Nodes) UpdateStatus(ctx context.Context, id, status, description string, w *WriteOptions) (*NodeUpdateResponse, *WriteMeta, error) {
 	body := struct{ Status, StatusDescription string }{status, description}
-	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, pathOf("v1", "node", id, "status"), nil, w, body)
+	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "status"), nil, w, body)
 }
 
 // ToggleEligibility makes a node eligible or ineligible for new
@@ -136,7 +136,7 @@ func (n *Nodes) ToggleEligibility(ctx context.Context, id string, eligible bool,
 		e = state.NodeSchedulingEligible
 	}
 	body := struct{ Eligibility string }{e}
-	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, pathOf("v1", "node", id, "eligibility"), nil, w, body)
+	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "eligibility"), nil, w, body)
 }
 
 // UpdateDrain starts or changes a node's drain (spec non-nil) or cancels
@@ -146,13 +146,13 @@ func (n *Nodes) UpdateDrain(ctx context.Context, id string, spec *DrainSpec, mar
 		DrainSpec    *DrainSpec
 		MarkEligible bool
 	}{spec, markEligible}
-	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, pathOf("v1", "node", id, "drain"), nil, w, body)
+	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "drain"), nil, w, body)
 }
 
 // UpdateAllocs reports the status of allocations running on node id.
 func (n *Nodes) UpdateAllocs(ctx context.Context, id string, allocs []*AllocClientUpdate, w *WriteOptions) (*NodeAllocsUpdateResponse, *WriteMeta, error) {
 	body := struct{ Allocs []*AllocClientUpdate }{allocs}
-	return send[*NodeAllocsUpdateResponse](ctx, n.c, http.MethodPut, pathOf("v1", "node", id, "allocations"), nil, w, body)
+	return send[*NodeAllocsUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "allocations"), nil, w, body)
 }
 
 // NodePools is the client of /v1/node/pools and /v1/node/pool/:name.
@@ -168,21 +168,21 @@ func (p *NodePools) List(ctx context.Context, q *QueryOptions) ([]*state.NodePoo
 
 // Info returns a node pool.
 func (p *NodePools) Info(ctx context.Context, name string, q *QueryOptions) (*state.NodePool, *QueryMeta, error) {
-	return get[*state.NodePool](ctx, p.c, pathOf("v1", "node", "pool", name), nil, q)
+	return get[*state.NodePool](ctx, p.c, PathOf("v1", "node", "pool", name), nil, q)
 }
 
 // Nodes returns the nodes of a pool (every node for "all").
 func (p *NodePools) Nodes(ctx context.Context, name string, q *QueryOptions) ([]*NodeListStub, *QueryMeta, error) {
-	return get[[]*NodeListStub](ctx, p.c, pathOf("v1", "node", "pool", name, "nodes"), nil, q)
+	return get[[]*NodeListStub](ctx, p.c, PathOf("v1", "node", "pool", name, "nodes"), nil, q)
 }
 
 // Register creates or updates a node pool. The built-in pools "default"
 // and "all" cannot be changed.
 func (p *NodePools) Register(ctx context.Context, pool *state.NodePool, w *WriteOptions) (*WriteMeta, error) {
-	return p.c.write(ctx, http.MethodPut, pathOf("v1", "node", "pool", pool.Name), nil, w, pool, nil)
+	return p.c.write(ctx, http.MethodPut, PathOf("v1", "node", "pool", pool.Name), nil, w, pool, nil)
 }
 
 // Delete deletes a node pool that no node and no live job uses.
 func (p *NodePools) Delete(ctx context.Context, name string, w *WriteOptions) (*WriteMeta, error) {
-	return p.c.write(ctx, http.MethodDelete, pathOf("v1", "node", "pool", name), nil, w, nil, nil)
+	return p.c.write(ctx, http.MethodDelete, PathOf("v1", "node", "pool", name), nil, w, nil, nil)
 }

@@ -102,7 +102,7 @@ func (c *Client) stream(ctx context.Context, method, path string, params url.Val
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
 		return nil, &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(msg))}
 	}
 	return resp, nil

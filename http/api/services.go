@@ -39,19 +39,19 @@ func (s *Services) List(ctx context.Context, q *QueryOptions) ([]*ServiceListStu
 // Get returns the registered instances of one service. With q.WaitIndex it
 // blocks until they change.
 func (s *Services) Get(ctx context.Context, name string, q *QueryOptions) ([]*state.ServiceRegistration, *QueryMeta, error) {
-	return get[[]*state.ServiceRegistration](ctx, s.c, pathOf("v1", "service", name), nil, q)
+	return get[[]*state.ServiceRegistration](ctx, s.c, PathOf("v1", "service", name), nil, q)
 }
 
 // Delete deletes one registered instance of a service, as an operator
 // would remove an entry its client left behind.
 func (s *Services) Delete(ctx context.Context, name, id string, w *WriteOptions) (*WriteMeta, error) {
-	return s.c.write(ctx, http.MethodDelete, pathOf("v1", "service", name, id), nil, w, nil, nil)
+	return s.c.write(ctx, http.MethodDelete, PathOf("v1", "service", name, id), nil, w, nil, nil)
 }
 
 // Services returns the registered service entries of a job's allocations
 // (spec §4 row 22). With q.WaitIndex it blocks until they change.
 func (j *Jobs) Services(ctx context.Context, id string, q *QueryOptions) ([]*state.ServiceRegistration, *QueryMeta, error) {
-	return get[[]*state.ServiceRegistration](ctx, j.c, pathOf("v1", "job", id, "services"), nil, q)
+	return get[[]*state.ServiceRegistration](ctx, j.c, PathOf("v1", "job", id, "services"), nil, q)
 }
 
 // ServiceRegistrationsResponse answers a node's service writes.
@@ -69,7 +69,7 @@ func (n *Nodes) RegisterServices(ctx context.Context, id string, regs []*state.S
 		return nil, nil, errors.New("api: register services: no entries")
 	}
 	body := struct{ Services []*state.ServiceRegistration }{regs}
-	return send[*ServiceRegistrationsResponse](ctx, n.c, http.MethodPut, pathOf("v1", "node", id, "services"), nil, w, body)
+	return send[*ServiceRegistrationsResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "services"), nil, w, body)
 }
 
 // DeregisterServices deletes the service entries of node id named by ids,
@@ -86,5 +86,5 @@ func (n *Nodes) DeregisterServices(ctx context.Context, id string, ids, allocIDs
 	for _, v := range allocIDs {
 		params.Add("alloc_id", v)
 	}
-	return send[*ServiceRegistrationsResponse](ctx, n.c, http.MethodDelete, pathOf("v1", "node", id, "services"), params, w, nil)
+	return send[*ServiceRegistrationsResponse](ctx, n.c, http.MethodDelete, PathOf("v1", "node", id, "services"), params, w, nil)
 }

@@ -1,15 +1,16 @@
 package mgmt
 
 import (
-	"github.com/schedhq/sched/state"
 	"slices"
+
+	"github.com/schedhq/sched/state"
 )
 
 // This file is the management API's permission engine (spec §2 and §5):
 // the implied permissions of each project access level, the custom
 // defaults, how a team-project record combines with organization-level
 // permissions, and who may do what. Everything here is pure: callers load
-// the records (see mgmt_authz.go) and ask.
+// the records (state/store, management_reads.go) and ask.
 
 // Values of the team-project permission attributes, lowest first. Their
 // order is what "more access" means when two grants combine.

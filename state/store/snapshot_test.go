@@ -2,10 +2,11 @@ package store
 
 import (
 	"bytes"
-	"github.com/schedhq/sched/state"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/state"
 )
 
 // stFillEveryTable writes at least one row into every table, through
@@ -38,7 +39,7 @@ func stFillEveryTable(t *testing.T, s *Store) {
 		ID: "s1", ServiceName: "web", Namespace: state.DefaultNamespace, JobID: "web", AllocID: "a1", NodeID: "n1", Tags: []string{"t"}, Port: 80,
 	}}})
 	stFillACLTables(t, s, 20) // acl_store_test.go
-	mgFillTables(t, s, 200)   // mgmt_snapshot_test.go
+	mgFillTables(t, s, 200)   // snapshot_management_test.go
 	dump := stDump(t, s)
 	for _, def := range tableDefs() {
 		if len(dump[def.name]) == 0 {

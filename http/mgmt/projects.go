@@ -1,0 +1,380 @@
+package mgmt
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/http/jsonapi"
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
+	"github.com/schedhq/sched/state/store"
+)
+
+// Projects (spec §4 Projects) and their tag bindings.
+//
+// Who may do what (spec §5.2, §5.5, §7): owners, teams with Manage
+// projects and the organization token create projects (other members get
+// 403); a project is visible to whoever has access to it (its
+// team-projects, or organization-level permissions), and invisible
+// projects are 404 everywhere; updating needs settings update (403
+// otherwise), deleting needs settings delete (403 otherwise). A project
+// that still holds workspaces, and the organization's Default Project,
+// cannot be deleted: 409 Conflict, the status of "the resource's state
+// forbids this" (the spec leaves the status open). Moving workspaces
+// needs move permission on the destination (404 otherwise) and on every
+// source project, with every listed workspace found (403 otherwise);
+// nothing moves unless all do.
+func (m *mgmtRouter) projectRoutes() {
+	s := m.s
+	m.handle(http.MethodGet, "/organizations/:org/projects", s.projectList)
+	m.handle(http.MethodPost, "/organizations/:org/projects", s.projectCreate)
+	m.handle(http.MethodGet, "/projects/:project", s.projectRead)
+	m.handle(http.MethodPatch, "/projects/:project", s.projectUpdate)
+	m.handle(http.MethodDelete, "/projects/:project", s.projectDelete)
+	m.handle(http.MethodPost, "/projects/:project/relationships/workspaces", s.projectMoveWorkspaces)
+	m.handle(http.MethodGet, "/projects/:project/tag-bindings", s.projectTagBindings(typeTagBindings))
+	m.handle(http.MethodGet, "/projects/:project/effective-tag-bindings", s.projectTagBindings(typeEffectiveTags))
+	m.handle(http.MethodPatch, "/projects/:project/tag-bindings", s.projectAddTagBindings)
+}
+
+// includeEffectiveTags is the include path go-tfe sends for a project's
+// effective tag bindings.
+const includeEffectiveTags = "effective_tag_bindings"
+
+// visibleProject loads project id with the caller's authority and access,
+// or a 404 when it does not exist or the caller cannot see it.
+func (s *Server) visibleProject(c *mgmtCall, id string) (*mgmt.Project, *mgmt.OrgAuthority, mgmt.ProjectAccess, error) {
+	p, a, pa, err := s.store.ProjectAuthority(nil, c.caller, id)
+	if err != nil {
+		return nil, nil, pa, err
+	}
+	if p == nil || !pa.Visible {
+		return nil, nil, pa, mgmtNotFound("project", id)
+	}
+	return p, a, pa, nil
+}
+
+// projectDoc renders p for the caller, with its counts, and its effective
+// tag bindings included when asked.
+func (s *Server) projectDoc(p *mgmt.Project, pa mgmt.ProjectAccess, includeTags bool) (*jsonapi.Document, error) {
+	ws, teams, err := s.store.ProjectCounts(nil, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	doc := jsonapi.One(projectResource(p, pa, ws, teams))
+	if includeTags {
+		doc.Include(tagBindingResources(p, typeEffectiveTags)...)
+	}
+	return doc, nil
+}
+
+// projectList serves GET /organizations/:org/projects.
+func (s *Server) projectList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	a, err := s.orgAuthority(c, p.ByName("org"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	page, err := pageOf(r)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	q := r.URL.Query()
+	inc, err := jsonapi.ParseInclude(q, includeEffectiveTags)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	opts := store.ProjectListOptions{
+		Query:              q.Get("q"),
+		Names:              jsonapi.SplitList(q.Get("filter[names]")),
+		CanCreateWorkspace: flagParam(q, "filter[permissions][create-workspace]"),
+		CanUpdate:          flagParam(q, "filter[permissions][update]"),
+		Sort:               q.Get("sort"),
+		Page:               statePage(page),
+	}
+	list, err := s.store.ListProjects(nil, a, opts)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	items := make([]*jsonapi.Resource, len(list.Items))
+	var included []*jsonapi.Resource
+	for i, e := range list.Items {
+		items[i] = projectResource(e.Project, e.Access, e.WorkspaceCount, e.TeamCount)
+		if inc[includeEffectiveTags] {
+			included = append(included, tagBindingResources(e.Project, typeEffectiveTags)...)
+		}
+	}
+	doc := listDoc(r, items, page, list.Matching)
+	doc.Include(included...)
+	doc.SetMeta("status-counts", map[string]int{"total": list.Total, "matching": list.Matching})
+	return mgmtOK(doc)
+}
+
+// flagParam reports whether a filter that takes no value is on: present
+// with any value but "false".
+func flagParam(q map[string][]string, name string) bool {
+	vs, present := q[name]
+	return present && !(len(vs) > 0 && strings.EqualFold(vs[0], "false"))
+}
+
+// readProjectPatch reads a project's writable attributes and tag bindings.
+func readProjectPatch(o *jsonapi.ResourceObject) mgmt.ProjectPatch {
+	a := o.Attrs
+	patch := mgmt.ProjectPatch{
+		Name:                        a.String("name"),
+		Description:                 a.NullableString("description"),
+		AutoDestroyActivityDuration: a.NullableString("auto-destroy-activity-duration"),
+		DefaultExecutionMode:        a.NullableString("default-execution-mode"),
+		DefaultAgentPoolID:          a.NullableString("default-agent-pool-id"),
+	}
+	if so := a.Object("setting-overwrites"); so != nil {
+		patch.SettingOverwrites = &mgmt.ProjectSettingOverwritesPatch{
+			ExecutionMode: so.Bool("default-execution-mode"),
+			AgentPool:     so.Bool("default-agent-pool"),
+		}
+	}
+	if objs, sent := o.ToManyObjects("tag-bindings", typeTagBindings); sent && objs != nil {
+		tags := readTagBindings(objs)
+		patch.TagBindings = &tags
+	}
+	return patch
+}
+
+// readTagBindings reads key/value attributes of tag-binding objects.
+func readTagBindings(objs []jsonapi.RelatedObject) []mgmt.TagBinding {
+	tags := make([]mgmt.TagBinding, 0, len(objs))
+	for _, obj := range objs {
+		var tb mgmt.TagBinding
+		if k := obj.Attrs.String("key"); k != nil {
+			tb.Key = *k
+		}
+		if v := obj.Attrs.NullableString("value"); v != nil {
+			tb.Value = *v
+		}
+		tags = append(tags, tb)
+	}
+	return tags
+}
+
+// checkAgentPool refuses, before anything is proposed, a patch that would
+// leave project p (nil on create) in the agent execution mode without an
+// agent pool: the rule Apply enforces on the merged project.
+func checkAgentPool(p *mgmt.Project, patch mgmt.ProjectPatch) error {
+	var mode, pool string
+	if p != nil {
+		mode, pool = p.DefaultExecutionMode, p.DefaultAgentPoolID
+	}
+	if patch.DefaultExecutionMode != nil {
+		mode = *patch.DefaultExecutionMode
+	}
+	if patch.DefaultAgentPoolID != nil {
+		pool = *patch.DefaultAgentPoolID
+	}
+	if o := patch.SettingOverwrites; o != nil {
+		if o.ExecutionMode != nil && !*o.ExecutionMode {
+			mode = ""
+		}
+		if o.AgentPool != nil && !*o.AgentPool {
+			pool = ""
+		}
+	}
+	if mode == mgmt.ExecutionModeAgent && pool == "" {
+		return state.Invalidf(mgmt.AttrPointer("default-agent-pool-id"), "is required when default-execution-mode is agent")
+	}
+	return nil
+}
+
+// projectCreate serves POST /organizations/:org/projects: 201 with the
+// project.
+func (s *Server) projectCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	a, err := s.orgAuthority(c, p.ByName("org"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if !a.CanCreateProject() {
+		return mgmtResult{}, mgmtForbidden("not allowed to create projects in organization %q", a.Organization.Name)
+	}
+	o, err := readResource(r, jsonapi.Expect{Type: typeProjects})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	patch := readProjectPatch(o)
+	if err := firstErr(o.Err(), patch.Validate(true), checkAgentPool(nil, patch)); err != nil {
+		return mgmtResult{}, err
+	}
+	resp, err := s.propose(w, r, store.ProjectCreateRequestType, &store.ProjectCreateRequest{
+		ID: mgmt.NewID(mgmt.PrefixProject), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	proj := resp.(*mgmt.Project)
+	pa, err := s.store.ProjectAccessFor(nil, a, proj)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	doc, err := s.projectDoc(proj, pa, false)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtCreated(doc)
+}
+
+func (s *Server) projectRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	inc, err := jsonapi.ParseInclude(r.URL.Query(), includeEffectiveTags)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	doc, err := s.projectDoc(proj, pa, inc[includeEffectiveTags])
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtOK(doc)
+}
+
+// projectUpdate serves PATCH /projects/:project. Attributes left out keep
+// their value; a changed auto-destroy-activity-duration reaches the
+// project's workspaces that have no override.
+func (s *Server) projectUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if !pa.CanUpdate() {
+		return mgmtResult{}, mgmtForbidden("not allowed to update project %q", proj.ID)
+	}
+	o, err := readResource(r, jsonapi.Expect{Type: typeProjects, ID: proj.ID})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	patch := readProjectPatch(o)
+	if err := firstErr(o.Err(), patch.Validate(false), checkAgentPool(proj, patch)); err != nil {
+		return mgmtResult{}, err
+	}
+	return s.updateProject(w, r, c, proj.ID, patch)
+}
+
+// updateProject proposes patch and answers the updated project.
+func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *mgmtCall, id string, patch mgmt.ProjectPatch) (mgmtResult, error) {
+	if _, err := s.propose(w, r, store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{ID: id, Attributes: patch, Now: s.now()}); err != nil {
+		return mgmtResult{}, err
+	}
+	proj, _, pa, err := s.visibleProject(c, id)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	doc, err := s.projectDoc(proj, pa, false)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtOK(doc)
+}
+
+func (s *Server) projectDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if !pa.CanDestroy() {
+		return mgmtResult{}, mgmtForbidden("not allowed to delete project %q", proj.ID)
+	}
+	if _, err := s.propose(w, r, store.ProjectDeleteRequestType, &store.ProjectDeleteRequest{ID: proj.ID}); err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtNoContent()
+}
+
+// projectMoveWorkspaces serves POST /projects/:project/relationships/
+// workspaces: the body lists workspaces (type workspaces) to move into
+// the project, all or none.
+func (s *Server) projectMoveWorkspaces(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	id := p.ByName("project")
+	proj, a, _, err := s.store.ProjectAuthority(nil, c.caller, id)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if proj == nil || !a.CanAccess() {
+		return mgmtResult{}, mgmtNotFound("project", id)
+	}
+	doc, err := readDoc(r)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	refs, err := doc.Identifiers(typeWorkspaces)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	ids := make([]string, len(refs))
+	for i, ref := range refs {
+		ids[i] = ref.ID
+	}
+	if err := s.store.AuthorizeWorkspaceMove(nil, a, proj.ID, ids); err != nil {
+		return mgmtResult{}, err
+	}
+	if len(ids) > 0 {
+		if _, err := s.propose(w, r, store.WorkspacesMoveRequestType, &store.WorkspacesMoveRequest{ProjectID: proj.ID, WorkspaceIDs: ids, Now: s.now()}); err != nil {
+			return mgmtResult{}, err
+		}
+	}
+	return mgmtNoContent()
+}
+
+// projectTagBindings serves GET /projects/:project/tag-bindings and
+// /effective-tag-bindings (the same bindings: projects inherit none).
+func (s *Server) projectTagBindings(typ string) mgmtHandler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+		proj, _, _, err := s.visibleProject(c, p.ByName("project"))
+		if err != nil {
+			return mgmtResult{}, err
+		}
+		return mgmtOK(jsonapi.Many(tagBindingResources(proj, typ)))
+	}
+}
+
+// projectAddTagBindings serves PATCH /projects/:project/tag-bindings: the
+// keys sent are added, or take the value sent; other keys stay. The merge
+// reads the current bindings and writes them all back, so two concurrent
+// merges may lose one's keys (last writer wins), as with any update.
+func (s *Server) projectAddTagBindings(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if !pa.CanUpdate() {
+		return mgmtResult{}, mgmtForbidden("not allowed to update project %q", proj.ID)
+	}
+	doc, err := readDoc(r)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	objs, check, err := doc.Objects(typeTagBindings)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	added := readTagBindings(objs)
+	if err := check(); err != nil {
+		return mgmtResult{}, err
+	}
+	tags := slices.Clone(proj.TagBindings)
+	for _, tb := range added {
+		if i := slices.IndexFunc(tags, func(x mgmt.TagBinding) bool { return x.Key == tb.Key }); i >= 0 {
+			tags[i].Value = tb.Value
+		} else {
+			tags = append(tags, tb)
+		}
+	}
+	if _, err := s.propose(w, r, store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{
+		ID: proj.ID, Attributes: mgmt.ProjectPatch{TagBindings: &tags}, Now: s.now()}); err != nil {
+		return mgmtResult{}, err
+	}
+	updated, _, _, err := s.visibleProject(c, proj.ID)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtOK(jsonapi.Many(tagBindingResources(updated, typeTagBindings)))
+}

@@ -1,0 +1,209 @@
+package mgmt
+
+import (
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/http/jsonapi"
+	"github.com/schedhq/sched/state/mgmt"
+	"github.com/schedhq/sched/state/store"
+)
+
+// Project team access (spec §4 Project team access).
+//
+// Who may do what (spec §5.3, §7): any member of the project's
+// organization lists and shows the records of the teams it can see (its
+// own teams, organization-visible teams; owners and project admins see
+// every record, secret teams included). Owners (the organization and
+// owners-team tokens included) and project admins add, update and remove
+// records. Everything else is 404: an unknown project, team or record
+// and a caller who may not act look the same, as the error table says.
+// Adding answers 200, as the spec says (not 201).
+func (m *mgmtRouter) teamProjectRoutes() {
+	s := m.s
+	m.handle(http.MethodGet, "/team-projects", s.teamProjectList)
+	m.handle(http.MethodPost, "/team-projects", s.teamProjectAdd)
+	m.handle(http.MethodGet, "/team-projects/:id", s.teamProjectRead)
+	m.handle(http.MethodPatch, "/team-projects/:id", s.teamProjectUpdate)
+	m.handle(http.MethodDelete, "/team-projects/:id", s.teamProjectRemove)
+}
+
+// paramProjectID is the required filter of the team-project list.
+const paramProjectID = "filter[project][id]"
+
+func (s *Server) teamProjectList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	q := r.URL.Query()
+	id := q.Get(paramProjectID)
+	if id == "" {
+		return mgmtResult{}, jsonapi.ParameterError(paramProjectID, "is required: the project whose team access to list")
+	}
+	page, err := pageOf(r)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	proj, a, _, err := s.store.ProjectAuthority(nil, c.caller, id)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if proj == nil {
+		return mgmtResult{}, mgmtNotFound("project", id)
+	}
+	list, err := s.store.ListTeamProjects(nil, a, proj.ID, statePage(page))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	items := make([]*jsonapi.Resource, len(list.Items))
+	for i, tp := range list.Items {
+		items[i] = teamProjectResource(tp)
+	}
+	return mgmtOK(listDoc(r, items, page, list.Matching))
+}
+
+// teamProjectAuthority loads record id with the caller's authority and
+// access on its project; a missing record or project is a 404.
+func (s *Server) teamProjectAuthority(c *mgmtCall, id string) (*mgmt.TeamProject, *mgmt.OrgAuthority, mgmt.ProjectAccess, error) {
+	tp, err := s.store.TeamProjectByID(nil, id)
+	if err != nil {
+		return nil, nil, mgmt.ProjectAccess{}, err
+	}
+	if tp == nil {
+		return nil, nil, mgmt.ProjectAccess{}, mgmtNotFound("team access", id)
+	}
+	proj, a, pa, err := s.store.ProjectAuthority(nil, c.caller, tp.ProjectID)
+	if err != nil {
+		return nil, nil, pa, err
+	}
+	if proj == nil || a == nil {
+		return nil, nil, pa, mgmtNotFound("team access", id)
+	}
+	return tp, a, pa, nil
+}
+
+func (s *Server) teamProjectRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	id := p.ByName("id")
+	tp, a, pa, err := s.teamProjectAuthority(c, id)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	team, err := s.store.TeamByID(nil, tp.TeamID)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if !a.CanViewTeamProject(team, pa) {
+		return mgmtResult{}, mgmtNotFound("team access", id)
+	}
+	return mgmtOK(jsonapi.One(teamProjectResource(tp)))
+}
+
+// readTeamProjectPermissions reads the project-access and workspace-access
+// attributes. workspace-access.policy-overrides, which go-tfe sends and
+// the spec does not have, is accepted and not kept.
+func readTeamProjectPermissions(o *jsonapi.ResourceObject) mgmt.TeamProjectPermissionsPatch {
+	var p mgmt.TeamProjectPermissionsPatch
+	if pa := o.Attrs.Object("project-access"); pa != nil {
+		p.Settings, p.Teams, p.VariableSets = pa.String("settings"), pa.String("teams"), pa.String("variable-sets")
+	}
+	if wa := o.Attrs.Object("workspace-access"); wa != nil {
+		p.Runs, p.Variables = wa.String("runs"), wa.String("variables")
+		p.StateVersions, p.GateMocks = wa.String("state-versions"), wa.String("gate-mocks")
+		p.Create, p.Move, p.Locking = wa.Bool("create"), wa.Bool("move"), wa.Bool("locking")
+		p.Delete, p.RunTasks = wa.Bool("delete"), wa.Bool("run-tasks")
+		_ = wa.Bool("policy-overrides") // type-checked, not kept
+	}
+	return p
+}
+
+// teamProjectExpect: the spec's error table answers every malformed body
+// of add and update with 422, a wrong type included.
+var teamProjectExpect = jsonapi.Expect{Type: typeTeamProjects, WrongTypeStatus: http.StatusUnprocessableEntity}
+
+func (s *Server) teamProjectAdd(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	o, err := readResource(r, teamProjectExpect)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	access := o.Attrs.String("access")
+	if access == nil && !o.Attrs.Has("access") {
+		o.Attrs.Fail("access", "is required")
+	}
+	perms := readTeamProjectPermissions(o)
+	projectID := o.RequiredToOne("project", typeProjects)
+	teamID := o.RequiredToOne("team", typeTeams)
+	if err := o.Err(); err != nil {
+		return mgmtResult{}, err
+	}
+	if _, err := mgmt.ResolveTeamProjectPermissions(*access, nil, perms); err != nil {
+		return mgmtResult{}, err
+	}
+	proj, a, pa, err := s.store.ProjectAuthority(nil, c.caller, projectID)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if proj == nil || !a.CanModifyTeamAccess(pa) {
+		return mgmtResult{}, mgmtNotFound("project", projectID)
+	}
+	team, err := s.store.TeamByID(nil, teamID)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if team == nil || team.OrganizationName != proj.OrganizationName {
+		return mgmtResult{}, mgmtNotFound("team", teamID)
+	}
+	resp, err := s.propose(w, r, store.TeamProjectCreateRequestType, &store.TeamProjectCreateRequest{
+		ID: mgmt.NewID(mgmt.PrefixTeamProject), TeamID: team.ID, ProjectID: proj.ID, CreatedAt: s.now(),
+		Access: *access, Permissions: perms})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtOK(jsonapi.One(teamProjectResource(resp.(*mgmt.TeamProject))))
+}
+
+func (s *Server) teamProjectUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	id := p.ByName("id")
+	tp, a, pa, err := s.teamProjectAuthority(c, id)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if !a.CanModifyTeamAccess(pa) {
+		return mgmtResult{}, mgmtNotFound("team access", id)
+	}
+	want := teamProjectExpect
+	want.ID = tp.ID
+	o, err := readResource(r, want)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	access := o.Attrs.String("access")
+	perms := readTeamProjectPermissions(o)
+	if err := o.Err(); err != nil {
+		return mgmtResult{}, err
+	}
+	level := tp.Access
+	if access != nil {
+		level = *access
+	}
+	if _, err := mgmt.ResolveTeamProjectPermissions(level, tp, perms); err != nil {
+		return mgmtResult{}, err
+	}
+	resp, err := s.propose(w, r, store.TeamProjectUpdateRequestType, &store.TeamProjectUpdateRequest{ID: tp.ID, Access: access, Permissions: perms})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtOK(jsonapi.One(teamProjectResource(resp.(*mgmt.TeamProject))))
+}
+
+func (s *Server) teamProjectRemove(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	id := p.ByName("id")
+	tp, a, pa, err := s.teamProjectAuthority(c, id)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if !a.CanModifyTeamAccess(pa) {
+		return mgmtResult{}, mgmtNotFound("team access", id)
+	}
+	if _, err := s.propose(w, r, store.TeamProjectDeleteRequestType, &store.TeamProjectDeleteRequest{ID: tp.ID}); err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtNoContent()
+}

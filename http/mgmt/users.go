@@ -1,0 +1,264 @@
+package mgmt
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/http/jsonapi"
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
+	"github.com/schedhq/sched/state/store"
+)
+
+// Users and their API tokens.
+//
+// TFE has no API that creates users (they sign up in its UI); sched has no
+// UI, so site administrators create them: POST /api/v2/admin/users, next
+// to TFE's admin user endpoints (list, show, delete, grant_admin,
+// revoke_admin). A user creates their own tokens; a site administrator may
+// create one for any user, which is how the first user gets a token.
+func (m *mgmtRouter) userRoutes() {
+	s := m.s
+	m.handle(http.MethodGet, "/account/details", s.accountDetails)
+	m.handle(http.MethodGet, "/users/:user", s.userRead)
+	m.handle(http.MethodGet, "/users/:user/authentication-tokens", s.userTokenList)
+	m.handle(http.MethodPost, "/users/:user/authentication-tokens", s.userTokenCreate)
+	m.handle(http.MethodGet, "/authentication-tokens/:token", s.tokenRead)
+	m.handle(http.MethodDelete, "/authentication-tokens/:token", s.tokenDelete)
+
+	m.handle(http.MethodGet, "/admin/users", adminOnly(s.adminUserList))
+	m.handle(http.MethodPost, "/admin/users", adminOnly(s.adminUserCreate))
+	m.handle(http.MethodGet, "/admin/users/:user", adminOnly(s.adminUserRead))
+	m.handle(http.MethodDelete, "/admin/users/:user", adminOnly(s.adminUserDelete))
+	m.handle(http.MethodPost, "/admin/users/:user/actions/grant_admin", adminOnly(s.adminUserSetAdmin(true)))
+	m.handle(http.MethodPost, "/admin/users/:user/actions/revoke_admin", adminOnly(s.adminUserSetAdmin(false)))
+}
+
+// admin restricts h to site administrators: everyone else gets 404 (spec
+// §5.4), as if the admin API did not exist.
+func adminOnly(h mgmtHandler) mgmtHandler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+		if !mgmt.CanUseAdminAPI(c.caller) {
+			return mgmtResult{}, mgmtNotFound("path", r.URL.Path)
+		}
+		return h(w, r, p, c)
+	}
+}
+
+// visibleUser returns user id when the caller may see it: the user
+// themselves and site administrators. Anyone else gets 404.
+func (s *Server) visibleUser(c *mgmtCall, id string) (*mgmt.User, error) {
+	if c.caller.UserID != id && !c.caller.IsSiteAdmin {
+		return nil, mgmtNotFound("user", id)
+	}
+	u, err := s.store.UserByID(nil, id)
+	if err != nil {
+		return nil, err
+	}
+	if u == nil {
+		return nil, mgmtNotFound("user", id)
+	}
+	return u, nil
+}
+
+// accountDetails serves GET /account/details: the user the token speaks
+// for. A team, organization or management token is no user: 404.
+func (s *Server) accountDetails(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	if c.caller.Kind != mgmt.CallerUser {
+		return mgmtResult{}, mgmtNotFound("account", "the token's")
+	}
+	u, err := s.visibleUser(c, c.caller.UserID)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtOK(jsonapi.One(userResource(u, true)))
+}
+
+func (s *Server) userRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	u, err := s.visibleUser(c, p.ByName("user"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtOK(jsonapi.One(userResource(u, true)))
+}
+
+func (s *Server) userTokenList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	u, err := s.visibleUser(c, p.ByName("user"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	page, err := pageOf(r)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	toks, err := s.tokensOf(state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	items := make([]*jsonapi.Resource, 0, len(toks))
+	for _, t := range pageSlice(toks, page) {
+		items = append(items, tokenResource(t, ""))
+	}
+	return mgmtOK(listDoc(r, items, page, len(toks)))
+}
+
+func (s *Server) userTokenCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	u, err := s.visibleUser(c, p.ByName("user"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	req, err := s.readTokenRequest(r)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	tok, secret, err := s.issueToken(w, r, state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID}, req, false)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtCreated(jsonapi.One(tokenResource(tok, secret)))
+}
+
+// visibleToken returns token id when the caller may see it: its user, or
+// a site administrator. Team and organization tokens are managed through
+// their team and organization; here only administrators see them.
+func (s *Server) visibleToken(c *mgmtCall, id string) (*state.ACLToken, error) {
+	tok, err := s.store.ACLTokenByAccessorID(nil, id)
+	if err != nil {
+		return nil, err
+	}
+	if tok == nil || tok.Subject == nil {
+		return nil, mgmtNotFound("authentication token", id)
+	}
+	mine := tok.Subject.Kind == state.SubjectKindUser && tok.Subject.ID == c.caller.UserID && c.caller.UserID != ""
+	if !mine && !c.caller.IsSiteAdmin {
+		return nil, mgmtNotFound("authentication token", id)
+	}
+	return tok, nil
+}
+
+func (s *Server) tokenRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	tok, err := s.visibleToken(c, p.ByName("token"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtOK(jsonapi.One(tokenResource(tok, "")))
+}
+
+func (s *Server) tokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	tok, err := s.visibleToken(c, p.ByName("token"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if _, err := s.propose(w, r, store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: []string{tok.AccessorID}}); err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtNoContent()
+}
+
+// adminUserList serves GET /admin/users: every user, by ID, with q
+// searching username and e-mail.
+func (s *Server) adminUserList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	page, err := pageOf(r)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	all, err := s.store.Users(nil)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	q := strings.ToLower(r.URL.Query().Get("q"))
+	var matching []*mgmt.User
+	for _, u := range all {
+		if q == "" || strings.Contains(strings.ToLower(u.Username), q) || strings.Contains(strings.ToLower(u.Email), q) {
+			matching = append(matching, u)
+		}
+	}
+	items := []*jsonapi.Resource{}
+	for _, u := range pageSlice(matching, page) {
+		items = append(items, userResource(u, true))
+	}
+	return mgmtOK(listDoc(r, items, page, len(matching)))
+}
+
+// adminUserCreate serves POST /admin/users: username and email required,
+// is-admin optional.
+func (s *Server) adminUserCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	o, err := readResource(r, jsonapi.Expect{Type: typeUsers})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	u := &mgmt.User{ID: mgmt.NewID(mgmt.PrefixUser), CreatedAt: s.now()}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"username", &u.Username}, {"email", &u.Email}} {
+		v := o.Attrs.String(f.name)
+		if v == nil && !o.Attrs.Has(f.name) {
+			o.Attrs.Fail(f.name, "is required")
+		}
+		if v != nil {
+			*f.dst = *v
+		}
+	}
+	if a := o.Attrs.Bool("is-admin"); a != nil {
+		u.IsAdmin = *a
+	}
+	if err := o.Err(); err != nil {
+		return mgmtResult{}, err
+	}
+	resp, err := s.propose(w, r, store.UserUpsertRequestType, &store.UserUpsertRequest{User: u})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtCreated(jsonapi.One(userResource(resp.(*mgmt.User), true)))
+}
+
+func (s *Server) adminUserRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	u, err := s.visibleUser(c, p.ByName("user"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtOK(jsonapi.One(userResource(u, true)))
+}
+
+// adminUserDelete deletes a user with their memberships (refused with 409
+// while they are the last owner of an organization) and their tokens.
+func (s *Server) adminUserDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	u, err := s.visibleUser(c, p.ByName("user"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if _, err := s.propose(w, r, store.UserDeleteRequestType, &store.UserDeleteRequest{ID: u.ID}); err != nil {
+		return mgmtResult{}, err
+	}
+	s.revokeTokens(w, r, state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID})
+	return mgmtNoContent()
+}
+
+// adminUserSetAdmin serves grant_admin and revoke_admin.
+func (s *Server) adminUserSetAdmin(isAdmin bool) mgmtHandler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+		u, err := s.visibleUser(c, p.ByName("user"))
+		if err != nil {
+			return mgmtResult{}, err
+		}
+		next := *u
+		next.IsAdmin = isAdmin
+		resp, err := s.propose(w, r, store.UserUpsertRequestType, &store.UserUpsertRequest{User: &next})
+		if err != nil {
+			return mgmtResult{}, err
+		}
+		return mgmtOK(jsonapi.One(userResource(resp.(*mgmt.User), true)))
+	}
+}
+
+// pageSlice returns page p of items (empty past the end).
+func pageSlice[T any](items []T, p jsonapi.Page) []T {
+	start := (p.Number - 1) * p.Size
+	if start >= len(items) {
+		return nil
+	}
+	return items[start:min(start+p.Size, len(items))]
+}

@@ -1,0 +1,377 @@
+package mgmt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/http/jsonapi"
+	"github.com/schedhq/sched/state/mgmt"
+	"github.com/schedhq/sched/state/store"
+)
+
+// Workspaces, as their organization's members see them, with the lock
+// actions. Every permission comes from the caller's access to the
+// workspace's project (team-projects and organization-level permissions,
+// state.ProjectAccess): a workspace whose project the caller cannot see
+// is a 404; an action the caller may not take on a visible workspace is a
+// 403. Creating needs create permission on the target project (the
+// organization's Default Project when none is named); moving to another
+// project through relationships.project needs move permission on both
+// projects, as POST /projects/:id/relationships/workspaces does.
+func (m *mgmtRouter) workspaceRoutes() {
+	s := m.s
+	m.handle(http.MethodGet, "/organizations/:org/workspaces", s.workspaceList)
+	m.handle(http.MethodPost, "/organizations/:org/workspaces", s.workspaceCreate)
+	m.handle(http.MethodGet, "/organizations/:org/workspaces/:name", s.workspaceByName(s.workspaceRead))
+	m.handle(http.MethodPatch, "/organizations/:org/workspaces/:name", s.workspaceByName(s.workspaceUpdate))
+	m.handle(http.MethodDelete, "/organizations/:org/workspaces/:name", s.workspaceByName(s.workspaceDelete))
+	m.handle(http.MethodGet, "/workspaces/:workspace", s.workspaceByID(s.workspaceRead))
+	m.handle(http.MethodPatch, "/workspaces/:workspace", s.workspaceByID(s.workspaceUpdate))
+	m.handle(http.MethodDelete, "/workspaces/:workspace", s.workspaceByID(s.workspaceDelete))
+	m.handle(http.MethodPost, "/workspaces/:workspace/actions/lock", s.workspaceByID(s.workspaceLock))
+	m.handle(http.MethodPost, "/workspaces/:workspace/actions/unlock", s.workspaceByID(s.workspaceUnlock(false)))
+	m.handle(http.MethodPost, "/workspaces/:workspace/actions/force-unlock", s.workspaceByID(s.workspaceUnlock(true)))
+}
+
+// workspaceCtx is a workspace the caller can see, with its authority and
+// its access to the workspace's project.
+type workspaceCtx struct {
+	w  *mgmt.Workspace
+	a  *mgmt.OrgAuthority
+	pa mgmt.ProjectAccess
+}
+
+type workspaceHandler func(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error)
+
+// visibleWorkspace loads workspace id, or a 404 when it does not exist or
+// the caller cannot see it.
+func (s *Server) visibleWorkspace(c *mgmtCall, id string) (workspaceCtx, error) {
+	w, a, pa, err := s.store.WorkspaceAuthority(nil, c.caller, id)
+	if err != nil {
+		return workspaceCtx{}, err
+	}
+	if w == nil || !pa.Visible {
+		return workspaceCtx{}, mgmtNotFound("workspace", id)
+	}
+	return workspaceCtx{w: w, a: a, pa: pa}, nil
+}
+
+// workspaceByID adapts h to routes that name the workspace by ID.
+func (s *Server) workspaceByID(h workspaceHandler) mgmtHandler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+		ws, err := s.visibleWorkspace(c, p.ByName("workspace"))
+		if err != nil {
+			return mgmtResult{}, err
+		}
+		return h(w, r, c, ws)
+	}
+}
+
+// workspaceByName adapts h to routes that name the workspace by
+// organization and name (compared case-insensitively).
+func (s *Server) workspaceByName(h workspaceHandler) mgmtHandler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+		org, name := p.ByName("org"), p.ByName("name")
+		found, err := s.store.WorkspaceByName(nil, org, name)
+		if err != nil {
+			return mgmtResult{}, err
+		}
+		if found == nil {
+			return mgmtResult{}, mgmtNotFound("workspace", org+"/"+name)
+		}
+		ws, err := s.visibleWorkspace(c, found.ID)
+		if err != nil {
+			return mgmtResult{}, err
+		}
+		return h(w, r, c, ws)
+	}
+}
+
+// workspaceList serves GET /organizations/:org/workspaces: the workspaces
+// the caller can see, in creation order, with search[name] (or q: name
+// contains, ignoring case) and filter[project][id].
+func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	a, err := s.orgAuthority(c, p.ByName("org"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	page, err := pageOf(r)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	q := r.URL.Query()
+	search := q.Get("search[name]")
+	if search == "" {
+		search = q.Get("q")
+	}
+	search = strings.ToLower(search)
+	projectFilter := q.Get(paramProjectID)
+	all, err := s.store.WorkspacesByOrganization(nil, a.Organization.Name)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	access := map[string]mgmt.ProjectAccess{}
+	var matching []workspaceCtx
+	for _, ws := range all {
+		if (projectFilter != "" && ws.ProjectID != projectFilter) || (search != "" && !strings.Contains(strings.ToLower(ws.Name), search)) {
+			continue
+		}
+		pa, seen := access[ws.ProjectID]
+		if !seen {
+			proj, err := s.store.ProjectByID(nil, ws.ProjectID)
+			if err != nil {
+				return mgmtResult{}, err
+			}
+			if proj != nil {
+				if pa, err = s.store.ProjectAccessFor(nil, a, proj); err != nil {
+					return mgmtResult{}, err
+				}
+			}
+			access[ws.ProjectID] = pa
+		}
+		if pa.Visible {
+			matching = append(matching, workspaceCtx{w: ws, a: a, pa: pa})
+		}
+	}
+	items := []*jsonapi.Resource{}
+	for _, ws := range pageSlice(matching, page) {
+		items = append(items, workspaceResource(ws.w, ws.pa))
+	}
+	return mgmtOK(listDoc(r, items, page, len(matching)))
+}
+
+// readWorkspacePatch reads a workspace's writable attributes and its
+// project relationship.
+func readWorkspacePatch(o *jsonapi.ResourceObject) mgmt.WorkspacePatch {
+	a := o.Attrs
+	patch := mgmt.WorkspacePatch{
+		Name:                        a.String("name"),
+		Description:                 a.NullableString("description"),
+		ToolVersion:                 a.NullableString("tool-version"),
+		AutoDestroyActivityDuration: a.NullableString("auto-destroy-activity-duration"),
+		InheritsProjectAutoDestroy:  a.Bool("inherits-project-auto-destroy"),
+	}
+	if a.IsNull("vcs-repo") {
+		patch.RemoveVCSRepo = true
+	} else if repo := a.Object("vcs-repo"); repo != nil {
+		patch.VCSRepo = &mgmt.WorkspaceVCSRepo{}
+		for _, f := range []struct {
+			name string
+			dst  *string
+		}{{"identifier", &patch.VCSRepo.Identifier}, {"branch", &patch.VCSRepo.Branch}, {"oauth-token-id", &patch.VCSRepo.OAuthTokenID}} {
+			if v := repo.NullableString(f.name); v != nil {
+				*f.dst = *v
+			}
+		}
+	}
+	if id, sent := o.ToOne("project", typeProjects); sent && id != "" {
+		patch.ProjectID = &id
+	}
+	return patch
+}
+
+// workspaceCreate serves POST /organizations/:org/workspaces: 201. An
+// organization at its workspace limit refuses with 409.
+func (s *Server) workspaceCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+	a, err := s.orgAuthority(c, p.ByName("org"))
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	o, err := readResource(r, jsonapi.Expect{Type: typeWorkspaces})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	patch := readWorkspacePatch(o)
+	if err := firstErr(o.Err(), patch.Validate(true)); err != nil {
+		return mgmtResult{}, err
+	}
+	projectID := a.Organization.DefaultProjectID
+	if patch.ProjectID != nil {
+		projectID = *patch.ProjectID
+	}
+	proj, err := s.store.ProjectByID(nil, projectID)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	var pa mgmt.ProjectAccess
+	if proj != nil {
+		if pa, err = s.store.ProjectAccessFor(nil, a, proj); err != nil {
+			return mgmtResult{}, err
+		}
+	}
+	if !pa.Visible {
+		return mgmtResult{}, mgmtNotFound("project", projectID)
+	}
+	if !pa.CanCreateWorkspace() {
+		return mgmtResult{}, mgmtForbidden("not allowed to create workspaces in project %q", projectID)
+	}
+	resp, err := s.propose(w, r, store.WorkspaceCreateRequestType, &store.WorkspaceCreateRequest{
+		ID: mgmt.NewID(mgmt.PrefixWorkspace), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtCreated(jsonapi.One(workspaceResource(resp.(*mgmt.Workspace), pa)))
+}
+
+func (s *Server) workspaceRead(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
+	return mgmtOK(jsonapi.One(workspaceResource(ws.w, ws.pa)))
+}
+
+// workspaceUpdate serves PATCH of a workspace. Changing settings needs the
+// admin workspace role on its project; a request that only moves it to
+// another project needs only move permission on both projects.
+func (s *Server) workspaceUpdate(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
+	o, err := readResource(r, jsonapi.Expect{Type: typeWorkspaces, ID: ws.w.ID})
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	patch := readWorkspacePatch(o)
+	if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
+		return mgmtResult{}, err
+	}
+	moves := patch.ProjectID != nil && *patch.ProjectID != ws.w.ProjectID
+	onlyMove := patch.Name == nil && patch.Description == nil && patch.ToolVersion == nil &&
+		patch.AutoDestroyActivityDuration == nil && patch.InheritsProjectAutoDestroy == nil &&
+		patch.VCSRepo == nil && !patch.RemoveVCSRepo
+	if !(moves && onlyMove) && !ws.pa.CanUpdateWorkspaces() {
+		return mgmtResult{}, mgmtForbidden("not allowed to update workspace %q", ws.w.ID)
+	}
+	if moves {
+		if err := s.store.AuthorizeWorkspaceMove(nil, ws.a, *patch.ProjectID, []string{ws.w.ID}); err != nil {
+			return mgmtResult{}, err
+		}
+	}
+	if _, err := s.propose(w, r, store.WorkspaceUpdateRequestType, &store.WorkspaceUpdateRequest{ID: ws.w.ID, Attributes: patch, Now: s.now()}); err != nil {
+		return mgmtResult{}, err
+	}
+	return s.workspaceAnswer(c, ws.w.ID, http.StatusOK)
+}
+
+// workspaceAnswer reads workspace id back and answers it with status. The
+// caller may no longer see it (moved to a project it cannot see): then the
+// answer is the workspace as of the write, without permissions.
+func (s *Server) workspaceAnswer(c *mgmtCall, id string, status int) (mgmtResult, error) {
+	ws, err := s.visibleWorkspace(c, id)
+	if err != nil {
+		w, rerr := s.store.WorkspaceByID(nil, id)
+		if rerr != nil || w == nil {
+			return mgmtResult{}, err
+		}
+		return mgmtResult{status: status, doc: jsonapi.One(workspaceResource(w, mgmt.ProjectAccess{}))}, nil
+	}
+	return mgmtResult{status: status, doc: jsonapi.One(workspaceResource(ws.w, ws.pa))}, nil
+}
+
+func (s *Server) workspaceDelete(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
+	if !ws.pa.CanDeleteWorkspaces() {
+		return mgmtResult{}, mgmtForbidden("not allowed to delete workspace %q", ws.w.ID)
+	}
+	if _, err := s.propose(w, r, store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: ws.w.ID}); err != nil {
+		return mgmtResult{}, err
+	}
+	return mgmtNoContent()
+}
+
+// lockHolder is who a caller is as the holder of a workspace lock: the
+// user, the team, the organization, or (for a management token) the
+// token itself.
+func lockHolder(c *mgmtCall) string {
+	switch c.caller.Kind {
+	case mgmt.CallerUser:
+		return c.caller.UserID
+	case mgmt.CallerTeam:
+		return c.caller.TeamID
+	case mgmt.CallerOrganization:
+		return c.caller.OrganizationName
+	}
+	return "token-" + c.token.AccessorID
+}
+
+// readLockReason reads the optional body of a lock request: TFE documents
+// it as plain JSON, {"reason": "..."}; go-tfe sends it as a JSON:API
+// document with the reason as an attribute. Both are accepted.
+func readLockReason(r *http.Request) (string, error) {
+	if err := jsonapi.CheckContentType(r); err != nil {
+		return "", err
+	}
+	if r.Body == nil {
+		return "", nil
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return "", jsonapi.NewError(http.StatusBadRequest, jsonapi.TitleBadRequest, fmt.Sprintf("read request body: %v", err))
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "", nil
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return "", jsonapi.NewError(http.StatusBadRequest, jsonapi.TitleBadRequest, "malformed JSON: "+err.Error())
+	}
+	if _, isDoc := body["data"]; isDoc {
+		doc, err := jsonapi.ParseRequest(raw)
+		if err != nil {
+			return "", err
+		}
+		o, err := doc.Resource(jsonapi.Expect{Type: typeWorkspaces, AllowEmptyType: true})
+		if err != nil {
+			return "", err
+		}
+		reason := o.Attrs.NullableString("reason")
+		if err := o.Err(); err != nil || reason == nil {
+			return "", err
+		}
+		return *reason, nil
+	}
+	var reason string
+	if v, ok := body["reason"]; ok && string(bytes.TrimSpace(v)) != "null" {
+		if json.Unmarshal(v, &reason) != nil {
+			return "", jsonapi.Invalid([]*jsonapi.Error{jsonapi.PointerError("/reason", "must be a string")})
+		}
+	}
+	return reason, nil
+}
+
+// workspaceLock serves POST /workspaces/:id/actions/lock: 200 with the
+// workspace; 409 when it is already locked.
+func (s *Server) workspaceLock(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
+	if !ws.pa.CanLockWorkspaces() {
+		return mgmtResult{}, mgmtForbidden("not allowed to lock workspace %q", ws.w.ID)
+	}
+	reason, err := readLockReason(r)
+	if err != nil {
+		return mgmtResult{}, err
+	}
+	if _, err := s.propose(w, r, store.WorkspaceLockRequestType, &store.WorkspaceLockRequest{
+		ID: ws.w.ID, LockedBy: lockHolder(c), Reason: reason, Now: s.now()}); err != nil {
+		return mgmtResult{}, err
+	}
+	return s.workspaceAnswer(c, ws.w.ID, http.StatusOK)
+}
+
+// workspaceUnlock serves unlock (by whoever holds the lock, with lock
+// permission) and force-unlock (any holder, with the admin workspace
+// role). Unlocking an unlocked workspace, or one locked by someone else
+// without force, is a 409.
+func (s *Server) workspaceUnlock(force bool) workspaceHandler {
+	return func(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
+		allowed := ws.pa.CanLockWorkspaces()
+		if force {
+			allowed = ws.pa.CanUpdateWorkspaces()
+		}
+		if !allowed {
+			return mgmtResult{}, mgmtForbidden("not allowed to unlock workspace %q", ws.w.ID)
+		}
+		if _, err := s.propose(w, r, store.WorkspaceUnlockRequestType, &store.WorkspaceUnlockRequest{
+			ID: ws.w.ID, By: lockHolder(c), Force: force, Now: s.now()}); err != nil {
+			return mgmtResult{}, err
+		}
+		return s.workspaceAnswer(c, ws.w.ID, http.StatusOK)
+	}
+}
