@@ -13,23 +13,15 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// registeredRoutes walks the server's route tree: every method and
-// pattern registered through handle.
+// registeredRoutes lists the server's routes: every method and pattern
+// registered through handle.
 func registeredRoutes(s *Server) []route {
 	var out []route
-	var walk func(n *routeNode, path string)
-	walk = func(n *routeNode, path string) {
-		for m := range n.handlers {
+	for path, p := range s.router.paths {
+		for m := range p.handlers {
 			out = append(out, route{Method: m, Path: path})
 		}
-		for seg, c := range n.static {
-			walk(c, path+"/"+seg)
-		}
-		if n.param != nil {
-			walk(n.param, path+"/:"+n.param.paramName)
-		}
 	}
-	walk(s.router.root, "")
 	slices.SortFunc(out, func(a, b route) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })
 	return out
 }
