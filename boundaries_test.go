@@ -2,6 +2,7 @@ package sched_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,7 +27,14 @@ var allowed = map[string][]string{
 	"cmd/...":       {"http/api", "state"},
 	"e2e/...":       {"http/api", "state"},
 	"":              {}, // the root package
+	// internal/testutil holds test helpers; any package's tests may
+	// import it (testOnly), no package's code.
+	"internal/testutil": {},
 }
+
+// testOnly are the packages of ours any package's tests may import, on top
+// of what the table allows.
+var testOnly = []string{"internal/testutil"}
 
 func matches(pattern, pkg string) bool {
 	if pattern == "..." {
@@ -50,13 +58,14 @@ func rulesFor(pkg string) ([]string, bool) {
 }
 
 func TestImportBoundaries(t *testing.T) {
-	out, err := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}}|{{join .Imports " "}} {{join .TestImports " "}}`, "./...").Output()
+	out, err := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	checked := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkgPath, imports, _ := strings.Cut(line, "|")
+		imports, testImports, _ := strings.Cut(imports, "|")
 		pkg := strings.TrimPrefix(strings.TrimPrefix(pkgPath, module), "/")
 		rules, ok := rulesFor(pkg)
 		if !ok {
@@ -64,7 +73,8 @@ func TestImportBoundaries(t *testing.T) {
 			continue
 		}
 		checked++
-		for _, imp := range strings.Fields(imports) {
+		nonTest := len(strings.Fields(imports))
+		for i, imp := range strings.Fields(imports + " " + testImports) {
 			if imp != module && !strings.HasPrefix(imp, module+"/") {
 				continue
 			}
@@ -72,7 +82,7 @@ func TestImportBoundaries(t *testing.T) {
 			if dep == pkg {
 				continue
 			}
-			ok := false
+			ok := i >= nonTest && slices.Contains(testOnly, dep)
 			for _, r := range rules {
 				if matches(r, dep) {
 					ok = true
@@ -95,6 +105,7 @@ func TestBoundaryRulesCatchViolations(t *testing.T) {
 		{"state", "raft"}, {"state", "http"}, {"scheduler", "raft"}, {"scheduler", "http"},
 		{"client", "raft"}, {"client", "scheduler"}, {"client", "agent"}, {"raft", "state"},
 		{"http/api", "agent"}, {"e2e", "agent"}, {"cmd/sched", "raft"},
+		{"http", "internal/testutil"}, {"internal/testutil", "state"},
 	}
 	for _, f := range forbidden {
 		rules, _ := rulesFor(f[0])

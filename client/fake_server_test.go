@@ -18,6 +18,7 @@ import (
 
 	"github.com/schedhq/sched/client/driver"
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -303,25 +304,11 @@ func testClient(t *testing.T, fs *fakeServer, dataDir string, mod ...func(*Confi
 	return c
 }
 
-// waitFor polls cond until it returns nil or the deadline passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
-	}
-	t.Fatalf("timed out after %v waiting for %s: %v", timeout, what, err)
-}
-
 // serverStatus waits until the servers have the allocation in status.
 func waitAllocStatus(t *testing.T, fs *fakeServer, id, status string) *state.Allocation {
 	t.Helper()
 	var got *state.Allocation
-	waitFor(t, 15*time.Second, "alloc "+status, func() error {
+	testutil.WaitForErr(t, 15*time.Second, "alloc "+status, func() error {
 		got = fs.alloc(id)
 		if got == nil || got.ClientStatus != status {
 			return fmt.Errorf("alloc is %+v", statusOf(got))

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -191,39 +191,8 @@ func TestClientLogsBadInput(t *testing.T) {
 	}
 }
 
-// syncBuffer collects a stream for a reading goroutine and a test that
-// waits on its content.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting out a state change
-	}
-}
-
 // streamLogs starts a followed read of url from srv and collects it.
-func streamLogs(t *testing.T, srv *httptest.Server, url string, header http.Header) (*syncBuffer, <-chan error, *http.Response) {
+func streamLogs(t *testing.T, srv *httptest.Server, url string, header http.Header) (*testutil.SyncBuffer, <-chan error, *http.Response) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -239,7 +208,7 @@ func streamLogs(t *testing.T, srv *httptest.Server, url string, header http.Head
 		body, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		_, err := io.Copy(out, resp.Body)
@@ -258,19 +227,19 @@ func TestClientLogsFollowAcrossRotation(t *testing.T) {
 	defer srv.Close()
 	writeLog(t, fc.dir, "server.stdout.0", "one\n")
 	out, done, _ := streamLogs(t, srv, logsURL("plain=true&follow=true"), nil)
-	waitFor(t, "the existing line", 5*time.Second, func() bool { return out.String() == "one\n" })
+	testutil.WaitFor(t, 5*time.Second, "the existing line", func() bool { return out.String() == "one\n" })
 
 	writeLog(t, fc.dir, "server.stdout.0", "two\n")
-	waitFor(t, "an appended line", 5*time.Second, func() bool { return out.String() == "one\ntwo\n" })
+	testutil.WaitFor(t, 5*time.Second, "an appended line", func() bool { return out.String() == "one\ntwo\n" })
 
 	// Rotation: the last words of .0 and the first of .1 land together.
 	writeLog(t, fc.dir, "server.stdout.0", "three\n")
 	writeLog(t, fc.dir, "server.stdout.1", "four\n")
-	waitFor(t, "the rotated file", 5*time.Second, func() bool { return out.String() == "one\ntwo\nthree\nfour\n" })
+	testutil.WaitFor(t, 5*time.Second, "the rotated file", func() bool { return out.String() == "one\ntwo\nthree\nfour\n" })
 	writeLog(t, fc.dir, "server.stdout.2", "five\n")
 	os.Remove(filepath.Join(fc.dir, "server.stdout.0")) // MaxFiles reached
 	writeLog(t, fc.dir, "server.stdout.2", "six\n")
-	waitFor(t, "a second rotation", 5*time.Second, func() bool { return strings.HasSuffix(out.String(), "four\nfive\nsix\n") })
+	testutil.WaitFor(t, 5*time.Second, "a second rotation", func() bool { return strings.HasSuffix(out.String(), "four\nfive\nsix\n") })
 
 	select {
 	case err := <-done:
@@ -364,9 +333,9 @@ func TestClientProxyToNode(t *testing.T) {
 
 	tok := http.Header{HeaderToken: []string{"caller-secret"}}
 	out, done, resp := streamLogs(t, srv, logsURL("type=stderr&plain=true&follow=true"), tok)
-	waitFor(t, "proxied log data", 5*time.Second, func() bool { return out.String() == "from the node\n" })
+	testutil.WaitFor(t, 5*time.Second, "proxied log data", func() bool { return out.String() == "from the node\n" })
 	writeLog(t, node.client.dir, "server.stderr.0", "more\n")
-	waitFor(t, "followed data through the proxy", 5*time.Second, func() bool { return out.String() == "from the node\nmore\n" })
+	testutil.WaitFor(t, 5*time.Second, "followed data through the proxy", func() bool { return out.String() == "from the node\nmore\n" })
 	if got := resp.Header.Get(HeaderLogInitialBytes); got != "14" {
 		t.Errorf("%s through the proxy = %q", HeaderLogInitialBytes, got)
 	}

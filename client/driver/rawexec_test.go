@@ -13,20 +13,9 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/client/driver/logrotate"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
-
-// waitUntil polls cond until it holds or the deadline passes.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // a poll interval, not a wait for state
-	}
-}
 
 // shTask is a raw_exec config running script with /bin/sh in a fresh task
 // directory.
@@ -67,7 +56,7 @@ func readLog(t *testing.T, cfg *TaskConfig, stream string) string {
 // waitLog waits until stream's log contains want.
 func waitLog(t *testing.T, cfg *TaskConfig, stream, want string) {
 	t.Helper()
-	waitUntil(t, stream+" to contain "+strconv.Quote(want), func() bool {
+	testutil.WaitFor(t, 15*time.Second, stream+" to contain "+strconv.Quote(want), func() bool {
 		return strings.Contains(readLog(t, cfg, stream), want)
 	})
 }
@@ -253,7 +242,7 @@ func TestRawExecStopKillsAfterTimeout(t *testing.T) {
 func childPid(t *testing.T, cfg *TaskConfig) int {
 	t.Helper()
 	var pid int
-	waitUntil(t, "child.pid", func() bool {
+	testutil.WaitFor(t, 15*time.Second, "child.pid", func() bool {
 		b, err := os.ReadFile(filepath.Join(cfg.TaskDir, "child.pid"))
 		if err != nil || !strings.HasSuffix(string(b), "\n") {
 			return false
@@ -278,7 +267,7 @@ func TestRawExecStopKillsWholeGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	result(t, ch)
-	waitUntil(t, "the child to be killed", func() bool { return gone(child) })
+	testutil.WaitFor(t, 15*time.Second, "the child to be killed", func() bool { return gone(child) })
 }
 
 func TestRawExecExitKillsLeftoverChildren(t *testing.T) {
@@ -289,7 +278,7 @@ func TestRawExecExitKillsLeftoverChildren(t *testing.T) {
 	if r := result(t, ch); !r.Successful() {
 		t.Fatalf("exit %+v", r)
 	}
-	waitUntil(t, "the orphaned child to be killed", func() bool { return gone(child) })
+	testutil.WaitFor(t, 15*time.Second, "the orphaned child to be killed", func() bool { return gone(child) })
 }
 
 func TestRawExecLogRotation(t *testing.T) {
@@ -415,7 +404,7 @@ func TestRawExecStats(t *testing.T) {
 	}
 	// Let the busy loop burn 200ms of CPU, then sample again: the percent
 	// is over the time between the samples.
-	waitUntil(t, "200ms of CPU use", func() bool {
+	testutil.WaitFor(t, 15*time.Second, "200ms of CPU use", func() bool {
 		ticks, _, _, err := groupUsage(h.PID)
 		return err == nil && ticksToDuration(ticks) >= u1.CPUTotalTime+200*time.Millisecond
 	})
