@@ -339,7 +339,7 @@ func eventTypes(ts *state.TaskState) []string {
 
 // job builds a canonical job of one group with tasks.
 func job(typ string, tasks ...*state.Task) *state.Job {
-	j := &state.Job{ID: "j-" + newUUID()[:8], Name: "j", Namespace: "default", Type: typ, Datacenters: []string{"dc1"},
+	j := &state.Job{ID: "j-" + state.NewID()[:8], Name: "j", Namespace: "default", Type: typ, Datacenters: []string{"dc1"},
 		TaskGroups: []*state.TaskGroup{{Name: "g", Count: 1, Tasks: tasks}}}
 	j.Canonicalize()
 	return j
@@ -353,7 +353,7 @@ func allocFor(c *Client, j *state.Job) *state.Allocation {
 		res.Tasks[t.Name] = &state.AllocatedTaskResources{CPU: t.Resources.CPU, MemoryMB: t.Resources.MemoryMB}
 	}
 	return &state.Allocation{
-		ID: newUUID(), Namespace: j.Namespace, Name: j.ID + ".g[0]", NodeID: c.NodeID(), JobID: j.ID, Job: j,
+		ID: state.NewID(), Namespace: j.Namespace, Name: j.ID + ".g[0]", NodeID: c.NodeID(), JobID: j.ID, Job: j,
 		TaskGroup: tg.Name, AllocatedResources: res, DesiredStatus: state.AllocDesiredStatusRun,
 		ClientStatus: state.AllocClientStatusPending,
 	}

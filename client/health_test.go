@@ -14,7 +14,7 @@ func deployed(t *testing.T, fs *fakeServer, c *Client, j *state.Job, check strin
 	t.Helper()
 	j.TaskGroups[0].Update = &state.UpdateStrategy{HealthCheck: check, MinHealthyTime: minHealthy, HealthyDeadline: 5 * time.Second}
 	a := allocFor(c, j)
-	a.DeploymentID = newUUID()
+	a.DeploymentID = state.NewID()
 	fs.addAlloc(a)
 	return a
 }

@@ -72,7 +72,7 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request, subject stat
 			old = append(old, t.AccessorID)
 		}
 	}
-	secret := newUUID()
+	secret := state.NewID()
 	tok := &state.ACLToken{
 		AccessorID:     s.cfg.NewID(),
 		SecretHash:     state.HashSecret(secret),

@@ -177,10 +177,10 @@ func validateNode(n *state.Node) error {
 	switch {
 	case n.ID == "":
 		v.Add("Node.ID", "required")
-	case !isUUID(n.ID):
+	case !state.IsID(n.ID):
 		v.Add("Node.ID", "%q is not a UUID", n.ID)
 	}
-	if n.SecretID != "" && !isUUID(n.SecretID) {
+	if n.SecretID != "" && !state.IsID(n.SecretID) {
 		v.Add("Node.SecretID", "is not a UUID")
 	}
 	if n.Datacenter == "" {

@@ -57,7 +57,7 @@ func NewDrainer(store *state.Store, raft Raft, log *slog.Logger, now func() time
 		now = time.Now
 	}
 	if newID == nil {
-		newID = newUUID
+		newID = state.NewID
 	}
 	return &Drainer{store: store, raft: raft, log: log, now: now, newID: newID}
 }

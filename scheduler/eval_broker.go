@@ -150,7 +150,7 @@ func NewEvalBroker(cfg BrokerConfig, raft Raft, log *slog.Logger, now func() tim
 		now = time.Now
 	}
 	if newID == nil {
-		newID = newUUID
+		newID = state.NewID
 	}
 	b := &EvalBroker{cfg: cfg.withDefaults(), raft: raft, log: log, now: now, newID: newID}
 	b.resetLocked()

@@ -99,7 +99,7 @@ func NewHeartbeater(cfg HeartbeatConfig, store *state.Store, raft Raft, log *slo
 		now = time.Now
 	}
 	if newID == nil {
-		newID = newUUID
+		newID = state.NewID
 	}
 	return &Heartbeater{cfg: cfg.withDefaults(), store: store, raft: raft, log: log, now: now, newID: newID, timers: map[string]*nodeTimer{}}
 }
