@@ -350,3 +350,20 @@ func TestInPlaceUpdateRegistersServicesAgain(t *testing.T) {
 		t.Fatalf("the update restarted the task: %s", statusOf(al))
 	}
 }
+
+// The CPU's TotalTicks in allocation stats is the percent of the node's
+// per-core speed; without a known speed, a core counts as 1000 MHz.
+func TestPerCoreMHz(t *testing.T) {
+	for _, tc := range []struct {
+		node *state.Node
+		want float64
+	}{
+		{nil, 1000},
+		{&state.Node{}, 1000},
+		{&state.Node{NodeResources: &state.NodeResources{CPU: 8000, Cores: 4}}, 2000},
+	} {
+		if got := perCoreMHz(tc.node); got != tc.want {
+			t.Errorf("perCoreMHz(%+v) = %v, want %v", tc.node, got, tc.want)
+		}
+	}
+}

@@ -34,7 +34,7 @@ type fakeServer struct {
 	index      uint64
 	nodes      map[string]*state.Node
 	allocs     map[string]*state.Allocation
-	updates    []*api.AllocClientUpdate
+	updates    []*state.AllocClientUpdate
 	updateReqs int
 	registers  int
 	heartbeats int
@@ -91,7 +91,7 @@ func (fs *fakeServer) register(w http.ResponseWriter, r *http.Request) {
 	fs.registers++
 	ttl := fs.ttl
 	fs.mu.Unlock()
-	writeJSON200(w, &api.NodeUpdateResponse{HeartbeatTTL: ttl})
+	writeJSON200(w, &state.NodeUpdateResponse{HeartbeatTTL: ttl})
 }
 
 func (fs *fakeServer) heartbeat(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +107,7 @@ func (fs *fakeServer) heartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fs.heartbeats++
-	writeJSON200(w, &api.NodeUpdateResponse{HeartbeatTTL: fs.ttl})
+	writeJSON200(w, &state.NodeUpdateResponse{HeartbeatTTL: fs.ttl})
 }
 
 func (fs *fakeServer) listAllocs(w http.ResponseWriter, r *http.Request) {
@@ -153,7 +153,7 @@ func (fs *fakeServer) listAllocs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (fs *fakeServer) updateAllocs(w http.ResponseWriter, r *http.Request) {
-	var body struct{ Allocs []*api.AllocClientUpdate }
+	var body struct{ Allocs []*state.AllocClientUpdate }
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		http.Error(w, err.Error(), 400)
 		return
@@ -174,7 +174,7 @@ func (fs *fakeServer) updateAllocs(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	fs.bumpLocked()
-	writeJSON200(w, &api.NodeAllocsUpdateResponse{Index: fs.index})
+	writeJSON200(w, &state.NodeAllocsUpdateResponse{Index: fs.index})
 }
 
 func writeJSON200(w http.ResponseWriter, v any) {

@@ -26,7 +26,7 @@ type fakeClientAPI struct {
 
 	mu     sync.Mutex
 	allocs map[string]*state.Allocation
-	stats  *AllocResourceUsage
+	stats  *state.AllocResourceUsage
 }
 
 var _ ClientAPI = (*fakeClientAPI)(nil)
@@ -51,7 +51,7 @@ func (f *fakeClientAPI) AllocLogDir(id string) (string, error) {
 	return f.dir, nil
 }
 
-func (f *fakeClientAPI) AllocStats(_ context.Context, id string) (*AllocResourceUsage, error) {
+func (f *fakeClientAPI) AllocStats(_ context.Context, id string) (*state.AllocResourceUsage, error) {
 	if _, err := f.Alloc(id); err != nil {
 		return nil, err
 	}
@@ -263,11 +263,11 @@ func TestClientLogsFollowAcrossRotation(t *testing.T) {
 
 func TestClientStatsLocal(t *testing.T) {
 	h, fc := localClientHarness(t)
-	fc.stats = &AllocResourceUsage{Tasks: map[string]*TaskResourceUsage{
-		"server":  {Timestamp: 5, ResourceUsage: &ResourceUsage{MemoryStats: &MemoryStats{RSS: 100, Measured: []string{"RSS"}}, CpuStats: &CpuStats{Percent: 10, TotalTicks: 200, Measured: []string{"Percent"}}}},
-		"sidecar": {Timestamp: 7, ResourceUsage: &ResourceUsage{MemoryStats: &MemoryStats{RSS: 50, Measured: []string{"RSS"}}, CpuStats: &CpuStats{Percent: 2.5, TotalTicks: 50, Measured: []string{"Percent", "Total Ticks"}}}},
+	fc.stats = &state.AllocResourceUsage{Tasks: map[string]*state.TaskResourceUsage{
+		"server":  {Timestamp: 5, ResourceUsage: &state.ResourceUsage{MemoryStats: &state.MemoryStats{RSS: 100, Measured: []string{"RSS"}}, CpuStats: &state.CpuStats{Percent: 10, TotalTicks: 200, Measured: []string{"Percent"}}}},
+		"sidecar": {Timestamp: 7, ResourceUsage: &state.ResourceUsage{MemoryStats: &state.MemoryStats{RSS: 50, Measured: []string{"RSS"}}, CpuStats: &state.CpuStats{Percent: 2.5, TotalTicks: 50, Measured: []string{"Percent", "Total Ticks"}}}},
 	}}
-	var u AllocResourceUsage
+	var u state.AllocResourceUsage
 	h.ok(http.MethodGet, "/v1/client/allocation/"+allocID(1)+"/stats", nil, &u)
 	sum := u.ResourceUsage
 	if sum == nil || sum.MemoryStats.RSS != 150 || sum.CpuStats.Percent != 12.5 || sum.CpuStats.TotalTicks != 250 ||
@@ -326,8 +326,8 @@ func TestClientProxyToNode(t *testing.T) {
 	h.placeAlloc(1, job, nodeID(1), "")
 	h.placeAlloc(2, job, nodeID(2), "")
 	node.client.allocs[allocID(1)] = h.alloc(allocID(1))
-	node.client.stats = &AllocResourceUsage{Tasks: map[string]*TaskResourceUsage{
-		"server": {ResourceUsage: &ResourceUsage{MemoryStats: &MemoryStats{RSS: 4096}}},
+	node.client.stats = &state.AllocResourceUsage{Tasks: map[string]*state.TaskResourceUsage{
+		"server": {ResourceUsage: &state.ResourceUsage{MemoryStats: &state.MemoryStats{RSS: 4096}}},
 	}}
 	writeLog(t, node.client.dir, "server.stderr.0", "from the node\n")
 
@@ -350,7 +350,7 @@ func TestClientProxyToNode(t *testing.T) {
 		t.Fatal("proxied stream did not end")
 	}
 
-	var u AllocResourceUsage
+	var u state.AllocResourceUsage
 	h.ok(http.MethodGet, "/v1/client/allocation/"+allocID(1)+"/stats", nil, &u)
 	if u.ResourceUsage == nil || u.ResourceUsage.MemoryStats.RSS != 4096 {
 		t.Errorf("proxied stats %+v", u)
@@ -466,21 +466,21 @@ func TestClientHandlerProxiesToServer(t *testing.T) {
 type selfForwarder struct{ Forwarder }
 
 func (selfForwarder) IsLeader() bool { return true }
-func (selfForwarder) Self() *AgentSelf {
-	return &AgentSelf{Config: map[string]any{"Name": "dev"}, Stats: map[string]map[string]string{"raft": {"state": "Leader"}}}
+func (selfForwarder) Self() *state.AgentSelf {
+	return &state.AgentSelf{Config: map[string]any{"Name": "dev"}, Stats: map[string]map[string]string{"raft": {"state": "Leader"}}}
 }
 
 // In dev mode the server's /v1/agent/self names the local client's node.
 func TestAgentSelfNamesLocalClient(t *testing.T) {
 	fc := &fakeClientAPI{nodeID: nodeID(1)}
 	h := newHarnessWith(t, state.StoreConfig{}, func(c *Config) { c.Client, c.Forwarder = fc, selfForwarder{} })
-	var self AgentSelf
+	var self state.AgentSelf
 	h.ok(http.MethodGet, "/v1/agent/self", nil, &self)
 	if self.Stats["client"]["node_id"] != nodeID(1) || self.Stats["raft"]["state"] != "Leader" {
 		t.Errorf("agent/self stats %v", self.Stats)
 	}
 	h2 := newHarnessWith(t, state.StoreConfig{}, func(c *Config) { c.Forwarder = selfForwarder{} })
-	var self2 AgentSelf
+	var self2 state.AgentSelf
 	h2.ok(http.MethodGet, "/v1/agent/self", nil, &self2)
 	if _, ok := self2.Stats["client"]; ok || self2.Stats["raft"] == nil {
 		t.Errorf("a server without a client reports one: %v", self2.Stats)

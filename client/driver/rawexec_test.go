@@ -347,7 +347,7 @@ func TestRawExecRecoverAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLog(t, cfg, "stdout", "got-usr1")
-	if u, err := d2.Stats(cfg.ID); err != nil || u.RSSBytes == 0 {
+	if u, err := d2.Stats(cfg.ID); err != nil || u.ResourceUsage.MemoryStats.RSS == 0 {
 		t.Fatalf("stats of the recovered task: %+v, %v", u, err)
 	}
 	if err := d2.StopTask(cfg.ID, 5*time.Second, ""); err != nil {
@@ -398,25 +398,27 @@ func TestRawExecStats(t *testing.T) {
 	d := NewRawExec(nil)
 	cfg := shTask(t, `sleep 1000 & while :; do :; done`)
 	h, _ := start(t, d, cfg)
-	u1, err := d.Stats(cfg.ID)
+	s1, err := d.Stats(cfg.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	u1 := s1.ResourceUsage.CpuStats
 	// Let the busy loop burn 200ms of CPU, then sample again: the percent
 	// is over the time between the samples.
 	testutil.WaitFor(t, 15*time.Second, "200ms of CPU use", func() bool {
 		ticks, _, _, err := groupUsage(h.PID)
-		return err == nil && ticksToDuration(ticks) >= u1.CPUTotalTime+200*time.Millisecond
+		return err == nil && ticksToDuration(ticks) >= u1.TotalTime+200*time.Millisecond
 	})
-	u2, err := d.Stats(cfg.ID)
+	s2, err := d.Stats(cfg.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u2.CPUTotalTime < u1.CPUTotalTime+200*time.Millisecond || u2.CPUPercent <= 0 || u2.CPUPercent > 150 {
+	u2 := s2.ResourceUsage.CpuStats
+	if u2.TotalTime < u1.TotalTime+200*time.Millisecond || u2.Percent <= 0 || u2.Percent > 150 {
 		t.Fatalf("implausible usage %+v after %+v (one busy loop uses at most one core)", u2, u1)
 	}
-	if u2.RSSBytes < 4096 || !u2.Timestamp.After(u1.Timestamp) {
-		t.Fatalf("implausible usage %+v", u2)
+	if rss := s2.ResourceUsage.MemoryStats.RSS; rss < 4096 || s2.Timestamp <= s1.Timestamp {
+		t.Fatalf("implausible usage: rss %d at %d after %d", rss, s2.Timestamp, s1.Timestamp)
 	}
 	// Both processes of the group (the shell and its sleep) are counted.
 	if _, rss, members, err := groupUsage(h.PID); err != nil || members != 2 || rss == 0 {
