@@ -127,9 +127,8 @@ func (x *clientAPI) AllocLogDir(id string) (string, error) {
 	return dir, err
 }
 
-// AllocStats implements schedhttp.ClientAPI: the drivers' measures in the
-// HTTP layer's shape.
-func (x *clientAPI) AllocStats(_ context.Context, id string) (*schedhttp.AllocResourceUsage, error) {
+// AllocStats implements schedhttp.ClientAPI.
+func (x *clientAPI) AllocStats(_ context.Context, id string) (*state.AllocResourceUsage, error) {
 	c, err := x.get()
 	if err != nil {
 		return nil, err
@@ -138,39 +137,7 @@ func (x *clientAPI) AllocStats(_ context.Context, id string) (*schedhttp.AllocRe
 	if errors.Is(err, client.ErrUnknownAlloc) {
 		return nil, state.NotFoundf("allocation %q on this client", id)
 	}
-	if err != nil {
-		return nil, err
-	}
-	mhz := perCoreMHz(c.Node())
-	out := &schedhttp.AllocResourceUsage{Tasks: make(map[string]*schedhttp.TaskResourceUsage, len(stats))}
-	for name, u := range stats {
-		if u == nil {
-			continue
-		}
-		ts := u.Timestamp
-		if ts.IsZero() {
-			ts = time.Now()
-		}
-		out.Tasks[name] = &schedhttp.TaskResourceUsage{
-			Timestamp: ts.UnixNano(),
-			ResourceUsage: &schedhttp.ResourceUsage{
-				MemoryStats: &schedhttp.MemoryStats{RSS: u.RSSBytes, Measured: []string{"RSS"}},
-				CpuStats: &schedhttp.CpuStats{
-					Percent: u.CPUPercent, TotalTicks: u.CPUPercent / 100 * mhz, TotalTime: u.CPUTotalTime,
-					Measured: []string{"Percent", "Total Ticks", "Total Time"},
-				},
-			},
-		}
-	}
-	return out, nil
-}
-
-// perCoreMHz is the node's CPU speed per core.
-func perCoreMHz(n *state.Node) float64 {
-	if n == nil || n.NodeResources == nil || n.NodeResources.Cores == 0 {
-		return 1000
-	}
-	return float64(n.NodeResources.CPU) / float64(n.NodeResources.Cores)
+	return stats, err
 }
 
 // newClientOnly sets up an agent that runs no server: its HTTP port

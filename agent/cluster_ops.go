@@ -13,6 +13,7 @@ import (
 
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/raft"
+	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -82,7 +83,7 @@ func (c *clusterState) LeaderRaftAddr() string {
 }
 
 // RaftConfiguration implements http.Forwarder.
-func (c *clusterState) RaftConfiguration() (*schedhttp.RaftConfiguration, error) {
+func (c *clusterState) RaftConfiguration() (*state.RaftConfiguration, error) {
 	servers, err := c.a.node.Configuration()
 	if err != nil {
 		return nil, mapRaftErr(err)
@@ -91,9 +92,9 @@ func (c *clusterState) RaftConfiguration() (*schedhttp.RaftConfiguration, error)
 	if err != nil {
 		return nil, mapRaftErr(err)
 	}
-	out := &schedhttp.RaftConfiguration{Index: index, Servers: []*schedhttp.RaftServer{}}
+	out := &state.RaftConfiguration{Index: index, Servers: []*state.RaftServer{}}
 	for _, s := range servers {
-		out.Servers = append(out.Servers, &schedhttp.RaftServer{
+		out.Servers = append(out.Servers, &state.RaftServer{
 			ID:           s.ID,
 			Node:         c.serverName(s.ID),
 			Address:      s.Address,
@@ -144,12 +145,12 @@ func (c *clusterState) RemoveRaftPeer(id, address string) error {
 
 // Members implements http.Forwarder. Without gossip (dev mode) the list
 // holds this server alone.
-func (c *clusterState) Members() *schedhttp.ServerMembers {
-	out := &schedhttp.ServerMembers{
+func (c *clusterState) Members() *state.ServerMembers {
+	out := &state.ServerMembers{
 		ServerName:   c.a.cfg.Name,
 		ServerRegion: c.a.cfg.Region,
 		ServerDC:     c.a.cfg.Datacenter,
-		Members:      []*schedhttp.AgentMember{},
+		Members:      []*state.AgentMember{},
 	}
 	if c.gossip == nil {
 		out.Members = append(out.Members, c.localMember())
@@ -161,7 +162,7 @@ func (c *clusterState) Members() *schedhttp.ServerMembers {
 	return out
 }
 
-func (c *clusterState) localMember() *schedhttp.AgentMember {
+func (c *clusterState) localMember() *state.AgentMember {
 	if c.gossip != nil {
 		if m, ok := c.gossip.Member(c.a.node.ID()); ok {
 			return agentMember(m)
@@ -171,10 +172,10 @@ func (c *clusterState) localMember() *schedhttp.AgentMember {
 }
 
 // agentMember presents a gossip member as Nomad's clients expect.
-func agentMember(m raft.Member) *schedhttp.AgentMember {
+func agentMember(m raft.Member) *state.AgentMember {
 	host, port, _ := net.SplitHostPort(m.Addr)
 	p, _ := strconv.Atoi(port)
-	return &schedhttp.AgentMember{
+	return &state.AgentMember{
 		Name: m.Name + "." + m.Region,
 		Addr: host,
 		Port: uint16(p),
@@ -204,7 +205,7 @@ func (c *clusterState) Join(addrs []string) (int, error) {
 }
 
 // Self implements http.Forwarder.
-func (c *clusterState) Self() *schedhttp.AgentSelf {
+func (c *clusterState) Self() *state.AgentSelf {
 	cfg := c.a.cfg
 	gossipStats := map[string]string{"enabled": strconv.FormatBool(c.gossip != nil), "encrypted": strconv.FormatBool(cfg.Server.Encrypt != "")}
 	if c.gossip != nil {
@@ -219,7 +220,7 @@ func (c *clusterState) Self() *schedhttp.AgentSelf {
 		gossipStats["left"] = strconv.Itoa(counts[raft.MemberLeft])
 		gossipStats["refused_servers"] = strconv.FormatInt(c.refused.Load(), 10)
 	}
-	return &schedhttp.AgentSelf{
+	return &state.AgentSelf{
 		Config: map[string]any{
 			"Name":       cfg.Name,
 			"Region":     cfg.Region,

@@ -204,7 +204,7 @@ func TestClusterFormsForwardsWritesAndReadsConsistently(t *testing.T) {
 	servers := newTestCluster(t, 3)
 	leader := leaderOf(t, servers, 10*time.Second)
 
-	var conf schedhttp.RaftConfiguration
+	var conf state.RaftConfiguration
 	servers[0].mustJSON("GET", "/v1/operator/raft/configuration", nil, &conf)
 	if len(conf.Servers) != 3 {
 		t.Fatalf("raft configuration %+v, want 3 servers", conf)
@@ -255,7 +255,7 @@ func TestClusterFormsForwardsWritesAndReadsConsistently(t *testing.T) {
 	if len(peers) != 3 {
 		t.Errorf("status/peers = %v", peers)
 	}
-	var members schedhttp.ServerMembers
+	var members state.ServerMembers
 	servers[0].mustJSON("GET", "/v1/agent/members", nil, &members)
 	if len(members.Members) != 3 {
 		t.Fatalf("members %+v", members)
@@ -265,7 +265,7 @@ func TestClusterFormsForwardsWritesAndReadsConsistently(t *testing.T) {
 			t.Errorf("member %+v", m)
 		}
 	}
-	var health schedhttp.AgentHealthResponse
+	var health state.AgentHealthResponse
 	servers[2].mustJSON("GET", "/v1/agent/health", nil, &health)
 	if !health.Server.OK {
 		t.Errorf("health %+v", health.Server)
@@ -299,7 +299,7 @@ func TestClusterFormsForwardsWritesAndReadsConsistently(t *testing.T) {
 		t.Fatalf("blocking query on follower %s did not wake on a write through %s", follower.cfg.Name, writer.cfg.Name)
 	}
 
-	var self schedhttp.AgentSelf
+	var self state.AgentSelf
 	servers[1].mustJSON("GET", "/v1/agent/self", nil, &self)
 	if self.Config["Name"] != "s2" || self.Stats["raft"]["state"] != "Follower" && servers[1] != leader {
 		t.Errorf("self config %v, raft state %q", self.Config["Name"], self.Stats["raft"]["state"])
@@ -414,7 +414,7 @@ func TestClusterGracefulLeaveRemovesTheServer(t *testing.T) {
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		var conf schedhttp.RaftConfiguration
+		var conf state.RaftConfiguration
 		leader.mustJSON("GET", "/v1/operator/raft/configuration", nil, &conf)
 		if len(conf.Servers) == 2 {
 			for _, s := range conf.Servers {
@@ -429,7 +429,7 @@ func TestClusterGracefulLeaveRemovesTheServer(t *testing.T) {
 		}
 		<-time.After(100 * time.Millisecond)
 	}
-	var members schedhttp.ServerMembers
+	var members state.ServerMembers
 	leader.mustJSON("GET", "/v1/agent/members", nil, &members)
 	for _, m := range members.Members {
 		if m.Name == leaving.cfg.Name+".global" && m.Status != "left" {
@@ -443,7 +443,7 @@ func TestClusterGracefulLeaveRemovesTheServer(t *testing.T) {
 func TestClusterRefusesToMergeAnotherCluster(t *testing.T) {
 	a := newTestCluster(t, 1)[0]
 	b := newTestCluster(t, 1)[0]
-	var join schedhttp.JoinResponse
+	var join state.JoinResponse
 	b.mustJSON("PUT", "/v1/agent/join?address="+a.cfg.Advertise.Gossip, nil, &join)
 	if join.NumJoined != 1 {
 		t.Fatalf("join %+v", join)
@@ -458,7 +458,7 @@ func TestClusterRefusesToMergeAnotherCluster(t *testing.T) {
 			}
 			<-time.After(50 * time.Millisecond)
 		}
-		var conf schedhttp.RaftConfiguration
+		var conf state.RaftConfiguration
 		s.mustJSON("GET", "/v1/operator/raft/configuration", nil, &conf)
 		if len(conf.Servers) != 1 {
 			t.Fatalf("%s merged another cluster: %+v", s.cfg.Name, conf.Servers)

@@ -15,6 +15,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/http/mgmt"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/scheduler/leader"
 	"github.com/schedhq/sched/state"
@@ -146,7 +147,7 @@ func TestConfigReachesSchedulerAndManagementAPI(t *testing.T) {
 	var ttl time.Duration
 	var err error
 	// The leader's services start just after leadership is won.
-	waitUntil(t, func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the leader services to start", func() bool {
 		ttl, err = a.sched.rt.Heartbeat(node.ID)
 		return !errors.Is(err, leader.ErrNotLeader)
 	})

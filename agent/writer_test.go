@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 func TestCoalescerSharesCallsButNeverAnOlderOne(t *testing.T) {
@@ -44,7 +46,7 @@ func TestCoalescerSharesCallsButNeverAnOlderOne(t *testing.T) {
 	// Wait until at least one has queued for the next call. One that
 	// arrives only after call 2 started waits for call 3 instead; either
 	// way no one gets call 1's answer.
-	waitUntil(t, func() bool {
+	testutil.WaitFor(t, 5*time.Second, "a caller queued for the next call", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.next != nil
@@ -77,17 +79,5 @@ func TestCoalescerCallerContext(t *testing.T) {
 	_, err := c.do(ctx, func(context.Context) (uint64, error) { <-block; return 1, nil })
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the caller's deadline", err)
-	}
-}
-
-// waitUntil polls cond (for in-process state nothing signals) for up to 5s.
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/client/taskinput"
-	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
@@ -648,7 +647,7 @@ func (ar *allocRunner) report() {
 	ar.mu.Lock()
 	health := ar.health
 	ar.mu.Unlock()
-	ar.c.updater.put(&api.AllocClientUpdate{ID: ar.id, ClientStatus: st, ClientDescription: desc, TaskStates: states, DeploymentStatus: health})
+	ar.c.updater.put(&state.AllocClientUpdate{ID: ar.id, ClientStatus: st, ClientDescription: desc, TaskStates: states, DeploymentStatus: health})
 }
 
 // info is a read-only view for the agent's HTTP endpoints.

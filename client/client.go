@@ -374,24 +374,38 @@ func (c *Client) AllocLogDir(id string) (string, error) {
 	return ar.dir.LogDir(), nil
 }
 
-// AllocStats measures the allocation's running tasks, by task name.
-func (c *Client) AllocStats(id string) (map[string]*driver.ResourceUsage, error) {
+// AllocStats measures the allocation's running tasks, by task name, as
+// GET /v1/client/allocation/:alloc_id/stats serves them; the HTTP layer
+// adds the allocation's sum.
+func (c *Client) AllocStats(id string) (*state.AllocResourceUsage, error) {
 	ar, err := c.runner(id)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*driver.ResourceUsage{}
+	mhz := perCoreMHz(c.nodeSnapshot())
+	out := &state.AllocResourceUsage{Tasks: map[string]*state.TaskResourceUsage{}}
 	for _, t := range ar.tasks {
 		if t.drv == nil || t.snapshot().State.State != state.TaskStateRunning {
 			continue
 		}
 		u, err := t.drv.Stats(t.id)
-		if err != nil {
+		if err != nil || u == nil {
 			continue // it stopped meanwhile
 		}
-		out[t.name] = u
+		if u.ResourceUsage != nil && u.ResourceUsage.CpuStats != nil {
+			u.ResourceUsage.CpuStats.TotalTicks = u.ResourceUsage.CpuStats.Percent / 100 * mhz
+		}
+		out.Tasks[t.name] = u
 	}
 	return out, nil
+}
+
+// perCoreMHz is the node's CPU speed per core.
+func perCoreMHz(n *state.Node) float64 {
+	if n == nil || n.NodeResources == nil || n.NodeResources.Cores == 0 {
+		return 1000
+	}
+	return float64(n.NodeResources.CPU) / float64(n.NodeResources.Cores)
 }
 
 func (c *Client) allocPath(id string) string { return filepath.Join(c.dir, "alloc", id) }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -18,7 +19,7 @@ func TestHeartbeatsAtAFractionOfTheTTL(t *testing.T) {
 	fs.ttl = 200 * time.Millisecond
 	start := time.Now()
 	testClient(t, fs, "")
-	waitFor(t, 5*time.Second, "4 heartbeats", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "4 heartbeats", func() error {
 		if _, hb, _, _ := fs.counts(); hb < 4 {
 			return fmt.Errorf("%d heartbeats", hb)
 		}
@@ -38,7 +39,7 @@ func TestReregistersWhenServersForgetTheNode(t *testing.T) {
 	fs.mu.Lock()
 	fs.forget404 = true
 	fs.mu.Unlock()
-	waitFor(t, 5*time.Second, "a second registration", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "a second registration", func() error {
 		if reg, _, _, _ := fs.counts(); reg < 2 {
 			return fmt.Errorf("%d registrations", reg)
 		}
@@ -62,7 +63,7 @@ func TestFailsOverBetweenServers(t *testing.T) {
 	// allocations come from there.
 	a.failWith.Store(0)
 	b.failWith.Store(500)
-	waitFor(t, 5*time.Second, "registration with the first server", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "registration with the first server", func() error {
 		if reg, _, _, _ := a.counts(); reg < 1 {
 			return fmt.Errorf("%d registrations", reg)
 		}
@@ -92,7 +93,7 @@ func TestStatusUpdatesAreBatched(t *testing.T) {
 	if reqs > 15 || updates > 3*40 {
 		t.Fatalf("%d requests carrying %d allocation reports for 40 allocations", reqs, updates)
 	}
-	waitFor(t, 5*time.Second, "the client to count its batches", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "the client to count its batches", func() error {
 		if n := c.BatchesSent(); n < 1 {
 			return fmt.Errorf("client counted %d batches, server %d", n, reqs)
 		}
@@ -108,7 +109,7 @@ func TestUpdatesSurviveAnOutage(t *testing.T) {
 	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)
 	fs.failWith.Store(503)
 	stopAllocDirect(c, fs, a.ID)
-	waitFor(t, 5*time.Second, "the local stop", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "the local stop", func() error {
 		if al, _ := c.Alloc(a.ID); al.ClientStatus != state.AllocClientStatusComplete {
 			return fmt.Errorf("local status %s", al.ClientStatus)
 		}
@@ -137,7 +138,7 @@ func TestRemovedAllocIsDestroyed(t *testing.T) {
 	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)
 	pid := waitPID(t, allocPathOf(c, a.ID, "alloc", "pid"))
 	fs.removeAlloc(a.ID)
-	waitFor(t, 10*time.Second, "the allocation to be destroyed", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "the allocation to be destroyed", func() error {
 		if _, err := os.Stat(c.allocPath(a.ID)); !os.IsNotExist(err) {
 			return fmt.Errorf("alloc dir: %v", err)
 		}
@@ -192,7 +193,7 @@ func TestGarbageCollection(t *testing.T) {
 func waitPID(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, 5*time.Second, "pid in "+path, func() error {
+	testutil.WaitForErr(t, 5*time.Second, "pid in "+path, func() error {
 		if pid = readPID(t, path); pid == 0 {
 			return fmt.Errorf("no pid yet")
 		}
@@ -224,7 +225,7 @@ func TestInPlaceUpdateKeepsTheTaskRunning(t *testing.T) {
 		a.Job.Version++
 		a.Job.TaskGroups[0].Tasks[0].Env = map[string]string{"NEW": "1"}
 	})
-	waitFor(t, 5*time.Second, "the runner to take the update", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "the runner to take the update", func() error {
 		ar, _ := c.runner(a.ID)
 		if ar.tasks[0].currentTask().Env["NEW"] != "1" {
 			return fmt.Errorf("not yet")
@@ -242,7 +243,7 @@ func TestInPlaceUpdateKeepsTheTaskRunning(t *testing.T) {
 		a.Job.Meta = map[string]string{"v": "2"}
 		a.Job.TaskGroups[0].Tasks[0].Templates[0].Splay = time.Millisecond
 	})
-	waitFor(t, 10*time.Second, "the template restart", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "the template restart", func() error {
 		if readFile(t, conf) != "v=2" {
 			return fmt.Errorf("conf %q", readFile(t, conf))
 		}
@@ -256,7 +257,7 @@ func TestInPlaceUpdateKeepsTheTaskRunning(t *testing.T) {
 	if eventOf(ts, "Template Rendered") == nil || ts.Restarts != 0 {
 		t.Fatalf("%s", statusOf(got))
 	}
-	waitFor(t, 5*time.Second, "the old process to be gone", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "the old process to be gone", func() error {
 		if pidAlive(first) {
 			return fmt.Errorf("pid %d alive", first)
 		}
@@ -333,7 +334,7 @@ func TestInPlaceUpdateRegistersServicesAgain(t *testing.T) {
 		a.Job.Version++
 		a.Job.TaskGroups[0].Tasks[0].Services[0].Tags = []string{"v2"}
 	})
-	waitFor(t, 5*time.Second, "a second registration", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "a second registration", func() error {
 		n := 0
 		for _, e := range svcs.log() {
 			if e == "register web" {
@@ -347,5 +348,22 @@ func TestInPlaceUpdateRegistersServicesAgain(t *testing.T) {
 	})
 	if al, _ := c.Alloc(a.ID); al.TaskStates["web"].Restarts != 0 || eventOf(al.TaskStates["web"], state.TaskKilling) != nil {
 		t.Fatalf("the update restarted the task: %s", statusOf(al))
+	}
+}
+
+// The CPU's TotalTicks in allocation stats is the percent of the node's
+// per-core speed; without a known speed, a core counts as 1000 MHz.
+func TestPerCoreMHz(t *testing.T) {
+	for _, tc := range []struct {
+		node *state.Node
+		want float64
+	}{
+		{nil, 1000},
+		{&state.Node{}, 1000},
+		{&state.Node{NodeResources: &state.NodeResources{CPU: 8000, Cores: 4}}, 2000},
+	} {
+		if got := perCoreMHz(tc.node); got != tc.want {
+			t.Errorf("perCoreMHz(%+v) = %v, want %v", tc.node, got, tc.want)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/schedhq/sched/client/driver"
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -33,7 +34,7 @@ type fakeServer struct {
 	index      uint64
 	nodes      map[string]*state.Node
 	allocs     map[string]*state.Allocation
-	updates    []*api.AllocClientUpdate
+	updates    []*state.AllocClientUpdate
 	updateReqs int
 	registers  int
 	heartbeats int
@@ -90,7 +91,7 @@ func (fs *fakeServer) register(w http.ResponseWriter, r *http.Request) {
 	fs.registers++
 	ttl := fs.ttl
 	fs.mu.Unlock()
-	writeJSON200(w, &api.NodeUpdateResponse{HeartbeatTTL: ttl})
+	writeJSON200(w, &state.NodeUpdateResponse{HeartbeatTTL: ttl})
 }
 
 func (fs *fakeServer) heartbeat(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +107,7 @@ func (fs *fakeServer) heartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fs.heartbeats++
-	writeJSON200(w, &api.NodeUpdateResponse{HeartbeatTTL: fs.ttl})
+	writeJSON200(w, &state.NodeUpdateResponse{HeartbeatTTL: fs.ttl})
 }
 
 func (fs *fakeServer) listAllocs(w http.ResponseWriter, r *http.Request) {
@@ -152,7 +153,7 @@ func (fs *fakeServer) listAllocs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (fs *fakeServer) updateAllocs(w http.ResponseWriter, r *http.Request) {
-	var body struct{ Allocs []*api.AllocClientUpdate }
+	var body struct{ Allocs []*state.AllocClientUpdate }
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		http.Error(w, err.Error(), 400)
 		return
@@ -173,7 +174,7 @@ func (fs *fakeServer) updateAllocs(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	fs.bumpLocked()
-	writeJSON200(w, &api.NodeAllocsUpdateResponse{Index: fs.index})
+	writeJSON200(w, &state.NodeAllocsUpdateResponse{Index: fs.index})
 }
 
 func writeJSON200(w http.ResponseWriter, v any) {
@@ -303,25 +304,11 @@ func testClient(t *testing.T, fs *fakeServer, dataDir string, mod ...func(*Confi
 	return c
 }
 
-// waitFor polls cond until it returns nil or the deadline passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
-	}
-	t.Fatalf("timed out after %v waiting for %s: %v", timeout, what, err)
-}
-
 // serverStatus waits until the servers have the allocation in status.
 func waitAllocStatus(t *testing.T, fs *fakeServer, id, status string) *state.Allocation {
 	t.Helper()
 	var got *state.Allocation
-	waitFor(t, 15*time.Second, "alloc "+status, func() error {
+	testutil.WaitForErr(t, 15*time.Second, "alloc "+status, func() error {
 		got = fs.alloc(id)
 		if got == nil || got.ClientStatus != status {
 			return fmt.Errorf("alloc is %+v", statusOf(got))
@@ -352,7 +339,7 @@ func eventTypes(ts *state.TaskState) []string {
 
 // job builds a canonical job of one group with tasks.
 func job(typ string, tasks ...*state.Task) *state.Job {
-	j := &state.Job{ID: "j-" + newUUID()[:8], Name: "j", Namespace: "default", Type: typ, Datacenters: []string{"dc1"},
+	j := &state.Job{ID: "j-" + state.NewID()[:8], Name: "j", Namespace: "default", Type: typ, Datacenters: []string{"dc1"},
 		TaskGroups: []*state.TaskGroup{{Name: "g", Count: 1, Tasks: tasks}}}
 	j.Canonicalize()
 	return j
@@ -366,7 +353,7 @@ func allocFor(c *Client, j *state.Job) *state.Allocation {
 		res.Tasks[t.Name] = &state.AllocatedTaskResources{CPU: t.Resources.CPU, MemoryMB: t.Resources.MemoryMB}
 	}
 	return &state.Allocation{
-		ID: newUUID(), Namespace: j.Namespace, Name: j.ID + ".g[0]", NodeID: c.NodeID(), JobID: j.ID, Job: j,
+		ID: state.NewID(), Namespace: j.Namespace, Name: j.ID + ".g[0]", NodeID: c.NodeID(), JobID: j.ID, Job: j,
 		TaskGroup: tg.Name, AllocatedResources: res, DesiredStatus: state.AllocDesiredStatusRun,
 		ClientStatus: state.AllocClientStatusPending,
 	}

@@ -3,7 +3,6 @@ package client
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -194,48 +193,18 @@ func nodeIdentity(clientDir string) (id, secret string, err error) {
 // persistedUUID reads the UUID in path, or makes one and writes it there.
 func persistedUUID(path string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil {
-		if id := string(bytes.TrimSpace(b)); isUUID(id) {
+		if id := string(bytes.TrimSpace(b)); state.IsID(id) {
 			return id, nil
 		}
 		return "", fmt.Errorf("%s does not hold a UUID", path)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
-	id := newUUID()
+	id := state.NewID()
 	if err := writeFileAtomic(path, []byte(id+"\n"), 0o600); err != nil {
 		return "", err
 	}
 	return id, nil
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand does not fail on Linux
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // defaultIP returns the node's default address for ports: the first IPv4

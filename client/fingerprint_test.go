@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/schedhq/sched/state"
 )
 
 func fakeProc(t *testing.T, cpuinfo, meminfo string) procFS {
@@ -75,7 +77,7 @@ func TestNodeIdentityIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !isUUID(id1) || !isUUID(sec1) || id1 == sec1 {
+	if !state.IsID(id1) || !state.IsID(sec1) || id1 == sec1 {
 		t.Fatalf("id %q secret %q", id1, sec1)
 	}
 	if id1 != id2 || sec1 != sec2 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -13,7 +14,7 @@ func deployed(t *testing.T, fs *fakeServer, c *Client, j *state.Job, check strin
 	t.Helper()
 	j.TaskGroups[0].Update = &state.UpdateStrategy{HealthCheck: check, MinHealthyTime: minHealthy, HealthyDeadline: 5 * time.Second}
 	a := allocFor(c, j)
-	a.DeploymentID = newUUID()
+	a.DeploymentID = state.NewID()
 	fs.addAlloc(a)
 	return a
 }
@@ -21,7 +22,7 @@ func deployed(t *testing.T, fs *fakeServer, c *Client, j *state.Job, check strin
 func waitHealth(t *testing.T, fs *fakeServer, id string) (bool, time.Time) {
 	t.Helper()
 	var ds *state.AllocDeploymentStatus
-	waitFor(t, 10*time.Second, "a health verdict", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "a health verdict", func() error {
 		if a := fs.alloc(id); a != nil && a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil {
 			ds = a.DeploymentStatus
 			return nil
@@ -64,7 +65,7 @@ func TestDeploymentHealthWaitsForChecks(t *testing.T) {
 	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)
 	// The watcher saw the task running and asked for the checks, which
 	// fail: no verdict.
-	waitFor(t, 5*time.Second, "a look at the checks", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "a look at the checks", func() error {
 		svcs.mu.Lock()
 		defer svcs.mu.Unlock()
 		if svcs.asked == 0 {

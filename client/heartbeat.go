@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/state"
 )
 
 // fallbackTTL is used when a server answers a heartbeat with no TTL.
@@ -47,7 +48,7 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			continue
 		case <-time.After(wait):
 		}
-		var resp *api.NodeUpdateResponse
+		var resp *state.NodeUpdateResponse
 		err := c.servers.call(ctx, func(s *api.Client) error {
 			var err error
 			resp, _, err = s.Nodes().Heartbeat(ctx, c.nodeID, nil)
@@ -89,7 +90,7 @@ func (c *Client) heartbeatWait(ttl time.Duration) time.Duration {
 // and the failover epoch it registered in.
 func (c *Client) register(ctx context.Context) (time.Duration, uint64, error) {
 	node := c.nodeSnapshot()
-	var resp *api.NodeUpdateResponse
+	var resp *state.NodeUpdateResponse
 	err := c.servers.call(ctx, func(s *api.Client) error {
 		var err error
 		resp, _, err = s.Nodes().Register(ctx, node, nil)

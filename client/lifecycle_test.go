@@ -25,7 +25,10 @@ func TestLifecycleOrder(t *testing.T) {
 		sh("main", `echo main-start >> `+orderFile+`; sleep 0.4; echo main-end >> `+orderFile),
 		hook(sh("init", `sleep 0.2; echo init >> `+orderFile), state.TaskLifecycleHookPrestart, false),
 		hook(sh("side", `echo side-start >> `+orderFile+`; trap 'echo side-killed >> `+orderFile+`; exit 0' INT TERM; while :; do sleep 0.05; done`), state.TaskLifecycleHookPrestart, true),
-		hook(sh("after", `echo poststart >> `+orderFile), state.TaskLifecycleHookPoststart, false),
+		// The client starts poststart once main's process has started,
+		// which can be before main's shell reaches its first echo: the hook
+		// lets main's first line land before it writes its own.
+		hook(sh("after", `sleep 0.1; echo poststart >> `+orderFile), state.TaskLifecycleHookPoststart, false),
 		hook(sh("cleanup", `echo poststop >> `+orderFile), state.TaskLifecycleHookPoststop, false),
 	)
 	a := allocFor(c, j)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -52,7 +53,7 @@ func TestRestartedClientRecoversRunningTasks(t *testing.T) {
 	}
 	// Give a duplicate every chance to appear: the watcher syncs and the
 	// status goes out.
-	waitFor(t, 5*time.Second, "a status report from the new client", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "a status report from the new client", func() error {
 		if _, _, reqs, _ := fs.counts(); reqs == 0 {
 			return fmt.Errorf("none")
 		}
@@ -64,7 +65,7 @@ func TestRestartedClientRecoversRunningTasks(t *testing.T) {
 	// The recovered task is really managed: stopping the alloc kills it.
 	fs.stopAlloc(a.ID, true)
 	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusComplete)
-	waitFor(t, 10*time.Second, "the recovered process to be killed", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "the recovered process to be killed", func() error {
 		if pidAlive(pid) {
 			return fmt.Errorf("pid %d alive", pid)
 		}
@@ -85,7 +86,7 @@ func TestAllocStoppedWhileClientWasAwayIsKilled(t *testing.T) {
 	fs.stopAlloc(a.ID, false)
 	c2 := testClient(t, fs, dir)
 	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusComplete)
-	waitFor(t, 10*time.Second, "the process to be killed", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "the process to be killed", func() error {
 		if pidAlive(pid) {
 			return fmt.Errorf("pid %d alive", pid)
 		}
@@ -108,7 +109,7 @@ func TestAllocRemovedWhileClientWasAwayIsDestroyed(t *testing.T) {
 
 	fs.removeAlloc(a.ID)
 	testClient(t, fs, dir)
-	waitFor(t, 10*time.Second, "the process to be killed", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "the process to be killed", func() error {
 		if pidAlive(pid) {
 			return fmt.Errorf("pid %d alive", pid)
 		}
@@ -128,7 +129,7 @@ func TestTaskGoneWhileClientWasAwayIsRestarted(t *testing.T) {
 	pid := waitPID(t, allocPathOf(c1, a.ID, "alloc", "pids"))
 	c1.Shutdown()
 	killGroup(t, pid)
-	waitFor(t, 5*time.Second, "the task to die", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "the task to die", func() error {
 		if pidAlive(pid) {
 			return fmt.Errorf("alive")
 		}
@@ -136,14 +137,14 @@ func TestTaskGoneWhileClientWasAwayIsRestarted(t *testing.T) {
 	})
 
 	c2 := testClient(t, fs, dir)
-	waitFor(t, 10*time.Second, "a restart", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "a restart", func() error {
 		if got := pids(t, c2, a.ID); len(got) != 2 {
 			return fmt.Errorf("pids %v", got)
 		}
 		return nil
 	})
 	var got *state.Allocation
-	waitFor(t, 10*time.Second, "the servers to see the restart", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "the servers to see the restart", func() error {
 		got = fs.alloc(a.ID)
 		if ts := got.TaskStates["web"]; ts == nil || ts.Restarts != 1 || ts.State != state.TaskStateRunning {
 			return fmt.Errorf("%s", statusOf(got))

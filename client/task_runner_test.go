@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/client/driver"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -49,7 +50,7 @@ func TestRestartPolicyModeDelay(t *testing.T) {
 	a := allocFor(c, j)
 	fs.addAlloc(a)
 	var got *state.Allocation
-	waitFor(t, 10*time.Second, "three restarts", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "three restarts", func() error {
 		got = fs.alloc(a.ID)
 		if got == nil || got.TaskStates["crash"] == nil || got.TaskStates["crash"].Restarts < 3 {
 			return errString(statusOf(got))
@@ -215,7 +216,7 @@ func TestKillSignalThenTimeoutThenSIGKILL(t *testing.T) {
 	fs.addAlloc(a)
 	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)
 	var child int
-	waitFor(t, 5*time.Second, "child pid", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "child pid", func() error {
 		if child = readPID(t, allocPathOf(c, a.ID, "alloc", "child")); child == 0 {
 			return errString("no pid yet")
 		}
@@ -227,7 +228,7 @@ func TestKillSignalThenTimeoutThenSIGKILL(t *testing.T) {
 	if readFile(t, allocPathOf(c, a.ID, "alloc", "polite")) != "term\n" {
 		t.Error("polite did not get its kill_signal SIGTERM")
 	}
-	waitFor(t, 5*time.Second, "the stubborn task's child to be gone", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "the stubborn task's child to be gone", func() error {
 		if pidAlive(child) {
 			return errString("child " + strconv.Itoa(child) + " is alive")
 		}
@@ -290,7 +291,7 @@ func TestGroupShutdownDelay(t *testing.T) {
 	a := allocFor(c, j)
 	fs.addAlloc(a)
 	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)
-	waitFor(t, 5*time.Second, "group services", func() error {
+	testutil.WaitForErr(t, 5*time.Second, "group services", func() error {
 		if !containsInOrder(svcs.log(), "register group") {
 			return errString("not registered")
 		}
@@ -325,7 +326,7 @@ func TestTemplateChangeSignalsTheTask(t *testing.T) {
 		a.Job.Meta = map[string]string{"v": "2"}
 	})
 	var got *state.Allocation
-	waitFor(t, 10*time.Second, "the Signaling event", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "the Signaling event", func() error {
 		got = fs.alloc(a.ID)
 		if eventOf(got.TaskStates["web"], state.TaskSignaling) == nil {
 			return errString(statusOf(got))
@@ -407,7 +408,7 @@ func TestTemplateSourceChangeWhileRunningSignalsTheTask(t *testing.T) {
 	if err := os.WriteFile(allocPathOf(c, a.ID, "web", "local", "src.tpl"), []byte("port=2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the re-rendered file and the signal", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "the re-rendered file and the signal", func() error {
 		if got := readFile(t, allocPathOf(c, a.ID, "web", "local", "out")); got != "port=2" {
 			return errString("out is " + got)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/client/driver"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -197,7 +198,7 @@ func TestEnvTemplateChangeRestartsWithNewValues(t *testing.T) {
 		a.Job.Version++
 		a.Job.Meta = map[string]string{"v": "2"}
 	})
-	waitFor(t, 10*time.Second, "a second start", func() error {
+	testutil.WaitForErr(t, 10*time.Second, "a second start", func() error {
 		if n := len(rec.started()); n < 2 {
 			return errString("starts: " + strconv.Itoa(n))
 		}

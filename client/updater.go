@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/state"
 )
 
 // updater batches allocation status reports to the servers: changes
@@ -17,18 +18,18 @@ type updater struct {
 	c *Client
 
 	mu      sync.Mutex
-	pending map[string]*api.AllocClientUpdate
+	pending map[string]*state.AllocClientUpdate
 	kick    chan struct{}
 	// sent counts requests, for tests and measurements.
 	sent int
 }
 
 func newUpdater(c *Client) *updater {
-	return &updater{c: c, pending: map[string]*api.AllocClientUpdate{}, kick: make(chan struct{}, 1)}
+	return &updater{c: c, pending: map[string]*state.AllocClientUpdate{}, kick: make(chan struct{}, 1)}
 }
 
 // put queues u, replacing any report of the same allocation not yet sent.
-func (u *updater) put(up *api.AllocClientUpdate) {
+func (u *updater) put(up *state.AllocClientUpdate) {
 	u.mu.Lock()
 	u.pending[up.ID] = up
 	u.mu.Unlock()
@@ -39,13 +40,13 @@ func (u *updater) put(up *api.AllocClientUpdate) {
 }
 
 // take removes and returns every queued report.
-func (u *updater) take() []*api.AllocClientUpdate {
+func (u *updater) take() []*state.AllocClientUpdate {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.pending) == 0 {
 		return nil
 	}
-	out := make([]*api.AllocClientUpdate, 0, len(u.pending))
+	out := make([]*state.AllocClientUpdate, 0, len(u.pending))
 	for _, up := range u.pending {
 		out = append(out, up)
 	}
@@ -54,7 +55,7 @@ func (u *updater) take() []*api.AllocClientUpdate {
 }
 
 // putBack re-queues reports that failed, unless newer ones arrived.
-func (u *updater) putBack(ups []*api.AllocClientUpdate) {
+func (u *updater) putBack(ups []*state.AllocClientUpdate) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, up := range ups {

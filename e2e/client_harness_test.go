@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -151,7 +152,7 @@ func serves(port int) error {
 func runningAllocs(t *testing.T, c *api.Client, job string, count int) []*state.Allocation {
 	t.Helper()
 	var out []*state.Allocation
-	waitFor(t, 60*time.Second, fmt.Sprintf("%d running allocations of %s", count, job), func() error {
+	testutil.WaitForErr(t, 60*time.Second, fmt.Sprintf("%d running allocations of %s", count, job), func() error {
 		allocs, _, err := c.Jobs().Allocations(context.Background(), job, false, nil)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -34,11 +35,11 @@ func TestClientServiceJob(t *testing.T) {
 		if p == 0 {
 			t.Fatalf("an allocation has no http port: %v", ports)
 		}
-		waitFor(t, 20*time.Second, fmt.Sprintf("HTTP on port %d", p), func() error { return serves(p) })
+		testutil.WaitForErr(t, 20*time.Second, fmt.Sprintf("HTTP on port %d", p), func() error { return serves(p) })
 	}
 
 	// The three services are registered with their ports.
-	waitFor(t, 20*time.Second, "3 registered services", func() error {
+	testutil.WaitForErr(t, 20*time.Second, "3 registered services", func() error {
 		regs, _, err := c.Jobs().Services(ctx, "web", nil)
 		if err != nil {
 			return err
@@ -65,7 +66,7 @@ func TestClientServiceJob(t *testing.T) {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the killed task to be restarted", func() error {
+	testutil.WaitForErr(t, 30*time.Second, "the killed task to be restarted", func() error {
 		al, _, err := c.Allocations().Info(ctx, victim.ID, nil)
 		if err != nil {
 			return err
@@ -91,7 +92,7 @@ func TestClientServiceJob(t *testing.T) {
 	if _, _, err := c.Jobs().Deregister(ctx, "web", false, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "every process to be gone", func() error {
+	testutil.WaitForErr(t, 30*time.Second, "every process to be gone", func() error {
 		for _, pid := range all {
 			if alive(pid) {
 				return fmt.Errorf("pid %d is alive", pid)
@@ -104,7 +105,7 @@ func TestClientServiceJob(t *testing.T) {
 		}
 		return nil
 	})
-	waitFor(t, 20*time.Second, "allocations complete and services gone", func() error {
+	testutil.WaitForErr(t, 20*time.Second, "allocations complete and services gone", func() error {
 		allocs, _, err := c.Jobs().Allocations(ctx, "web", false, nil)
 		if err != nil {
 			return err
@@ -145,7 +146,7 @@ func TestClientRestartKeepsTasks(t *testing.T) {
 	for _, al := range allocs {
 		p := allocPort(al, "http")
 		ports = append(ports, p)
-		waitFor(t, 20*time.Second, fmt.Sprintf("HTTP on port %d", p), func() error { return serves(p) })
+		testutil.WaitForErr(t, 20*time.Second, fmt.Sprintf("HTTP on port %d", p), func() error { return serves(p) })
 		pids := serverPIDs(p)
 		if len(pids) != 1 {
 			t.Fatalf("processes on port %d: %v", p, pids)
@@ -171,7 +172,7 @@ func TestClientRestartKeepsTasks(t *testing.T) {
 	}
 	// Wait past the client's first sync and status report: a duplicate
 	// would have been started by then.
-	waitFor(t, 20*time.Second, "the restarted client to report", func() error {
+	testutil.WaitForErr(t, 20*time.Second, "the restarted client to report", func() error {
 		al, _, err := c.Allocations().Info(ctx, allocs[0].ID, nil)
 		if err != nil {
 			return err
@@ -199,7 +200,7 @@ func TestClientRestartKeepsTasks(t *testing.T) {
 	if _, _, err := c.Jobs().Deregister(ctx, "keep", false, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the recovered processes to be killed", func() error {
+	testutil.WaitForErr(t, 30*time.Second, "the recovered processes to be killed", func() error {
 		for _, pid := range before {
 			if alive(pid) {
 				return fmt.Errorf("pid %d alive", pid)

@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
 // startClientAgent runs a client-only agent (its own data dir and ports)
 // against the cluster's servers, and stops it with the test.
-func startClientAgent(t *testing.T, c *loopCluster) *syncBuffer {
+func startClientAgent(t *testing.T, c *loopCluster) *testutil.SyncBuffer {
 	t.Helper()
 	dir := t.TempDir()
 	var servers []string
@@ -46,7 +47,7 @@ client {
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	cmd := exec.Command(schedBin, "agent", "-config", path)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -91,7 +92,7 @@ func TestClusterClientKeepsAllocationsOverWholeRestart(t *testing.T) {
 	startClientAgent(t, c)
 
 	cl := leader.client()
-	waitFor(t, 30*time.Second, "the client node to be ready", func() error {
+	testutil.WaitForErr(t, 30*time.Second, "the client node to be ready", func() error {
 		nodes, _, err := cl.Nodes().List(context.Background(), nil)
 		if err != nil {
 			return err
@@ -116,7 +117,7 @@ func TestClusterClientKeepsAllocationsOverWholeRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	var before []string
-	waitFor(t, 30*time.Second, "3 allocations running on the client", func() error {
+	testutil.WaitForErr(t, 30*time.Second, "3 allocations running on the client", func() error {
 		ids, err := clusterRunningAllocs(cl, "kept")
 		if err != nil {
 			return err
@@ -135,7 +136,7 @@ func TestClusterClientKeepsAllocationsOverWholeRestart(t *testing.T) {
 	cl = c.leader(30 * time.Second).client()
 	// The client re-registers with the new leader and keeps reporting; the
 	// allocations must be the same ones, still running.
-	waitFor(t, 30*time.Second, "the same allocations running after the restart", func() error {
+	testutil.WaitForErr(t, 30*time.Second, "the same allocations running after the restart", func() error {
 		ids, err := clusterRunningAllocs(cl, "kept")
 		if err != nil {
 			return err

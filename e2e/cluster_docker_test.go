@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // The docker tests run the same three-server cluster as containers, so
@@ -196,7 +197,7 @@ func (c *dockerCluster) client(i int) *api.Client {
 
 func (c *dockerCluster) waitReady(i int, d time.Duration) {
 	c.t.Helper()
-	waitFor(c.t, d, c.names[i]+" to serve a consistent read", func() error {
+	testutil.WaitForErr(c.t, d, c.names[i]+" to serve a consistent read", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_, _, err := c.client(i).Jobs().List(ctx, nil)
@@ -209,7 +210,7 @@ func (c *dockerCluster) waitReady(i int, d time.Duration) {
 func (c *dockerCluster) leader(among []int, d time.Duration) int {
 	c.t.Helper()
 	leader := -1
-	waitFor(c.t, d, "an agreed leader", func() error {
+	testutil.WaitForErr(c.t, d, "an agreed leader", func() error {
 		var seen []string
 		for _, i := range among {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -304,7 +305,7 @@ func TestDockerPartitionMinorityRefusesWritesAndAllConverge(t *testing.T) {
 	// The minority refuses writes and consistent reads with 503, and
 	// serves stale reads of what it had.
 	minority := c.client(old)
-	waitFor(t, 30*time.Second, "the minority to refuse a write with 503", func() error {
+	testutil.WaitForErr(t, 30*time.Second, "the minority to refuse a write with 503", func() error {
 		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		_, _, err := minority.Jobs().Register(rctx, smallJob("minority-write"), nil, nil)
@@ -336,7 +337,7 @@ func TestDockerPartitionMinorityRefusesWritesAndAllConverge(t *testing.T) {
 	for k, v := range during {
 		want[k] = v
 	}
-	waitFor(t, 60*time.Second, "all servers to converge", func() error {
+	testutil.WaitForErr(t, 60*time.Second, "all servers to converge", func() error {
 		for _, i := range all {
 			list, _, err := c.client(i).Jobs().List(ctx, &api.QueryOptions{AllowStale: true})
 			if err != nil {

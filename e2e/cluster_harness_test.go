@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // The multi-server tests run only under `make e2e` (build tag e2e): they
@@ -32,7 +33,7 @@ type server struct {
 	raft    int
 	gossip  int
 	cmd     *exec.Cmd
-	out     *syncBuffer
+	out     *testutil.SyncBuffer
 	done    chan struct{}
 }
 
@@ -126,7 +127,7 @@ func (c *loopCluster) startAll() {
 // launch starts the process without waiting for it to serve.
 func (s *server) launch() {
 	s.t.Helper()
-	s.out = &syncBuffer{}
+	s.out = &testutil.SyncBuffer{}
 	s.cmd = exec.Command(schedBin, "agent", "-config", s.config)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
@@ -148,7 +149,7 @@ func (s *server) launch() {
 func (s *server) waitReady(d time.Duration) {
 	s.t.Helper()
 	c := s.client()
-	waitFor(s.t, d, s.name+" to serve a consistent read", func() error {
+	testutil.WaitForErr(s.t, d, s.name+" to serve a consistent read", func() error {
 		select {
 		case <-s.done:
 			s.t.Fatalf("%s exited during start:\n%s", s.name, s.out.String())
@@ -227,7 +228,7 @@ func (c *loopCluster) alive() []*server {
 func (c *loopCluster) leader(d time.Duration) *server {
 	c.t.Helper()
 	var leader *server
-	waitFor(c.t, d, "an agreed leader", func() error {
+	testutil.WaitForErr(c.t, d, "an agreed leader", func() error {
 		leader = nil
 		var seen []string
 		for _, s := range c.alive() {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // The measurements of the cluster issue, logged with t.Logf (run with -v):
@@ -99,7 +100,7 @@ func TestMeasureFailover(t *testing.T) {
 			}
 		})
 		// Kill under a steady load.
-		waitFor(t, 20*time.Second, "100 writes before the kill", func() error {
+		testutil.WaitForErr(t, 20*time.Second, "100 writes before the kill", func() error {
 			if acked.Load() < 100 {
 				return fmt.Errorf("%d acknowledged", acked.Load())
 			}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -244,7 +245,7 @@ func TestClusterLeaderKillUnderLoadLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var evalStatus string
-	waitFor(t, 30*time.Second, "the new leader to process an evaluation", func() error {
+	testutil.WaitForErr(t, 30*time.Second, "the new leader to process an evaluation", func() error {
 		e, _, err := newLeader.client().Evaluations().Info(context.Background(), resp.EvalID, nil)
 		if err != nil {
 			return err

@@ -1,19 +1,18 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // schedBin is the sched binary built for this test run.
@@ -55,7 +54,7 @@ type agent struct {
 	config   string
 	httpPort int
 	cmd      *exec.Cmd
-	out      *syncBuffer
+	out      *testutil.SyncBuffer
 	done     chan struct{}
 }
 
@@ -99,7 +98,7 @@ func (a *agent) start() {
 // failing the test at once if the process exits first.
 func (a *agent) run(what string, ready func(*api.Client) error, args ...string) {
 	a.t.Helper()
-	a.out = &syncBuffer{}
+	a.out = &testutil.SyncBuffer{}
 	a.cmd = exec.Command(schedBin, args...)
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
 	if err := a.cmd.Start(); err != nil {
@@ -110,7 +109,7 @@ func (a *agent) run(what string, ready func(*api.Client) error, args ...string) 
 	a.t.Cleanup(a.kill)
 
 	c := a.client()
-	waitFor(a.t, 30*time.Second, what, func() error {
+	testutil.WaitForErr(a.t, 30*time.Second, what, func() error {
 		select {
 		case <-a.done:
 			a.t.Fatalf("agent exited during start:\n%s", a.out.String())
@@ -156,36 +155,4 @@ func (a *agent) client() *api.Client {
 		a.t.Fatal(err)
 	}
 	return c
-}
-
-// waitFor polls cond until it returns nil or the deadline passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval of a deadline-bounded wait
-	}
-	t.Fatalf("timed out after %v waiting for %s: %v", timeout, what, err)
-}
-
-// syncBuffer collects a process's output for failure messages.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

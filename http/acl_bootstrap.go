@@ -39,7 +39,7 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request, _ httprout
 	if err := decodeOptionalBody(r, &req); err != nil {
 		return nil, err
 	}
-	if req.BootstrapSecret != "" && !isUUID(req.BootstrapSecret) {
+	if req.BootstrapSecret != "" && !state.IsID(req.BootstrapSecret) {
 		return nil, badRequest("BootstrapSecret: must be a UUID")
 	}
 	resetPath := s.cfg.ACL.BootstrapResetPath()
@@ -56,7 +56,7 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request, _ httprout
 
 	secret := req.BootstrapSecret
 	if secret == "" {
-		secret = newUUID()
+		secret = state.NewID()
 	}
 	tok := &state.ACLToken{
 		AccessorID: s.cfg.NewID(),

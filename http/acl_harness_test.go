@@ -86,8 +86,8 @@ func (a *aclHarness) clientToken(rules ...string) string {
 // returns its secret.
 func (a *aclHarness) token(tok *state.ACLToken) string {
 	a.t.Helper()
-	secret := newUUID()
-	tok.AccessorID = newUUID()
+	secret := state.NewID()
+	tok.AccessorID = state.NewID()
 	tok.SecretHash = state.HashSecret(secret)
 	tok.CreateTime = a.clock.Now()
 	a.apply(store.ACLTokenUpsertRequestType, &store.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{tok}})

@@ -70,7 +70,7 @@ func (s *Server) aclTokenCreate(w http.ResponseWriter, r *http.Request, _ httpro
 	now := s.cfg.Now().UTC()
 	tok := &state.ACLToken{
 		AccessorID: s.cfg.NewID(),
-		SecretID:   newUUID(),
+		SecretID:   state.NewID(),
 		Name:       req.Name,
 		Type:       req.Type,
 		Policies:   req.Policies,

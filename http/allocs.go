@@ -10,40 +10,6 @@ import (
 	"github.com/schedhq/sched/state/store"
 )
 
-// AllocListStub is one entry of the allocation lists (GET /v1/allocations,
-// /v1/evaluation/:id/allocations, /v1/deployment/allocations/:id): an
-// allocation without its job, which is what makes a full allocation
-// heavy. AllocatedResources appear with resources=true; TaskStates are
-// left out with task_states=false.
-type AllocListStub struct {
-	ID                 string
-	EvalID             string
-	Name               string
-	Namespace          string
-	NodeID             string
-	NodeName           string
-	JobID              string
-	JobType            string
-	JobVersion         uint64
-	TaskGroup          string
-	AllocatedResources *state.AllocatedResources `json:",omitempty"`
-	DesiredStatus      string
-	DesiredDescription string
-	DesiredTransition  state.DesiredTransition
-	ClientStatus       string
-	ClientDescription  string
-	TaskStates         map[string]*state.TaskState
-	DeploymentStatus   *state.AllocDeploymentStatus
-	FollowupEvalID     string
-	NextAllocation     string
-	PreviousAllocation string
-	RescheduleTracker  *state.RescheduleTracker
-	CreateIndex        uint64
-	ModifyIndex        uint64
-	CreateTime         int64
-	ModifyTime         int64
-}
-
 // stubOptions say what an allocation list entry carries.
 type stubOptions struct {
 	resources  bool
@@ -67,8 +33,8 @@ func parseStubOptions(r *http.Request) (stubOptions, error) {
 }
 
 // allocStub makes a's list entry.
-func allocStub(a *state.Allocation, o stubOptions) *AllocListStub {
-	stub := &AllocListStub{
+func allocStub(a *state.Allocation, o stubOptions) *state.AllocListStub {
+	stub := &state.AllocListStub{
 		ID: a.ID, EvalID: a.EvalID, Name: a.Name, Namespace: a.Namespace, NodeID: a.NodeID,
 		NodeName: a.NodeName, JobID: a.JobID, TaskGroup: a.TaskGroup,
 		DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription,
@@ -91,8 +57,8 @@ func allocStub(a *state.Allocation, o stubOptions) *AllocListStub {
 }
 
 // allocStubs makes the list entries of allocs, never null.
-func allocStubs(allocs []*state.Allocation, o stubOptions) []*AllocListStub {
-	out := make([]*AllocListStub, 0, len(allocs))
+func allocStubs(allocs []*state.Allocation, o stubOptions) []*state.AllocListStub {
+	out := make([]*state.AllocListStub, 0, len(allocs))
 	for _, a := range allocs {
 		out = append(out, allocStub(a, o))
 	}
@@ -118,9 +84,9 @@ func (s *Server) allocList(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return nil, err
 	}
 	allowed := namespaceFilter(r, state.NamespaceCapabilityReadJob) // namespace=* shows only permitted namespaces
-	var pg *page[*AllocListStub]
+	var pg *page[*state.AllocListStub]
 	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
-		pg = newPage[*AllocListStub](opts)
+		pg = newPage[*state.AllocListStub](opts)
 		allocs, err := s.store.Allocs(ws, ns, opts.Prefix)
 		if err != nil {
 			return 0, err

@@ -43,7 +43,7 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	if _, _, err := c.Nodes().ToggleEligibility(ctx, n.ID, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.Nodes().UpdateDrain(ctx, n.ID, &api.DrainSpec{Deadline: time.Hour}, false, nil); err != nil {
+	if _, _, err := c.Nodes().UpdateDrain(ctx, n.ID, &state.DrainSpec{Deadline: time.Hour}, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := c.Nodes().UpdateDrain(ctx, n.ID, nil, true, nil); err != nil {
@@ -64,7 +64,7 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	if err != nil || len(allocs) != 1 || allocs[0].Job == nil {
 		t.Fatalf("node allocations: %+v, %v", allocs, err)
 	}
-	rep, _, err := c.Nodes().UpdateAllocs(ctx, n.ID, []*api.AllocClientUpdate{{ID: id, ClientStatus: "failed"}}, nil)
+	rep, _, err := c.Nodes().UpdateAllocs(ctx, n.ID, []*state.AllocClientUpdate{{ID: id, ClientStatus: "failed"}}, nil)
 	if err != nil || len(rep.EvalIDs) != 1 {
 		t.Fatalf("report: %+v, %v", rep, err)
 	}
@@ -72,7 +72,7 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	if err != nil || len(stubs) != 1 || stubs[0].ClientStatus != "failed" || stubs[0].JobType != "service" {
 		t.Fatalf("allocations: %+v, %v", stubs, err)
 	}
-	ev, _, err := c.Jobs().Evaluate(ctx, "web", api.EvalOptions{ForceReschedule: true}, nil)
+	ev, _, err := c.Jobs().Evaluate(ctx, "web", state.EvalOptions{ForceReschedule: true}, nil)
 	if err != nil || ev.EvalID == "" {
 		t.Fatalf("evaluate: %+v, %v", ev, err)
 	}

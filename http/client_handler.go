@@ -31,16 +31,16 @@ func (s *Server) clientStats(w http.ResponseWriter, r *http.Request, p httproute
 }
 
 // allocStats asks c for the allocation's use and fills in the total.
-func allocStats(r *http.Request, c ClientAPI, allocID string) (*AllocResourceUsage, error) {
+func allocStats(r *http.Request, c ClientAPI, allocID string) (*state.AllocResourceUsage, error) {
 	u, err := c.AllocStats(r.Context(), allocID)
 	if err != nil {
 		return nil, err
 	}
 	if u == nil {
-		u = &AllocResourceUsage{}
+		u = &state.AllocResourceUsage{}
 	}
 	if u.Tasks == nil {
-		u.Tasks = map[string]*TaskResourceUsage{}
+		u.Tasks = map[string]*state.TaskResourceUsage{}
 	}
 	if u.ResourceUsage == nil {
 		u.ResourceUsage = SumResourceUsage(u.Tasks)
@@ -55,8 +55,8 @@ func allocStats(r *http.Request, c ClientAPI, allocID string) (*AllocResourceUsa
 
 // SumResourceUsage adds up the tasks' use: RSS, CPU percent, MHz and CPU
 // time. A field is Measured in the total when some task measured it.
-func SumResourceUsage(tasks map[string]*TaskResourceUsage) *ResourceUsage {
-	sum := &ResourceUsage{MemoryStats: &MemoryStats{Measured: []string{}}, CpuStats: &CpuStats{Measured: []string{}}}
+func SumResourceUsage(tasks map[string]*state.TaskResourceUsage) *state.ResourceUsage {
+	sum := &state.ResourceUsage{MemoryStats: &state.MemoryStats{Measured: []string{}}, CpuStats: &state.CpuStats{Measured: []string{}}}
 	for _, name := range slices.Sorted(maps.Keys(tasks)) {
 		t := tasks[name]
 		if t == nil || t.ResourceUsage == nil {
@@ -92,7 +92,7 @@ func mergeMeasured(into, more []string) []string {
 // withClientStats adds the local client's node ID to a server's
 // /v1/agent/self under stats.client.node_id (dev mode), where `sched node
 // status -self` looks for it. self is the Forwarder's fresh answer.
-func withClientStats(self *AgentSelf, c ClientAPI) *AgentSelf {
+func withClientStats(self *state.AgentSelf, c ClientAPI) *state.AgentSelf {
 	if self == nil || c == nil || c.NodeID() == "" {
 		return self
 	}
@@ -166,7 +166,7 @@ func NewClientHandler(c ClientAPI, logger *slog.Logger) http.Handler {
 		}, nil
 	}))
 	rt.Handle(http.MethodGet, "/v1/agent/health", h(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
-		return &AgentHealthResponse{Client: &AgentHealth{OK: true, Message: "ok"}}, nil
+		return &state.AgentHealthResponse{Client: &state.AgentHealth{OK: true, Message: "ok"}}, nil
 	}))
 	return rt
 }

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -27,7 +27,7 @@ type fakeClientAPI struct {
 
 	mu     sync.Mutex
 	allocs map[string]*state.Allocation
-	stats  *AllocResourceUsage
+	stats  *state.AllocResourceUsage
 }
 
 var _ ClientAPI = (*fakeClientAPI)(nil)
@@ -52,7 +52,7 @@ func (f *fakeClientAPI) AllocLogDir(id string) (string, error) {
 	return f.dir, nil
 }
 
-func (f *fakeClientAPI) AllocStats(_ context.Context, id string) (*AllocResourceUsage, error) {
+func (f *fakeClientAPI) AllocStats(_ context.Context, id string) (*state.AllocResourceUsage, error) {
 	if _, err := f.Alloc(id); err != nil {
 		return nil, err
 	}
@@ -192,39 +192,8 @@ func TestClientLogsBadInput(t *testing.T) {
 	}
 }
 
-// syncBuffer collects a stream for a reading goroutine and a test that
-// waits on its content.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting out a state change
-	}
-}
-
 // streamLogs starts a followed read of url from srv and collects it.
-func streamLogs(t *testing.T, srv *httptest.Server, url string, header http.Header) (*syncBuffer, <-chan error, *http.Response) {
+func streamLogs(t *testing.T, srv *httptest.Server, url string, header http.Header) (*testutil.SyncBuffer, <-chan error, *http.Response) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -240,7 +209,7 @@ func streamLogs(t *testing.T, srv *httptest.Server, url string, header http.Head
 		body, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		_, err := io.Copy(out, resp.Body)
@@ -259,19 +228,19 @@ func TestClientLogsFollowAcrossRotation(t *testing.T) {
 	defer srv.Close()
 	writeLog(t, fc.dir, "server.stdout.0", "one\n")
 	out, done, _ := streamLogs(t, srv, logsURL("plain=true&follow=true"), nil)
-	waitFor(t, "the existing line", 5*time.Second, func() bool { return out.String() == "one\n" })
+	testutil.WaitFor(t, 5*time.Second, "the existing line", func() bool { return out.String() == "one\n" })
 
 	writeLog(t, fc.dir, "server.stdout.0", "two\n")
-	waitFor(t, "an appended line", 5*time.Second, func() bool { return out.String() == "one\ntwo\n" })
+	testutil.WaitFor(t, 5*time.Second, "an appended line", func() bool { return out.String() == "one\ntwo\n" })
 
 	// Rotation: the last words of .0 and the first of .1 land together.
 	writeLog(t, fc.dir, "server.stdout.0", "three\n")
 	writeLog(t, fc.dir, "server.stdout.1", "four\n")
-	waitFor(t, "the rotated file", 5*time.Second, func() bool { return out.String() == "one\ntwo\nthree\nfour\n" })
+	testutil.WaitFor(t, 5*time.Second, "the rotated file", func() bool { return out.String() == "one\ntwo\nthree\nfour\n" })
 	writeLog(t, fc.dir, "server.stdout.2", "five\n")
 	os.Remove(filepath.Join(fc.dir, "server.stdout.0")) // MaxFiles reached
 	writeLog(t, fc.dir, "server.stdout.2", "six\n")
-	waitFor(t, "a second rotation", 5*time.Second, func() bool { return strings.HasSuffix(out.String(), "four\nfive\nsix\n") })
+	testutil.WaitFor(t, 5*time.Second, "a second rotation", func() bool { return strings.HasSuffix(out.String(), "four\nfive\nsix\n") })
 
 	select {
 	case err := <-done:
@@ -295,11 +264,11 @@ func TestClientLogsFollowAcrossRotation(t *testing.T) {
 
 func TestClientStatsLocal(t *testing.T) {
 	h, fc := localClientHarness(t)
-	fc.stats = &AllocResourceUsage{Tasks: map[string]*TaskResourceUsage{
-		"server":  {Timestamp: 5, ResourceUsage: &ResourceUsage{MemoryStats: &MemoryStats{RSS: 100, Measured: []string{"RSS"}}, CpuStats: &CpuStats{Percent: 10, TotalTicks: 200, Measured: []string{"Percent"}}}},
-		"sidecar": {Timestamp: 7, ResourceUsage: &ResourceUsage{MemoryStats: &MemoryStats{RSS: 50, Measured: []string{"RSS"}}, CpuStats: &CpuStats{Percent: 2.5, TotalTicks: 50, Measured: []string{"Percent", "Total Ticks"}}}},
+	fc.stats = &state.AllocResourceUsage{Tasks: map[string]*state.TaskResourceUsage{
+		"server":  {Timestamp: 5, ResourceUsage: &state.ResourceUsage{MemoryStats: &state.MemoryStats{RSS: 100, Measured: []string{"RSS"}}, CpuStats: &state.CpuStats{Percent: 10, TotalTicks: 200, Measured: []string{"Percent"}}}},
+		"sidecar": {Timestamp: 7, ResourceUsage: &state.ResourceUsage{MemoryStats: &state.MemoryStats{RSS: 50, Measured: []string{"RSS"}}, CpuStats: &state.CpuStats{Percent: 2.5, TotalTicks: 50, Measured: []string{"Percent", "Total Ticks"}}}},
 	}}
-	var u AllocResourceUsage
+	var u state.AllocResourceUsage
 	h.ok(http.MethodGet, "/v1/client/allocation/"+allocID(1)+"/stats", nil, &u)
 	sum := u.ResourceUsage
 	if sum == nil || sum.MemoryStats.RSS != 150 || sum.CpuStats.Percent != 12.5 || sum.CpuStats.TotalTicks != 250 ||
@@ -358,16 +327,16 @@ func TestClientProxyToNode(t *testing.T) {
 	h.placeAlloc(1, job, nodeID(1), "")
 	h.placeAlloc(2, job, nodeID(2), "")
 	node.client.allocs[allocID(1)] = h.alloc(allocID(1))
-	node.client.stats = &AllocResourceUsage{Tasks: map[string]*TaskResourceUsage{
-		"server": {ResourceUsage: &ResourceUsage{MemoryStats: &MemoryStats{RSS: 4096}}},
+	node.client.stats = &state.AllocResourceUsage{Tasks: map[string]*state.TaskResourceUsage{
+		"server": {ResourceUsage: &state.ResourceUsage{MemoryStats: &state.MemoryStats{RSS: 4096}}},
 	}}
 	writeLog(t, node.client.dir, "server.stderr.0", "from the node\n")
 
 	tok := http.Header{HeaderToken: []string{"caller-secret"}}
 	out, done, resp := streamLogs(t, srv, logsURL("type=stderr&plain=true&follow=true"), tok)
-	waitFor(t, "proxied log data", 5*time.Second, func() bool { return out.String() == "from the node\n" })
+	testutil.WaitFor(t, 5*time.Second, "proxied log data", func() bool { return out.String() == "from the node\n" })
 	writeLog(t, node.client.dir, "server.stderr.0", "more\n")
-	waitFor(t, "followed data through the proxy", 5*time.Second, func() bool { return out.String() == "from the node\nmore\n" })
+	testutil.WaitFor(t, 5*time.Second, "followed data through the proxy", func() bool { return out.String() == "from the node\nmore\n" })
 	if got := resp.Header.Get(HeaderLogInitialBytes); got != "14" {
 		t.Errorf("%s through the proxy = %q", HeaderLogInitialBytes, got)
 	}
@@ -382,7 +351,7 @@ func TestClientProxyToNode(t *testing.T) {
 		t.Fatal("proxied stream did not end")
 	}
 
-	var u AllocResourceUsage
+	var u state.AllocResourceUsage
 	h.ok(http.MethodGet, "/v1/client/allocation/"+allocID(1)+"/stats", nil, &u)
 	if u.ResourceUsage == nil || u.ResourceUsage.MemoryStats.RSS != 4096 {
 		t.Errorf("proxied stats %+v", u)
@@ -498,21 +467,21 @@ func TestClientHandlerProxiesToServer(t *testing.T) {
 type selfForwarder struct{ Forwarder }
 
 func (selfForwarder) IsLeader() bool { return true }
-func (selfForwarder) Self() *AgentSelf {
-	return &AgentSelf{Config: map[string]any{"Name": "dev"}, Stats: map[string]map[string]string{"raft": {"state": "Leader"}}}
+func (selfForwarder) Self() *state.AgentSelf {
+	return &state.AgentSelf{Config: map[string]any{"Name": "dev"}, Stats: map[string]map[string]string{"raft": {"state": "Leader"}}}
 }
 
 // In dev mode the server's /v1/agent/self names the local client's node.
 func TestAgentSelfNamesLocalClient(t *testing.T) {
 	fc := &fakeClientAPI{nodeID: nodeID(1)}
 	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Client, c.Forwarder = fc, selfForwarder{} })
-	var self AgentSelf
+	var self state.AgentSelf
 	h.ok(http.MethodGet, "/v1/agent/self", nil, &self)
 	if self.Stats["client"]["node_id"] != nodeID(1) || self.Stats["raft"]["state"] != "Leader" {
 		t.Errorf("agent/self stats %v", self.Stats)
 	}
 	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Forwarder = selfForwarder{} })
-	var self2 AgentSelf
+	var self2 state.AgentSelf
 	h2.ok(http.MethodGet, "/v1/agent/self", nil, &self2)
 	if _, ok := self2.Stats["client"]; ok || self2.Stats["raft"] == nil {
 		t.Errorf("a server without a client reports one: %v", self2.Stats)

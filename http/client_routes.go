@@ -3,7 +3,6 @@ package http
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/schedhq/sched/state"
 )
@@ -30,7 +29,7 @@ type ClientAPI interface {
 	AllocLogDir(allocID string) (string, error)
 	// AllocStats measures the allocation's running tasks. Tasks that are
 	// not running are left out.
-	AllocStats(ctx context.Context, allocID string) (*AllocResourceUsage, error)
+	AllocStats(ctx context.Context, allocID string) (*state.AllocResourceUsage, error)
 }
 
 // ClientServerFollower is implemented by a ClientAPI whose client can name
@@ -41,47 +40,6 @@ type ClientAPI interface {
 // -self` against a client agent needs it).
 type ClientServerFollower interface {
 	CurrentServer() string
-}
-
-// AllocResourceUsage answers GET /v1/client/allocation/:alloc_id/stats:
-// the allocation's measured use, in total and per task (Nomad's shape).
-type AllocResourceUsage struct {
-	// ResourceUsage is the sum over Tasks; the handler fills it when the
-	// client leaves it nil.
-	ResourceUsage *ResourceUsage
-	Tasks         map[string]*TaskResourceUsage
-	// Timestamp is Unix nanoseconds of the latest measure.
-	Timestamp int64
-}
-
-// TaskResourceUsage is one task's measured use.
-type TaskResourceUsage struct {
-	ResourceUsage *ResourceUsage
-	// Timestamp is Unix nanoseconds of the measure.
-	Timestamp int64
-}
-
-// ResourceUsage is memory and CPU use.
-type ResourceUsage struct {
-	MemoryStats *MemoryStats
-	CpuStats    *CpuStats
-}
-
-// MemoryStats is memory use; Measured names the fields that were
-// measured (raw_exec measures RSS from /proc).
-type MemoryStats struct {
-	RSS      uint64
-	Measured []string
-}
-
-// CpuStats is CPU use. Percent is of one core; TotalTicks is the use in
-// MHz (Percent of the node's per-core MHz), as Nomad reports it;
-// TotalTime is the CPU time consumed since the task started.
-type CpuStats struct {
-	Percent    float64
-	TotalTicks float64
-	TotalTime  time.Duration
-	Measured   []string
 }
 
 // clientRoutes registers the service catalog (services.go) and the

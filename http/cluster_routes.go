@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+
+	"github.com/schedhq/sched/state"
 )
 
 // Forwarder is what the HTTP layer needs of the cluster beyond the reads
@@ -37,16 +39,16 @@ type Forwarder interface {
 	LeaderRaftAddr() string
 	// RaftConfiguration is the latest Raft configuration, with each
 	// server's name from gossip.
-	RaftConfiguration() (*RaftConfiguration, error)
+	RaftConfiguration() (*state.RaftConfiguration, error)
 	// RemoveRaftPeer removes the server with the ID, or else the address,
 	// from the Raft configuration. Leader only.
 	RemoveRaftPeer(id, address string) error
 	// Members lists the servers gossip knows.
-	Members() *ServerMembers
+	Members() *state.ServerMembers
 	// Join contacts the gossip addresses and returns how many it reached.
 	Join(addrs []string) (int, error)
 	// Self describes this agent: configuration summary, member and stats.
-	Self() *AgentSelf
+	Self() *state.AgentSelf
 	// SaveSnapshot writes a snapshot of this server's state to w.
 	SaveSnapshot(w io.Writer) error
 	// RestoreSnapshot replaces the cluster's state with a snapshot that

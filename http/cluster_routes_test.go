@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -34,7 +35,7 @@ func clusterHarness(t *testing.T, fwd *fakeForwarder, adjust func(*Config)) *har
 func TestStatusEndpoints(t *testing.T) {
 	fwd := newFakeForwarder()
 	fwd.raftLeader = "10.0.0.1:4647"
-	fwd.conf = &RaftConfiguration{Index: 7, Servers: []*RaftServer{
+	fwd.conf = &state.RaftConfiguration{Index: 7, Servers: []*state.RaftServer{
 		{ID: "a", Node: "s1", Address: "10.0.0.1:4647", Leader: true, Voter: true, RaftProtocol: "3"},
 		{ID: "b", Node: "s2", Address: "10.0.0.2:4647", Voter: true, RaftProtocol: "3"},
 		{ID: "c", Node: "s3", Address: "10.0.0.3:4647", Voter: false, RaftProtocol: "3"},
@@ -51,7 +52,7 @@ func TestStatusEndpoints(t *testing.T) {
 	if !slices.Equal(peers, []string{"10.0.0.1:4647", "10.0.0.2:4647"}) {
 		t.Errorf("status/peers = %v, want the two voters", peers)
 	}
-	var conf RaftConfiguration
+	var conf state.RaftConfiguration
 	rec := h.ok("GET", "/v1/operator/raft/configuration", nil, &conf)
 	if len(conf.Servers) != 3 || conf.Servers[0].Node != "s1" || !conf.Servers[0].Leader || headerIndex(t, rec) != 7 {
 		t.Errorf("raft configuration %+v", conf)
@@ -67,12 +68,12 @@ func TestStatusEndpoints(t *testing.T) {
 
 func TestAgentEndpoints(t *testing.T) {
 	fwd := newFakeForwarder()
-	fwd.membersResp = &ServerMembers{ServerName: "s1", ServerRegion: "global", ServerDC: "dc1", Members: []*AgentMember{
+	fwd.membersResp = &state.ServerMembers{ServerName: "s1", ServerRegion: "global", ServerDC: "dc1", Members: []*state.AgentMember{
 		{Name: "s1.global", Addr: "10.0.0.1", Port: 4648, Status: "alive", Tags: map[string]string{"id": "a"}},
 	}}
 	h := clusterHarness(t, fwd, nil)
 
-	var members ServerMembers
+	var members state.ServerMembers
 	h.ok("GET", "/v1/agent/members", nil, &members)
 	if members.ServerName != "s1" || len(members.Members) != 1 || members.Members[0].Tags["id"] != "a" {
 		t.Errorf("members %+v", members)
@@ -84,13 +85,13 @@ func TestAgentEndpoints(t *testing.T) {
 			t.Errorf("agent/self lacks %q: %v", k, self)
 		}
 	}
-	var health AgentHealthResponse
+	var health state.AgentHealthResponse
 	h.ok("GET", "/v1/agent/health", nil, &health)
 	if health.Server == nil || !health.Server.OK || health.Server.Message != "ok" || health.Client != nil {
 		t.Errorf("health %+v", health)
 	}
 
-	var join JoinResponse
+	var join state.JoinResponse
 	h.ok("PUT", "/v1/agent/join?address=10.0.0.2:4648&address=10.0.0.3,10.0.0.4", nil, &join)
 	if join.NumJoined != 3 || join.Error != "" || !slices.Equal(fwd.joined, []string{"10.0.0.2:4648", "10.0.0.3", "10.0.0.4"}) {
 		t.Errorf("join %+v, joined %v", join, fwd.joined)
@@ -106,7 +107,7 @@ func TestAgentEndpoints(t *testing.T) {
 func TestAgentHealthWithoutLeaderIs500(t *testing.T) {
 	h := clusterHarness(t, newFakeForwarder(), func(c *Config) { c.Cluster = &leaderlessCluster{} })
 	rec := h.do("GET", "/v1/agent/health", nil)
-	var health AgentHealthResponse
+	var health state.AgentHealthResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &health); err != nil {
 		t.Fatal(err)
 	}

@@ -84,13 +84,13 @@ func (s *Server) deploymentAllocations(w http.ResponseWriter, r *http.Request, p
 	if err != nil {
 		return nil, err
 	}
-	var out []*AllocListStub
+	var out []*state.AllocListStub
 	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
 		d, err := s.store.DeploymentByID(ws, id)
 		if err != nil {
 			return 0, err
 		}
-		out = []*AllocListStub{}
+		out = []*state.AllocListStub{}
 		if d == nil || !inNamespace(ns, d.Namespace) {
 			return s.maxIndex(store.TableAllocs, store.TableDeployment), nil
 		}

@@ -89,7 +89,7 @@ func (s *Server) evalAllocations(w http.ResponseWriter, r *http.Request, p httpr
 	if err != nil {
 		return nil, err
 	}
-	var out []*AllocListStub
+	var out []*state.AllocListStub
 	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
 		allocs, err := s.store.AllocsByEval(ws, id)
 		if err != nil {

@@ -13,18 +13,11 @@ import (
 	"github.com/schedhq/sched/state/store"
 )
 
-// EvalOptions tune an on-demand evaluation.
-type EvalOptions struct {
-	// ForceReschedule reschedules the job's failed allocations now,
-	// ignoring their reschedule policy's attempts and delays.
-	ForceReschedule bool
-}
-
 // JobEvaluateRequest is the body of POST /v1/job/:job_id/evaluate (spec
 // §4.16).
 type JobEvaluateRequest struct {
 	JobID       string
-	EvalOptions EvalOptions
+	EvalOptions state.EvalOptions
 }
 
 // JobEvaluateResponse answers an evaluate.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -30,7 +31,7 @@ type fakeForwarder struct {
 	changed chan struct{}
 
 	readIndex   uint64
-	conf        *RaftConfiguration
+	conf        *state.RaftConfiguration
 	removed     []string
 	joined      []string
 	joinErr     error
@@ -39,7 +40,7 @@ type fakeForwarder struct {
 	restored    []byte
 	restoreErr  error
 	raftLeader  string
-	membersResp *ServerMembers
+	membersResp *state.ServerMembers
 }
 
 var _ Forwarder = (*fakeForwarder)(nil)
@@ -92,9 +93,9 @@ func (f *fakeForwarder) changeLeader() {
 
 func (f *fakeForwarder) ReadIndex(context.Context) (uint64, error) { return f.readIndex, nil }
 func (f *fakeForwarder) LeaderRaftAddr() string                    { return f.raftLeader }
-func (f *fakeForwarder) RaftConfiguration() (*RaftConfiguration, error) {
+func (f *fakeForwarder) RaftConfiguration() (*state.RaftConfiguration, error) {
 	if f.conf == nil {
-		return &RaftConfiguration{}, nil
+		return &state.RaftConfiguration{}, nil
 	}
 	return f.conf, nil
 }
@@ -105,7 +106,7 @@ func (f *fakeForwarder) RemoveRaftPeer(id, addr string) error {
 	}
 	return nil
 }
-func (f *fakeForwarder) Members() *ServerMembers { return f.membersResp }
+func (f *fakeForwarder) Members() *state.ServerMembers { return f.membersResp }
 func (f *fakeForwarder) Join(addrs []string) (int, error) {
 	f.joined = append(f.joined, addrs...)
 	if f.joinErr != nil {
@@ -113,8 +114,8 @@ func (f *fakeForwarder) Join(addrs []string) (int, error) {
 	}
 	return len(addrs), nil
 }
-func (f *fakeForwarder) Self() *AgentSelf {
-	return &AgentSelf{Config: map[string]any{"Name": "s1"}, Stats: map[string]map[string]string{"raft": {"state": "Leader"}}}
+func (f *fakeForwarder) Self() *state.AgentSelf {
+	return &state.AgentSelf{Config: map[string]any{"Name": "s1"}, Stats: map[string]map[string]string{"raft": {"state": "Leader"}}}
 }
 func (f *fakeForwarder) SaveSnapshot(w io.Writer) error {
 	if f.snapshot != "" {

@@ -89,9 +89,9 @@ func testNode(i int) *state.Node {
 }
 
 // registerNode registers n through the API and returns the answer.
-func (h *harness) registerNode(n *state.Node) *NodeUpdateResponse {
+func (h *harness) registerNode(n *state.Node) *state.NodeUpdateResponse {
 	h.t.Helper()
-	var out NodeUpdateResponse
+	var out state.NodeUpdateResponse
 	h.ok(http.MethodPut, "/v1/node/register", map[string]any{"Node": n}, &out)
 	return &out
 }

@@ -9,15 +9,6 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// JobVersionsResponse answers GET /v1/job/:job_id/versions (spec §4.6).
-type JobVersionsResponse struct {
-	Versions    []*state.Job
-	Diffs       []*state.JobDiff
-	Index       uint64
-	KnownLeader bool
-	LastContact int64
-}
-
 // jobSubmission serves GET /v1/job/:job_id/submission?version=N. The
 // version is required; a version with no stored source is a 404.
 func (s *Server) jobSubmission(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
@@ -69,7 +60,7 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request, p httproute
 	if len(versions) == 0 {
 		return nil, state.NotFoundf("job %q", id)
 	}
-	out := &JobVersionsResponse{
+	out := &state.JobVersionsResponse{
 		Versions:    versions,
 		Index:       index,
 		KnownLeader: s.cfg.Cluster.KnownLeader(),

@@ -36,7 +36,7 @@ func TestJobVersionsAndDiffs(t *testing.T) {
 	third.Meta["owner"] = "someone-else"
 	h.register(third)
 
-	var plain JobVersionsResponse
+	var plain state.JobVersionsResponse
 	rec := h.ok(http.MethodGet, "/v1/job/web/versions", nil, &plain)
 	var got []uint64
 	for _, v := range plain.Versions {
@@ -52,7 +52,7 @@ func TestJobVersionsAndDiffs(t *testing.T) {
 		t.Errorf("Index %d KnownLeader %v", plain.Index, plain.KnownLeader)
 	}
 
-	var withDiffs JobVersionsResponse
+	var withDiffs state.JobVersionsResponse
 	h.ok(http.MethodGet, "/v1/job/web/versions?diffs=true", nil, &withDiffs)
 	if len(withDiffs.Diffs) != len(withDiffs.Versions)-1 {
 		t.Fatalf("%d diffs for %d versions", len(withDiffs.Diffs), len(withDiffs.Versions))
@@ -66,7 +66,7 @@ func TestJobVersionsAndDiffs(t *testing.T) {
 		t.Errorf("Diffs[1] %+v, want Count 2 -> 3 in group web", d)
 	}
 
-	var one JobVersionsResponse
+	var one state.JobVersionsResponse
 	h2 := newHarness(t)
 	h2.register(testJob("solo"))
 	h2.ok(http.MethodGet, "/v1/job/solo/versions?diffs=true", nil, &one)

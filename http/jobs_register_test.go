@@ -197,7 +197,7 @@ func TestJobRegisterVersionRetention(t *testing.T) {
 		j.TaskGroups[0].Count = i
 		h.register(j)
 	}
-	var out JobVersionsResponse
+	var out state.JobVersionsResponse
 	h.ok(http.MethodGet, "/v1/job/web/versions", nil, &out)
 	if len(out.Versions) != store.DefaultJobVersionsRetained {
 		t.Fatalf("%d versions, want %d retained", len(out.Versions), store.DefaultJobVersionsRetained)
@@ -289,7 +289,7 @@ func TestJobValidateEndpoint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			before := h.store.LatestIndex()
-			var out JobValidateResponse
+			var out state.JobValidateResponse
 			h.ok(tc.method, "/v1/validate/job", &JobValidateRequest{Job: tc.job}, &out)
 			if len(out.ValidationErrors) != len(tc.wantErrs) {
 				t.Fatalf("ValidationErrors %q, want %d", out.ValidationErrors, len(tc.wantErrs))

@@ -14,29 +14,10 @@ import (
 	"github.com/schedhq/sched/state/store"
 )
 
-// AllocClientUpdate is one allocation's status as its node reports it.
-type AllocClientUpdate struct {
-	ID                string
-	ClientStatus      string
-	ClientDescription string
-	TaskStates        map[string]*state.TaskState
-	// DeploymentStatus, when set, reports the allocation's health within
-	// its deployment.
-	DeploymentStatus *state.AllocDeploymentStatus
-}
-
 // NodeAllocsUpdateRequest is the body of POST /v1/node/:node_id/allocations:
 // a client's batched report on its allocations.
 type NodeAllocsUpdateRequest struct {
-	Allocs []*AllocClientUpdate
-}
-
-// NodeAllocsUpdateResponse answers a client's report.
-type NodeAllocsUpdateResponse struct {
-	// EvalIDs are the evaluations created for jobs whose allocations
-	// stopped on their own (failed, lost, or a service completed).
-	EvalIDs []string
-	Index   uint64
+	Allocs []*state.AllocClientUpdate
 }
 
 var clientStatuses = []string{
@@ -138,7 +119,7 @@ func (s *Server) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p http
 		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.id, b.id))
 	})
 	evals := make([]*state.Evaluation, 0, len(keys))
-	out := &NodeAllocsUpdateResponse{EvalIDs: make([]string, 0, len(keys))}
+	out := &state.NodeAllocsUpdateResponse{EvalIDs: make([]string, 0, len(keys))}
 	for _, k := range keys {
 		job := jobs[k]
 		e := s.newEval(job, 0, triggers[k], now)
@@ -173,7 +154,7 @@ func stopTrigger(old *state.Allocation, next string) string {
 
 // validateAllocUpdates checks a client's report, listing every problem
 // with its field path.
-func validateAllocUpdates(updates []*AllocClientUpdate) error {
+func validateAllocUpdates(updates []*state.AllocClientUpdate) error {
 	v := &state.ValidationError{}
 	if len(updates) == 0 {
 		v.Add("Allocs", "at least one allocation is required")

@@ -31,7 +31,7 @@ func TestNodeUpdateAllocs(t *testing.T) {
 
 	// Running: recorded, no eval.
 	started := time.Date(2025, 6, 1, 11, 0, 0, 0, time.UTC)
-	var out NodeAllocsUpdateResponse
+	var out state.NodeAllocsUpdateResponse
 	h.ok(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{
 		{"ID": a1, "ClientStatus": "running", "TaskStates": map[string]any{"server": map[string]any{
 			"State": "running", "StartedAt": started, "Events": []map[string]any{{"Type": "Started", "Time": 5}}}}},

@@ -94,9 +94,9 @@ func (s *Server) nodePoolNodes(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return nil, err
 	}
-	var pg *page[*NodeListStub]
+	var pg *page[*state.NodeListStub]
 	err = s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
-		pg = newPage[*NodeListStub](opts)
+		pg = newPage[*state.NodeListStub](opts)
 		pool, err := s.store.NodePoolByName(ws, name)
 		if err != nil {
 			return 0, err

@@ -38,7 +38,7 @@ func TestNodePools(t *testing.T) {
 	n.NodePool = "gpu"
 	h.registerNode(n)
 	h.registerNode(testNode(2))
-	var inPool, inAll []*NodeListStub
+	var inPool, inAll []*state.NodeListStub
 	h.ok(http.MethodGet, "/v1/node/pool/gpu/nodes", nil, &inPool)
 	h.ok(http.MethodGet, "/v1/node/pool/all/nodes", nil, &inAll)
 	if len(inPool) != 1 || inPool[0].ID != n.ID || len(inAll) != 2 {

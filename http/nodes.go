@@ -37,20 +37,6 @@ type NodeRegisterRequest struct {
 	Node *state.Node
 }
 
-// NodeUpdateResponse answers the node writes: register, heartbeat, status,
-// eligibility and drain.
-type NodeUpdateResponse struct {
-	// HeartbeatTTL is how long the leader waits for the node's next
-	// heartbeat before marking it down (nanoseconds). Zero when the node
-	// is not expected to heartbeat (it was just marked down).
-	HeartbeatTTL time.Duration
-	// EvalIDs are the evaluations the change created.
-	EvalIDs         []string
-	EvalCreateIndex uint64
-	NodeModifyIndex uint64
-	Index           uint64
-}
-
 // NodeStatusRequest is the body of PUT /v1/node/:node_id/status.
 type NodeStatusRequest struct {
 	Status            string
@@ -62,21 +48,11 @@ type NodeEligibilityRequest struct {
 	Eligibility string
 }
 
-// DrainSpec says how to drain a node. Deadline is nanoseconds: -1 forces
-// the drain now (every allocation is stopped at once), 0 means no
-// deadline (allocations migrate as their groups' migrate blocks allow, for
-// as long as it takes), a positive value forces what is left once it
-// passes.
-type DrainSpec struct {
-	Deadline         time.Duration
-	IgnoreSystemJobs bool
-}
-
 // NodeDrainRequest is the body of PUT /v1/node/:node_id/drain. A null
 // DrainSpec cancels the drain; MarkEligible then also makes the node
 // eligible again (it stays ineligible otherwise, as in Nomad).
 type NodeDrainRequest struct {
-	DrainSpec    *DrainSpec
+	DrainSpec    *state.DrainSpec
 	MarkEligible bool
 }
 
@@ -178,10 +154,10 @@ func validateNode(n *state.Node) error {
 	switch {
 	case n.ID == "":
 		v.Add("Node.ID", "required")
-	case !isUUID(n.ID):
+	case !state.IsID(n.ID):
 		v.Add("Node.ID", "%q is not a UUID", n.ID)
 	}
-	if n.SecretID != "" && !isUUID(n.SecretID) {
+	if n.SecretID != "" && !state.IsID(n.SecretID) {
 		v.Add("Node.SecretID", "is not a UUID")
 	}
 	if n.Datacenter == "" {
@@ -304,7 +280,7 @@ func (s *Server) nodeHeartbeat(w http.ResponseWriter, r *http.Request, p httprou
 	if n == nil {
 		return nil, state.NotFoundf("node %q", id)
 	}
-	out := &NodeUpdateResponse{EvalIDs: []string{}, NodeModifyIndex: n.ModifyIndex, Index: s.store.LatestIndex()}
+	out := &state.NodeUpdateResponse{EvalIDs: []string{}, NodeModifyIndex: n.ModifyIndex, Index: s.store.LatestIndex()}
 	if n.Status == state.NodeStatusDown || n.Status == state.NodeStatusDisconnected {
 		resp, err := s.setNodeStatus(w, r, n, state.NodeStatusReady, "")
 		if err != nil {
@@ -349,11 +325,11 @@ func (s *Server) nodeUpdateStatus(w http.ResponseWriter, r *http.Request, p http
 	if n == nil {
 		return nil, state.NotFoundf("node %q", id)
 	}
-	var out *NodeUpdateResponse
+	var out *state.NodeUpdateResponse
 	if req.Status == n.Status && req.StatusDescription == n.StatusDescription {
 		// Nothing changes: clients report their status as a heartbeat,
 		// and that must not cost a log entry.
-		out = &NodeUpdateResponse{EvalIDs: []string{}, NodeModifyIndex: n.ModifyIndex, Index: s.store.LatestIndex()}
+		out = &state.NodeUpdateResponse{EvalIDs: []string{}, NodeModifyIndex: n.ModifyIndex, Index: s.store.LatestIndex()}
 		s.setMeta(w, out.Index)
 	} else if out, err = s.setNodeStatus(w, r, n, req.Status, req.StatusDescription); err != nil {
 		return nil, err
@@ -370,7 +346,7 @@ var nodeStatuses = strings.Join([]string{state.NodeStatusInit, state.NodeStatusR
 
 // setNodeStatus writes node n's new status with the evaluations the
 // transition calls for.
-func (s *Server) setNodeStatus(w http.ResponseWriter, r *http.Request, n *state.Node, status, desc string) (*NodeUpdateResponse, error) {
+func (s *Server) setNodeStatus(w http.ResponseWriter, r *http.Request, n *state.Node, status, desc string) (*state.NodeUpdateResponse, error) {
 	now := s.cfg.Now()
 	var evals []*state.Evaluation
 	var err error
@@ -481,8 +457,8 @@ func (s *Server) nodeUpdateDrain(w http.ResponseWriter, r *http.Request, p httpr
 	return nodeUpdateResponse(index, 0, cmd.Evals), nil
 }
 
-func nodeUpdateResponse(index uint64, ttl time.Duration, evals []*state.Evaluation) *NodeUpdateResponse {
-	out := &NodeUpdateResponse{HeartbeatTTL: ttl, EvalIDs: make([]string, 0, len(evals)), NodeModifyIndex: index, Index: index}
+func nodeUpdateResponse(index uint64, ttl time.Duration, evals []*state.Evaluation) *state.NodeUpdateResponse {
+	out := &state.NodeUpdateResponse{HeartbeatTTL: ttl, EvalIDs: make([]string, 0, len(evals)), NodeModifyIndex: index, Index: index}
 	for _, e := range evals {
 		out.EvalIDs = append(out.EvalIDs, e.ID)
 	}
@@ -549,44 +525,16 @@ func (s *Server) nodeEvals(n *state.Node, withSystem bool, now int64) ([]*state.
 	return evals, nil
 }
 
-// NodeListStub is one entry of GET /v1/nodes: what a node table shows,
-// without the node's attributes unless asked for (os=true) and without its
-// resources unless asked for (resources=true).
-type NodeListStub struct {
-	ID         string
-	Name       string
-	Address    string
-	HTTPAddr   string
-	Datacenter string
-	NodePool   string
-	NodeClass  string
-	// Version is the client's sched version (its "sched.version"
-	// attribute).
-	Version               string
-	Drain                 bool
-	SchedulingEligibility string
-	Status                string
-	StatusDescription     string
-	// StatusUpdatedAt is Unix seconds.
-	StatusUpdatedAt   int64
-	Drivers           map[string]*state.DriverInfo
-	Attributes        map[string]string            `json:",omitempty"`
-	NodeResources     *state.NodeResources         `json:",omitempty"`
-	ReservedResources *state.NodeReservedResources `json:",omitempty"`
-	CreateIndex       uint64
-	ModifyIndex       uint64
-}
-
 // nodeStub makes n's list entry. Address is the node's advertised IP (its
 // unique.network.ip-address attribute), else the host of its HTTP address.
-func nodeStub(n *state.Node, withResources, withAttributes bool) *NodeListStub {
+func nodeStub(n *state.Node, withResources, withAttributes bool) *state.NodeListStub {
 	addr := n.Attributes["unique.network.ip-address"]
 	if addr == "" && n.HTTPAddr != "" {
 		if host, _, err := net.SplitHostPort(n.HTTPAddr); err == nil {
 			addr = host
 		}
 	}
-	stub := &NodeListStub{
+	stub := &state.NodeListStub{
 		ID: n.ID, Name: n.Name, Address: addr, HTTPAddr: n.HTTPAddr, Datacenter: n.Datacenter,
 		NodePool: n.NodePool, NodeClass: n.NodeClass, Version: n.Attributes["sched.version"],
 		Drain: n.Drain, SchedulingEligibility: n.SchedulingEligibility, Status: n.Status,
@@ -617,9 +565,9 @@ func (s *Server) nodeList(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	if err != nil {
 		return nil, err
 	}
-	var pg *page[*NodeListStub]
+	var pg *page[*state.NodeListStub]
 	err = s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
-		pg = newPage[*NodeListStub](opts)
+		pg = newPage[*state.NodeListStub](opts)
 		nodes, err := s.store.Nodes(ws, opts.Prefix)
 		if err != nil {
 			return 0, err

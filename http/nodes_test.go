@@ -24,7 +24,7 @@ func TestNodeRegisterNewNode(t *testing.T) {
 	n.Drain = true
 	n.ComputedClass = "forged"
 	body := map[string]any{"Node": json.RawMessage(mustJSON(t, n, map[string]any{"SecretID": "5ec0e700-0000-4000-8000-000000000001"}))}
-	var out NodeUpdateResponse
+	var out state.NodeUpdateResponse
 	rec := h.ok(http.MethodPost, "/v1/node/register", body, &out)
 
 	if out.HeartbeatTTL != testTTL {
@@ -230,7 +230,7 @@ func TestNodeHeartbeat(t *testing.T) {
 	n := testNode(1)
 	h.registerNode(n)
 	before := h.writes()
-	var out NodeUpdateResponse
+	var out state.NodeUpdateResponse
 	h.ok(http.MethodPut, "/v1/node/"+n.ID+"/heartbeat", nil, &out)
 	if out.HeartbeatTTL != testTTL || len(out.EvalIDs) != 0 || h.writes() != before {
 		t.Errorf("heartbeat of a ready node: %+v, %d writes", out, h.writes()-before)
@@ -288,7 +288,7 @@ func TestNodeUpdateStatus(t *testing.T) {
 	}
 
 	beats := len(fl.beats())
-	var out NodeUpdateResponse
+	var out state.NodeUpdateResponse
 	h.ok(http.MethodPut, url, map[string]any{"Status": "down", "StatusDescription": "maintenance"}, &out)
 	got := h.node(n.ID)
 	if got.Status != state.NodeStatusDown || got.StatusDescription != "maintenance" {
@@ -326,7 +326,7 @@ func TestNodeUpdateEligibility(t *testing.T) {
 		t.Fatal("refused updates wrote")
 	}
 
-	var out NodeUpdateResponse
+	var out state.NodeUpdateResponse
 	h.ok(http.MethodPut, url, map[string]any{"Eligibility": "ineligible"}, &out)
 	if got := h.node(n.ID); got.SchedulingEligibility != state.NodeSchedulingIneligible || got.ModifyIndex != out.Index || len(out.EvalIDs) != 0 {
 		t.Errorf("ineligible: node %q at %d, answer %+v", got.SchedulingEligibility, got.ModifyIndex, out)
@@ -361,7 +361,7 @@ func TestNodeDrain(t *testing.T) {
 		{0, 0},
 	}
 	for _, tc := range cases {
-		var out NodeUpdateResponse
+		var out state.NodeUpdateResponse
 		h.ok(http.MethodPut, url, map[string]any{"DrainSpec": map[string]any{"Deadline": int64(tc.deadline), "IgnoreSystemJobs": true}}, &out)
 		got := h.node(n.ID)
 		ds := got.DrainStrategy
@@ -391,7 +391,7 @@ func TestNodeDrain(t *testing.T) {
 		t.Errorf("cancelled drain: drain %v strategy %+v eligibility %q", got.Drain, got.DrainStrategy, got.SchedulingEligibility)
 	}
 	h.ok(http.MethodPut, url, map[string]any{"DrainSpec": map[string]any{"Deadline": 0}}, nil)
-	var out NodeUpdateResponse
+	var out state.NodeUpdateResponse
 	h.ok(http.MethodPut, url, map[string]any{"DrainSpec": nil, "MarkEligible": true}, &out)
 	if got := h.node(n.ID); got.Drain || got.SchedulingEligibility != state.NodeSchedulingEligible || len(out.EvalIDs) != 1 {
 		t.Errorf("cancelled with MarkEligible: drain %v eligibility %q evals %v", got.Drain, got.SchedulingEligibility, out.EvalIDs)
@@ -410,7 +410,7 @@ func TestNodeListAndRead(t *testing.T) {
 	}
 	h.ok(http.MethodPut, "/v1/node/"+nodeID(2)+"/eligibility", map[string]any{"Eligibility": "ineligible"}, nil)
 
-	var all []*NodeListStub
+	var all []*state.NodeListStub
 	rec := h.ok(http.MethodGet, "/v1/nodes", nil, &all)
 	if len(all) != 4 || headerIndex(t, rec) != h.store.Index(store.TableNodes) {
 		t.Fatalf("%d nodes, index %s", len(all), rec.Header().Get(HeaderIndex))
@@ -420,23 +420,23 @@ func TestNodeListAndRead(t *testing.T) {
 		s.SchedulingEligibility != "eligible" || s.NodePool != "default" || s.Drivers["raw_exec"] == nil || s.NodeResources != nil || s.Attributes != nil {
 		t.Errorf("stub %+v", s)
 	}
-	var withRes []*NodeListStub
+	var withRes []*state.NodeListStub
 	h.ok(http.MethodGet, "/v1/nodes?resources=true&os=true", nil, &withRes)
 	if withRes[0].NodeResources == nil || withRes[0].NodeResources.CPU != 4000 || withRes[0].Attributes["kernel.name"] != "linux" {
 		t.Errorf("resources=true stub %+v", withRes[0])
 	}
 
-	var filtered []*NodeListStub
+	var filtered []*state.NodeListStub
 	h.ok(http.MethodGet, "/v1/nodes?filter="+urlEscape(`Datacenter == "dc1" and SchedulingEligibility == "eligible"`), nil, &filtered)
 	if ids := stubIDs(filtered); !reflect.DeepEqual(ids, []string{nodeID(1), nodeID(4)}) {
 		t.Errorf("filtered = %v", ids)
 	}
-	var prefixed []*NodeListStub
+	var prefixed []*state.NodeListStub
 	h.ok(http.MethodGet, "/v1/nodes?prefix=3a", nil, &prefixed)
 	if ids := stubIDs(prefixed); !reflect.DeepEqual(ids, []string{odd}) {
 		t.Errorf("prefix = %v", ids)
 	}
-	var page1, page2 []*NodeListStub
+	var page1, page2 []*state.NodeListStub
 	rec = h.ok(http.MethodGet, "/v1/nodes?per_page=3", nil, &page1)
 	next := rec.Header().Get(HeaderNextToken)
 	h.ok(http.MethodGet, "/v1/nodes?per_page=3&next_token="+next, nil, &page2)
@@ -456,7 +456,7 @@ func TestNodeListAndRead(t *testing.T) {
 	h.fail(http.MethodGet, "/v1/node/ffff", nil, http.StatusNotFound, "ffff")
 }
 
-func stubIDs(stubs []*NodeListStub) []string {
+func stubIDs(stubs []*state.NodeListStub) []string {
 	var out []string
 	for _, s := range stubs {
 		out = append(out, s.ID)

@@ -7,26 +7,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// RaftServer is one server of the Raft configuration.
-type RaftServer struct {
-	// ID is the server's Raft ID; Node its name, from gossip (empty when
-	// gossip does not know it).
-	ID      string
-	Node    string
-	Address string
-	Leader  bool
-	Voter   bool
-	// RaftProtocol is the Raft protocol version the server speaks.
-	RaftProtocol string
-}
-
-// RaftConfiguration is the answer of GET /v1/operator/raft/configuration.
-type RaftConfiguration struct {
-	Servers []*RaftServer
-	// Index is the log index of the configuration entry.
-	Index uint64
-}
-
 func (s *Server) operatorRaftConfiguration(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
 	conf, err := s.cfg.Forwarder.RaftConfiguration()
 	if err != nil {

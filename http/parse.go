@@ -24,16 +24,6 @@ type JobValidateRequest struct {
 	Job *state.Job
 }
 
-// JobValidateResponse lists what is wrong with a job, without registering
-// it. A job with problems is a 200 with ValidationErrors, as in Nomad; only
-// a malformed request is a 400.
-type JobValidateResponse struct {
-	DriverConfigValidated bool
-	ValidationErrors      []string
-	Error                 string
-	Warnings              string
-}
-
 // jobParse serves POST /v1/jobs/parse: HCL in, the JSON job out. Without
 // Canonicalize the job holds only what the source set (and Count 1 for a
 // group without count).
@@ -87,7 +77,7 @@ func (s *Server) jobValidate(w http.ResponseWriter, r *http.Request, _ httproute
 		req.Job.Namespace = namespaceOf(r)
 	}
 	req.Job.Canonicalize()
-	out := &JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}
+	out := &state.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}
 	if err := req.Job.Validate(); err != nil {
 		err = prefixFields("Job", err)
 		var ve *state.ValidationError

@@ -22,30 +22,6 @@ type JobPlanRequest struct {
 	PolicyOverride bool
 }
 
-// JobPlanResponse is what registering the job would do, computed by the
-// scheduler against the current state without writing anything.
-type JobPlanResponse struct {
-	// Index is the state index the plan was computed at.
-	Index uint64
-	// NextPeriodicLaunch is when a periodic job would next launch; the
-	// zero time for other jobs.
-	NextPeriodicLaunch time.Time
-	Warnings           string
-	// Diff is set when the request asked for it, with each group's
-	// Updates and each changed task's Annotations filled from the plan.
-	Diff *state.JobDiff
-	// CreatedEvals are the evaluations the run would create, such as a
-	// blocked evaluation for what could not be placed.
-	CreatedEvals []*state.Evaluation
-	// JobModifyIndex is the registered job's, 0 when it is new: register
-	// with EnforceIndex and this index to apply exactly what was planned.
-	JobModifyIndex uint64
-	// FailedTGAllocs holds, per group, the metrics of the placements that
-	// would fail.
-	FailedTGAllocs map[string]*state.AllocMetric
-	Annotations    *scheduler.PlanAnnotations
-}
-
 // jobPlan serves POST /v1/job/:job_id/plan: it checks the job as a
 // register would, then runs the scheduler on a snapshot of the state with
 // the job as it would be registered (scheduler.DryRun gives it the
@@ -80,8 +56,8 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 	now := s.cfg.Now()
 	index := snap.LatestIndex()
 
-	out := &JobPlanResponse{Index: index, FailedTGAllocs: map[string]*state.AllocMetric{}, CreatedEvals: []*state.Evaluation{},
-		Annotations: &scheduler.PlanAnnotations{DesiredTGUpdates: map[string]*scheduler.DesiredUpdates{}}}
+	out := &state.JobPlanResponse{Index: index, FailedTGAllocs: map[string]*state.AllocMetric{}, CreatedEvals: []*state.Evaluation{},
+		Annotations: &state.PlanAnnotations{DesiredTGUpdates: map[string]*state.DesiredUpdates{}}}
 	if old != nil {
 		out.JobModifyIndex = old.JobModifyIndex
 	}

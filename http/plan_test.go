@@ -14,7 +14,7 @@ func TestJobPlanNewJob(t *testing.T) {
 	h.registerNode(testNode(2))
 	before, index := h.writes(), h.store.LatestIndex()
 
-	var out JobPlanResponse
+	var out state.JobPlanResponse
 	rec := h.ok(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": testJob("web")}, &out)
 	if out.Index != index || headerIndex(t, rec) != index || out.JobModifyIndex != 0 || !out.NextPeriodicLaunch.IsZero() {
 		t.Errorf("Index %d (want %d), JobModifyIndex %d, NextPeriodicLaunch %v", out.Index, index, out.JobModifyIndex, out.NextPeriodicLaunch)
@@ -44,7 +44,7 @@ func TestJobPlanExistingJob(t *testing.T) {
 	reg := h.register(testJob("web"))
 	changed := testJob("web")
 	changed.TaskGroups[0].Count = 3
-	var out JobPlanResponse
+	var out state.JobPlanResponse
 	h.ok(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": changed, "Diff": true}, &out)
 	if out.JobModifyIndex != reg.JobModifyIndex {
 		t.Errorf("JobModifyIndex = %d, want the registered %d", out.JobModifyIndex, reg.JobModifyIndex)
@@ -68,7 +68,7 @@ func TestJobPlanExistingJob(t *testing.T) {
 
 func TestJobPlanNoCapacity(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	var out JobPlanResponse
+	var out state.JobPlanResponse
 	h.ok(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": testJob("web")}, &out)
 	m := out.FailedTGAllocs["web"]
 	if m == nil {
@@ -87,7 +87,7 @@ func TestJobPlanNoCapacity(t *testing.T) {
 
 func TestJobPlanPeriodic(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	var out JobPlanResponse
+	var out state.JobPlanResponse
 	job := periodicJob("nightly")
 	job.Periodic.Spec = "30 2 * * *"
 	h.ok(http.MethodPost, "/v1/job/nightly/plan", map[string]any{"Job": job}, &out)

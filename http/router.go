@@ -4,148 +4,294 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/julienschmidt/httprouter"
 )
 
-// router matches a request's method and path to a registered route. It
-// keeps httprouter's handler signature, parameters (":name" segments) and
-// error hooks, and adds the one thing the Nomad API needs and httprouter
-// refuses: a static segment and a parameter at the same position, such as
-// /v1/node/pools next to /v1/node/:node_id, or /v1/acl/token/self next to
-// /v1/acl/token/:accessor_id. A static segment wins over a parameter; when
-// the rest of the path does not match below it, the parameter is tried.
+// router routes requests with an httprouter.Router. httprouter refuses a
+// static segment beside a parameter at the same position, which the API
+// has in several places (/v1/node/pools and /v1/node/pool/:pool_name next
+// to /v1/node/:node_id, /v1/acl/token/self next to
+// /v1/acl/token/:accessor_id). Such routes are found when the router is
+// built and given to httprouter once, as the parameter route; a dispatch
+// table of the logical routes behind it (serveLogical) then picks one by
+// the path's segments: a static segment wins over a parameter, and when
+// nothing below the static segment matches, the parameter is tried. Every
+// other route goes to httprouter as registered.
+//
+// Handle only records a route: the httprouter.Router is built on the first
+// request, when every conflict is known, and Handle panics after that.
 //
 // Parameter values are taken from the decoded path (URL.Path), so an ID
-// sent percent-encoded arrives as one segment only when it holds no
-// slash, as with httprouter. A parameter never matches an empty segment.
+// sent percent-encoded arrives as one segment only when it holds no slash.
+// A parameter never matches an empty segment.
 type router struct {
-	root *routeNode
 	// RedirectTrailingSlash redirects /a/b/ to /a/b (and back) when only
 	// the other form is registered. Off, such a path is a 404.
 	RedirectTrailingSlash bool
 	// HandleMethodNotAllowed answers a known path with an unregistered
 	// method through MethodNotAllowed (with an Allow header); off, it is a
-	// 404.
+	// 404. OPTIONS on a known path is always answered 200 with Allow.
 	HandleMethodNotAllowed bool
-	NotFound               http.Handler
-	MethodNotAllowed       http.Handler
+	// NotFound answers a request no route matches; nil means a plain 404.
+	NotFound http.Handler
+	// MethodNotAllowed answers a known path with a method it does not
+	// serve; nil means a plain 405.
+	MethodNotAllowed http.Handler
+
+	// paths are the logical routes by pattern; params maps a parameter's
+	// position (the segments before it) to its name, which must not vary.
+	paths  map[string]*routePath
+	params map[string]string
+
+	once sync.Once
+	hr   *httprouter.Router
+	// ordered is every logical route, most specific first.
+	ordered []*routePath
 }
 
-// routeNode is one path segment of the route tree.
-type routeNode struct {
-	static    map[string]*routeNode
-	param     *routeNode
-	paramName string
-	// handlers maps method to handler for the path ending here.
+// routePath is one registered path pattern and its handler per method.
+type routePath struct {
+	pattern  string
+	segs     []string
 	handlers map[string]httprouter.Handle
+	// phys is the pattern's segments as registered with httprouter: a
+	// static segment beside a parameter is replaced by that parameter.
+	phys []string
 }
 
 func newRouter() *router {
-	return &router{root: &routeNode{}, RedirectTrailingSlash: true, HandleMethodNotAllowed: true}
+	return &router{RedirectTrailingSlash: true, HandleMethodNotAllowed: true}
 }
 
 // Handle registers h for method and path. It panics on a malformed path,
-// a duplicate route, or two parameters of different names at the same
-// position, which are programming errors found at start-up.
+// a duplicate route, two parameters of different names at the same
+// position, or a route registered after the first request: programming
+// errors found at start-up.
 func (rt *router) Handle(method, path string, h httprouter.Handle) {
+	if rt.hr != nil {
+		panic("router: route registered after the router started serving: " + method + " " + path)
+	}
 	if !strings.HasPrefix(path, "/") {
 		panic("router: path must begin with '/': " + path)
 	}
-	n := rt.root
-	for _, seg := range splitPath(path) {
-		if name, ok := strings.CutPrefix(seg, ":"); ok {
-			if name == "" {
-				panic("router: empty parameter name in " + path)
-			}
-			if n.param == nil {
-				n.param = &routeNode{paramName: name}
-			} else if n.param.paramName != name {
-				panic("router: parameter :" + name + " conflicts with :" + n.param.paramName + " in " + path)
-			}
-			n = n.param
-			continue
-		}
-		if strings.HasPrefix(seg, "*") {
-			panic("router: catch-all parameters are not supported: " + path)
-		}
-		if n.static == nil {
-			n.static = map[string]*routeNode{}
-		}
-		child := n.static[seg]
-		if child == nil {
-			child = &routeNode{}
-			n.static[seg] = child
-		}
-		n = child
+	if rt.paths == nil {
+		rt.paths, rt.params = map[string]*routePath{}, map[string]string{}
 	}
-	if n.handlers == nil {
-		n.handlers = map[string]httprouter.Handle{}
+	p := rt.paths[path]
+	if p == nil {
+		p = &routePath{pattern: path, segs: splitPath(path), handlers: map[string]httprouter.Handle{}}
+		rt.checkSegments(p)
+		rt.paths[path] = p
 	}
-	if _, dup := n.handlers[method]; dup {
+	if _, dup := p.handlers[method]; dup {
 		panic("router: duplicate route " + method + " " + path)
 	}
-	n.handlers[method] = h
+	p.handlers[method] = h
+}
+
+// checkSegments panics on a segment the router cannot route and records
+// p's parameter names by position.
+func (rt *router) checkSegments(p *routePath) {
+	for i, seg := range p.segs {
+		if strings.HasPrefix(seg, "*") {
+			panic("router: catch-all parameters are not supported: " + p.pattern)
+		}
+		if !isParam(seg) {
+			continue
+		}
+		if seg == ":" {
+			panic("router: empty parameter name in " + p.pattern)
+		}
+		at := strings.Join(p.segs[:i], "/")
+		if name, ok := rt.params[at]; ok && name != seg {
+			panic("router: parameter " + seg + " conflicts with " + name + " in " + p.pattern)
+		}
+		rt.params[at] = seg
+	}
 }
 
 // splitPath splits "/a/b/" into ["a", "b", ""]: a trailing slash is a
 // segment of its own, so /a/b/ and /a/b are different routes.
 func splitPath(path string) []string {
-	if path == "/" {
+	if path == "/" || path == "" {
 		return nil
 	}
 	return strings.Split(path[1:], "/")
 }
 
-// lookup finds the node for segs, static segments first, and collects the
-// parameters on the way. It returns nil when no registered route has that
-// shape.
-func (n *routeNode) lookup(segs []string, ps httprouter.Params) (*routeNode, httprouter.Params) {
-	if len(segs) == 0 {
-		if n.handlers == nil {
-			return nil, nil
+func isParam(seg string) bool { return strings.HasPrefix(seg, ":") }
+
+// build hands every route to a new httprouter.Router.
+func (rt *router) build() {
+	for _, p := range rt.paths {
+		rt.ordered = append(rt.ordered, p)
+	}
+	slices.SortFunc(rt.ordered, moreSpecific)
+	fold(rt.ordered, 0)
+	byPhys := map[string][]*routePath{}
+	for _, p := range rt.ordered {
+		phys := "/" + strings.Join(p.phys, "/")
+		byPhys[phys] = append(byPhys[phys], p)
+	}
+	hr := &httprouter.Router{
+		HandleMethodNotAllowed: rt.HandleMethodNotAllowed,
+		HandleOPTIONS:          true,
+		// httprouter's Allow lists the methods of the route it matched;
+		// behind a folded route, the logical route decides.
+		GlobalOPTIONS:    http.HandlerFunc(rt.serveAnyRoute),
+		MethodNotAllowed: http.HandlerFunc(rt.serveAnyRoute),
+		NotFound:         http.HandlerFunc(rt.notFound),
+	}
+	for phys, paths := range byPhys {
+		if len(paths) == 1 && paths[0].pattern == phys {
+			for m, h := range paths[0].handlers {
+				hr.Handle(m, phys, rt.nonEmptyParams(h))
+			}
+			continue
 		}
-		return n, ps
-	}
-	seg, rest := segs[0], segs[1:]
-	if child := n.static[seg]; child != nil {
-		if found, out := child.lookup(rest, ps); found != nil {
-			return found, out
+		dispatch := func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { rt.serveLogical(w, r, paths) }
+		methods := map[string]bool{}
+		for _, p := range paths {
+			for m := range p.handlers {
+				if !methods[m] {
+					methods[m] = true
+					hr.Handle(m, phys, dispatch)
+				}
+			}
 		}
 	}
-	if n.param != nil && seg != "" {
-		return n.param.lookup(rest, append(ps, httprouter.Param{Key: n.param.paramName, Value: seg}))
+	rt.hr = hr
+}
+
+// moreSpecific orders paths as a request is matched against them: at the
+// first segment where they differ, a static segment before a parameter.
+func moreSpecific(a, b *routePath) int {
+	for i := 0; i < len(a.segs) && i < len(b.segs); i++ {
+		x, y := a.segs[i], b.segs[i]
+		switch xp, yp := isParam(x), isParam(y); {
+		case xp && !yp:
+			return 1
+		case !xp && yp:
+			return -1
+		case x != y:
+			return strings.Compare(x, y)
+		}
 	}
-	return nil, nil
+	return len(a.segs) - len(b.segs)
+}
+
+// fold sets the httprouter segments of paths, which share them up to
+// depth: where a parameter is among the segments at depth, it stands for
+// the static segments there too (except the empty segment of a trailing
+// slash, which httprouter allows beside a parameter). paths are ordered,
+// so the same parameter is chosen on every build.
+func fold(paths []*routePath, depth int) {
+	param := ""
+	for _, p := range paths {
+		if depth < len(p.segs) && isParam(p.segs[depth]) {
+			param = p.segs[depth]
+			break
+		}
+	}
+	below := map[string][]*routePath{}
+	for _, p := range paths {
+		if depth == len(p.segs) {
+			continue
+		}
+		seg := p.segs[depth]
+		if param != "" && seg != "" {
+			seg = param
+		}
+		p.phys = append(p.phys[:depth], seg)
+		below[seg] = append(below[seg], p)
+	}
+	for _, next := range below {
+		fold(next, depth+1)
+	}
 }
 
 // ServeHTTP dispatches r to its route, or to NotFound or MethodNotAllowed.
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.Path
-	if path == "" || path[0] != '/' {
-		path = "/" + path
+	rt.once.Do(rt.build)
+	rt.hr.ServeHTTP(w, r)
+}
+
+// serveLogical is the dispatch table of a folded route: it serves r by the
+// first of paths (most specific first) that its path matches, with that
+// route's handler for r's method, an OPTIONS answer, a 405, or a 404 when
+// none matches.
+func (rt *router) serveLogical(w http.ResponseWriter, r *http.Request, paths []*routePath) {
+	p, ps := match(paths, splitPath(r.URL.Path))
+	switch {
+	case p == nil:
+		rt.notFound(w, r)
+	case p.handlers[r.Method] != nil:
+		p.handlers[r.Method](w, r, ps)
+	case r.Method == http.MethodOptions:
+		w.Header().Set("Allow", allowed(p))
+		w.WriteHeader(http.StatusOK)
+	case rt.HandleMethodNotAllowed:
+		w.Header().Set("Allow", allowed(p))
+		serveError(rt.MethodNotAllowed, http.StatusMethodNotAllowed, w, r)
+	default:
+		rt.notFound(w, r)
 	}
-	if n, ps := rt.root.lookup(splitPath(path), nil); n != nil {
-		if h := n.handlers[r.Method]; h != nil {
-			h(w, r, ps)
-			return
+}
+
+// serveAnyRoute answers OPTIONS and 405 for a path httprouter found under
+// another method, from the logical route the path matches.
+func (rt *router) serveAnyRoute(w http.ResponseWriter, r *http.Request) {
+	w.Header().Del("Allow")
+	rt.serveLogical(w, r, rt.ordered)
+}
+
+// nonEmptyParams keeps a parameter from matching an empty segment
+// (/v1/node//allocations), which httprouter allows.
+func (rt *router) nonEmptyParams(h httprouter.Handle) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		for _, p := range ps {
+			if p.Value == "" {
+				rt.notFound(w, r)
+				return
+			}
 		}
-		if r.Method == http.MethodOptions {
-			w.Header().Set("Allow", allowed(n))
-			w.WriteHeader(http.StatusOK)
-			return
+		h(w, r, ps)
+	}
+}
+
+// match returns the first of paths that segs match, with its parameters.
+func match(paths []*routePath, segs []string) (*routePath, httprouter.Params) {
+next:
+	for _, p := range paths {
+		if len(p.segs) != len(segs) {
+			continue
 		}
-		if rt.HandleMethodNotAllowed {
-			w.Header().Set("Allow", allowed(n))
-			rt.serveError(rt.MethodNotAllowed, http.StatusMethodNotAllowed, w, r)
-			return
+		var ps httprouter.Params
+		for i, seg := range p.segs {
+			switch {
+			case isParam(seg) && segs[i] != "":
+				ps = append(ps, httprouter.Param{Key: seg[1:], Value: segs[i]})
+			case seg != segs[i]:
+				continue next
+			}
 		}
-	} else if rt.RedirectTrailingSlash && path != "/" {
+		return p, ps
+	}
+	return nil, nil
+}
+
+// notFound redirects to the other form of a path with a trailing slash
+// when that one is registered (and redirects are on), else answers 404.
+func (rt *router) notFound(w http.ResponseWriter, r *http.Request) {
+	w.Header().Del("Allow")
+	if path := r.URL.Path; rt.RedirectTrailingSlash && path != "/" && path != "" {
 		other := path + "/"
 		if strings.HasSuffix(path, "/") {
 			other = path[:len(path)-1]
 		}
-		if n, _ := rt.root.lookup(splitPath(other), nil); n != nil && n.handlers[r.Method] != nil {
+		if p, _ := match(rt.ordered, splitPath(other)); p != nil && p.handlers[r.Method] != nil {
 			code := http.StatusMovedPermanently
 			if r.Method != http.MethodGet {
 				code = http.StatusPermanentRedirect
@@ -156,10 +302,10 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rt.serveError(rt.NotFound, http.StatusNotFound, w, r)
+	serveError(rt.NotFound, http.StatusNotFound, w, r)
 }
 
-func (rt *router) serveError(h http.Handler, code int, w http.ResponseWriter, r *http.Request) {
+func serveError(h http.Handler, code int, w http.ResponseWriter, r *http.Request) {
 	if h != nil {
 		h.ServeHTTP(w, r)
 		return
@@ -167,10 +313,10 @@ func (rt *router) serveError(h http.Handler, code int, w http.ResponseWriter, r 
 	http.Error(w, http.StatusText(code), code)
 }
 
-// allowed lists a node's methods for the Allow header, with OPTIONS.
-func allowed(n *routeNode) string {
+// allowed lists a route's methods for the Allow header, with OPTIONS.
+func allowed(p *routePath) string {
 	methods := []string{http.MethodOptions}
-	for m := range n.handlers {
+	for m := range p.handlers {
 		methods = append(methods, m)
 	}
 	slices.Sort(methods)

@@ -52,6 +52,9 @@ func TestRouterMatching(t *testing.T) {
 		{"GET", "/", 200, "root "},
 		{"GET", "/v1/node/", 404, ""}, // a parameter never matches an empty segment
 		{"GET", "/v1/node/abc/", 404, ""},
+		{"GET", "/v1/node//allocations", 404, ""},
+		{"GET", "/v1/node/abc/xyz", 404, ""},    // httprouter's folded route, but no route of ours
+		{"DELETE", "/v1/node/abc/xyz", 404, ""}, // likewise, for a method the folded route lacks
 		{"GET", "/v1/nodes/x", 404, ""},
 		{"DELETE", "/v1/node/pools", 405, ""},
 		{"GET", "/v1/node/register", 405, ""},
@@ -73,6 +76,16 @@ func TestRouterMatching(t *testing.T) {
 	rt.ServeHTTP(rec, httptest.NewRequest("OPTIONS", "/v1/node/pools", nil))
 	if rec.Code != 200 || rec.Header().Get("Allow") != "GET, OPTIONS" {
 		t.Errorf("OPTIONS: %d, Allow %q", rec.Code, rec.Header().Get("Allow"))
+	}
+	// Behind the folded /v1/node/:node_id, each route keeps its own methods.
+	for path, allow := range map[string]string{"/v1/node/register": "OPTIONS, PUT", "/v1/node/abc": "GET, OPTIONS"} {
+		for _, method := range []string{"OPTIONS", "DELETE", "PATCH"} {
+			rec = httptest.NewRecorder()
+			rt.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+			if want := map[bool]int{true: 200, false: 405}[method == "OPTIONS"]; rec.Code != want || rec.Header().Get("Allow") != allow {
+				t.Errorf("%s %s: %d, Allow %q, want %d, %q", method, path, rec.Code, rec.Header().Get("Allow"), want, allow)
+			}
+		}
 	}
 }
 
@@ -102,6 +115,10 @@ func TestRouterRefusesConflictingRoutes(t *testing.T) {
 		"parameter names":  func(rt *router) { rt.Handle("GET", "/a/:id", h); rt.Handle("GET", "/a/:name/b", h) },
 		"no leading slash": func(rt *router) { rt.Handle("GET", "a", h) },
 		"catch-all":        func(rt *router) { rt.Handle("GET", "/a/*rest", h) },
+		"after serving": func(rt *router) {
+			rt.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+			rt.Handle("GET", "/a", h)
+		},
 	} {
 		func() {
 			defer func() {

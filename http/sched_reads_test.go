@@ -82,7 +82,7 @@ func TestEvaluationReads(t *testing.T) {
 	h.fail(http.MethodGet, "/v1/evaluation/"+evalProd, nil, http.StatusNotFound)
 	h.ok(http.MethodGet, "/v1/evaluation/"+evalProd+"?namespace=prod", nil, &e)
 
-	var stubs []*AllocListStub
+	var stubs []*state.AllocListStub
 	h.ok(http.MethodGet, "/v1/evaluation/e-"+a1+"/allocations", nil, &stubs)
 	if len(stubs) != 1 || stubs[0].ID != a1 || stubs[0].JobType != "service" {
 		t.Errorf("eval allocations %+v", stubs)
@@ -97,7 +97,7 @@ func TestAllocationReads(t *testing.T) {
 	h, _ := newSchedHarness(t)
 	_, _, a1, a2, _ := seedReads(h)
 
-	var stubs []*AllocListStub
+	var stubs []*state.AllocListStub
 	rec := h.ok(http.MethodGet, "/v1/allocations", nil, &stubs)
 	if len(stubs) != 1 || stubs[0].ID != a1 || headerIndex(t, rec) != h.store.Index(store.TableAllocs) {
 		t.Fatalf("default allocs %+v", stubs)
@@ -166,7 +166,7 @@ func TestDeploymentReads(t *testing.T) {
 	}
 	h.fail(http.MethodGet, "/v1/deployment/nope", nil, http.StatusNotFound, "nope")
 	h.fail(http.MethodGet, "/v1/deployment/"+d+"?namespace=prod", nil, http.StatusNotFound)
-	var stubs []*AllocListStub
+	var stubs []*state.AllocListStub
 	h.ok(http.MethodGet, "/v1/deployment/allocations/"+d, nil, &stubs)
 	if len(stubs) != 1 || stubs[0].ID != a1 {
 		t.Errorf("deployment allocations %+v", stubs)

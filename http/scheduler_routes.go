@@ -150,24 +150,3 @@ func (p *page[T]) finish(w http.ResponseWriter) []T {
 func inNamespace(ns, objNS string) bool {
 	return ns == "*" || ns == objNS
 }
-
-// isUUID reports whether s is a UUID in its canonical text form
-// (8-4-4-4-12 hexadecimal digits), the form of node, eval and alloc IDs.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}

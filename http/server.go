@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/jsonapi"
+	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -96,7 +97,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.NewID == nil {
-		cfg.NewID = newUUID
+		cfg.NewID = state.NewID
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 32 << 20

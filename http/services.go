@@ -21,28 +21,9 @@ import (
 // them exactly as it does the node's allocation updates, and so that a
 // node can neither write nor delete another node's entries.
 
-// ServiceListEntry is one service of a namespace in GET /v1/services:
-// its name and the union of its instances' tags.
-type ServiceListEntry struct {
-	ServiceName string
-	Tags        []string
-}
-
-// ServiceListStub is one namespace of GET /v1/services, in Nomad's shape.
-type ServiceListStub struct {
-	Namespace string
-	Services  []*ServiceListEntry
-}
-
 // ServiceRegistrationsRequest is the body of PUT /v1/node/:node_id/services.
 type ServiceRegistrationsRequest struct {
 	Services []*state.ServiceRegistration
-}
-
-// ServiceRegistrationsResponse answers the service writes. Index is zero
-// when there was nothing to write (every entry's allocation is gone).
-type ServiceRegistrationsResponse struct {
-	Index uint64
 }
 
 // jobServices serves GET /v1/job/:job_id/services (spec §4 row 22): the
@@ -81,7 +62,7 @@ func (s *Server) serviceRead(w http.ResponseWriter, r *http.Request, p httproute
 // union of its instances' tags, sorted.
 func (s *Server) serviceList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
 	allowed := namespaceFilter(r, state.NamespaceCapabilityReadJob)
-	var out []*ServiceListStub
+	var out []*state.ServiceListStub
 	err := s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
 		regs, err := s.store.Services(ws, ns)
 		if err != nil {
@@ -95,20 +76,20 @@ func (s *Server) serviceList(w http.ResponseWriter, r *http.Request, _ httproute
 
 // groupServices folds entries (ordered by namespace, then service name)
 // into the list's shape, dropping namespaces allowed refuses.
-func groupServices(regs []*state.ServiceRegistration, allowed func(string) bool) []*ServiceListStub {
-	var out []*ServiceListStub
-	var cur *ServiceListEntry
+func groupServices(regs []*state.ServiceRegistration, allowed func(string) bool) []*state.ServiceListStub {
+	var out []*state.ServiceListStub
+	var cur *state.ServiceListEntry
 	for _, reg := range regs {
 		if allowed != nil && !allowed(reg.Namespace) {
 			continue
 		}
 		if len(out) == 0 || out[len(out)-1].Namespace != reg.Namespace {
-			out = append(out, &ServiceListStub{Namespace: reg.Namespace})
+			out = append(out, &state.ServiceListStub{Namespace: reg.Namespace})
 			cur = nil
 		}
 		ns := out[len(out)-1]
 		if cur == nil || cur.ServiceName != reg.ServiceName {
-			cur = &ServiceListEntry{ServiceName: reg.ServiceName, Tags: []string{}}
+			cur = &state.ServiceListEntry{ServiceName: reg.ServiceName, Tags: []string{}}
 			ns.Services = append(ns.Services, cur)
 		}
 		for _, t := range reg.Tags {
@@ -141,7 +122,7 @@ func (s *Server) serviceDelete(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return nil, err
 	}
-	return &ServiceRegistrationsResponse{Index: index}, nil
+	return &state.ServiceRegistrationsResponse{Index: index}, nil
 }
 
 // serviceByID returns one entry, or nil.
@@ -226,7 +207,7 @@ func (s *Server) nodeServicesUpsert(w http.ResponseWriter, r *http.Request, p ht
 	if err != nil {
 		return nil, err
 	}
-	out := &ServiceRegistrationsResponse{}
+	out := &state.ServiceRegistrationsResponse{}
 	if len(stale) > 0 {
 		_, index, err := s.apply(w, r, store.ServiceDeleteRequestType, &store.ServiceDeleteRequest{IDs: stale})
 		if err != nil {
@@ -317,13 +298,13 @@ func (s *Server) nodeServicesDelete(w http.ResponseWriter, r *http.Request, p ht
 		}
 	}
 	if len(del) == 0 {
-		return &ServiceRegistrationsResponse{}, nil
+		return &state.ServiceRegistrationsResponse{}, nil
 	}
 	_, index, err := s.apply(w, r, store.ServiceDeleteRequestType, &store.ServiceDeleteRequest{IDs: del})
 	if err != nil {
 		return nil, err
 	}
-	return &ServiceRegistrationsResponse{Index: index}, nil
+	return &state.ServiceRegistrationsResponse{Index: index}, nil
 }
 
 // validateServiceRegistrations checks a client's entries, listing every

@@ -37,7 +37,7 @@ func svcURL(node int) string { return "/v1/node/" + nodeID(node) + "/services" }
 
 func TestServiceRegistrationsWriteAndRead(t *testing.T) {
 	h, _ := servicesHarness(t)
-	var out ServiceRegistrationsResponse
+	var out state.ServiceRegistrationsResponse
 	spoofed := svcReg("s1", "web", allocID(1), 2001, "b", "a")
 	spoofed["NodeID"], spoofed["Namespace"], spoofed["JobID"] = nodeID(2), "other", "nope"
 	h.ok(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
@@ -78,9 +78,9 @@ func TestServiceRegistrationsWriteAndRead(t *testing.T) {
 		t.Errorf("unknown job = %v, want []", none)
 	}
 
-	var list []*ServiceListStub
+	var list []*state.ServiceListStub
 	h.ok(http.MethodGet, "/v1/services", nil, &list)
-	want := []*ServiceListStub{{Namespace: "default", Services: []*ServiceListEntry{
+	want := []*state.ServiceListStub{{Namespace: "default", Services: []*state.ServiceListEntry{
 		{ServiceName: "admin", Tags: []string{"x"}},
 		{ServiceName: "db", Tags: []string{}},
 		{ServiceName: "web", Tags: []string{"a", "b", "c"}},
@@ -91,7 +91,7 @@ func TestServiceRegistrationsWriteAndRead(t *testing.T) {
 	}
 
 	// Re-registering updates in place: same CreateIndex, new ModifyIndex.
-	var again ServiceRegistrationsResponse
+	var again state.ServiceRegistrationsResponse
 	h.ok(http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("s1", "web", allocID(1), 2011)}}, &again)
 	byJob = nil
 	h.ok(http.MethodGet, "/v1/job/web/services", nil, &byJob)
@@ -107,7 +107,7 @@ func TestServiceRegistrationsWriteAndRead(t *testing.T) {
 	if len(byJob) != 2 || byJob[0].ID != "s1" || byJob[1].ID != "s4" {
 		t.Errorf("after deregister: %+v", byJob)
 	}
-	var nothing ServiceRegistrationsResponse
+	var nothing state.ServiceRegistrationsResponse
 	before := h.writes()
 	h.ok(http.MethodDelete, svcURL(1)+"?id=s2", nil, &nothing)
 	if nothing.Index != 0 || h.writes() != before {
@@ -134,7 +134,7 @@ func TestServicesNamespaces(t *testing.T) {
 		svcReg("d1", "web", allocID(1), 81),
 	}}, nil)
 
-	var list []*ServiceListStub
+	var list []*state.ServiceListStub
 	h.ok(http.MethodGet, "/v1/services?namespace=*", nil, &list)
 	if len(list) != 2 || list[0].Namespace != "default" || list[1].Namespace != "prod" || list[1].Services[0].ServiceName != "api" {
 		b, _ := json.Marshal(list)
@@ -288,7 +288,7 @@ func TestServicesACL(t *testing.T) {
 	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: prodJob}, nil)
 	a.placeAlloc(2, a.registered(prodJob), n1.ID, "")
 	a.okAs(n1.SecretID, http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("p1", "api", allocID(2), 81)}}, nil)
-	var list []*ServiceListStub
+	var list []*state.ServiceListStub
 	a.okAs(reader, http.MethodGet, "/v1/services?namespace=*", nil, &list)
 	if len(list) != 1 || list[0].Namespace != "default" {
 		b, _ := json.Marshal(list)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // testCluster is three in-process servers on loopback: s1 bootstraps, the
@@ -215,7 +217,7 @@ func TestReadIndexCoversEntriesAppliedOnFollowersFirst(t *testing.T) {
 		applied <- result{idx, err}
 	}()
 	// The follower applies the entry while the leader's FSM is held.
-	eventually(t, 10*time.Second, "the follower to apply the held entry", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the follower to apply the held entry", func() bool {
 		v, _ := c.fsms[1].get("k")
 		return v == "new"
 	})

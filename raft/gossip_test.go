@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // fastGossip shortens memberlist's timing so failures are noticed within a
@@ -100,7 +102,7 @@ func TestGossipMembersMetadataLeaveAndFailure(t *testing.T) {
 	if err := gs[2].UpdateMeta(func(m *ServerMeta) { m.HTTPAddr = "g3:9999"; m.ID = "ignored" }); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "g1 to see g3's new HTTP address", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "g1 to see g3's new HTTP address", func() bool {
 		m, _ := gs[0].Member("g3")
 		return m.HTTPAddr == "g3:9999"
 	})
@@ -211,7 +213,7 @@ func bootstrapAll(t *testing.T, servers []*gossipServer, expect int) {
 func leaderOf(t *testing.T, servers []*gossipServer, d time.Duration) *gossipServer {
 	t.Helper()
 	var leader *gossipServer
-	eventually(t, d, "a leader", func() bool {
+	testutil.WaitFor(t, d, "a leader", func() bool {
 		for _, s := range servers {
 			if s.node.IsLeader() {
 				leader = s
@@ -357,7 +359,7 @@ func TestGossipReconcileAddsJoinersAndRemovesLeaversAndTheFailed(t *testing.T) {
 	if _, err := s4.gossip.Join([]string{leader.gossip.LocalAddr()}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "s4 in the configuration", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "s4 in the configuration", func() bool {
 		return configIDs(t, leader.node) == "s1,s2,s3,s4"
 	})
 	if err := s4.node.WaitForApplied(ctxT(t, 10*time.Second), idx); err != nil {
@@ -369,7 +371,7 @@ func TestGossipReconcileAddsJoinersAndRemovesLeaversAndTheFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s4.stop()
-	eventually(t, 10*time.Second, "s4 out of the configuration", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "s4 out of the configuration", func() bool {
 		return configIDs(t, leader.node) == "s1,s2,s3"
 	})
 
@@ -384,7 +386,7 @@ func TestGossipReconcileAddsJoinersAndRemovesLeaversAndTheFailed(t *testing.T) {
 	}
 	victimID, victimAddr := victim.node.ID(), victim.node.Addr()
 	victim.stop()
-	eventually(t, 15*time.Second, victimID+" removed after failing", func() bool {
+	testutil.WaitFor(t, 15*time.Second, victimID+" removed after failing", func() bool {
 		return !strings.Contains(configIDs(t, leader.node), victimID)
 	})
 
@@ -393,7 +395,7 @@ func TestGossipReconcileAddsJoinersAndRemovesLeaversAndTheFailed(t *testing.T) {
 	if _, err := back.gossip.Join([]string{leader.gossip.LocalAddr()}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, victimID+" re-added", func() bool {
+	testutil.WaitFor(t, 10*time.Second, victimID+" re-added", func() bool {
 		return configIDs(t, leader.node) == "s1,s2,s3"
 	})
 	last := mustApply(t, leader.node, "after", "rejoin")

@@ -1,36 +1,18 @@
 package raft
 
 import (
-	"bytes"
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/schedhq/sched/internal/testutil"
 )
-
-// syncBuffer collects a test's logs; they are printed only if it fails.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // testLogger returns a logger whose output is shown only when t fails.
 func testLogger(t testing.TB) hclog.Logger {
-	buf := &syncBuffer{}
+	buf := &testutil.SyncBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("node logs:\n%s", buf.String())
@@ -100,20 +82,4 @@ func mustApply(t testing.TB, n *Node, k, v string) uint64 {
 		t.Fatalf("Apply(set %s) on %s: %v", k, n.ID(), err)
 	}
 	return idx
-}
-
-// eventually polls cond until it holds or d passes. For conditions nothing
-// notifies about (a background snapshot finishing).
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(d)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 func TestConfigDefaultsAndValidation(t *testing.T) {
@@ -202,7 +204,7 @@ func TestShutdownUnblocksWaitersAndIsIdempotent(t *testing.T) {
 	go func() { errc <- n.WaitForApplied(context.Background(), 1<<40) }()
 	// The waiter registers before it blocks; wait for that so Shutdown
 	// is what releases it.
-	eventually(t, 5*time.Second, "waiter registered", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "waiter registered", func() bool {
 		n.fsm.applied.mu.Lock()
 		defer n.fsm.applied.mu.Unlock()
 		return len(n.fsm.applied.waiters) == 1
@@ -282,11 +284,11 @@ func TestSnapshotThresholdThenRestartFromSnapshotAndTrailingLogs(t *testing.T) {
 		mustApply(t, n, fmt.Sprintf("k%03d", i), strconv.Itoa(i))
 	}
 	var snapIdx uint64
-	eventually(t, 10*time.Second, "an automatic snapshot", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "an automatic snapshot", func() bool {
 		snapIdx, _ = strconv.ParseUint(n.Stats()["last_snapshot_index"], 10, 64)
 		return snapIdx > 0
 	})
-	eventually(t, 10*time.Second, "log compaction", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "log compaction", func() bool {
 		first, err := n.store.FirstIndex()
 		return err == nil && first > 1
 	})

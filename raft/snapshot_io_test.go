@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // decodeKV is a verify function for kvFSM snapshots.
@@ -180,7 +182,7 @@ func TestLaggingFollowerCatchesUpBySnapshotInstall(t *testing.T) {
 		last = mustApply(t, leader, fmt.Sprintf("k%03d", i), strconv.Itoa(i))
 	}
 	// The leader has compacted its log past what the lagger has.
-	eventually(t, 10*time.Second, "the leader to compact its log", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the leader to compact its log", func() bool {
 		firstIdx, err := leader.store.FirstIndex()
 		return err == nil && firstIdx > first+1
 	})

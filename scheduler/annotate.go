@@ -30,7 +30,7 @@ const (
 // change forces a create, a destroy, an in-place or a create/destroy
 // update). oldJob is the registered job (nil when new), newJob the
 // proposed one.
-func AnnotateDiff(diff *state.JobDiff, oldJob, newJob *state.Job, ann *PlanAnnotations) {
+func AnnotateDiff(diff *state.JobDiff, oldJob, newJob *state.Job, ann *state.PlanAnnotations) {
 	if diff == nil {
 		return
 	}
@@ -72,7 +72,7 @@ func AnnotateDiff(diff *state.JobDiff, oldJob, newJob *state.Job, ann *PlanAnnot
 }
 
 // updatesOf turns a group's counts into the verb map of a diff.
-func updatesOf(du *DesiredUpdates) map[string]uint64 {
+func updatesOf(du *state.DesiredUpdates) map[string]uint64 {
 	out := map[string]uint64{}
 	for verb, n := range map[string]uint64{
 		UpdateTypeIgnore:            du.Ignore,

@@ -14,7 +14,7 @@ type DryRunResult struct {
 	// Plan is the plan the scheduler would submit, with Annotations.
 	Plan *Plan
 	// Annotations count, per task group, what the plan does.
-	Annotations *PlanAnnotations
+	Annotations *state.PlanAnnotations
 	// FailedTGAllocs explains, per task group, placements that would fail.
 	FailedTGAllocs map[string]*state.AllocMetric
 	// CreatedEvals are the evals the run would create: a blocked eval
@@ -84,7 +84,7 @@ func DryRun(cfg Config, st State, job *state.Job) (*DryRunResult, error) {
 	}
 	res.Annotations = res.Plan.Annotations
 	if res.Annotations == nil {
-		res.Annotations = &PlanAnnotations{DesiredTGUpdates: map[string]*DesiredUpdates{}}
+		res.Annotations = &state.PlanAnnotations{DesiredTGUpdates: map[string]*state.DesiredUpdates{}}
 	}
 	if p.updated != nil {
 		res.FailedTGAllocs = p.updated.FailedTGAllocs

@@ -13,17 +13,17 @@ func TestDryRun(t *testing.T) {
 		name      string
 		existing  bool
 		change    func(j *state.Job)
-		want      DesiredUpdates
+		want      state.DesiredUpdates
 		wantFail  bool
 		wantEvals int
 	}{
-		{"new job", false, nil, DesiredUpdates{Place: 4}, false, 0},
-		{"unchanged job", true, nil, DesiredUpdates{Ignore: 4}, false, 0},
-		{"count up", true, func(j *state.Job) { j.TaskGroups[0].Count = 6 }, DesiredUpdates{Place: 2, InPlaceUpdate: 4}, false, 0},
-		{"destructive", true, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Config = map[string]any{"x": "y"} }, DesiredUpdates{DestructiveUpdate: 4}, false, 0},
-		{"in place", true, func(j *state.Job) { j.TaskGroups[0].RestartPolicy.Attempts = 8 }, DesiredUpdates{InPlaceUpdate: 4}, false, 0},
-		{"stop", true, func(j *state.Job) { j.Stop = true }, DesiredUpdates{Stop: 4}, false, 0},
-		{"no room", false, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Resources.MemoryMB = 100000 }, DesiredUpdates{Place: 4}, true, 1},
+		{"new job", false, nil, state.DesiredUpdates{Place: 4}, false, 0},
+		{"unchanged job", true, nil, state.DesiredUpdates{Ignore: 4}, false, 0},
+		{"count up", true, func(j *state.Job) { j.TaskGroups[0].Count = 6 }, state.DesiredUpdates{Place: 2, InPlaceUpdate: 4}, false, 0},
+		{"destructive", true, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Config = map[string]any{"x": "y"} }, state.DesiredUpdates{DestructiveUpdate: 4}, false, 0},
+		{"in place", true, func(j *state.Job) { j.TaskGroups[0].RestartPolicy.Attempts = 8 }, state.DesiredUpdates{InPlaceUpdate: 4}, false, 0},
+		{"stop", true, func(j *state.Job) { j.Stop = true }, state.DesiredUpdates{Stop: 4}, false, 0},
+		{"no room", false, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Resources.MemoryMB = 100000 }, state.DesiredUpdates{Place: 4}, true, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := NewHarness(t)
@@ -90,7 +90,7 @@ func TestDryRunIgnoresPurgedInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if du := res.Annotations.DesiredTGUpdates["web"]; *du != (DesiredUpdates{Place: 2}) {
+	if du := res.Annotations.DesiredTGUpdates["web"]; *du != (state.DesiredUpdates{Place: 2}) {
 		t.Fatalf("annotations %+v: a new instance owns none of the purged job's allocations", *du)
 	}
 }
@@ -116,7 +116,7 @@ func TestAnnotateDiff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ann := &PlanAnnotations{DesiredTGUpdates: map[string]*DesiredUpdates{"web": {Place: 2, DestructiveUpdate: 3}}}
+			ann := &state.PlanAnnotations{DesiredTGUpdates: map[string]*state.DesiredUpdates{"web": {Place: 2, DestructiveUpdate: 3}}}
 			AnnotateDiff(diff, old, c.next, ann)
 			tg := diff.TaskGroups[0]
 			if len(tg.Updates) != 2 || tg.Updates[UpdateTypeCreate] != 2 || tg.Updates[UpdateTypeDestructiveUpdate] != 3 {

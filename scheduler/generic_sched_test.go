@@ -11,7 +11,7 @@ import (
 
 // step registers job (when not nil), processes an annotated eval of the
 // stored job and returns the plan's annotations for group "web".
-func step(t *testing.T, h *Harness, ns, id string, job *state.Job, trigger string) *DesiredUpdates {
+func step(t *testing.T, h *Harness, ns, id string, job *state.Job, trigger string) *state.DesiredUpdates {
 	t.Helper()
 	if job != nil {
 		h.UpsertJob(job)
@@ -32,7 +32,7 @@ func step(t *testing.T, h *Harness, ns, id string, job *state.Job, trigger strin
 	}
 	ann := h.LastPlan().Annotations
 	if ann == nil || ann.DesiredTGUpdates["web"] == nil {
-		return &DesiredUpdates{}
+		return &state.DesiredUpdates{}
 	}
 	return ann.DesiredTGUpdates["web"]
 }
@@ -72,20 +72,20 @@ func TestGenericScenarios(t *testing.T) {
 		batch  bool
 		count  int
 		change func(e *env) *state.Job
-		want   DesiredUpdates
+		want   state.DesiredUpdates
 		check  func(e *env)
 	}{
 		{
 			name: "nothing changed", count: 4,
 			change: func(e *env) *state.Job { return nil },
-			want:   DesiredUpdates{Ignore: 4},
+			want:   state.DesiredUpdates{Ignore: 4},
 		},
 		{
 			name: "count up", count: 4,
 			change: func(e *env) *state.Job { j := e.job.Copy(); j.TaskGroups[0].Count = 6; return j },
 			// A count change makes a new job version: the allocations
 			// that stay take it in place.
-			want: DesiredUpdates{Place: 2, InPlaceUpdate: 4},
+			want: state.DesiredUpdates{Place: 2, InPlaceUpdate: 4},
 			check: func(e *env) {
 				got := names(e.h.LiveAllocs("default", "web"))
 				want := []string{"web.web[0]", "web.web[1]", "web.web[2]", "web.web[3]", "web.web[4]", "web.web[5]"}
@@ -97,7 +97,7 @@ func TestGenericScenarios(t *testing.T) {
 		{
 			name: "count down stops the highest indexes", count: 6,
 			change: func(e *env) *state.Job { j := e.job.Copy(); j.TaskGroups[0].Count = 3; return j },
-			want:   DesiredUpdates{Stop: 3, InPlaceUpdate: 3},
+			want:   state.DesiredUpdates{Stop: 3, InPlaceUpdate: 3},
 			check: func(e *env) {
 				got := names(e.h.LiveAllocs("default", "web"))
 				if want := []string{"web.web[0]", "web.web[1]", "web.web[2]"}; !slices.Equal(got, want) {
@@ -108,7 +108,7 @@ func TestGenericScenarios(t *testing.T) {
 		{
 			name: "count to zero", count: 3,
 			change: func(e *env) *state.Job { j := e.job.Copy(); j.TaskGroups[0].Count = 0; return j },
-			want:   DesiredUpdates{Stop: 3},
+			want:   state.DesiredUpdates{Stop: 3},
 		},
 		{
 			name: "in-place update", count: 4,
@@ -118,7 +118,7 @@ func TestGenericScenarios(t *testing.T) {
 				j.TaskGroups[0].Services = []*state.Service{{Name: "web", PortLabel: "http"}}
 				return j
 			},
-			want: DesiredUpdates{InPlaceUpdate: 4},
+			want: state.DesiredUpdates{InPlaceUpdate: 4},
 			check: func(e *env) {
 				live := e.h.LiveAllocs("default", "web")
 				for _, a := range live {
@@ -135,7 +135,7 @@ func TestGenericScenarios(t *testing.T) {
 				j.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "2h"}
 				return j
 			},
-			want: DesiredUpdates{DestructiveUpdate: 4},
+			want: state.DesiredUpdates{DestructiveUpdate: 4},
 			check: func(e *env) {
 				live := e.h.LiveAllocs("default", "web")
 				if len(live) != 4 {
@@ -152,7 +152,7 @@ func TestGenericScenarios(t *testing.T) {
 		{
 			name: "stop job", count: 3,
 			change: func(e *env) *state.Job { e.h.StopJob("default", "web", true); return nil },
-			want:   DesiredUpdates{Stop: 3},
+			want:   state.DesiredUpdates{Stop: 3},
 			check: func(e *env) {
 				for _, a := range e.live {
 					got, _ := e.h.Store.AllocByID(nil, a.ID)
@@ -171,7 +171,7 @@ func TestGenericScenarios(t *testing.T) {
 				j.TaskGroups = []*state.TaskGroup{g}
 				return j
 			},
-			want: DesiredUpdates{Stop: 2},
+			want: state.DesiredUpdates{Stop: 2},
 			check: func(e *env) {
 				if got := names(e.h.LiveAllocs("default", "web")); !slices.Equal(got, []string{"web.api[0]", "web.api[1]"}) {
 					e.t.Fatalf("live %v, want the two api allocations", got)
@@ -213,7 +213,7 @@ func TestGenericScenarios(t *testing.T) {
 				clientStatus(e.h, state.AllocClientStatusComplete, e.live[1])
 				return nil
 			},
-			want: DesiredUpdates{Place: 1, Ignore: 2},
+			want: state.DesiredUpdates{Place: 1, Ignore: 2},
 			check: func(e *env) {
 				if got := names(e.h.LiveAllocs("default", "web")); !slices.Equal(got, []string{"web.web[0]", "web.web[1]", "web.web[2]"}) {
 					e.t.Fatalf("live %v: the replacement must reuse the free name", got)
@@ -226,7 +226,7 @@ func TestGenericScenarios(t *testing.T) {
 				clientStatus(e.h, state.AllocClientStatusComplete, e.live...)
 				return nil
 			},
-			want: DesiredUpdates{Ignore: 3},
+			want: state.DesiredUpdates{Ignore: 3},
 		},
 		{
 			name: "batch job update leaves completed allocs alone", batch: true, count: 2,
@@ -236,7 +236,7 @@ func TestGenericScenarios(t *testing.T) {
 				j.TaskGroups[0].Tasks[0].Env = map[string]string{"X": "1"}
 				return j
 			},
-			want: DesiredUpdates{Ignore: 1, DestructiveUpdate: 1},
+			want: state.DesiredUpdates{Ignore: 1, DestructiveUpdate: 1},
 		},
 		{
 			name: "drain migrates max_parallel at a time", count: 6,
@@ -262,7 +262,7 @@ func TestGenericScenarios(t *testing.T) {
 				j.TaskGroups[0].Migrate.MaxParallel = 2
 				return j
 			},
-			want: DesiredUpdates{Migrate: 2, InPlaceUpdate: 4},
+			want: state.DesiredUpdates{Migrate: 2, InPlaceUpdate: 4},
 			check: func(e *env) {
 				var migrated int
 				for _, a := range e.h.LiveAllocs("default", "web") {
@@ -294,7 +294,7 @@ func TestGenericScenarios(t *testing.T) {
 			e := &env{t: t, h: h, job: stored, live: h.LiveAllocs("default", "web")}
 			next := c.change(e)
 			got := step(t, h, "default", "web", next, state.EvalTriggerJobRegister)
-			if c.check == nil || c.want != (DesiredUpdates{}) {
+			if c.check == nil || c.want != (state.DesiredUpdates{}) {
 				if *got != c.want {
 					t.Errorf("annotations %+v, want %+v", *got, c.want)
 				}

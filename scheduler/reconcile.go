@@ -65,7 +65,7 @@ type reconcileResult struct {
 	// with the plan.
 	attrUpdates []*state.Allocation
 	followups   []*state.Evaluation
-	desired     map[string]*DesiredUpdates
+	desired     map[string]*state.DesiredUpdates
 }
 
 // reconciler compares a job's desired state with its allocations and
@@ -92,7 +92,7 @@ type reconciler struct {
 
 // reconcile computes the result.
 func (r *reconciler) reconcile() *reconcileResult {
-	res := &reconcileResult{desired: map[string]*DesiredUpdates{}}
+	res := &reconcileResult{desired: map[string]*state.DesiredUpdates{}}
 	byGroup := map[string][]*state.Allocation{}
 	for _, a := range r.allocs {
 		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
@@ -137,10 +137,10 @@ func (r *reconciler) reconcile() *reconcileResult {
 	return res
 }
 
-func (res *reconcileResult) desiredFor(group string) *DesiredUpdates {
+func (res *reconcileResult) desiredFor(group string) *state.DesiredUpdates {
 	du := res.desired[group]
 	if du == nil {
-		du = &DesiredUpdates{}
+		du = &state.DesiredUpdates{}
 		res.desired[group] = du
 	}
 	return du

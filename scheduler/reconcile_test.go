@@ -110,7 +110,7 @@ func TestReconcileDeterministic(t *testing.T) {
 		})
 	}
 	run := func(list []*state.Allocation) string {
-		r := &reconciler{job: job, eval: &state.Evaluation{ID: "e"}, now: harnessEpoch, newID: NewUUID,
+		r := &reconciler{job: job, eval: &state.Evaluation{ID: "e"}, now: harnessEpoch, newID: state.NewID,
 			allocs: list, nodes: map[string]*state.Node{node.ID: node}}
 		res := r.reconcile()
 		var out []string

@@ -90,7 +90,7 @@ type Plan struct {
 	// Deployment is created or updated with the plan (deployments issue).
 	Deployment *state.Deployment
 	// Annotations explain the plan, for dry runs.
-	Annotations *PlanAnnotations
+	Annotations *state.PlanAnnotations
 	// SnapshotIndex is the index of the state the plan was computed on.
 	SnapshotIndex uint64
 }
@@ -121,21 +121,4 @@ func (r *PlanResult) FullCommit(plan *Plan) (bool, int, int) {
 		actual += len(r.NodeAllocation[node])
 	}
 	return expected == actual, expected, actual
-}
-
-// PlanAnnotations explain a plan to a user (the plan dry run, spec §4.17).
-type PlanAnnotations struct {
-	DesiredTGUpdates map[string]*DesiredUpdates
-}
-
-// DesiredUpdates counts what a plan does to one task group.
-type DesiredUpdates struct {
-	Ignore            uint64
-	Place             uint64
-	Migrate           uint64
-	Stop              uint64
-	InPlaceUpdate     uint64
-	DestructiveUpdate uint64
-	Canary            uint64
-	Preemptions       uint64
 }

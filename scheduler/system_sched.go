@@ -294,10 +294,10 @@ func (s *systemScheduler) stopAll(allocs []*state.Allocation, desc string) error
 }
 
 // desiredFor returns the annotation counters of a group.
-func (c *schedCore) desiredFor(group string) *DesiredUpdates {
+func (c *schedCore) desiredFor(group string) *state.DesiredUpdates {
 	du := c.desired[group]
 	if du == nil {
-		du = &DesiredUpdates{}
+		du = &state.DesiredUpdates{}
 		c.desired[group] = du
 	}
 	return du

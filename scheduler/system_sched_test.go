@@ -27,7 +27,7 @@ func systemSetup(t *testing.T, jobType string) (*Harness, []*state.Node) {
 	job.TaskGroups[0].Name = "web"
 	job.Constraints = []*state.Constraint{{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"}}
 	got := step(t, h, "default", "sys", job, state.EvalTriggerJobRegister)
-	if *got != (DesiredUpdates{Place: 3}) {
+	if *got != (state.DesiredUpdates{Place: 3}) {
 		t.Fatalf("first eval %+v, want 3 placements", *got)
 	}
 	return h, nodes
@@ -35,7 +35,7 @@ func systemSetup(t *testing.T, jobType string) (*Harness, []*state.Node) {
 
 // nodeEval processes an eval of the system job for one node and returns
 // its annotations and plan.
-func nodeEval(t *testing.T, h *Harness, nodeID string) (*DesiredUpdates, *Plan) {
+func nodeEval(t *testing.T, h *Harness, nodeID string) (*state.DesiredUpdates, *Plan) {
 	t.Helper()
 	job, _ := h.Store.JobByID(nil, "default", "sys")
 	e := h.NewEval(job, state.EvalTriggerNodeUpdate).Copy()
@@ -47,7 +47,7 @@ func nodeEval(t *testing.T, h *Harness, nodeID string) (*DesiredUpdates, *Plan) 
 	p := h.LastPlan()
 	du := p.Annotations.DesiredTGUpdates["web"]
 	if du == nil {
-		du = &DesiredUpdates{}
+		du = &state.DesiredUpdates{}
 	}
 	return du, p
 }
@@ -80,28 +80,28 @@ func TestSystemNodeEvents(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		event func(h *Harness, nodes []*state.Node) string // returns the eval's node
-		want  DesiredUpdates
+		want  state.DesiredUpdates
 		check func(t *testing.T, h *Harness, nodes []*state.Node, p *Plan)
 	}{
 		{"node joins", func(h *Harness, _ []*state.Node) string {
 			n := MockNode("late")
 			h.UpsertNodes(n)
 			return n.ID
-		}, DesiredUpdates{Place: 1}, func(t *testing.T, h *Harness, _ []*state.Node, p *Plan) {
+		}, state.DesiredUpdates{Place: 1}, func(t *testing.T, h *Harness, _ []*state.Node, p *Plan) {
 			late := MockNode("late").ID
 			if len(p.NodeAllocation) != 1 || len(p.NodeAllocation[late]) != 1 || len(p.NodeUpdate) != 0 {
 				t.Fatalf("plan touches %v / %v, want one placement on the new node only", p.NodeAllocation, p.NodeUpdate)
 			}
 		}},
 		{"unchanged node", func(h *Harness, nodes []*state.Node) string { return nodes[0].ID },
-			DesiredUpdates{Ignore: 1}, nil},
+			state.DesiredUpdates{Ignore: 1}, nil},
 		{"node no longer matches", func(h *Harness, nodes []*state.Node) string {
 			n := nodes[1].Copy()
 			n.Attributes["kernel.name"] = "windows"
 			n.ComputedClass = ComputeClass(n)
 			h.UpsertNodes(n)
 			return n.ID
-		}, DesiredUpdates{Stop: 1}, func(t *testing.T, h *Harness, nodes []*state.Node, _ *Plan) {
+		}, state.DesiredUpdates{Stop: 1}, func(t *testing.T, h *Harness, nodes []*state.Node, _ *Plan) {
 			for _, a := range h.LiveAllocs("default", "sys") {
 				if a.NodeID == nodes[1].ID {
 					t.Fatal("allocation left on the infeasible node")
@@ -111,7 +111,7 @@ func TestSystemNodeEvents(t *testing.T) {
 		{"node down", func(h *Harness, nodes []*state.Node) string {
 			h.SetNodeStatus(nodes[2].ID, state.NodeStatusDown)
 			return nodes[2].ID
-		}, DesiredUpdates{Stop: 1}, func(t *testing.T, h *Harness, nodes []*state.Node, p *Plan) {
+		}, state.DesiredUpdates{Stop: 1}, func(t *testing.T, h *Harness, nodes []*state.Node, p *Plan) {
 			stop := p.NodeUpdate[nodes[2].ID]
 			if len(stop) != 1 || stop[0].ClientStatus != state.AllocClientStatusLost || len(p.NodeAllocation) != 0 {
 				t.Fatalf("plan %+v: want the allocation marked lost and nothing placed", p)
@@ -122,7 +122,7 @@ func TestSystemNodeEvents(t *testing.T) {
 			n.NodeResources.MemoryMB = 300
 			h.UpsertNodes(n)
 			return n.ID
-		}, DesiredUpdates{}, func(t *testing.T, h *Harness, _ []*state.Node, _ *Plan) {
+		}, state.DesiredUpdates{}, func(t *testing.T, h *Harness, _ []*state.Node, _ *Plan) {
 			ev := h.LastEval()
 			m := ev.FailedTGAllocs["web"]
 			if m == nil || m.NodesExhausted != 1 || m.DimensionExhausted[DimensionMemory] != 1 || ev.QueuedAllocations["web"] != 1 || ev.BlockedEval == "" {
@@ -149,21 +149,21 @@ func TestSystemJobChanges(t *testing.T) {
 		jobType string
 		before  func(h *Harness)
 		change  func(j *state.Job)
-		want    DesiredUpdates
+		want    state.DesiredUpdates
 	}{
 		{"destructive update on the same nodes", state.JobTypeSystem, nil,
 			func(j *state.Job) { j.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"} },
-			DesiredUpdates{DestructiveUpdate: 3}},
+			state.DesiredUpdates{DestructiveUpdate: 3}},
 		{"in-place update", state.JobTypeSystem, nil,
 			func(j *state.Job) { j.TaskGroups[0].RestartPolicy.Attempts = 7 },
-			DesiredUpdates{InPlaceUpdate: 3}},
-		{"stop", state.JobTypeSystem, nil, func(j *state.Job) { j.Stop = true }, DesiredUpdates{Stop: 3}},
+			state.DesiredUpdates{InPlaceUpdate: 3}},
+		{"stop", state.JobTypeSystem, nil, func(j *state.Job) { j.Stop = true }, state.DesiredUpdates{Stop: 3}},
 		{"failed system alloc is replaced", state.JobTypeSystem, func(h *Harness) {
 			clientStatus(h, state.AllocClientStatusFailed, h.LiveAllocs("default", "sys")[0])
-		}, nil, DesiredUpdates{Place: 1, Ignore: 2}},
+		}, nil, state.DesiredUpdates{Place: 1, Ignore: 2}},
 		{"sysbatch completion is never re-run", state.JobTypeSysBatch, func(h *Harness) {
 			clientStatus(h, state.AllocClientStatusComplete, h.LiveAllocs("default", "sys")...)
-		}, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"} }, DesiredUpdates{Ignore: 3}},
+		}, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"} }, state.DesiredUpdates{Ignore: 3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h, _ := systemSetup(t, c.jobType)

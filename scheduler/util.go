@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"crypto/rand"
-	"fmt"
 	"hash/fnv"
 	"reflect"
 	"slices"
@@ -11,22 +9,13 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// newUUID returns a random RFC 4122 version 4 UUID.
-func NewUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
 // withDefaults fills the Config's nil fields.
 func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
 	if c.NewID == nil {
-		c.NewID = NewUUID
+		c.NewID = state.NewID
 	}
 	return c
 }

@@ -44,7 +44,7 @@ type schedCore struct {
 	failed map[string]*state.AllocMetric
 	queued map[string]int
 	// desired counts what the plan does per group, for annotations.
-	desired map[string]*DesiredUpdates
+	desired map[string]*state.DesiredUpdates
 	// stops maps an allocation ID to its stop in the plan, so a
 	// replacement placed later can link to it.
 	stops map[string]*state.Allocation
@@ -74,7 +74,7 @@ func (c *schedCore) process(eval *state.Evaluation, compute func() error) error 
 			return err
 		}
 		if len(c.desired) > 0 && c.eval.AnnotatePlan {
-			c.plan.Annotations = &PlanAnnotations{DesiredTGUpdates: c.desired}
+			c.plan.Annotations = &state.PlanAnnotations{DesiredTGUpdates: c.desired}
 		}
 		if c.plan.IsNoOp() && !c.eval.AnnotatePlan {
 			break
@@ -123,7 +123,7 @@ func (c *schedCore) begin() error {
 	c.ctx = newEvalContext(c.state, c.plan, c.logger, c.cfg.Now(), seedOf(c.eval.ID))
 	c.failed = map[string]*state.AllocMetric{}
 	c.queued = map[string]int{}
-	c.desired = map[string]*DesiredUpdates{}
+	c.desired = map[string]*state.DesiredUpdates{}
 	c.stops = map[string]*state.Allocation{}
 	if job != nil {
 		for _, tg := range job.TaskGroups {

@@ -63,13 +63,21 @@ type ExitResult struct {
 // Successful reports a clean exit.
 func (r *ExitResult) Successful() bool { return r.Err == nil && r.ExitCode == 0 && r.Signal == 0 }
 
-// ResourceUsage is a task's measured use, for /v1/client/allocation/:id/stats.
-type ResourceUsage struct {
-	// CPUPercent of one core, and total CPU time.
-	CPUPercent   float64
-	CPUTotalTime time.Duration
-	RSSBytes     uint64
-	Timestamp    time.Time
+// measured is a task's use in the shape GET
+// /v1/client/allocation/:alloc_id/stats serves it: resident memory, CPU
+// percent of one core and total CPU time, measured at. The CPU's
+// TotalTicks (MHz) is left to the client, which knows the node's speed.
+func measured(rssBytes uint64, cpuPercent float64, cpuTime time.Duration, at time.Time) *state.TaskResourceUsage {
+	return &state.TaskResourceUsage{
+		Timestamp: at.UnixNano(),
+		ResourceUsage: &state.ResourceUsage{
+			MemoryStats: &state.MemoryStats{RSS: rssBytes, Measured: []string{"RSS"}},
+			CpuStats: &state.CpuStats{
+				Percent: cpuPercent, TotalTime: cpuTime,
+				Measured: []string{"Percent", "Total Ticks", "Total Time"},
+			},
+		},
+	}
 }
 
 // Driver runs tasks. Implementations are safe for concurrent use.
@@ -96,5 +104,5 @@ type Driver interface {
 	// DestroyTask forgets the task, killing it first if force.
 	DestroyTask(taskID string, force bool) error
 	// Stats measures the running task.
-	Stats(taskID string) (*ResourceUsage, error)
+	Stats(taskID string) (*state.TaskResourceUsage, error)
 }

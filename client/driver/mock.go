@@ -311,7 +311,7 @@ func (m *Mock) DestroyTask(taskID string, force bool) error {
 }
 
 // Stats implements Driver: a mock task uses nothing.
-func (m *Mock) Stats(taskID string) (*ResourceUsage, error) {
+func (m *Mock) Stats(taskID string) (*state.TaskResourceUsage, error) {
 	t, err := m.task(taskID)
 	if err != nil {
 		return nil, err
@@ -319,5 +319,5 @@ func (m *Mock) Stats(taskID string) (*ResourceUsage, error) {
 	if t.exit.get() != nil {
 		return nil, fmt.Errorf("stats %s: task has exited", taskID)
 	}
-	return &ResourceUsage{Timestamp: time.Now()}, nil
+	return measured(0, 0, 0, time.Now()), nil
 }

@@ -78,7 +78,7 @@ func TestMockRunsUntilStopped(t *testing.T) {
 			t.Fatalf("task without run_for exited: %+v", r)
 		default:
 		}
-		if u, err := m.Stats("a/web"); err != nil || u.Timestamp.IsZero() {
+		if u, err := m.Stats("a/web"); err != nil || u.Timestamp == 0 {
 			t.Fatalf("stats %+v, %v", u, err)
 		}
 		began := time.Now()

@@ -520,9 +520,9 @@ func (d *RawExec) DestroyTask(taskID string, force bool) error {
 }
 
 // Stats implements Driver: CPU and resident memory summed over the task's
-// process group. CPUPercent is over the time since the previous Stats
+// process group. The CPU percent is over the time since the previous Stats
 // call, or since the task started on the first call; 100 is one core.
-func (d *RawExec) Stats(taskID string) (*ResourceUsage, error) {
+func (d *RawExec) Stats(taskID string) (*state.TaskResourceUsage, error) {
 	t, err := d.task(taskID)
 	if err != nil {
 		return nil, err
@@ -552,12 +552,12 @@ func (d *RawExec) Stats(taskID string) (*ResourceUsage, error) {
 			prevTime = now.Add(-(up - ticksToDuration(t.start)))
 		}
 	}
-	u := &ResourceUsage{CPUTotalTime: ticksToDuration(ticks), RSSBytes: rss, Timestamp: now}
+	var percent float64
 	if wall := now.Sub(prevTime); !prevTime.IsZero() && wall > 0 && ticks >= prevCPU {
-		u.CPUPercent = 100 * float64(ticksToDuration(ticks-prevCPU)) / float64(wall)
+		percent = 100 * float64(ticksToDuration(ticks-prevCPU)) / float64(wall)
 	}
 	t.lastCPU, t.lastTime = ticks, now
-	return u, nil
+	return measured(rss, percent, ticksToDuration(ticks), now), nil
 }
 
 // Shutdown detaches the driver from its tasks without stopping them, as a

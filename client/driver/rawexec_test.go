@@ -13,20 +13,9 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/client/driver/logrotate"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
-
-// waitUntil polls cond until it holds or the deadline passes.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // a poll interval, not a wait for state
-	}
-}
 
 // shTask is a raw_exec config running script with /bin/sh in a fresh task
 // directory.
@@ -67,7 +56,7 @@ func readLog(t *testing.T, cfg *TaskConfig, stream string) string {
 // waitLog waits until stream's log contains want.
 func waitLog(t *testing.T, cfg *TaskConfig, stream, want string) {
 	t.Helper()
-	waitUntil(t, stream+" to contain "+strconv.Quote(want), func() bool {
+	testutil.WaitFor(t, 15*time.Second, stream+" to contain "+strconv.Quote(want), func() bool {
 		return strings.Contains(readLog(t, cfg, stream), want)
 	})
 }
@@ -253,7 +242,7 @@ func TestRawExecStopKillsAfterTimeout(t *testing.T) {
 func childPid(t *testing.T, cfg *TaskConfig) int {
 	t.Helper()
 	var pid int
-	waitUntil(t, "child.pid", func() bool {
+	testutil.WaitFor(t, 15*time.Second, "child.pid", func() bool {
 		b, err := os.ReadFile(filepath.Join(cfg.TaskDir, "child.pid"))
 		if err != nil || !strings.HasSuffix(string(b), "\n") {
 			return false
@@ -278,7 +267,7 @@ func TestRawExecStopKillsWholeGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	result(t, ch)
-	waitUntil(t, "the child to be killed", func() bool { return gone(child) })
+	testutil.WaitFor(t, 15*time.Second, "the child to be killed", func() bool { return gone(child) })
 }
 
 func TestRawExecExitKillsLeftoverChildren(t *testing.T) {
@@ -289,7 +278,7 @@ func TestRawExecExitKillsLeftoverChildren(t *testing.T) {
 	if r := result(t, ch); !r.Successful() {
 		t.Fatalf("exit %+v", r)
 	}
-	waitUntil(t, "the orphaned child to be killed", func() bool { return gone(child) })
+	testutil.WaitFor(t, 15*time.Second, "the orphaned child to be killed", func() bool { return gone(child) })
 }
 
 func TestRawExecLogRotation(t *testing.T) {
@@ -358,7 +347,7 @@ func TestRawExecRecoverAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLog(t, cfg, "stdout", "got-usr1")
-	if u, err := d2.Stats(cfg.ID); err != nil || u.RSSBytes == 0 {
+	if u, err := d2.Stats(cfg.ID); err != nil || u.ResourceUsage.MemoryStats.RSS == 0 {
 		t.Fatalf("stats of the recovered task: %+v, %v", u, err)
 	}
 	if err := d2.StopTask(cfg.ID, 5*time.Second, ""); err != nil {
@@ -409,25 +398,27 @@ func TestRawExecStats(t *testing.T) {
 	d := NewRawExec(nil)
 	cfg := shTask(t, `sleep 1000 & while :; do :; done`)
 	h, _ := start(t, d, cfg)
-	u1, err := d.Stats(cfg.ID)
+	s1, err := d.Stats(cfg.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	u1 := s1.ResourceUsage.CpuStats
 	// Let the busy loop burn 200ms of CPU, then sample again: the percent
 	// is over the time between the samples.
-	waitUntil(t, "200ms of CPU use", func() bool {
+	testutil.WaitFor(t, 15*time.Second, "200ms of CPU use", func() bool {
 		ticks, _, _, err := groupUsage(h.PID)
-		return err == nil && ticksToDuration(ticks) >= u1.CPUTotalTime+200*time.Millisecond
+		return err == nil && ticksToDuration(ticks) >= u1.TotalTime+200*time.Millisecond
 	})
-	u2, err := d.Stats(cfg.ID)
+	s2, err := d.Stats(cfg.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u2.CPUTotalTime < u1.CPUTotalTime+200*time.Millisecond || u2.CPUPercent <= 0 || u2.CPUPercent > 150 {
+	u2 := s2.ResourceUsage.CpuStats
+	if u2.TotalTime < u1.TotalTime+200*time.Millisecond || u2.Percent <= 0 || u2.Percent > 150 {
 		t.Fatalf("implausible usage %+v after %+v (one busy loop uses at most one core)", u2, u1)
 	}
-	if u2.RSSBytes < 4096 || !u2.Timestamp.After(u1.Timestamp) {
-		t.Fatalf("implausible usage %+v", u2)
+	if rss := s2.ResourceUsage.MemoryStats.RSS; rss < 4096 || s2.Timestamp <= s1.Timestamp {
+		t.Fatalf("implausible usage: rss %d at %d after %d", rss, s2.Timestamp, s1.Timestamp)
 	}
 	// Both processes of the group (the shell and its sleep) are counted.
 	if _, rss, members, err := groupUsage(h.PID); err != nil || members != 2 || rss == 0 {

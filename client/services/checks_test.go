@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -141,7 +142,7 @@ func TestScriptCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	waitFor(t, "the script's child to die", 5*time.Second, func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the script's child to die", func() bool {
 		if syscall.Kill(pid, 0) != nil {
 			return true
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -276,14 +277,14 @@ func TestServiceSyncRetries(t *testing.T) {
 	if err := m.RegisterTask(context.Background(), alloc, alloc.Job.TaskGroups[0].Tasks[0], nil, ""); err != nil {
 		t.Fatalf("a server failure failed the registration: %v", err)
 	}
-	waitFor(t, "the retried registration", 5*time.Second, func() bool { return len(fc.snapshot()) == 1 })
-	waitFor(t, "nothing pending", 5*time.Second, func() bool { return !m.pending() })
+	testutil.WaitFor(t, 5*time.Second, "the retried registration", func() bool { return len(fc.snapshot()) == 1 })
+	testutil.WaitFor(t, 5*time.Second, "nothing pending", func() bool { return !m.pending() })
 
 	fc.fail(1, http.StatusServiceUnavailable)
 	if err := m.DeregisterTask(alloc.ID, "server"); err == nil {
 		t.Error("the failed delete was not reported")
 	}
-	waitFor(t, "the retried delete", 5*time.Second, func() bool { return len(fc.snapshot()) == 0 })
+	testutil.WaitFor(t, 5*time.Second, "the retried delete", func() bool { return len(fc.snapshot()) == 0 })
 
 	fc.fail(1, http.StatusBadRequest)
 	if err := m.RegisterTask(context.Background(), alloc, alloc.Job.TaskGroups[0].Tasks[0], nil, ""); err != nil {
@@ -297,18 +298,6 @@ func TestServiceSyncRetries(t *testing.T) {
 	}
 	if len(fc.snapshot()) != 0 {
 		t.Error("the refused write reached the catalog")
-	}
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition
 	}
 }
 
@@ -347,7 +336,7 @@ func TestHealthFollowsChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-watch
-	waitFor(t, "healthy", 5*time.Second, func() bool { ok, _ := m.Health(alloc.ID); return ok })
+	testutil.WaitFor(t, 5*time.Second, "healthy", func() bool { ok, _ := m.Health(alloc.ID); return ok })
 	checks := m.Checks(alloc.ID)
 	if len(checks) != 2 || checks[0].Check != "alive" || checks[1].Check != `service: "web" check` || checks[0].Task != "server" {
 		t.Errorf("checks %+v", checks)
@@ -360,7 +349,7 @@ func TestHealthFollowsChecks(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Watch did not fire when the check failed")
 	}
-	waitFor(t, "unhealthy", 5*time.Second, func() bool { ok, _ := m.Health(alloc.ID); return !ok })
+	testutil.WaitFor(t, 5*time.Second, "unhealthy", func() bool { ok, _ := m.Health(alloc.ID); return !ok })
 	if _, detail := m.Health(alloc.ID); !strings.Contains(detail, `"alive"`) || !strings.Contains(detail, "critical") || !strings.Contains(detail, "503") {
 		t.Errorf("unhealthy detail %q", detail)
 	}
@@ -417,7 +406,7 @@ func TestServiceManagerClose(t *testing.T) {
 	if err := m.RegisterTask(context.Background(), alloc, alloc.Job.TaskGroups[0].Tasks[0], nil, dir); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the script to start", 5*time.Second, func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the script to start", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "started"))
 		return err == nil
 	})

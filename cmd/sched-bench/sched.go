@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/schedhq/sched/state"
 )
 
 // simNode is a node the benchmark registers and keeps alive over HTTP, as a
@@ -19,14 +20,6 @@ import (
 type simNode struct {
 	ID  string
 	TTL time.Duration
-}
-
-func uuid() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // registerNodes registers n simulated nodes from c clients.
@@ -45,7 +38,7 @@ func (b *bench) registerNodes(n, c int) ([]*simNode, time.Duration, error) {
 				if i >= n {
 					return
 				}
-				id := uuid()
+				id := state.NewID()
 				body, _ := json.Marshal(map[string]any{"Node": map[string]any{
 					"ID": id, "Name": fmt.Sprintf("sim-%05d", i), "Datacenter": "dc1",
 					"NodeClass":     fmt.Sprintf("class-%d", i%8),

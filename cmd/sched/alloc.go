@@ -45,7 +45,7 @@ func (c *cli) allocStatus(args []string) int {
 	if err != nil {
 		return c.fail("querying allocation", err)
 	}
-	var stub *api.AllocListStub
+	var stub *state.AllocListStub
 	for _, s := range stubs {
 		if s.ID == id {
 			stub = s

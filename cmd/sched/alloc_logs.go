@@ -167,7 +167,7 @@ var errAllocLookup = errors.New("allocation lookup failed")
 // unique prefix, in the namespace named by -namespace or in every one. On
 // failure it has printed why (listing the matches of an ambiguous
 // prefix).
-func (c *cli) resolveAlloc(client *api.Client, m *meta, id string, verbose bool) (*api.AllocListStub, error) {
+func (c *cli) resolveAlloc(client *api.Client, m *meta, id string, verbose bool) (*state.AllocListStub, error) {
 	id = strings.TrimSpace(id)
 	stubs, _, err := client.Allocations().List(c.ctx, &api.QueryOptions{Namespace: m.lookupNamespace(), Prefix: id,
 		Params: map[string]string{"task_states": "false"}})

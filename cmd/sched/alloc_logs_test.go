@@ -18,7 +18,7 @@ const logAlloc = "a1a1a1a1-0000-4000-8000-000000000001"
 // listed) in namespace prod.
 func logsAPI(t *testing.T, tasks ...string) *fakeAPI {
 	f := newFakeAPI(t)
-	f.on("GET", "/v1/allocations", reply(5, []*api.AllocListStub{{ID: logAlloc, Namespace: "prod", JobID: "web", TaskGroup: "web"}}))
+	f.on("GET", "/v1/allocations", reply(5, []*state.AllocListStub{{ID: logAlloc, Namespace: "prod", JobID: "web", TaskGroup: "web"}}))
 	tg := &state.TaskGroup{Name: "web"}
 	for _, name := range tasks {
 		tg.Tasks = append(tg.Tasks, &state.Task{Name: name})
@@ -116,7 +116,7 @@ func TestAllocLogsErrors(t *testing.T) {
 		"Error reading logs: Unexpected response code: 502 (cannot reach node n1)\n")
 
 	none := newFakeAPI(t)
-	none.on("GET", "/v1/allocations", reply(5, []*api.AllocListStub{}))
+	none.on("GET", "/v1/allocations", reply(5, []*state.AllocListStub{}))
 	runCLI(t, none, runOpts{}, "alloc", "logs", "zzz").check(t, 1, "", "No allocation(s) with prefix or ID \"zzz\" found\n")
 }
 

@@ -118,7 +118,7 @@ func writeEvalList(w io.Writer, evals []*state.Evaluation, verbose bool) {
 	writeTable(w, []string{"ID", "Priority", "Triggered By", "Job ID", "Namespace", "Node ID", "Status", "Placement Failures"}, rows)
 }
 
-func (c *cli) writeEval(e *state.Evaluation, allocs []*api.AllocListStub, verbose bool) {
+func (c *cli) writeEval(e *state.Evaluation, allocs []*state.AllocListStub, verbose bool) {
 	pairs := []kv{
 		{"ID", shortID(e.ID, verbose)},
 		{"Create Time", c.formatTime(e.CreateTime)},

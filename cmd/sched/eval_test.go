@@ -41,7 +41,7 @@ func TestEvalStatusDetail(t *testing.T) {
 			DimensionExhausted: map[string]int{"memory": 2}}},
 	}
 	f.on("GET", "/v1/evaluations", reply(9, []*state.Evaluation{ev}))
-	f.on("GET", "/v1/evaluation/"+e1+"/allocations", reply(9, []*api.AllocListStub{
+	f.on("GET", "/v1/evaluation/"+e1+"/allocations", reply(9, []*state.AllocListStub{
 		{ID: "a1a1a1a1-full", NodeID: n1, TaskGroup: "web", DesiredStatus: "run", ClientStatus: "pending"},
 	}))
 	r := runCLI(t, f, runOpts{}, "eval", "status", "e1e1e1e1-0000-4000-8000-000000000001")
@@ -91,7 +91,7 @@ func TestEvalStatusLookupFailures(t *testing.T) {
 func TestAllocStatus(t *testing.T) {
 	f := newFakeAPI(t)
 	const a1 = "a1a1a1a1-0000-4000-8000-000000000001"
-	f.on("GET", "/v1/allocations", reply(9, []*api.AllocListStub{{ID: a1, Namespace: "prod"}}))
+	f.on("GET", "/v1/allocations", reply(9, []*state.AllocListStub{{ID: a1, Namespace: "prod"}}))
 	started := testNow.Add(-2 * time.Minute)
 	alloc := &state.Allocation{
 		ID: a1, EvalID: e1, Name: "web.web[0]", Namespace: "prod", NodeID: n1, NodeName: "node-1", JobID: "web", TaskGroup: "web",
@@ -157,7 +157,7 @@ func TestAllocStatus(t *testing.T) {
 	}
 
 	none := newFakeAPI(t)
-	none.on("GET", "/v1/allocations", reply(9, []*api.AllocListStub{}))
+	none.on("GET", "/v1/allocations", reply(9, []*state.AllocListStub{}))
 	runCLI(t, none, runOpts{env: map[string]string{api.EnvNamespace: "dev"}}, "alloc", "status", "ffff").
 		check(t, 1, "", "No allocation(s) with prefix or ID \"ffff\" found\n")
 	if got := none.only("GET /v1/allocations").Query.Get("namespace"); got != "dev" {

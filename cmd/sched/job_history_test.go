@@ -6,11 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
-func versionsFake(t *testing.T, resp *api.JobVersionsResponse) *fakeAPI {
+func versionsFake(t *testing.T, resp *state.JobVersionsResponse) *fakeAPI {
 	f := newFakeAPI(t)
 	f.on("GET", "/v1/jobs", reply(5, []*state.JobListStub{{ID: "web", Namespace: "prod"}}))
 	f.on("GET", "/v1/job/web", reply(5, resp.Versions[0]))
@@ -18,7 +17,7 @@ func versionsFake(t *testing.T, resp *api.JobVersionsResponse) *fakeAPI {
 	return f
 }
 
-var twoVersions = &api.JobVersionsResponse{
+var twoVersions = &state.JobVersionsResponse{
 	Versions: []*state.Job{
 		{ID: "web", Namespace: "prod", Version: 1, Stable: true, SubmitTime: submitted, Priority: 60},
 		{ID: "web", Namespace: "prod", Version: 0, SubmitTime: submitted, Priority: 50},
@@ -108,7 +107,7 @@ func TestJobHistory(t *testing.T) {
 	})
 
 	t.Run("no change", func(t *testing.T) {
-		f := versionsFake(t, &api.JobVersionsResponse{
+		f := versionsFake(t, &state.JobVersionsResponse{
 			Versions: twoVersions.Versions,
 			Diffs:    []*state.JobDiff{{Type: state.DiffTypeNone, ID: "web"}},
 		})

@@ -31,7 +31,7 @@ func (c *cli) monitorEval(client *api.Client, jobID, evalID, ns string, verbose 
 		wg.Wait()
 	}()
 	evalCh := make(chan evalUpdate)
-	allocCh := make(chan []*api.AllocListStub)
+	allocCh := make(chan []*state.AllocListStub)
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -54,7 +54,7 @@ func (c *cli) monitorEval(client *api.Client, jobID, evalID, ns string, verbose 
 	var (
 		lastStatus string
 		ev         *state.Evaluation
-		early      []*api.AllocListStub
+		early      []*state.AllocListStub
 	)
 	for ev == nil || !ev.Terminal() {
 		select {
@@ -225,7 +225,7 @@ func watchEval(ctx context.Context, client *api.Client, jobID, evalID, ns string
 
 // watchEvalAllocs sends the allocations evaluation evalID has placed each
 // time they change, until ctx is done or a query fails.
-func watchEvalAllocs(ctx context.Context, client *api.Client, evalID, ns string, out chan<- []*api.AllocListStub) {
+func watchEvalAllocs(ctx context.Context, client *api.Client, evalID, ns string, out chan<- []*state.AllocListStub) {
 	var index uint64
 	for {
 		allocs, qm, err := client.Evaluations().Allocations(ctx, evalID,

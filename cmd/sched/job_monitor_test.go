@@ -39,7 +39,7 @@ func TestJobRunShowsPlacementsAsTheyHappen(t *testing.T) {
 			case <-r.Context().Done():
 				return
 			}
-			reply(11, []*api.AllocListStub{{ID: "a1a1a1a1-full", EvalID: id, NodeID: "n1n1n1n1-full", TaskGroup: "cache"}})(w, r)
+			reply(11, []*state.AllocListStub{{ID: "a1a1a1a1-full", EvalID: id, NodeID: "n1n1n1n1-full", TaskGroup: "cache"}})(w, r)
 		},
 		func(w http.ResponseWriter, r *http.Request) {
 			// The monitor asks for more only after printing what it got.
@@ -88,7 +88,7 @@ func TestJobRunPlacementsBeforeEvaluationShowsUp(t *testing.T) {
 		reply(12, []*state.Evaluation{{ID: id, Status: "complete", TriggeredBy: "job-register"}})(w, r)
 	})
 	f.on("GET", "/v1/evaluation/"+id+"/allocations",
-		reply(11, []*api.AllocListStub{{ID: "a1a1a1a1-full", EvalID: id, NodeID: "n1n1n1n1-full", TaskGroup: "cache"}}),
+		reply(11, []*state.AllocListStub{{ID: "a1a1a1a1-full", EvalID: id, NodeID: "n1n1n1n1-full", TaskGroup: "cache"}}),
 		func(w http.ResponseWriter, r *http.Request) {
 			close(allocReceived) // the monitor took the first answer
 			<-r.Context().Done()

@@ -86,7 +86,7 @@ instead of applying changes this plan did not show.
 
 // planExitCode is 1 when the plan creates, stops, migrates or replaces an
 // allocation, 0 otherwise.
-func planExitCode(resp *api.JobPlanResponse) int {
+func planExitCode(resp *state.JobPlanResponse) int {
 	if resp.Annotations == nil {
 		return planNoChange
 	}
@@ -101,7 +101,7 @@ func planExitCode(resp *api.JobPlanResponse) int {
 // writeDryRun prints what the scheduler would do: success, or each group's
 // failed placements with the reasons, and when a periodic job would next
 // launch.
-func (c *cli) writeDryRun(resp *api.JobPlanResponse, job *state.Job) {
+func (c *cli) writeDryRun(resp *state.JobPlanResponse, job *state.Job) {
 	if len(resp.FailedTGAllocs) == 0 {
 		fmt.Fprintln(c.stdout, "- All tasks successfully allocated.")
 	} else {

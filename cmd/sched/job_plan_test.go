@@ -6,13 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
 func TestJobPlanChanges(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("PUT", "/v1/job/web/plan", reply(9, api.JobPlanResponse{
+	f.on("PUT", "/v1/job/web/plan", reply(9, state.JobPlanResponse{
 		Index: 9, JobModifyIndex: 7,
 		Diff: &state.JobDiff{Type: state.DiffTypeEdited, ID: "web",
 			Fields: []*state.FieldDiff{{Type: state.DiffTypeNone, Name: "Priority", Old: "50", New: "50"}},
@@ -27,7 +26,7 @@ func TestJobPlanChanges(t *testing.T) {
 			}, {Type: state.DiffTypeNone, Name: "db", Updates: map[string]uint64{"ignore": 1},
 				Tasks: []*state.TaskDiff{{Type: state.DiffTypeNone, Name: "pg"}}}},
 		},
-		Annotations: &api.PlanAnnotations{DesiredTGUpdates: map[string]*api.DesiredUpdates{
+		Annotations: &state.PlanAnnotations{DesiredTGUpdates: map[string]*state.DesiredUpdates{
 			"cache": {Place: 1, DestructiveUpdate: 2}, "db": {Ignore: 1}}},
 		FailedTGAllocs: map[string]*state.AllocMetric{"cache": {NodesEvaluated: 2, NodesExhausted: 2,
 			DimensionExhausted: map[string]int{"cpu": 2}}},
@@ -74,10 +73,10 @@ func TestJobPlanChanges(t *testing.T) {
 func TestJobPlanNoChangesAndPeriodic(t *testing.T) {
 	f := newFakeAPI(t)
 	launch := testNow.Add(90 * time.Minute)
-	f.on("PUT", "/v1/job/nightly/plan", reply(9, api.JobPlanResponse{
+	f.on("PUT", "/v1/job/nightly/plan", reply(9, state.JobPlanResponse{
 		Index: 9, JobModifyIndex: 4, NextPeriodicLaunch: launch,
 		Diff:        &state.JobDiff{Type: state.DiffTypeNone, ID: "nightly"},
-		Annotations: &api.PlanAnnotations{DesiredTGUpdates: map[string]*api.DesiredUpdates{}},
+		Annotations: &state.PlanAnnotations{DesiredTGUpdates: map[string]*state.DesiredUpdates{}},
 	}))
 	path := writeFile(t, "nightly.json", `{"ID":"nightly","Periodic":{"Enabled":true,"Spec":"30 13 * * *"}}`)
 	r := runCLI(t, f, runOpts{}, "job", "plan", "-diff=false", path)
@@ -114,14 +113,14 @@ func TestJobPlanErrors(t *testing.T) {
 }
 
 func TestJobPlanNewJobDiff(t *testing.T) {
-	resp := api.JobPlanResponse{
+	resp := state.JobPlanResponse{
 		Diff: &state.JobDiff{Type: state.DiffTypeAdded, ID: "web",
 			Fields: []*state.FieldDiff{{Type: state.DiffTypeAdded, Name: "Type", New: "service"}},
 			TaskGroups: []*state.TaskGroupDiff{{Type: state.DiffTypeAdded, Name: "cache", Updates: map[string]uint64{"create": 2},
 				Fields: []*state.FieldDiff{{Type: state.DiffTypeAdded, Name: "Count", New: "2"}},
 				Tasks: []*state.TaskDiff{{Type: state.DiffTypeAdded, Name: "redis", Annotations: []string{"forces create"},
 					Fields: []*state.FieldDiff{{Type: state.DiffTypeAdded, Name: "Driver", New: "raw_exec"}}}}}}},
-		Annotations: &api.PlanAnnotations{DesiredTGUpdates: map[string]*api.DesiredUpdates{"cache": {Place: 2}}},
+		Annotations: &state.PlanAnnotations{DesiredTGUpdates: map[string]*state.DesiredUpdates{"cache": {Place: 2}}},
 	}
 	for _, tc := range []struct {
 		verbose bool

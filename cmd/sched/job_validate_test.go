@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/state"
 )
 
 func TestJobValidate(t *testing.T) {
@@ -17,17 +17,17 @@ func TestJobValidate(t *testing.T) {
 	}{
 		{
 			name:   "valid",
-			reply:  reply(0, api.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}),
+			reply:  reply(0, state.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}),
 			stdout: "Job validation successful\n",
 		},
 		{
 			name:   "valid with warnings",
-			reply:  reply(0, api.JobValidateResponse{Warnings: "group \"cache\": count 0\n"}),
+			reply:  reply(0, state.JobValidateResponse{Warnings: "group \"cache\": count 0\n"}),
 			stdout: lines("Job Warnings:", `group "cache": count 0`, "", "Job validation successful"),
 		},
 		{
 			name: "invalid",
-			reply: reply(0, api.JobValidateResponse{
+			reply: reply(0, state.JobValidateResponse{
 				ValidationErrors: []string{"Job.Datacenters: required", "Job.TaskGroups[0].Tasks: a group needs a task"},
 				Error:            "2 errors: ...",
 			}),
@@ -38,7 +38,7 @@ func TestJobValidate(t *testing.T) {
 		},
 		{
 			name:   "invalid with only a message",
-			reply:  reply(0, api.JobValidateResponse{Error: "job is broken"}),
+			reply:  reply(0, state.JobValidateResponse{Error: "job is broken"}),
 			code:   1,
 			stderr: lines("Job validation errors:", "  * job is broken"),
 		},

@@ -31,7 +31,7 @@ var errNodeLookup = fmt.Errorf("node lookup failed")
 // of the ID, as Nomad's commands allow: an exact ID wins; otherwise the
 // prefix must match exactly one node. On failure it has printed the
 // reason (and, for an ambiguous prefix, the matching nodes).
-func (c *cli) resolveNode(client *api.Client, id string, verbose bool) (*api.NodeListStub, error) {
+func (c *cli) resolveNode(client *api.Client, id string, verbose bool) (*state.NodeListStub, error) {
 	id = strings.TrimSpace(id)
 	nodes, _, err := client.Nodes().List(c.ctx, &api.QueryOptions{Prefix: id})
 	if err != nil {
@@ -103,7 +103,7 @@ func (c *cli) nodeStatus(args []string) int {
 }
 
 // writeNodeList prints the node table.
-func writeNodeList(w io.Writer, nodes []*api.NodeListStub, verbose bool) {
+func writeNodeList(w io.Writer, nodes []*state.NodeListStub, verbose bool) {
 	rows := make([][]string, 0, len(nodes))
 	for _, n := range nodes {
 		rows = append(rows, []string{

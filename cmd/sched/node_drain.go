@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/state"
 )
 
 const nodeEligibilityHelp = `
@@ -144,7 +144,7 @@ func (c *cli) nodeDrain(args []string) int {
 		fmt.Fprintf(c.stdout, "Node %q drain strategy unset\n", stub.ID)
 		return 0
 	}
-	spec := &api.DrainSpec{Deadline: *deadline, IgnoreSystemJobs: *ignoreSystem}
+	spec := &state.DrainSpec{Deadline: *deadline, IgnoreSystemJobs: *ignoreSystem}
 	switch {
 	case *force:
 		spec.Deadline = -1

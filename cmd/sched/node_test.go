@@ -19,8 +19,8 @@ const (
 	n2 = "11112222-aaaa-4000-8000-000000000002"
 )
 
-func nodeStubs() []*api.NodeListStub {
-	return []*api.NodeListStub{
+func nodeStubs() []*state.NodeListStub {
+	return []*state.NodeListStub{
 		{ID: n1, Name: "node-1", Datacenter: "dc1", NodePool: "default", Status: "ready", SchedulingEligibility: "eligible"},
 		{ID: n2, Name: "node-2", Datacenter: "dc2", NodePool: "gpu", NodeClass: "large", Drain: true, Status: "ready", SchedulingEligibility: "ineligible"},
 	}
@@ -37,7 +37,7 @@ func TestNodeStatusList(t *testing.T) {
 	), "")
 
 	empty := newFakeAPI(t)
-	empty.on("GET", "/v1/nodes", reply(5, []*api.NodeListStub{}))
+	empty.on("GET", "/v1/nodes", reply(5, []*state.NodeListStub{}))
 	runCLI(t, empty, runOpts{}, "node", "status").check(t, 0, "No nodes registered\n", "")
 }
 
@@ -95,7 +95,7 @@ func TestNodeStatusDetail(t *testing.T) {
 
 func TestNodeStatusLookupFailures(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("GET", "/v1/nodes", reply(5, nodeStubs()), reply(5, []*api.NodeListStub{}))
+	f.on("GET", "/v1/nodes", reply(5, nodeStubs()), reply(5, []*state.NodeListStub{}))
 	r := runCLI(t, f, runOpts{}, "node", "status", "1111")
 	r.check(t, 1, "", lines(
 		"Prefix matched multiple nodes",
@@ -110,7 +110,7 @@ func TestNodeStatusLookupFailures(t *testing.T) {
 func TestNodeEligibility(t *testing.T) {
 	f := newFakeAPI(t)
 	f.on("GET", "/v1/nodes", reply(5, nodeStubs()[:1]))
-	f.on("PUT", "/v1/node/"+n1+"/eligibility", reply(7, api.NodeUpdateResponse{Index: 7}))
+	f.on("PUT", "/v1/node/"+n1+"/eligibility", reply(7, state.NodeUpdateResponse{Index: 7}))
 	runCLI(t, f, runOpts{}, "node", "eligibility", "-disable", n1).
 		check(t, 0, "Node \""+n1+"\" scheduling eligibility set: ineligible for scheduling\n", "")
 	var body struct{ Eligibility string }
@@ -132,7 +132,7 @@ func TestNodeEligibility(t *testing.T) {
 
 func TestNodeDrain(t *testing.T) {
 	type drainBody struct {
-		DrainSpec    *api.DrainSpec
+		DrainSpec    *state.DrainSpec
 		MarkEligible bool
 	}
 	cases := []struct {
@@ -143,14 +143,14 @@ func TestNodeDrain(t *testing.T) {
 		want   *drainBody // nil: no request
 	}{
 		{"enable with default deadline", []string{"-enable", "-yes", "-detach"}, "", "Node \"" + n1 + "\" drain strategy set\n",
-			&drainBody{DrainSpec: &api.DrainSpec{Deadline: time.Hour}}},
+			&drainBody{DrainSpec: &state.DrainSpec{Deadline: time.Hour}}},
 		{"deadline and ignore system", []string{"-enable", "-yes", "-detach", "-deadline", "10m", "-ignore-system"}, "", "Node \"" + n1 + "\" drain strategy set\n",
-			&drainBody{DrainSpec: &api.DrainSpec{Deadline: 10 * time.Minute, IgnoreSystemJobs: true}}},
+			&drainBody{DrainSpec: &state.DrainSpec{Deadline: 10 * time.Minute, IgnoreSystemJobs: true}}},
 		{"force", []string{"-enable", "-yes", "-detach", "-force"}, "", "Node \"" + n1 + "\" drain strategy set\n",
-			&drainBody{DrainSpec: &api.DrainSpec{Deadline: -1}}},
+			&drainBody{DrainSpec: &state.DrainSpec{Deadline: -1}}},
 		{"no deadline, confirmed", []string{"-enable", "-detach", "-no-deadline"}, "y\n",
 			"Are you sure you want to enable drain mode for node \"" + n1 + "\"? [y/N] Node \"" + n1 + "\" drain strategy set\n",
-			&drainBody{DrainSpec: &api.DrainSpec{Deadline: 0}}},
+			&drainBody{DrainSpec: &state.DrainSpec{Deadline: 0}}},
 		{"declined", []string{"-enable"}, "n\n",
 			"Are you sure you want to enable drain mode for node \"" + n1 + "\"? [y/N] \nCancelling drain strategy change\n", nil},
 		{"disable", []string{"-disable", "-yes"}, "", "Node \"" + n1 + "\" drain strategy unset\n", &drainBody{MarkEligible: true}},
@@ -161,7 +161,7 @@ func TestNodeDrain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeAPI(t)
 			f.on("GET", "/v1/nodes", reply(5, nodeStubs()[:1]))
-			f.on("PUT", "/v1/node/"+n1+"/drain", reply(7, api.NodeUpdateResponse{Index: 7}))
+			f.on("PUT", "/v1/node/"+n1+"/drain", reply(7, state.NodeUpdateResponse{Index: 7}))
 			r := runCLI(t, f, runOpts{stdin: tc.stdin}, append(append([]string{"node", "drain"}, tc.args...), "11111111")...)
 			r.check(t, 0, tc.stdout, "")
 			reqs := f.requests("PUT /v1/node/" + n1 + "/drain")
@@ -250,7 +250,7 @@ func newDrainFake(t *testing.T, f *fakeAPI, node *state.Node, allocs ...*state.A
 		d.serve(w, r, "allocs", func() (uint64, any) { return d.allocIndex, d.allocs })
 	})
 	f.on("PUT", "/v1/node/"+n1+"/drain", func(w http.ResponseWriter, r *http.Request) {
-		var body struct{ DrainSpec *api.DrainSpec }
+		var body struct{ DrainSpec *state.DrainSpec }
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.DrainSpec == nil {
 			http.Error(w, "bad drain body", http.StatusBadRequest)
 			return
@@ -259,7 +259,7 @@ func newDrainFake(t *testing.T, f *fakeAPI, node *state.Node, allocs ...*state.A
 			n.Drain, n.SchedulingEligibility = true, state.NodeSchedulingIneligible
 			n.DrainStrategy = &state.DrainStrategy{Deadline: int64(body.DrainSpec.Deadline), IgnoreSystemJobs: body.DrainSpec.IgnoreSystemJobs}
 		})
-		reply(d.index, api.NodeUpdateResponse{Index: d.index})(w, r)
+		reply(d.index, state.NodeUpdateResponse{Index: d.index})(w, r)
 	})
 	return d
 }
@@ -467,7 +467,7 @@ func TestNodeDrainMonitorsToCompletion(t *testing.T) {
 		drainTS+`: All allocations on node "`+n1+`" have stopped`,
 	), "")
 
-	var body struct{ DrainSpec *api.DrainSpec }
+	var body struct{ DrainSpec *state.DrainSpec }
 	decodeBody(t, f.only("PUT /v1/node/"+n1+"/drain"), &body)
 	if body.DrainSpec == nil || body.DrainSpec.Deadline != 30*time.Minute {
 		t.Errorf("drain spec %+v", body.DrainSpec)
@@ -494,7 +494,7 @@ func TestNodeDrainEmptyNodeCompletesAtOnce(t *testing.T) {
 	d := newDrainFake(t, f, drainNode())
 	reroute(f, "PUT /v1/node/"+n1+"/drain", func(w http.ResponseWriter, r *http.Request) {
 		d.setNode(func(n *state.Node) { n.SchedulingEligibility = state.NodeSchedulingIneligible })
-		reply(11, api.NodeUpdateResponse{Index: 11})(w, r)
+		reply(11, state.NodeUpdateResponse{Index: 11})(w, r)
 	})
 	runCLI(t, f, runOpts{}, "node", "drain", "-enable", "-yes", n1).check(t, 0, lines(
 		drainTS+": Ctrl-C to stop monitoring: will not cancel the node drain",

@@ -5,14 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
 func TestServiceList(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("GET", "/v1/services", reply(5, []*api.ServiceListStub{
-		{Namespace: "default", Services: []*api.ServiceTags{{ServiceName: "db", Tags: []string{}}, {ServiceName: "web", Tags: []string{"a", "b"}}}},
+	f.on("GET", "/v1/services", reply(5, []*state.ServiceListStub{
+		{Namespace: "default", Services: []*state.ServiceListEntry{{ServiceName: "db", Tags: []string{}}, {ServiceName: "web", Tags: []string{"a", "b"}}}},
 	}))
 	runCLI(t, f, runOpts{}, "service", "list").check(t, 0, lines(
 		"Service Name  Tags",
@@ -21,9 +20,9 @@ func TestServiceList(t *testing.T) {
 	), "")
 
 	all := newFakeAPI(t)
-	all.on("GET", "/v1/services", reply(5, []*api.ServiceListStub{
-		{Namespace: "default", Services: []*api.ServiceTags{{ServiceName: "web", Tags: []string{"a"}}}},
-		{Namespace: "prod", Services: []*api.ServiceTags{{ServiceName: "api", Tags: []string{}}}},
+	all.on("GET", "/v1/services", reply(5, []*state.ServiceListStub{
+		{Namespace: "default", Services: []*state.ServiceListEntry{{ServiceName: "web", Tags: []string{"a"}}}},
+		{Namespace: "prod", Services: []*state.ServiceListEntry{{ServiceName: "api", Tags: []string{}}}},
 	}))
 	runCLI(t, all, runOpts{}, "service", "list", "-namespace", "*").check(t, 0, lines(
 		"Service Name  Namespace  Tags",
@@ -35,7 +34,7 @@ func TestServiceList(t *testing.T) {
 	}
 
 	empty := newFakeAPI(t)
-	empty.on("GET", "/v1/services", reply(5, []*api.ServiceListStub{}))
+	empty.on("GET", "/v1/services", reply(5, []*state.ServiceListStub{}))
 	runCLI(t, empty, runOpts{}, "service", "list").check(t, 0, "No services found\n", "")
 
 	broken := newFakeAPI(t)
@@ -69,7 +68,7 @@ func TestServiceInfo(t *testing.T) {
 
 func TestNodeStatusSelfOfClient(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("GET", "/v1/agent/self", reply(0, &api.AgentSelf{Stats: map[string]map[string]string{"client": {"node_id": n1}}}))
+	f.on("GET", "/v1/agent/self", reply(0, &state.AgentSelf{Stats: map[string]map[string]string{"client": {"node_id": n1}}}))
 	f.on("GET", "/v1/node/"+n1, reply(5, &state.Node{ID: n1, Name: "node-1", Datacenter: "dc1", NodePool: "default", Status: "ready", SchedulingEligibility: "eligible"}))
 	f.on("GET", "/v1/node/"+n1+"/allocations", reply(5, []*state.Allocation{}))
 	r := runCLI(t, f, runOpts{}, "node", "status", "-self")
@@ -79,7 +78,7 @@ func TestNodeStatusSelfOfClient(t *testing.T) {
 	runCLI(t, f, runOpts{}, "node", "status", "-self", n1).check(t, 1, "", "Error: -self takes no node ID\n")
 
 	server := newFakeAPI(t)
-	server.on("GET", "/v1/agent/self", reply(0, &api.AgentSelf{Stats: map[string]map[string]string{"raft": {}}}))
+	server.on("GET", "/v1/agent/self", reply(0, &state.AgentSelf{Stats: map[string]map[string]string{"raft": {}}}))
 	r = runCLI(t, server, runOpts{}, "node", "status", "-self")
 	if r.code != 1 || !strings.Contains(r.stderr, "runs no client") {
 		t.Errorf("no client: %d %q", r.code, r.stderr)

@@ -7,7 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
+
+	"github.com/schedhq/sched/state"
 )
 
 // The node-local client endpoints: an allocation's task logs and its
@@ -74,44 +75,8 @@ func (a *AllocFS) Logs(ctx context.Context, allocID string, o *LogsOptions, q *Q
 	return &LogStream{ReadCloser: resp.Body, InitialBytes: n}, nil
 }
 
-// AllocResourceUsage is an allocation's measured use, in total and per
-// task.
-type AllocResourceUsage struct {
-	ResourceUsage *ResourceUsage
-	Tasks         map[string]*TaskResourceUsage
-	// Timestamp is Unix nanoseconds.
-	Timestamp int64
-}
-
-// TaskResourceUsage is one task's measured use.
-type TaskResourceUsage struct {
-	ResourceUsage *ResourceUsage
-	Timestamp     int64
-}
-
-// ResourceUsage is memory and CPU use.
-type ResourceUsage struct {
-	MemoryStats *MemoryStats
-	CpuStats    *CpuStats
-}
-
-// MemoryStats is memory use; Measured names what was measured.
-type MemoryStats struct {
-	RSS      uint64
-	Measured []string
-}
-
-// CpuStats is CPU use: Percent of one core, TotalTicks in MHz, TotalTime
-// consumed since the task started.
-type CpuStats struct {
-	Percent    float64
-	TotalTicks float64
-	TotalTime  time.Duration
-	Measured   []string
-}
-
 // Stats measures the running tasks of allocation id on its node.
-func (a *Allocations) Stats(ctx context.Context, id string, q *QueryOptions) (*AllocResourceUsage, error) {
-	out, _, err := get[*AllocResourceUsage](ctx, a.c, PathOf("v1", "client", "allocation", id, "stats"), nil, q)
+func (a *Allocations) Stats(ctx context.Context, id string, q *QueryOptions) (*state.AllocResourceUsage, error) {
+	out, _, err := get[*state.AllocResourceUsage](ctx, a.c, PathOf("v1", "client", "allocation", id, "stats"), nil, q)
 	return out, err
 }

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/schedhq/sched/state"
 )
 
 func TestClusterEndpoints(t *testing.T) {
@@ -32,7 +34,7 @@ func TestClusterEndpoints(t *testing.T) {
 			call:   func(ctx context.Context, c *Client) (any, error) { return c.Agent().Members(ctx) },
 			reply:  reply{Body: `{"ServerName":"s1","ServerRegion":"global","ServerDC":"dc1","Members":[{"Name":"s1.global","Addr":"10.0.0.1","Port":4648,"Tags":{"id":"a"},"Status":"alive","ProtocolCur":5}]}`},
 			method: "GET", path: "/v1/agent/members",
-			want: &ServerMembers{ServerName: "s1", ServerRegion: "global", ServerDC: "dc1", Members: []*AgentMember{
+			want: &state.ServerMembers{ServerName: "s1", ServerRegion: "global", ServerDC: "dc1", Members: []*state.AgentMember{
 				{Name: "s1.global", Addr: "10.0.0.1", Port: 4648, Tags: map[string]string{"id": "a"}, Status: "alive", ProtocolCur: 5}}},
 		},
 		{
@@ -40,7 +42,7 @@ func TestClusterEndpoints(t *testing.T) {
 			call:   func(ctx context.Context, c *Client) (any, error) { return c.Agent().Health(ctx) },
 			reply:  reply{Body: `{"server":{"ok":true,"message":"ok"}}`},
 			method: "GET", path: "/v1/agent/health",
-			want: &AgentHealthResponse{Server: &AgentHealth{OK: true, Message: "ok"}},
+			want: &state.AgentHealthResponse{Server: &state.AgentHealth{OK: true, Message: "ok"}},
 		},
 		{
 			name: "join",
@@ -58,7 +60,7 @@ func TestClusterEndpoints(t *testing.T) {
 			},
 			reply:  reply{Body: `{"Index":7,"Servers":[{"ID":"a","Node":"s1","Address":"10.0.0.1:4647","Leader":true,"Voter":true,"RaftProtocol":"3"}]}`},
 			method: "GET", path: "/v1/operator/raft/configuration", query: url.Values{"stale": {"true"}},
-			want: &RaftConfiguration{Index: 7, Servers: []*RaftServer{{ID: "a", Node: "s1", Address: "10.0.0.1:4647", Leader: true, Voter: true, RaftProtocol: "3"}}},
+			want: &state.RaftConfiguration{Index: 7, Servers: []*state.RaftServer{{ID: "a", Node: "s1", Address: "10.0.0.1:4647", Leader: true, Voter: true, RaftProtocol: "3"}}},
 		},
 		{
 			name: "remove peer by id",

@@ -24,6 +24,6 @@ func (d *Deployments) Info(ctx context.Context, id string, q *QueryOptions) (*st
 }
 
 // Allocations returns a deployment's allocations.
-func (d *Deployments) Allocations(ctx context.Context, id string, q *QueryOptions) ([]*AllocListStub, *QueryMeta, error) {
-	return get[[]*AllocListStub](ctx, d.c, PathOf("v1", "deployment", "allocations", id), nil, q)
+func (d *Deployments) Allocations(ctx context.Context, id string, q *QueryOptions) ([]*state.AllocListStub, *QueryMeta, error) {
+	return get[[]*state.AllocListStub](ctx, d.c, PathOf("v1", "deployment", "allocations", id), nil, q)
 }

@@ -26,6 +26,6 @@ func (e *Evaluations) Info(ctx context.Context, id string, q *QueryOptions) (*st
 
 // Allocations returns the allocations an evaluation placed; none for an
 // evaluation the server does not know (yet).
-func (e *Evaluations) Allocations(ctx context.Context, id string, q *QueryOptions) ([]*AllocListStub, *QueryMeta, error) {
-	return get[[]*AllocListStub](ctx, e.c, PathOf("v1", "evaluation", id, "allocations"), nil, q)
+func (e *Evaluations) Allocations(ctx context.Context, id string, q *QueryOptions) ([]*state.AllocListStub, *QueryMeta, error) {
+	return get[[]*state.AllocListStub](ctx, e.c, PathOf("v1", "evaluation", id, "allocations"), nil, q)
 }

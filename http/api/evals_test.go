@@ -33,7 +33,7 @@ func TestEvalAllocDeploymentEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `[{"ID":"a1","NodeID":"n1","JobType":"service"}]`},
 			method: "GET", path: "/v1/evaluation/e1/allocations",
-			want: withMeta{[]*AllocListStub{{ID: "a1", NodeID: "n1", JobType: "service"}}, 17},
+			want: withMeta{[]*state.AllocListStub{{ID: "a1", NodeID: "n1", JobType: "service"}}, 17},
 		},
 		{
 			name: "allocations",
@@ -42,7 +42,7 @@ func TestEvalAllocDeploymentEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `[{"ID":"a1","ClientStatus":"failed"}]`},
 			method: "GET", path: "/v1/allocations", query: url.Values{"filter": {`ClientStatus == "failed"`}, "task_states": {"false"}},
-			want: withMeta{[]*AllocListStub{{ID: "a1", ClientStatus: "failed"}}, 17},
+			want: withMeta{[]*state.AllocListStub{{ID: "a1", ClientStatus: "failed"}}, 17},
 		},
 		{
 			name:   "allocation",
@@ -72,7 +72,7 @@ func TestEvalAllocDeploymentEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `[{"ID":"a1"}]`},
 			method: "GET", path: "/v1/deployment/allocations/d1",
-			want: withMeta{[]*AllocListStub{{ID: "a1"}}, 17},
+			want: withMeta{[]*state.AllocListStub{{ID: "a1"}}, 17},
 		},
 		{
 			name:   "gc",

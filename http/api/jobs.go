@@ -98,21 +98,10 @@ func (j *Jobs) Parse(ctx context.Context, hcl, vars string, canonicalize, hclv1 
 	return job, err
 }
 
-// JobValidateResponse is the answer to a validation: a job is valid when
-// ValidationErrors is empty and Error is empty.
-type JobValidateResponse struct {
-	DriverConfigValidated bool
-	ValidationErrors      []string
-	// Error is every problem in one message.
-	Error string
-	// Warnings are non-fatal problems, one per line.
-	Warnings string
-}
-
 // Validate checks a job without registering it.
-func (j *Jobs) Validate(ctx context.Context, job *state.Job, w *WriteOptions) (*JobValidateResponse, error) {
+func (j *Jobs) Validate(ctx context.Context, job *state.Job, w *WriteOptions) (*state.JobValidateResponse, error) {
 	body := struct{ Job *state.Job }{job}
-	resp, _, err := send[*JobValidateResponse](ctx, j.c, http.MethodPut, "/v1/validate/job", nil, w, body)
+	resp, _, err := send[*state.JobValidateResponse](ctx, j.c, http.MethodPut, "/v1/validate/job", nil, w, body)
 	return resp, err
 }
 
@@ -121,21 +110,10 @@ func (j *Jobs) Info(ctx context.Context, id string, q *QueryOptions) (*state.Job
 	return get[*state.Job](ctx, j.c, PathOf("v1", "job", id), nil, q)
 }
 
-// JobVersionsResponse lists a job's versions, newest first.
-type JobVersionsResponse struct {
-	Versions []*state.Job
-	// Diffs, when asked for, holds at i the difference from Versions[i+1]
-	// to Versions[i].
-	Diffs       []*state.JobDiff
-	Index       uint64
-	KnownLeader bool
-	LastContact int64
-}
-
 // Versions returns every retained version of a job, newest first, with
 // their diffs when diffs is true.
-func (j *Jobs) Versions(ctx context.Context, id string, diffs bool, q *QueryOptions) (*JobVersionsResponse, *QueryMeta, error) {
-	return get[*JobVersionsResponse](ctx, j.c, PathOf("v1", "job", id, "versions"), boolParams("diffs", diffs), q)
+func (j *Jobs) Versions(ctx context.Context, id string, diffs bool, q *QueryOptions) (*state.JobVersionsResponse, *QueryMeta, error) {
+	return get[*state.JobVersionsResponse](ctx, j.c, PathOf("v1", "job", id, "versions"), boolParams("diffs", diffs), q)
 }
 
 // Submission returns the source a job version was registered from.

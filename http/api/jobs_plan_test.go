@@ -23,18 +23,18 @@ func TestJobPlanAndEvaluateEndpoints(t *testing.T) {
 				"Annotations":{"DesiredTGUpdates":{"web":{"Place":2,"Ignore":1}}}}`},
 			method: "PUT", path: "/v1/job/web/plan", query: map[string][]string{"namespace": {"prod"}},
 			body: `{"Job":` + mustJSON(t, job) + `,"Diff":true,"PolicyOverride":false}`,
-			want: withMeta{&JobPlanResponse{
+			want: withMeta{&state.JobPlanResponse{
 				Index: 17, NextPeriodicLaunch: launch, JobModifyIndex: 9,
 				Diff:           &state.JobDiff{Type: state.DiffTypeAdded, ID: "web"},
 				CreatedEvals:   []*state.Evaluation{{ID: "b1", Status: "blocked"}},
 				FailedTGAllocs: map[string]*state.AllocMetric{"web": {NodesEvaluated: 3, DimensionExhausted: map[string]int{"memory": 3}}},
-				Annotations:    &PlanAnnotations{DesiredTGUpdates: map[string]*DesiredUpdates{"web": {Place: 2, Ignore: 1}}},
+				Annotations:    &state.PlanAnnotations{DesiredTGUpdates: map[string]*state.DesiredUpdates{"web": {Place: 2, Ignore: 1}}},
 			}, 17},
 		},
 		{
 			name: "evaluate",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return w(c.Jobs().Evaluate(ctx, "web", EvalOptions{ForceReschedule: true}, nil))
+				return w(c.Jobs().Evaluate(ctx, "web", state.EvalOptions{ForceReschedule: true}, nil))
 			},
 			reply:  reply{Header: indexHeader, Body: `{"EvalID":"e1","EvalCreateIndex":17,"JobModifyIndex":9,"Index":17}`},
 			method: "PUT", path: "/v1/job/web/evaluate",

@@ -150,7 +150,7 @@ func TestJobsEndpoints(t *testing.T) {
 			reply:  reply{Body: `{"DriverConfigValidated":true,"ValidationErrors":["a","b"],"Error":"2 errors","Warnings":"w"}`},
 			method: "PUT", path: "/v1/validate/job",
 			body: `{"Job":` + mustJSON(t, &state.Job{ID: "web"}) + `}`,
-			want: &JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{"a", "b"}, Error: "2 errors", Warnings: "w"},
+			want: &state.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{"a", "b"}, Error: "2 errors", Warnings: "w"},
 		},
 		{
 			name: "info escapes the ID",
@@ -168,7 +168,7 @@ func TestJobsEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `{"Versions":[{"ID":"web","Version":1},{"ID":"web","Version":0}],"Diffs":[{"Type":"Edited","ID":"web"}],"Index":17,"KnownLeader":true,"LastContact":0}`},
 			method: "GET", path: "/v1/job/web/versions", query: url.Values{"diffs": {"true"}},
-			want: withMeta{&JobVersionsResponse{
+			want: withMeta{&state.JobVersionsResponse{
 				Versions: []*state.Job{{ID: "web", Version: 1}, {ID: "web", Version: 0}},
 				Diffs:    []*state.JobDiff{{Type: state.DiffTypeEdited, ID: "web"}},
 				Index:    17, KnownLeader: true,
@@ -181,7 +181,7 @@ func TestJobsEndpoints(t *testing.T) {
 			},
 			reply:  reply{Body: `{"Versions":[{"ID":"web"}],"Diffs":null}`},
 			method: "GET", path: "/v1/job/web/versions",
-			want: withMeta{&JobVersionsResponse{Versions: []*state.Job{{ID: "web"}}}, 0},
+			want: withMeta{&state.JobVersionsResponse{Versions: []*state.Job{{ID: "web"}}}, 0},
 		},
 		{
 			name: "submission",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/schedhq/sched/state"
 )
@@ -17,72 +16,9 @@ type Nodes struct{ c *Client }
 // Nodes returns the node endpoints.
 func (c *Client) Nodes() *Nodes { return &Nodes{c: c} }
 
-// NodeListStub is one entry of the node list. Attributes appear only when
-// asked for with QueryOptions.Params["os"] = "true", NodeResources and
-// ReservedResources with Params["resources"] = "true".
-type NodeListStub struct {
-	ID                    string
-	Name                  string
-	Address               string
-	HTTPAddr              string
-	Datacenter            string
-	NodePool              string
-	NodeClass             string
-	Version               string
-	Drain                 bool
-	SchedulingEligibility string
-	Status                string
-	StatusDescription     string
-	// StatusUpdatedAt is Unix seconds.
-	StatusUpdatedAt   int64
-	Drivers           map[string]*state.DriverInfo
-	Attributes        map[string]string
-	NodeResources     *state.NodeResources
-	ReservedResources *state.NodeReservedResources
-	CreateIndex       uint64
-	ModifyIndex       uint64
-}
-
-// NodeUpdateResponse answers the node writes.
-type NodeUpdateResponse struct {
-	// HeartbeatTTL is how long the leader waits for the next heartbeat
-	// before marking the node down; zero when none is expected.
-	HeartbeatTTL time.Duration
-	// EvalIDs are the evaluations the change created.
-	EvalIDs         []string
-	EvalCreateIndex uint64
-	NodeModifyIndex uint64
-	Index           uint64
-}
-
-// DrainSpec says how to drain a node: Deadline -1 forces the drain now, 0
-// lets allocations migrate for as long as it takes, and a positive value
-// forces what is left once it passes.
-type DrainSpec struct {
-	Deadline         time.Duration
-	IgnoreSystemJobs bool
-}
-
-// AllocClientUpdate is one allocation's status as its node reports it.
-type AllocClientUpdate struct {
-	ID                string
-	ClientStatus      string
-	ClientDescription string
-	TaskStates        map[string]*state.TaskState  `json:",omitempty"`
-	DeploymentStatus  *state.AllocDeploymentStatus `json:",omitempty"`
-}
-
-// NodeAllocsUpdateResponse answers a client's report on its allocations.
-type NodeAllocsUpdateResponse struct {
-	// EvalIDs are the evaluations created for jobs whose allocations
-	// stopped on their own.
-	EvalIDs []string
-	Index   uint64
-}
-
 // List returns the nodes, filtered by q's Prefix and Filter.
-func (n *Nodes) List(ctx context.Context, q *QueryOptions) ([]*NodeListStub, *QueryMeta, error) {
-	return get[[]*NodeListStub](ctx, n.c, "/v1/nodes", nil, q)
+func (n *Nodes) List(ctx context.Context, q *QueryOptions) ([]*state.NodeListStub, *QueryMeta, error) {
+	return get[[]*state.NodeListStub](ctx, n.c, "/v1/nodes", nil, q)
 }
 
 // Info returns a node; id may be a unique prefix of its ID.
@@ -107,52 +43,52 @@ type nodeRegistration struct {
 // Register registers (or re-registers) node; node.SecretID, when set,
 // proves the client's identity on later registers. The answer carries the
 // heartbeat TTL.
-func (n *Nodes) Register(ctx context.Context, node *state.Node, w *WriteOptions) (*NodeUpdateResponse, *WriteMeta, error) {
+func (n *Nodes) Register(ctx context.Context, node *state.Node, w *WriteOptions) (*state.NodeUpdateResponse, *WriteMeta, error) {
 	if node == nil {
 		return nil, nil, errors.New("api: register: node is nil")
 	}
 	body := struct{ Node nodeRegistration }{nodeRegistration{Node: node, SecretID: node.SecretID}}
-	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, "/v1/node/register", nil, w, body)
+	return send[*state.NodeUpdateResponse](ctx, n.c, http.MethodPut, "/v1/node/register", nil, w, body)
 }
 
 // Heartbeat tells the leader the node is alive and returns the TTL within
 // which it must heartbeat again.
-func (n *Nodes) Heartbeat(ctx context.Context, id string, w *WriteOptions) (*NodeUpdateResponse, *WriteMeta, error) {
-	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "heartbeat"), nil, w, nil)
+func (n *Nodes) Heartbeat(ctx context.Context, id string, w *WriteOptions) (*state.NodeUpdateResponse, *WriteMeta, error) {
+	return send[*state.NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "heartbeat"), nil, w, nil)
 }
 
 // UpdateStatus sets a node's status (initializing, ready, down or
 // disconnected).
-func (n *Nodes) UpdateStatus(ctx context.Context, id, status, description string, w *WriteOptions) (*NodeUpdateResponse, *WriteMeta, error) {
+func (n *Nodes) UpdateStatus(ctx context.Context, id, status, description string, w *WriteOptions) (*state.NodeUpdateResponse, *WriteMeta, error) {
 	body := struct{ Status, StatusDescription string }{status, description}
-	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "status"), nil, w, body)
+	return send[*state.NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "status"), nil, w, body)
 }
 
 // ToggleEligibility makes a node eligible or ineligible for new
 // placements. A draining node cannot be made eligible.
-func (n *Nodes) ToggleEligibility(ctx context.Context, id string, eligible bool, w *WriteOptions) (*NodeUpdateResponse, *WriteMeta, error) {
+func (n *Nodes) ToggleEligibility(ctx context.Context, id string, eligible bool, w *WriteOptions) (*state.NodeUpdateResponse, *WriteMeta, error) {
 	e := state.NodeSchedulingIneligible
 	if eligible {
 		e = state.NodeSchedulingEligible
 	}
 	body := struct{ Eligibility string }{e}
-	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "eligibility"), nil, w, body)
+	return send[*state.NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "eligibility"), nil, w, body)
 }
 
 // UpdateDrain starts or changes a node's drain (spec non-nil) or cancels
 // it (spec nil; markEligible then makes the node eligible again).
-func (n *Nodes) UpdateDrain(ctx context.Context, id string, spec *DrainSpec, markEligible bool, w *WriteOptions) (*NodeUpdateResponse, *WriteMeta, error) {
+func (n *Nodes) UpdateDrain(ctx context.Context, id string, spec *state.DrainSpec, markEligible bool, w *WriteOptions) (*state.NodeUpdateResponse, *WriteMeta, error) {
 	body := struct {
-		DrainSpec    *DrainSpec
+		DrainSpec    *state.DrainSpec
 		MarkEligible bool
 	}{spec, markEligible}
-	return send[*NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "drain"), nil, w, body)
+	return send[*state.NodeUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "drain"), nil, w, body)
 }
 
 // UpdateAllocs reports the status of allocations running on node id.
-func (n *Nodes) UpdateAllocs(ctx context.Context, id string, allocs []*AllocClientUpdate, w *WriteOptions) (*NodeAllocsUpdateResponse, *WriteMeta, error) {
-	body := struct{ Allocs []*AllocClientUpdate }{allocs}
-	return send[*NodeAllocsUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "allocations"), nil, w, body)
+func (n *Nodes) UpdateAllocs(ctx context.Context, id string, allocs []*state.AllocClientUpdate, w *WriteOptions) (*state.NodeAllocsUpdateResponse, *WriteMeta, error) {
+	body := struct{ Allocs []*state.AllocClientUpdate }{allocs}
+	return send[*state.NodeAllocsUpdateResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "allocations"), nil, w, body)
 }
 
 // NodePools is the client of /v1/node/pools and /v1/node/pool/:name.
@@ -172,8 +108,8 @@ func (p *NodePools) Info(ctx context.Context, name string, q *QueryOptions) (*st
 }
 
 // Nodes returns the nodes of a pool (every node for "all").
-func (p *NodePools) Nodes(ctx context.Context, name string, q *QueryOptions) ([]*NodeListStub, *QueryMeta, error) {
-	return get[[]*NodeListStub](ctx, p.c, PathOf("v1", "node", "pool", name, "nodes"), nil, q)
+func (p *NodePools) Nodes(ctx context.Context, name string, q *QueryOptions) ([]*state.NodeListStub, *QueryMeta, error) {
+	return get[[]*state.NodeListStub](ctx, p.c, PathOf("v1", "node", "pool", name, "nodes"), nil, q)
 }
 
 // Register creates or updates a node pool. The built-in pools "default"

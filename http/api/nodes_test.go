@@ -13,7 +13,7 @@ func TestNodesEndpoints(t *testing.T) {
 	node := &state.Node{ID: "n1", SecretID: "s1", Name: "node-1", Datacenter: "dc1"}
 	nodeJSON := mustJSON(t, node)
 	ttl := `{"HeartbeatTTL":17000000000,"EvalIDs":["e1"],"EvalCreateIndex":17,"NodeModifyIndex":17,"Index":17}`
-	ttlWant := &NodeUpdateResponse{HeartbeatTTL: 17 * time.Second, EvalIDs: []string{"e1"}, EvalCreateIndex: 17, NodeModifyIndex: 17, Index: 17}
+	ttlWant := &state.NodeUpdateResponse{HeartbeatTTL: 17 * time.Second, EvalIDs: []string{"e1"}, EvalCreateIndex: 17, NodeModifyIndex: 17, Index: 17}
 	cases := []endpointCase{
 		{
 			name: "list",
@@ -22,7 +22,7 @@ func TestNodesEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `[{"ID":"n1","Status":"ready","NodeResources":{"CPU":4000}}]`},
 			method: "GET", path: "/v1/nodes", query: url.Values{"prefix": {"n"}, "filter": {`Status == "ready"`}, "resources": {"true"}},
-			want: withMeta{[]*NodeListStub{{ID: "n1", Status: "ready", NodeResources: &state.NodeResources{CPU: 4000}}}, 17},
+			want: withMeta{[]*state.NodeListStub{{ID: "n1", Status: "ready", NodeResources: &state.NodeResources{CPU: 4000}}}, 17},
 		},
 		{
 			name: "info",
@@ -79,17 +79,17 @@ func TestNodesEndpoints(t *testing.T) {
 			reply:  reply{Header: indexHeader, Body: `{"Index":17}`},
 			method: "PUT", path: "/v1/node/n1/eligibility",
 			body: `{"Eligibility":"ineligible"}`,
-			want: withMeta{&NodeUpdateResponse{Index: 17}, 17},
+			want: withMeta{&state.NodeUpdateResponse{Index: 17}, 17},
 		},
 		{
 			name: "drain",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return w(c.Nodes().UpdateDrain(ctx, "n1", &DrainSpec{Deadline: time.Hour, IgnoreSystemJobs: true}, false, nil))
+				return w(c.Nodes().UpdateDrain(ctx, "n1", &state.DrainSpec{Deadline: time.Hour, IgnoreSystemJobs: true}, false, nil))
 			},
 			reply:  reply{Header: indexHeader, Body: `{"Index":17}`},
 			method: "PUT", path: "/v1/node/n1/drain",
 			body: `{"DrainSpec":{"Deadline":3600000000000,"IgnoreSystemJobs":true},"MarkEligible":false}`,
-			want: withMeta{&NodeUpdateResponse{Index: 17}, 17},
+			want: withMeta{&state.NodeUpdateResponse{Index: 17}, 17},
 		},
 		{
 			name: "cancel drain",
@@ -99,17 +99,17 @@ func TestNodesEndpoints(t *testing.T) {
 			reply:  reply{Header: indexHeader, Body: `{"Index":17}`},
 			method: "PUT", path: "/v1/node/n1/drain",
 			body: `{"DrainSpec":null,"MarkEligible":true}`,
-			want: withMeta{&NodeUpdateResponse{Index: 17}, 17},
+			want: withMeta{&state.NodeUpdateResponse{Index: 17}, 17},
 		},
 		{
 			name: "report allocations",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return w(c.Nodes().UpdateAllocs(ctx, "n1", []*AllocClientUpdate{{ID: "a1", ClientStatus: "failed", ClientDescription: "exit 1"}}, nil))
+				return w(c.Nodes().UpdateAllocs(ctx, "n1", []*state.AllocClientUpdate{{ID: "a1", ClientStatus: "failed", ClientDescription: "exit 1"}}, nil))
 			},
 			reply:  reply{Header: indexHeader, Body: `{"EvalIDs":["e2"],"Index":17}`},
 			method: "PUT", path: "/v1/node/n1/allocations",
 			body: `{"Allocs":[{"ID":"a1","ClientStatus":"failed","ClientDescription":"exit 1"}]}`,
-			want: withMeta{&NodeAllocsUpdateResponse{EvalIDs: []string{"e2"}, Index: 17}, 17},
+			want: withMeta{&state.NodeAllocsUpdateResponse{EvalIDs: []string{"e2"}, Index: 17}, 17},
 		},
 		{
 			name: "pools",
@@ -136,7 +136,7 @@ func TestNodesEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `[{"ID":"n1"}]`},
 			method: "GET", path: "/v1/node/pool/gpu/nodes",
-			want: withMeta{[]*NodeListStub{{ID: "n1"}}, 17},
+			want: withMeta{[]*state.NodeListStub{{ID: "n1"}}, 17},
 		},
 		{
 			name: "pool register",

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/schedhq/sched/state"
 )
 
 // Operator is the client of /v1/operator: the Raft configuration and
@@ -16,26 +18,10 @@ type Operator struct{ c *Client }
 // Operator returns the operator endpoints.
 func (c *Client) Operator() *Operator { return &Operator{c: c} }
 
-// RaftServer is one server of the Raft configuration.
-type RaftServer struct {
-	ID           string
-	Node         string
-	Address      string
-	Leader       bool
-	Voter        bool
-	RaftProtocol string
-}
-
-// RaftConfiguration is the cluster's Raft configuration.
-type RaftConfiguration struct {
-	Servers []*RaftServer
-	Index   uint64
-}
-
 // RaftGetConfiguration returns the Raft configuration, as the leader knows
 // it unless q.AllowStale.
-func (o *Operator) RaftGetConfiguration(ctx context.Context, q *QueryOptions) (*RaftConfiguration, error) {
-	out, _, err := get[*RaftConfiguration](ctx, o.c, "/v1/operator/raft/configuration", nil, q)
+func (o *Operator) RaftGetConfiguration(ctx context.Context, q *QueryOptions) (*state.RaftConfiguration, error) {
+	out, _, err := get[*state.RaftConfiguration](ctx, o.c, "/v1/operator/raft/configuration", nil, q)
 	return out, err
 }
 

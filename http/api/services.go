@@ -17,23 +17,10 @@ type Services struct{ c *Client }
 // Services returns the service catalog endpoints.
 func (c *Client) Services() *Services { return &Services{c: c} }
 
-// ServiceTags is one service of a namespace in the service list: its name
-// and the union of its instances' tags.
-type ServiceTags struct {
-	ServiceName string
-	Tags        []string
-}
-
-// ServiceListStub is one namespace of the service list.
-type ServiceListStub struct {
-	Namespace string
-	Services  []*ServiceTags
-}
-
 // List returns the registered services, grouped by namespace (q.Namespace
 // "*" lists every namespace the token may read).
-func (s *Services) List(ctx context.Context, q *QueryOptions) ([]*ServiceListStub, *QueryMeta, error) {
-	return get[[]*ServiceListStub](ctx, s.c, "/v1/services", nil, q)
+func (s *Services) List(ctx context.Context, q *QueryOptions) ([]*state.ServiceListStub, *QueryMeta, error) {
+	return get[[]*state.ServiceListStub](ctx, s.c, "/v1/services", nil, q)
 }
 
 // Get returns the registered instances of one service. With q.WaitIndex it
@@ -54,28 +41,22 @@ func (j *Jobs) Services(ctx context.Context, id string, q *QueryOptions) ([]*sta
 	return get[[]*state.ServiceRegistration](ctx, j.c, PathOf("v1", "job", id, "services"), nil, q)
 }
 
-// ServiceRegistrationsResponse answers a node's service writes.
-type ServiceRegistrationsResponse struct {
-	// Index is the Raft index of the write; zero when nothing changed.
-	Index uint64
-}
-
 // RegisterServices creates or updates service entries of allocations that
 // run on node id. The servers fill NodeID, Namespace and JobID from the
 // allocation; entries of allocations that no longer exist are skipped.
 // Client agents call it with their node's SecretID as the token.
-func (n *Nodes) RegisterServices(ctx context.Context, id string, regs []*state.ServiceRegistration, w *WriteOptions) (*ServiceRegistrationsResponse, *WriteMeta, error) {
+func (n *Nodes) RegisterServices(ctx context.Context, id string, regs []*state.ServiceRegistration, w *WriteOptions) (*state.ServiceRegistrationsResponse, *WriteMeta, error) {
 	if len(regs) == 0 {
 		return nil, nil, errors.New("api: register services: no entries")
 	}
 	body := struct{ Services []*state.ServiceRegistration }{regs}
-	return send[*ServiceRegistrationsResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "services"), nil, w, body)
+	return send[*state.ServiceRegistrationsResponse](ctx, n.c, http.MethodPut, PathOf("v1", "node", id, "services"), nil, w, body)
 }
 
 // DeregisterServices deletes the service entries of node id named by ids,
 // and every entry of the allocations allocIDs. Unknown IDs are ignored, so
 // a retried delete succeeds.
-func (n *Nodes) DeregisterServices(ctx context.Context, id string, ids, allocIDs []string, w *WriteOptions) (*ServiceRegistrationsResponse, *WriteMeta, error) {
+func (n *Nodes) DeregisterServices(ctx context.Context, id string, ids, allocIDs []string, w *WriteOptions) (*state.ServiceRegistrationsResponse, *WriteMeta, error) {
 	if len(ids) == 0 && len(allocIDs) == 0 {
 		return nil, nil, errors.New("api: deregister services: no IDs or allocation IDs")
 	}
@@ -86,5 +67,5 @@ func (n *Nodes) DeregisterServices(ctx context.Context, id string, ids, allocIDs
 	for _, v := range allocIDs {
 		params.Add("alloc_id", v)
 	}
-	return send[*ServiceRegistrationsResponse](ctx, n.c, http.MethodDelete, PathOf("v1", "node", id, "services"), params, w, nil)
+	return send[*state.ServiceRegistrationsResponse](ctx, n.c, http.MethodDelete, PathOf("v1", "node", id, "services"), params, w, nil)
 }

@@ -23,7 +23,7 @@ func TestServicesEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `[{"Namespace":"default","Services":[{"ServiceName":"web","Tags":["v1"]}]}]`},
 			method: "GET", path: "/v1/services", query: url.Values{"namespace": {"*"}},
-			want: withMeta{[]*ServiceListStub{{Namespace: "default", Services: []*ServiceTags{{ServiceName: "web", Tags: []string{"v1"}}}}}, 17},
+			want: withMeta{[]*state.ServiceListStub{{Namespace: "default", Services: []*state.ServiceListEntry{{ServiceName: "web", Tags: []string{"v1"}}}}}, 17},
 		},
 		{
 			name: "get, blocking",
@@ -60,7 +60,7 @@ func TestServicesEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `{"Index":17}`},
 			method: "PUT", path: "/v1/node/n1/services", body: `{"Services":[` + regJSON + `]}`,
-			want: withMeta{&ServiceRegistrationsResponse{Index: 17}, 17},
+			want: withMeta{&state.ServiceRegistrationsResponse{Index: 17}, 17},
 		},
 		{
 			name: "node deregisters",
@@ -69,7 +69,7 @@ func TestServicesEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `{"Index":17}`},
 			method: "DELETE", path: "/v1/node/n1/services", query: url.Values{"id": {"s1", "s2"}, "alloc_id": {"a1"}},
-			want: withMeta{&ServiceRegistrationsResponse{Index: 17}, 17},
+			want: withMeta{&state.ServiceRegistrationsResponse{Index: 17}, 17},
 		},
 		{
 			name: "allocation stats",
@@ -78,7 +78,7 @@ func TestServicesEndpoints(t *testing.T) {
 			},
 			reply:  reply{Body: `{"ResourceUsage":{"MemoryStats":{"RSS":10}},"Tasks":{"web":{"Timestamp":3}},"Timestamp":3}`},
 			method: "GET", path: "/v1/client/allocation/a1/stats", query: url.Values{"namespace": {"prod"}},
-			want: &AllocResourceUsage{ResourceUsage: &ResourceUsage{MemoryStats: &MemoryStats{RSS: 10}}, Tasks: map[string]*TaskResourceUsage{"web": {Timestamp: 3}}, Timestamp: 3},
+			want: &state.AllocResourceUsage{ResourceUsage: &state.ResourceUsage{MemoryStats: &state.MemoryStats{RSS: 10}}, Tasks: map[string]*state.TaskResourceUsage{"web": {Timestamp: 3}}, Timestamp: 3},
 		},
 	}
 	runEndpointCases(t, cases)

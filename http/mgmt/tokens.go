@@ -73,7 +73,7 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request, subject stat
 			old = append(old, t.AccessorID)
 		}
 	}
-	secret := newSecret()
+	secret := state.NewID()
 	tok := &state.ACLToken{
 		AccessorID:     s.NewID(),
 		SecretHash:     state.HashSecret(secret),

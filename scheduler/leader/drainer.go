@@ -10,7 +10,6 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
-	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -59,7 +58,7 @@ func NewDrainer(store *store.Store, raft Raft, log *slog.Logger, now func() time
 		now = time.Now
 	}
 	if newID == nil {
-		newID = scheduler.NewUUID
+		newID = state.NewID
 	}
 	return &Drainer{store: store, raft: raft, log: log, now: now, newID: newID}
 }

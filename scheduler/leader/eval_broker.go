@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -152,7 +151,7 @@ func NewEvalBroker(cfg BrokerConfig, raft Raft, log *slog.Logger, now func() tim
 		now = time.Now
 	}
 	if newID == nil {
-		newID = scheduler.NewUUID
+		newID = state.NewID
 	}
 	b := &EvalBroker{cfg: cfg.withDefaults(), raft: raft, log: log, now: now, newID: newID}
 	b.resetLocked()

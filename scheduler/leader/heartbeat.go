@@ -101,7 +101,7 @@ func NewHeartbeater(cfg HeartbeatConfig, store *store.Store, raft Raft, log *slo
 		now = time.Now
 	}
 	if newID == nil {
-		newID = scheduler.NewUUID
+		newID = state.NewID
 	}
 	return &Heartbeater{cfg: cfg.withDefaults(), store: store, raft: raft, log: log, now: now, newID: newID, timers: map[string]*nodeTimer{}}
 }

@@ -4,9 +4,10 @@ import (
 	"container/heap"
 	"context"
 	"errors"
-	"github.com/schedhq/sched/scheduler"
 	"sync"
 	"time"
+
+	"github.com/schedhq/sched/scheduler"
 )
 
 // PlanQueue holds submitted plans for the plan applier, by priority

@@ -83,7 +83,7 @@ func (c RuntimeConfig) withDefaults() (RuntimeConfig, error) {
 		c.Now = time.Now
 	}
 	if c.NewID == nil {
-		c.NewID = scheduler.NewUUID
+		c.NewID = state.NewID
 	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.NumCPU()

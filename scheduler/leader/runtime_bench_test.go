@@ -2,9 +2,10 @@ package leader
 
 import (
 	"fmt"
-	"github.com/schedhq/sched/scheduler"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/scheduler"
 )
 
 // BenchmarkRuntimePlacements measures the leader pipeline alone (feed,
