@@ -30,7 +30,8 @@ var allowed = map[string][]string{
 	"http/api/mgmt":     {"http/api", "state", "state/mgmt"},
 	"client/...":        {"http/api", "state", "client/..."},
 	"agent/...":         {"..."},
-	"cmd/sched":         {"agent", "http/api", "http/api/mgmt", "state", "state/mgmt"},
+	"cmd/sched":         {"agent", "cmd/sched/command"},
+	"cmd/sched/command": {"http/api", "http/api/mgmt", "state", "state/mgmt"},
 	"cmd/...":           {"http/api", "state"},
 	"e2e/...":           {"http/api", "http/api/mgmt", "state", "state/mgmt"},
 	"internal/testutil": {},
@@ -49,6 +50,8 @@ var testAllowed = map[string][]string{
 	"http":      {"http/api", "http/mgmt"},
 	// The agent's tests read through the clients.
 	"agent/...": {"..."},
+	// One CLI test runs the management commands against an in-process agent.
+	"cmd/sched/command": {"agent"},
 }
 
 func matches(pattern, pkg string) bool {
@@ -156,6 +159,7 @@ func TestBoundaryRulesCatchViolations(t *testing.T) {
 		{"client", "state/store", true},
 		{"raft", "state", true}, {"e2e", "agent", true}, {"e2e", "state/store", true},
 		{"cmd/sched", "raft", true}, {"cmd/sched", "state/store", true},
+		{"cmd/sched/command", "agent", false}, {"cmd/sched/command", "state/store", true},
 		{"internal/testutil", "state", true},
 	}
 	for _, f := range forbidden {
@@ -173,8 +177,9 @@ func TestBoundaryRulesCatchViolations(t *testing.T) {
 	}
 }
 
-// TestClientsDoNotLinkTheStore: the Go clients and the client agent link
-// no store, no Raft and no go-memdb (ARCHITECTURE.md: "the Go clients
+// TestClientsDoNotLinkTheStore: the Go clients, the CLI's commands (all
+// but `sched agent`) and the client agent link no store, no Raft and no
+// go-memdb (ARCHITECTURE.md: "the Go clients
 // linking go-memdb" is never allowed).
 func TestClientsDoNotLinkTheStore(t *testing.T) {
 	banned := []string{
@@ -182,7 +187,7 @@ func TestClientsDoNotLinkTheStore(t *testing.T) {
 		"github.com/hashicorp/go-memdb", "github.com/hashicorp/go-immutable-radix",
 		"github.com/hashicorp/raft",
 	}
-	for _, pkg := range []string{"./http/api", "./http/api/mgmt", "./client/..."} {
+	for _, pkg := range []string{"./http/api", "./http/api/mgmt", "./client/...", "./cmd/sched/command"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)

@@ -12,7 +12,3 @@ import (
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return agent.RunCommand(ctx, args, stdout, stderr)
 }
-
-func (c *cli) agentCommand(args []string) int {
-	return c.agent(c.ctx, args, c.stdout, c.stderr)
-}

@@ -1,133 +1,20 @@
 // Command sched is the one binary of sched: `sched agent` runs a server or
-// client agent, and every other subcommand is a CLI client of a cluster's
-// HTTP API (through package http/api), modelled on Nomad's CLI so that its
-// users feel at home.
-//
-// Every command is a method on cli, which holds the process's streams,
-// environment and clock, so tests run commands in-process against a fake
-// server and compare their output.
+// client agent (package agent), and every other subcommand is a CLI client
+// of a cluster's HTTP API (package cmd/sched/command).
 package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
+
+	"github.com/schedhq/sched/cmd/sched/command"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := command.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, runAgent)
 	stop()
 	os.Exit(code)
-}
-
-// run executes the sched command line args with the process environment
-// and returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{
-		ctx:    ctx,
-		stdin:  os.Stdin,
-		stdout: stdout,
-		stderr: stderr,
-		getenv: os.Getenv,
-		now:    time.Now,
-		loc:    time.Local,
-		agent:  runAgent,
-	}
-	return c.run(args)
-}
-
-// cli is one invocation of the sched command. Everything a command reads
-// from the outside world comes through it.
-type cli struct {
-	ctx    context.Context
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-	getenv func(string) string
-	now    func() time.Time
-	// loc is the time zone dates are printed in.
-	loc *time.Location
-	// agent runs `sched agent`; a field so tests need no real agent.
-	agent func(ctx context.Context, args []string, stdout, stderr io.Writer) int
-}
-
-// command is a subcommand: its name, a one-line synopsis for the usage
-// text, and what it does with the words after its name.
-type command struct {
-	name     string
-	synopsis string
-	run      func(c *cli, args []string) int
-}
-
-func topCommands() []command {
-	return []command{
-		{"acl", "Interact with ACL tokens and policies", (*cli).aclCommand},
-		{"admin", "Administer the installation's organizations, workspaces and versions", (*cli).adminCommand},
-		{"agent", "Run a sched agent (server or client)", (*cli).agentCommand},
-		{"alloc", "Interact with allocations", (*cli).allocCommand},
-		{"eval", "Interact with evaluations", (*cli).evalCommand},
-		{"job", "Interact with jobs", (*cli).jobCommand},
-		{"namespace", "Interact with namespaces", (*cli).namespaceCommand},
-		{"node", "Interact with nodes", (*cli).nodeCommand},
-		{"operator", "Operate the cluster: Raft peers and snapshots", (*cli).operatorCommand},
-		{"org", "Interact with organizations", (*cli).orgCommand},
-		{"project", "Interact with projects", (*cli).projectCommand},
-		{"server", "Interact with servers: members and join", (*cli).serverCommand},
-		{"service", "Interact with the registered services", (*cli).serviceCommand}, // service.go
-		{"version", "Print the sched version", (*cli).versionCommand},
-	}
-}
-
-// run dispatches args to the top-level command they name.
-func (c *cli) run(args []string) int {
-	if len(args) == 0 {
-		c.usage(c.stderr, "sched", "", topCommands())
-		return 1
-	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		c.usage(c.stdout, "sched", "", topCommands())
-		return 0
-	case "-v", "-version", "--version":
-		return c.versionCommand(nil)
-	}
-	return c.dispatch("sched", args, topCommands())
-}
-
-// dispatch runs the command of cmds named by args[0], or prints usage.
-func (c *cli) dispatch(prefix string, args []string, cmds []command) int {
-	if len(args) == 0 {
-		c.usage(c.stderr, prefix, "", cmds)
-		return 1
-	}
-	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
-		c.usage(c.stdout, prefix, "", cmds)
-		return 0
-	}
-	for _, cmd := range cmds {
-		if cmd.name == args[0] {
-			return cmd.run(c, args[1:])
-		}
-	}
-	c.usage(c.stderr, prefix, fmt.Sprintf("unknown command %q", args[0]), cmds)
-	return 1
-}
-
-// usage lists cmds under prefix, after problem when there is one.
-func (c *cli) usage(w io.Writer, prefix, problem string, cmds []command) {
-	if problem != "" {
-		fmt.Fprintf(w, "Error: %s\n\n", problem)
-	}
-	fmt.Fprintf(w, "Usage: %s <command> [args]\n\nCommands:\n", prefix)
-	tw := newTable(w)
-	for _, cmd := range cmds {
-		fmt.Fprintf(tw, "    %s\t%s\n", cmd.name, cmd.synopsis)
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "\nRun '%s <command> -h' for the options of a command.\n", prefix)
 }

@@ -1,0 +1,72 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/state"
+)
+
+func jobCommands() []command {
+	return []command{
+		{"run", "Register a job from a file and run it", (*cli).jobRun},
+		{"plan", "Show what running a job file would change, without running it", (*cli).jobPlan},
+		{"validate", "Check a job file without running it", (*cli).jobValidate},
+		{"status", "List jobs, or show one job's status", (*cli).jobStatus},
+		{"inspect", "Print a job as JSON", (*cli).jobInspect},
+		{"history", "List a job's versions", (*cli).jobHistory},
+		{"stop", "Stop a running job", (*cli).jobStop},
+	}
+}
+
+func (c *cli) jobCommand(args []string) int {
+	return c.dispatch("sched job", args, jobCommands())
+}
+
+// errJobLookup is a job lookup that already printed why it failed.
+var errJobLookup = errors.New("job lookup failed")
+
+// resolveJob finds the job the user meant by id, which may be a prefix of
+// the ID, as Nomad's commands allow: an exact ID wins; otherwise the prefix
+// must match exactly one job. It returns the job's list entry and whether
+// the match was exact. On failure it has printed the reason (and, for an
+// ambiguous prefix, the matching jobs) and returns errJobLookup.
+func (c *cli) resolveJob(client *api.Client, m *meta, id string) (*state.JobListStub, bool, error) {
+	id = strings.TrimSpace(id)
+	jobs, _, err := client.Jobs().List(c.ctx, &api.QueryOptions{Prefix: id})
+	if err != nil {
+		c.fail("querying job", err)
+		return nil, false, errJobLookup
+	}
+	var exact []*state.JobListStub
+	for _, j := range jobs {
+		if j.ID == id {
+			exact = append(exact, j)
+		}
+	}
+	switch {
+	case len(exact) == 1:
+		return exact[0], true, nil
+	case len(jobs) == 1:
+		return jobs[0], false, nil
+	case len(jobs) == 0:
+		fmt.Fprintf(c.stderr, "No job(s) with prefix or ID %q found\n", id)
+		return nil, false, errJobLookup
+	}
+	// Several matches, or one ID in several namespaces (namespace "*").
+	fmt.Fprintf(c.stderr, "Prefix matched multiple jobs\n\n")
+	c.writeJobList(c.stderr, jobs, m.namespace == "*")
+	return nil, false, errJobLookup
+}
+
+// nsQuery and nsWrite address a job in its own namespace, which matters
+// when the lookup ran across all namespaces ("*").
+func nsQuery(j *state.JobListStub) *api.QueryOptions {
+	return &api.QueryOptions{Namespace: j.Namespace}
+}
+
+func nsWrite(j *state.JobListStub) *api.WriteOptions {
+	return &api.WriteOptions{Namespace: j.Namespace}
+}

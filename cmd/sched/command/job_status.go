@@ -1,0 +1,213 @@
+package command
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/schedhq/sched/state"
+)
+
+const jobStatusHelp = `
+Without an ID, list the jobs of the namespace ("-namespace '*'" for every
+namespace). With an ID (or a unique prefix of one), show the job: its
+fields, allocation counts per task group, its latest deployment and its
+allocations.`
+
+func (c *cli) jobStatus(args []string) int {
+	fs, m := c.flagSet("job status", "[options] [ID]", jobStatusHelp)
+	verbose := fs.Bool("verbose", false, "print full IDs")
+	short := fs.Bool("short", false, "print only the job's fields")
+	allAllocs := fs.Bool("all-allocs", false, "include allocations of an earlier job with the same ID")
+	if done, code := parseFlags(fs, args, 0, 1); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+
+	if fs.NArg() == 0 {
+		jobs, _, err := client.Jobs().List(c.ctx, nil)
+		if err != nil {
+			return c.fail("querying jobs", err)
+		}
+		if len(jobs) == 0 {
+			fmt.Fprintln(c.stdout, "No running jobs")
+			return 0
+		}
+		c.writeJobList(c.stdout, jobs, m.namespace == "*")
+		return 0
+	}
+
+	stub, _, err := c.resolveJob(client, m, fs.Arg(0))
+	if err != nil {
+		return 1
+	}
+	q := nsQuery(stub)
+	job, _, err := client.Jobs().Info(c.ctx, stub.ID, q)
+	if err != nil {
+		return c.fail("querying job", err)
+	}
+	c.writeJobHeader(c.stdout, job)
+	if *short {
+		return 0
+	}
+
+	summary, _, err := client.Jobs().Summary(c.ctx, job.ID, q)
+	if err != nil {
+		return c.fail("querying job summary", err)
+	}
+	fmt.Fprintln(c.stdout)
+	if job.IsPeriodic() || job.IsParameterized() {
+		writeChildren(c.stdout, summary)
+		return 0
+	}
+	writeSummary(c.stdout, summary)
+
+	if job.Type == state.JobTypeService {
+		d, _, err := client.Jobs().LatestDeployment(c.ctx, job.ID, q)
+		if err != nil {
+			return c.fail("querying latest deployment", err)
+		}
+		if d != nil {
+			fmt.Fprintln(c.stdout)
+			writeDeployment(c.stdout, d, *verbose)
+		}
+	}
+
+	allocs, _, err := client.Jobs().Allocations(c.ctx, job.ID, *allAllocs, q)
+	if err != nil {
+		return c.fail("querying allocations", err)
+	}
+	fmt.Fprintln(c.stdout)
+	c.writeAllocs(c.stdout, allocs, *verbose)
+	return 0
+}
+
+// writeJobList prints the job list table; allNS adds the namespace column.
+func (c *cli) writeJobList(w io.Writer, jobs []*state.JobListStub, allNS bool) {
+	header := []string{"ID", "Type", "Priority", "Status", "Submit Date"}
+	if allNS {
+		header = append([]string{"ID", "Namespace"}, header[1:]...)
+	}
+	rows := make([][]string, 0, len(jobs))
+	for _, j := range jobs {
+		row := []string{j.ID, jobType(j.Type, j.Periodic, j.ParameterizedJob), strconv.Itoa(j.Priority), jobStatus(j.Status, j.Stop), c.formatTime(j.SubmitTime)}
+		if allNS {
+			row = append([]string{j.ID, j.Namespace}, row[1:]...)
+		}
+		rows = append(rows, row)
+	}
+	writeTable(w, header, rows)
+}
+
+// jobType shows templates the way Nomad does, so "batch/periodic" tells
+// at a glance that the job launches children.
+func jobType(t string, periodic, parameterized bool) string {
+	switch {
+	case periodic:
+		return t + "/periodic"
+	case parameterized:
+		return t + "/parameterized"
+	}
+	return t
+}
+
+// jobStatus marks a job a user stopped: its status stays "running" until
+// its allocations have stopped, which would otherwise hide the stop.
+func jobStatus(status string, stopped bool) string {
+	if stopped {
+		return status + " (stopped)"
+	}
+	return status
+}
+
+func (c *cli) writeJobHeader(w io.Writer, j *state.Job) {
+	writeKV(w, []kv{
+		{"ID", j.ID},
+		{"Name", j.Name},
+		{"Submit Date", c.formatTime(j.SubmitTime)},
+		{"Type", j.Type},
+		{"Priority", strconv.Itoa(j.Priority)},
+		{"Datacenters", strings.Join(j.Datacenters, ",")},
+		{"Namespace", j.Namespace},
+		{"Node Pool", j.NodePool},
+		{"Status", jobStatus(j.Status, j.Stop)},
+		{"Version", strconv.FormatUint(j.Version, 10)},
+		{"Periodic", strconv.FormatBool(j.IsPeriodic())},
+		{"Parameterized", strconv.FormatBool(j.IsParameterized())},
+	})
+}
+
+func writeSummary(w io.Writer, s *state.JobSummary) {
+	fmt.Fprintln(w, "Summary")
+	var rows [][]string
+	if s != nil {
+		for _, g := range slices.Sorted(maps.Keys(s.Summary)) {
+			t := s.Summary[g]
+			rows = append(rows, []string{g, itoa(t.Queued), itoa(t.Starting), itoa(t.Running), itoa(t.Failed), itoa(t.Complete), itoa(t.Lost), itoa(t.Unknown)})
+		}
+	}
+	writeTable(w, []string{"Task Group", "Queued", "Starting", "Running", "Failed", "Complete", "Lost", "Unknown"}, rows)
+}
+
+func writeChildren(w io.Writer, s *state.JobSummary) {
+	fmt.Fprintln(w, "Children Job Summary")
+	var ch state.JobChildrenSummary
+	if s != nil && s.Children != nil {
+		ch = *s.Children
+	}
+	writeTable(w, []string{"Pending", "Running", "Dead"}, [][]string{{
+		strconv.FormatInt(ch.Pending, 10), strconv.FormatInt(ch.Running, 10), strconv.FormatInt(ch.Dead, 10),
+	}})
+}
+
+func writeDeployment(w io.Writer, d *state.Deployment, verbose bool) {
+	fmt.Fprintln(w, "Latest Deployment")
+	writeKV(w, []kv{
+		{"ID", shortID(d.ID, verbose)},
+		{"Status", d.Status},
+		{"Description", orNone(d.StatusDescription)},
+	})
+	if len(d.TaskGroups) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nDeployed")
+	var rows [][]string
+	for _, g := range slices.Sorted(maps.Keys(d.TaskGroups)) {
+		s := d.TaskGroups[g]
+		rows = append(rows, []string{g, itoa(s.DesiredTotal), itoa(s.PlacedAllocs), itoa(s.HealthyAllocs), itoa(s.UnhealthyAllocs)})
+	}
+	writeTable(w, []string{"Task Group", "Desired", "Placed", "Healthy", "Unhealthy"}, rows)
+}
+
+func (c *cli) writeAllocs(w io.Writer, allocs []*state.Allocation, verbose bool) {
+	fmt.Fprintln(w, "Allocations")
+	if len(allocs) == 0 {
+		fmt.Fprintln(w, "No allocations placed")
+		return
+	}
+	// Newest first, as Nomad lists them: the allocations a user just
+	// caused are at the top.
+	allocs = slices.Clone(allocs)
+	slices.SortStableFunc(allocs, func(a, b *state.Allocation) int { return cmp.Compare(b.CreateIndex, a.CreateIndex) })
+	rows := make([][]string, 0, len(allocs))
+	for _, a := range allocs {
+		version := "<none>"
+		if a.Job != nil {
+			version = strconv.FormatUint(a.Job.Version, 10)
+		}
+		rows = append(rows, []string{
+			shortID(a.ID, verbose), shortID(a.NodeID, verbose), a.TaskGroup, version,
+			a.DesiredStatus, a.ClientStatus, c.ago(a.CreateTime), c.ago(a.ModifyTime),
+		})
+	}
+	writeTable(w, []string{"ID", "Node ID", "Task Group", "Version", "Desired", "Status", "Created", "Modified"}, rows)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,128 @@
+package command
+
+import (
+	"flag"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/state"
+)
+
+func namespaceCommands() []command {
+	return []command{
+		{"list", "List namespaces", (*cli).namespaceList},
+		{"status", "Show one namespace", (*cli).namespaceStatus},
+		{"apply", "Create or update a namespace", (*cli).namespaceApply},
+		{"delete", "Delete a namespace", (*cli).namespaceDelete},
+	}
+}
+
+func (c *cli) namespaceCommand(args []string) int {
+	return c.dispatch("sched namespace", args, namespaceCommands())
+}
+
+func (c *cli) namespaceList(args []string) int {
+	fs, m := c.flagSet("namespace list", "[options]", "List the namespaces the token may see.")
+	if done, code := parseFlags(fs, args, 0, 0); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	list, _, err := client.Namespaces().List(c.ctx, nil)
+	if err != nil {
+		return c.fail("retrieving namespaces", err)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(c.stdout, "No namespaces found")
+		return 0
+	}
+	rows := make([][]string, 0, len(list))
+	for _, ns := range list {
+		rows = append(rows, []string{ns.Name, ns.Description})
+	}
+	writeTable(c.stdout, []string{"Name", "Description"}, rows)
+	return 0
+}
+
+func (c *cli) namespaceStatus(args []string) int {
+	fs, m := c.flagSet("namespace status", "[options] NAME", "Show the namespace NAME.")
+	if done, code := parseFlags(fs, args, 1, 1); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	ns, _, err := client.Namespaces().Info(c.ctx, fs.Arg(0), nil)
+	if err != nil {
+		return c.fail("retrieving namespace", err)
+	}
+	writeKV(c.stdout, []kv{
+		{"Name", ns.Name},
+		{"Description", orNone(ns.Description)},
+		{"Quota", orNone(ns.Quota)},
+	})
+	if len(ns.Meta) > 0 {
+		fmt.Fprintln(c.stdout, "\nMetadata")
+		pairs := make([]kv, 0, len(ns.Meta))
+		for _, k := range slices.Sorted(maps.Keys(ns.Meta)) {
+			pairs = append(pairs, kv{k, ns.Meta[k]})
+		}
+		writeKV(c.stdout, pairs)
+	}
+	return 0
+}
+
+func (c *cli) namespaceApply(args []string) int {
+	fs, m := c.flagSet("namespace apply", "[options] NAME",
+		"Create the namespace NAME, or update it when it exists. Fields not given keep their current value.")
+	description := fs.String("description", "", "a human-readable description")
+	if done, code := parseFlags(fs, args, 1, 1); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	name := fs.Arg(0)
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+
+	// Start from the current namespace so an update changes only what
+	// was asked for.
+	ns, _, err := client.Namespaces().Info(c.ctx, name, nil)
+	switch {
+	case api.IsNotFound(err):
+		ns = &state.Namespace{Name: name}
+	case err != nil:
+		return c.fail("looking up namespace", err)
+	}
+	if given["description"] {
+		ns.Description = *description
+	}
+	if _, err := client.Namespaces().Register(c.ctx, ns, nil); err != nil {
+		return c.fail("applying namespace specification", err)
+	}
+	fmt.Fprintf(c.stdout, "Successfully applied namespace %q!\n", name)
+	return 0
+}
+
+func (c *cli) namespaceDelete(args []string) int {
+	fs, m := c.flagSet("namespace delete", "[options] NAME", "Delete the namespace NAME. It must hold no jobs.")
+	if done, code := parseFlags(fs, args, 1, 1); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	if _, err := client.Namespaces().Delete(c.ctx, fs.Arg(0), nil); err != nil {
+		return c.fail("deleting namespace", err)
+	}
+	fmt.Fprintf(c.stdout, "Successfully deleted namespace %q!\n", fs.Arg(0))
+	return 0
+}

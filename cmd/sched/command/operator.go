@@ -1,0 +1,157 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/schedhq/sched/http/api"
+)
+
+func operatorCommands() []command {
+	return []command{
+		{"raft", "Inspect and change the Raft configuration", (*cli).operatorRaftCommand},
+		{"snapshot", "Save and restore snapshots of the cluster's state", (*cli).operatorSnapshotCommand},
+	}
+}
+
+func (c *cli) operatorCommand(args []string) int {
+	return c.dispatch("sched operator", args, operatorCommands())
+}
+
+func (c *cli) operatorRaftCommand(args []string) int {
+	return c.dispatch("sched operator raft", args, []command{
+		{"list-peers", "List the servers of the Raft configuration", (*cli).operatorRaftListPeers},
+		{"remove-peer", "Remove a server from the Raft configuration", (*cli).operatorRaftRemovePeer},
+	})
+}
+
+func (c *cli) operatorSnapshotCommand(args []string) int {
+	return c.dispatch("sched operator snapshot", args, []command{
+		{"save", "Save a snapshot of the cluster's state to a file", (*cli).operatorSnapshotSave},
+		{"restore", "Replace the cluster's state with a saved snapshot", (*cli).operatorSnapshotRestore},
+	})
+}
+
+func (c *cli) operatorRaftListPeers(args []string) int {
+	fs, m := c.flagSet("operator raft list-peers", "[options]",
+		"List the servers of the Raft configuration, as the leader knows it.")
+	stale := fs.Bool("stale", false, "let any server answer from its own view, without a leader")
+	if done, code := parseFlags(fs, args, 0, 0); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	conf, err := client.Operator().RaftGetConfiguration(c.ctx, &api.QueryOptions{AllowStale: *stale})
+	if err != nil {
+		return c.fail("retrieving the raft configuration", err)
+	}
+	rows := make([][]string, 0, len(conf.Servers))
+	for _, s := range conf.Servers {
+		st := "follower"
+		if s.Leader {
+			st = "leader"
+		}
+		rows = append(rows, []string{orNone(s.Node), s.ID, s.Address, st, fmt.Sprint(s.Voter), s.RaftProtocol})
+	}
+	writeTable(c.stdout, []string{"Node", "ID", "Address", "State", "Voter", "RaftProtocol"}, rows)
+	return 0
+}
+
+func (c *cli) operatorRaftRemovePeer(args []string) int {
+	fs, m := c.flagSet("operator raft remove-peer", "[options] -peer-id=ID | -peer-address=HOST:PORT",
+		"Remove a server from the Raft configuration. Meant for a server that failed for good; an alive one is added back by the leader as soon as it is seen in gossip.")
+	id := fs.String("peer-id", "", "the Raft ID of the server to remove")
+	addr := fs.String("peer-address", "", "the Raft address of the server to remove")
+	if done, code := parseFlags(fs, args, 0, 0); done {
+		return code
+	}
+	if (*id == "") == (*addr == "") {
+		fmt.Fprintln(c.stderr, "Error: exactly one of -peer-id and -peer-address is required")
+		return 1
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	if *id != "" {
+		err = client.Operator().RaftRemovePeerByID(c.ctx, *id, nil)
+	} else {
+		err = client.Operator().RaftRemovePeerByAddress(c.ctx, *addr, nil)
+	}
+	if err != nil {
+		return c.fail("removing the peer", err)
+	}
+	if *id != "" {
+		fmt.Fprintf(c.stdout, "Removed peer with ID %q\n", *id)
+	} else {
+		fmt.Fprintf(c.stdout, "Removed peer with address %q\n", *addr)
+	}
+	return 0
+}
+
+// operatorSnapshotSave writes the archive to a temporary file next to FILE
+// and renames it into place only once the server's stream ended cleanly,
+// so FILE is never a partial snapshot.
+func (c *cli) operatorSnapshotSave(args []string) int {
+	fs, m := c.flagSet("operator snapshot save", "[options] FILE",
+		"Save a snapshot of the cluster's state (the leader's, unless -stale) to FILE.")
+	stale := fs.Bool("stale", false, "let any server answer with its own state, without a leader")
+	if done, code := parseFlags(fs, args, 1, 1); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	path := fs.Arg(0)
+	rc, err := client.Operator().Snapshot(c.ctx, &api.QueryOptions{AllowStale: *stale})
+	if err != nil {
+		return c.fail("taking the snapshot", err)
+	}
+	defer rc.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return c.fail("creating the file", err)
+	}
+	n, err := io.Copy(tmp, rc)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	err = errors.Join(err, tmp.Close())
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return c.fail("writing the snapshot", err)
+	}
+	fmt.Fprintf(c.stdout, "State file written to %s (%d bytes)\n", path, n)
+	return 0
+}
+
+func (c *cli) operatorSnapshotRestore(args []string) int {
+	fs, m := c.flagSet("operator snapshot restore", "[options] FILE",
+		"Replace the whole cluster's state with the snapshot in FILE, saved by `sched operator snapshot save`. Every write since the snapshot is lost.")
+	if done, code := parseFlags(fs, args, 1, 1); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	f, err := os.Open(fs.Arg(0))
+	if err != nil {
+		return c.fail("opening the snapshot", err)
+	}
+	defer f.Close()
+	if err := client.Operator().SnapshotRestore(c.ctx, f, nil); err != nil {
+		return c.fail("restoring the snapshot", err)
+	}
+	fmt.Fprintln(c.stdout, "Snapshot Restored")
+	return 0
+}

@@ -1,0 +1,72 @@
+package command
+
+import (
+	"fmt"
+
+	"github.com/schedhq/sched/http/api/mgmt"
+)
+
+func orgCommands() []command {
+	return []command{
+		{"create", "Create an organization", (*cli).orgCreate},
+		{"list", "List organizations", (*cli).orgList},
+	}
+}
+
+func (c *cli) orgCommand(args []string) int {
+	return c.dispatch("sched org", args, orgCommands())
+}
+
+func (c *cli) orgCreate(args []string) int {
+	fs, m := c.mgmtFlagSet("org create", "[options] NAME",
+		"Create the organization NAME. The server gives it an owners team, with the token's user on it, and a \"Default Project\".")
+	m.jsonFlag(fs)
+	email := fs.String("email", "", "contact e-mail address of the organization")
+	if done, code := parseFlags(fs, args, 1, 1); done {
+		return code
+	}
+	client, err := m.mgmt()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	org, err := client.Organizations().Create(c.ctx, mgmt.OrganizationCreateOptions{Name: fs.Arg(0), Email: *email})
+	if err != nil {
+		return c.fail("creating organization", err)
+	}
+	if m.json {
+		return c.mgmtJSON(org)
+	}
+	fmt.Fprintf(c.stdout, "Successfully created organization %q!\n", org.Name)
+	return 0
+}
+
+func (c *cli) orgList(args []string) int {
+	fs, m := c.mgmtFlagSet("org list", "[options]", "List the organizations the token may see.")
+	m.jsonFlag(fs)
+	var pf mgmtPageFlags
+	pf.register(fs)
+	if done, code := parseFlags(fs, args, 0, 0); done {
+		return code
+	}
+	if err := pf.check(); err != nil {
+		return mgmtUsageError(fs, err)
+	}
+	client, err := m.mgmt()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	orgs, pg, err := mgmtFetchPages(pf, func(p mgmt.PageOptions) ([]*mgmt.Organization, *mgmt.Pagination, error) {
+		page, err := client.Organizations().List(c.ctx, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return page.Items, page.Pagination, nil
+	})
+	if err != nil {
+		return c.fail("retrieving organizations", err)
+	}
+	return mgmtPrintList(c, m, pf, pg, orgs, "organizations", []string{"Name", "External ID", "Email", "Created"},
+		func(o *mgmt.Organization) []string {
+			return []string{o.Name, o.ExternalID, o.Email, c.mgmtTime(o.CreatedAt)}
+		})
+}

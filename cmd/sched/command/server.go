@@ -1,0 +1,82 @@
+package command
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+func serverCommands() []command {
+	return []command{
+		{"members", "List the servers of the cluster", (*cli).serverMembers},
+		{"join", "Join this agent to other servers", (*cli).serverJoin},
+	}
+}
+
+func (c *cli) serverCommand(args []string) int {
+	return c.dispatch("sched server", args, serverCommands())
+}
+
+// serverMembers prints the servers gossip knows, marking the leader.
+func (c *cli) serverMembers(args []string) int {
+	fs, m := c.flagSet("server members", "[options]",
+		"List the servers the agent knows through gossip, with their status and which one leads.")
+	detailed := fs.Bool("detailed", false, "also print each server's tags")
+	if done, code := parseFlags(fs, args, 0, 0); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	members, err := client.Agent().Members(c.ctx)
+	if err != nil {
+		return c.fail("reading members", err)
+	}
+	// Which member leads is a question for raft, not gossip: match the
+	// leader's Raft address against each member's.
+	leader, err := client.Status().Leader(c.ctx)
+	if err != nil {
+		return c.fail("reading the leader", err)
+	}
+	header := []string{"Name", "Address", "Port", "Status", "Leader", "Build", "Datacenter", "Region"}
+	if *detailed {
+		header = append(header, "Tags")
+	}
+	rows := make([][]string, 0, len(members.Members))
+	for _, mem := range members.Members {
+		isLeader := leader != "" && mem.Tags["raft_addr"] == leader
+		row := []string{mem.Name, mem.Addr, fmt.Sprint(mem.Port), mem.Status, fmt.Sprint(isLeader),
+			mem.Tags["build"], mem.Tags["dc"], mem.Tags["region"]}
+		if *detailed {
+			var tags []string
+			for _, k := range slices.Sorted(maps.Keys(mem.Tags)) {
+				tags = append(tags, k+"="+mem.Tags[k])
+			}
+			row = append(row, strings.Join(tags, ","))
+		}
+		rows = append(rows, row)
+	}
+	writeTable(c.stdout, header, rows)
+	return 0
+}
+
+// serverJoin asks the agent to join the servers at the gossip addresses.
+func (c *cli) serverJoin(args []string) int {
+	fs, m := c.flagSet("server join", "[options] ADDRESS...",
+		"Make the agent join the servers at the gossip addresses (host or host:port; port 4648 by default).")
+	if done, code := parseFlags(fs, args, 1, 1<<20); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	n, err := client.Agent().Join(c.ctx, fs.Args()...)
+	if err != nil {
+		return c.fail("joining", err)
+	}
+	fmt.Fprintf(c.stdout, "Joined %d servers successfully\n", n)
+	return 0
+}

@@ -1,0 +1,94 @@
+package command
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+func serviceCommands() []command {
+	return []command{
+		{"list", "List the registered services", (*cli).serviceList},
+		{"info", "Show the instances of a service", (*cli).serviceInfo},
+	}
+}
+
+func (c *cli) serviceCommand(args []string) int {
+	return c.dispatch("sched service", args, serviceCommands())
+}
+
+const serviceListHelp = `
+List the services registered in the built-in catalog, with the tags of
+their instances. -namespace '*' lists every namespace the token may read.`
+
+func (c *cli) serviceList(args []string) int {
+	fs, m := c.flagSet("service list", "[options]", serviceListHelp)
+	if done, code := parseFlags(fs, args, 0, 0); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	list, _, err := client.Services().List(c.ctx, nil)
+	if err != nil {
+		return c.fail("listing services", err)
+	}
+	all := m.namespace == "*"
+	var rows [][]string
+	for _, ns := range list {
+		for _, s := range ns.Services {
+			tags := "[" + strings.Join(s.Tags, ",") + "]"
+			if all {
+				rows = append(rows, []string{s.ServiceName, ns.Namespace, tags})
+			} else {
+				rows = append(rows, []string{s.ServiceName, tags})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(c.stdout, "No services found")
+		return 0
+	}
+	header := []string{"Service Name", "Tags"}
+	if all {
+		header = []string{"Service Name", "Namespace", "Tags"}
+	}
+	writeTable(c.stdout, header, rows)
+	return 0
+}
+
+const serviceInfoHelp = `
+Show the registered instances of the service NAME: the job and
+allocation that run each one, its node, address and tags.`
+
+func (c *cli) serviceInfo(args []string) int {
+	fs, m := c.flagSet("service info", "[options] NAME", serviceInfoHelp)
+	verbose := fs.Bool("verbose", false, "print full IDs")
+	if done, code := parseFlags(fs, args, 1, 1); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	name := fs.Arg(0)
+	regs, _, err := client.Services().Get(c.ctx, name, nil)
+	if err != nil {
+		return c.fail("reading service", err)
+	}
+	if len(regs) == 0 {
+		fmt.Fprintf(c.stderr, "No service registrations found for %q\n", name)
+		return 1
+	}
+	rows := make([][]string, 0, len(regs))
+	for _, r := range regs {
+		rows = append(rows, []string{
+			r.JobID, net.JoinHostPort(r.Address, strconv.Itoa(r.Port)), "[" + strings.Join(r.Tags, ",") + "]",
+			shortID(r.NodeID, *verbose), shortID(r.AllocID, *verbose),
+		})
+	}
+	writeTable(c.stdout, []string{"Job ID", "Address", "Tags", "Node ID", "Alloc ID"}, rows)
+	return 0
+}
