@@ -173,7 +173,7 @@ func TestACLGateOverride(t *testing.T) {
 	a.deniedAs(writer, http.MethodPost, "/v1/job/web?namespace=dev", &JobRegisterRequest{Job: job, PolicyOverride: true})
 	a.okAs(overrider, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: job, PolicyOverride: true}, nil)
 	// The body reaches the handler intact after the guard read it.
-	var resp JobRegisterResponse
+	var resp state.JobRegisterResponse
 	a.okAs(overrider, http.MethodPut, "/v1/job/web?namespace=dev", &JobRegisterRequest{Job: job, PolicyOverride: true}, &resp)
 	if resp.EvalID == "" {
 		t.Errorf("register after the guard peeked: %+v", resp)

@@ -233,7 +233,7 @@ func TestOverNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reg JobRegisterResponse
+	var reg state.JobRegisterResponse
 	err = json.NewDecoder(resp.Body).Decode(&reg)
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || reg.EvalID == "" {

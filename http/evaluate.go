@@ -20,14 +20,6 @@ type JobEvaluateRequest struct {
 	EvalOptions state.EvalOptions
 }
 
-// JobEvaluateResponse answers an evaluate.
-type JobEvaluateResponse struct {
-	EvalID          string
-	EvalCreateIndex uint64
-	JobModifyIndex  uint64
-	Index           uint64
-}
-
 // jobEvaluate serves POST /v1/job/:job_id/evaluate: it creates an
 // evaluation of the job (TriggeredBy job-evaluate) and, with
 // EvalOptions.ForceReschedule, marks the job's failed allocations
@@ -75,7 +67,7 @@ func (s *Server) jobEvaluate(w http.ResponseWriter, r *http.Request, p httproute
 		return nil, err
 	}
 	out := resp.(*store.JobEvaluateResponse)
-	return &JobEvaluateResponse{EvalID: out.EvalID, EvalCreateIndex: out.EvalCreateIndex, JobModifyIndex: out.JobModifyIndex, Index: index}, nil
+	return &state.JobEvaluateResponse{EvalID: out.EvalID, EvalCreateIndex: out.EvalCreateIndex, JobModifyIndex: out.JobModifyIndex, Index: index}, nil
 }
 
 // bodyIsEmpty reports whether r's body holds nothing but white space, and

@@ -16,7 +16,7 @@ func TestJobEvaluate(t *testing.T) {
 	running := h.placeAlloc(2, job, nodeID(1), state.AllocClientStatusRunning)
 
 	// The deprecated form: no body, no options.
-	var out JobEvaluateResponse
+	var out state.JobEvaluateResponse
 	rec := h.ok(http.MethodPost, "/v1/job/web/evaluate", nil, &out)
 	e := h.eval(out.EvalID)
 	if e.TriggeredBy != state.EvalTriggerJobEvaluate || e.JobID != "web" || e.ForceReschedule || e.CreateIndex != out.EvalCreateIndex ||

@@ -139,14 +139,14 @@ func (h *harness) fail(method, target string, body any, code int, want ...string
 }
 
 // register registers job through POST /v1/jobs and returns the answer.
-func (h *harness) register(job *state.Job) *JobRegisterResponse {
+func (h *harness) register(job *state.Job) *state.JobRegisterResponse {
 	h.t.Helper()
 	return h.registerReq(&JobRegisterRequest{Job: job})
 }
 
-func (h *harness) registerReq(req *JobRegisterRequest) *JobRegisterResponse {
+func (h *harness) registerReq(req *JobRegisterRequest) *state.JobRegisterResponse {
 	h.t.Helper()
-	var out JobRegisterResponse
+	var out state.JobRegisterResponse
 	h.ok(http.MethodPost, "/v1/jobs", req, &out)
 	return &out
 }

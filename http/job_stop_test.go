@@ -23,7 +23,7 @@ func TestJobStop(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			reg := h.register(testJob("web"))
-			var out JobDeregisterResponse
+			var out state.JobDeregisterResponse
 			rec := h.ok(http.MethodDelete, "/v1/job/web"+tc.query, nil, &out)
 
 			job := h.job(state.DefaultNamespace, "web")
@@ -50,7 +50,7 @@ func TestJobStop(t *testing.T) {
 			}
 
 			// Stopping again keeps the version, still makes an eval.
-			var again JobDeregisterResponse
+			var again state.JobDeregisterResponse
 			h.ok(http.MethodDelete, "/v1/job/web", nil, &again)
 			if got := h.job(state.DefaultNamespace, "web"); got.Version != 1 || again.JobModifyIndex != out.JobModifyIndex {
 				t.Errorf("second stop: Version %d JobModifyIndex %d, want 1 and %d", got.Version, again.JobModifyIndex, out.JobModifyIndex)
@@ -66,7 +66,7 @@ func TestJobStopPurge(t *testing.T) {
 	h := newHarness(t)
 	h.register(testJob("web"))
 	h.registerReq(&JobRegisterRequest{Job: batchJob("web"), Submission: &state.JobSubmission{Format: "json", Source: "{}"}})
-	var out JobDeregisterResponse
+	var out state.JobDeregisterResponse
 	h.ok(http.MethodDelete, "/v1/job/web?purge=true", nil, &out)
 	if out.EvalID == "" {
 		t.Error("purge created no eval to stop the allocations")
@@ -105,7 +105,7 @@ func TestJobStopNoShutdownDelay(t *testing.T) {
 func TestJobStopTemplateCreatesNoEval(t *testing.T) {
 	h := newHarness(t)
 	h.register(periodicJob("cron"))
-	var out JobDeregisterResponse
+	var out state.JobDeregisterResponse
 	h.ok(http.MethodDelete, "/v1/job/cron", nil, &out)
 	if out.EvalID != "" {
 		t.Errorf("EvalID %q for a periodic job", out.EvalID)

@@ -29,25 +29,6 @@ type JobRegisterRequest struct {
 	PreserveCounts bool
 }
 
-// JobRegisterResponse answers a register or update.
-type JobRegisterResponse struct {
-	EvalID          string
-	EvalCreateIndex uint64
-	JobModifyIndex  uint64
-	Warnings        string
-	Index           uint64
-	LastContact     int64
-	KnownLeader     bool
-}
-
-// JobDeregisterResponse answers a stop.
-type JobDeregisterResponse struct {
-	EvalID          string
-	EvalCreateIndex uint64
-	JobModifyIndex  uint64
-	Index           uint64
-}
-
 func (s *Server) jobRoutes() {
 	s.handle(http.MethodGet, "/v1/jobs", s.jobList)
 	s.write("/v1/jobs", s.jobRegister)
@@ -223,7 +204,7 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request, pathID stri
 		return nil, err
 	}
 	out := resp.(*store.JobRegisterResponse)
-	return &JobRegisterResponse{
+	return &state.JobRegisterResponse{
 		EvalID:          out.EvalID,
 		EvalCreateIndex: out.EvalCreateIndex,
 		JobModifyIndex:  out.JobModifyIndex,
@@ -337,7 +318,7 @@ func (s *Server) jobStop(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 		return nil, err
 	}
 	out := resp.(*store.JobDeregisterResponse)
-	return &JobDeregisterResponse{EvalID: out.EvalID, EvalCreateIndex: out.EvalCreateIndex, JobModifyIndex: out.JobModifyIndex, Index: index}, nil
+	return &state.JobDeregisterResponse{EvalID: out.EvalID, EvalCreateIndex: out.EvalCreateIndex, JobModifyIndex: out.JobModifyIndex, Index: index}, nil
 }
 
 // prefixFields puts prefix in front of every field path of a validation

@@ -25,7 +25,7 @@ func TestJobRegisterBothPathsAndMethods(t *testing.T) {
 			h := newHarness(t)
 			id := "web"
 			path := strings.ReplaceAll(tc.path, "%s", id)
-			var out JobRegisterResponse
+			var out state.JobRegisterResponse
 			rec := h.ok(tc.method, path, &JobRegisterRequest{Job: testJob(id)}, &out)
 
 			if out.EvalID == "" || out.EvalCreateIndex == 0 || out.JobModifyIndex == 0 {
@@ -84,7 +84,7 @@ func TestJobRegisterEvalPriority(t *testing.T) {
 func TestJobRegisterIntoNamespace(t *testing.T) {
 	h := newHarness(t)
 	h.createNamespace("prod")
-	var out JobRegisterResponse
+	var out state.JobRegisterResponse
 	h.ok(http.MethodPut, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: testJob("api")}, &out)
 	if h.job("prod", "api") == nil || h.job(state.DefaultNamespace, "api") != nil {
 		t.Fatal("job not registered into the namespace of the query")

@@ -159,7 +159,7 @@ func TestJobParseThenRegister(t *testing.T) {
 	h := newHarness(t)
 	rec := h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true}, nil)
 	body := `{"Job":` + rec.Body.String() + `}`
-	var out JobRegisterResponse
+	var out state.JobRegisterResponse
 	h.ok(http.MethodPost, "/v1/jobs", body, &out)
 	job := h.job("default", "legacy")
 	if job == nil || job.TaskGroups[0].Count != 3 {
@@ -167,7 +167,7 @@ func TestJobParseThenRegister(t *testing.T) {
 	}
 	// Registering the canonicalized form of the same source changes nothing.
 	rec = h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true, Canonicalize: true}, nil)
-	var again JobRegisterResponse
+	var again state.JobRegisterResponse
 	h.ok(http.MethodPost, "/v1/jobs", json.RawMessage(`{"Job":`+rec.Body.String()+`}`), &again)
 	if again.JobModifyIndex != out.JobModifyIndex {
 		t.Errorf("canonical form registered as a change: JobModifyIndex %d -> %d", out.JobModifyIndex, again.JobModifyIndex)

@@ -25,3 +25,34 @@ type EvalOptions struct {
 	// ignoring their reschedule policy's attempts and delays.
 	ForceReschedule bool
 }
+
+// JobRegisterResponse answers a job register or update (POST /v1/jobs,
+// POST /v1/job/:job_id).
+type JobRegisterResponse struct {
+	// EvalID is the evaluation the register created; empty for periodic
+	// and parameterized jobs, which are templates and create none.
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	// Warnings are non-fatal problems found with the job, one per line.
+	Warnings    string
+	Index       uint64
+	LastContact int64
+	KnownLeader bool
+}
+
+// JobDeregisterResponse answers a job stop (DELETE /v1/job/:job_id).
+type JobDeregisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Index           uint64
+}
+
+// JobEvaluateResponse answers POST /v1/job/:job_id/evaluate.
+type JobEvaluateResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Index           uint64
+}

@@ -47,22 +47,8 @@ type registerRequest struct {
 	PreserveCounts bool
 }
 
-// JobRegisterResponse is the answer to a register.
-type JobRegisterResponse struct {
-	// EvalID is the evaluation the register created; empty for periodic
-	// and parameterized jobs, which are templates and create none.
-	EvalID          string
-	EvalCreateIndex uint64
-	JobModifyIndex  uint64
-	// Warnings are non-fatal problems found with the job, one per line.
-	Warnings    string
-	Index       uint64
-	LastContact int64
-	KnownLeader bool
-}
-
 // Register creates or updates a job and its evaluation.
-func (j *Jobs) Register(ctx context.Context, job *state.Job, opts *RegisterOptions, w *WriteOptions) (*JobRegisterResponse, *WriteMeta, error) {
+func (j *Jobs) Register(ctx context.Context, job *state.Job, opts *RegisterOptions, w *WriteOptions) (*state.JobRegisterResponse, *WriteMeta, error) {
 	body := registerRequest{Job: job}
 	if opts != nil {
 		body.Submission = opts.Submission
@@ -72,7 +58,7 @@ func (j *Jobs) Register(ctx context.Context, job *state.Job, opts *RegisterOptio
 		body.PolicyOverride = opts.PolicyOverride
 		body.PreserveCounts = opts.PreserveCounts
 	}
-	return send[*JobRegisterResponse](ctx, j.c, http.MethodPut, "/v1/jobs", nil, w, body)
+	return send[*state.JobRegisterResponse](ctx, j.c, http.MethodPut, "/v1/jobs", nil, w, body)
 }
 
 // List returns the jobs of the namespace, filtered by q's Prefix and Filter.
@@ -162,16 +148,9 @@ type DeregisterOptions struct {
 	NoShutdownDelay bool
 }
 
-// JobDeregisterResponse is the answer to a stop.
-type JobDeregisterResponse struct {
-	EvalID          string
-	EvalCreateIndex uint64
-	JobModifyIndex  uint64
-}
-
 // Deregister stops a job; purge deletes it at once instead of leaving it
 // for garbage collection.
-func (j *Jobs) Deregister(ctx context.Context, id string, purge bool, opts *DeregisterOptions, w *WriteOptions) (*JobDeregisterResponse, *WriteMeta, error) {
+func (j *Jobs) Deregister(ctx context.Context, id string, purge bool, opts *DeregisterOptions, w *WriteOptions) (*state.JobDeregisterResponse, *WriteMeta, error) {
 	params := boolParams("purge", purge)
 	if opts != nil {
 		if opts.Global {
@@ -184,7 +163,7 @@ func (j *Jobs) Deregister(ctx context.Context, id string, purge bool, opts *Dere
 			params.Set("no_shutdown_delay", "true")
 		}
 	}
-	return send[*JobDeregisterResponse](ctx, j.c, http.MethodDelete, PathOf("v1", "job", id), params, w, nil)
+	return send[*state.JobDeregisterResponse](ctx, j.c, http.MethodDelete, PathOf("v1", "job", id), params, w, nil)
 }
 
 // boolParams returns {key: "true"} when on, an empty set otherwise: a false

@@ -18,19 +18,11 @@ func (j *Jobs) Plan(ctx context.Context, job *state.Job, diff, policyOverride bo
 	return send[*state.JobPlanResponse](ctx, j.c, http.MethodPut, PathOf("v1", "job", job.ID, "plan"), nil, w, body)
 }
 
-// JobEvaluateResponse is the answer to an evaluate.
-type JobEvaluateResponse struct {
-	EvalID          string
-	EvalCreateIndex uint64
-	JobModifyIndex  uint64
-	Index           uint64
-}
-
 // Evaluate creates an evaluation of a job now (spec §4.16).
-func (j *Jobs) Evaluate(ctx context.Context, id string, opts state.EvalOptions, w *WriteOptions) (*JobEvaluateResponse, *WriteMeta, error) {
+func (j *Jobs) Evaluate(ctx context.Context, id string, opts state.EvalOptions, w *WriteOptions) (*state.JobEvaluateResponse, *WriteMeta, error) {
 	body := struct {
 		JobID       string
 		EvalOptions state.EvalOptions
 	}{id, opts}
-	return send[*JobEvaluateResponse](ctx, j.c, http.MethodPut, PathOf("v1", "job", id, "evaluate"), nil, w, body)
+	return send[*state.JobEvaluateResponse](ctx, j.c, http.MethodPut, PathOf("v1", "job", id, "evaluate"), nil, w, body)
 }

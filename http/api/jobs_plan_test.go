@@ -39,7 +39,7 @@ func TestJobPlanAndEvaluateEndpoints(t *testing.T) {
 			reply:  reply{Header: indexHeader, Body: `{"EvalID":"e1","EvalCreateIndex":17,"JobModifyIndex":9,"Index":17}`},
 			method: "PUT", path: "/v1/job/web/evaluate",
 			body: `{"JobID":"web","EvalOptions":{"ForceReschedule":true}}`,
-			want: withMeta{&JobEvaluateResponse{EvalID: "e1", EvalCreateIndex: 17, JobModifyIndex: 9, Index: 17}, 17},
+			want: withMeta{&state.JobEvaluateResponse{EvalID: "e1", EvalCreateIndex: 17, JobModifyIndex: 9, Index: 17}, 17},
 		},
 	}
 	runEndpointCases(t, cases)

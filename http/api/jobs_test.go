@@ -120,7 +120,7 @@ func TestJobsEndpoints(t *testing.T) {
 			body: `{"Job":` + mustJSON(t, &state.Job{ID: "web"}) + `,
 				"Submission":{"Format":"hcl2","Source":"job {}","VariableFlags":{"a":"b"},"Variables":"","JobID":"","JobIndex":0,"Namespace":"","Version":0},
 				"EnforceIndex":true,"JobModifyIndex":9,"EvalPriority":70,"PolicyOverride":true,"PreserveCounts":true}`,
-			want: withMeta{&JobRegisterResponse{EvalID: "e1", EvalCreateIndex: 17, JobModifyIndex: 17, Warnings: "w", Index: 17, KnownLeader: true}, 17},
+			want: withMeta{&state.JobRegisterResponse{EvalID: "e1", EvalCreateIndex: 17, JobModifyIndex: 17, Warnings: "w", Index: 17, KnownLeader: true}, 17},
 		},
 		{
 			name: "register without options",
@@ -130,7 +130,7 @@ func TestJobsEndpoints(t *testing.T) {
 			reply:  reply{Body: `{"EvalID":"e1"}`},
 			method: "PUT", path: "/v1/jobs",
 			body: `{"Job":` + mustJSON(t, &state.Job{ID: "web"}) + `,"EnforceIndex":false,"JobModifyIndex":0,"EvalPriority":0,"PolicyOverride":false,"PreserveCounts":false}`,
-			want: withMeta{&JobRegisterResponse{EvalID: "e1"}, 0},
+			want: withMeta{&state.JobRegisterResponse{EvalID: "e1"}, 0},
 		},
 		{
 			name: "parse",
@@ -253,7 +253,7 @@ func TestJobsEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `{"EvalID":"e2","EvalCreateIndex":17,"JobModifyIndex":17}`},
 			method: "DELETE", path: "/v1/job/web",
-			want: withMeta{&JobDeregisterResponse{EvalID: "e2", EvalCreateIndex: 17, JobModifyIndex: 17}, 17},
+			want: withMeta{&state.JobDeregisterResponse{EvalID: "e2", EvalCreateIndex: 17, JobModifyIndex: 17}, 17},
 		},
 		{
 			name: "deregister with every option",
@@ -263,7 +263,7 @@ func TestJobsEndpoints(t *testing.T) {
 			reply:  reply{Body: `{"EvalID":"e2"}`},
 			method: "DELETE", path: "/v1/job/web",
 			query: url.Values{"purge": {"true"}, "global": {"true"}, "eval_priority": {"90"}, "no_shutdown_delay": {"true"}},
-			want:  withMeta{&JobDeregisterResponse{EvalID: "e2"}, 0},
+			want:  withMeta{&state.JobDeregisterResponse{EvalID: "e2"}, 0},
 		},
 	}
 	runEndpointCases(t, cases)

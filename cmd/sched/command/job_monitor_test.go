@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
@@ -19,7 +18,7 @@ func TestJobRunShowsPlacementsAsTheyHappen(t *testing.T) {
 	evalSeenPending := make(chan struct{})
 	allocPrinted := make(chan struct{})
 	const id = "e1e1e1e1-full"
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: id, JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: id, JobModifyIndex: 9}))
 	f.on("GET", "/v1/job/web/evaluations",
 		reply(10, []*state.Evaluation{{ID: id, Status: "pending", TriggeredBy: "job-register"}}),
 		func(w http.ResponseWriter, r *http.Request) {
@@ -78,7 +77,7 @@ func TestJobRunPlacementsBeforeEvaluationShowsUp(t *testing.T) {
 	f := newFakeAPI(t)
 	allocReceived := make(chan struct{})
 	const id = "e1e1e1e1-full"
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: id, JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: id, JobModifyIndex: 9}))
 	f.on("GET", "/v1/job/web/evaluations", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-allocReceived:

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
@@ -52,7 +51,7 @@ type registerBody struct {
 func TestJobRunHCLWithVariables(t *testing.T) {
 	f := newFakeAPI(t)
 	f.on("PUT", "/v1/jobs/parse", reply(0, webJob()))
-	f.on("PUT", "/v1/jobs", reply(7, api.JobRegisterResponse{EvalID: "e1e1e1e1-aaaa", EvalCreateIndex: 7, JobModifyIndex: 7}))
+	f.on("PUT", "/v1/jobs", reply(7, state.JobRegisterResponse{EvalID: "e1e1e1e1-aaaa", EvalCreateIndex: 7, JobModifyIndex: 7}))
 
 	jobPath := writeFile(t, "web.sched.hcl", webHCL)
 	varFile := writeFile(t, "prod.hcl", "command = \"/bin/false\"\nport = 8080\n")
@@ -111,7 +110,7 @@ func TestJobRunJSON(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeAPI(t)
-			f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: "e2", JobModifyIndex: 9}))
+			f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e2", JobModifyIndex: 9}))
 			args := append(append([]string{"job", "run", "-detach"}, tc.flags...), writeFile(t, tc.file, tc.content))
 			runCLI(t, f, runOpts{}, args...).check(t, 0, lines("Job registration successful", "Evaluation ID: e2", "Job Modify Index: 9"), "")
 			if n := len(f.requests("PUT /v1/jobs/parse")); n != 0 {
@@ -131,7 +130,7 @@ func TestJobRunJSON(t *testing.T) {
 
 func TestJobRunFromStdin(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: "e2", JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e2", JobModifyIndex: 9}))
 	r := runCLI(t, f, runOpts{stdin: `  {"ID": "web"}`}, "job", "run", "-detach", "-")
 	r.check(t, 0, lines("Job registration successful", "Evaluation ID: e2", "Job Modify Index: 9"), "")
 	if len(f.requests("PUT /v1/jobs/parse")) != 0 {
@@ -150,7 +149,7 @@ func TestJobRunFromStdin(t *testing.T) {
 
 func TestJobRunOptions(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: "e2", JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e2", JobModifyIndex: 9}))
 	path := writeFile(t, "web.json", `{"ID":"web"}`)
 	runCLI(t, f, runOpts{}, "job", "run", "-detach", "-check-index", "0", "-preserve-counts", "-policy-override",
 		"-eval-priority", "80", "-namespace", "prod", path).check(t, 0,
@@ -168,7 +167,7 @@ func TestJobRunOptions(t *testing.T) {
 
 func TestJobRunNamespaceInFileWins(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: "e2", JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e2", JobModifyIndex: 9}))
 	path := writeFile(t, "web.json", `{"ID":"web","Namespace":"team-a"}`)
 	runCLI(t, f, runOpts{}, "job", "run", "-detach", "-namespace", "prod", path)
 	if got := f.only("PUT /v1/jobs").Query.Get("namespace"); got != "team-a" {
@@ -260,7 +259,7 @@ func TestJobRunBadInput(t *testing.T) {
 func TestJobRunHCL1(t *testing.T) {
 	f := newFakeAPI(t)
 	f.on("PUT", "/v1/jobs/parse", reply(0, webJob()))
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: "e2", JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e2", JobModifyIndex: 9}))
 	runCLI(t, f, runOpts{}, "job", "run", "-detach", "-hcl1", writeFile(t, "web.hcl", webHCL)).check(t, 0,
 		lines("Job registration successful", "Evaluation ID: e2", "Job Modify Index: 9"), "")
 	var parse struct{ HCLv1 bool }
@@ -284,7 +283,7 @@ func TestJobRunTemplatesAreNotMonitored(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeAPI(t)
-			f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{JobModifyIndex: 9, Warnings: "  deprecated field\n"}))
+			f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{JobModifyIndex: 9, Warnings: "  deprecated field\n"}))
 			r := runCLI(t, f, runOpts{}, "job", "run", writeFile(t, "j.json", tc.job))
 			r.check(t, 0, lines("Job Warnings:", "deprecated field", "", "Job registration successful", "Job Modify Index: 9", tc.note), "")
 			if len(f.requests("GET /v1/job/nightly/evaluations"))+len(f.requests("GET /v1/job/render/evaluations")) != 0 {
@@ -296,7 +295,7 @@ func TestJobRunTemplatesAreNotMonitored(t *testing.T) {
 
 func TestJobRunMonitorsEvaluation(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: "e1e1e1e1-full", JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e1e1e1e1-full", JobModifyIndex: 9}))
 	f.on("GET", "/v1/job/web/evaluations",
 		reply(0, []*state.Evaluation{}), // not visible yet: the monitor must wait, not fail
 		reply(10, []*state.Evaluation{{ID: "other"}, {ID: "e1e1e1e1-full", Status: "pending", TriggeredBy: "job-register"}}),
@@ -332,7 +331,7 @@ func TestJobRunMonitorsEvaluation(t *testing.T) {
 
 func TestJobRunMonitorReportsPlacementFailures(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: "e1", JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e1", JobModifyIndex: 9}))
 	f.on("GET", "/v1/job/web/evaluations", reply(12, []*state.Evaluation{{
 		ID: "e1", Status: "complete", TriggeredBy: "job-register", BlockedEval: "b1",
 		FailedTGAllocs: map[string]*state.AllocMetric{"cache": {
@@ -363,7 +362,7 @@ func TestJobRunMonitorReportsPlacementFailures(t *testing.T) {
 
 func TestJobRunMonitorFailedEvaluation(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: "e1", JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e1", JobModifyIndex: 9}))
 	f.on("GET", "/v1/job/web/evaluations", reply(12, []*state.Evaluation{{
 		ID: "e1", Status: "failed", StatusDescription: "maximum attempts reached", TriggeredBy: "job-register",
 	}}))
@@ -377,7 +376,7 @@ func TestJobRunMonitorFailedEvaluation(t *testing.T) {
 
 func TestJobRunMonitorServerError(t *testing.T) {
 	f := newFakeAPI(t)
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: "e1", JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e1", JobModifyIndex: 9}))
 	f.on("GET", "/v1/job/web/evaluations", fail(http.StatusServiceUnavailable, "No cluster leader"))
 	r := runCLI(t, f, runOpts{}, "job", "run", writeFile(t, "web.json", `{"ID":"web"}`))
 	if r.code != 1 || r.stderr != "Error reading evaluation: Unexpected response code: 503 (No cluster leader)\n" {
@@ -389,7 +388,7 @@ func TestJobRunMonitorInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	f := newFakeAPI(t)
-	f.on("PUT", "/v1/jobs", reply(9, api.JobRegisterResponse{EvalID: "e1", JobModifyIndex: 9}))
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e1", JobModifyIndex: 9}))
 	f.on("GET", "/v1/job/web/evaluations",
 		reply(10, []*state.Evaluation{{ID: "e1", Status: "pending", TriggeredBy: "job-register"}}),
 		func(w http.ResponseWriter, r *http.Request) {

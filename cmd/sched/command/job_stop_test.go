@@ -6,14 +6,13 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
 func stopFake(t *testing.T, jobs []*state.JobListStub) *fakeAPI {
 	f := newFakeAPI(t)
 	f.on("GET", "/v1/jobs", reply(5, jobs))
-	f.on("DELETE", "/v1/job/web", reply(8, api.JobDeregisterResponse{EvalID: "e9e9e9e9-full", EvalCreateIndex: 8, JobModifyIndex: 8}))
+	f.on("DELETE", "/v1/job/web", reply(8, state.JobDeregisterResponse{EvalID: "e9e9e9e9-full", EvalCreateIndex: 8, JobModifyIndex: 8}))
 	f.on("GET", "/v1/job/web/evaluations", reply(9, []*state.Evaluation{{ID: "e9e9e9e9-full", Status: "complete", TriggeredBy: "job-deregister"}}))
 	f.on("GET", "/v1/job/web/allocations", reply(9, []*state.Allocation{}))
 	return f
@@ -90,7 +89,7 @@ func TestJobStop(t *testing.T) {
 func TestJobStopWithoutEvaluation(t *testing.T) {
 	f := newFakeAPI(t)
 	f.on("GET", "/v1/jobs", reply(5, []*state.JobListStub{{ID: "nightly"}}))
-	f.on("DELETE", "/v1/job/nightly", reply(8, api.JobDeregisterResponse{JobModifyIndex: 8}))
+	f.on("DELETE", "/v1/job/nightly", reply(8, state.JobDeregisterResponse{JobModifyIndex: 8}))
 	runCLI(t, f, runOpts{}, "job", "stop", "nightly").check(t, 0, "Job \"nightly\" stopped\n", "")
 }
 
