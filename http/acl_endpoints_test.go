@@ -268,9 +268,9 @@ func TestACLTokenExpiry(t *testing.T) {
 	var tok state.ACLToken
 	a.okAs(mgmt, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "client", Policies: []string{"readers"}, ExpirationTTL: 10 * time.Minute}, &tok)
 	a.okAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, nil)
-	a.clock.advance(10*time.Minute - time.Nanosecond)
+	a.clock.Advance(10*time.Minute - time.Nanosecond)
 	a.okAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, nil)
-	a.clock.advance(time.Nanosecond)
+	a.clock.Advance(time.Nanosecond)
 	a.failAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, http.StatusForbidden, msgTokenNotFound)
 	a.failAs(tok.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, msgTokenNotFound)
 	if _, _, err := a.resolver.ResolveToken(tok.SecretID); err != state.ErrACLTokenNotFound {

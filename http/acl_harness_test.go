@@ -8,10 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -21,34 +20,16 @@ import (
 type aclHarness struct {
 	*harness
 	resolver *TokenResolver
-	clock    *testClock
+	clock    *testutil.Clock
 	// policies counts policies made by clientToken, for unique names.
 	policies int
-}
-
-// testClock is a settable clock for expiry tests.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // newACLHarness builds a server with /v1 enforcement on or off and the
 // bootstrap reset file at resetPath ("" for none).
 func newACLHarness(t testing.TB, enforce bool, resetPath string) *aclHarness {
 	t.Helper()
-	a := &aclHarness{clock: &testClock{now: testNow}}
+	a := &aclHarness{clock: testutil.NewClock(testNow)}
 	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
 		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: enforce, Now: a.clock.Now, BootstrapResetPath: resetPath})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/http/mgmt"
+	"github.com/schedhq/sched/internal/testutil"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -41,7 +42,7 @@ var _ Forwarder = routesOnlyForwarder{}
 // registered, cluster routes included.
 func newRouteWalkHarness(t *testing.T, enforce bool) *aclHarness {
 	t.Helper()
-	a := &aclHarness{clock: &testClock{now: testNow}}
+	a := &aclHarness{clock: testutil.NewClock(testNow)}
 	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
 		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: enforce, Now: a.clock.Now})
 		if err != nil {

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -82,20 +82,7 @@ func (h *harness) on(t testing.TB) *harness {
 // a string or []byte, JSON-encoded otherwise, and omitted when nil.
 func (h *harness) do(method, target string, body any) *httptest.ResponseRecorder {
 	h.t.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	case []byte:
-		r = bytes.NewReader(b)
-	default:
-		buf, err := json.Marshal(b)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		r = bytes.NewReader(buf)
-	}
+	r := testutil.Body(h.t, body)
 	req := httptest.NewRequest(method, target, r)
 	rec := httptest.NewRecorder()
 	h.srv.Handler().ServeHTTP(rec, req)

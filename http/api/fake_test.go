@@ -1,12 +1,10 @@
 package api
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"reflect"
 	"sync"
 	"testing"
 )
@@ -87,23 +85,3 @@ func (f *fakeServer) client(t *testing.T, cfg Config) *Client {
 }
 
 // jsonEqual reports whether two JSON documents encode the same value.
-func jsonEqual(t *testing.T, got []byte, want string) bool {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("request body is not JSON: %v: %s", err, got)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("bad want JSON: %v", err)
-	}
-	return reflect.DeepEqual(g, w)
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}

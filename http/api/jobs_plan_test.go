@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -22,7 +23,7 @@ func TestJobPlanAndEvaluateEndpoints(t *testing.T) {
 				"FailedTGAllocs":{"web":{"NodesEvaluated":3,"DimensionExhausted":{"memory":3}}},
 				"Annotations":{"DesiredTGUpdates":{"web":{"Place":2,"Ignore":1}}}}`},
 			method: "PUT", path: "/v1/job/web/plan", query: map[string][]string{"namespace": {"prod"}},
-			body: `{"Job":` + mustJSON(t, job) + `,"Diff":true,"PolicyOverride":false}`,
+			body: `{"Job":` + testutil.MustJSON(t, job) + `,"Diff":true,"PolicyOverride":false}`,
 			want: withMeta{&state.JobPlanResponse{
 				Index: 17, NextPeriodicLaunch: launch, JobModifyIndex: 9,
 				Diff:           &state.JobDiff{Type: state.DiffTypeAdded, ID: "web"},

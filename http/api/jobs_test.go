@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
@@ -59,7 +60,7 @@ func runEndpointCases(t *testing.T, cases []endpointCase) {
 				if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 					t.Errorf("Content-Type = %q", ct)
 				}
-				if !jsonEqual(t, r.Body, tc.body) {
+				if !testutil.JSONEqual(t, r.Body, tc.body) {
 					t.Errorf("body = %s\nwant %s", r.Body, tc.body)
 				}
 			}
@@ -117,7 +118,7 @@ func TestJobsEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `{"EvalID":"e1","EvalCreateIndex":17,"JobModifyIndex":17,"Warnings":"w","Index":17,"KnownLeader":true}`},
 			method: "PUT", path: "/v1/jobs", query: url.Values{"namespace": {"prod"}},
-			body: `{"Job":` + mustJSON(t, &state.Job{ID: "web"}) + `,
+			body: `{"Job":` + testutil.MustJSON(t, &state.Job{ID: "web"}) + `,
 				"Submission":{"Format":"hcl2","Source":"job {}","VariableFlags":{"a":"b"},"Variables":"","JobID":"","JobIndex":0,"Namespace":"","Version":0},
 				"EnforceIndex":true,"JobModifyIndex":9,"EvalPriority":70,"PolicyOverride":true,"PreserveCounts":true}`,
 			want: withMeta{&state.JobRegisterResponse{EvalID: "e1", EvalCreateIndex: 17, JobModifyIndex: 17, Warnings: "w", Index: 17, KnownLeader: true}, 17},
@@ -129,7 +130,7 @@ func TestJobsEndpoints(t *testing.T) {
 			},
 			reply:  reply{Body: `{"EvalID":"e1"}`},
 			method: "PUT", path: "/v1/jobs",
-			body: `{"Job":` + mustJSON(t, &state.Job{ID: "web"}) + `,"EnforceIndex":false,"JobModifyIndex":0,"EvalPriority":0,"PolicyOverride":false,"PreserveCounts":false}`,
+			body: `{"Job":` + testutil.MustJSON(t, &state.Job{ID: "web"}) + `,"EnforceIndex":false,"JobModifyIndex":0,"EvalPriority":0,"PolicyOverride":false,"PreserveCounts":false}`,
 			want: withMeta{&state.JobRegisterResponse{EvalID: "e1"}, 0},
 		},
 		{
@@ -137,7 +138,7 @@ func TestJobsEndpoints(t *testing.T) {
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return c.Jobs().Parse(ctx, `job "web" {}`, `image = "redis"`, true, false, nil)
 			},
-			reply:  reply{Body: mustJSON(t, job)},
+			reply:  reply{Body: testutil.MustJSON(t, job)},
 			method: "PUT", path: "/v1/jobs/parse",
 			body: `{"JobHCL":"job \"web\" {}","Canonicalize":true,"Variables":"image = \"redis\"","HCLv1":false}`,
 			want: job,
@@ -149,7 +150,7 @@ func TestJobsEndpoints(t *testing.T) {
 			},
 			reply:  reply{Body: `{"DriverConfigValidated":true,"ValidationErrors":["a","b"],"Error":"2 errors","Warnings":"w"}`},
 			method: "PUT", path: "/v1/validate/job",
-			body: `{"Job":` + mustJSON(t, &state.Job{ID: "web"}) + `}`,
+			body: `{"Job":` + testutil.MustJSON(t, &state.Job{ID: "web"}) + `}`,
 			want: &state.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{"a", "b"}, Error: "2 errors", Warnings: "w"},
 		},
 		{
@@ -157,7 +158,7 @@ func TestJobsEndpoints(t *testing.T) {
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return q(c.Jobs().Info(ctx, "a/b c", &QueryOptions{WaitIndex: 3}))
 			},
-			reply:  reply{Header: indexHeader, Body: mustJSON(t, job)},
+			reply:  reply{Header: indexHeader, Body: testutil.MustJSON(t, job)},
 			method: "GET", path: "/v1/job/a%2Fb%20c", query: url.Values{"index": {"3"}},
 			want: withMeta{job, 17},
 		},

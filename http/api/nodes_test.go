@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
 func TestNodesEndpoints(t *testing.T) {
 	node := &state.Node{ID: "n1", SecretID: "s1", Name: "node-1", Datacenter: "dc1"}
-	nodeJSON := mustJSON(t, node)
+	nodeJSON := testutil.MustJSON(t, node)
 	ttl := `{"HeartbeatTTL":17000000000,"EvalIDs":["e1"],"EvalCreateIndex":17,"NodeModifyIndex":17,"Index":17}`
 	ttlWant := &state.NodeUpdateResponse{HeartbeatTTL: 17 * time.Second, EvalIDs: []string{"e1"}, EvalCreateIndex: 17, NodeModifyIndex: 17, Index: 17}
 	cases := []endpointCase{
@@ -145,7 +146,7 @@ func TestNodesEndpoints(t *testing.T) {
 			},
 			reply:  reply{Header: indexHeader, Body: `{"Index":17}`},
 			method: "PUT", path: "/v1/node/pool/gpu",
-			body: mustJSON(t, &state.NodePool{Name: "gpu", Description: "GPUs"}),
+			body: testutil.MustJSON(t, &state.NodePool{Name: "gpu", Description: "GPUs"}),
 			want: withMeta{nil, 17},
 		},
 		{

@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
 
 func TestServicesEndpoints(t *testing.T) {
 	reg := &state.ServiceRegistration{ID: "s1", ServiceName: "web", AllocID: "a1", Port: 8080, Tags: []string{"v1"}}
-	regJSON := mustJSON(t, reg)
+	regJSON := testutil.MustJSON(t, reg)
 	cases := []endpointCase{
 		{
 			name: "list, every namespace",

@@ -23,25 +23,25 @@ func (m *mgmtHarness) adminWorld() *adminWorld {
 	w := &adminWorld{mgmtWorld: m.world()}
 	m.org(w.owner, "globex")
 	w.alpha = m.workspace(w.owner, "acme", "alpha", "", map[string]any{"vcs-repo": map[string]any{"identifier": "acme/alpha"}}).ID
-	m.clock.advance(time.Minute)
+	m.clock.Advance(time.Minute)
 	w.beta = m.workspace(w.owner, "acme", "beta", w.appProject, nil).ID
-	m.clock.advance(time.Minute)
+	m.clock.Advance(time.Minute)
 	w.gamma = m.workspace(w.owner, "globex", "gamma", "", nil).ID
-	m.clock.advance(time.Minute)
+	m.clock.Advance(time.Minute)
 	w.delta = m.workspace(w.owner, "globex", "delta-net", "", nil).ID
-	m.clock.advance(time.Minute)
+	m.clock.Advance(time.Minute)
 	run := func(ws string) string {
 		return m.call(w.owner, "POST", "/runs", mgmtBody("runs", map[string]any{"message": "go"}, "workspace", mgmtRel("workspaces", ws)), 201).one(m.t).ID
 	}
 	w.deltaRun = run(w.delta)
-	m.clock.advance(time.Minute)
+	m.clock.Advance(time.Minute)
 	w.gammaRun = run(w.gamma)
 	// delta's run plans: pending → planning → planned.
 	for _, st := range []string{mgmt.RunPlanning, mgmt.RunPlanned} {
 		m.apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: w.deltaRun, Status: st, Now: m.clock.Now()})
 	}
 	// beta gets a state version, its latest change.
-	m.clock.advance(time.Minute)
+	m.clock.Advance(time.Minute)
 	m.call(w.owner, "POST", "/workspaces/"+w.beta+"/actions/lock", nil, 200)
 	m.call(w.owner, "POST", "/workspaces/"+w.beta+"/state-versions", mgmtBody("state-versions", map[string]any{"serial": 1, "md5": "abc"}), 201)
 	return w
@@ -391,7 +391,7 @@ func TestMgmtAdminVersions(t *testing.T) {
 				}
 				return mgmtBody(fam.typ, a)
 			}
-			m.clock.advance(1234 * time.Millisecond)
+			m.clock.Advance(1234 * time.Millisecond)
 			v := m.call(m.root, "POST", fam.path, body(map[string]any{"version": "1.2.3", "deprecated-reason": "ignored"}), 201).one(t)
 			if !strings.HasPrefix(v.ID, "tool-") || v.Type != fam.typ || v.Attributes["enabled"] != true || v.Attributes["official"] != false ||
 				v.Attributes["beta"] != false || v.Attributes["deprecated"] != false || v.Attributes["deprecated-reason"] != nil ||

@@ -39,7 +39,7 @@ func TestMgmtAuthentication(t *testing.T) {
 		t.Errorf("expired-at = %v", tok.Attributes["expired-at"])
 	}
 	m.call(short, "GET", "/account/details", nil, 200)
-	m.clock.advance(3 * time.Minute)
+	m.clock.Advance(3 * time.Minute)
 	m.fail(short, "GET", "/account/details", nil, 401, "", "expired")
 	m.fail(m.root, "POST", "/users/"+w.ownerID+"/authentication-tokens",
 		mgmtBody("authentication-tokens", map[string]any{"expired-at": "tomorrow"}), 422, "/data/attributes/expired-at")
@@ -122,9 +122,9 @@ func TestMgmtPing(t *testing.T) {
 func TestMgmtRateLimit(t *testing.T) {
 	m := newMgmtHarness(t, 3)
 	_, alice := m.user("alice")
-	m.clock.advance(time.Hour) // the fixtures' requests are forgotten
+	m.clock.Advance(time.Hour) // the fixtures' requests are forgotten
 	_, bob := m.user("bob")
-	m.clock.advance(time.Hour)
+	m.clock.Advance(time.Hour)
 
 	for i, wantRemaining := range []string{"2", "1", "0"} {
 		rec := m.send(alice, "GET", "/account/details", nil)
@@ -143,11 +143,11 @@ func TestMgmtRateLimit(t *testing.T) {
 	// Another token has its own rateBucket.
 	m.call(bob, "GET", "/account/details", nil, 200)
 	// One token's worth of time later, one more request passes.
-	m.clock.advance(334 * time.Millisecond)
+	m.clock.Advance(334 * time.Millisecond)
 	m.call(alice, "GET", "/account/details", nil, 200)
 	m.fail(alice, "GET", "/account/details", nil, 429, "")
 	// A full second refills the rateBucket, but never above its size.
-	m.clock.advance(10 * time.Second)
+	m.clock.Advance(10 * time.Second)
 	for range 3 {
 		m.call(alice, "GET", "/account/details", nil, 200)
 	}

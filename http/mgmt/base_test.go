@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -22,25 +22,6 @@ import (
 
 // testNow is the fixed clock of every harness.
 var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-
-// testClock is a settable clock for expiry tests.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now is the clock's time.
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // harness is one server (core plus management API) over a fresh store.
 type harness struct {
@@ -56,7 +37,7 @@ type harness struct {
 type aclHarness struct {
 	*harness
 	resolver *schedhttp.TokenResolver
-	clock    *testClock
+	clock    *testutil.Clock
 }
 
 // newACLHarness builds the server; rateLimit is the management API's.
@@ -66,7 +47,7 @@ func newACLHarness(t testing.TB, rateLimit float64) *aclHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &aclHarness{clock: &testClock{now: testNow}}
+	a := &aclHarness{clock: testutil.NewClock(testNow)}
 	a.resolver, err = schedhttp.NewTokenResolver(schedhttp.TokenResolverConfig{Store: st, Now: a.clock.Now})
 	if err != nil {
 		t.Fatal(err)

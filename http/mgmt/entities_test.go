@@ -283,7 +283,7 @@ func TestMgmtRunsAndStateVersions(t *testing.T) {
 		return m.call(secret, "POST", "/runs", mgmtBody("runs", map[string]any{"message": "plan it"}, "workspace", mgmtRel("workspaces", ws)), 201).one(t).ID
 	}
 	r1 := queue(w.manager)
-	m.clock.advance(time.Second)
+	m.clock.Advance(time.Second)
 	r2 := queue(w.owner)
 	run := m.call(w.reader, "GET", "/runs/"+r2, nil, 200).one(t)
 	if run.Attributes["status"] != "pending" || run.relID(t, "workspace") != ws || run.relID(t, "created-by") != w.ownerID ||
@@ -330,7 +330,7 @@ func TestMgmtRunsAndStateVersions(t *testing.T) {
 	m.fail(w.owner, "POST", "/workspaces/"+ws+"/state-versions", mgmtBody("state-versions", map[string]any{"md5": "x"}), 422, "/data/attributes/serial")
 	m.fail(w.owner, "POST", "/workspaces/"+ws+"/state-versions", mgmtBody("state-versions", map[string]any{"serial": "3"}), 422, "/data/attributes/serial")
 	m.call(w.owner, "POST", "/workspaces/"+ws+"/actions/lock", nil, 200)
-	m.clock.advance(time.Hour)
+	m.clock.Advance(time.Hour)
 	created := m.call(w.owner, "POST", "/workspaces/"+ws+"/state-versions", sv, 201).one(t)
 	if created.Attributes["serial"] != 3.0 || created.Attributes["lineage"] != "l-1" {
 		t.Errorf("state version = %v", created.Attributes)

@@ -1,15 +1,14 @@
 package mgmt
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/schedhq/sched/http/jsonapi"
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // mgmtHarness drives the management API over a real store, token resolver
@@ -143,20 +142,7 @@ func (r testRes) attr(path ...string) any {
 // body that is a string or []byte is sent as is; anything else is JSON.
 func (m *mgmtHarness) send(secret, method, path string, body any) *httptest.ResponseRecorder {
 	m.t.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	case []byte:
-		r = bytes.NewReader(b)
-	default:
-		buf, err := json.Marshal(b)
-		if err != nil {
-			m.t.Fatal(err)
-		}
-		r = bytes.NewReader(buf)
-	}
+	r := testutil.Body(m.t, body)
 	if !strings.HasPrefix(path, "/api/v2") {
 		path = "/api/v2" + path
 	}

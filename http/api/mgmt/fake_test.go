@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // mgmtSeen is one request as the management fake saw it, with the query
@@ -121,12 +122,12 @@ func runMgmtCases(t *testing.T, cases []mgmtCase) {
 				if h := r.Header.Get("Content-Type"); h != MediaTypeJSONAPI {
 					t.Errorf("Content-Type = %q", h)
 				}
-				if !mgmtJSONEqual(t, r.Body, tc.body) {
+				if !testutil.JSONEqual(t, r.Body, tc.body) {
 					t.Errorf("body:\n%s\nwant:\n%s", r.Body, tc.body)
 				}
 			}
 			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got:\n%s\nwant:\n%s", mgmtMustJSON(t, got), mgmtMustJSON(t, tc.want))
+				t.Errorf("got:\n%s\nwant:\n%s", testutil.MustJSON(t, got), testutil.MustJSON(t, tc.want))
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 func TestMgmtErrorDecoding(t *testing.T) {
@@ -222,7 +223,7 @@ func TestMgmtDoRaw(t *testing.T) {
 		t.Errorf("Find: %+v", inc)
 	}
 	s := f.only(t)
-	if s.Path != "/api/v2/workspaces/ws-1/actions/lock" || !mgmtJSONEqual(t, s.Body, `{"reason":"x"}`) {
+	if s.Path != "/api/v2/workspaces/ws-1/actions/lock" || !testutil.JSONEqual(t, s.Body, `{"reason":"x"}`) {
 		t.Errorf("sent %s %s", s.Path, s.Body)
 	}
 }
