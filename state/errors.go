@@ -65,6 +65,20 @@ func (v *ValidationError) Error() string {
 // Is makes errors.Is(v, ErrInvalid) true.
 func (v *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
+// InvalidFields lists the field paths a validation error in err's chain
+// names, in order; nil when err holds no *ValidationError.
+func InvalidFields(err error) []string {
+	var v *ValidationError
+	if !errors.As(err, &v) {
+		return nil
+	}
+	out := make([]string, 0, len(v.Errors))
+	for _, f := range v.Errors {
+		out = append(out, f.Field)
+	}
+	return out
+}
+
 // Invalidf returns an ErrInvalid error naming field.
 func Invalidf(field, format string, args ...any) error {
 	v := &ValidationError{}

@@ -3,10 +3,11 @@ package store
 import (
 	"bytes"
 	"errors"
-	"github.com/schedhq/sched/state"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/state"
 )
 
 const stRulesRead = `namespace "default" { policy = "read" }`

@@ -2,10 +2,11 @@ package store
 
 import (
 	"fmt"
-	"github.com/schedhq/sched/state"
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/schedhq/sched/state"
 )
 
 func TestAllocUpdateStampsAndKeepsClientFields(t *testing.T) {

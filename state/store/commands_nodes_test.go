@@ -2,8 +2,9 @@ package store
 
 import (
 	"errors"
-	"github.com/schedhq/sched/state"
 	"testing"
+
+	"github.com/schedhq/sched/state"
 )
 
 func TestNodeUpsertWithEvals(t *testing.T) {

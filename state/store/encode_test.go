@@ -2,10 +2,11 @@ package store
 
 import (
 	"errors"
-	"github.com/schedhq/sched/state"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/state"
 )
 
 func TestEncodeRoundTrip(t *testing.T) {

@@ -3,10 +3,11 @@ package store
 import (
 	"errors"
 	"fmt"
-	"github.com/schedhq/sched/state"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/state"
 )
 
 func TestJobRegisterNewJob(t *testing.T) {

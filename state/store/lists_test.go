@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-memdb"
+
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/mgmt"
 )

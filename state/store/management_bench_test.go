@@ -2,10 +2,11 @@ package store
 
 import (
 	"fmt"
-	"github.com/schedhq/sched/state/mgmt"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 // mgBenchProjects is the size of the organization the list benchmarks use:

@@ -2,12 +2,13 @@ package store
 
 import (
 	"errors"
-	"github.com/schedhq/sched/state"
-	"github.com/schedhq/sched/state/mgmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 // Fixtures of the management tests. Names start with "mg" so they do not
@@ -93,18 +94,8 @@ func (e *mgEnv) fail(mt MessageType, req any, want error) error {
 	return err
 }
 
-// mgField returns the fields a validation error names.
-func mgFields(err error) []string {
-	var v *state.ValidationError
-	if !errors.As(err, &v) {
-		return nil
-	}
-	var out []string
-	for _, f := range v.Errors {
-		out = append(out, f.Field)
-	}
-	return out
-}
+// mgFields returns the fields a validation error names.
+func mgFields(err error) []string { return state.InvalidFields(err) }
 
 // failField is fail for an ErrInvalid that must name field.
 func (e *mgEnv) failField(mt MessageType, req any, field string) {

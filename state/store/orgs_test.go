@@ -1,11 +1,12 @@
 package store
 
 import (
-	"github.com/schedhq/sched/state"
-	"github.com/schedhq/sched/state/mgmt"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 func TestOrgCreateMakesOwnersTeamAndDefaultProject(t *testing.T) {

@@ -2,10 +2,11 @@ package store
 
 import (
 	"errors"
-	"github.com/schedhq/sched/state"
-	"github.com/schedhq/sched/state/mgmt"
 	"strings"
 	"testing"
+
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 func TestProjectNameRules(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-memdb"
+
 	"github.com/schedhq/sched/state"
 )
 

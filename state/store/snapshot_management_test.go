@@ -2,9 +2,10 @@ package store
 
 import (
 	"bytes"
-	"github.com/schedhq/sched/state/mgmt"
 	"strings"
 	"testing"
+
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 // mgFillTables writes at least one row into every management table, with

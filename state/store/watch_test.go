@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-memdb"
+
 	"github.com/schedhq/sched/state"
 )
 

@@ -1,12 +1,13 @@
 package store
 
 import (
-	"github.com/schedhq/sched/state"
-	"github.com/schedhq/sched/state/mgmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 func TestWorkspaceCreateUpdateLock(t *testing.T) {

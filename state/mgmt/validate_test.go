@@ -1,11 +1,11 @@
-package store
+package mgmt
 
 import (
-	"github.com/schedhq/sched/state"
-	"github.com/schedhq/sched/state/mgmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/state"
 )
 
 func TestVersionAndTimeoutRules(t *testing.T) {
@@ -13,7 +13,7 @@ func TestVersionAndTimeoutRules(t *testing.T) {
 		"1.5.0": true, "0.15.4": true, "10.20.30": true, "1.6.0-beta1": true, "1.6.0-alpha20230405": true, "1.0.0-rc.1": true,
 		"1.5": false, "v1.5.0": false, "1.5.0-": false, "01.5.0": false, "1.5.0+meta": false, "": false, "latest": false, "1.5.0 ": false,
 	} {
-		if got := mgmt.ValidVersion(v) == ""; got != ok {
+		if got := ValidVersion(v) == ""; got != ok {
 			t.Errorf("ValidVersion(%q) ok = %v, want %v", v, got, ok)
 		}
 	}
@@ -21,12 +21,12 @@ func TestVersionAndTimeoutRules(t *testing.T) {
 		"24h": true, "2h": true, "90m": true, "1.5h": true, "1h30m": true,
 		"24": false, "0s": false, "-1h": false, "soon": false, "": false, "1d": false,
 	} {
-		if got := mgmt.ValidTimeout(v) == ""; got != ok {
+		if got := ValidTimeout(v) == ""; got != ok {
 			t.Errorf("ValidTimeout(%q) ok = %v, want %v", v, got, ok)
 		}
 	}
 	for v, ok := range map[string]bool{"a@b.c": true, "ops+x@acme.example": true, "a@": false, "@b": false, "a b@c.d": false, "": false} {
-		if got := mgmt.ValidEmail(v) == ""; got != ok {
+		if got := ValidEmail(v) == ""; got != ok {
 			t.Errorf("validEmail(%q) ok = %v, want %v", v, got, ok)
 		}
 	}
@@ -35,10 +35,10 @@ func TestVersionAndTimeoutRules(t *testing.T) {
 func TestNewMgmtIDAndTime(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
-		id := mgmt.NewID(mgmt.PrefixProject)
+		id := NewID(PrefixProject)
 		v := &state.ValidationError{}
-		mgmt.CheckID(v, "id", mgmt.PrefixProject, id)
-		if v.Err() != nil || len(id) != len(mgmt.PrefixProject)+16 || strings.ContainsAny(id[4:], "0OIl") {
+		CheckID(v, "id", PrefixProject, id)
+		if v.Err() != nil || len(id) != len(PrefixProject)+16 || strings.ContainsAny(id[4:], "0OIl") {
 			t.Fatalf("NewMgmtID = %q (%v)", id, v.Err())
 		}
 		if seen[id] {
@@ -47,7 +47,7 @@ func TestNewMgmtIDAndTime(t *testing.T) {
 		seen[id] = true
 	}
 	local := time.Date(2024, 1, 2, 3, 4, 5, 678901234, time.FixedZone("X", 3600))
-	if got := mgmt.Time(local); !got.Equal(local.Truncate(time.Millisecond)) || got.Location() != time.UTC || got.Nanosecond() != 678000000 {
+	if got := Time(local); !got.Equal(local.Truncate(time.Millisecond)) || got.Location() != time.UTC || got.Nanosecond() != 678000000 {
 		t.Errorf("MgmtTime = %v", got)
 	}
 }
@@ -55,12 +55,12 @@ func TestNewMgmtIDAndTime(t *testing.T) {
 // The patch validators give every problem at once, each with its pointer,
 // so a 422 lists them all.
 func TestPatchValidationListsEveryProblem(t *testing.T) {
-	p := mgmt.ProjectPatch{Name: mgPtr("x"), Description: mgPtr(strings.Repeat("d", 300)), AutoDestroyActivityDuration: mgPtr("0d")}
+	p := ProjectPatch{Name: mgPtr("x"), Description: mgPtr(strings.Repeat("d", 300)), AutoDestroyActivityDuration: mgPtr("0d")}
 	want := []string{"/data/attributes/name", "/data/attributes/description", "/data/attributes/auto-destroy-activity-duration"}
 	if got := mgFields(p.Validate(true)); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("project problems = %v, want %v", got, want)
 	}
-	tv := mgmt.ToolVersionPatch{}
+	tv := ToolVersionPatch{}
 	want = []string{"/data/attributes/version", "/data/attributes/url", "/data/attributes/sha"}
 	if got := mgFields(tv.Validate(true)); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("tool version problems = %v, want %v", got, want)
@@ -68,11 +68,11 @@ func TestPatchValidationListsEveryProblem(t *testing.T) {
 	if err := tv.Validate(false); err != nil {
 		t.Errorf("an empty update is valid, got %v", err)
 	}
-	wp := mgmt.WorkspacePatch{}
+	wp := WorkspacePatch{}
 	if got := mgFields(wp.Validate(true)); len(got) != 1 || got[0] != "/data/attributes/name" {
 		t.Errorf("workspace without name: %v", got)
 	}
-	tp := mgmt.TeamPatch{Name: mgPtr("a b"), Visibility: mgPtr("hidden")}
+	tp := TeamPatch{Name: mgPtr("a b"), Visibility: mgPtr("hidden")}
 	if got := mgFields(tp.Validate(false)); len(got) != 2 {
 		t.Errorf("team problems = %v", got)
 	}
