@@ -46,7 +46,7 @@ type Harness struct {
 	ReblockedEvals []*state.Evaluation
 
 	// CheckFit makes SubmitPlan check the plan as the plan applier does
-	// (evaluatePlan): a node whose placements do not fit or that may not
+	// (EvaluatePlan): a node whose placements do not fit or that may not
 	// take them is left out of the commit, and the result asks for a
 	// refresh.
 	CheckFit bool

@@ -7,12 +7,12 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// rejection is a node plan left out, and why.
+// Rejection is a node plan left out, and why.
 type Rejection struct {
 	Node, Reason string
 }
 
-// evaluatePlan decides what of plan can be committed on top of snap plus
+// EvaluatePlan decides what of plan can be committed on top of snap plus
 // overlay (allocations by node that are being committed and are not in
 // snap yet; nil for none). It is the plan applier's check, pure so it can
 // be tested on its own: see PlanApplier for the rules. The result's
@@ -130,12 +130,12 @@ func evaluateNodePlan(snap State, overlay map[string][]*state.Allocation, plan *
 	return true, "", nil
 }
 
-// resultEmpty reports whether nothing of a plan is to be committed.
+// ResultEmpty reports whether nothing of a plan is to be committed.
 func ResultEmpty(r *PlanResult) bool {
 	return len(r.NodeUpdate) == 0 && len(r.NodeAllocation) == 0 && r.Deployment == nil
 }
 
-// resultOverlay lists a result's allocations by node: its stops (which
+// ResultOverlay lists a result's allocations by node: its stops (which
 // are terminal) and its placements.
 func ResultOverlay(r *PlanResult) map[string][]*state.Allocation {
 	out := make(map[string][]*state.Allocation, len(r.NodeUpdate)+len(r.NodeAllocation))

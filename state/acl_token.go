@@ -161,10 +161,11 @@ func (t *ACLToken) Validate() error {
 // ModifyIndex is the reset index: an operator re-arms bootstrap by
 // writing it into the reset file in the leader's data dir.
 type ACLBootstrap struct {
-	// ID is always aclBootstrapID: the table has one row.
+	// ID is always ACLBootstrapID: the table has one row.
 	ID          string
 	CreateIndex uint64
 	ModifyIndex uint64
 }
 
+// ACLBootstrapID is the ID of the one row that records the ACL bootstrap.
 const ACLBootstrapID = "acl"

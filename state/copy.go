@@ -12,7 +12,7 @@ import (
 // empty ones empty, so a copy is reflect.DeepEqual to its original.
 // copy_test.go checks, by reflection, that no field is forgotten.
 
-// clonePtr copies a struct that holds only values.
+// ClonePtr copies a struct that holds only values.
 func ClonePtr[T any](p *T) *T {
 	if p == nil {
 		return nil
@@ -91,7 +91,7 @@ func copyAny(v any) any {
 	return v
 }
 
-// copyBoolPtr copies a *bool.
+// CopyBoolPtr copies a *bool.
 func CopyBoolPtr(p *bool) *bool { return ClonePtr(p) }
 
 // copyDurationPtr copies a *time.Duration.

@@ -132,14 +132,14 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &se) && se.Code == http.StatusNotFound
 }
 
-// maxErrorBody bounds how much of an error body is kept: the server sends
+// MaxErrorBody bounds how much of an error body is kept: the server sends
 // one line, and a misbehaving proxy must not make us buffer a page.
 const MaxErrorBody = 64 << 10
 
 // request is one HTTP exchange, before options are applied.
 type request struct {
 	method string
-	// path is already escaped (see pathOf).
+	// path is already escaped (see PathOf).
 	path   string
 	params url.Values
 	token  string
@@ -149,7 +149,7 @@ type request struct {
 	out any
 }
 
-// pathOf joins segments into an escaped absolute path, so IDs holding
+// PathOf joins segments into an escaped absolute path, so IDs holding
 // slashes or spaces arrive as one segment.
 func PathOf(segments ...string) string {
 	var b strings.Builder

@@ -60,7 +60,7 @@ func (p *OrganizationAdminPatch) Validate() error {
 	return v.Err()
 }
 
-// apply changes o (a copy) as the patch says.
+// Apply changes o (a copy) as the patch says.
 func (p *OrganizationAdminPatch) Apply(o *Organization) {
 	setBool := func(dst *bool, src *bool) {
 		if src != nil {
@@ -158,7 +158,7 @@ func (p *TeamOrganizationAccessPatch) Apply(a TeamOrganizationAccess) TeamOrgani
 	return a
 }
 
-// isEmpty reports whether the patch changes nothing.
+// IsEmpty reports whether the patch changes nothing.
 func (p *TeamOrganizationAccessPatch) IsEmpty() bool {
 	if p == nil {
 		return true

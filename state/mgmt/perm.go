@@ -354,7 +354,7 @@ func (a *OrgAuthority) EffectiveProjectAccess(p *Project, records []*TeamProject
 	return a.ProjectAccessWith(a.OrgWideAccess(), p.ID, records)
 }
 
-// orgWideAccess is what organization-level permissions alone grant on every
+// OrgWideAccess is what organization-level permissions alone grant on every
 // project of the organization. Lists compute it once, not per project.
 func (a *OrgAuthority) OrgWideAccess() ProjectAccess {
 	var out ProjectAccess
@@ -390,7 +390,7 @@ var bottomPermissions = TeamProjectPermissions{
 	Workspace: WorkspacePermissions{Runs: PermRead, Variables: PermNone, StateVersions: PermNone, GateMocks: PermNone},
 }
 
-// projectAccess adds the records of the caller's teams on project
+// ProjectAccessWith adds the records of the caller's teams on project
 // projectID to base, the organization-wide access.
 func (a *OrgAuthority) ProjectAccessWith(base ProjectAccess, projectID string, records []*TeamProject) ProjectAccess {
 	out := base

@@ -100,7 +100,7 @@ func checkTagBindings(v *state.ValidationError, tags []TagBinding) {
 	}
 }
 
-// apply changes p (a copy) as the patch says.
+// Apply changes p (a copy) as the patch says.
 func (pp *ProjectPatch) Apply(p *Project) {
 	set := func(dst *string, src *string) {
 		if src != nil {
@@ -125,7 +125,7 @@ func (pp *ProjectPatch) Apply(p *Project) {
 	}
 }
 
-// checkProjectResult checks what only the merged project shows: the agent
+// CheckProjectResult checks what only the merged project shows: the agent
 // execution mode needs an agent pool.
 func CheckProjectResult(p *Project) error {
 	if p.DefaultExecutionMode == ExecutionModeAgent && p.DefaultAgentPoolID == "" {

@@ -34,7 +34,7 @@ var RunActions = map[string]struct {
 	},
 }
 
-// runSteps are the executor's transitions: from a status, the statuses a
+// RunSteps are the executor's transitions: from a status, the statuses a
 // run may move to next. Final statuses (applied, discarded, errored,
 // canceled, planned_and_finished) have none.
 var RunSteps = map[string][]string{
@@ -108,6 +108,7 @@ func (p *PolicySetPatch) Validate(create bool) error {
 	return v.Err()
 }
 
+// Apply sets the attributes the patch names on s.
 func (p *PolicySetPatch) Apply(s *PolicySet) {
 	for _, f := range []struct{ dst, src *string }{
 		{&s.Name, p.Name}, {&s.Description, p.Description}, {&s.Kind, p.Kind}, {&s.PolicyToolVersion, p.PolicyToolVersion},

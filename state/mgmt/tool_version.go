@@ -97,7 +97,7 @@ func (p *ToolVersionPatch) linuxAMD64() *ToolVersionArch {
 	return nil
 }
 
-// apply changes tv (a copy) as the patch says.
+// Apply changes tv (a copy) as the patch says.
 func (p *ToolVersionPatch) Apply(tv *ToolVersion) {
 	for _, f := range []struct{ dst, src *string }{{&tv.Version, p.Version}, {&tv.URL, p.URL}, {&tv.SHA, p.SHA}} {
 		if f.src != nil {
@@ -130,6 +130,7 @@ func (p *ToolVersionPatch) Apply(tv *ToolVersion) {
 	}
 }
 
+// CheckFamily refuses a version family other than tool and policy.
 func CheckFamily(family string) error {
 	if family != VersionFamilyTool && family != VersionFamilyPolicy {
 		return state.Invalidf("Family", "%q is not one of tool, policy", family)
@@ -137,6 +138,7 @@ func CheckFamily(family string) error {
 	return nil
 }
 
+// UsersNoun names what uses a version of family, for error messages.
 func UsersNoun(family string) string {
 	if family == VersionFamilyPolicy {
 		return "policy sets"

@@ -145,6 +145,8 @@ func validURL(s string) string {
 	return ""
 }
 
+// ValidSlug checks a name of letters, digits, - and _ of at most max
+// characters; it returns the problem, or "" when name is valid.
 func ValidSlug(name string, max int) string {
 	n := len(name)
 	switch {
@@ -158,6 +160,7 @@ func ValidSlug(name string, max int) string {
 	return ""
 }
 
+// ValidEmail checks an email address; it returns the problem, or "".
 func ValidEmail(s string) string {
 	switch {
 	case s == "":
@@ -170,7 +173,7 @@ func ValidEmail(s string) string {
 	return ""
 }
 
-// checkID adds a problem to v unless id is prefix followed by letters and
+// CheckID adds a problem to v unless id is prefix followed by letters and
 // digits. Apply checks the IDs the leader stamped, so that a malformed
 // command cannot write a row no path can address.
 func CheckID(v *state.ValidationError, field, prefix, id string) {
@@ -179,7 +182,7 @@ func CheckID(v *state.ValidationError, field, prefix, id string) {
 	}
 }
 
-// checkMax adds a problem to v when s is longer than max characters.
+// CheckMax adds a problem to v when s is longer than max characters.
 func CheckMax(v *state.ValidationError, field, s string, max int) {
 	if n := utf8.RuneCountInString(s); n > max {
 		v.Add(field, "must be at most %d characters long, got %d", max, n)

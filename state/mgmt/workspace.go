@@ -69,7 +69,7 @@ func (p *WorkspacePatch) Validate(create bool) error {
 	return v.Err()
 }
 
-// apply changes w (a copy) as the patch says, given w's project after the
+// Apply changes w (a copy) as the patch says, given w's project after the
 // patch. Project moves and tool versions are checked by the caller.
 func (p *WorkspacePatch) Apply(w *Workspace, project *Project) {
 	if p.Name != nil {

@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// run executes the sched command line args with the process environment
+// Run executes the sched command line args with the process environment
 // and returns the exit code. agent runs `sched agent` (the agent package
 // is linked only by the binary's main package).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, agent func(ctx context.Context, args []string, stdout, stderr io.Writer) int) int {
