@@ -184,7 +184,7 @@ const maxNumSchedulers = 128
 type ManagementAPIConfig struct {
 	// RateLimit is the requests per second admitted per token (per client
 	// address without one), on each server. Default 30
-	// (http/mgmt DefaultManagementRateLimit); negative (-1) disables the limit.
+	// (http/mgmt DefaultRateLimit); negative (-1) disables the limit.
 	RateLimit float64
 }
 
@@ -224,7 +224,7 @@ func DefaultConfig() *Config {
 			DeploymentGCThreshold:  leader.DefaultDeploymentGCThreshold,
 			ACLTokenGCThreshold:    leader.DefaultACLTokenGCThreshold,
 		},
-		ManagementAPI: ManagementAPIConfig{RateLimit: mgmt.DefaultManagementRateLimit},
+		ManagementAPI: ManagementAPIConfig{RateLimit: mgmt.DefaultRateLimit},
 	}
 }
 
@@ -665,7 +665,7 @@ func (m *fileManagementAPI) mergeInto(cur ManagementAPIConfig) (ManagementAPICon
 		return cur, nil
 	}
 	if v := m.RateLimit; v != nil && *v == 0 {
-		return cur, fmt.Errorf("management_api.rate_limit: 0 is not a limit; leave it unset for the default of %d requests per second per token, or set -1 to disable the limit", mgmt.DefaultManagementRateLimit)
+		return cur, fmt.Errorf("management_api.rate_limit: 0 is not a limit; leave it unset for the default of %d requests per second per token, or set -1 to disable the limit", mgmt.DefaultRateLimit)
 	}
 	set(&cur.RateLimit, m.RateLimit)
 	return cur, nil

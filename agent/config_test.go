@@ -374,7 +374,7 @@ func TestConfigSchedulerDefaults(t *testing.T) {
 		{"node_gc_threshold", s.NodeGCThreshold, leader.DefaultNodeGCThreshold},
 		{"deployment_gc_threshold", s.DeploymentGCThreshold, leader.DefaultDeploymentGCThreshold},
 		{"acl_token_gc_threshold", s.ACLTokenGCThreshold, leader.DefaultACLTokenGCThreshold},
-		{"management_api.rate_limit", c.ManagementAPI.RateLimit, float64(mgmt.DefaultManagementRateLimit)},
+		{"management_api.rate_limit", c.ManagementAPI.RateLimit, float64(mgmt.DefaultRateLimit)},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {

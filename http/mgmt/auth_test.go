@@ -111,7 +111,7 @@ func TestMgmtTeamAndOrganizationTokens(t *testing.T) {
 func TestMgmtPing(t *testing.T) {
 	m := newMgmtHarness(t, 0) // the default limit
 	rec := m.send("", "GET", "/ping", nil)
-	if rec.Code != http.StatusNoContent || rec.Header().Get("TFP-API-Version") != MgmtAPIVersion ||
+	if rec.Code != http.StatusNoContent || rec.Header().Get("TFP-API-Version") != APIVersion ||
 		rec.Header().Get(HeaderRateLimitLimit) != "30" || rec.Header().Get("Content-Type") != jsonapi.MediaType {
 		t.Errorf("ping: %d %v", rec.Code, rec.Header())
 	}

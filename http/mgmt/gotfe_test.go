@@ -120,7 +120,7 @@ func tfeClient(t *testing.T, ts *httptest.Server, secret string) *tfe.Client {
 	if err != nil {
 		t.Fatalf("go-tfe client: %v", err)
 	}
-	if v := c.RemoteAPIVersion(); v != MgmtAPIVersion {
+	if v := c.RemoteAPIVersion(); v != APIVersion {
 		t.Errorf("RemoteAPIVersion = %q", v)
 	}
 	return c

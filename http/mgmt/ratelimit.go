@@ -11,9 +11,9 @@ import (
 	"github.com/schedhq/sched/http/jsonapi"
 )
 
-// DefaultManagementRateLimit is the management API's default rate limit:
+// DefaultRateLimit is the management API's default rate limit:
 // requests per second per token, TFE's documented limit.
-const DefaultManagementRateLimit = 30
+const DefaultRateLimit = 30
 
 // Rate-limit response headers, as TFE sends them and go-tfe reads them.
 const (
@@ -53,11 +53,11 @@ type rateBucket struct {
 const maxBuckets = 10000
 
 // newRateLimiter returns a limiter of limit requests per second per key:
-// 0 means DefaultManagementRateLimit, a negative limit disables it. now is
+// 0 means DefaultRateLimit, a negative limit disables it. now is
 // the clock (tests move it).
 func newRateLimiter(limit float64, now func() time.Time) *rateLimiter {
 	if limit == 0 {
-		limit = DefaultManagementRateLimit
+		limit = DefaultRateLimit
 	}
 	return &rateLimiter{rate: limit, now: now, buckets: map[string]*rateBucket{}}
 }

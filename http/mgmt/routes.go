@@ -36,10 +36,10 @@ import (
 // follower forwards them to the leader before they reach a handler), with
 // IDs and times chosen here, by the leader, before proposing.
 
-// MgmtAPIVersion is the TFP-API-Version the management API declares, the
+// APIVersion is the TFP-API-Version the management API declares, the
 // JSON:API API version of the TFE release whose endpoints it serves.
 // Terraform and go-tfe read it from GET /api/v2/ping.
-const MgmtAPIVersion = "2.6"
+const APIVersion = "2.6"
 
 // mgmtPrefix is the path prefix of the management API.
 const mgmtPrefix = "/api/v2"
@@ -196,7 +196,7 @@ func (m *mgmtRouter) ping(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	if _, tok, err := s.resolveMgmtToken(s.RequestToken(r)); err == nil && tok != nil {
 		key = "token:" + tok.AccessorID
 	}
-	w.Header().Set("TFP-API-Version", MgmtAPIVersion)
+	w.Header().Set("TFP-API-Version", APIVersion)
 	if err := m.limiter.admit(w, key); err != nil {
 		s.writeMgmtError(w, r, err)
 		return

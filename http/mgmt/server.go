@@ -57,7 +57,7 @@ type Core interface {
 type Config struct {
 	// RateLimit is the limit in requests per second per token (per
 	// client address without one), per server. Zero means
-	// DefaultManagementRateLimit; negative disables the limit.
+	// DefaultRateLimit; negative disables the limit.
 	RateLimit float64
 }
 

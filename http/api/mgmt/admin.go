@@ -17,15 +17,15 @@ type Admin struct{ m *Client }
 // Admin returns the site-administration endpoints.
 func (m *Client) Admin() *Admin { return &Admin{m: m} }
 
-// MgmtUser is a user of the management API as the admin views include it
+// User is a user of the management API as the admin views include it
 // (type users).
-type MgmtUser struct {
+type User struct {
 	ID       string `json:"id"`
 	Username string `json:"username"`
 	Email    string `json:"email,omitempty"`
 }
 
-func finishUser(u *MgmtUser, r *JSONAPIResource, _ *JSONAPIDocument) error {
+func finishUser(u *User, r *JSONAPIResource, _ *JSONAPIDocument) error {
 	u.ID = r.ID
 	return nil
 }
@@ -51,7 +51,7 @@ type AdminOrganization struct {
 	OwnerIDs []string `json:"owner-ids,omitempty"`
 	// Owners are the owners' users when the answer included them
 	// (include=owners), in OwnerIDs order.
-	Owners []*MgmtUser `json:"owners,omitempty"`
+	Owners []*User `json:"owners,omitempty"`
 }
 
 func finishAdminOrganization(o *AdminOrganization, r *JSONAPIResource, doc *JSONAPIDocument) error {

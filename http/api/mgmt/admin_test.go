@@ -23,7 +23,7 @@ var adminOrgWant = &AdminOrganization{
 func TestMgmtAdminOrganizationEndpoints(t *testing.T) {
 	withOwners := *adminOrgWant
 	// user-2 is not included: only what the answer carries is filled.
-	withOwners.Owners = []*MgmtUser{{ID: "user-1", Username: "alice", Email: "alice@acme.test"}}
+	withOwners.Owners = []*User{{ID: "user-1", Username: "alice", Email: "alice@acme.test"}}
 	runMgmtCases(t, []mgmtCase{
 		{
 			name: "list with every parameter",

@@ -25,8 +25,8 @@ import (
 // MediaTypeJSONAPI is the content type of every management API body.
 const MediaTypeJSONAPI = "application/vnd.api+json"
 
-// MgmtPathPrefix is the prefix of every management API path.
-const MgmtPathPrefix = "/api/v2"
+// PathPrefix is the prefix of every management API path.
+const PathPrefix = "/api/v2"
 
 // JSONAPIDocument is a top-level JSON:API document: data (one resource, a
 // list, or null), the included resources, links, meta, or errors.
@@ -364,7 +364,7 @@ func (m *Client) Do(ctx context.Context, method, path string, params url.Values,
 			return nil, fmt.Errorf("api: encode %s %s: %w", method, path, err)
 		}
 	}
-	target := m.c.BaseURL() + MgmtPathPrefix + path
+	target := m.c.BaseURL() + PathPrefix + path
 	if len(params) > 0 {
 		// Encode escapes "[" and "]" as %5B and %5D, as the spec asks of
 		// clients (page[number], filter[names], ...).
