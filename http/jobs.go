@@ -30,6 +30,7 @@ type JobRegisterRequest struct {
 }
 
 func (s *Server) jobRoutes() {
+	s.childRoutes() // job_children.go: dispatch, periodic force
 	s.handle(http.MethodGet, "/v1/jobs", s.jobList)
 	s.write("/v1/jobs", s.jobRegister)
 	s.write("/v1/jobs/parse", s.jobParse)

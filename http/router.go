@@ -2,6 +2,7 @@ package http
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -23,9 +24,9 @@ import (
 // Handle only records a route: the httprouter.Router is built on the first
 // request, when every conflict is known, and Handle panics after that.
 //
-// Parameter values are taken from the decoded path (URL.Path), so an ID
-// sent percent-encoded arrives as one segment only when it holds no slash.
-// A parameter never matches an empty segment.
+// Parameter values are unescaped path segments: an ID holding a slash is
+// sent with the slash escaped (%2F) and arrives whole. A parameter never
+// matches an empty segment.
 type router struct {
 	// RedirectTrailingSlash redirects /a/b/ to /a/b (and back) when only
 	// the other form is registered. Off, such a path is a 404.
@@ -213,9 +214,39 @@ func fold(paths []*routePath, depth int) {
 }
 
 // ServeHTTP dispatches r to its route, or to NotFound or MethodNotAllowed.
+//
+// A path sent with escaped characters (a child job's ID holds a slash:
+// /v1/job/cron%2Fperiodic-1700000000) is matched on its escaped form, so
+// an escaped slash stays inside its segment, and parameters are unescaped.
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.once.Do(rt.build)
+	if r.URL.RawPath != "" {
+		if h, ps, _ := rt.hr.Lookup(r.Method, r.URL.RawPath); h != nil {
+			for i := range ps {
+				if v, err := url.PathUnescape(ps[i].Value); err == nil {
+					ps[i].Value = v
+				}
+			}
+			h(w, r, ps)
+			return
+		}
+	}
 	rt.hr.ServeHTTP(w, r)
+}
+
+// pathSegments is r's path split into unescaped segments, an escaped
+// slash staying inside its segment.
+func pathSegments(r *http.Request) []string {
+	if r.URL.RawPath == "" {
+		return splitPath(r.URL.Path)
+	}
+	segs := splitPath(r.URL.RawPath)
+	for i, seg := range segs {
+		if v, err := url.PathUnescape(seg); err == nil {
+			segs[i] = v
+		}
+	}
+	return segs
 }
 
 // serveLogical is the dispatch table of a folded route: it serves r by the
@@ -223,7 +254,7 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // route's handler for r's method, an OPTIONS answer, a 405, or a 404 when
 // none matches.
 func (rt *router) serveLogical(w http.ResponseWriter, r *http.Request, paths []*routePath) {
-	p, ps := match(paths, splitPath(r.URL.Path))
+	p, ps := match(paths, pathSegments(r))
 	switch {
 	case p == nil:
 		rt.notFound(w, r)

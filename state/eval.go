@@ -30,6 +30,7 @@ const (
 	EvalTriggerScaling           = "job-scaling"
 	EvalTriggerReconnect         = "reconnect"
 	EvalTriggerJobEvaluate       = "job-evaluate"
+	EvalTriggerJobDispatch       = "job-dispatch"
 )
 
 // Evaluation is a request for the scheduler to reconcile a job with the

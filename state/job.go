@@ -33,22 +33,25 @@ const (
 // Job is a user's declaration of work: task groups of tasks, where and how to
 // run them. The fields and their JSON names follow spec/jobs-api.md §2.
 type Job struct {
-	ID                string
-	Name              string
-	ParentID          string
-	Region            string
-	Namespace         string
-	NodePool          string
-	Datacenters       []string
-	Type              string
-	Priority          int
-	AllAtOnce         bool
-	Stable            bool
-	Stop              bool
-	Dispatched        bool
-	Status            string
-	StatusDescription string
-	Version           uint64
+	ID          string
+	Name        string
+	ParentID    string
+	Region      string
+	Namespace   string
+	NodePool    string
+	Datacenters []string
+	Type        string
+	Priority    int
+	AllAtOnce   bool
+	Stable      bool
+	Stop        bool
+	Dispatched  bool
+	// DispatchIdempotencyToken is the token a dispatched child was
+	// dispatched with: a second dispatch with it answers this child.
+	DispatchIdempotencyToken string `json:",omitempty"`
+	Status                   string
+	StatusDescription        string
+	Version                  uint64
 	// SubmitTime is the leader's clock, in Unix nanoseconds, when this
 	// version was registered.
 	SubmitTime       int64

@@ -97,6 +97,10 @@ func lookupCommand(t MessageType) (command, bool) {
 		return handler(applyNodePoolDelete), true
 	case JobSummaryUpsertRequestType:
 		return handler(applyJobSummaryUpsert), true
+	case JobDispatchRequestType:
+		return handler(applyJobDispatch), true
+	case PeriodicLaunchRequestType:
+		return handler(applyPeriodicLaunch), true
 	}
 	// Each later area keeps its commands in its own file, with its own
 	// reserved range of type numbers (see commands.go).

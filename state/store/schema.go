@@ -53,6 +53,7 @@ type tableDef struct {
 // append their tables from their own files.
 func tableDefs() []tableDef {
 	defs := coreTableDefs()
+	defs = append(defs, childTables()...)
 	defs = append(defs, aclTables()...)
 	defs = append(defs, clusterTables()...)
 	defs = append(defs, managementTables()...)

@@ -1,0 +1,118 @@
+package store
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// stPeriodic is a batch job launched every minute.
+func stPeriodic(id string) *state.Job {
+	j := stJob(id)
+	j.Type = state.JobTypeBatch
+	j.Periodic = &state.PeriodicConfig{Enabled: true, SpecType: state.PeriodicSpecCron, Spec: "* * * * *"}
+	return j
+}
+
+// stParameterized is a batch job dispatched with one required meta key.
+func stParameterized(id string) *state.Job {
+	j := stJob(id)
+	j.Type = state.JobTypeBatch
+	j.ParameterizedJob = &state.ParameterizedJobConfig{Payload: state.DispatchPayloadOptional, MetaRequired: []string{"k"}}
+	return j
+}
+
+func stLaunch(parent *state.Job, at time.Time, force bool) *PeriodicLaunchRequest {
+	c := parent.NewChild(state.PeriodicChildID(parent.ID, at))
+	return &PeriodicLaunchRequest{Child: c, Eval: stEval("ev-"+c.ID, c), Launch: at.UnixNano(), Force: force, Now: at.UnixNano()}
+}
+
+// stFillChildTables writes a periodic job and one launch (two indexes).
+func stFillChildTables(t *testing.T, s *Store, index uint64) {
+	t.Helper()
+	p := stPeriodic("cron")
+	stRegister(t, s, index, p, nil)
+	stApply(t, s, index+1, PeriodicLaunchRequestType, stLaunch(p, time.Unix(1700000040, 0), false))
+}
+
+func TestPeriodicLaunchOncePerLaunchTime(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	p := stPeriodic("cron")
+	stRegister(t, s, 10, p, nil)
+	at := time.Unix(1700000040, 0)
+	stApply(t, s, 11, PeriodicLaunchRequestType, stLaunch(p, at, false))
+	// The same launch again (a new leader retrying it) and an earlier one
+	// are refused, and change nothing.
+	for i, again := range []time.Time{at, at.Add(-time.Minute)} {
+		req := stLaunch(p, again, false)
+		req.Child.ID += "-retry" // even under another ID
+		if err, _ := stApplyErr(t, s, uint64(12+i), PeriodicLaunchRequestType, req).(error); !errors.Is(err, state.ErrConflict) {
+			t.Fatalf("launch for %v again: %v, want ErrConflict", again, err)
+		}
+	}
+	children := stMust[[]*state.Job](t)(s.Children(nil, state.DefaultNamespace, "cron"))
+	if len(children) != 1 || children[0].ID != "cron/periodic-1700000040" || children[0].ParentID != "cron" || children[0].Periodic != nil {
+		t.Fatalf("children = %+v", children)
+	}
+	last := stMust[*state.PeriodicLaunch](t)(s.PeriodicLaunchByID(nil, state.DefaultNamespace, "cron"))
+	if last == nil || last.Launch != at.UnixNano() {
+		t.Fatalf("last launch = %+v", last)
+	}
+	// Force launches now whatever the record; the record keeps the latest.
+	stApply(t, s, 20, PeriodicLaunchRequestType, stLaunch(p, at.Add(-30*time.Second), true))
+	if last := stMust[*state.PeriodicLaunch](t)(s.PeriodicLaunchByID(nil, state.DefaultNamespace, "cron")); last.Launch != at.UnixNano() {
+		t.Errorf("a forced earlier launch moved the record back to %d", last.Launch)
+	}
+	sum := stMust[*state.JobSummary](t)(s.JobSummaryByID(nil, state.DefaultNamespace, "cron"))
+	if c := sum.Children; c == nil || c.Pending+c.Running+c.Dead != 2 {
+		t.Errorf("children summary = %+v, want 2 children", sum.Children)
+	}
+}
+
+func TestPeriodicLaunchRefusesNonPeriodicOrStoppedParents(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	plain := stJob("plain")
+	stRegister(t, s, 10, plain, stEval("e-plain", plain))
+	if err, _ := stApplyErr(t, s, 11, PeriodicLaunchRequestType, stLaunch(plain, time.Unix(60, 0), true)).(error); !errors.Is(err, state.ErrInvalid) {
+		t.Errorf("launch of a non-periodic job: %v, want ErrInvalid", err)
+	}
+	p := stPeriodic("cron")
+	stRegister(t, s, 12, p, nil)
+	stApply(t, s, 13, JobDeregisterRequestType, &JobDeregisterRequest{Namespace: state.DefaultNamespace, JobID: "cron", Now: 13})
+	if err, _ := stApplyErr(t, s, 14, PeriodicLaunchRequestType, stLaunch(p, time.Unix(120, 0), false)).(error); !errors.Is(err, state.ErrConflict) {
+		t.Errorf("launch of a stopped job: %v, want ErrConflict", err)
+	}
+}
+
+func TestDispatchIdempotencyToken(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	p := stParameterized("tmpl")
+	stRegister(t, s, 10, p, nil)
+	dispatch := func(index uint64, id, token string) *JobDispatchResponse {
+		req := &state.DispatchRequest{Meta: map[string]string{"k": "v"}, Payload: []byte("hi")}
+		c := p.Dispatch(id, req, token)
+		return stApply(t, s, index, JobDispatchRequestType, &JobDispatchRequest{Child: c, Eval: stEval("ev-"+id, c), Now: int64(index)}).(*JobDispatchResponse)
+	}
+	first := dispatch(11, "tmpl/dispatch-1-aaaaaaaa", "tok")
+	again := dispatch(12, "tmpl/dispatch-2-bbbbbbbb", "tok")
+	other := dispatch(13, "tmpl/dispatch-3-cccccccc", "")
+	if first.Existing || first.EvalID == "" || first.JobCreateIndex != 11 {
+		t.Errorf("first dispatch = %+v", first)
+	}
+	if !again.Existing || again.DispatchedJobID != first.DispatchedJobID || again.EvalID != "" {
+		t.Errorf("same token = %+v, want the first child %s", again, first.DispatchedJobID)
+	}
+	if other.Existing || other.DispatchedJobID == first.DispatchedJobID {
+		t.Errorf("no token = %+v, want a new child", other)
+	}
+	children := stMust[[]*state.Job](t)(s.Children(nil, state.DefaultNamespace, "tmpl"))
+	if len(children) != 2 {
+		t.Fatalf("%d children, want 2", len(children))
+	}
+	c := children[0]
+	if !c.Dispatched || string(c.Payload) != "hi" || c.Meta["k"] != "v" || c.IsParameterized() {
+		t.Errorf("child = %+v", c)
+	}
+}
