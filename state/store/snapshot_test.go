@@ -40,7 +40,7 @@ func stFillEveryTable(t *testing.T, s *Store) {
 	}}})
 	stFillChildTables(t, s, 17) // children_test.go
 	stFillACLTables(t, s, 20)   // acl_store_test.go
-	mgFillTables(t, s, 200)   // snapshot_management_test.go
+	mgFillTables(t, s, 200)     // snapshot_management_test.go
 	dump := stDump(t, s)
 	for _, def := range tableDefs() {
 		if len(dump[def.name]) == 0 {
