@@ -100,7 +100,8 @@ func (c RuntimeConfig) withDefaults() (RuntimeConfig, error) {
 
 // Runtime is the scheduler's leader half: the eval broker fed from the
 // state store, blocked evals, the plan queue and its single applier, the
-// workers, node heartbeat timers, the drainer and garbage collection. The
+// workers, node heartbeat timers, the drainer, garbage collection and the
+// periodic launcher. The
 // agent starts its Services, in order, on gaining leadership and stops
 // them in reverse on losing it; the HTTP layer reaches the running ones
 // through Heartbeat, ForceGC and BrokerStats, which answer ErrNotLeader
@@ -114,6 +115,7 @@ type Runtime struct {
 	Heartbeats *Heartbeater
 	Drainer    *Drainer
 	GC         *GarbageCollector
+	Periodic   *PeriodicLauncher
 
 	feed *evalFeed
 }
@@ -136,6 +138,7 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 		Heartbeats: NewHeartbeater(cfg.Heartbeat, cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
 		Drainer:    NewDrainer(cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
 		GC:         NewGarbageCollector(cfg.GC, cfg.Store, cfg.Raft, cfg.Logger, cfg.Now),
+		Periodic:   NewPeriodicLauncher(cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
 		feed:       &evalFeed{store: cfg.Store, broker: broker, blocked: blocked, log: cfg.Logger},
 	}
 	return r, nil
@@ -146,7 +149,7 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 // from the evaluations in state and keeps them fed, the plan applier before
 // the workers that submit to it, then heartbeats, the drainer and GC.
 func (r *Runtime) Services() []Service {
-	return []Service{r.Broker, r.Blocked, r.feed, r.Applier, r.Workers, r.Heartbeats, r.Drainer, r.GC}
+	return []Service{r.Broker, r.Blocked, r.feed, r.Applier, r.Workers, r.Heartbeats, r.Drainer, r.GC, r.Periodic}
 }
 
 // Heartbeat resets a node's heartbeat timer and returns its TTL; see
