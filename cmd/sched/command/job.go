@@ -18,6 +18,8 @@ func jobCommands() []command {
 		{"inspect", "Print a job as JSON", (*cli).jobInspect},
 		{"history", "List a job's versions", (*cli).jobHistory},
 		{"stop", "Stop a running job", (*cli).jobStop},
+		{"dispatch", "Dispatch an instance of a parameterized job", (*cli).jobDispatch},
+		{"periodic", "Interact with periodic jobs: force a launch", (*cli).jobPeriodic},
 	}
 }
 
