@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
@@ -65,7 +67,7 @@ func (c *cli) jobStatus(args []string) int {
 	fmt.Fprintln(c.stdout)
 	if job.IsPeriodic() || job.IsParameterized() {
 		writeChildren(c.stdout, summary)
-		return 0
+		return c.writeChildJobs(client, job)
 	}
 	writeSummary(c.stdout, summary)
 
@@ -128,7 +130,7 @@ func jobStatus(status string, stopped bool) string {
 }
 
 func (c *cli) writeJobHeader(w io.Writer, j *state.Job) {
-	writeKV(w, []kv{
+	rows := []kv{
 		{"ID", j.ID},
 		{"Name", j.Name},
 		{"Submit Date", c.formatTime(j.SubmitTime)},
@@ -141,7 +143,42 @@ func (c *cli) writeJobHeader(w io.Writer, j *state.Job) {
 		{"Version", strconv.FormatUint(j.Version, 10)},
 		{"Periodic", strconv.FormatBool(j.IsPeriodic())},
 		{"Parameterized", strconv.FormatBool(j.IsParameterized())},
-	})
+	}
+	if j.IsPeriodic() && !j.Stop {
+		launch := "none"
+		if next, err := j.Periodic.Next(c.now()); err == nil && !next.IsZero() {
+			launch = c.formatTime(next.UnixNano()) + " (in " + next.Sub(c.now()).Round(time.Second).String() + ")"
+		}
+		rows = append(rows, kv{"Next Periodic Launch", launch})
+	}
+	writeKV(w, rows)
+}
+
+// writeChildJobs lists the children of a periodic or parameterized job,
+// newest launch last (their IDs sort by launch time).
+func (c *cli) writeChildJobs(client *api.Client, job *state.Job) int {
+	jobs, _, err := client.Jobs().List(c.ctx, &api.QueryOptions{Namespace: job.Namespace, Prefix: job.ID + "/"})
+	if err != nil {
+		return c.fail("querying child jobs", err)
+	}
+	title := "Previously Launched Jobs"
+	if job.IsParameterized() {
+		title = "Dispatched Jobs"
+	}
+	var rows [][]string
+	for _, j := range jobs {
+		if j.ParentID == job.ID {
+			rows = append(rows, []string{j.ID, c.formatTime(j.SubmitTime), jobStatus(j.Status, j.Stop)})
+		}
+	}
+	fmt.Fprintln(c.stdout)
+	fmt.Fprintln(c.stdout, title)
+	if len(rows) == 0 {
+		fmt.Fprintln(c.stdout, "No instances found")
+		return 0
+	}
+	writeTable(c.stdout, []string{"ID", "Submit Date", "Status"}, rows)
+	return 0
 }
 
 func writeSummary(w io.Writer, s *state.JobSummary) {

@@ -155,16 +155,25 @@ func TestJobStatusDetail(t *testing.T) {
 
 	t.Run("periodic", func(t *testing.T) {
 		pj := *job
-		pj.ID, pj.Type, pj.Periodic = "nightly", "batch", &state.PeriodicConfig{Enabled: true}
+		pj.ID, pj.Type, pj.Periodic = "nightly", "batch", &state.PeriodicConfig{Enabled: true, Spec: "0 3 * * *"}
 		f := statusFake(t, &pj, nil, nil)
+		f.on("GET", "/v1/jobs", reply(5, []*state.JobListStub{
+			{ID: "nightly/periodic-1740711600", ParentID: "nightly", Status: "dead", SubmitTime: testNow.Add(-9 * time.Hour).UnixNano()},
+			{ID: "nightly/x", ParentID: "other"},
+		}))
 		r := runCLI(t, f, runOpts{}, "job", "status", "nightly")
 		want := []string{
-			"Periodic      = true",
-			"Parameterized = false",
+			"Periodic             = true",
+			"Parameterized        = false",
+			"Next Periodic Launch = 2025-03-02T03:00:00Z (in 15h0m0s)",
 			"",
 			"Children Job Summary",
 			"Pending  Running  Dead",
 			"1        2        3",
+			"",
+			"Previously Launched Jobs",
+			"ID                           Submit Date           Status",
+			"nightly/periodic-1740711600  2025-03-01T03:00:00Z  dead",
 		}
 		if r.code != 0 || !strings.Contains(r.stdout, lines(want...)) {
 			t.Fatalf("got %+v", r)
