@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -94,7 +95,20 @@ func (s *Server) jobPeriodicForce(w http.ResponseWriter, r *http.Request, p http
 		return nil, badRequest("job %q is stopped: it cannot be launched", parent.ID)
 	}
 	now := s.cfg.Now()
-	child := parent.NewChild(state.PeriodicChildID(parent.ID, now))
+	// A child IDs its launch to the second: when the schedule launched
+	// in this second already, the forced child takes the next free one.
+	id := state.PeriodicChildID(parent.ID, now)
+	for i := 1; i < 60; i++ {
+		taken, err := s.store.JobByID(nil, parent.Namespace, id)
+		if err != nil {
+			return nil, err
+		}
+		if taken == nil {
+			break
+		}
+		id = state.PeriodicChildID(parent.ID, now.Add(time.Duration(i)*time.Second))
+	}
+	child := parent.NewChild(id)
 	cmd := &store.PeriodicLaunchRequest{Child: child, Launch: now.UnixNano(), Force: true, Now: now.UnixNano(),
 		Eval: s.newEval(child, 0, state.EvalTriggerPeriodicJob, now.UnixNano())}
 	resp, index, err := s.apply(w, r, store.PeriodicLaunchRequestType, cmd)

@@ -80,7 +80,13 @@ func TestPeriodicForceLaunchesAChildNow(t *testing.T) {
 	if ev.JobID != childID || ev.TriggeredBy != state.EvalTriggerPeriodicJob {
 		t.Errorf("eval = %+v", ev)
 	}
+	// A second force in the same second takes the next free second.
+	h.ok("POST", "/v1/job/cron/periodic/force", nil, &out)
+	var second state.Job
+	h.ok("GET", "/v1/job/"+url.PathEscape(state.PeriodicChildID("cron", testNow.Add(time.Second))), nil, &second)
+	if second.ParentID != "cron" {
+		t.Errorf("second forced child = %+v", second)
+	}
 	h.fail("POST", "/v1/job/plain/periodic/force", nil, 400, "not periodic")
 	h.fail("POST", "/v1/job/nope/periodic/force", nil, 404)
-	_ = time.Second
 }
