@@ -313,6 +313,17 @@ func (s *Server) jobStop(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 	cmd := &store.JobDeregisterRequest{Namespace: ns, JobID: id, Purge: purge, NoShutdownDelay: noDelay, Now: now}
 	if !job.IsPeriodic() && !job.IsParameterized() {
 		cmd.Eval = s.newEval(job, int(prio), state.EvalTriggerJobDeregister, now)
+	} else {
+		// The children stop with their parent, each with its evaluation.
+		children, err := s.store.Children(nil, ns, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range children {
+			if c.Status != state.JobStatusDead {
+				cmd.ChildEvals = append(cmd.ChildEvals, s.newEval(c, int(prio), state.EvalTriggerJobDeregister, now))
+			}
+		}
 	}
 	resp, index, err := s.apply(w, r, store.JobDeregisterRequestType, cmd)
 	if err != nil {

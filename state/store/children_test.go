@@ -116,3 +116,30 @@ func TestDispatchIdempotencyToken(t *testing.T) {
 		t.Errorf("child = %+v", c)
 	}
 }
+
+func TestParentStopAndPurgeTakeTheChildren(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	p := stPeriodic("cron")
+	stRegister(t, s, 10, p, nil)
+	l1, l2 := stLaunch(p, time.Unix(60, 0), false), stLaunch(p, time.Unix(120, 0), false)
+	stApply(t, s, 11, PeriodicLaunchRequestType, l1)
+	stApply(t, s, 12, PeriodicLaunchRequestType, l2)
+	childEval := stEval("stop-"+l1.Child.ID, l1.Child)
+	stApply(t, s, 13, JobDeregisterRequestType, &JobDeregisterRequest{Namespace: state.DefaultNamespace, JobID: "cron",
+		ChildEvals: []*state.Evaluation{childEval}, Now: 13})
+	for _, c := range stMust[[]*state.Job](t)(s.Children(nil, state.DefaultNamespace, "cron")) {
+		if !c.Stop {
+			t.Errorf("child %s not stopped with its parent", c.ID)
+		}
+	}
+	if e := stMust[*state.Evaluation](t)(s.EvalByID(nil, childEval.ID)); e == nil || e.JobID != l1.Child.ID {
+		t.Errorf("child stop evaluation = %+v", e)
+	}
+	stApply(t, s, 14, JobDeregisterRequestType, &JobDeregisterRequest{Namespace: state.DefaultNamespace, JobID: "cron", Purge: true, Now: 14})
+	if c := stMust[[]*state.Job](t)(s.Children(nil, state.DefaultNamespace, "cron")); len(c) != 0 {
+		t.Errorf("%d children left after the parent's purge", len(c))
+	}
+	if l := stMust[*state.PeriodicLaunch](t)(s.PeriodicLaunchByID(nil, state.DefaultNamespace, "cron")); l != nil {
+		t.Errorf("launch record left after the purge: %+v", l)
+	}
+}

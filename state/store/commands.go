@@ -81,7 +81,11 @@ type JobDeregisterRequest struct {
 	Purge           bool
 	NoShutdownDelay bool
 	Eval            *state.Evaluation
-	Now             int64
+	// ChildEvals stop the children of a periodic or parameterized job,
+	// which are stopped (or purged) with it: one evaluation per child that
+	// still runs, built by the leader.
+	ChildEvals []*state.Evaluation
+	Now        int64
 }
 
 // JobDeregisterResponse is what Apply returns for a JobDeregisterRequest.

@@ -237,6 +237,39 @@ func applyJobDeregister(t *writeTxn, req *JobDeregisterRequest) (any, error) {
 	if job == nil {
 		return nil, state.NotFoundf("job %q in namespace %q not found", req.JobID, req.Namespace)
 	}
+	resp, err := deregisterJob(t, job, req, req.Eval)
+	if err != nil || !isParentJob(job) {
+		return resp, err
+	}
+	// A parent's children go with it.
+	children, err := childrenOf(nil, t.Txn, job.Namespace, job.ID)
+	if err != nil {
+		return nil, err
+	}
+	evals := map[string]*state.Evaluation{}
+	for _, e := range req.ChildEvals {
+		evals[e.JobID] = e
+	}
+	for _, c := range children {
+		if _, err := deregisterJob(t, c, req, evals[c.ID]); err != nil {
+			return nil, err
+		}
+	}
+	if req.Purge {
+		if last, err := first[*state.PeriodicLaunch](nil, t.Txn, TablePeriodicLaunch, indexID, job.Namespace, job.ID); err != nil {
+			return nil, err
+		} else if last != nil {
+			if err := t.delete(TablePeriodicLaunch, last); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return resp, nil
+}
+
+// deregisterJob stops or purges one job as req says, with eval (may be
+// nil) to stop its allocations.
+func deregisterJob(t *writeTxn, job *state.Job, req *JobDeregisterRequest, eval *state.Evaluation) (*JobDeregisterResponse, error) {
 	resp := &JobDeregisterResponse{JobModifyIndex: job.JobModifyIndex, Index: t.index}
 	switch {
 	case req.Purge:
@@ -262,11 +295,11 @@ func applyJobDeregister(t *writeTxn, req *JobDeregisterRequest) (any, error) {
 			return nil, err
 		}
 	}
-	if req.Eval != nil {
-		if err := insertJobEval(t, req.Eval, job, resp.JobModifyIndex, req.Now); err != nil {
+	if eval != nil {
+		if err := insertJobEval(t, eval, job, resp.JobModifyIndex, req.Now); err != nil {
 			return nil, err
 		}
-		resp.EvalID, resp.EvalCreateIndex = req.Eval.ID, req.Eval.CreateIndex
+		resp.EvalID, resp.EvalCreateIndex = eval.ID, eval.CreateIndex
 	}
 	return resp, nil
 }
