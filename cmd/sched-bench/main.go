@@ -45,7 +45,8 @@ func main() {
 		readFor   = flag.Duration("read-for", 5*time.Second, "how long to measure reads")
 		wakeups   = flag.Int("wakeups", 300, "blocking-read wake-ups to time")
 		memJobs   = flag.Int("mem-jobs", 10000, "jobs registered in total before reading resident memory")
-		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, running, client, or all")
+		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, running, client, dispatch, or all")
+		dispatchN = flag.Int("dispatches", 10000, "dispatches of the dispatch scenario")
 		clAllocs  = flag.Int("client-allocs", 1000, "mock allocations of the client scenario")
 		nodes     = flag.Int("nodes", 5000, "simulated nodes for the placement scenario")
 		placeJobs = flag.Int("place-jobs", 100, "jobs of the placement scenario")
@@ -76,6 +77,11 @@ func main() {
 	}
 	if *scenario == "all" || *scenario == "running" {
 		if err := b.running(*runNodes, *runJobs, *clients); err != nil {
+			fatal(err)
+		}
+	}
+	if *scenario == "all" || *scenario == "dispatch" {
+		if err := b.dispatch(*runNodes, *dispatchN, *clients, pid); err != nil {
 			fatal(err)
 		}
 	}
