@@ -2,6 +2,8 @@ package store
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -141,5 +143,68 @@ func TestParentStopAndPurgeTakeTheChildren(t *testing.T) {
 	}
 	if l := stMust[*state.PeriodicLaunch](t)(s.PeriodicLaunchByID(nil, state.DefaultNamespace, "cron")); l != nil {
 		t.Errorf("launch record left after the purge: %+v", l)
+	}
+}
+
+// TestChildrenSummaryInvariant: after any sequence of dispatches, child
+// evaluations finishing, child stops and purges, and allocations placed
+// and reported, the parent's children counts equal its children in state
+// by status.
+func TestChildrenSummaryInvariant(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		s := stStore(t, StoreConfig{})
+		stApply(t, s, 5, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
+		p := stParameterized("tmpl")
+		p.ParameterizedJob.MetaRequired = nil
+		stRegister(t, s, 10, p, nil)
+		index := uint64(10)
+		var ids []string
+		for step := 0; step < 60; step++ {
+			index++
+			children := stMust[[]*state.Job](t)(s.Children(nil, state.DefaultNamespace, "tmpl"))
+			var op string
+			switch n := rng.IntN(6); {
+			case n == 0 || len(children) == 0:
+				op = "dispatch"
+				c := p.Dispatch(fmt.Sprintf("tmpl/dispatch-%d-%08x", index, rng.Uint32()), &state.DispatchRequest{}, "")
+				stApply(t, s, index, JobDispatchRequestType, &JobDispatchRequest{Child: c, Eval: stEval("ev-"+c.ID, c), Now: int64(index)})
+				ids = append(ids, c.ID)
+			default:
+				c := children[rng.IntN(len(children))]
+				switch n {
+				case 1:
+					op = "eval complete"
+					e := stEval("ev-"+c.ID, c)
+					e.Status = state.EvalStatusComplete
+					stApply(t, s, index, EvalUpdateRequestType, &EvalUpdateRequest{Evals: []*state.Evaluation{e}})
+				case 2:
+					op = "place"
+					stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{stAlloc(fmt.Sprintf("a-%d", index), c, "n1")}, Now: int64(index)})
+				case 3:
+					op = "report"
+					allocs := stMust[[]*state.Allocation](t)(s.AllocsByJob(nil, c.Namespace, c.ID, true))
+					if len(allocs) == 0 {
+						continue
+					}
+					status := []string{state.AllocClientStatusRunning, state.AllocClientStatusComplete, state.AllocClientStatusFailed}[rng.IntN(3)]
+					stApply(t, s, index, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: []*state.Allocation{{ID: allocs[0].ID, ClientStatus: status}}, Now: int64(index)})
+				case 4:
+					op = "stop"
+					stApply(t, s, index, JobDeregisterRequestType, &JobDeregisterRequest{Namespace: c.Namespace, JobID: c.ID, Now: int64(index)})
+				case 5:
+					op = "purge"
+					stApply(t, s, index, JobDeregisterRequestType, &JobDeregisterRequest{Namespace: c.Namespace, JobID: c.ID, Purge: true, Now: int64(index)})
+				}
+			}
+			var want state.JobChildrenSummary
+			for _, c := range stMust[[]*state.Job](t)(s.Children(nil, state.DefaultNamespace, "tmpl")) {
+				countChild(&want, c.Status, 1)
+			}
+			sum := stMust[*state.JobSummary](t)(s.JobSummaryByID(nil, state.DefaultNamespace, "tmpl"))
+			if sum.Children == nil || *sum.Children != want {
+				t.Fatalf("seed %d step %d (%s): children summary %+v, children in state %+v", seed, step, op, sum.Children, want)
+			}
+		}
 	}
 }
