@@ -314,3 +314,32 @@ func TestGarbageCollectionACLTokenDeletedMeanwhile(t *testing.T) {
 		t.Errorf("delete commands = %d, want 2 (the batch, then its retry without the missing token)", deletes)
 	}
 }
+
+// A dead child of a periodic job goes like any dead job, and its parent's
+// children counts follow; the parent stays.
+func TestGarbageCollectionDeadChildren(t *testing.T) {
+	f := &gcFixture{t: t, r: rtNewMemRaft(t), now: time.Unix(1_800_000_000, 0)}
+	parent := scheduler.MockBatchJob("cron")
+	parent.Periodic = &state.PeriodicConfig{Enabled: true, SpecType: state.PeriodicSpecCron, Spec: "0 * * * *"}
+	f.r.must(t, store.JobRegisterRequestType, &store.JobRegisterRequest{Job: parent.Copy(), Now: f.ago(8 * time.Hour)})
+	child := parent.NewChild(state.PeriodicChildID("cron", f.now.Add(-7*time.Hour)))
+	f.r.must(t, store.PeriodicLaunchRequestType, &store.PeriodicLaunchRequest{Child: child, Launch: f.ago(7 * time.Hour), Now: f.ago(7 * time.Hour),
+		Eval: &state.Evaluation{ID: "reg-" + child.ID, Priority: 50, Type: child.Type, TriggeredBy: state.EvalTriggerPeriodicJob, Status: state.EvalStatusPending}})
+	e := rtMustEval(t, f.r, "reg-"+child.ID)
+	e.Status, e.ModifyTime = state.EvalStatusComplete, f.ago(7*time.Hour)
+	f.r.putEvals(t, e)
+	if c, _ := f.r.store.JobByID(nil, state.DefaultNamespace, child.ID); c == nil || c.Status != state.JobStatusDead {
+		t.Fatalf("child before GC: %+v", c)
+	}
+	gc := NewGarbageCollector(GCConfig{}, f.r.store, f.r, rtLog(), func() time.Time { return f.now })
+	if err := gc.Collect(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if f.exists("job", child.ID) || !f.exists("job", "cron") {
+		t.Errorf("after GC: child kept %v, parent kept %v; want the child gone, the parent kept", f.exists("job", child.ID), f.exists("job", "cron"))
+	}
+	sum, _ := f.r.store.JobSummaryByID(nil, state.DefaultNamespace, "cron")
+	if sum == nil || sum.Children == nil || *sum.Children != (state.JobChildrenSummary{}) {
+		t.Errorf("parent's children after GC = %+v, want none", sum)
+	}
+}
