@@ -25,6 +25,7 @@ func (c *cli) jobStatus(args []string) int {
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	short := fs.Bool("short", false, "print only the job's fields")
 	allAllocs := fs.Bool("all-allocs", false, "include allocations of an earlier job with the same ID")
+	asJSON := fs.Bool("json", false, "print the job list, or the job with its summary (and children), as JSON")
 	if done, code := parseFlags(fs, args, 0, 1); done {
 		return code
 	}
@@ -37,6 +38,9 @@ func (c *cli) jobStatus(args []string) int {
 		jobs, _, err := client.Jobs().List(c.ctx, nil)
 		if err != nil {
 			return c.fail("querying jobs", err)
+		}
+		if *asJSON {
+			return c.mgmtJSON(jobs)
 		}
 		if len(jobs) == 0 {
 			fmt.Fprintln(c.stdout, "No running jobs")
@@ -63,6 +67,19 @@ func (c *cli) jobStatus(args []string) int {
 	summary, _, err := client.Jobs().Summary(c.ctx, job.ID, q)
 	if err != nil {
 		return c.fail("querying job summary", err)
+	}
+	if *asJSON {
+		out := struct {
+			Job      *state.Job
+			Summary  *state.JobSummary
+			Children []*state.JobListStub `json:",omitempty"`
+		}{Job: job, Summary: summary}
+		if job.IsPeriodic() || job.IsParameterized() {
+			if out.Children, err = c.childJobs(client, job); err != nil {
+				return c.fail("querying child jobs", err)
+			}
+		}
+		return c.mgmtJSON(out)
 	}
 	fmt.Fprintln(c.stdout)
 	if job.IsPeriodic() || job.IsParameterized() {
@@ -157,7 +174,7 @@ func (c *cli) writeJobHeader(w io.Writer, j *state.Job) {
 // writeChildJobs lists the children of a periodic or parameterized job,
 // newest launch last (their IDs sort by launch time).
 func (c *cli) writeChildJobs(client *api.Client, job *state.Job) int {
-	jobs, _, err := client.Jobs().List(c.ctx, &api.QueryOptions{Namespace: job.Namespace, Prefix: job.ID + "/"})
+	jobs, err := c.childJobs(client, job)
 	if err != nil {
 		return c.fail("querying child jobs", err)
 	}
@@ -167,9 +184,7 @@ func (c *cli) writeChildJobs(client *api.Client, job *state.Job) int {
 	}
 	var rows [][]string
 	for _, j := range jobs {
-		if j.ParentID == job.ID {
-			rows = append(rows, []string{j.ID, c.formatTime(j.SubmitTime), jobStatus(j.Status, j.Stop)})
-		}
+		rows = append(rows, []string{j.ID, c.formatTime(j.SubmitTime), jobStatus(j.Status, j.Stop)})
 	}
 	fmt.Fprintln(c.stdout)
 	fmt.Fprintln(c.stdout, title)
@@ -248,3 +263,19 @@ func (c *cli) writeAllocs(w io.Writer, allocs []*state.Allocation, verbose bool)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// childJobs lists the children of job: the jobs under its ID whose
+// ParentID is job.
+func (c *cli) childJobs(client *api.Client, job *state.Job) ([]*state.JobListStub, error) {
+	jobs, _, err := client.Jobs().List(c.ctx, &api.QueryOptions{Namespace: job.Namespace, Prefix: job.ID + "/"})
+	if err != nil {
+		return nil, err
+	}
+	out := jobs[:0]
+	for _, j := range jobs {
+		if j.ParentID == job.ID {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}

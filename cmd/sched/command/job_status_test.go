@@ -1,6 +1,7 @@
 package command
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -177,6 +178,23 @@ func TestJobStatusDetail(t *testing.T) {
 		}
 		if r.code != 0 || !strings.Contains(r.stdout, lines(want...)) {
 			t.Fatalf("got %+v", r)
+		}
+
+		f = statusFake(t, &pj, nil, nil)
+		f.on("GET", "/v1/jobs", reply(5, []*state.JobListStub{
+			{ID: "nightly/periodic-1740711600", ParentID: "nightly", Status: "dead"},
+		}))
+		r = runCLI(t, f, runOpts{}, "job", "status", "-json", "nightly")
+		var out struct {
+			Job      *state.Job
+			Summary  *state.JobSummary
+			Children []*state.JobListStub
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 {
+			t.Fatalf("-json: %v; %+v", err, r)
+		}
+		if out.Job.ID != "nightly" || out.Summary == nil || len(out.Children) != 1 || out.Children[0].ParentID != "nightly" {
+			t.Errorf("-json = %+v", out)
 		}
 	})
 }
