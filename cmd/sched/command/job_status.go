@@ -59,16 +59,11 @@ func (c *cli) jobStatus(args []string) int {
 	if err != nil {
 		return c.fail("querying job", err)
 	}
-	c.writeJobHeader(c.stdout, job)
-	if *short {
-		return 0
-	}
-
-	summary, _, err := client.Jobs().Summary(c.ctx, job.ID, q)
-	if err != nil {
-		return c.fail("querying job summary", err)
-	}
 	if *asJSON {
+		summary, _, err := client.Jobs().Summary(c.ctx, job.ID, q)
+		if err != nil {
+			return c.fail("querying job summary", err)
+		}
 		out := struct {
 			Job      *state.Job
 			Summary  *state.JobSummary
@@ -80,6 +75,15 @@ func (c *cli) jobStatus(args []string) int {
 			}
 		}
 		return c.mgmtJSON(out)
+	}
+	c.writeJobHeader(c.stdout, job)
+	if *short {
+		return 0
+	}
+
+	summary, _, err := client.Jobs().Summary(c.ctx, job.ID, q)
+	if err != nil {
+		return c.fail("querying job summary", err)
 	}
 	fmt.Fprintln(c.stdout)
 	if job.IsPeriodic() || job.IsParameterized() {
