@@ -1,0 +1,385 @@
+package store
+
+import (
+	"slices"
+
+	"github.com/schedhq/sched/state"
+)
+
+// Deployment commands (types 100-109; see commands.go): what the
+// deployment watcher on the leader and the deployment and job endpoints
+// write. None may be skipped by an older server: each changes what the
+// scheduler decides.
+const (
+	DeploymentStatusUpdateRequestType MessageType = 100
+	DeploymentPromoteRequestType      MessageType = 101
+	DeploymentAllocHealthRequestType  MessageType = 102
+	JobStabilityRequestType           MessageType = 103
+)
+
+// deploymentCommand returns the command of type t in this area's range,
+// if any.
+func deploymentCommand(t MessageType) (command, bool) {
+	switch t {
+	case DeploymentStatusUpdateRequestType:
+		return handler(applyDeploymentStatusUpdate), true
+	case DeploymentPromoteRequestType:
+		return handler(applyDeploymentPromote), true
+	case DeploymentAllocHealthRequestType:
+		return handler(applyDeploymentAllocHealth), true
+	case JobStabilityRequestType:
+		return handler(applyJobStability), true
+	}
+	return command{}, false
+}
+
+// DeploymentStatusUpdate sets one deployment's status.
+type DeploymentStatusUpdate struct {
+	DeploymentID      string
+	Status            string
+	StatusDescription string
+}
+
+// JobVersionRef names one version of a job.
+type JobVersionRef struct {
+	Namespace string
+	JobID     string
+	Version   uint64
+}
+
+// DeploymentStatusUpdateRequest is one batch of the deployment watcher (or
+// a fail, pause or resume from the API): status changes, job versions to
+// mark stable (a successful deployment's), evaluations to create (the next
+// step of rollouts), and at most one revert, all in one command.
+//
+// An update of a deployment that no longer exists or is no longer active
+// is skipped (it finished between the leader's decision and the commit),
+// as is a stable mark of a version that no longer exists. Revert is a
+// register of an earlier version's spec as a new version (auto-revert),
+// applied as a JobRegisterRequest would be, after the updates.
+type DeploymentStatusUpdateRequest struct {
+	Updates []*DeploymentStatusUpdate
+	Stable  []JobVersionRef
+	Evals   []*state.Evaluation
+	Revert  *JobRegisterRequest
+	// Now is the leader's clock (Unix nanoseconds) for ModifyTime.
+	Now int64
+}
+
+// DeploymentStatusUpdateResponse is what Apply returns for a
+// DeploymentStatusUpdateRequest.
+type DeploymentStatusUpdateResponse struct {
+	// Revert is the revert's register response, nil without a revert.
+	Revert *JobRegisterResponse
+}
+
+// validDeploymentStatus lists the statuses an update may set.
+var validDeploymentStatus = []string{
+	state.DeploymentStatusRunning, state.DeploymentStatusPaused, state.DeploymentStatusFailed,
+	state.DeploymentStatusSuccessful, state.DeploymentStatusCancelled,
+}
+
+// applyDeploymentStatusUpdate writes a watcher batch; see
+// DeploymentStatusUpdateRequest.
+func applyDeploymentStatusUpdate(t *writeTxn, req *DeploymentStatusUpdateRequest) (any, error) {
+	for i, u := range req.Updates {
+		if u == nil || u.DeploymentID == "" {
+			return nil, state.Invalidf(state.Fieldf("Updates", i, "DeploymentID"), "missing deployment ID")
+		}
+		if !slices.Contains(validDeploymentStatus, u.Status) {
+			return nil, state.Invalidf(state.Fieldf("Updates", i, "Status"), "unknown deployment status %q", u.Status)
+		}
+		d, err := first[*state.Deployment](nil, t.Txn, TableDeployment, indexID, u.DeploymentID)
+		if err != nil {
+			return nil, err
+		}
+		if d == nil || !d.Active() {
+			continue
+		}
+		next := d.Copy()
+		next.Status, next.StatusDescription = u.Status, u.StatusDescription
+		next.ModifyIndex, next.ModifyTime = t.index, req.Now
+		if err := t.insert(TableDeployment, next); err != nil {
+			return nil, err
+		}
+	}
+	for _, ref := range req.Stable {
+		if err := setJobStability(t, ref, true); err != nil {
+			return nil, err
+		}
+	}
+	if err := upsertEvals(t, "Evals", req.Evals); err != nil {
+		return nil, err
+	}
+	resp := &DeploymentStatusUpdateResponse{}
+	if req.Revert != nil {
+		r, err := applyJobRegister(t, req.Revert)
+		if err != nil {
+			return nil, prefixField("Revert", err)
+		}
+		resp.Revert = r.(*JobRegisterResponse)
+	}
+	return resp, nil
+}
+
+// DeploymentPromoteRequest promotes the canaries of a deployment's groups:
+// every group with canaries (All) or the named Groups. It fails, changing
+// nothing, when the deployment is unknown or not active, a named group is
+// not in it or has no canaries, or a group to promote has fewer healthy
+// canaries than it desires. Eval (the next step of the rollout) is created
+// with it.
+type DeploymentPromoteRequest struct {
+	DeploymentID string
+	All          bool
+	Groups       []string
+	Eval         *state.Evaluation
+	Now          int64
+}
+
+// applyDeploymentPromote promotes canaries; see DeploymentPromoteRequest.
+func applyDeploymentPromote(t *writeTxn, req *DeploymentPromoteRequest) (any, error) {
+	d, err := activeDeployment(t, req.DeploymentID)
+	if err != nil {
+		return nil, err
+	}
+	next := d.Copy()
+	groups := req.Groups
+	if req.All {
+		groups = nil
+		for name, ds := range next.TaskGroups {
+			if ds.DesiredCanaries > 0 && !ds.Promoted {
+				groups = append(groups, name)
+			}
+		}
+		slices.Sort(groups)
+	}
+	if len(groups) == 0 {
+		return nil, state.Invalidf("Groups", "deployment %q has no canaries to promote", d.ID)
+	}
+	for i, name := range groups {
+		ds := next.TaskGroups[name]
+		if ds == nil || ds.DesiredCanaries == 0 {
+			return nil, state.Invalidf(state.Fieldf("Groups", i, ""), "task group %q has no canaries in deployment %q", name, d.ID)
+		}
+		healthy := 0
+		for _, id := range ds.PlacedCanaries {
+			a, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id)
+			if err != nil {
+				return nil, err
+			}
+			if a != nil && a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil && *a.DeploymentStatus.Healthy {
+				healthy++
+			}
+		}
+		if healthy < ds.DesiredCanaries {
+			return nil, state.Invalidf(state.Fieldf("Groups", i, ""), "task group %q has %d/%d healthy canaries", name, healthy, ds.DesiredCanaries)
+		}
+		ds.Promoted = true
+	}
+	next.StatusDescription = "Deployment is running"
+	for _, ds := range next.TaskGroups {
+		if ds.DesiredCanaries > 0 && !ds.Promoted {
+			next.StatusDescription = "Deployment is running but requires manual promotion"
+		}
+	}
+	next.ModifyIndex, next.ModifyTime = t.index, req.Now
+	if err := t.insert(TableDeployment, next); err != nil {
+		return nil, err
+	}
+	if req.Eval != nil {
+		if err := upsertEvals(t, "Eval", []*state.Evaluation{req.Eval}); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// DeploymentAllocHealthRequest sets allocations' health in a deployment by
+// hand (health_check "manual", or an operator's verdict). Every allocation
+// must exist and belong to the deployment, which must be active; Timestamp
+// (the leader's clock, Unix nanoseconds) is the health's time.
+type DeploymentAllocHealthRequest struct {
+	DeploymentID string
+	Healthy      []string
+	Unhealthy    []string
+	Eval         *state.Evaluation
+	Now          int64
+}
+
+// applyDeploymentAllocHealth records manual health; see
+// DeploymentAllocHealthRequest.
+func applyDeploymentAllocHealth(t *writeTxn, req *DeploymentAllocHealthRequest) (any, error) {
+	d, err := activeDeployment(t, req.DeploymentID)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Healthy)+len(req.Unhealthy) == 0 {
+		return nil, state.Invalidf("HealthyAllocationIDs", "no allocation given")
+	}
+	set := func(field string, ids []string, healthy bool) error {
+		for i, id := range ids {
+			old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id)
+			if err != nil {
+				return err
+			}
+			if old == nil || old.DeploymentID != d.ID {
+				return state.Invalidf(state.Fieldf(field, i, ""), "allocation %q is not part of deployment %q", id, d.ID)
+			}
+			next := *old
+			ds := &state.AllocDeploymentStatus{}
+			if old.DeploymentStatus != nil {
+				*ds = *old.DeploymentStatus
+			}
+			h := healthy
+			ds.Healthy, ds.Timestamp, ds.ModifyIndex = &h, timeOf(req.Now), t.index
+			next.DeploymentStatus = ds
+			next.ModifyIndex, next.ModifyTime = t.index, req.Now
+			if err := t.insert(TableAllocs, &next); err != nil {
+				return err
+			}
+			if err := updateDeploymentWithAlloc(t, old, &next, req.Now); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := set("HealthyAllocationIDs", req.Healthy, true); err != nil {
+		return nil, err
+	}
+	if err := set("UnhealthyAllocationIDs", req.Unhealthy, false); err != nil {
+		return nil, err
+	}
+	if req.Eval != nil {
+		if err := upsertEvals(t, "Eval", []*state.Evaluation{req.Eval}); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// JobStabilityRequest marks one version of a job stable or not.
+type JobStabilityRequest struct {
+	Namespace string
+	JobID     string
+	Version   uint64
+	Stable    bool
+}
+
+// applyJobStability sets a version's stability; it fails when the version
+// does not exist.
+func applyJobStability(t *writeTxn, req *JobStabilityRequest) (any, error) {
+	v, err := first[*state.Job](nil, t.Txn, TableJobVersion, indexID, req.Namespace, req.JobID, req.Version)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, state.NotFoundf("job %q version %d in namespace %q", req.JobID, req.Version, req.Namespace)
+	}
+	return nil, setJobStability(t, JobVersionRef{req.Namespace, req.JobID, req.Version}, req.Stable)
+}
+
+// setJobStability marks a stored version (and the current job, when it is
+// that version) stable or not; an unknown version is skipped.
+func setJobStability(t *writeTxn, ref JobVersionRef, stable bool) error {
+	v, err := first[*state.Job](nil, t.Txn, TableJobVersion, indexID, ref.Namespace, ref.JobID, ref.Version)
+	if err != nil || v == nil {
+		return err
+	}
+	next := v.Copy()
+	next.Stable = stable
+	next.ModifyIndex = t.index
+	if err := t.insert(TableJobVersion, next); err != nil {
+		return err
+	}
+	cur, err := first[*state.Job](nil, t.Txn, TableJobs, indexID, ref.Namespace, ref.JobID)
+	if err != nil || cur == nil || cur.Version != ref.Version || cur.CreateIndex != v.CreateIndex {
+		return err
+	}
+	c := cur.Copy()
+	c.Stable = stable
+	c.ModifyIndex = t.index
+	return t.insert(TableJobs, c)
+}
+
+// activeDeployment returns a deployment that must exist and be active.
+func activeDeployment(t *writeTxn, id string) (*state.Deployment, error) {
+	d, err := first[*state.Deployment](nil, t.Txn, TableDeployment, indexID, id)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, state.NotFoundf("deployment %q", id)
+	}
+	if !d.Active() {
+		return nil, state.Invalidf("DeploymentID", "deployment %q is %s, not active", id, d.Status)
+	}
+	return d, nil
+}
+
+// updateDeploymentWithAlloc counts an allocation write in its deployment:
+// placed when the allocation is first written with that deployment (a
+// canary is also listed in PlacedCanaries), healthy or unhealthy when its
+// health is first set there. A healthy allocation moves the group's
+// progress deadline to its health time plus ProgressDeadline.
+func updateDeploymentWithAlloc(t *writeTxn, old, a *state.Allocation, now int64) error {
+	if a.DeploymentID == "" {
+		return nil
+	}
+	placed := old == nil || old.DeploymentID != a.DeploymentID
+	var was, is *bool
+	if !placed && old.DeploymentStatus != nil {
+		was = old.DeploymentStatus.Healthy
+	}
+	if a.DeploymentStatus != nil {
+		is = a.DeploymentStatus.Healthy
+	}
+	judged := is != nil && was == nil
+	if !placed && !judged {
+		return nil
+	}
+	d, err := first[*state.Deployment](nil, t.Txn, TableDeployment, indexID, a.DeploymentID)
+	if err != nil || d == nil || d.TaskGroups[a.TaskGroup] == nil {
+		return err
+	}
+	next := d.Copy()
+	ds := next.TaskGroups[a.TaskGroup]
+	if placed {
+		ds.PlacedAllocs++
+		if a.DeploymentStatus != nil && a.DeploymentStatus.Canary && !slices.Contains(ds.PlacedCanaries, a.ID) {
+			ds.PlacedCanaries = append(ds.PlacedCanaries, a.ID)
+		}
+	}
+	if judged {
+		if *is {
+			ds.HealthyAllocs++
+			if ds.ProgressDeadline > 0 {
+				ds.RequireProgressBy = max(ds.RequireProgressBy, a.DeploymentStatus.Timestamp.UnixNano()+ds.ProgressDeadline)
+			}
+		} else {
+			ds.UnhealthyAllocs++
+		}
+	}
+	next.ModifyIndex, next.ModifyTime = t.index, now
+	return t.insert(TableDeployment, next)
+}
+
+// cancelDeployments cancels a job's active deployments of versions other
+// than keep (all of them when keep is negative).
+func cancelDeployments(t *writeTxn, ns, jobID string, keep int64, desc string, now int64) error {
+	ds, err := list[*state.Deployment](nil, t.Txn, nil, TableDeployment, indexJob, ns, jobID)
+	if err != nil {
+		return err
+	}
+	for _, d := range ds {
+		if !d.Active() || (keep >= 0 && d.JobVersion == uint64(keep)) {
+			continue
+		}
+		next := d.Copy()
+		next.Status, next.StatusDescription = state.DeploymentStatusCancelled, desc
+		next.ModifyIndex, next.ModifyTime = t.index, now
+		if err := t.insert(TableDeployment, next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
