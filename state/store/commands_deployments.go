@@ -3,6 +3,7 @@ package store
 import (
 	"slices"
 
+	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
 )
 
@@ -15,6 +16,7 @@ const (
 	DeploymentPromoteRequestType      MessageType = 101
 	DeploymentAllocHealthRequestType  MessageType = 102
 	JobStabilityRequestType           MessageType = 103
+	JobScaleRequestType               MessageType = 104
 )
 
 // deploymentCommand returns the command of type t in this area's range,
@@ -29,6 +31,8 @@ func deploymentCommand(t MessageType) (command, bool) {
 		return handler(applyDeploymentAllocHealth), true
 	case JobStabilityRequestType:
 		return handler(applyJobStability), true
+	case JobScaleRequestType:
+		return handler(applyJobScale), true
 	}
 	return command{}, false
 }
@@ -382,4 +386,127 @@ func cancelDeployments(t *writeTxn, ns, jobID string, keep int64, desc string, n
 		}
 	}
 	return nil
+}
+
+// deploymentTables are the tables of this area.
+func deploymentTables() []tableDef {
+	return []tableDef{{
+		name: TableScalingEvents,
+		indexes: map[string]keyFunc{
+			indexID: func(o any) []any { e := o.(*state.JobScalingEvents); return []any{e.Namespace, e.JobID} },
+		},
+		newRow: func() any { return new(state.JobScalingEvents) },
+	}}
+}
+
+// JobScaleRequest scales one task group (spec §4.21): with Count, a new
+// job version with the group at that count is registered with Eval, as a
+// JobRegisterRequest would (EnforceIndex and JobModifyIndex are its
+// check-and-set); without, only the event is recorded (an autoscaler's
+// message or error). Either way a scaling event is kept for the group.
+//
+// It fails, changing nothing, when the job or group does not exist, the
+// job is stopped or a template, or a Count is given while the job's
+// latest deployment is active.
+type JobScaleRequest struct {
+	Namespace      string
+	JobID          string
+	Group          string
+	Count          *int64
+	Message        string
+	Error          bool
+	Meta           map[string]any
+	EnforceIndex   bool
+	JobModifyIndex uint64
+	Eval           *state.Evaluation
+	// Now is the leader's clock (Unix nanoseconds).
+	Now int64
+}
+
+// applyJobScale scales a group; see JobScaleRequest. It returns a
+// *JobRegisterResponse (without eval when nothing was registered).
+func applyJobScale(t *writeTxn, req *JobScaleRequest) (any, error) {
+	job, err := first[*state.Job](nil, t.Txn, TableJobs, indexID, req.Namespace, req.JobID)
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
+		return nil, state.NotFoundf("job %q in namespace %q", req.JobID, req.Namespace)
+	}
+	tg := job.LookupTaskGroup(req.Group)
+	if tg == nil {
+		return nil, state.Invalidf("Target.Group", "job %q has no task group %q", req.JobID, req.Group)
+	}
+	resp := &JobRegisterResponse{JobModifyIndex: job.JobModifyIndex, Version: job.Version, Index: t.index}
+	ev := &state.ScalingEvent{
+		Time: req.Now, Count: req.Count, PreviousCount: int64(tg.Count), Message: req.Message,
+		Error: req.Error, Meta: req.Meta, CreateIndex: t.index,
+	}
+	if req.Count != nil {
+		switch {
+		case job.Stop:
+			return nil, state.Invalidf("JobID", "job %q is stopped; register it again before scaling", job.ID)
+		case job.IsPeriodic() || job.IsParameterized():
+			return nil, state.Invalidf("JobID", "job %q is periodic or parameterized and cannot be scaled", job.ID)
+		}
+		d, err := latestDeployment(t, job)
+		if err != nil {
+			return nil, err
+		}
+		if d != nil && d.Active() {
+			return nil, state.Invalidf("Count", "job scaling blocked due to active deployment %q", d.ID)
+		}
+		next := job.Copy()
+		next.LookupTaskGroup(req.Group).Count = int(*req.Count)
+		r, err := applyJobRegister(t, &JobRegisterRequest{
+			Job: next, Eval: req.Eval, EnforceIndex: req.EnforceIndex, JobModifyIndex: req.JobModifyIndex, Now: req.Now,
+		})
+		if err != nil {
+			return nil, err
+		}
+		resp = r.(*JobRegisterResponse)
+		if resp.EvalID != "" {
+			id := resp.EvalID
+			ev.EvalID = &id
+		}
+	}
+	return resp, addScalingEvent(t, job, req.Group, ev)
+}
+
+// latestDeployment returns the job's most recently created deployment.
+func latestDeployment(t *writeTxn, job *state.Job) (*state.Deployment, error) {
+	ds, err := list[*state.Deployment](nil, t.Txn, nil, TableDeployment, indexJob, job.Namespace, job.ID)
+	if err != nil {
+		return nil, err
+	}
+	var latest *state.Deployment
+	for _, d := range ds {
+		if latest == nil || d.CreateIndex > latest.CreateIndex {
+			latest = d
+		}
+	}
+	return latest, nil
+}
+
+// addScalingEvent keeps ev as the group's newest event.
+func addScalingEvent(t *writeTxn, job *state.Job, group string, ev *state.ScalingEvent) error {
+	old, err := first[*state.JobScalingEvents](nil, t.Txn, TableScalingEvents, indexID, job.Namespace, job.ID)
+	if err != nil {
+		return err
+	}
+	next := &state.JobScalingEvents{Namespace: job.Namespace, JobID: job.ID, ScalingEvents: map[string][]*state.ScalingEvent{}}
+	if old != nil {
+		for g, evs := range old.ScalingEvents {
+			next.ScalingEvents[g] = evs
+		}
+	}
+	evs := append([]*state.ScalingEvent{ev}, next.ScalingEvents[group]...)
+	next.ScalingEvents[group] = evs[:min(len(evs), state.MaxScalingEventsPerGroup)]
+	next.ModifyIndex = t.index
+	return t.insert(TableScalingEvents, next)
+}
+
+// ScalingEventsByJob returns a job's scaling events, or nil.
+func (r reader) ScalingEventsByJob(ws memdb.WatchSet, ns, jobID string) (*state.JobScalingEvents, error) {
+	return first[*state.JobScalingEvents](ws, r.txn(), TableScalingEvents, indexID, ns, jobID)
 }
