@@ -146,39 +146,23 @@ func applyDeploymentPromote(t *writeTxn, req *DeploymentPromoteRequest) (any, er
 	if err != nil {
 		return nil, err
 	}
+	var readErr error
+	groups, err := d.PromoteGroups(req.All, req.Groups, func(id string) bool {
+		a, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id)
+		if err != nil {
+			readErr = err
+		}
+		return a != nil && !a.Terminal() && a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil && *a.DeploymentStatus.Healthy
+	})
+	if readErr != nil {
+		return nil, readErr
+	}
+	if err != nil {
+		return nil, err
+	}
 	next := d.Copy()
-	groups := req.Groups
-	if req.All {
-		groups = nil
-		for name, ds := range next.TaskGroups {
-			if ds.DesiredCanaries > 0 && !ds.Promoted {
-				groups = append(groups, name)
-			}
-		}
-		slices.Sort(groups)
-	}
-	if len(groups) == 0 {
-		return nil, state.Invalidf("Groups", "deployment %q has no canaries to promote", d.ID)
-	}
-	for i, name := range groups {
-		ds := next.TaskGroups[name]
-		if ds == nil || ds.DesiredCanaries == 0 {
-			return nil, state.Invalidf(state.Fieldf("Groups", i, ""), "task group %q has no canaries in deployment %q", name, d.ID)
-		}
-		healthy := 0
-		for _, id := range ds.PlacedCanaries {
-			a, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id)
-			if err != nil {
-				return nil, err
-			}
-			if a != nil && a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil && *a.DeploymentStatus.Healthy {
-				healthy++
-			}
-		}
-		if healthy < ds.DesiredCanaries {
-			return nil, state.Invalidf(state.Fieldf("Groups", i, ""), "task group %q has %d/%d healthy canaries", name, healthy, ds.DesiredCanaries)
-		}
-		ds.Promoted = true
+	for _, name := range groups {
+		next.TaskGroups[name].Promoted = true
 	}
 	next.StatusDescription = "Deployment is running"
 	for _, ds := range next.TaskGroups {
