@@ -9,37 +9,6 @@ import (
 	"github.com/schedhq/sched/state/store"
 )
 
-// DeploymentPromoteRequest is the body of POST
-// /v1/deployment/promote/:deployment_id: All, or the Groups to promote.
-type DeploymentPromoteRequest struct {
-	DeploymentID string
-	All          bool
-	Groups       []string
-}
-
-// DeploymentPauseRequest is the body of POST
-// /v1/deployment/pause/:deployment_id: Pause true pauses, false resumes.
-type DeploymentPauseRequest struct {
-	DeploymentID string
-	Pause        bool
-}
-
-// DeploymentAllocHealthRequest is the body of POST
-// /v1/deployment/allocation-health/:deployment_id.
-type DeploymentAllocHealthRequest struct {
-	DeploymentID           string
-	HealthyAllocationIDs   []string
-	UnhealthyAllocationIDs []string
-}
-
-// DeploymentUpdateResponse answers the deployment writes.
-type DeploymentUpdateResponse struct {
-	EvalID                string
-	EvalCreateIndex       uint64
-	DeploymentModifyIndex uint64
-	Index                 uint64
-}
-
 // Deployment descriptions of operator actions.
 const (
 	descDeploymentFailedByUser = "Deployment marked as failed"
@@ -79,7 +48,7 @@ func (s *Server) activeDeployment(r *http.Request, p httprouter.Params, bodyID s
 // an evaluation that moves the rollout on. A group whose canaries are not
 // all healthy cannot be promoted (400).
 func (s *Server) deploymentPromote(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	var req DeploymentPromoteRequest
+	var req state.DeploymentPromoteRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
@@ -101,7 +70,7 @@ func (s *Server) deploymentPromote(w http.ResponseWriter, r *http.Request, p htt
 	if err != nil {
 		return nil, err
 	}
-	return &DeploymentUpdateResponse{EvalID: ev.ID, EvalCreateIndex: index, DeploymentModifyIndex: index, Index: index}, nil
+	return &state.DeploymentUpdateResponse{EvalID: ev.ID, EvalCreateIndex: index, DeploymentModifyIndex: index, Index: index}, nil
 }
 
 // deploymentFail serves POST /v1/deployment/fail/:deployment_id: the
@@ -117,7 +86,7 @@ func (s *Server) deploymentFail(w http.ResponseWriter, r *http.Request, p httpro
 // deploymentPause serves POST /v1/deployment/pause/:deployment_id: pause
 // (no more replacements, no progress deadline) or resume.
 func (s *Server) deploymentPause(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	var req DeploymentPauseRequest
+	var req state.DeploymentPauseRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
@@ -144,14 +113,14 @@ func (s *Server) setDeploymentStatus(w http.ResponseWriter, r *http.Request, d *
 	if err != nil {
 		return nil, err
 	}
-	return &DeploymentUpdateResponse{EvalID: ev.ID, EvalCreateIndex: index, DeploymentModifyIndex: index, Index: index}, nil
+	return &state.DeploymentUpdateResponse{EvalID: ev.ID, EvalCreateIndex: index, DeploymentModifyIndex: index, Index: index}, nil
 }
 
 // deploymentAllocHealth serves POST
 // /v1/deployment/allocation-health/:deployment_id: an operator's verdict
 // on allocations of the deployment (health_check "manual").
 func (s *Server) deploymentAllocHealth(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	var req DeploymentAllocHealthRequest
+	var req state.DeploymentAllocHealthRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
@@ -185,7 +154,7 @@ func (s *Server) deploymentAllocHealth(w http.ResponseWriter, r *http.Request, p
 	if err != nil {
 		return nil, err
 	}
-	return &DeploymentUpdateResponse{EvalID: ev.ID, EvalCreateIndex: index, DeploymentModifyIndex: index, Index: index}, nil
+	return &state.DeploymentUpdateResponse{EvalID: ev.ID, EvalCreateIndex: index, DeploymentModifyIndex: index, Index: index}, nil
 }
 
 // deploymentEval is an evaluation of a deployment's job.

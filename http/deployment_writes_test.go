@@ -60,7 +60,7 @@ func TestDeploymentWrites(t *testing.T) {
 	}
 
 	// Manual health, then promotion.
-	var out DeploymentUpdateResponse
+	var out state.DeploymentUpdateResponse
 	h.ok(http.MethodPost, "/v1/deployment/allocation-health/d1", map[string]any{"HealthyAllocationIDs": []string{allocID(1)}}, &out)
 	if a := h.alloc(allocID(1)); a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil || !*a.DeploymentStatus.Healthy || !a.DeploymentStatus.Canary {
 		t.Fatalf("canary health %+v, want healthy canary", a.DeploymentStatus)
@@ -125,7 +125,7 @@ func TestJobRevertAndStable(t *testing.T) {
 		t.Fatalf("after revert: version %d config %v eval %q", j.Version, j.TaskGroups[0].Tasks[0].Config, out.EvalID)
 	}
 
-	var st JobStabilityResponse
+	var st state.JobStabilityResponse
 	h.ok(http.MethodPut, "/v1/job/web/stable", map[string]any{"JobID": "web", "JobVersion": 2, "Stable": true}, &st)
 	if j := h.job("default", "web"); !j.Stable || st.JobModifyIndex == 0 {
 		t.Fatalf("job stable %v, answer %+v", j.Stable, st)
@@ -146,7 +146,7 @@ func TestJobScale(t *testing.T) {
 		t.Fatal("refused scales wrote")
 	}
 	// An autoscaler's error event changes no count and makes no eval.
-	var out JobScaleResponse
+	var out state.JobScaleResponse
 	rec := h.ok(http.MethodPost, "/v1/job/web/scale", map[string]any{"Error": "metrics unavailable", "Target": map[string]string{"Group": "web"}}, &out)
 	if out.EvalID != "" || h.job("default", "web").TaskGroups[0].Count != 2 {
 		t.Fatalf("error event: %+v", out)

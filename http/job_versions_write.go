@@ -1,8 +1,6 @@
 package http
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -21,31 +19,6 @@ func (s *Server) jobVersionRoutes() {
 	s.write("/v1/job/:job_id/scale", s.jobScale)
 }
 
-// JobRevertRequest is the body of POST /v1/job/:job_id/revert (spec
-// §4.14). EnforcePriorVersion, when set, must be the job's current
-// version.
-type JobRevertRequest struct {
-	JobID               string
-	JobVersion          uint64
-	EnforcePriorVersion *uint64
-	MeshToken           string
-	SecretsToken        string
-}
-
-// JobStabilityRequest is the body of POST /v1/job/:job_id/stable (spec
-// §4.15).
-type JobStabilityRequest struct {
-	JobID      string
-	JobVersion uint64
-	Stable     bool
-}
-
-// JobStabilityResponse answers POST /v1/job/:job_id/stable.
-type JobStabilityResponse struct {
-	JobModifyIndex uint64
-	Index          uint64
-}
-
 // checkBodyJobID checks a body's JobID against the path's.
 func checkBodyJobID(bodyID, pathID string) error {
 	switch bodyID {
@@ -62,7 +35,7 @@ func checkBodyJobID(bodyID, pathID string) error {
 // current version is a 400; a stale EnforcePriorVersion is a 409.
 func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("job_id")
-	var req JobRevertRequest
+	var req state.JobRevertRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
@@ -112,7 +85,7 @@ func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request, p httprouter.
 // or not (an auto-revert goes back to the newest stable version).
 func (s *Server) jobStable(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("job_id")
-	var req JobStabilityRequest
+	var req state.JobStabilityRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
@@ -136,7 +109,7 @@ func (s *Server) jobStable(w http.ResponseWriter, r *http.Request, p httprouter.
 	if err != nil {
 		return nil, err
 	}
-	return &JobStabilityResponse{JobModifyIndex: index, Index: index}, nil
+	return &state.JobStabilityResponse{JobModifyIndex: index, Index: index}, nil
 }
 
 // cmpErr returns err when set, else fallback.
@@ -212,63 +185,13 @@ func scaleStatus(job *state.Job, allocs []*state.Allocation, events *state.JobSc
 	return out
 }
 
-// JobScaleRequest is the body of POST /v1/job/:job_id/scale (spec
-// §4.21).
-type JobScaleRequest struct {
-	Count          *int64
-	Target         map[string]string
-	Message        string
-	Error          scaleError
-	Meta           map[string]any
-	EnforceIndex   bool
-	JobModifyIndex uint64
-	PolicyOverride bool
-}
-
-// scaleError is the Error of a scale request: the spec has it a string,
-// Nomad's Go client a boolean; either says the event is an error.
-type scaleError struct {
-	set bool
-	msg string
-}
-
-// UnmarshalJSON accepts a boolean, a string or null.
-func (e *scaleError) UnmarshalJSON(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	switch x := v.(type) {
-	case nil:
-	case bool:
-		e.set = x
-	case string:
-		e.set, e.msg = x != "", x
-	default:
-		return fmt.Errorf("Error: want a string or a boolean")
-	}
-	return nil
-}
-
-// JobScaleResponse answers a scale; EvalID and EvalCreateIndex are set
-// only when an evaluation was created.
-type JobScaleResponse struct {
-	EvalID          string `json:",omitempty"`
-	EvalCreateIndex uint64 `json:",omitempty"`
-	JobModifyIndex  uint64
-	Warnings        string
-	Index           uint64
-	KnownLeader     bool
-	LastContact     int64
-}
-
 // jobScale serves POST /v1/job/:job_id/scale: with Count, a new version
 // of the job with that group's count and an evaluation (400 while a
 // deployment of the job is active); with Error, or a Message alone, only
 // a scaling event. Exactly one of Message and Error must be given.
 func (s *Server) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("job_id")
-	var req JobScaleRequest
+	var req state.JobScaleRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
@@ -277,13 +200,13 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.P
 	if group == "" {
 		bad.Add("Target.Group", "required")
 	}
-	if (req.Message != "") == req.Error.set {
+	if (req.Message != "") == req.Error.Set {
 		bad.Add("Message", "give exactly one of Message and Error")
 	}
 	if req.Count != nil && *req.Count < 0 {
 		bad.Add("Count", "must not be negative, got %d", *req.Count)
 	}
-	if req.Count != nil && req.Error.set {
+	if req.Count != nil && req.Error.Set {
 		bad.Add("Count", "an error event cannot change the count")
 	}
 	if err := bad.Err(); err != nil {
@@ -314,12 +237,12 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.P
 		}
 	}
 	msg := req.Message
-	if req.Error.set && req.Error.msg != "" {
-		msg = req.Error.msg
+	if req.Error.Set && req.Error.Message != "" {
+		msg = req.Error.Message
 	}
 	now := s.cfg.Now().UnixNano()
 	cmd := &store.JobScaleRequest{
-		Namespace: ns, JobID: id, Group: group, Count: req.Count, Message: msg, Error: req.Error.set, Meta: req.Meta,
+		Namespace: ns, JobID: id, Group: group, Count: req.Count, Message: msg, Error: req.Error.Set, Meta: req.Meta,
 		EnforceIndex: req.EnforceIndex, JobModifyIndex: req.JobModifyIndex, Now: now,
 	}
 	if req.Count != nil {
@@ -330,7 +253,7 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.P
 		return nil, err
 	}
 	out := resp.(*store.JobRegisterResponse)
-	return &JobScaleResponse{
+	return &state.JobScaleResponse{
 		EvalID: out.EvalID, EvalCreateIndex: out.EvalCreateIndex, JobModifyIndex: out.JobModifyIndex, Index: index,
 		KnownLeader: s.cfg.Cluster.KnownLeader(), LastContact: s.cfg.Cluster.LastContact().Milliseconds(),
 	}, nil
