@@ -237,13 +237,18 @@ func (r *reconciler) rolloutLimit(g *groupDeploy, tg *state.TaskGroup) int {
 		return limit
 	}
 	for _, a := range r.allocs {
-		if a.TaskGroup != tg.Name || a.DeploymentID != g.dep.ID || a.Terminal() {
+		if a.TaskGroup != tg.Name || a.DeploymentID != g.dep.ID {
 			continue
 		}
-		if a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil {
-			if !*a.DeploymentStatus.Healthy {
-				return 0
-			}
+		// An unhealthy allocation, or one that failed before its health
+		// was known, holds the rollout until the watcher decides.
+		if a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil && !*a.DeploymentStatus.Healthy {
+			return 0
+		}
+		if a.ClientStatus == state.AllocClientStatusFailed {
+			return 0
+		}
+		if a.Terminal() || (a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil) {
 			continue
 		}
 		limit--

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -219,6 +220,56 @@ func TestDeploymentScenarios(t *testing.T) {
 			steps: []stepT{
 				{do: func(e *deployEnv) { e.register(destructive) }, want: state.DesiredUpdates{DestructiveUpdate: 2, Ignore: 2}},
 				{do: func(e *deployEnv) { e.report(1, true); e.report(1, false) }, want: state.DesiredUpdates{Ignore: 4}},
+			},
+		},
+		{
+			name: "failed allocation stops the rollout", count: 4,
+			update: func(u *state.UpdateStrategy) { u.MaxParallel = 1 },
+			steps: []stepT{
+				{do: func(e *deployEnv) { e.register(destructive) }, want: state.DesiredUpdates{DestructiveUpdate: 1, Ignore: 3}},
+				// It failed before its health was reported: nothing more
+				// is replaced (its reschedule waits for its delay).
+				{do: func(e *deployEnv) {
+					var failed []*state.Allocation
+					for _, a := range e.h.LiveAllocs("default", "web") {
+						if a.DeploymentID == e.deployment().ID {
+							failed = append(failed, a)
+						}
+					}
+					clientStatus(e.h, state.AllocClientStatusFailed, failed...)
+				}, want: state.DesiredUpdates{Ignore: 4}},
+			},
+		},
+		{
+			name: "revert after a failed allocation", count: 3,
+			update: func(u *state.UpdateStrategy) { u.MaxParallel = 1 },
+			steps: []stepT{
+				{do: func(e *deployEnv) { e.register(destructive) }, want: state.DesiredUpdates{DestructiveUpdate: 1, Ignore: 2}},
+				{do: func(e *deployEnv) {
+					d := e.deployment()
+					for _, a := range e.h.LiveAllocs("default", "web") {
+						if a.DeploymentID == d.ID {
+							c := a.CopySkipJob()
+							no := false
+							c.ClientStatus = state.AllocClientStatusFailed
+							c.DeploymentStatus = &state.AllocDeploymentStatus{Healthy: &no, Timestamp: e.h.clock()}
+							e.h.ClientUpdate(c)
+						}
+					}
+					e.setStatus(d.ID, state.DeploymentStatusFailed)
+					v0, _ := e.h.Store.JobByIDAndVersion(nil, "default", "web", 0)
+					e.h.UpsertJob(v0.Copy()) // the revert
+				}, want: state.DesiredUpdates{InPlaceUpdate: 2, Ignore: 1}},
+				// The failed one is rescheduled after its delay, into the
+				// revert's deployment.
+				{do: func(e *deployEnv) { e.h.Advance(time.Hour) }, want: state.DesiredUpdates{Place: 1, Ignore: 2},
+					check: func(e *deployEnv) {
+						e.report(1, true)
+						d := e.deployment()
+						if g := d.TaskGroups["web"]; d.JobVersion != 2 || g.PlacedAllocs != 3 || g.HealthyAllocs != 3 {
+							e.t.Fatalf("revert deployment v%d %+v: want 3 placed, 3 healthy", d.JobVersion, g)
+						}
+					}},
 			},
 		},
 		{
