@@ -61,6 +61,9 @@ func (b *bench) rollout(nodes, count, maxParallel, clients int) error {
 func (b *bench) registerRollout(id string, count, maxParallel int, runFor string) (uint64, error) {
 	body, _ := json.Marshal(map[string]any{"Job": map[string]any{
 		"ID": id, "Type": "service", "Datacenters": []string{"dc1"},
+		// Only on the simulated nodes: the dev agent's own client would
+		// report health after its min_healthy_time.
+		"Constraints": []any{map[string]any{"LTarget": "${node.unique.name}", "RTarget": "^sim-", "Operand": "regexp"}},
 		"TaskGroups": []any{map[string]any{
 			"Name": "g", "Count": count,
 			"Update": map[string]any{"MaxParallel": maxParallel, "HealthCheck": "task_states",
