@@ -233,3 +233,41 @@ func TestDeploymentWatcherBatches(t *testing.T) {
 		}
 	})
 }
+
+// TestDeploymentWatcherRebuiltAfterFailover stops the watcher (leadership
+// lost) while a rollout progresses and starts a new one (the next
+// leader): it evaluates the job once, finishes the rollout and still
+// enforces the progress deadline of another, from state alone.
+func TestDeploymentWatcherRebuiltAfterFailover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := rtNewDeployFixture(t)
+		dep, allocs := f.rollout("web", 2, rtUpdate)
+		slow, _ := f.rollout("api", 1, rtUpdate)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := f.w.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		f.w.Stop()
+		// Meanwhile, without a leader, the allocations became healthy.
+		f.health(true, allocs...)
+		next := NewDeploymentWatcher(f.r.store, f.r, rtLog(), nil, f.ids.id)
+		if err := next.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer next.Stop()
+		synctest.Wait()
+		if d := f.deployment(dep); d.Status != state.DeploymentStatusSuccessful {
+			t.Fatalf("after failover: %s, want successful", d.Status)
+		}
+		if got := f.watcherEvals("api"); got != 2 {
+			t.Fatalf("%d evals of the unfinished job, want one per watcher start", got)
+		}
+		time.Sleep(rtUpdate.ProgressDeadline)
+		synctest.Wait()
+		if d := f.deployment(slow); d.Status != state.DeploymentStatusFailed {
+			t.Fatalf("past its deadline after failover: %s, want failed", d.Status)
+		}
+	})
+}
