@@ -1,6 +1,7 @@
 package http
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -80,7 +81,42 @@ func (s *Server) deploymentFail(w http.ResponseWriter, r *http.Request, p httpro
 	if err != nil {
 		return nil, err
 	}
-	return s.setDeploymentStatus(w, r, d, job, state.DeploymentStatusFailed, descDeploymentFailedByUser)
+	autoRevert := false
+	for _, g := range d.TaskGroups {
+		autoRevert = autoRevert || g.AutoRevert
+	}
+	if !autoRevert || job.Version != d.JobVersion {
+		return s.setDeploymentStatus(w, r, d, job, state.DeploymentStatusFailed, descDeploymentFailedByUser)
+	}
+	// As the watcher's failures: back to the latest stable version, in
+	// the same command.
+	versions, err := s.store.JobVersions(nil, job.Namespace, job.ID)
+	if err != nil {
+		return nil, err
+	}
+	stable := state.LatestStableVersion(job, versions)
+	if stable == nil {
+		return s.setDeploymentStatus(w, r, d, job, state.DeploymentStatusFailed, descDeploymentFailedByUser+" - no stable job version to auto revert to")
+	}
+	now := s.cfg.Now().UnixNano()
+	revert := stable.Copy()
+	revert.Stop = false
+	ev := s.newEval(revert, 0, state.EvalTriggerJobRegister, now)
+	resp, index, err := s.apply(w, r, store.DeploymentStatusUpdateRequestType, &store.DeploymentStatusUpdateRequest{
+		Updates: []*store.DeploymentStatusUpdate{{DeploymentID: d.ID, Status: state.DeploymentStatusFailed,
+			StatusDescription: fmt.Sprintf("%s - rolling back to job version %d", descDeploymentFailedByUser, stable.Version)}},
+		Revert: &store.JobRegisterRequest{Job: revert, Eval: ev, EnforceIndex: true, JobModifyIndex: job.JobModifyIndex, Now: now},
+		Now:    now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := stable.Version
+	out := &state.DeploymentUpdateResponse{DeploymentModifyIndex: index, Index: index, RevertedJobVersion: &v}
+	if rr := resp.(*store.DeploymentStatusUpdateResponse).Revert; rr != nil {
+		out.EvalID, out.EvalCreateIndex = rr.EvalID, rr.EvalCreateIndex
+	}
+	return out, nil
 }
 
 // deploymentPause serves POST /v1/deployment/pause/:deployment_id: pause

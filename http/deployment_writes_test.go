@@ -169,3 +169,30 @@ func TestJobScale(t *testing.T) {
 	}
 	h.fail(http.MethodGet, "/v1/job/nope/scale", nil, http.StatusNotFound)
 }
+
+func TestDeploymentFailAutoReverts(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	h.register(testJob("web"))
+	h.ok(http.MethodPost, "/v1/job/web/stable", map[string]any{"JobID": "web", "JobVersion": 0, "Stable": true}, nil)
+	v1 := testJob("web")
+	v1.TaskGroups[0].Tasks[0].Config = map[string]any{"command": "/bin/sleep", "args": []any{"99"}}
+	h.register(v1)
+	job := h.registered(v1)
+	d := &state.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobVersion: job.Version, JobCreateIndex: job.CreateIndex,
+		Status: state.DeploymentStatusRunning, TaskGroups: map[string]*state.DeploymentState{"web": {DesiredTotal: 2, AutoRevert: true}}}
+	h.apply(store.DeploymentUpsertRequestType, &store.DeploymentUpsertRequest{Deployments: []*state.Deployment{d}})
+
+	var out state.DeploymentUpdateResponse
+	h.ok(http.MethodPost, "/v1/deployment/fail/d1", nil, &out)
+	got := h.deployment("d1")
+	j := h.job("default", "web")
+	if got.Status != state.DeploymentStatusFailed || got.StatusDescription != "Deployment marked as failed - rolling back to job version 0" {
+		t.Fatalf("deployment %s (%s)", got.Status, got.StatusDescription)
+	}
+	if j.Version != 2 || j.TaskGroups[0].Tasks[0].Config["args"].([]any)[0] != "60" || out.RevertedJobVersion == nil || *out.RevertedJobVersion != 0 {
+		t.Fatalf("job version %d config %v, answer %+v", j.Version, j.TaskGroups[0].Tasks[0].Config, out)
+	}
+	if e := h.eval(out.EvalID); e.JobID != "web" {
+		t.Fatalf("revert eval %+v", e)
+	}
+}

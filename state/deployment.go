@@ -97,3 +97,20 @@ func (d *Deployment) PromoteGroups(all bool, groups []string, healthy func(alloc
 	}
 	return groups, nil
 }
+
+// LatestStableVersion returns the version an automatic revert of job goes
+// back to: among versions (the job's retained versions), the newest one
+// older than job's version, of the same job instance, marked stable, whose
+// spec differs from job's; nil when there is none.
+func LatestStableVersion(job *Job, versions []*Job) *Job {
+	var best *Job
+	for _, v := range versions {
+		if !v.Stable || v.Version >= job.Version || v.CreateIndex != job.CreateIndex || !job.SpecChanged(v) {
+			continue
+		}
+		if best == nil || v.Version > best.Version {
+			best = v
+		}
+	}
+	return best
+}

@@ -29,10 +29,12 @@ type DeploymentAllocHealthRequest struct {
 }
 
 // DeploymentUpdateResponse answers the deployment writes.
+// RevertedJobVersion is set when a fail reverted the job to that version.
 type DeploymentUpdateResponse struct {
 	EvalID                string
 	EvalCreateIndex       uint64
 	DeploymentModifyIndex uint64
+	RevertedJobVersion    *uint64 `json:",omitempty"`
 	Index                 uint64
 }
 

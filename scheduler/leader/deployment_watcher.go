@@ -310,23 +310,14 @@ func (w *DeploymentWatcher) canariesHealthy(ds *state.DeploymentState) (bool, er
 	return n >= ds.DesiredCanaries, nil
 }
 
-// latestStable returns the newest stable version of job older than the
-// current one whose spec differs from it, or nil.
+// latestStable returns the version an auto-revert of job goes back to,
+// or nil.
 func (w *DeploymentWatcher) latestStable(job *state.Job) (*state.Job, error) {
 	versions, err := w.store.JobVersions(nil, job.Namespace, job.ID)
 	if err != nil {
 		return nil, err
 	}
-	var best *state.Job
-	for _, v := range versions {
-		if !v.Stable || v.Version >= job.Version || v.CreateIndex != job.CreateIndex || !job.SpecChanged(v) {
-			continue
-		}
-		if best == nil || v.Version > best.Version {
-			best = v
-		}
-	}
-	return best, nil
+	return state.LatestStableVersion(job, versions), nil
 }
 
 // eval is the evaluation of a deployment's job that moves the rollout on.
