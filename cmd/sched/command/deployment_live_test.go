@@ -130,6 +130,21 @@ func TestDeploymentCLIAgainstAgent(t *testing.T) {
 		t.Fatalf("deployments %+v", ds)
 	}
 	ok(sched("job", "status", "web"), "Latest Deployment", "successful")
+	var st struct {
+		Job              state.Job
+		LatestDeployment *state.Deployment
+	}
+	r0 := sched("job", "status", "-json", "web")
+	ok(r0)
+	if err := json.Unmarshal([]byte(r0.stdout), &st); err != nil || st.LatestDeployment == nil || !st.Job.Stable {
+		t.Fatalf("job status -json: %v\n%s", err, r0.stdout)
+	}
+	var hist state.JobVersionsResponse
+	r0 = sched("job", "history", "-json", "web")
+	ok(r0)
+	if err := json.Unmarshal([]byte(r0.stdout), &hist); err != nil || len(hist.Versions) != 1 || !hist.Versions[0].Stable {
+		t.Fatalf("job history -json: %v\n%s", err, r0.stdout)
+	}
 
 	// A canary version waits for promotion; pause and resume it on the
 	// way, then promote it once the canary is healthy.
