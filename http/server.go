@@ -146,13 +146,13 @@ func (s *Server) write(path string, h handlerFunc) {
 // routes registers every area's endpoints. Each area keeps its routes in
 // its own file.
 func (s *Server) routes() {
-	s.jobRoutes()        // jobs.go
-	s.jobVersionRoutes() // job_versions_write.go
-	s.namespaceRoutes()  // namespaces.go
-	s.schedulerRoutes()  // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
-	s.aclRoutes()        // acl_routes.go: tokens and policies
-	s.clusterRoutes()    // cluster_routes.go: status, agent, operator
-	s.clientRoutes()     // client_routes.go
+	s.jobRoutes()       // jobs.go
+	s.jobDeployRoutes() // job_deploy.go: revert, stable, scale
+	s.namespaceRoutes() // namespaces.go
+	s.schedulerRoutes() // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
+	s.aclRoutes()       // acl_routes.go: tokens and policies
+	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
+	s.clientRoutes()    // client_routes.go
 }
 
 // writeRouteError answers a request no route matched: a JSON:API error

@@ -10,9 +10,9 @@ import (
 	"github.com/schedhq/sched/state/store"
 )
 
-// jobVersionRoutes registers revert, stable and scale (spec §4 rows 14,
+// jobDeployRoutes registers revert, stable and scale (spec §4 rows 14,
 // 15, 20 and 21).
-func (s *Server) jobVersionRoutes() {
+func (s *Server) jobDeployRoutes() {
 	s.write("/v1/job/:job_id/revert", s.jobRevert)
 	s.write("/v1/job/:job_id/stable", s.jobStable)
 	s.handle(http.MethodGet, "/v1/job/:job_id/scale", s.jobScaleStatus)
