@@ -30,8 +30,8 @@ const (
 )
 
 // DeploymentWatcher follows the active deployments on the leader, from the
-// allocation health clients report (counted into each deployment by the
-// store), and moves them on:
+// allocation health clients report (read from the allocations of each
+// deployment's job at every pass), and moves them on:
 //
 //   - a deployment with an unhealthy allocation fails, and so does one
 //     where a group not yet done passes its RequireProgressBy (progress
@@ -40,8 +40,8 @@ const (
 //     command;
 //   - a group whose canaries are all healthy is promoted when every group
 //     waiting for promotion has AutoPromote;
-//   - a deployment whose groups all have DesiredTotal healthy allocations
-//     (and promoted canaries) succeeds, and its job version is marked
+//   - a deployment whose groups all have DesiredTotal live healthy
+//     allocations (and promoted canaries) succeeds, and its job version is marked
 //     stable;
 //   - when a deployment's healthy count grows, the job is evaluated again
 //     (TriggeredBy "deployment-watcher"), so the reconciler starts the next
@@ -148,7 +148,11 @@ func (w *DeploymentWatcher) pass(ctx context.Context) (time.Time, error) {
 		if job == nil || job.Version != d.JobVersion || job.CreateIndex != d.JobCreateIndex {
 			continue // the store cancels it with the newer version
 		}
-		v, err := w.judge(d, job, now)
+		counts, err := w.count(d)
+		if err != nil {
+			return time.Time{}, err
+		}
+		v, err := w.judge(d, counts, now)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -244,19 +248,53 @@ type verdict struct {
 	deadline time.Time
 }
 
-// judge decides a deployment's next step.
-func (w *DeploymentWatcher) judge(d *state.Deployment, job *state.Job, now time.Time) (verdict, error) {
+// groupCounts is what a deployment's allocations of one group say now.
+type groupCounts struct {
+	// healthy counts the live allocations of the deployment reported
+	// healthy; unhealthy every one reported unhealthy.
+	healthy, unhealthy int
+}
+
+// count reads a deployment's allocations and counts, per group, the live
+// healthy ones and the unhealthy ones. The watcher decides on these rather
+// than on the deployment's counters (which also count allocations that
+// were healthy once and have stopped since, and are what the API shows):
+// a group is done when DesiredTotal allocations of it are healthy now.
+func (w *DeploymentWatcher) count(d *state.Deployment) (map[string]groupCounts, error) {
+	allocs, err := w.store.AllocsByJob(nil, d.Namespace, d.JobID, false)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]groupCounts{}
+	for _, a := range allocs {
+		if a.DeploymentID != d.ID || a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil {
+			continue
+		}
+		c := out[a.TaskGroup]
+		switch {
+		case !*a.DeploymentStatus.Healthy:
+			c.unhealthy++
+		case !a.Terminal():
+			c.healthy++
+		}
+		out[a.TaskGroup] = c
+	}
+	return out, nil
+}
+
+// judge decides a deployment's next step from its allocations' counts.
+func (w *DeploymentWatcher) judge(d *state.Deployment, counts map[string]groupCounts, now time.Time) (verdict, error) {
 	var v verdict
 	done, waitPromotion, allAuto := true, false, true
 	var promote []string
 	for _, name := range slices.Sorted(maps.Keys(d.TaskGroups)) {
-		ds := d.TaskGroups[name]
-		v.healthy += ds.HealthyAllocs
+		ds, c := d.TaskGroups[name], counts[name]
+		v.healthy += c.healthy
 		v.autoRevert = v.autoRevert || ds.AutoRevert
-		if ds.UnhealthyAllocs > 0 && v.fail == "" {
+		if (c.unhealthy > 0 || ds.UnhealthyAllocs > 0) && v.fail == "" {
 			v.fail = DeploymentDescUnhealthy
 		}
-		groupDone := ds.HealthyAllocs >= ds.DesiredTotal && (ds.DesiredCanaries == 0 || ds.Promoted)
+		groupDone := c.healthy >= ds.DesiredTotal && (ds.DesiredCanaries == 0 || ds.Promoted)
 		if !groupDone {
 			done = false
 			if ds.ProgressDeadline > 0 && ds.RequireProgressBy > 0 {
