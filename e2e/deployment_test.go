@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -117,4 +119,78 @@ func waitDeployment(t *testing.T, c *api.Client, job string, version uint64, sta
 		return fmt.Errorf("no deployment yet")
 	})
 	return found
+}
+
+// TestClusterDeploymentResumesAfterFailover: three servers and one client
+// agent; a rolling update is under way (one batch healthy, the rest to
+// go) when the leader is SIGKILLed. The new leader's deployment watcher
+// picks the rollout up from state and it completes.
+func TestClusterDeploymentResumesAfterFailover(t *testing.T) {
+	c := newLoopCluster(t, 3, "")
+	c.startAll()
+	leader := c.leader(20 * time.Second)
+	startClientAgent(t, c)
+	cl := leader.client()
+	ctx := context.Background()
+	testutil.WaitForErr(t, 30*time.Second, "the client node to be ready", func() error {
+		nodes, _, err := cl.Nodes().List(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if n.Status == state.NodeStatusReady {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d nodes, none ready", len(nodes))
+	})
+
+	job := &state.Job{
+		ID: "failover-roll", Type: state.JobTypeService,
+		TaskGroups: []*state.TaskGroup{{
+			Name: "g", Count: 4,
+			Update: &state.UpdateStrategy{MaxParallel: 1, HealthCheck: state.UpdateHealthCheckTaskStates,
+				MinHealthyTime: 2 * time.Second, HealthyDeadline: 30 * time.Second, ProgressDeadline: time.Minute},
+			Tasks: []*state.Task{{Name: "t", Driver: "mock", Config: map[string]any{"run_for": "1h"},
+				Resources: &state.Resources{CPU: 50, MemoryMB: 32}}},
+		}},
+	}
+	if _, _, err := cl.Jobs().Register(ctx, job, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitDeployment(t, cl, job.ID, 0, state.DeploymentStatusSuccessful)
+	v1 := job.Copy()
+	v1.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "2h"}
+	if _, _, err := cl.Jobs().Register(ctx, v1, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitForErr(t, 60*time.Second, "the rollout half way", func() error {
+		d := waitDeployment(t, cl, job.ID, 1, state.DeploymentStatusRunning)
+		if h := d.TaskGroups["g"].HealthyAllocs; h < 1 || h > 2 {
+			return fmt.Errorf("%d healthy", h)
+		}
+		return nil
+	})
+	leader.kill()
+	cl = c.leader(30 * time.Second).client()
+	d := waitDeployment(t, cl, job.ID, 1, state.DeploymentStatusSuccessful)
+	if g := d.TaskGroups["g"]; g.HealthyAllocs < 4 {
+		t.Fatalf("deployment after failover: %+v", g)
+	}
+	testutil.WaitForErr(t, 30*time.Second, "4 allocations of version 1 running", func() error {
+		allocs, _, err := cl.Jobs().Allocations(ctx, job.ID, false, nil)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, a := range allocs {
+			if !a.Terminal() && a.ClientStatus == state.AllocClientStatusRunning && a.Job.Version == 1 {
+				n++
+			}
+		}
+		if n != 4 {
+			return fmt.Errorf("%d running at version 1", n)
+		}
+		return nil
+	})
 }
