@@ -56,8 +56,9 @@ type JobVersionRef struct {
 // mark stable (a successful deployment's), evaluations to create (the next
 // step of rollouts), and at most one revert, all in one command.
 //
-// An update of a deployment that no longer exists or is no longer active
-// is skipped (it finished between the leader's decision and the commit),
+// Resuming a paused deployment (paused to running) moves each group's
+// RequireProgressBy to at least Now plus its progress deadline. An update
+// of a deployment that no longer exists or is no longer active is skipped (it finished between the leader's decision and the commit),
 // as is a stable mark of a version that no longer exists. Revert is a
 // register of an earlier version's spec as a new version (auto-revert),
 // applied as a JobRegisterRequest would be, after the updates.
@@ -101,6 +102,15 @@ func applyDeploymentStatusUpdate(t *writeTxn, req *DeploymentStatusUpdateRequest
 			continue
 		}
 		next := d.Copy()
+		if d.Status == state.DeploymentStatusPaused && u.Status == state.DeploymentStatusRunning {
+			// Resumed: the time spent paused does not count against the
+			// progress deadline.
+			for _, ds := range next.TaskGroups {
+				if ds.ProgressDeadline > 0 {
+					ds.RequireProgressBy = max(ds.RequireProgressBy, req.Now+ds.ProgressDeadline)
+				}
+			}
+		}
 		next.Status, next.StatusDescription = u.Status, u.StatusDescription
 		next.ModifyIndex, next.ModifyTime = t.index, req.Now
 		if err := t.insert(TableDeployment, next); err != nil {

@@ -154,3 +154,18 @@ func TestJobScale(t *testing.T) {
 		t.Fatalf("scale of an unknown group: %v, want invalid", e)
 	}
 }
+
+func TestDeploymentResumeExtendsProgressDeadline(t *testing.T) {
+	s := stDeploymentFixture(t)
+	set := func(index uint64, status string, now int64) {
+		stApply(t, s, index, DeploymentStatusUpdateRequestType, &DeploymentStatusUpdateRequest{
+			Updates: []*DeploymentStatusUpdate{{DeploymentID: "d1", Status: status}}, Now: now,
+		})
+	}
+	set(12, state.DeploymentStatusPaused, 100)
+	resumeAt := int64(time.Hour)
+	set(13, state.DeploymentStatusRunning, resumeAt)
+	if got, want := stDeploymentState(t, s).RequireProgressBy, resumeAt+int64(time.Minute); got != want {
+		t.Fatalf("RequireProgressBy %d after resume, want %d", got, want)
+	}
+}
