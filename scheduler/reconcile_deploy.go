@@ -264,8 +264,8 @@ func (r *reconciler) track(res *reconcileResult, tg *state.TaskGroup, g *groupDe
 		return
 	}
 	places, inplace := res.places[first:], res.inplace[inplaceFrom:]
-	if len(places) == 0 && len(inplace) == 0 && g.dep == nil {
-		return
+	if len(places) == 0 && len(inplace) == 0 && (g.dep == nil || g.dep.TaskGroups[tg.Name] == nil) {
+		return // nothing to roll out here: the group stays out of it
 	}
 	d := r.ensureDeployment()
 	if d.TaskGroups[tg.Name] == nil {

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -358,5 +360,32 @@ func TestDeploymentScenarios(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDeploymentOfOneChangedGroup: a version that changes one of two
+// groups replaces that group's allocations one at a time, while the
+// other's are updated in place and join the deployment healthy; a group
+// of count 0 has nothing to roll out and stays out of it.
+func TestDeploymentOfOneChangedGroup(t *testing.T) {
+	e := newDeployEnv(t)
+	job := MockJob("web")
+	job.TaskGroups[0].Count = 2
+	api := job.TaskGroups[0].Copy()
+	api.Name = "api"
+	idle := job.TaskGroups[0].Copy()
+	idle.Name, idle.Count = "idle", 0
+	job.TaskGroups = append(job.TaskGroups, api, idle)
+	runEval(t, e.h, job)
+	e.settle()
+	e.register(func(j *state.Job) { j.TaskGroups[1].Tasks[0].Config = map[string]any{"run_for": "2h"} })
+	e.eval()
+	d := e.deployment()
+	web, apiState := d.TaskGroups["web"], d.TaskGroups["api"]
+	if d.JobVersion != 1 || len(d.TaskGroups) != 2 || web == nil || apiState == nil {
+		t.Fatalf("deployment of version %d has groups %v, want web and api", d.JobVersion, slices.Sorted(maps.Keys(d.TaskGroups)))
+	}
+	if web.HealthyAllocs != 2 || apiState.PlacedAllocs != 1 || apiState.HealthyAllocs != 0 {
+		t.Fatalf("web %+v, api %+v: want web 2 healthy in place, api 1 replaced", web, apiState)
 	}
 }
