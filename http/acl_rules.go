@@ -183,6 +183,9 @@ func aclRuleTable() map[route]aclRule {
 	get("/v1/deployments", aclReadJob.filtered())
 	get("/v1/deployment/:deployment_id", aclReadJob)
 	get("/v1/deployment/allocations/:deployment_id", aclReadJob)
+	for _, verb := range []string{"promote", "fail", "pause", "allocation-health"} {
+		write("/v1/deployment/"+verb+"/:deployment_id", aclSubmitJob)
+	}
 	write("/v1/system/gc", aclManagement)
 
 	// Nodes and node pools.

@@ -10,12 +10,15 @@ import (
 	"github.com/schedhq/sched/state/store"
 )
 
-// deploymentRoutes registers the deployment reads. The writes (promote,
-// fail, pause) arrive with the deployments issue.
+// deploymentRoutes registers the deployment reads and writes.
 func (s *Server) deploymentRoutes() {
 	s.handle(http.MethodGet, "/v1/deployments", s.deploymentList)
 	s.handle(http.MethodGet, "/v1/deployment/:deployment_id", s.deploymentRead)
 	s.handle(http.MethodGet, "/v1/deployment/allocations/:deployment_id", s.deploymentAllocations)
+	s.write("/v1/deployment/promote/:deployment_id", s.deploymentPromote)
+	s.write("/v1/deployment/fail/:deployment_id", s.deploymentFail)
+	s.write("/v1/deployment/pause/:deployment_id", s.deploymentPause)
+	s.write("/v1/deployment/allocation-health/:deployment_id", s.deploymentAllocHealth)
 }
 
 // deploymentList serves GET /v1/deployments: namespace (with *), prefix,

@@ -147,6 +147,7 @@ func (s *Server) write(path string, h handlerFunc) {
 // its own file.
 func (s *Server) routes() {
 	s.jobRoutes()       // jobs.go
+	s.jobDeployRoutes() // job_deploy.go: revert, stable, scale
 	s.namespaceRoutes() // namespaces.go
 	s.schedulerRoutes() // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
 	s.aclRoutes()       // acl_routes.go: tokens and policies

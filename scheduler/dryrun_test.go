@@ -20,7 +20,11 @@ func TestDryRun(t *testing.T) {
 		{"new job", false, nil, state.DesiredUpdates{Place: 4}, false, 0},
 		{"unchanged job", true, nil, state.DesiredUpdates{Ignore: 4}, false, 0},
 		{"count up", true, func(j *state.Job) { j.TaskGroups[0].Count = 6 }, state.DesiredUpdates{Place: 2, InPlaceUpdate: 4}, false, 0},
-		{"destructive", true, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Config = map[string]any{"x": "y"} }, state.DesiredUpdates{DestructiveUpdate: 4}, false, 0},
+		{"destructive", true, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Config = map[string]any{"x": "y"} }, state.DesiredUpdates{DestructiveUpdate: 1, Ignore: 3}, false, 0},
+		{"destructive max_parallel 4", true, func(j *state.Job) {
+			j.TaskGroups[0].Tasks[0].Config = map[string]any{"x": "y"}
+			j.TaskGroups[0].Update.MaxParallel = 4
+		}, state.DesiredUpdates{DestructiveUpdate: 4}, false, 0},
 		{"in place", true, func(j *state.Job) { j.TaskGroups[0].RestartPolicy.Attempts = 8 }, state.DesiredUpdates{InPlaceUpdate: 4}, false, 0},
 		{"stop", true, func(j *state.Job) { j.Stop = true }, state.DesiredUpdates{Stop: 4}, false, 0},
 		{"no room", false, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Resources.MemoryMB = 100000 }, state.DesiredUpdates{Place: 4}, true, 1},

@@ -70,6 +70,7 @@ func (s *genericScheduler) compute() error {
 	}
 	res := r.reconcile()
 	s.desired = res.desired
+	s.plan.Deployment = res.deployment
 
 	for _, e := range res.followups {
 		if err := s.planner.CreateEval(e); err != nil {
@@ -145,6 +146,10 @@ func (s *genericScheduler) place(places []placeRequest, jobAllocs []*state.Alloc
 			continue
 		}
 		a := s.newAlloc(tg, p.name, o, m)
+		a.DeploymentID = p.deploymentID
+		if p.canary {
+			a.DeploymentStatus = &state.AllocDeploymentStatus{Canary: true}
+		}
 		if p.previous != nil {
 			s.link(p.previous, a)
 			a.RescheduleTracker = p.previous.RescheduleTracker.Copy()

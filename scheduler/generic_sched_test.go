@@ -133,6 +133,7 @@ func TestGenericScenarios(t *testing.T) {
 			change: func(e *env) *state.Job {
 				j := e.job.Copy()
 				j.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "2h"}
+				j.TaskGroups[0].Update.MaxParallel = 4 // the whole group in one batch
 				return j
 			},
 			want: state.DesiredUpdates{DestructiveUpdate: 4},

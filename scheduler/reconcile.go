@@ -30,6 +30,7 @@ const (
 	placeLost
 	placeMigrate
 	placeDestructive
+	placeCanary
 )
 
 // stopRequest asks that an allocation be stopped.
@@ -54,6 +55,10 @@ type placeRequest struct {
 	// reschedule adds a RescheduleTracker event with this delay.
 	reschedule bool
 	delay      time.Duration
+	// deploymentID is the deployment the placement belongs to; canary
+	// marks it a canary of that deployment.
+	deploymentID string
+	canary       bool
 }
 
 // reconcileResult is everything a job's allocations need, group by group.
@@ -66,6 +71,9 @@ type reconcileResult struct {
 	attrUpdates []*state.Allocation
 	followups   []*state.Evaluation
 	desired     map[string]*state.DesiredUpdates
+	// deployment is created or changed with the plan (see
+	// reconcile_deploy.go); nil when neither.
+	deployment *state.Deployment
 }
 
 // reconciler compares a job's desired state with its allocations and
@@ -86,13 +94,17 @@ type reconciler struct {
 	// nodes holds the node of every allocation; a missing or nil entry
 	// means the node is gone.
 	nodes map[string]*state.Node
-	// deployment is the job's active deployment (deployments issue).
+	// deployment is the job's latest deployment, nil when none.
 	deployment *state.Deployment
+
+	// out is the result being built.
+	out *reconcileResult
 }
 
 // reconcile computes the result.
 func (r *reconciler) reconcile() *reconcileResult {
 	res := &reconcileResult{desired: map[string]*state.DesiredUpdates{}}
+	r.out = res
 	byGroup := map[string][]*state.Allocation{}
 	for _, a := range r.allocs {
 		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
@@ -178,6 +190,12 @@ func (r *reconciler) migrating(a *state.Allocation) bool {
 // group reconciles one task group and returns its delayed reschedules.
 func (r *reconciler) group(res *reconcileResult, tg *state.TaskGroup, allocs []*state.Allocation) []laterReschedule {
 	du := res.desiredFor(tg.Name)
+	dg := r.groupDeployment(tg, allocs)
+	if dg != nil {
+		allocs = dg.withoutCanaries(allocs)
+		dg.stopEndedCanaries(res, du)
+	}
+	firstPlace, firstInplace := len(res.places), len(res.inplace)
 	var (
 		// live are the allocations that count towards the group's count:
 		// running or pending ones on healthy nodes, failed ones that are
@@ -245,6 +263,9 @@ func (r *reconciler) group(res *reconcileResult, tg *state.TaskGroup, allocs []*
 		migrate = migrate[:limit]
 		sortByName(live)
 	}
+	if dg != nil {
+		live = r.stopReplaced(res, du, dg, live)
+	}
 
 	stopped := map[string]bool{}
 	if excess := len(live) - tg.Count; excess > 0 {
@@ -307,8 +328,9 @@ func (r *reconciler) group(res *reconcileResult, tg *state.TaskGroup, allocs []*
 		du.Place++
 	}
 
-	// Then what stays: unchanged, updated in place, or replaced.
-	budget := r.destructiveLimit(tg)
+	// Then what stays: unchanged, updated in place, or replaced (rolled
+	// out through the deployment, see reconcile_deploy.go).
+	var outdated []*state.Allocation
 	for _, a := range live {
 		if completeBatch[a.ID] || waitingReschedule[a.ID] || keptFailure[a.ID] || r.upToDate(a) {
 			du.Ignore++
@@ -322,17 +344,10 @@ func (r *reconciler) group(res *reconcileResult, tg *state.TaskGroup, allocs []*
 			du.InPlaceUpdate++
 			continue
 		}
-		if budget == 0 {
-			du.Ignore++
-			continue
-		}
-		budget--
-		res.places = append(res.places, placeRequest{
-			tg: tg, name: a.Name, kind: placeDestructive, previous: a,
-			stopPrevious: &stopRequest{alloc: a, desc: descUpdating},
-		})
-		du.DestructiveUpdate++
+		outdated = append(outdated, a)
 	}
+	r.rollout(res, tg, du, dg, outdated)
+	r.track(res, tg, dg, firstPlace, firstInplace)
 	return later
 }
 
@@ -349,14 +364,6 @@ func (r *reconciler) upToDate(a *state.Allocation) bool {
 func (r *reconciler) nodeStillMatches(a *state.Allocation) bool {
 	n := r.nodes[a.NodeID]
 	return n != nil && poolMatches(r.job.NodePool, n) && datacenterMatches(r.job.Datacenters, n.Datacenter)
-}
-
-// destructiveLimit is how many destructive updates a group gets in this
-// eval. Until deployments exist every outdated allocation is replaced at
-// once; this is the hook where rolling updates (Update.MaxParallel gated
-// on health) and canaries will limit it, reading r.deployment.
-func (r *reconciler) destructiveLimit(tg *state.TaskGroup) int {
-	return math.MaxInt
 }
 
 // migrateLimit is how many allocations of a group migrate at a time: its

@@ -6,7 +6,8 @@
 //   - blocking-read wake-up latency: from a write's acknowledgement to the
 //     response of a reader blocked on that job;
 //   - resident memory of the agent once M jobs are registered;
-//   - a client agent running mock allocations (client.go).
+//   - a client agent running mock allocations (client.go);
+//   - a rolling update through a deployment (rollout.go).
 //
 // With -spawn it starts `BIN agent -dev` on free ports itself (and can read
 // the agent's memory); otherwise it targets -address. It is a benchmark,
@@ -45,7 +46,10 @@ func main() {
 		readFor   = flag.Duration("read-for", 5*time.Second, "how long to measure reads")
 		wakeups   = flag.Int("wakeups", 300, "blocking-read wake-ups to time")
 		memJobs   = flag.Int("mem-jobs", 10000, "jobs registered in total before reading resident memory")
-		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, running, client, dispatch, or all")
+		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, running, client, rollout, dispatch, or all")
+		roCount   = flag.Int("rollout-count", 1000, "allocations of the rollout scenario's job")
+		roPar     = flag.Int("rollout-max-parallel", 100, "update.max_parallel of the rollout scenario")
+		roNodes   = flag.Int("rollout-nodes", 50, "simulated client nodes of the rollout scenario")
 		dispatchN = flag.Int("dispatches", 10000, "dispatches of the dispatch scenario")
 		clAllocs  = flag.Int("client-allocs", 1000, "mock allocations of the client scenario")
 		nodes     = flag.Int("nodes", 5000, "simulated nodes for the placement scenario")
@@ -77,6 +81,11 @@ func main() {
 	}
 	if *scenario == "all" || *scenario == "running" {
 		if err := b.running(*runNodes, *runJobs, *clients); err != nil {
+			fatal(err)
+		}
+	}
+	if *scenario == "all" || *scenario == "rollout" {
+		if err := b.rollout(*roNodes, *roCount, *roPar, *clients); err != nil { // rollout.go
 			fatal(err)
 		}
 	}

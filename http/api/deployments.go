@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/schedhq/sched/state"
 )
@@ -26,4 +27,29 @@ func (d *Deployments) Info(ctx context.Context, id string, q *QueryOptions) (*st
 // Allocations returns a deployment's allocations.
 func (d *Deployments) Allocations(ctx context.Context, id string, q *QueryOptions) ([]*state.AllocListStub, *QueryMeta, error) {
 	return get[[]*state.AllocListStub](ctx, d.c, PathOf("v1", "deployment", "allocations", id), nil, q)
+}
+
+// Promote promotes the canaries of every group of a deployment (all) or
+// of the named groups.
+func (d *Deployments) Promote(ctx context.Context, id string, all bool, groups []string, w *WriteOptions) (*state.DeploymentUpdateResponse, *WriteMeta, error) {
+	body := state.DeploymentPromoteRequest{DeploymentID: id, All: all, Groups: groups}
+	return send[*state.DeploymentUpdateResponse](ctx, d.c, http.MethodPut, PathOf("v1", "deployment", "promote", id), nil, w, body)
+}
+
+// Fail marks an active deployment failed.
+func (d *Deployments) Fail(ctx context.Context, id string, w *WriteOptions) (*state.DeploymentUpdateResponse, *WriteMeta, error) {
+	body := struct{ DeploymentID string }{id}
+	return send[*state.DeploymentUpdateResponse](ctx, d.c, http.MethodPut, PathOf("v1", "deployment", "fail", id), nil, w, body)
+}
+
+// Pause pauses (pause true) or resumes an active deployment.
+func (d *Deployments) Pause(ctx context.Context, id string, pause bool, w *WriteOptions) (*state.DeploymentUpdateResponse, *WriteMeta, error) {
+	body := state.DeploymentPauseRequest{DeploymentID: id, Pause: pause}
+	return send[*state.DeploymentUpdateResponse](ctx, d.c, http.MethodPut, PathOf("v1", "deployment", "pause", id), nil, w, body)
+}
+
+// SetAllocHealth sets the health of allocations of a deployment by hand.
+func (d *Deployments) SetAllocHealth(ctx context.Context, id string, healthy, unhealthy []string, w *WriteOptions) (*state.DeploymentUpdateResponse, *WriteMeta, error) {
+	body := state.DeploymentAllocHealthRequest{DeploymentID: id, HealthyAllocationIDs: healthy, UnhealthyAllocationIDs: unhealthy}
+	return send[*state.DeploymentUpdateResponse](ctx, d.c, http.MethodPut, PathOf("v1", "deployment", "allocation-health", id), nil, w, body)
 }

@@ -114,8 +114,10 @@ type Runtime struct {
 	Workers    *WorkerPool
 	Heartbeats *Heartbeater
 	Drainer    *Drainer
-	GC         *GarbageCollector
-	Periodic   *PeriodicLauncher
+	// Deployments is the deployment watcher.
+	Deployments *DeploymentWatcher
+	GC          *GarbageCollector
+	Periodic    *PeriodicLauncher
 
 	feed *evalFeed
 }
@@ -130,16 +132,17 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 	blocked := NewBlockedEvals(cfg.Blocked, cfg.Store, broker, cfg.Raft, cfg.Logger, cfg.Now)
 	plans := NewPlanQueue()
 	r := &Runtime{
-		Broker:     broker,
-		Blocked:    blocked,
-		Plans:      plans,
-		Applier:    NewPlanApplier(cfg.Store, cfg.Raft, plans, broker, cfg.Logger, cfg.Now),
-		Workers:    NewWorkerPool(cfg, broker, plans),
-		Heartbeats: NewHeartbeater(cfg.Heartbeat, cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
-		Drainer:    NewDrainer(cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
-		GC:         NewGarbageCollector(cfg.GC, cfg.Store, cfg.Raft, cfg.Logger, cfg.Now),
-		Periodic:   NewPeriodicLauncher(cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
-		feed:       &evalFeed{store: cfg.Store, broker: broker, blocked: blocked, log: cfg.Logger},
+		Broker:      broker,
+		Blocked:     blocked,
+		Plans:       plans,
+		Applier:     NewPlanApplier(cfg.Store, cfg.Raft, plans, broker, cfg.Logger, cfg.Now),
+		Workers:     NewWorkerPool(cfg, broker, plans),
+		Heartbeats:  NewHeartbeater(cfg.Heartbeat, cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
+		Drainer:     NewDrainer(cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
+		Deployments: NewDeploymentWatcher(cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
+		GC:          NewGarbageCollector(cfg.GC, cfg.Store, cfg.Raft, cfg.Logger, cfg.Now),
+		Periodic:    NewPeriodicLauncher(cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
+		feed:        &evalFeed{store: cfg.Store, broker: broker, blocked: blocked, log: cfg.Logger},
 	}
 	return r, nil
 }
@@ -147,9 +150,10 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 // Services returns the leader duties in start order: the broker and
 // blocked evals first (empty and enabled), then the feed that restores them
 // from the evaluations in state and keeps them fed, the plan applier before
-// the workers that submit to it, then heartbeats, the drainer and GC.
+// the workers that submit to it, then heartbeats, the drainer, the
+// deployment watcher and GC.
 func (r *Runtime) Services() []Service {
-	return []Service{r.Broker, r.Blocked, r.feed, r.Applier, r.Workers, r.Heartbeats, r.Drainer, r.GC, r.Periodic}
+	return []Service{r.Broker, r.Blocked, r.feed, r.Applier, r.Workers, r.Heartbeats, r.Drainer, r.Deployments, r.GC, r.Periodic}
 }
 
 // Heartbeat resets a node's heartbeat timer and returns its TTL; see

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/schedhq/sched/state"
 )
 
 // decoder reads blocks of a job file into state values. It records every
@@ -19,6 +21,9 @@ type decoder struct {
 	// nil for HCL1 whose values are literals.
 	ctx   *hcl.EvalContext
 	diags hcl.Diagnostics
+	// jobUpdate is the job's update block while its groups are read: a
+	// group's update block without max_parallel inherits the job's.
+	jobUpdate *state.UpdateStrategy
 }
 
 // spec builds the schema of a block: attrs is a space-separated list of

@@ -26,6 +26,8 @@ func (d *decoder) job(b *hcl.Block) *state.Job {
 	if u := d.one(c, "update"); u != nil {
 		job.Update = d.update(u)
 	}
+	d.jobUpdate = job.Update
+	defer func() { d.jobUpdate = nil }()
 	if p := d.one(c, "periodic"); p != nil {
 		job.Periodic = d.periodic(p)
 	}
@@ -38,11 +40,16 @@ func (d *decoder) job(b *hcl.Block) *state.Job {
 	return job
 }
 
-// update reads an update block, of a job or of a group.
+// update reads an update block, of a job or of a group. A block without
+// max_parallel gets the job block's (in a group), else 1, as in Nomad: an
+// explicit max_parallel = 0 is what turns deployments off.
 func (d *decoder) update(b *hcl.Block) *state.UpdateStrategy {
 	c := d.content(b.Body, spec("max_parallel health_check min_healthy_time healthy_deadline "+
 		"progress_deadline auto_revert auto_promote canary stagger"))
-	u := &state.UpdateStrategy{}
+	u := &state.UpdateStrategy{MaxParallel: 1}
+	if d.jobUpdate != nil {
+		u.MaxParallel = d.jobUpdate.MaxParallel
+	}
 	setInt(d, c, "max_parallel", &u.MaxParallel)
 	d.str(c, "health_check", &u.HealthCheck)
 	d.duration(c, "min_healthy_time", &u.MinHealthyTime)

@@ -116,6 +116,9 @@ func upsertAlloc(t *writeTxn, a *state.Allocation, now int64) error {
 		return err
 	}
 	t.jobs[nsID{a.Namespace, a.JobID}] = true
+	if err := updateDeploymentWithAlloc(t, old, a, now); err != nil {
+		return err
+	}
 	return updateSummaryForAlloc(t, old, a)
 }
 
@@ -141,6 +144,8 @@ func applyAllocClientUpdate(t *writeTxn, req *AllocClientUpdateRequest) (any, er
 		if u.DeploymentStatus != nil {
 			ds := *u.DeploymentStatus
 			ds.ModifyIndex = t.index
+			// Whether it is a canary is the servers' to say.
+			ds.Canary = old.DeploymentStatus != nil && old.DeploymentStatus.Canary
 			next.DeploymentStatus = &ds
 		}
 		next.ModifyIndex = t.index
@@ -152,6 +157,9 @@ func applyAllocClientUpdate(t *writeTxn, req *AllocClientUpdateRequest) (any, er
 			return nil, err
 		}
 		t.jobs[nsID{next.Namespace, next.JobID}] = true
+		if err := updateDeploymentWithAlloc(t, old, &next, req.Now); err != nil {
+			return nil, err
+		}
 		if err := updateSummaryForAlloc(t, old, &next); err != nil {
 			return nil, err
 		}

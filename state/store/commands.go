@@ -20,6 +20,7 @@ const IgnoreUnknownTypeFlag MessageType = 128
 //	40-49   ACL tokens and policies (commands_acl.go)
 //	50-59   cluster and operator (commands_cluster.go)
 //	60-99   management API (commands_management.go)
+//	100-109 deployments and job stability (commands_deployments.go)
 //
 // Add IgnoreUnknownTypeFlag to a new type that older servers may skip.
 const (

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"time"
+
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
 )
@@ -55,7 +57,10 @@ func (r reader) LatestDeploymentByJob(ws memdb.WatchSet, ns, jobID string) (*sta
 }
 
 // upsertDeployment writes a deployment, keeping the creation stamps of the
-// one it replaces.
+// one it replaces and, of each group it had, the counters the store keeps
+// (PlacedAllocs, PlacedCanaries, HealthyAllocs, UnhealthyAllocs,
+// RequireProgressBy once set) and Promoted: a plan computed on an older
+// snapshot must not undo what allocations reported since.
 func upsertDeployment(t *writeTxn, d *state.Deployment, now int64) error {
 	if d.ID == "" {
 		return state.Invalidf("ID", "missing deployment ID")
@@ -66,6 +71,18 @@ func upsertDeployment(t *writeTxn, d *state.Deployment, now int64) error {
 	}
 	if old != nil {
 		d.CreateIndex, d.CreateTime = old.CreateIndex, old.CreateTime
+		for name, was := range old.TaskGroups {
+			ds := d.TaskGroups[name]
+			if ds == nil {
+				continue
+			}
+			ds.PlacedAllocs, ds.PlacedCanaries = was.PlacedAllocs, was.PlacedCanaries
+			ds.HealthyAllocs, ds.UnhealthyAllocs = was.HealthyAllocs, was.UnhealthyAllocs
+			ds.Promoted = ds.Promoted || was.Promoted
+			if was.RequireProgressBy != 0 {
+				ds.RequireProgressBy = was.RequireProgressBy
+			}
+		}
 	} else {
 		d.CreateIndex, d.CreateTime = t.index, now
 	}
@@ -86,3 +103,6 @@ func applyDeploymentUpsert(t *writeTxn, req *DeploymentUpsertRequest) (any, erro
 	}
 	return nil, upsertEvals(t, "Evals", req.Evals)
 }
+
+// timeOf turns the leader's Unix nanoseconds into a time.
+func timeOf(ns int64) time.Time { return time.Unix(0, ns).UTC() }

@@ -103,6 +103,9 @@ func applyJobRegister(t *writeTxn, req *JobRegisterRequest) (any, error) {
 		if err := putJobVersion(t, job); err != nil {
 			return nil, err
 		}
+		if err := cancelDeployments(t, job.Namespace, job.ID, int64(job.Version), "Cancelled due to newer version of job", req.Now); err != nil {
+			return nil, err
+		}
 		t.jobs[nsID{job.Namespace, job.ID}] = true
 		current = job
 	}
@@ -285,6 +288,9 @@ func deregisterJob(t *writeTxn, job *state.Job, req *JobDeregisterRequest, eval 
 		stopped.ModifyIndex, stopped.JobModifyIndex = t.index, t.index
 		stopped.SubmitTime = req.Now
 		if err := putJobVersion(t, &stopped); err != nil {
+			return nil, err
+		}
+		if err := cancelDeployments(t, job.Namespace, job.ID, -1, "Cancelled because job is stopped", req.Now); err != nil {
 			return nil, err
 		}
 		t.jobs[nsID{job.Namespace, job.ID}] = true

@@ -22,6 +22,7 @@ const (
 	TableNodePools            = "node_pools"
 	TableNamespaces           = "namespaces"
 	TableServiceRegistrations = "service_registrations"
+	TableScalingEvents        = "scaling_event"
 )
 
 // Index names shared by several tables.
@@ -57,6 +58,7 @@ func tableDefs() []tableDef {
 	defs = append(defs, aclTables()...)
 	defs = append(defs, clusterTables()...)
 	defs = append(defs, managementTables()...)
+	defs = append(defs, deploymentTables()...)
 	return defs
 }
 

@@ -38,7 +38,9 @@ func stFillEveryTable(t *testing.T, s *Store) {
 	stApply(t, s, 16, ServiceUpsertRequestType, &ServiceUpsertRequest{Services: []*state.ServiceRegistration{{
 		ID: "s1", ServiceName: "web", Namespace: state.DefaultNamespace, JobID: "web", AllocID: "a1", NodeID: "n1", Tags: []string{"t"}, Port: 80,
 	}}})
-	stFillChildTables(t, s, 17) // children_test.go
+	stApply(t, s, 17, JobScaleRequestType, &JobScaleRequest{Namespace: state.DefaultNamespace, JobID: "web", Group: job.TaskGroups[0].Name,
+		Message: "autoscaler says hi", Meta: map[string]any{"by": "test"}, Now: 17})
+	stFillChildTables(t, s, 18) // children_test.go
 	stFillACLTables(t, s, 20)   // acl_store_test.go
 	mgFillTables(t, s, 200)     // snapshot_management_test.go
 	dump := stDump(t, s)

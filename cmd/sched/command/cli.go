@@ -63,6 +63,7 @@ func topCommands() []command {
 		{"admin", "Administer the installation's organizations, workspaces and versions", (*cli).adminCommand},
 		{"agent", "Run a sched agent (server or client)", (*cli).agentCommand},
 		{"alloc", "Interact with allocations", (*cli).allocCommand},
+		{"deployment", "Interact with deployments", (*cli).deploymentCommand}, // deployment.go
 		{"eval", "Interact with evaluations", (*cli).evalCommand},
 		{"job", "Interact with jobs", (*cli).jobCommand},
 		{"namespace", "Interact with namespaces", (*cli).namespaceCommand},

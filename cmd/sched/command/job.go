@@ -18,6 +18,8 @@ func jobCommands() []command {
 		{"inspect", "Print a job as JSON", (*cli).jobInspect},
 		{"history", "List a job's versions", (*cli).jobHistory},
 		{"stop", "Stop a running job", (*cli).jobStop},
+		{"revert", "Revert a job to an earlier version", (*cli).jobRevert},   // job_deploy.go
+		{"scale", "Change the count of a job's task group", (*cli).jobScale}, // job_deploy.go
 		{"dispatch", "Dispatch an instance of a parameterized job", (*cli).jobDispatch},
 		{"periodic", "Interact with periodic jobs: force a launch", (*cli).jobPeriodic},
 	}

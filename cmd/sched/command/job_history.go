@@ -16,6 +16,7 @@ func (c *cli) jobHistory(args []string) int {
 	diffs := fs.Bool("p", false, "print the difference of each version from the one before")
 	var version optionalUint
 	fs.Var(&version, "version", "print only version `N`")
+	asJSON := fs.Bool("json", false, "print the versions (and diffs with -p) as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code
 	}
@@ -31,6 +32,9 @@ func (c *cli) jobHistory(args []string) int {
 	if err != nil {
 		return c.fail("retrieving job versions", err)
 	}
+	if *asJSON && !version.set {
+		return c.printJSON(resp)
+	}
 
 	printed := 0
 	for i, j := range resp.Versions {
@@ -41,6 +45,9 @@ func (c *cli) jobHistory(args []string) int {
 			fmt.Fprintln(c.stdout)
 		}
 		printed++
+		if *asJSON {
+			return c.printJSON(j)
+		}
 		pairs := []kv{
 			{"Version", strconv.FormatUint(j.Version, 10)},
 			{"Stable", strconv.FormatBool(j.Stable)},

@@ -10,7 +10,8 @@ import (
 const jobRunHelp = `
 Register the job in FILE (HCL, or JSON when named *.json or given -json;
 "-" reads standard input) and, unless -detach, follow the evaluation it
-creates until the scheduler has placed it.
+creates until the scheduler has placed it, then the deployment of the new
+version (if it has one) until it succeeds (exit 0) or fails (exit 1).
 
 HCL jobs are parsed by the server, with the values of -var-file and -var.
 With -check-index the job is registered only if its current job modify
@@ -78,5 +79,8 @@ func (c *cli) jobRun(args []string) int {
 		return 0
 	}
 	fmt.Fprintln(c.stdout)
-	return c.monitorEval(client, job.ID, resp.EvalID, ns, *verbose)
+	if code := c.monitorEval(client, job.ID, resp.EvalID, ns, *verbose); code != 0 {
+		return code
+	}
+	return c.followDeployment(client, job.ID, ns, resp.JobModifyIndex, *verbose)
 }

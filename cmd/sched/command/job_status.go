@@ -25,7 +25,7 @@ func (c *cli) jobStatus(args []string) int {
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	short := fs.Bool("short", false, "print only the job's fields")
 	allAllocs := fs.Bool("all-allocs", false, "include allocations of an earlier job with the same ID")
-	asJSON := fs.Bool("json", false, "print the job list, or the job with its summary (and children), as JSON")
+	asJSON := fs.Bool("json", false, "print the job list, or the job with its summary, latest deployment and allocations, as JSON")
 	if done, code := parseFlags(fs, args, 0, 1); done {
 		return code
 	}
@@ -40,7 +40,7 @@ func (c *cli) jobStatus(args []string) int {
 			return c.fail("querying jobs", err)
 		}
 		if *asJSON {
-			return c.mgmtJSON(jobs)
+			return c.printJSON(jobs)
 		}
 		if len(jobs) == 0 {
 			fmt.Fprintln(c.stdout, "No running jobs")
@@ -60,21 +60,7 @@ func (c *cli) jobStatus(args []string) int {
 		return c.fail("querying job", err)
 	}
 	if *asJSON {
-		summary, _, err := client.Jobs().Summary(c.ctx, job.ID, q)
-		if err != nil {
-			return c.fail("querying job summary", err)
-		}
-		out := struct {
-			Job      *state.Job
-			Summary  *state.JobSummary
-			Children []*state.JobListStub `json:",omitempty"`
-		}{Job: job, Summary: summary}
-		if job.IsPeriodic() || job.IsParameterized() {
-			if out.Children, err = c.childJobs(client, job); err != nil {
-				return c.fail("querying child jobs", err)
-			}
-		}
-		return c.mgmtJSON(out)
+		return c.jobStatusJSON(client, job, *allAllocs)
 	}
 	c.writeJobHeader(c.stdout, job)
 	if *short {
@@ -110,6 +96,37 @@ func (c *cli) jobStatus(args []string) int {
 	fmt.Fprintln(c.stdout)
 	c.writeAllocs(c.stdout, allocs, *verbose)
 	return 0
+}
+
+// jobStatusJSON prints a job with its summary, latest deployment (null
+// when none) and allocations as one JSON object.
+func (c *cli) jobStatusJSON(client *api.Client, job *state.Job, allAllocs bool) int {
+	q := &api.QueryOptions{Namespace: job.Namespace}
+	summary, _, err := client.Jobs().Summary(c.ctx, job.ID, q)
+	if err != nil {
+		return c.fail("querying job summary", err)
+	}
+	d, _, err := client.Jobs().LatestDeployment(c.ctx, job.ID, q)
+	if err != nil {
+		return c.fail("querying latest deployment", err)
+	}
+	allocs, _, err := client.Jobs().Allocations(c.ctx, job.ID, allAllocs, q)
+	if err != nil {
+		return c.fail("querying allocations", err)
+	}
+	var children []*state.JobListStub
+	if job.IsPeriodic() || job.IsParameterized() {
+		if children, err = c.childJobs(client, job); err != nil {
+			return c.fail("querying child jobs", err)
+		}
+	}
+	return c.printJSON(struct {
+		Job              *state.Job
+		Summary          *state.JobSummary
+		LatestDeployment *state.Deployment
+		Allocations      []*state.Allocation
+		Children         []*state.JobListStub `json:",omitempty"`
+	}{job, summary, d, allocs, children})
 }
 
 // writeJobList prints the job list table; allNS adds the namespace column.

@@ -23,7 +23,7 @@ func TestTopLevelDispatch(t *testing.T) {
 		emptyError bool
 	}{
 		{name: "no args", args: nil, code: 1, stderrHas: "Usage: sched <command>", emptyOut: true},
-		{name: "help", args: []string{"help"}, code: 0, stdoutHas: "    namespace  Interact with namespaces", emptyError: true},
+		{name: "help", args: []string{"help"}, code: 0, stdoutHas: "    namespace   Interact with namespaces", emptyError: true},
 		{name: "-h", args: []string{"-h"}, code: 0, stdoutHas: "Usage: sched <command>", emptyError: true},
 		{name: "unknown", args: []string{"bogus"}, code: 1, stderrHas: `Error: unknown command "bogus"`, emptyOut: true},
 		{name: "job alone", args: []string{"job"}, code: 1, stderrHas: "Usage: sched job <command>", emptyOut: true},

@@ -1,0 +1,264 @@
+package command
+
+import (
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/state"
+)
+
+func deploymentCommands() []command {
+	return []command{
+		{"list", "List deployments", (*cli).deploymentList},
+		{"status", "Show a deployment's status", (*cli).deploymentStatus},
+		{"promote", "Promote a deployment's canaries", (*cli).deploymentPromote},
+		{"fail", "Mark a deployment failed", (*cli).deploymentFail},
+		{"pause", "Pause a deployment", (*cli).deploymentPause},
+		{"resume", "Resume a paused deployment", (*cli).deploymentResume},
+	}
+}
+
+func (c *cli) deploymentCommand(args []string) int {
+	return c.dispatch("sched deployment", args, deploymentCommands())
+}
+
+// printJSON prints v as indented JSON, the output of every -json flag.
+func (c *cli) printJSON(v any) int {
+	out, err := json.MarshalIndent(v, "", "    ")
+	if err != nil {
+		return c.fail("formatting JSON", err)
+	}
+	fmt.Fprintln(c.stdout, string(out))
+	return 0
+}
+
+const deploymentListHelp = `
+List the deployments (of every namespace unless -namespace names one),
+newest first.`
+
+func (c *cli) deploymentList(args []string) int {
+	fs, m := c.flagSet("deployment list", "[options]", deploymentListHelp)
+	verbose := fs.Bool("verbose", false, "print full IDs")
+	asJSON := fs.Bool("json", false, "print the deployments as JSON")
+	if done, code := parseFlags(fs, args, 0, 0); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	ds, _, err := client.Deployments().List(c.ctx, &api.QueryOptions{Namespace: m.lookupNamespace()})
+	if err != nil {
+		return c.fail("retrieving deployments", err)
+	}
+	slices.SortStableFunc(ds, func(a, b *state.Deployment) int { return cmp.Compare(b.CreateIndex, a.CreateIndex) })
+	if *asJSON {
+		return c.printJSON(ds)
+	}
+	if len(ds) == 0 {
+		fmt.Fprintln(c.stdout, "No deployments found")
+		return 0
+	}
+	writeDeploymentList(c.stdout, ds, *verbose)
+	return 0
+}
+
+func writeDeploymentList(w io.Writer, ds []*state.Deployment, verbose bool) {
+	rows := make([][]string, 0, len(ds))
+	for _, d := range ds {
+		rows = append(rows, []string{shortID(d.ID, verbose), d.JobID, itoa(int(d.JobVersion)), d.Status, orNone(d.StatusDescription)})
+	}
+	writeTable(w, []string{"ID", "Job ID", "Job Version", "Status", "Description"}, rows)
+}
+
+// resolveDeployment finds the deployment an ID (or unique prefix) names;
+// on failure it has printed why and returns nil.
+func (c *cli) resolveDeployment(client *api.Client, m *meta, id string, verbose bool) *state.Deployment {
+	id = strings.TrimSpace(id)
+	ds, _, err := client.Deployments().List(c.ctx, &api.QueryOptions{Namespace: m.lookupNamespace(), Prefix: id})
+	if err != nil {
+		c.fail("retrieving deployment", err)
+		return nil
+	}
+	for _, d := range ds {
+		if d.ID == id {
+			return d
+		}
+	}
+	switch len(ds) {
+	case 1:
+		return ds[0]
+	case 0:
+		fmt.Fprintf(c.stderr, "No deployment(s) with prefix or ID %q found\n", id)
+	default:
+		fmt.Fprintf(c.stderr, "Prefix matched multiple deployments\n\n")
+		writeDeploymentList(c.stderr, ds, verbose)
+	}
+	return nil
+}
+
+const deploymentStatusHelp = `
+Show the deployment with ID (or a unique prefix of one): its status and,
+per task group, the allocations desired, placed, healthy and unhealthy.`
+
+func (c *cli) deploymentStatus(args []string) int {
+	fs, m := c.flagSet("deployment status", "[options] ID", deploymentStatusHelp)
+	verbose := fs.Bool("verbose", false, "print full IDs")
+	asJSON := fs.Bool("json", false, "print the deployment as JSON")
+	if done, code := parseFlags(fs, args, 1, 1); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	d := c.resolveDeployment(client, m, fs.Arg(0), *verbose)
+	if d == nil {
+		return 1
+	}
+	if *asJSON {
+		return c.printJSON(d)
+	}
+	c.writeDeploymentStatus(d, *verbose)
+	return 0
+}
+
+// writeDeploymentStatus prints a deployment in full.
+func (c *cli) writeDeploymentStatus(d *state.Deployment, verbose bool) {
+	writeKV(c.stdout, []kv{
+		{"ID", shortID(d.ID, verbose)},
+		{"Job ID", d.JobID},
+		{"Job Version", itoa(int(d.JobVersion))},
+		{"Status", d.Status},
+		{"Description", orNone(d.StatusDescription)},
+	})
+	fmt.Fprintln(c.stdout)
+	writeDeploymentGroups(c.stdout, d)
+}
+
+// writeDeploymentGroups prints the per-group table of a deployment, with
+// the canary columns only when a group has canaries.
+func writeDeploymentGroups(w io.Writer, d *state.Deployment) {
+	canaries := false
+	for _, g := range d.TaskGroups {
+		canaries = canaries || g.DesiredCanaries > 0
+	}
+	header := []string{"Task Group", "Auto Revert"}
+	if canaries {
+		header = append(header, "Promoted")
+	}
+	header = append(header, "Desired")
+	if canaries {
+		header = append(header, "Canaries")
+	}
+	header = append(header, "Placed", "Healthy", "Unhealthy", "Progress Deadline")
+	var rows [][]string
+	for _, name := range sortedGroups(d) {
+		g := d.TaskGroups[name]
+		row := []string{name, fmt.Sprint(g.AutoRevert)}
+		if canaries {
+			row = append(row, fmt.Sprint(g.Promoted))
+		}
+		row = append(row, itoa(g.DesiredTotal))
+		if canaries {
+			row = append(row, itoa(g.DesiredCanaries))
+		}
+		deadline := "<none>"
+		if g.RequireProgressBy > 0 {
+			deadline = time.Unix(0, g.RequireProgressBy).UTC().Format(time.RFC3339)
+		}
+		row = append(row, itoa(g.PlacedAllocs), itoa(g.HealthyAllocs), itoa(g.UnhealthyAllocs), deadline)
+		rows = append(rows, row)
+	}
+	writeTable(w, header, rows)
+}
+
+func sortedGroups(d *state.Deployment) []string {
+	names := make([]string, 0, len(d.TaskGroups))
+	for n := range d.TaskGroups {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// deploymentWrite is the shape of promote, fail, pause and resume: resolve
+// the deployment, do the write, print the result.
+func (c *cli) deploymentWrite(name, help string, args []string, extra func(fs *flag.FlagSet), do func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error), done string) int {
+	fs, m := c.flagSet("deployment "+name, "[options] ID", help)
+	verbose := fs.Bool("verbose", false, "print full IDs")
+	asJSON := fs.Bool("json", false, "print the answer as JSON")
+	if extra != nil {
+		extra(fs)
+	}
+	if done, code := parseFlags(fs, args, 1, 1); done {
+		return code
+	}
+	client, err := m.client()
+	if err != nil {
+		return c.fail("creating client", err)
+	}
+	d := c.resolveDeployment(client, m, fs.Arg(0), *verbose)
+	if d == nil {
+		return 1
+	}
+	resp, err := do(client, d)
+	if err != nil {
+		return c.fail(name+" deployment", err)
+	}
+	if *asJSON {
+		return c.printJSON(resp)
+	}
+	fmt.Fprintf(c.stdout, "Deployment %q %s\n", shortID(d.ID, *verbose), done)
+	if resp.EvalID != "" {
+		fmt.Fprintf(c.stdout, "Evaluation ID: %s\n", shortID(resp.EvalID, *verbose))
+	}
+	return 0
+}
+
+const deploymentPromoteHelp = `
+Promote the canaries of the deployment with ID (or a unique prefix of
+one): every group's, or those of the groups named with -group. The old
+allocations are then replaced, max_parallel at a time.`
+
+func (c *cli) deploymentPromote(args []string) int {
+	var groups stringList
+	extra := func(fs *flag.FlagSet) {
+		fs.Var(&groups, "group", "promote only task group `NAME` (repeatable)")
+	}
+	return c.deploymentWrite("promote", deploymentPromoteHelp, args, extra, func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
+		resp, _, err := client.Deployments().Promote(c.ctx, d.ID, len(groups) == 0, groups, &api.WriteOptions{Namespace: d.Namespace})
+		return resp, err
+	}, "promoted")
+}
+
+func (c *cli) deploymentFail(args []string) int {
+	return c.deploymentWrite("fail", "Mark the deployment with ID (or a unique prefix of one) failed.", args, nil,
+		func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
+			resp, _, err := client.Deployments().Fail(c.ctx, d.ID, &api.WriteOptions{Namespace: d.Namespace})
+			return resp, err
+		}, "marked as failed")
+}
+
+func (c *cli) deploymentPause(args []string) int {
+	return c.deploymentWrite("pause", "Pause the deployment with ID (or a unique prefix of one): nothing more is replaced until it resumes.", args, nil,
+		func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
+			resp, _, err := client.Deployments().Pause(c.ctx, d.ID, true, &api.WriteOptions{Namespace: d.Namespace})
+			return resp, err
+		}, "paused")
+}
+
+func (c *cli) deploymentResume(args []string) int {
+	return c.deploymentWrite("resume", "Resume the paused deployment with ID (or a unique prefix of one).", args, nil,
+		func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
+			resp, _, err := client.Deployments().Pause(c.ctx, d.ID, false, &api.WriteOptions{Namespace: d.Namespace})
+			return resp, err
+		}, "resumed")
+}
