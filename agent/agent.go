@@ -23,6 +23,7 @@ import (
 	schedhttp "github.com/schedhq/sched/http"
 	mgmthttp "github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/raft"
+	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -35,6 +36,9 @@ type Agent struct {
 	http   *http.Server
 	lis    net.Listener
 	tmpDir string // removed on shutdown in dev mode
+	// localIntro introduces this agent's client to its own server with
+	// ACLs on; empty when the agent is not both.
+	localIntro string
 	leader *leadership
 	// sched holds the scheduler's leader services (agent/scheduler.go).
 	sched *schedulerHooks
@@ -103,6 +107,11 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	a.configureHTTPCluster(&hcfg)
 	if cfg.Client.Enabled {
 		hcfg.Client = &a.clientAPI
+		// This agent's own client is introduced by a secret that never
+		// leaves the process (docs/security.md); intro_token, when set,
+		// still serves registers that reach another leader.
+		a.localIntro = state.NewID()
+		hcfg.LocalIntroSecret = a.localIntro
 	}
 	srv, err := schedhttp.New(hcfg)
 	if err != nil {

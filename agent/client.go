@@ -52,6 +52,7 @@ func (a *Agent) newClient() error {
 		NetworkInterface: cc.NetworkInterface,
 		AdvertiseIP:      ip,
 		HTTPAddr:         advertise,
+		IntroToken:       introToken(cc.IntroToken, a.localIntro),
 		Drivers:          driver.Builtin(logger).List(),
 		MaxKillTimeout:   cc.MaxKillTimeout,
 		GCInterval:       cc.GCInterval,
@@ -68,6 +69,16 @@ func (a *Agent) newClient() error {
 	a.client = c
 	a.clientAPI.c.Store(c)
 	return nil
+}
+
+// introToken is what the client presents to register a new node: the
+// configured intro_token, or the agent's own local secret when it runs a
+// server too and none is configured.
+func introToken(configured, local string) string {
+	if configured != "" {
+		return configured
+	}
+	return local
 }
 
 // Client is the agent's client, nil when the client role is off.

@@ -25,6 +25,7 @@ import (
 //	  gc_interval       = "1m"
 //	  gc_max_allocs     = 50
 //	  gc_alloc_age      = "1h"
+//	  intro_token       = "<secret of a token with node:write>"
 //	  reserved { cpu = 500, memory = 512, disk = 1024, reserved_ports = "22,80" }
 //	  host_network "public" { cidr = "203.0.113.0/24", interface = "eth1", reserved_ports = "22" }
 //	}
@@ -53,6 +54,11 @@ type ClientConfig struct {
 	GCInterval  time.Duration
 	GCMaxAllocs int
 	GCAllocAge  time.Duration
+	// IntroToken is the secret of an ACL token with node:write that
+	// introduces this node to servers with ACLs on (a new node cannot
+	// register with a secret of its own choosing). Empty on an agent that
+	// is also a server means a local secret of the agent's own.
+	IntroToken string
 }
 
 // ReservedConfig is node capacity held back from scheduling.
@@ -81,6 +87,7 @@ type fileClient struct {
 	GCInterval       *string            `hcl:"gc_interval,optional"`
 	GCMaxAllocs      *int               `hcl:"gc_max_allocs,optional"`
 	GCAllocAge       *string            `hcl:"gc_alloc_age,optional"`
+	IntroToken       *string            `hcl:"intro_token,optional"`
 	Reserved         *fileReserved      `hcl:"reserved,block"`
 	HostNetworks     []fileHostNetwork  `hcl:"host_network,block"`
 }
@@ -108,6 +115,7 @@ func (c *ClientConfig) merge(f *fileClient) error {
 	set(&c.NodePool, f.NodePool)
 	set(&c.NetworkInterface, f.NetworkInterface)
 	set(&c.GCMaxAllocs, f.GCMaxAllocs)
+	set(&c.IntroToken, f.IntroToken)
 	if f.Meta != nil {
 		if c.Meta == nil {
 			c.Meta = map[string]string{}
