@@ -39,7 +39,7 @@ type Agent struct {
 	// localIntro introduces this agent's client to its own server with
 	// ACLs on; empty when the agent is not both.
 	localIntro string
-	leader *leadership
+	leader     *leadership
 	// sched holds the scheduler's leader services (agent/scheduler.go).
 	sched *schedulerHooks
 	// cluster is gossip, forwarding and the operator API (agent/cluster.go).
