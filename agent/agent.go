@@ -101,7 +101,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	}
 
 	w := a.newWriter()
-	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger}
+	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger, JobLimits: cfg.Server.JobLimits()}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)

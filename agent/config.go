@@ -16,6 +16,7 @@ import (
 
 	"github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/scheduler/leader"
+	"github.com/schedhq/sched/state"
 )
 
 // Config is an agent's resolved configuration: defaults, then -dev, then
@@ -108,6 +109,13 @@ type ServerConfig struct {
 	// JobTrackedVersions is how many versions of each job are kept.
 	// Default 6.
 	JobTrackedVersions int
+	// MaxGroupCount bounds a task group's count, MaxJobCount the sum of a
+	// job's group counts (the allocations one evaluation may place), and
+	// MaxJobSize a job's JSON encoding in bytes. Zero means the defaults:
+	// 10,000, 100,000 and 4 MiB (state.JobLimits).
+	MaxGroupCount int
+	MaxJobCount   int
+	MaxJobSize    int
 	// RaftSnapshotThreshold is how many log entries trigger a snapshot.
 	// Default 8192.
 	RaftSnapshotThreshold int
@@ -191,6 +199,11 @@ type ManagementAPIConfig struct {
 // ACLConfig configures enforcement of ACLs on /v1 (the identity issue).
 type ACLConfig struct {
 	Enabled bool
+}
+
+// JobLimits are the server block's bounds on jobs.
+func (s *ServerConfig) JobLimits() state.JobLimits {
+	return state.JobLimits{MaxGroupCount: s.MaxGroupCount, MaxJobCount: s.MaxJobCount, MaxJobBytes: s.MaxJobSize}.WithDefaults()
 }
 
 // DefaultConfig returns the defaults of a production agent.
@@ -356,6 +369,14 @@ func (c *Config) Finish() error {
 	errs = append(errs, c.resolveAdvertise()...)
 	if c.Server.JobTrackedVersions < 1 {
 		errs = append(errs, fmt.Errorf("server.job_tracked_versions: must be at least 1"))
+	}
+	for _, k := range []struct {
+		name string
+		v    int
+	}{{"max_group_count", c.Server.MaxGroupCount}, {"max_job_count", c.Server.MaxJobCount}, {"max_job_size", c.Server.MaxJobSize}} {
+		if k.v < 0 {
+			errs = append(errs, fmt.Errorf("server.%s: must not be negative (0 means the default)", k.name))
+		}
 	}
 	errs = append(errs, c.Client.finish(c.Server.Enabled)...) // client_config.go
 	return errors.Join(errs...)
@@ -526,6 +547,9 @@ type fileServer struct {
 	BootstrapExpect       *int      `hcl:"bootstrap_expect,optional"`
 	RetryJoin             *[]string `hcl:"retry_join,optional"`
 	JobTrackedVersions    *int      `hcl:"job_tracked_versions,optional"`
+	MaxGroupCount         *int      `hcl:"max_group_count,optional"`
+	MaxJobCount           *int      `hcl:"max_job_count,optional"`
+	MaxJobSize            *int      `hcl:"max_job_size,optional"`
 	RaftSnapshotThreshold *int      `hcl:"raft_snapshot_threshold,optional"`
 	RaftTrailingLogs      *int      `hcl:"raft_trailing_logs,optional"`
 	RaftSnapshotInterval  *string   `hcl:"raft_snapshot_interval,optional"`
@@ -646,6 +670,9 @@ func (s *fileServer) mergeInto(cur ServerConfig) (ServerConfig, error) {
 	set(&cur.BootstrapExpect, s.BootstrapExpect)
 	set(&cur.RetryJoin, s.RetryJoin)
 	set(&cur.JobTrackedVersions, s.JobTrackedVersions)
+	set(&cur.MaxGroupCount, s.MaxGroupCount)
+	set(&cur.MaxJobCount, s.MaxJobCount)
+	set(&cur.MaxJobSize, s.MaxJobSize)
 	set(&cur.RaftSnapshotThreshold, s.RaftSnapshotThreshold)
 	set(&cur.RaftTrailingLogs, s.RaftTrailingLogs)
 	set(&cur.RetryMax, s.RetryMax)

@@ -327,7 +327,9 @@ func peekBody(r *http.Request) (bodyPeek, error) {
 		}
 		return out, badRequest("read request body: %v", err)
 	}
-	_ = json.Unmarshal(data, &out)
+	if checkJSONDepth(data, maxJSONDepth) == nil {
+		_ = json.Unmarshal(data, &out) // the handler's decodeBody refuses a deeper body
+	}
 	return out, nil
 }
 

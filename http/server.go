@@ -81,6 +81,10 @@ type Config struct {
 	// It is never stored nor sent off the host; a register forwarded to
 	// another leader needs the client's intro_token instead.
 	LocalIntroSecret string
+	// JobLimits bounds group counts and job sizes (server block keys
+	// max_group_count, max_job_count, max_job_size); zero fields mean
+	// state's defaults.
+	JobLimits state.JobLimits
 }
 
 // Server is the HTTP API of one sched server agent.

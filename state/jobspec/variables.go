@@ -178,6 +178,10 @@ func (d *decoder) rawVar(v *variable, raw, source string) cty.Value {
 	if v.ty == cty.DynamicPseudoType || v.ty.IsPrimitiveType() {
 		return d.convertVar(v, cty.StringVal(raw), nil, source)
 	}
+	if err := checkDepth(source, []byte(raw), MaxDepth); err != nil {
+		d.add(problem(hcl.Range{Filename: source}, "Value too deep", "%v", err))
+		return cty.DynamicVal
+	}
 	expr, diags := hclsyntax.ParseExpression([]byte(strings.TrimSpace(raw)), source, hcl.InitialPos)
 	d.add(diags...)
 	if diags.HasErrors() {
