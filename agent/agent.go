@@ -132,8 +132,14 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	// blocking queries return at once instead of holding the drain open.
 	reqCtx, cancelReqs := context.WithCancel(context.Background())
 	a.cancelReqs = cancelReqs
-	a.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return reqCtx }, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	lim := cfg.Limits
+	a.lis = schedhttp.LimitConnsPerClient(a.lis, lim.HTTPMaxConnsPerClient)
+	a.http = &http.Server{
+		Handler:           schedhttp.WithTimeouts(srv.Handler(), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
+		ReadHeaderTimeout: lim.HTTPReadHeaderTimeout,
+		IdleTimeout:       lim.HTTPIdleTimeout,
+		MaxHeaderBytes:    lim.HTTPMaxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return reqCtx }, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	if cfg.Client.Enabled {
 		if err := a.newClient(); err != nil {
 			return nil, err

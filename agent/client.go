@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"sync/atomic"
-	"time"
 
 	"github.com/schedhq/sched/client"
 	"github.com/schedhq/sched/client/driver"
@@ -167,9 +166,13 @@ func (a *Agent) newClientOnly() error {
 	}
 	reqCtx, cancelReqs := context.WithCancel(context.Background())
 	a.cancelReqs = cancelReqs
+	lim := a.cfg.Limits
+	a.lis = schedhttp.LimitConnsPerClient(a.lis, lim.HTTPMaxConnsPerClient)
 	a.http = &http.Server{
-		Handler:           schedhttp.NewClientHandler(&a.clientAPI, a.log),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           schedhttp.WithTimeouts(schedhttp.NewClientHandler(&a.clientAPI, a.log), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
+		ReadHeaderTimeout: lim.HTTPReadHeaderTimeout,
+		IdleTimeout:       lim.HTTPIdleTimeout,
+		MaxHeaderBytes:    lim.HTTPMaxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}

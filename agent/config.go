@@ -48,6 +48,8 @@ type Config struct {
 	ACL      ACLConfig
 	// ManagementAPI configures the management API (/api/v2).
 	ManagementAPI ManagementAPIConfig
+	// Limits bounds what HTTP clients may hold (limits_config.go).
+	Limits LimitsConfig
 	// DevMode runs a single bootstrapped server and a client on a
 	// temporary data dir.
 	DevMode bool
@@ -379,6 +381,9 @@ func (c *Config) Finish() error {
 		}
 	}
 	errs = append(errs, c.Client.finish(c.Server.Enabled)...) // client_config.go
+	if err := c.Limits.finish(c.DevMode); err != nil {        // limits_config.go
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -528,6 +533,7 @@ type fileConfig struct {
 	Client        *fileClient        `hcl:"client,block"`
 	ACL           *fileACL           `hcl:"acl,block"`
 	ManagementAPI *fileManagementAPI `hcl:"management_api,block"`
+	Limits        *fileLimits        `hcl:"limits,block"`
 }
 
 type filePorts struct {
@@ -618,6 +624,9 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 		if err := c.Client.merge(cl); err != nil {
 			return fmt.Errorf("config %s: %w", filename, err)
 		}
+	}
+	if err := c.Limits.merge(f.Limits); err != nil {
+		return fmt.Errorf("config %s: %w", filename, err)
 	}
 	c.Server, c.ManagementAPI = srv, mgmt
 	set(&c.Name, f.Name)

@@ -1,0 +1,47 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLimitsBlock(t *testing.T) {
+	c := &Config{}
+	if err := c.LoadFile(writeConfig(t, `
+data_dir = "/d"
+server { enabled = true }
+limits {
+  http_max_conns_per_client = 7
+  http_read_timeout         = "5s"
+  http_write_timeout        = "20s"
+  http_max_header_bytes     = 4096
+}
+`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	want := LimitsConfig{HTTPMaxConnsPerClient: 7, HTTPReadTimeout: 5 * time.Second, HTTPReadHeaderTimeout: DefaultHTTPReadHeaderTimeout,
+		HTTPWriteTimeout: 20 * time.Second, HTTPIdleTimeout: DefaultHTTPIdleTimeout, HTTPMaxHeaderBytes: 4096}
+	if c.Limits != want {
+		t.Errorf("limits %+v, want %+v", c.Limits, want)
+	}
+
+	// Defaults: a production agent caps connections, a dev agent does not.
+	prod := &Config{DataDir: "/d", Server: ServerConfig{Enabled: true}}
+	if err := prod.Finish(); err != nil || prod.Limits.HTTPMaxConnsPerClient != DefaultHTTPMaxConnsPerClient {
+		t.Errorf("production default cap %d (%v)", prod.Limits.HTTPMaxConnsPerClient, err)
+	}
+	dev := &Config{}
+	dev.applyDev()
+	if err := dev.Finish(); err != nil || dev.Limits.HTTPMaxConnsPerClient != 0 {
+		t.Errorf("dev cap %d (%v), want none", dev.Limits.HTTPMaxConnsPerClient, err)
+	}
+
+	bad := &Config{}
+	if err := bad.LoadFile(writeConfig(t, "limits {\n  http_idle_timeout = \"soon\"\n}\n")); err == nil || !strings.Contains(err.Error(), "limits.http_idle_timeout") {
+		t.Errorf("bad duration: %v", err)
+	}
+}
