@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 
 	"github.com/schedhq/sched/client"
@@ -39,6 +40,21 @@ func (a *Agent) newClient() error {
 		hostNets[name] = &state.HostNetwork{Name: name, CIDR: hn.CIDR, Interface: hn.Interface, ReservedPorts: hn.ReservedPorts}
 	}
 	logger := a.log.With("component", "client")
+	rawExec := driver.NewRawExec(logger)
+	rawExec.Policy = driver.RawExecPolicy{Disabled: !cc.RawExec.Enabled, DefaultUser: cc.RawExec.DefaultUser, DeniedUsers: cc.RawExec.DeniedUsers}
+	if cc.RawExec.Enabled && cc.RawExec.DefaultUser != "" && os.Geteuid() == 0 {
+		// Tasks run as another user: let it through the data dir to its
+		// allocation (traverse, not list; server/ and client/state stay
+		// private).
+		for _, d := range []string{a.cfg.DataDir, filepath.Join(a.cfg.DataDir, "client"), filepath.Join(a.cfg.DataDir, "client", "alloc")} {
+			if err := os.MkdirAll(d, 0o711); err != nil {
+				return fmt.Errorf("client: data dir: %w", err)
+			}
+			if err := os.Chmod(d, 0o711); err != nil {
+				return fmt.Errorf("client: data dir: %w", err)
+			}
+		}
+	}
 	c, err := client.New(client.Config{
 		DataDir: a.cfg.DataDir, Servers: servers,
 		NodeName: a.cfg.Name, Region: a.cfg.Region, Datacenter: a.cfg.Datacenter,
@@ -52,7 +68,7 @@ func (a *Agent) newClient() error {
 		AdvertiseIP:      ip,
 		HTTPAddr:         advertise,
 		IntroToken:       introToken(cc.IntroToken, a.localIntro),
-		Drivers:          driver.Builtin(logger).List(),
+		Drivers:          driver.NewCatalog(rawExec, driver.NewMock()).List(),
 		MaxKillTimeout:   cc.MaxKillTimeout,
 		GCInterval:       cc.GCInterval,
 		GCMaxAllocs:      cc.GCMaxAllocs,

@@ -249,6 +249,7 @@ func (c *Config) applyDev() {
 	c.Server.Enabled = true
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
+	c.Client.RawExec = devRawExec() // client_config.go; a config file may still turn it off
 }
 
 // Finish fills what is still unset and checks the result.

@@ -45,3 +45,49 @@ limits {
 		t.Errorf("bad duration: %v", err)
 	}
 }
+
+// raw_exec is off unless enabled, and a root client runs tasks as nobody
+// and never as root; -dev turns it on as the agent's own user.
+func TestRawExecBlock(t *testing.T) {
+	prod := &Config{}
+	if err := prod.LoadFile(writeConfig(t, "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"10.0.0.1:4646\"]\n}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := prod.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if r := prod.Client.RawExec; r.Enabled || r.DefaultUser != "nobody" || len(r.DeniedUsers) != 1 || r.DeniedUsers[0] != "root" {
+		t.Errorf("production raw_exec %+v, want off, nobody, root denied", r)
+	}
+	on := &Config{}
+	if err := on.LoadFile(writeConfig(t, `
+data_dir = "/d"
+client {
+  enabled = true
+  servers = ["10.0.0.1:4646"]
+  raw_exec {
+    enabled      = true
+    default_user = "sched-task"
+  }
+}
+`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := on.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if r := on.Client.RawExec; !r.Enabled || r.DefaultUser != "sched-task" || len(r.DeniedUsers) != 1 {
+		t.Errorf("configured raw_exec %+v", r)
+	}
+	dev := &Config{}
+	dev.applyDev()
+	if err := dev.LoadFile(writeConfig(t, "client {\n  raw_exec {\n    denied_users = [\"root\"]\n  }\n}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if r := dev.Client.RawExec; !r.Enabled || r.DefaultUser != "" || len(r.DeniedUsers) != 1 {
+		t.Errorf("dev raw_exec with a denied_users file %+v, want on, the agent's user, root denied", r)
+	}
+}
