@@ -32,13 +32,13 @@ func TestParseRefusesDeepNesting(t *testing.T) {
 // Brackets inside strings, comments and heredocs do not count; those of
 // interpolations do, even inside strings and heredocs.
 func TestCheckDepth(t *testing.T) {
-	open := strings.Repeat("[", MaxDepth+1)
+	open := strings.Repeat("[", state.MaxHCLDepth+1)
 	for _, tc := range []struct {
 		name string
 		src  string
 		ok   bool
 	}{
-		{"at the limit", strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth), true},
+		{"at the limit", strings.Repeat("[", state.MaxHCLDepth) + strings.Repeat("]", state.MaxHCLDepth), true},
 		{"over the limit", open, false},
 		{"in a string", `a = "` + open + `"`, true},
 		{"escaped quote", `a = "\"` + open + `"`, true},
@@ -47,10 +47,10 @@ func TestCheckDepth(t *testing.T) {
 		{"interpolation in a string", `a = "${` + open + `}"`, false},
 		{"interpolation in a heredoc", "a = <<-EOF\n${" + open + "}\nEOF\n", false},
 		{"literal interpolation", `a = "$${` + open + `"`, true},
-		{"closers in a string hide nothing", `a = "` + strings.Repeat("]", MaxDepth) + `" ` + open, false},
+		{"closers in a string hide nothing", `a = "` + strings.Repeat("]", state.MaxHCLDepth) + `" ` + open, false},
 		{"nested strings", `a = "${f("]]]]")}` + `" ` + open, false},
 	} {
-		err := checkDepth("f.hcl", []byte(tc.src), MaxDepth)
+		err := state.CheckHCLDepth("f.hcl", []byte(tc.src), state.MaxHCLDepth)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s: err %v, want ok=%v", tc.name, err, tc.ok)
 		}

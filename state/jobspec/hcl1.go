@@ -21,7 +21,7 @@ func ParseHCL1(filename string, body []byte) (*state.Job, error) {
 	if filename == "" {
 		filename = DefaultFilename
 	}
-	if err := checkDepth(filename, body, MaxDepth); err != nil {
+	if err := state.CheckHCLDepth(filename, body, state.MaxHCLDepth); err != nil {
 		return nil, err
 	}
 	f, err := hcl1parser.Parse(body)

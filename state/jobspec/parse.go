@@ -48,11 +48,11 @@ func Parse(cfg ParseConfig) (*state.Job, error) {
 	if filename == "" {
 		filename = DefaultFilename
 	}
-	if err := checkDepth(filename, cfg.Body, MaxDepth); err != nil {
+	if err := state.CheckHCLDepth(filename, cfg.Body, state.MaxHCLDepth); err != nil {
 		return nil, err
 	}
 	for _, f := range cfg.VarFiles {
-		if err := checkDepth(f.Filename, f.Body, MaxDepth); err != nil {
+		if err := state.CheckHCLDepth(f.Filename, f.Body, state.MaxHCLDepth); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/schedhq/sched/state"
 )
 
 // EnvVarPrefix is the prefix of environment variables that set input
@@ -178,7 +180,7 @@ func (d *decoder) rawVar(v *variable, raw, source string) cty.Value {
 	if v.ty == cty.DynamicPseudoType || v.ty.IsPrimitiveType() {
 		return d.convertVar(v, cty.StringVal(raw), nil, source)
 	}
-	if err := checkDepth(source, []byte(raw), MaxDepth); err != nil {
+	if err := state.CheckHCLDepth(source, []byte(raw), state.MaxHCLDepth); err != nil {
 		d.add(problem(hcl.Range{Filename: source}, "Value too deep", "%v", err))
 		return cty.DynamicVal
 	}

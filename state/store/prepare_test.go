@@ -98,3 +98,30 @@ func FuzzPrepareAgreesWithApply(f *testing.F) {
 		agree(t, "fuzzed job", JobRegisterRequestType, &JobRegisterRequest{Job: &job})
 	})
 }
+
+// FuzzDecodeCommand: no log entry crashes the decoder, and whatever
+// decodes is judged by its Check without a panic.
+func FuzzDecodeCommand(f *testing.F) {
+	for _, c := range []struct {
+		mt  MessageType
+		req any
+	}{
+		{JobRegisterRequestType, &JobRegisterRequest{Job: &state.Job{ID: "web", Namespace: "default"}}},
+		{NodeRegisterRequestType, &NodeRegisterRequest{Node: &state.Node{ID: "n1", SecretHash: "ab"}}},
+		{JobDeregisterRequestType, &JobDeregisterRequest{Namespace: "default", JobID: "web", Purge: true}},
+	} {
+		data, err := Encode(c.mt, c.req)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte{byte(JobRegisterRequestType) | byte(IgnoreUnknownTypeFlag), 0xc1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, req, err := DecodeCommand(data)
+		if err != nil {
+			return
+		}
+		_ = check(req)
+	})
+}

@@ -1,20 +1,19 @@
-package jobspec
+package state
 
 import (
 	"bytes"
-
-	"github.com/schedhq/sched/state"
 )
 
-// MaxDepth bounds how deeply a job file may nest blocks, objects, lists,
-// parentheses and template interpolations. The HCL parsers recurse once
-// (or more) per level, and a stack overflow is fatal to the whole
-// process, so a file is measured by checkDepth, which does not recurse,
-// before either parser sees it. A job needs about ten levels around its
-// free-form values, which may nest state.MaxNestingDepth more.
-const MaxDepth = state.MaxNestingDepth + 36
+// MaxHCLDepth bounds how deeply an HCL text (a job file, a var file, an
+// ACL policy) may nest blocks, objects, lists, parentheses and template
+// interpolations. The HCL parsers recurse once (or more) per level, and a
+// stack overflow is fatal to the whole process, so a text is measured by
+// CheckHCLDepth, which does not recurse, before a parser sees it. A job
+// needs about ten levels around its free-form values, which may nest
+// MaxNestingDepth more.
+const MaxHCLDepth = MaxNestingDepth + 36
 
-// scanFrame is one level of checkDepth's stack: code (the file itself, or
+// scanFrame is one level of CheckHCLDepth's stack: code (the file itself, or
 // an interpolation inside a string) or a string (quoted, or a heredoc
 // ending at a line holding only marker).
 type scanFrame struct {
@@ -26,16 +25,16 @@ type scanFrame struct {
 	interp bool // a code frame inside a string
 }
 
-// checkDepth returns an error naming the line where src nests deeper than
-// max, or nil. It follows HCL's lexical structure closely enough that
+// CheckHCLDepth returns a validation error naming the line where src
+// nests deeper than max, or nil. It follows HCL's lexical structure closely enough that
 // brackets inside strings, comments and heredocs are not counted, while
 // the brackets of interpolations inside them are: an adversary cannot
 // hide nesting from it that the parser would then recurse into.
-func checkDepth(filename string, src []byte, max int) error {
+func CheckHCLDepth(filename string, src []byte, max int) error {
 	stack := []scanFrame{{}}
 	depth, line := 0, 1
 	tooDeep := func() error {
-		return state.Invalidf(filename, "line %d: nested more than %d levels deep (limit %d)", line, max, max)
+		return Invalidf(filename, "line %d: nested more than %d levels deep (limit %d)", line, max, max)
 	}
 	for i := 0; i < len(src); i++ {
 		c := src[i]
