@@ -107,11 +107,14 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	a.configureHTTPCluster(&hcfg)
 	if cfg.Client.Enabled {
 		hcfg.Client = &a.clientAPI
-		// This agent's own client is introduced by a secret that never
-		// leaves the process (docs/security.md); intro_token, when set,
-		// still serves registers that reach another leader.
-		a.localIntro = state.NewID()
-		hcfg.LocalIntroSecret = a.localIntro
+		// This agent's own client, talking to this server only, is
+		// introduced by a secret that never leaves the host
+		// (docs/security.md); intro_token, when set, still serves
+		// registers that reach another leader.
+		if len(cfg.Client.Servers) == 0 {
+			a.localIntro = state.NewID()
+			hcfg.LocalIntroSecret = a.localIntro
+		}
 	}
 	srv, err := schedhttp.New(hcfg)
 	if err != nil {
