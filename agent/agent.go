@@ -95,7 +95,11 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a.node, err = raft.New(a.raftConfig(id), &fsm{store: a.store})
+	rc := a.raftConfig(id)
+	if rc.TLS, err = cfg.TLS.raftTLS(cfg.Region); err != nil {
+		return nil, err
+	}
+	a.node, err = raft.New(rc, &fsm{store: a.store})
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}

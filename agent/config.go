@@ -50,6 +50,8 @@ type Config struct {
 	ManagementAPI ManagementAPIConfig
 	// Limits bounds what HTTP clients may hold (limits_config.go).
 	Limits LimitsConfig
+	// TLS secures the raft port (tls_config.go).
+	TLS TLSConfig
 	// DevMode runs a single bootstrapped server and a client on a
 	// temporary data dir.
 	DevMode bool
@@ -385,6 +387,9 @@ func (c *Config) Finish() error {
 	if err := c.Limits.finish(c.DevMode); err != nil {        // limits_config.go
 		errs = append(errs, err)
 	}
+	if err := c.TLS.finish(); err != nil { // tls_config.go
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -535,6 +540,7 @@ type fileConfig struct {
 	ACL           *fileACL           `hcl:"acl,block"`
 	ManagementAPI *fileManagementAPI `hcl:"management_api,block"`
 	Limits        *fileLimits        `hcl:"limits,block"`
+	TLS           *fileTLS           `hcl:"tls,block"`
 }
 
 type filePorts struct {
@@ -629,6 +635,7 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 	if err := c.Limits.merge(f.Limits); err != nil {
 		return fmt.Errorf("config %s: %w", filename, err)
 	}
+	c.TLS.merge(f.TLS)
 	c.Server, c.ManagementAPI = srv, mgmt
 	set(&c.Name, f.Name)
 	set(&c.DataDir, f.DataDir)
