@@ -22,7 +22,7 @@ type testCA struct {
 	pool *x509.CertPool
 }
 
-func newTestCA(t *testing.T) *testCA {
+func newTestCA(t testing.TB) *testCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -43,7 +43,7 @@ func newTestCA(t *testing.T) *testCA {
 
 // serverConfig is the TLS config of a server whose certificate carries
 // name, signed by ca.
-func (ca *testCA) serverConfig(t *testing.T, name string) *tls.Config {
+func (ca *testCA) serverConfig(t testing.TB, name string) *tls.Config {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
