@@ -4,7 +4,7 @@ BIN       := bin/sched
 BENCHBIN  := bin/sched-bench
 PKGS      := ./...
 
-.PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean
+.PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short
 
 help: ## list targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -32,6 +32,22 @@ e2e-linearizability: ## only the porcupine linearizability checks under leader k
 
 bench-cluster: ## failover time, 3-server write throughput and follower reads, against real processes
 	SCHED_MEASURE=1 $(GO) test -count=1 -timeout 15m -tags e2e -run TestMeasure -v ./e2e/...
+
+# Each fuzz target as package:Target. `go test` runs their seed corpora
+# (testdata/fuzz/ and f.Add) as plain tests; fuzz-short mutates each for
+# FUZZTIME.
+FUZZ_TARGETS := ./state/jobspec:FuzzParseHCL2 ./state/jobspec:FuzzParseHCL1 \
+	./state:FuzzJobDecodeValidate ./state:FuzzParsePolicyRules \
+	./http/jsonapi:FuzzParseRequest ./state/store:FuzzDecodeCommand \
+	./state/store:FuzzPrepareAgreesWithApply
+FUZZTIME ?= 10s
+
+fuzz-short: ## run every fuzz target for FUZZTIME (10s) each (CI runs this)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "fuzz $$pkg $$name"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 lint: ## gofmt and go vet must be clean
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -23,6 +23,7 @@ import (
 	schedhttp "github.com/schedhq/sched/http"
 	mgmthttp "github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/raft"
+	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -35,7 +36,10 @@ type Agent struct {
 	http   *http.Server
 	lis    net.Listener
 	tmpDir string // removed on shutdown in dev mode
-	leader *leadership
+	// localIntro introduces this agent's client to its own server with
+	// ACLs on; empty when the agent is not both.
+	localIntro string
+	leader     *leadership
 	// sched holds the scheduler's leader services (agent/scheduler.go).
 	sched *schedulerHooks
 	// cluster is gossip, forwarding and the operator API (agent/cluster.go).
@@ -91,18 +95,30 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a.node, err = raft.New(a.raftConfig(id), &fsm{store: a.store})
+	rc := a.raftConfig(id)
+	if rc.TLS, err = cfg.TLS.raftTLS(cfg.Region); err != nil {
+		return nil, err
+	}
+	a.node, err = raft.New(rc, &fsm{store: a.store})
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 
 	w := a.newWriter()
-	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger}
+	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger, JobLimits: cfg.Server.JobLimits()}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)
 	if cfg.Client.Enabled {
 		hcfg.Client = &a.clientAPI
+		// This agent's own client, talking to this server only, is
+		// introduced by a secret that never leaves the host
+		// (docs/security.md); intro_token, when set, still serves
+		// registers that reach another leader.
+		if len(cfg.Client.Servers) == 0 {
+			a.localIntro = state.NewID()
+			hcfg.LocalIntroSecret = a.localIntro
+		}
 	}
 	srv, err := schedhttp.New(hcfg)
 	if err != nil {
@@ -123,8 +139,14 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	// blocking queries return at once instead of holding the drain open.
 	reqCtx, cancelReqs := context.WithCancel(context.Background())
 	a.cancelReqs = cancelReqs
-	a.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return reqCtx }, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	lim := cfg.Limits
+	a.lis = schedhttp.LimitConnsPerClient(a.lis, lim.HTTPMaxConnsPerClient)
+	a.http = &http.Server{
+		Handler:           schedhttp.WithTimeouts(srv.Handler(), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
+		ReadHeaderTimeout: lim.HTTPReadHeaderTimeout,
+		IdleTimeout:       lim.HTTPIdleTimeout,
+		MaxHeaderBytes:    lim.HTTPMaxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return reqCtx }, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	if cfg.Client.Enabled {
 		if err := a.newClient(); err != nil {
 			return nil, err

@@ -8,8 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync/atomic"
-	"time"
 
 	"github.com/schedhq/sched/client"
 	"github.com/schedhq/sched/client/driver"
@@ -40,6 +40,21 @@ func (a *Agent) newClient() error {
 		hostNets[name] = &state.HostNetwork{Name: name, CIDR: hn.CIDR, Interface: hn.Interface, ReservedPorts: hn.ReservedPorts}
 	}
 	logger := a.log.With("component", "client")
+	rawExec := driver.NewRawExec(logger)
+	rawExec.Policy = driver.RawExecPolicy{Disabled: !cc.RawExec.Enabled, DefaultUser: cc.RawExec.DefaultUser, DeniedUsers: cc.RawExec.DeniedUsers}
+	if cc.RawExec.Enabled && cc.RawExec.DefaultUser != "" && os.Geteuid() == 0 {
+		// Tasks run as another user: let it through the data dir to its
+		// allocation (traverse, not list; server/ and client/state stay
+		// private).
+		for _, d := range []string{a.cfg.DataDir, filepath.Join(a.cfg.DataDir, "client"), filepath.Join(a.cfg.DataDir, "client", "alloc")} {
+			if err := os.MkdirAll(d, 0o711); err != nil {
+				return fmt.Errorf("client: data dir: %w", err)
+			}
+			if err := os.Chmod(d, 0o711); err != nil {
+				return fmt.Errorf("client: data dir: %w", err)
+			}
+		}
+	}
 	c, err := client.New(client.Config{
 		DataDir: a.cfg.DataDir, Servers: servers,
 		NodeName: a.cfg.Name, Region: a.cfg.Region, Datacenter: a.cfg.Datacenter,
@@ -52,7 +67,8 @@ func (a *Agent) newClient() error {
 		NetworkInterface: cc.NetworkInterface,
 		AdvertiseIP:      ip,
 		HTTPAddr:         advertise,
-		Drivers:          driver.Builtin(logger).List(),
+		IntroToken:       introToken(cc.IntroToken, a.localIntro),
+		Drivers:          driver.NewCatalog(rawExec, driver.NewMock()).List(),
 		MaxKillTimeout:   cc.MaxKillTimeout,
 		GCInterval:       cc.GCInterval,
 		GCMaxAllocs:      cc.GCMaxAllocs,
@@ -68,6 +84,16 @@ func (a *Agent) newClient() error {
 	a.client = c
 	a.clientAPI.c.Store(c)
 	return nil
+}
+
+// introToken is what the client presents to register a new node: the
+// configured intro_token, or the agent's own local secret when it runs a
+// server too and none is configured.
+func introToken(configured, local string) string {
+	if configured != "" {
+		return configured
+	}
+	return local
 }
 
 // Client is the agent's client, nil when the client role is off.
@@ -156,9 +182,13 @@ func (a *Agent) newClientOnly() error {
 	}
 	reqCtx, cancelReqs := context.WithCancel(context.Background())
 	a.cancelReqs = cancelReqs
+	lim := a.cfg.Limits
+	a.lis = schedhttp.LimitConnsPerClient(a.lis, lim.HTTPMaxConnsPerClient)
 	a.http = &http.Server{
-		Handler:           schedhttp.NewClientHandler(&a.clientAPI, a.log),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           schedhttp.WithTimeouts(schedhttp.NewClientHandler(&a.clientAPI, a.log), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
+		ReadHeaderTimeout: lim.HTTPReadHeaderTimeout,
+		IdleTimeout:       lim.HTTPIdleTimeout,
+		MaxHeaderBytes:    lim.HTTPMaxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}

@@ -25,6 +25,8 @@ import (
 //	  gc_interval       = "1m"
 //	  gc_max_allocs     = 50
 //	  gc_alloc_age      = "1h"
+//	  intro_token       = "<secret of a token with node:write>"
+//	  raw_exec { enabled = true, default_user = "nobody", denied_users = ["root"] }
 //	  reserved { cpu = 500, memory = 512, disk = 1024, reserved_ports = "22,80" }
 //	  host_network "public" { cidr = "203.0.113.0/24", interface = "eth1", reserved_ports = "22" }
 //	}
@@ -53,6 +55,73 @@ type ClientConfig struct {
 	GCInterval  time.Duration
 	GCMaxAllocs int
 	GCAllocAge  time.Duration
+	// IntroToken is the secret of an ACL token with node:write that
+	// introduces this node to servers with ACLs on (a new node cannot
+	// register with a secret of its own choosing). Empty on an agent that
+	// is also a server means a local secret of the agent's own.
+	IntroToken string
+	// RawExec is what the raw_exec driver may do on this node.
+	RawExec RawExecConfig
+}
+
+// RawExecConfig is the client block's raw_exec block:
+//
+//	raw_exec {
+//	  enabled      = false      # -dev: true
+//	  default_user = "nobody"   # tasks naming no user, on a root client; "": the client's user. -dev: ""
+//	  denied_users = ["root"]   # -dev: []
+//	}
+//
+// raw_exec runs tasks without isolation, as the client's user unless told
+// otherwise: off unless enabled, and on a root client never as root.
+type RawExecConfig struct {
+	Enabled     bool
+	DefaultUser string
+	DeniedUsers []string
+	// userSet and deniedSet record that a file (or -dev) set the keys,
+	// so that finish fills only the ones left unset.
+	userSet, deniedSet bool
+}
+
+// Defaults of RawExecConfig outside -dev.
+const DefaultRawExecUser = "nobody"
+
+// DefaultRawExecDeniedUsers is the deny list outside -dev.
+var DefaultRawExecDeniedUsers = []string{"root"}
+
+type fileRawExec struct {
+	Enabled     *bool     `hcl:"enabled,optional"`
+	DefaultUser *string   `hcl:"default_user,optional"`
+	DeniedUsers *[]string `hcl:"denied_users,optional"`
+}
+
+// merge applies a config file's raw_exec block over r.
+func (r *RawExecConfig) merge(f *fileRawExec) {
+	if f == nil {
+		return
+	}
+	set(&r.Enabled, f.Enabled)
+	if f.DefaultUser != nil {
+		r.DefaultUser, r.userSet = *f.DefaultUser, true
+	}
+	if f.DeniedUsers != nil {
+		r.DeniedUsers, r.deniedSet = *f.DeniedUsers, true
+	}
+}
+
+// devRawExec is -dev's raw_exec: on, as the user who runs the agent.
+func devRawExec() RawExecConfig {
+	return RawExecConfig{Enabled: true, DeniedUsers: []string{}, userSet: true, deniedSet: true}
+}
+
+// finish fills the keys left unset.
+func (r *RawExecConfig) finish() {
+	if !r.userSet {
+		r.DefaultUser, r.userSet = DefaultRawExecUser, true
+	}
+	if !r.deniedSet {
+		r.DeniedUsers, r.deniedSet = slices.Clone(DefaultRawExecDeniedUsers), true
+	}
 }
 
 // ReservedConfig is node capacity held back from scheduling.
@@ -81,6 +150,8 @@ type fileClient struct {
 	GCInterval       *string            `hcl:"gc_interval,optional"`
 	GCMaxAllocs      *int               `hcl:"gc_max_allocs,optional"`
 	GCAllocAge       *string            `hcl:"gc_alloc_age,optional"`
+	IntroToken       *string            `hcl:"intro_token,optional"`
+	RawExec          *fileRawExec       `hcl:"raw_exec,block"`
 	Reserved         *fileReserved      `hcl:"reserved,block"`
 	HostNetworks     []fileHostNetwork  `hcl:"host_network,block"`
 }
@@ -108,6 +179,8 @@ func (c *ClientConfig) merge(f *fileClient) error {
 	set(&c.NodePool, f.NodePool)
 	set(&c.NetworkInterface, f.NetworkInterface)
 	set(&c.GCMaxAllocs, f.GCMaxAllocs)
+	set(&c.IntroToken, f.IntroToken)
+	c.RawExec.merge(f.RawExec)
 	if f.Meta != nil {
 		if c.Meta == nil {
 			c.Meta = map[string]string{}
@@ -160,6 +233,7 @@ func (c *ClientConfig) finish(server bool) []error {
 	if !c.Enabled {
 		return nil
 	}
+	c.RawExec.finish()
 	var errs []error
 	if len(c.Servers) == 0 && !server {
 		errs = append(errs, fmt.Errorf("client.servers: a client-only agent needs the servers' HTTP addresses"))

@@ -28,6 +28,7 @@ client {
   gc_interval       = "2m"
   gc_max_allocs     = 7
   gc_alloc_age      = "3h"
+  intro_token       = "70000000-0000-4000-8000-000000000001"
   reserved {
     cpu            = 500
     memory         = 256
@@ -72,6 +73,7 @@ client {
 		{"gc_interval", cc.GCInterval, 2 * time.Minute},
 		{"gc_max_allocs", cc.GCMaxAllocs, 7},
 		{"gc_alloc_age", cc.GCAllocAge, 3 * time.Hour},
+		{"intro_token", cc.IntroToken, "70000000-0000-4000-8000-000000000001"},
 		{"reserved", cc.Reserved, ReservedConfig{CPU: 500, MemoryMB: 256, DiskMB: 1024, ReservedPorts: "22,80"}},
 		{"host network merged", *cc.HostNetworks["public"], HostNetworkConfig{CIDR: "203.0.113.0/24", Interface: "eth1", ReservedPorts: "22"}},
 		{"host network added", cc.HostNetworks["private"].CIDR, "10.0.0.0/8"},
@@ -118,12 +120,16 @@ func TestClientConfigErrors(t *testing.T) {
 	}
 }
 
-// startDevAgent runs `-dev` in process on free ports with its own data dir.
-func startDevAgent(t *testing.T) *Agent {
+// startDevAgent runs `-dev` in process on free ports with its own data
+// dir; mod, when given, changes the config before it is finished.
+func startDevAgent(t *testing.T, mod ...func(*Config)) *Agent {
 	t.Helper()
 	ports := freePorts(t, 3)
 	cfg := &Config{Name: "dev", LogLevel: "warn", Ports: Ports{HTTP: ports[0], Raft: ports[1], Gossip: ports[2]}}
 	cfg.applyDev()
+	for _, m := range mod {
+		m(cfg)
+	}
 	if err := cfg.Finish(); err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +216,24 @@ func TestDevAgentRunsAClient(t *testing.T) {
 	}
 	if code, body := getBody(t, "http://"+a.HTTPAddr()+"/v1/client/fs/logs/"+id+"?task=t&type=stdout&plain=true"); code != 200 || !strings.Contains(body, "hello from mock") {
 		t.Fatalf("logs: %d %q", code, body)
+	}
+}
+
+// A dev agent with ACLs on introduces its own client: the node registers
+// without any token configured, while a stranger's register is refused.
+func TestDevAgentWithACLsRegistersItsClient(t *testing.T) {
+	a := startDevAgent(t, func(c *Config) { c.ACL.Enabled = true })
+	ctx := ctxT(t, 20*time.Second)
+	if err := a.Client().WaitRegistered(ctx); err != nil {
+		t.Fatalf("the dev agent's client did not register: %v", err)
+	}
+	stranger := &state.Node{ID: state.NewID(), SecretID: state.NewID(), Datacenter: "dc1"}
+	c, err := api.NewClient(api.Config{Address: "http://" + a.HTTPAddr(), Token: stranger.SecretID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Nodes().Register(ctx, stranger, nil); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("a stranger registered a node with a self-chosen secret: %v", err)
 	}
 }
 

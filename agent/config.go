@@ -16,6 +16,7 @@ import (
 
 	"github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/scheduler/leader"
+	"github.com/schedhq/sched/state"
 )
 
 // Config is an agent's resolved configuration: defaults, then -dev, then
@@ -47,6 +48,10 @@ type Config struct {
 	ACL      ACLConfig
 	// ManagementAPI configures the management API (/api/v2).
 	ManagementAPI ManagementAPIConfig
+	// Limits bounds what HTTP clients may hold (limits_config.go).
+	Limits LimitsConfig
+	// TLS secures the raft port (tls_config.go).
+	TLS TLSConfig
 	// DevMode runs a single bootstrapped server and a client on a
 	// temporary data dir.
 	DevMode bool
@@ -108,6 +113,13 @@ type ServerConfig struct {
 	// JobTrackedVersions is how many versions of each job are kept.
 	// Default 6.
 	JobTrackedVersions int
+	// MaxGroupCount bounds a task group's count, MaxJobCount the sum of a
+	// job's group counts (the allocations one evaluation may place), and
+	// MaxJobSize a job's JSON encoding in bytes. Zero means the defaults:
+	// 10,000, 100,000 and 4 MiB (state.JobLimits).
+	MaxGroupCount int
+	MaxJobCount   int
+	MaxJobSize    int
 	// RaftSnapshotThreshold is how many log entries trigger a snapshot.
 	// Default 8192.
 	RaftSnapshotThreshold int
@@ -193,6 +205,11 @@ type ACLConfig struct {
 	Enabled bool
 }
 
+// JobLimits are the server block's bounds on jobs.
+func (s *ServerConfig) JobLimits() state.JobLimits {
+	return state.JobLimits{MaxGroupCount: s.MaxGroupCount, MaxJobCount: s.MaxJobCount, MaxJobBytes: s.MaxJobSize}.WithDefaults()
+}
+
 // DefaultConfig returns the defaults of a production agent.
 func DefaultConfig() *Config {
 	return &Config{
@@ -234,6 +251,7 @@ func (c *Config) applyDev() {
 	c.Server.Enabled = true
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
+	c.Client.RawExec = devRawExec() // client_config.go; a config file may still turn it off
 }
 
 // Finish fills what is still unset and checks the result.
@@ -357,7 +375,21 @@ func (c *Config) Finish() error {
 	if c.Server.JobTrackedVersions < 1 {
 		errs = append(errs, fmt.Errorf("server.job_tracked_versions: must be at least 1"))
 	}
+	for _, k := range []struct {
+		name string
+		v    int
+	}{{"max_group_count", c.Server.MaxGroupCount}, {"max_job_count", c.Server.MaxJobCount}, {"max_job_size", c.Server.MaxJobSize}} {
+		if k.v < 0 {
+			errs = append(errs, fmt.Errorf("server.%s: must not be negative (0 means the default)", k.name))
+		}
+	}
 	errs = append(errs, c.Client.finish(c.Server.Enabled)...) // client_config.go
+	if err := c.Limits.finish(c.DevMode); err != nil {        // limits_config.go
+		errs = append(errs, err)
+	}
+	if err := c.TLS.finish(); err != nil { // tls_config.go
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -507,6 +539,8 @@ type fileConfig struct {
 	Client        *fileClient        `hcl:"client,block"`
 	ACL           *fileACL           `hcl:"acl,block"`
 	ManagementAPI *fileManagementAPI `hcl:"management_api,block"`
+	Limits        *fileLimits        `hcl:"limits,block"`
+	TLS           *fileTLS           `hcl:"tls,block"`
 }
 
 type filePorts struct {
@@ -526,6 +560,9 @@ type fileServer struct {
 	BootstrapExpect       *int      `hcl:"bootstrap_expect,optional"`
 	RetryJoin             *[]string `hcl:"retry_join,optional"`
 	JobTrackedVersions    *int      `hcl:"job_tracked_versions,optional"`
+	MaxGroupCount         *int      `hcl:"max_group_count,optional"`
+	MaxJobCount           *int      `hcl:"max_job_count,optional"`
+	MaxJobSize            *int      `hcl:"max_job_size,optional"`
 	RaftSnapshotThreshold *int      `hcl:"raft_snapshot_threshold,optional"`
 	RaftTrailingLogs      *int      `hcl:"raft_trailing_logs,optional"`
 	RaftSnapshotInterval  *string   `hcl:"raft_snapshot_interval,optional"`
@@ -595,6 +632,10 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 			return fmt.Errorf("config %s: %w", filename, err)
 		}
 	}
+	if err := c.Limits.merge(f.Limits); err != nil {
+		return fmt.Errorf("config %s: %w", filename, err)
+	}
+	c.TLS.merge(f.TLS)
 	c.Server, c.ManagementAPI = srv, mgmt
 	set(&c.Name, f.Name)
 	set(&c.DataDir, f.DataDir)
@@ -646,6 +687,9 @@ func (s *fileServer) mergeInto(cur ServerConfig) (ServerConfig, error) {
 	set(&cur.BootstrapExpect, s.BootstrapExpect)
 	set(&cur.RetryJoin, s.RetryJoin)
 	set(&cur.JobTrackedVersions, s.JobTrackedVersions)
+	set(&cur.MaxGroupCount, s.MaxGroupCount)
+	set(&cur.MaxJobCount, s.MaxJobCount)
+	set(&cur.MaxJobSize, s.MaxJobSize)
 	set(&cur.RaftSnapshotThreshold, s.RaftSnapshotThreshold)
 	set(&cur.RaftTrailingLogs, s.RaftTrailingLogs)
 	set(&cur.RetryMax, s.RetryMax)

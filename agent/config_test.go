@@ -11,6 +11,7 @@ import (
 
 	"github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/scheduler/leader"
+	"github.com/schedhq/sched/state"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -326,8 +327,9 @@ func TestConfigSchedulerKeys(t *testing.T) {
 
 	// The scheduler runtime gets every value in its own field.
 	want := leader.RuntimeConfig{
-		Workers: 2,
-		Broker:  leader.BrokerConfig{UnackedTimeout: 90 * time.Second, DeliveryLimit: 5},
+		Workers:   2,
+		JobLimits: state.JobLimits{MaxGroupCount: 10_000, MaxJobCount: 100_000, MaxJobBytes: 4 << 20},
+		Broker:    leader.BrokerConfig{UnackedTimeout: 90 * time.Second, DeliveryLimit: 5},
 		Heartbeat: leader.HeartbeatConfig{MinTTL: 20 * time.Second, MaxHeartbeatsPerSecond: 12.5,
 			Grace: 15 * time.Second, FailoverTTL: 7 * time.Minute},
 		GC: leader.GCConfig{Interval: 2 * time.Minute, EvalThreshold: 30 * time.Minute,

@@ -40,7 +40,8 @@ func (a *Agent) schedulerRuntime() (*leader.Runtime, error) {
 // unset) take the scheduler's defaults.
 func (s *ServerConfig) runtimeConfig() leader.RuntimeConfig {
 	return leader.RuntimeConfig{
-		Workers: s.NumSchedulers,
+		Workers:   s.NumSchedulers,
+		JobLimits: s.JobLimits(),
 		Broker: leader.BrokerConfig{
 			UnackedTimeout: s.EvalNackTimeout,
 			DeliveryLimit:  s.EvalDeliveryLimit,

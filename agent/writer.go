@@ -47,9 +47,9 @@ func (a *Agent) newWriter() *raftWriter {
 // Apply encodes the command, waits a bounded time for leadership, and
 // proposes it. The state machine's error answers come back unchanged.
 func (w *raftWriter) Apply(ctx context.Context, t store.MessageType, req any) (any, uint64, error) {
-	data, err := store.Encode(t, req)
+	data, err := store.Prepare(t, req) // judged here as Apply will judge it
 	if err != nil {
-		return nil, 0, fmt.Errorf("encode command: %w", err)
+		return nil, 0, err
 	}
 	if err := w.awaitLeadership(ctx); err != nil {
 		return nil, 0, err

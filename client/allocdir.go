@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // allocDir is an allocation's directory tree:
@@ -49,6 +50,9 @@ type dirSpec struct {
 func (d allocDir) build(tasks []string) error {
 	dirs := []dirSpec{{d.Shared(), 0o755}, {d.LogDir(), 0o755}}
 	for _, t := range tasks {
+		if err := checkTaskDirName(t); err != nil {
+			return err
+		}
 		dirs = append(dirs, dirSpec{d.TaskDir(t), 0o755}, dirSpec{d.LocalDir(t), 0o755}, dirSpec{d.SecretsDir(t), 0o700})
 	}
 	// Parents come before children, so a plain Mkdir per directory does.
@@ -68,6 +72,16 @@ func (d allocDir) build(tasks []string) error {
 				return fmt.Errorf("build alloc dir: %w", err)
 			}
 		}
+	}
+	return nil
+}
+
+// checkTaskDirName refuses a task name that is not one plain path
+// element: servers refuse such names, but a job stored before they did
+// must not make a client create directories outside the allocation's.
+func checkTaskDirName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
+		return fmt.Errorf("task name %q cannot name a directory inside the allocation directory", name)
 	}
 	return nil
 }

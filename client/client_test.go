@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -365,5 +366,24 @@ func TestPerCoreMHz(t *testing.T) {
 		if got := perCoreMHz(tc.node); got != tc.want {
 			t.Errorf("perCoreMHz(%+v) = %v, want %v", tc.node, got, tc.want)
 		}
+	}
+}
+
+// With ACLs on, a new node is introduced by the operator's token; after
+// that it registers again with its own secret.
+func TestClientRegistersWithIntroToken(t *testing.T) {
+	fs := newFakeServer(t)
+	const intro = "70000000-0000-4000-8000-000000000001"
+	fs.mu.Lock()
+	fs.introToken = intro
+	fs.mu.Unlock()
+	c := testClient(t, fs, "", func(cfg *Config) { cfg.IntroToken = intro })
+	if _, _, err := c.register(context.Background()); err != nil {
+		t.Fatalf("re-register: %v", err)
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.registers != 2 || fs.introTokens != 1 {
+		t.Errorf("registers %d, by intro token %d; want 2 and 1 (the second with the node's secret)", fs.registers, fs.introTokens)
 	}
 }

@@ -45,6 +45,11 @@ type Config struct {
 	// Token is sent on every request to the servers; empty sends the
 	// node's own SecretID, which the node endpoints accept.
 	Token string
+	// IntroToken introduces the node to servers with ACLs on: a token with
+	// node:write, sent on a register only when the node's own secret is
+	// refused (the servers do not know the node yet). Empty: none, and a
+	// new node can register only where ACLs are off.
+	IntroToken string
 	// NodeName defaults to the hostname.
 	NodeName   string
 	Region     string

@@ -43,6 +43,11 @@ type fakeServer struct {
 	// forget404 makes the next heartbeat answer 404 (the servers lost
 	// the node).
 	forget404 bool
+	// introToken, when set, is the one token that registers a new node
+	// (the servers with ACLs on); a known node registers with its secret.
+	introToken string
+	// introTokens counts registers authorized by introToken.
+	introTokens int
 
 	// failWith, when non-zero, is the status every request gets.
 	failWith atomic.Int32
@@ -87,6 +92,18 @@ func (fs *fakeServer) register(w http.ResponseWriter, r *http.Request) {
 	n := body.Node.Node
 	n.SecretID = body.Node.SecretID
 	fs.mu.Lock()
+	if fs.introToken != "" {
+		tok := r.Header.Get(api.HeaderToken)
+		old := fs.nodes[n.ID]
+		switch {
+		case tok == fs.introToken:
+			fs.introTokens++
+		case old == nil || tok != old.SecretID:
+			fs.mu.Unlock()
+			http.Error(w, "Permission denied", http.StatusForbidden)
+			return
+		}
+	}
 	fs.nodes[n.ID] = n
 	fs.registers++
 	ttl := fs.ttl

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"time"
 
 	"github.com/schedhq/sched/http/api"
@@ -86,6 +88,12 @@ func (c *Client) heartbeatWait(ttl time.Duration) time.Duration {
 	return w - time.Duration(c.jitter()*0.1*float64(w))
 }
 
+// isForbidden reports whether err is a 403 from the servers.
+func isForbidden(err error) bool {
+	var se *api.StatusError
+	return errors.As(err, &se) && se.Code == http.StatusForbidden
+}
+
 // register sends the node to the servers and returns the heartbeat TTL
 // and the failover epoch it registered in.
 func (c *Client) register(ctx context.Context) (time.Duration, uint64, error) {
@@ -94,6 +102,12 @@ func (c *Client) register(ctx context.Context) (time.Duration, uint64, error) {
 	err := c.servers.call(ctx, func(s *api.Client) error {
 		var err error
 		resp, _, err = s.Nodes().Register(ctx, node, nil)
+		if intro := c.cfg.IntroToken; intro != "" && isForbidden(err) {
+			// With ACLs on, the node's own secret proves only the identity
+			// of a node the servers know: a new node (or one garbage
+			// collected meanwhile) is introduced by the operator's token.
+			resp, _, err = s.Nodes().Register(ctx, node, &api.WriteOptions{Token: intro})
+		}
 		return err
 	})
 	if err != nil {

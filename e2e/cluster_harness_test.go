@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,9 +33,20 @@ type server struct {
 	http    int
 	raft    int
 	gossip  int
-	cmd     *exec.Cmd
-	out     *testutil.SyncBuffer
-	done    chan struct{}
+	// mu guards the process of the current run: launch replaces them
+	// (a restart) while fault injectors and clients ask alive().
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	out  *testutil.SyncBuffer
+	done chan struct{}
+}
+
+// proc returns the current run's process, output and exit channel (nil
+// before the first launch).
+func (s *server) proc() (*exec.Cmd, *testutil.SyncBuffer, chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd, s.out, s.done
 }
 
 // loopCluster is n servers on loopback ports, each with its own data dir,
@@ -127,20 +139,21 @@ func (c *loopCluster) startAll() {
 // launch starts the process without waiting for it to serve.
 func (s *server) launch() {
 	s.t.Helper()
-	s.out = &testutil.SyncBuffer{}
-	s.cmd = exec.Command(schedBin, "agent", "-config", s.config)
-	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	if err := s.cmd.Start(); err != nil {
+	out := &testutil.SyncBuffer{}
+	cmd := exec.Command(schedBin, "agent", "-config", s.config)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
 	done := make(chan struct{})
-	s.done = done
-	cmd := s.cmd
+	s.mu.Lock()
+	s.cmd, s.out, s.done = cmd, out, done
+	s.mu.Unlock()
 	go func() { cmd.Wait(); close(done) }()
 	s.t.Cleanup(func() {
 		s.kill()
 		if s.t.Failed() {
-			s.t.Logf("%s output:\n%s", s.name, s.out.String())
+			s.t.Logf("%s output:\n%s", s.name, out.String())
 		}
 	})
 }
@@ -149,10 +162,11 @@ func (s *server) launch() {
 func (s *server) waitReady(d time.Duration) {
 	s.t.Helper()
 	c := s.client()
+	_, out, done := s.proc()
 	testutil.WaitForErr(s.t, d, s.name+" to serve a consistent read", func() error {
 		select {
-		case <-s.done:
-			s.t.Fatalf("%s exited during start:\n%s", s.name, s.out.String())
+		case <-done:
+			s.t.Fatalf("%s exited during start:\n%s", s.name, out.String())
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -164,11 +178,12 @@ func (s *server) waitReady(d time.Duration) {
 
 // alive reports whether the process is running.
 func (s *server) alive() bool {
-	if s.done == nil {
+	_, _, done := s.proc()
+	if done == nil {
 		return false
 	}
 	select {
-	case <-s.done:
+	case <-done:
 		return false
 	default:
 		return true
@@ -180,8 +195,9 @@ func (s *server) kill() {
 	if !s.alive() {
 		return
 	}
-	s.cmd.Process.Signal(syscall.SIGKILL)
-	<-s.done
+	cmd, _, done := s.proc()
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-done
 }
 
 // stop sends SIGTERM and waits for a clean exit.
@@ -189,14 +205,15 @@ func (s *server) stop() error {
 	if !s.alive() {
 		return nil
 	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
+	cmd, out, done := s.proc()
+	cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-s.done:
+	case <-done:
 	case <-time.After(30 * time.Second):
 		return fmt.Errorf("%s did not exit within 30s of SIGTERM", s.name)
 	}
-	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
-		return fmt.Errorf("%s exited %d:\n%s", s.name, code, s.out.String())
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		return fmt.Errorf("%s exited %d:\n%s", s.name, code, out.String())
 	}
 	return nil
 }

@@ -312,14 +312,15 @@ func TestACLNodeSecret(t *testing.T) {
 	if err := try("PUT", "/v1/node/:node_id/drain", nodeID, nodeSecret, nil); err == nil {
 		t.Error("a node drained itself with its secret")
 	}
-	// Register: a new node brings its own secret; an existing node must
-	// bring the one it registered with.
+	// Register: a new node's own secret proves nothing (it needs a
+	// node:write token); an existing node must bring the one it
+	// registered with.
 	reg := func(id, bodySecret string) string {
 		return fmt.Sprintf(`{"Node": {"ID": %q, "SecretID": %q}}`, id, bodySecret)
 	}
 	newID, newSecret := "10000000-0000-4000-8000-000000000009", "20000000-0000-4000-8000-000000000009"
-	if err := try("POST", "/v1/node/register", "", newSecret, reg(newID, newSecret)); err != nil {
-		t.Errorf("new node register with its secret: %v", err)
+	if err := try("POST", "/v1/node/register", "", newSecret, reg(newID, newSecret)); err == nil {
+		t.Error("a new node registered with a secret of its own choosing")
 	}
 	if err := try("POST", "/v1/node/register", "", newSecret, reg(newID, nodeSecret)); err == nil {
 		t.Error("register with a header secret that is not the body's")

@@ -38,6 +38,7 @@ func newACLHarness(t testing.TB, enforce bool, resetPath string) *aclHarness {
 		a.resolver = r
 		c.ACL = r
 		c.Now = a.clock.Now
+		c.Leader = &fakeLeader{ttl: testTTL}
 	})
 	return a
 }

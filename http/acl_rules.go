@@ -43,9 +43,9 @@ const (
 	noNodeSecret nodeSecretSource = iota
 	// nodeSecretFromPath: the node named by the path's first parameter.
 	nodeSecretFromPath
-	// nodeSecretFromBody: Node.ID and Node.SecretID of a register body; a
-	// new node registers with the secret it brings, an existing one must
-	// bring the secret it registered with.
+	// nodeSecretFromBody: Node.ID and Node.SecretID of a register body;
+	// only a node that already exists may re-register with the secret it
+	// registered with. A new node needs a node:write token.
 	nodeSecretFromBody
 )
 
@@ -129,6 +129,8 @@ func (r aclRule) carriesAuth() bool {
 //     token (there are no node_pool rules);
 //   - node register, heartbeat, status, allocation reads and updates also
 //     accept the node's own SecretID, which is how client agents call them;
+//     a register accepts it only for a node that already exists, so a new
+//     node is introduced by a node:write token (docs/security.md);
 //   - snapshot save and restore and forced GC need a management token;
 //   - status, agent health and the internal read-index endpoint are open:
 //     followers call the latter on the leader without a token.

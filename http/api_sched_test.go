@@ -30,8 +30,8 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	if err != nil || reg.HeartbeatTTL != testTTL || reg.Index == 0 {
 		t.Fatalf("register: %+v, %v", reg, err)
 	}
-	if got := h.node(n.ID).SecretID; got != n.SecretID {
-		t.Errorf("stored secret %q, want the client's", got)
+	if got := h.node(n.ID); !got.SecretMatches(n.SecretID) || got.SecretID != "" {
+		t.Errorf("stored secret %q (hash %q), want only the client's hashed", got.SecretID, got.SecretHash)
 	}
 	if _, _, err := c.Nodes().Heartbeat(ctx, n.ID, nil); err != nil || len(fl.beats()) != 2 {
 		t.Errorf("heartbeat: %v, %v", err, fl.beats())

@@ -170,6 +170,10 @@ func completeHandshakeAuth(r *http.Request, secret string) error {
 
 // check resolves secret and tests it against rule.
 func (s *Server) check(rule aclRule, r *http.Request, p httprouter.Params, secret string) (requestAuth, error) {
+	if rule.nodeSecret == nodeSecretFromBody && s.cfg.LocalIntroSecret != "" && constantTimeEqual(secret, s.cfg.LocalIntroSecret) {
+		// The client of this agent's own process, introduced by it.
+		return requestAuth{}, nil
+	}
 	if rule.nodeSecret != noNodeSecret && secret != "" {
 		ok, err := s.nodeSecretMatches(rule.nodeSecret, r, p, secret)
 		if err != nil {
@@ -323,7 +327,9 @@ func peekBody(r *http.Request) (bodyPeek, error) {
 		}
 		return out, badRequest("read request body: %v", err)
 	}
-	_ = json.Unmarshal(data, &out)
+	if checkJSONDepth(data, maxJSONDepth) == nil {
+		_ = json.Unmarshal(data, &out) // the handler's decodeBody refuses a deeper body
+	}
 	return out, nil
 }
 
@@ -350,15 +356,13 @@ func (s *Server) nodeSecretMatches(src nodeSecretSource, r *http.Request, p http
 		id = body.Node.ID
 	}
 	node, err := s.store.NodeByID(nil, id)
-	if err != nil {
+	if err != nil || node == nil {
+		// A secret proves only the identity of a node that exists: a new
+		// node is introduced by a token with node:write (see
+		// docs/security.md), never by a secret it chose itself.
 		return false, err
 	}
-	if node == nil {
-		// Only a register may bring a node into being with its own
-		// secret; every other node call needs the node to exist.
-		return src == nodeSecretFromBody, nil
-	}
-	return node.SecretID != "" && constantTimeEqual(node.SecretID, secret), nil
+	return node.SecretMatches(secret), nil
 }
 
 // constantTimeEqual compares two secrets without leaking, through timing,

@@ -79,6 +79,9 @@ func decodeBody(r *http.Request, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return badRequest("request body is required")
 	}
+	if err := checkJSONDepth(data, maxJSONDepth); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
 		return badRequest("failed to parse request body: %s", describeJSONError(err))

@@ -41,7 +41,7 @@ func (w *MemWriter) Apply(_ context.Context, t store.MessageType, req any) (any,
 	if w.Err != nil {
 		return nil, 0, w.Err
 	}
-	data, err := store.Encode(t, req)
+	data, err := store.Prepare(t, req)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -172,8 +172,8 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request, pathID stri
 		job.Namespace = namespaceOf(r)
 	}
 	job.Canonicalize()
-	if err := job.Validate(); err != nil {
-		return nil, prefixFields("Job", err)
+	if err := s.checkJob(job); err != nil {
+		return nil, err
 	}
 	if req.EvalPriority != 0 && (req.EvalPriority < state.MinJobPriority || req.EvalPriority > state.MaxJobPriority) {
 		return nil, badRequest("EvalPriority: must be between %d and %d, got %d", state.MinJobPriority, state.MaxJobPriority, req.EvalPriority)

@@ -124,7 +124,9 @@ func (s *Server) nodeRegister(w http.ResponseWriter, r *http.Request, _ httprout
 	if err != nil {
 		return nil, err
 	}
-	if old != nil && old.SecretID != "" && n.SecretID != "" && old.SecretID != n.SecretID {
+	// Only the secret's hash is proposed: raft and snapshots never hold it.
+	n.SealSecret()
+	if old != nil && old.SecretHash != "" && n.SecretHash != "" && old.SecretHash != n.SecretHash {
 		return nil, badRequest("Node.SecretID: does not match the secret node %q registered with", n.ID)
 	}
 	now := s.cfg.Now()

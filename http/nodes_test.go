@@ -52,8 +52,8 @@ func TestNodeRegisterNewNode(t *testing.T) {
 		t.Errorf("Name = %q, want the ID when none is given", got.Name)
 	case got.ComputedClass == "" || got.ComputedClass == "forged" || got.ComputedClass != want:
 		t.Errorf("ComputedClass = %q, want %q", got.ComputedClass, want)
-	case got.SecretID != "5ec0e700-0000-4000-8000-000000000001":
-		t.Errorf("SecretID = %q, want the one sent", got.SecretID)
+	case got.SecretID != "" || !got.SecretMatches("5ec0e700-0000-4000-8000-000000000001"):
+		t.Errorf("SecretID = %q, SecretHash = %q, want the hash of the one sent", got.SecretID, got.SecretHash)
 	case got.StatusUpdatedAt != testNow.Unix():
 		t.Errorf("StatusUpdatedAt = %d, want %d", got.StatusUpdatedAt, testNow.Unix())
 	}
@@ -207,8 +207,8 @@ func TestNodeRegisterSecretMismatch(t *testing.T) {
 		http.StatusBadRequest, "Node.SecretID")
 	// Without a secret, the registered one is kept.
 	h.registerNode(n)
-	if got := h.node(n.ID).SecretID; got != "5ec0e700-0000-4000-8000-000000000001" {
-		t.Errorf("SecretID = %q after a register without one", got)
+	if got := h.node(n.ID); !got.SecretMatches("5ec0e700-0000-4000-8000-000000000001") {
+		t.Errorf("SecretHash = %q after a register without one", got.SecretHash)
 	}
 }
 

@@ -78,8 +78,7 @@ func (s *Server) jobValidate(w http.ResponseWriter, r *http.Request, _ httproute
 	}
 	req.Job.Canonicalize()
 	out := &state.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}
-	if err := req.Job.Validate(); err != nil {
-		err = prefixFields("Job", err)
+	if err := s.checkJob(req.Job); err != nil {
 		var ve *state.ValidationError
 		if errors.As(err, &ve) {
 			for _, fe := range ve.Errors {

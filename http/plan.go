@@ -34,7 +34,7 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	job, err := prepareJob(r, req.Job, p.ByName("job_id"))
+	job, err := s.prepareJob(r, req.Job, p.ByName("job_id"))
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 // prepareJob checks a job body as a register does: present, naming the
 // job of the path, in the request's namespace unless it names one,
 // canonicalized and valid (every problem listed with its Job.* path).
-func prepareJob(r *http.Request, job *state.Job, pathID string) (*state.Job, error) {
+func (s *Server) prepareJob(r *http.Request, job *state.Job, pathID string) (*state.Job, error) {
 	if job == nil {
 		return nil, badRequest("Job: a job definition is required")
 	}
@@ -106,8 +106,8 @@ func prepareJob(r *http.Request, job *state.Job, pathID string) (*state.Job, err
 		job.Namespace = namespaceOf(r)
 	}
 	job.Canonicalize()
-	if err := job.Validate(); err != nil {
-		return nil, prefixFields("Job", err)
+	if err := s.checkJob(job); err != nil {
+		return nil, err
 	}
 	return job, nil
 }

@@ -75,6 +75,16 @@ type Config struct {
 	// serves /v1/client/* for its own allocations; nil proxies every such
 	// request to the allocation's node (client_routes.go).
 	Client ClientAPI
+	// LocalIntroSecret, when set, introduces a new node on a register as a
+	// node:write token would: the agent gives it to the client running in
+	// its own process, so that a dev agent with ACLs on needs no token.
+	// It is never stored nor sent off the host; a register forwarded to
+	// another leader needs the client's intro_token instead.
+	LocalIntroSecret string
+	// JobLimits bounds group counts and job sizes (server block keys
+	// max_group_count, max_job_count, max_job_size); zero fields mean
+	// state's defaults.
+	JobLimits state.JobLimits
 }
 
 // Server is the HTTP API of one sched server agent.

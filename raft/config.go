@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -66,6 +67,12 @@ type Config struct {
 	// AdvertiseAddr is the address other servers dial. Empty means the
 	// address actually bound, which must then not be a wildcard IP.
 	AdvertiseAddr string
+	// TLS, when set, makes the transport mutual TLS (tls.go): this
+	// server's certificate in Certificates, the cluster's CA as RootCAs
+	// and ClientCAs, and the name every server's certificate carries as
+	// ServerName. Peers without a certificate of the CA cannot connect.
+	// Nil: plain TCP, which anyone who reaches the port can speak.
+	TLS *tls.Config
 	// Bootstrap makes a server with no Raft state at all start a cluster in
 	// which it is the only voter (dev mode, or the first server of a cluster
 	// grown with AddVoter). A server with existing state ignores it, so it

@@ -142,6 +142,15 @@ func newTransport(cfg Config, logger hclog.Logger) (*hraft.NetworkTransport, err
 		}
 		advertise = a
 	}
+	if cfg.TLS != nil {
+		layer, err := newTLSStreamLayer(cfg.BindAddr, advertise, cfg.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("raft: TLS transport on %s: %w", cfg.BindAddr, err)
+		}
+		return hraft.NewNetworkTransportWithConfig(&hraft.NetworkTransportConfig{
+			Stream: layer, MaxPool: transportMaxPool, Timeout: transportTimeout, Logger: logger,
+		}), nil
+	}
 	trans, err := hraft.NewTCPTransportWithConfig(cfg.BindAddr, advertise, &hraft.NetworkTransportConfig{
 		MaxPool: transportMaxPool,
 		Timeout: transportTimeout,

@@ -109,6 +109,11 @@ func ParsePolicyRules(rules string) (*PolicyRules, error) {
 	if len(rules) > maxPolicyRulesBytes {
 		return nil, Invalidf("Rules", "must be at most %d bytes, got %d", maxPolicyRulesBytes, len(rules))
 	}
+	// Before a parser recurses: no valid policy nests nearly this deep, so
+	// the check changes no verdict of Apply on an older log.
+	if err := CheckHCLDepth("Rules", []byte(rules), MaxHCLDepth); err != nil {
+		return nil, err
+	}
 	var file *hcl.File
 	var diags hcl.Diagnostics
 	if strings.HasPrefix(strings.TrimSpace(rules), "{") {

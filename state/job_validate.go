@@ -119,6 +119,11 @@ func (v *validator) validateJob() {
 		v.add("ID", "job ID contains a space")
 	case strings.ContainsRune(j.ID, 0):
 		v.add("ID", "job ID contains a null character")
+	case strings.Contains(j.ID, "/"):
+		// A job's ID is a path segment of every /v1/job/:job_id endpoint.
+		v.add("ID", "job ID %q contains a '/'", j.ID)
+	case strings.ContainsFunc(j.ID, isControl):
+		v.add("ID", "job ID contains a control character")
 	case len(j.ID) > MaxJobIDLength:
 		v.add("ID", "job ID is longer than %d characters", MaxJobIDLength)
 	}
@@ -147,6 +152,8 @@ func (v *validator) validateJob() {
 			v.add(idx("", "Datacenters", i), "datacenter name is empty")
 		}
 	}
+	v.stringMap("Meta", j.Meta, false)
+	v.freeForm("Multiregion", j.Multiregion)
 	v.constraints("", j.Constraints)
 	v.affinities("", j.Affinities)
 	v.spreads("", j.Spreads)
@@ -245,7 +252,10 @@ func (v *validator) group(p string, tg *TaskGroup) {
 	j := v.job
 	if tg.Name == "" {
 		v.add(at(p, "Name"), "missing task group name")
+	} else if msg := nameProblem("task group", tg.Name); msg != "" {
+		v.add(at(p, "Name"), "%s", msg)
 	}
+	v.stringMap(at(p, "Meta"), tg.Meta, false)
 	if tg.Count < 0 {
 		v.add(at(p, "Count"), "count %d must not be negative", tg.Count)
 	} else if (j.Type == JobTypeSystem || j.Type == JobTypeSysBatch) && tg.Count > 1 {
@@ -328,11 +338,13 @@ func (v *validator) task(p string, tg *TaskGroup, t *Task) {
 	switch {
 	case t.Name == "":
 		v.add(at(p, "Name"), "missing task name")
-	case strings.Contains(t.Name, "/"):
-		v.add(at(p, "Name"), "task name %q contains a '/'", t.Name)
-	case strings.ContainsRune(t.Name, 0):
-		v.add(at(p, "Name"), "task name contains a null character")
+	case nameProblem("task", t.Name) != "":
+		v.add(at(p, "Name"), "%s", nameProblem("task", t.Name))
 	}
+	v.stringMap(at(p, "Meta"), t.Meta, false)
+	v.stringMap(at(p, "Env"), t.Env, true)
+	v.freeForm(at(p, "Config"), t.Config)
+	v.freeForm(at(p, "CSIPluginConfig"), t.CSIPluginConfig)
 	if t.Driver == "" {
 		v.add(at(p, "Driver"), "missing driver")
 	}
@@ -419,6 +431,9 @@ func (v *validator) task(p string, tg *TaskGroup, t *Task) {
 			v.add(at(sp, "Name"), "duplicate secret %q", s.Name)
 		case s.Path == "":
 			v.add(at(sp, "Path"), "missing secret path")
+		}
+		if s != nil {
+			v.freeForm(at(sp, "Config"), s.Config)
 		}
 		if s != nil {
 			names["secret "+s.Name] = true
@@ -551,6 +566,7 @@ func (v *validator) healthCheck(p, mode string, minHealthy, deadline time.Durati
 
 func (v *validator) scaling(p string, s *ScalingPolicy, count int) {
 	v.nonNegative(p, "Min", s.Min, "Max", s.Max)
+	v.freeForm(at(p, "Policy"), s.Policy)
 	if s.Min > s.Max {
 		v.add(at(p, "Min"), "min %d is above max %d", s.Min, s.Max)
 	} else if int64(count) < s.Min || int64(count) > s.Max {

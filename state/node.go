@@ -22,8 +22,15 @@ const (
 
 // Node is a client machine that runs allocations.
 type Node struct {
-	ID                    string
-	SecretID              string `json:"-"`
+	ID string
+	// SecretID is the node's secret as the client sends it when it
+	// registers. It is never stored: the leader replaces it with
+	// SecretHash before proposing (SealSecret), and Apply and Restore seal
+	// what older servers wrote in plain text.
+	SecretID string `json:"-"`
+	// SecretHash is HashSecret(SecretID): what the store and snapshots
+	// keep, and what a node's requests are checked against.
+	SecretHash            string `json:"-"`
 	Name                  string
 	Datacenter            string
 	NodePool              string
@@ -45,6 +52,21 @@ type Node struct {
 	StatusUpdatedAt int64
 	CreateIndex     uint64
 	ModifyIndex     uint64
+}
+
+// SealSecret replaces a plain SecretID by its hash, so that raft and
+// snapshots never hold a node's secret. It is pure, so Apply may call it.
+func (n *Node) SealSecret() {
+	if n.SecretID != "" {
+		n.SecretHash = HashSecret(n.SecretID)
+		n.SecretID = ""
+	}
+}
+
+// SecretMatches reports, in constant time, whether secret is the node's
+// secret. A node without a secret matches nothing.
+func (n *Node) SecretMatches(secret string) bool {
+	return n.SecretHash != "" && secret != "" && SecretMatches(n.SecretHash, secret)
 }
 
 // Ready reports whether the node may receive new allocations.

@@ -70,6 +70,9 @@ type RawExec struct {
 	// KillWait bounds StopTask's and DestroyTask's wait after SIGKILL;
 	// zero means DefaultKillWait.
 	KillWait time.Duration
+	// Policy is what this client allows raw_exec tasks
+	// (rawexec_policy.go); the zero value allows everything.
+	Policy RawExecPolicy
 
 	mu    sync.Mutex
 	tasks map[string]*rawTask
@@ -115,6 +118,9 @@ func (d *RawExec) Name() string { return RawExecName }
 func (d *RawExec) Fingerprint() *state.DriverInfo {
 	if runtime.GOOS != "linux" {
 		return &state.DriverInfo{Detected: false, Healthy: false, HealthDescription: "raw_exec needs Linux"}
+	}
+	if d.Policy.Disabled {
+		return &state.DriverInfo{Detected: false, Healthy: false, HealthDescription: ErrRawExecDisabled.Error()}
 	}
 	return &state.DriverInfo{Detected: true, Healthy: true, HealthDescription: "Healthy",
 		Attributes: map[string]string{"driver.raw_exec": "1"}}
@@ -184,6 +190,23 @@ func (d *RawExec) StartTask(cfg *TaskConfig) (*TaskHandle, error) {
 
 // start builds and starts the child process.
 func (d *RawExec) start(cfg *TaskConfig) (*rawTask, error) {
+	if d.Policy.Disabled {
+		return nil, ErrRawExecDisabled
+	}
+	name, cred, err := d.Policy.taskUser(cfg.User)
+	if err != nil {
+		return nil, err
+	}
+	if cred != nil {
+		if err := giveDirs(cfg, cred); err != nil {
+			return nil, err
+		}
+	}
+	cfg = ptrCopy(cfg)
+	cfg.User = name
+	if cred == nil {
+		cfg.User = "" // the client's own user: no credential to set
+	}
 	cmd, err := buildCommand(cfg)
 	if err != nil {
 		return nil, err

@@ -69,6 +69,10 @@ type RuntimeConfig struct {
 	Blocked    BlockedConfig
 	Heartbeat  HeartbeatConfig
 	GC         GCConfig
+	// JobLimits bound what one evaluation may place: an evaluation of a
+	// job over them (stored before the limits, or under larger ones)
+	// fails instead of being scheduled. Zero fields mean state's defaults.
+	JobLimits state.JobLimits
 }
 
 // withDefaults validates c and fills its defaults.

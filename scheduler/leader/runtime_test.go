@@ -2,6 +2,7 @@ package leader
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,5 +191,37 @@ func TestRuntimeDrainsNodeEndToEnd(t *testing.T) {
 	}
 	if got := len(liveAllocs(r.store, "web")); got != 2 {
 		t.Fatalf("%d live allocations after the drain, want 2", got)
+	}
+}
+
+// A stored job over the limits (count 1e9: before the limits, one such
+// register ran the leader out of memory, and again after every restart)
+// fails its evaluation; the leader goes on scheduling other jobs.
+func TestRuntimeFailsEvalOverLimits(t *testing.T) {
+	r := rtNewMemRaft(t)
+	r.registerNode(t, scheduler.MockNode("n1"))
+	rt := startRuntime(t, r)
+	huge := scheduler.MockJob("huge")
+	huge.TaskGroups[0].Count = 1_000_000_000
+	hugeEval := r.registerJob(t, huge)
+	rtWaitState(t, r.store, 10*time.Second, "huge's evaluation failed", func() bool {
+		e, _ := r.store.EvalByID(nil, hugeEval)
+		return e.Status == state.EvalStatusFailed
+	})
+	if e, _ := r.store.EvalByID(nil, hugeEval); !strings.Contains(e.StatusDescription, "max_group_count") {
+		t.Errorf("StatusDescription %q does not name the limit", e.StatusDescription)
+	}
+	if n := len(liveAllocs(r.store, "huge")); n != 0 {
+		t.Errorf("%d allocations placed for a job over the limits", n)
+	}
+	small := scheduler.MockJob("small")
+	small.TaskGroups[0].Count = 1
+	smallEval := r.registerJob(t, small)
+	rtWaitState(t, r.store, 10*time.Second, "small placed", func() bool {
+		e, _ := r.store.EvalByID(nil, smallEval)
+		return e.Status == state.EvalStatusComplete && len(liveAllocs(r.store, "small")) == 1
+	})
+	if st := rt.Workers.Stats(); st.Nacked != 0 {
+		t.Errorf("worker stats %+v: the failed evaluation was nacked, to be retried", st)
 	}
 }

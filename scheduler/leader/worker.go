@@ -37,6 +37,7 @@ type WorkerPool struct {
 	log        *slog.Logger
 	now        func() time.Time
 	newID      func() string
+	limits     state.JobLimits
 	run        runner
 
 	mu    sync.Mutex
@@ -64,6 +65,7 @@ func NewWorkerPool(cfg RuntimeConfig, broker *EvalBroker, plans *PlanQueue) *Wor
 		log:        cfg.Logger,
 		now:        cfg.Now,
 		newID:      cfg.NewID,
+		limits:     cfg.JobLimits,
 	}
 }
 
@@ -142,6 +144,22 @@ func (p *WorkerPool) invoke(ctx context.Context, eval *state.Evaluation, token s
 		return fmt.Errorf("no scheduler for evaluation type %q", eval.Type)
 	}
 	planner := &workerPlanner{pool: p, ctx: ctx, eval: eval, token: token, snapIndex: snap.LatestIndex()}
+	job, err := snap.JobByID(nil, eval.Namespace, eval.JobID)
+	if err != nil {
+		return err
+	}
+	if job != nil && !job.Stop { // a stop places nothing, and must not be kept from stopping
+		if lerr := p.limits.CheckCounts(job); lerr != nil {
+			// Scheduling it could exhaust the leader's memory, and would
+			// again on every redelivery and after every restart: the
+			// evaluation fails, the server goes on.
+			log.Warn("evaluation fails: its job is over the server's limits", "error", lerr)
+			failed := eval.Copy()
+			failed.Status = state.EvalStatusFailed
+			failed.StatusDescription = fmt.Sprintf("job is over the server's limits: %v", lerr)
+			return planner.UpdateEval(failed)
+		}
+	}
 	sched := factory(scheduler.Config{Logger: log, Now: p.now, NewID: p.newID}, snap, planner)
 	return sched.Process(eval.Copy())
 }

@@ -21,6 +21,9 @@ func ParseHCL1(filename string, body []byte) (*state.Job, error) {
 	if filename == "" {
 		filename = DefaultFilename
 	}
+	if err := state.CheckHCLDepth(filename, body, state.MaxHCLDepth); err != nil {
+		return nil, err
+	}
 	f, err := hcl1parser.Parse(body)
 	if err != nil {
 		var pe *hcl1parser.PosError

@@ -48,6 +48,14 @@ func Parse(cfg ParseConfig) (*state.Job, error) {
 	if filename == "" {
 		filename = DefaultFilename
 	}
+	if err := state.CheckHCLDepth(filename, cfg.Body, state.MaxHCLDepth); err != nil {
+		return nil, err
+	}
+	for _, f := range cfg.VarFiles {
+		if err := state.CheckHCLDepth(f.Filename, f.Body, state.MaxHCLDepth); err != nil {
+			return nil, err
+		}
+	}
 	file, diags := hclsyntax.ParseConfig(cfg.Body, filename, hcl.InitialPos)
 	if diags.HasErrors() {
 		return nil, diagsError(diags)

@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/schedhq/sched/state"
 )
 
 // EnvVarPrefix is the prefix of environment variables that set input
@@ -177,6 +179,10 @@ func (d *decoder) varFile(f VarFile, byName map[string]*variable, vals map[strin
 func (d *decoder) rawVar(v *variable, raw, source string) cty.Value {
 	if v.ty == cty.DynamicPseudoType || v.ty.IsPrimitiveType() {
 		return d.convertVar(v, cty.StringVal(raw), nil, source)
+	}
+	if err := state.CheckHCLDepth(source, []byte(raw), state.MaxHCLDepth); err != nil {
+		d.add(problem(hcl.Range{Filename: source}, "Value too deep", "%v", err))
+		return cty.DynamicVal
 	}
 	expr, diags := hclsyntax.ParseExpression([]byte(strings.TrimSpace(raw)), source, hcl.InitialPos)
 	d.add(diags...)

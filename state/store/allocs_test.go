@@ -151,7 +151,7 @@ func TestNodeCommands(t *testing.T) {
 	n.NodePool = "gpu"
 	stApply(t, s, 10, NodeRegisterRequestType, &NodeRegisterRequest{Node: n})
 	got := stMust[*state.Node](t)(s.NodeByID(nil, "n1"))
-	if got.SchedulingEligibility != state.NodeSchedulingEligible || got.CreateIndex != 10 || got.SecretID != "secret-n1" {
+	if got.SchedulingEligibility != state.NodeSchedulingEligible || got.CreateIndex != 10 || got.SecretID != "" || !got.SecretMatches("secret-n1") {
 		t.Errorf("registered node = %+v", got)
 	}
 	if p := stMust[*state.NodePool](t)(s.NodePoolByName(nil, "gpu")); p == nil || p.CreateIndex != 10 {

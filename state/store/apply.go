@@ -30,6 +30,9 @@ func (s *Store) Apply(index uint64, data []byte) any {
 		}
 		return err
 	}
+	if err := check(req); err != nil { // the very checks Prepare made before proposing
+		return err
+	}
 	cmd, _ := lookupCommand(t)
 	txn := s.writeTxn(index)
 	defer txn.Abort()

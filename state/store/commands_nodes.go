@@ -43,9 +43,11 @@ func nodeCommand(t MessageType) (command, bool) {
 // (SchedulingEligibility, Drain, DrainStrategy) are kept, and a node pool
 // that does not exist yet is created.
 //
-// The node's SecretID is the client's proof of identity: an empty SecretID
-// keeps the registered one, and a different non-empty one is refused, so
-// one machine cannot take over another's node ID.
+// The node's secret is the client's proof of identity: the leader proposes
+// only its hash (Node.SecretHash; a plain SecretID from an older leader is
+// hashed here), an empty one keeps the registered one, and a different
+// non-empty one is refused, so one machine cannot take over another's node
+// ID.
 type NodeUpsertRequest struct {
 	Node *state.Node
 	// Evals are created with the node; those about this node get its
@@ -127,11 +129,12 @@ func applyNodeUpsert(t *writeTxn, req *NodeUpsertRequest) (any, error) {
 		return nil, err
 	}
 	n.StatusUpdatedAt = req.UpdatedAt
+	n.SealSecret() // a command from a server that proposed secrets in plain text
 	if old != nil {
 		switch {
-		case n.SecretID == "":
-			n.SecretID = old.SecretID
-		case old.SecretID != "" && n.SecretID != old.SecretID:
+		case n.SecretHash == "":
+			n.SecretHash = old.SecretHash
+		case old.SecretHash != "" && n.SecretHash != old.SecretHash:
 			return nil, state.Invalidf("Node.SecretID", "does not match the secret node %q registered with", n.ID)
 		}
 		if old.Status == n.Status {

@@ -39,6 +39,7 @@ func applyNodeRegister(t *writeTxn, req *NodeRegisterRequest) (any, error) {
 	if n.NodePool == state.NodePoolAll {
 		return nil, state.Invalidf("Node.NodePool", "nodes cannot join the %q node pool", state.NodePoolAll)
 	}
+	n.SealSecret()
 	old, err := first[*state.Node](nil, t.Txn, TableNodes, indexID, n.ID)
 	if err != nil {
 		return nil, err

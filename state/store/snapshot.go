@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/hashicorp/go-memdb"
+
+	"github.com/schedhq/sched/state"
 )
 
 // StateSnapshot is a point-in-time view of the store. Its read methods are
@@ -128,6 +130,9 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 		row := def.newRow()
 		if err := dec.Decode(row); err != nil {
 			return nil, fmt.Errorf("read %s row: %w", name, err)
+		}
+		if n, ok := row.(*state.Node); ok {
+			n.SealSecret() // a snapshot written before node secrets were hashed
 		}
 		if err := txn.Insert(name, row); err != nil {
 			return nil, fmt.Errorf("restore %s row: %w", name, err)

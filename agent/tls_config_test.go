@@ -1,0 +1,97 @@
+package agent
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeTestPKI writes a CA and a server certificate for name (key pair
+// files) into a temporary directory and returns the three paths.
+func writeTestPKI(t *testing.T, name string) (caFile, certFile, keyFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	caFile, certFile, keyFile = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
+	for path, block := range map[string]*pem.Block{caFile: {Type: "CERTIFICATE", Bytes: caDER},
+		certFile: {Type: "CERTIFICATE", Bytes: der}, keyFile: {Type: "EC PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return caFile, certFile, keyFile
+}
+
+func TestTLSBlock(t *testing.T) {
+	c := &Config{}
+	if err := c.LoadFile(writeConfig(t, "data_dir = \"/d\"\nserver { enabled = true }\ntls {\n  rpc = true\n  ca_file = \"ca.pem\"\n}\n")); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Finish()
+	for _, want := range []string{"tls.cert_file", "tls.key_file"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("rpc without files: %v, want it to name %s", err, want)
+		}
+	}
+	caFile, certFile, keyFile := writeTestPKI(t, raftServerName("global"))
+	tc := TLSConfig{RPC: true, CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
+	cfg, err := tc.raftTLS("global")
+	if err != nil || cfg.ServerName != "server.global.sched" || len(cfg.Certificates) != 1 || cfg.ClientCAs == nil {
+		t.Fatalf("raftTLS: %+v, %v", cfg, err)
+	}
+	if off, err := (&TLSConfig{}).raftTLS("global"); off != nil || err != nil {
+		t.Errorf("rpc off: %v, %v", off, err)
+	}
+}
+
+// A server with raft over mutual TLS bootstraps and commits writes.
+func TestAgentWithRaftTLS(t *testing.T) {
+	caFile, certFile, keyFile := writeTestPKI(t, raftServerName("global"))
+	a := startDevAgent(t, func(c *Config) {
+		c.TLS = TLSConfig{RPC: true, CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
+	})
+	if _, _, err := apiClient(t, a.HTTPAddr()).Jobs().Register(context.Background(), mockJob("web", 1), nil, nil); err != nil {
+		t.Fatalf("register through a TLS raft: %v", err)
+	}
+	// The raft port speaks TLS: a plain client's bytes get no raft answer.
+	conn, err := tls.Dial("tcp", a.cfg.RaftAddr(), &tls.Config{InsecureSkipVerify: true}) // a peer with no certificate
+	if err == nil {
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		_, err = conn.Write([]byte{0}) // RPC type AppendEntries; a TLS 1.3 server refuses the missing certificate here
+		if err == nil {
+			_, err = conn.Read(make([]byte, 1))
+		}
+		conn.Close()
+	}
+	if err == nil {
+		t.Error("a peer without a certificate talked to the raft port")
+	}
+}

@@ -1,0 +1,115 @@
+package raft
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"testing"
+	"time"
+
+	hraft "github.com/hashicorp/raft"
+)
+
+// testCA is a certificate authority made for one test.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pool *x509.CertPool
+}
+
+func newTestCA(t testing.TB) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &testCA{cert: cert, key: key, pool: pool}
+}
+
+// serverConfig is the TLS config of a server whose certificate carries
+// name, signed by ca.
+func (ca *testCA) serverConfig(t testing.TB, name string) *tls.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		DNSNames: []string{name}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+		RootCAs: ca.pool, ClientCAs: ca.pool, ServerName: name}
+}
+
+const testServerName = "server.global.sched"
+
+// A cluster whose raft port speaks mutual TLS replicates as before; a
+// peer without a certificate of the cluster's CA cannot reach raft: its
+// AppendEntries with a higher term (which used to stall every write) is
+// refused, and the leader keeps leading and writing.
+func TestTLSTransportRefusesPeersWithoutCertificate(t *testing.T) {
+	ca := newTestCA(t)
+	var nodes []*Node
+	for i, id := range []string{"s1", "s2", "s3"} {
+		cfg := testConfig(t, id, t.TempDir(), i == 0)
+		cfg.TLS = ca.serverConfig(t, testServerName)
+		nodes = append(nodes, startNode(t, cfg, newKV()))
+	}
+	leader := nodes[0]
+	waitLeader(t, leader, 5*time.Second)
+	for _, n := range nodes[1:] {
+		if err := leader.AddVoter(n.ID(), n.Addr()); err != nil {
+			t.Fatalf("AddVoter(%s): %v", n.ID(), err)
+		}
+	}
+	mustApply(t, leader, "k", "v")
+	term := leader.raft.CurrentTerm()
+
+	attack := func(name string, trans *hraft.NetworkTransport) {
+		t.Helper()
+		defer trans.Close()
+		req := &hraft.AppendEntriesRequest{RPCHeader: hraft.RPCHeader{ID: []byte("rogue"), Addr: []byte(trans.LocalAddr())},
+			Term: term + 100, Leader: []byte(trans.LocalAddr())}
+		var resp hraft.AppendEntriesResponse
+		if err := trans.AppendEntries("s1", hraft.ServerAddress(leader.Addr()), req, &resp); err == nil {
+			t.Errorf("%s: AppendEntries reached raft (answer %+v)", name, resp)
+		}
+	}
+	plain, err := hraft.NewTCPTransport("127.0.0.1:0", nil, 1, time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attack("plain TCP", plain)
+	// A certificate of another CA is no better.
+	other, err := newTLSStreamLayer("127.0.0.1:0", nil, newTestCA(t).serverConfig(t, testServerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attack("foreign certificate", hraft.NewNetworkTransportWithConfig(&hraft.NetworkTransportConfig{Stream: other, MaxPool: 1, Timeout: time.Second}))
+
+	if got := leader.raft.CurrentTerm(); got != term || !leader.IsLeader() {
+		t.Fatalf("after the attacks: term %d (was %d), leader %v", got, term, leader.IsLeader())
+	}
+	mustApply(t, leader, "k2", "v2")
+}

@@ -1,0 +1,93 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/schedhq/sched/state"
+)
+
+// Checker is a command whose request can be judged on its own, without
+// the state: Apply runs Check first and refuses the command when it
+// fails, and Prepare runs the very same Check before the command is
+// proposed. Only checks that can never change their verdict between
+// servers or versions belong here; what depends on the state (a
+// check-and-set, a node's secret) is checked by the leader before it
+// proposes and again by Apply.
+type Checker interface {
+	Check() error
+}
+
+// Prepare returns the log entry of a command, having judged it exactly as
+// every server's Apply will before touching the state: the entry must
+// decode with the log's codec (which refuses values nested deeper than it
+// can carry), and the decoded command must pass its Check. A command
+// Prepare accepts is never refused by Apply for what it is, only for what
+// the state has become; one it refuses answers ErrInvalid (a 400) and is
+// never proposed. The leader's writers call it for every write.
+func Prepare(t MessageType, req any) ([]byte, error) {
+	data, err := Encode(t, req)
+	if err != nil {
+		return nil, state.Invalidf("", "the request cannot be encoded for the log: %v", err)
+	}
+	_, decoded, err := DecodeCommand(data)
+	if err != nil {
+		return nil, state.Invalidf("", "the request cannot be carried by the log: %v", err)
+	}
+	if err := check(decoded); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// check runs req's Check when it has one.
+func check(req any) error {
+	if c, ok := req.(Checker); ok {
+		return c.Check()
+	}
+	return nil
+}
+
+// Check implements Checker: the job must be there with an ID and a
+// namespace.
+func (req *JobRegisterRequest) Check() error {
+	switch job := req.Job; {
+	case job == nil:
+		return state.Invalidf("Job", "missing job")
+	case job.ID == "":
+		return state.Invalidf("Job.ID", "missing job ID")
+	case job.Namespace == "":
+		return state.Invalidf("Job.Namespace", "missing namespace")
+	}
+	// Apply walks the groups and tasks: a null one would crash every
+	// server applying the command (before this check, such a command
+	// could never be applied, so refusing it changes no verdict of an
+	// older log).
+	for i, tg := range req.Job.TaskGroups {
+		if tg == nil {
+			return state.Invalidf(fmt.Sprintf("Job.TaskGroups[%d]", i), "task group is null")
+		}
+		for k, t := range tg.Tasks {
+			if t == nil {
+				return state.Invalidf(fmt.Sprintf("Job.TaskGroups[%d].Tasks[%d]", i, k), "task is null")
+			}
+		}
+	}
+	return nil
+}
+
+// Check implements Checker: the node must be there with an ID, outside
+// the built-in "all" pool.
+func (req *NodeRegisterRequest) Check() error { return checkNode(req.Node) }
+
+// Check implements Checker, as NodeRegisterRequest's.
+func (req *NodeUpsertRequest) Check() error { return checkNode(req.Node) }
+
+func checkNode(n *state.Node) error {
+	switch {
+	case n == nil || n.ID == "":
+		return state.Invalidf("Node.ID", "missing node ID")
+	case n.NodePool == state.NodePoolAll:
+		return state.Invalidf("Node.NodePool", "nodes cannot join the %q node pool", state.NodePoolAll)
+	}
+	return nil
+}
