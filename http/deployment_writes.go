@@ -168,8 +168,12 @@ func (s *Server) deploymentAllocHealth(w http.ResponseWriter, r *http.Request, p
 		return nil, err
 	}
 	var bad state.ValidationError
-	for field, ids := range map[string][]string{"HealthyAllocationIDs": req.HealthyAllocationIDs, "UnhealthyAllocationIDs": req.UnhealthyAllocationIDs} {
-		for i, id := range ids {
+	for _, f := range []struct {
+		field string
+		ids   []string
+	}{{"HealthyAllocationIDs", req.HealthyAllocationIDs}, {"UnhealthyAllocationIDs", req.UnhealthyAllocationIDs}} {
+		field := f.field
+		for i, id := range f.ids {
 			a, err := s.store.AllocByID(nil, id)
 			if err != nil {
 				return nil, err

@@ -282,7 +282,7 @@ func (r *reconciler) track(res *reconcileResult, tg *state.TaskGroup, g *groupDe
 			DesiredTotal:     tg.Count,
 		}
 		if u.ProgressDeadline > 0 {
-			ds.RequireProgressBy = r.now.Add(u.ProgressDeadline).UnixNano()
+			ds.RequireProgressBy = r.now.Add(u.ProgressDeadline).UTC()
 		}
 		d.TaskGroups[tg.Name] = ds
 	}

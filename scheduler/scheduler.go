@@ -87,7 +87,9 @@ type Plan struct {
 	NodeUpdate map[string][]*state.Allocation
 	// NodeAllocation maps node ID to allocations to create or update.
 	NodeAllocation map[string][]*state.Allocation
-	// Deployment is created or updated with the plan (deployments issue).
+	// Deployment is created or updated with the plan: a new version's
+	// deployment, or one that gains a group or its canaries (see
+	// reconcile_deploy.go).
 	Deployment *state.Deployment
 	// Annotations explain the plan, for dry runs.
 	Annotations *state.PlanAnnotations

@@ -1,6 +1,9 @@
 package state
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // Deployment statuses.
 const (
@@ -46,10 +49,13 @@ func (d *Deployment) Active() bool {
 
 // DeploymentState is one task group's progress within a deployment.
 type DeploymentState struct {
-	AutoRevert        bool
-	AutoPromote       bool
-	ProgressDeadline  int64
-	RequireProgressBy int64
+	AutoRevert       bool
+	AutoPromote      bool
+	ProgressDeadline int64
+	// RequireProgressBy is when the group must next make progress (an
+	// allocation becoming healthy) or fail; zero while it has no deadline.
+	// A time (not Unix nanoseconds) on the wire, as Nomad's clients read it.
+	RequireProgressBy time.Time
 	Promoted          bool
 	PlacedCanaries    []string
 	DesiredCanaries   int

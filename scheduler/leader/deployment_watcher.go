@@ -297,8 +297,8 @@ func (w *DeploymentWatcher) judge(d *state.Deployment, counts map[string]groupCo
 		groupDone := c.healthy >= ds.DesiredTotal && (ds.DesiredCanaries == 0 || ds.Promoted)
 		if !groupDone {
 			done = false
-			if ds.ProgressDeadline > 0 && ds.RequireProgressBy > 0 {
-				by := time.Unix(0, ds.RequireProgressBy)
+			if ds.ProgressDeadline > 0 && !ds.RequireProgressBy.IsZero() {
+				by := ds.RequireProgressBy
 				if !now.Before(by) {
 					if v.fail == "" {
 						v.fail = DeploymentDescDeadline

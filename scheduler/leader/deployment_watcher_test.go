@@ -62,7 +62,7 @@ func (f *rtDeployFixture) rollout(id string, n int, u state.UpdateStrategy) (str
 		Status: state.DeploymentStatusRunning,
 		TaskGroups: map[string]*state.DeploymentState{"web": {
 			AutoRevert: u.AutoRevert, AutoPromote: u.AutoPromote, DesiredTotal: n, DesiredCanaries: u.Canary,
-			ProgressDeadline: int64(u.ProgressDeadline), RequireProgressBy: now.Add(u.ProgressDeadline).UnixNano(),
+			ProgressDeadline: int64(u.ProgressDeadline), RequireProgressBy: now.Add(u.ProgressDeadline),
 		}},
 	}
 	var allocs []*state.Allocation

@@ -1,7 +1,7 @@
 // Package leader is the scheduler's runtime on the leader: the eval
 // broker, blocked evals, workers that run the pure schedulers of package
 // scheduler, the plan queue and the single plan applier, node heartbeat
-// timers, the drainer and GC.
+// timers, the drainer, the deployment watcher and GC.
 //
 // Each service owns goroutines that the agent starts on gaining
 // leadership (after the barrier) and stops on losing it; what they hold

@@ -2,6 +2,7 @@ package store
 
 import (
 	"slices"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
@@ -107,7 +108,7 @@ func applyDeploymentStatusUpdate(t *writeTxn, req *DeploymentStatusUpdateRequest
 			// progress deadline.
 			for _, ds := range next.TaskGroups {
 				if ds.ProgressDeadline > 0 {
-					ds.RequireProgressBy = max(ds.RequireProgressBy, req.Now+ds.ProgressDeadline)
+					ds.RequireProgressBy = laterOf(ds.RequireProgressBy, timeOf(req.Now+ds.ProgressDeadline))
 				}
 			}
 		}
@@ -351,7 +352,7 @@ func updateDeploymentWithAlloc(t *writeTxn, old, a *state.Allocation, now int64)
 		if *is {
 			ds.HealthyAllocs++
 			if ds.ProgressDeadline > 0 {
-				ds.RequireProgressBy = max(ds.RequireProgressBy, a.DeploymentStatus.Timestamp.UnixNano()+ds.ProgressDeadline)
+				ds.RequireProgressBy = laterOf(ds.RequireProgressBy, a.DeploymentStatus.Timestamp.Add(time.Duration(ds.ProgressDeadline)).UTC())
 			}
 		} else {
 			ds.UnhealthyAllocs++
@@ -503,4 +504,12 @@ func addScalingEvent(t *writeTxn, job *state.Job, group string, ev *state.Scalin
 // ScalingEventsByJob returns a job's scaling events, or nil.
 func (r reader) ScalingEventsByJob(ws memdb.WatchSet, ns, jobID string) (*state.JobScalingEvents, error) {
 	return first[*state.JobScalingEvents](ws, r.txn(), TableScalingEvents, indexID, ns, jobID)
+}
+
+// laterOf returns the later of two times.
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

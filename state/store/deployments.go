@@ -79,7 +79,7 @@ func upsertDeployment(t *writeTxn, d *state.Deployment, now int64) error {
 			ds.PlacedAllocs, ds.PlacedCanaries = was.PlacedAllocs, was.PlacedCanaries
 			ds.HealthyAllocs, ds.UnhealthyAllocs = was.HealthyAllocs, was.UnhealthyAllocs
 			ds.Promoted = ds.Promoted || was.Promoted
-			if was.RequireProgressBy != 0 {
+			if !was.RequireProgressBy.IsZero() {
 				ds.RequireProgressBy = was.RequireProgressBy
 			}
 		}

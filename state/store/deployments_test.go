@@ -52,8 +52,8 @@ func TestDeploymentCountsAllocations(t *testing.T) {
 	if ds.HealthyAllocs != 1 || ds.UnhealthyAllocs != 1 {
 		t.Fatalf("after reports %+v: want 1 healthy, 1 unhealthy", ds)
 	}
-	if want := at.UnixNano() + int64(time.Minute); ds.RequireProgressBy != want {
-		t.Fatalf("RequireProgressBy %d, want the healthy time plus the progress deadline %d", ds.RequireProgressBy, want)
+	if want := at.Add(time.Minute); !ds.RequireProgressBy.Equal(want) {
+		t.Fatalf("RequireProgressBy %v, want the healthy time plus the progress deadline %v", ds.RequireProgressBy, want)
 	}
 	a1, _ := s.AllocByID(nil, "a1")
 	if !a1.DeploymentStatus.Canary {
@@ -165,7 +165,7 @@ func TestDeploymentResumeExtendsProgressDeadline(t *testing.T) {
 	set(12, state.DeploymentStatusPaused, 100)
 	resumeAt := int64(time.Hour)
 	set(13, state.DeploymentStatusRunning, resumeAt)
-	if got, want := stDeploymentState(t, s).RequireProgressBy, resumeAt+int64(time.Minute); got != want {
-		t.Fatalf("RequireProgressBy %d after resume, want %d", got, want)
+	if got, want := stDeploymentState(t, s).RequireProgressBy, time.Unix(0, resumeAt+int64(time.Minute)); !got.Equal(want) {
+		t.Fatalf("RequireProgressBy %v after resume, want %v", got, want)
 	}
 }

@@ -171,8 +171,8 @@ func writeDeploymentGroups(w io.Writer, d *state.Deployment) {
 			row = append(row, itoa(g.DesiredCanaries))
 		}
 		deadline := "<none>"
-		if g.RequireProgressBy > 0 {
-			deadline = time.Unix(0, g.RequireProgressBy).UTC().Format(time.RFC3339)
+		if !g.RequireProgressBy.IsZero() {
+			deadline = g.RequireProgressBy.UTC().Format(time.RFC3339)
 		}
 		row = append(row, itoa(g.PlacedAllocs), itoa(g.HealthyAllocs), itoa(g.UnhealthyAllocs), deadline)
 		rows = append(rows, row)

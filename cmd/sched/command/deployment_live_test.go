@@ -148,7 +148,8 @@ func TestDeploymentCLIAgainstAgent(t *testing.T) {
 
 	// A canary version waits for promotion; pause and resume it on the
 	// way, then promote it once the canary is healthy.
-	ok(sched("job", "run", "-detach", file(1, "v1")), "Job registration successful")
+	// job run follows it until the canary is healthy and says how to go on.
+	ok(sched("job", "run", file(1, "v1")), "Monitoring deployment", "sched deployment promote")
 	var d *state.Deployment
 	testutil.WaitFor(t, 20*time.Second, "the canary deployment's canary to be healthy", func() bool {
 		ds := deployments()

@@ -168,5 +168,23 @@ func (c *cli) followDeployment(client *api.Client, jobID, ns string, jobModifyIn
 			}
 			return 1
 		}
+		if awaitingPromotion(d) {
+			fmt.Fprintf(c.stdout, "  %s: canaries healthy: promote them with 'sched deployment promote %s'\n", c.stamp(), shortID(d.ID, verbose))
+			return 0
+		}
 	}
+}
+
+// awaitingPromotion reports whether a running deployment waits only for an
+// operator: a group without auto_promote has all its canaries healthy.
+func awaitingPromotion(d *state.Deployment) bool {
+	if d.Status != state.DeploymentStatusRunning {
+		return false
+	}
+	for _, g := range d.TaskGroups {
+		if g.DesiredCanaries > 0 && !g.Promoted && !g.AutoPromote && g.HealthyAllocs >= g.DesiredCanaries {
+			return true
+		}
+	}
+	return false
 }
