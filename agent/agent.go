@@ -7,6 +7,7 @@ package agent
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -39,7 +40,10 @@ type Agent struct {
 	// localIntro introduces this agent's client to its own server with
 	// ACLs on; empty when the agent is not both.
 	localIntro string
-	leader     *leadership
+	// raftTLS is the raft transport's TLS config, nil when tls.rpc is off;
+	// the leader also vets joining servers with it (cluster.go).
+	raftTLS *tls.Config
+	leader  *leadership
 	// sched holds the scheduler's leader services (agent/scheduler.go).
 	sched *schedulerHooks
 	// cluster is gossip, forwarding and the operator API (agent/cluster.go).
@@ -99,6 +103,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if rc.TLS, err = cfg.TLS.raftTLS(cfg.Region); err != nil {
 		return nil, err
 	}
+	a.raftTLS = rc.TLS
 	a.node, err = raft.New(rc, &fsm{store: a.store})
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)

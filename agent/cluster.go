@@ -200,6 +200,14 @@ func (c *clusterState) retryJoin(ctx context.Context) {
 // A fresh server has no configuration, and a returning one still lists
 // this cluster's servers, so both are welcome.
 func (c *clusterState) vetJoiner(ctx context.Context, m raft.Member) error {
+	if tlsCfg := c.a.raftTLS; tlsCfg != nil {
+		// With raft over mutual TLS, gossip alone does not make a server
+		// one of ours: its raft port must show a certificate of our CA.
+		if err := raft.CheckPeerTLS(ctx, m.RaftAddr, tlsCfg); err != nil {
+			c.refused.Add(1)
+			return fmt.Errorf("its raft port at %s shows no certificate of this cluster's CA: %w", m.RaftAddr, err)
+		}
+	}
 	peers, err := c.raftPeers(ctx, m)
 	if err != nil {
 		return err

@@ -18,9 +18,10 @@ import (
 //	}
 //
 // With rpc on, a server accepts raft connections only from peers whose
-// certificate the CA signed, and dials only peers whose certificate
-// carries server.<region>.sched. HTTP and forwarding are not TLS yet
-// (docs/security.md).
+// certificate the CA signed, dials only peers whose certificate carries
+// server.<region>.sched, and (as leader) adds a server that gossip found
+// only once its raft port shows such a certificate. HTTP and forwarding
+// are not TLS yet (docs/security.md).
 type TLSConfig struct {
 	RPC      bool
 	CAFile   string

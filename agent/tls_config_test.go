@@ -10,11 +10,14 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedhq/sched/raft"
 )
 
 // writeTestPKI writes a CA and a server certificate for name (key pair
@@ -93,5 +96,37 @@ func TestAgentWithRaftTLS(t *testing.T) {
 	}
 	if err == nil {
 		t.Error("a peer without a certificate talked to the raft port")
+	}
+}
+
+// With raft TLS on, the leader does not add a server that gossip found
+// when its raft port shows no certificate of the cluster's CA: a rogue
+// server that joins by gossip is not made a voter.
+func TestVetJoinerNeedsRaftCertificate(t *testing.T) {
+	caFile, certFile, keyFile := writeTestPKI(t, raftServerName("global"))
+	tc := TLSConfig{RPC: true, CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
+	cfg, err := tc.raftTLS("global")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	go func() {
+		for {
+			c, err := plain.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	c := &clusterState{a: &Agent{raftTLS: cfg}}
+	rogue := raft.Member{ServerMeta: raft.ServerMeta{ID: "rogue", RaftAddr: plain.Addr().String(), Region: "global"}}
+	err = c.vetJoiner(ctxT(t, 10*time.Second), rogue)
+	if err == nil || !strings.Contains(err.Error(), "certificate") || c.refused.Load() != 1 {
+		t.Fatalf("vetJoiner of a server without a certificate: %v (refused %d)", err, c.refused.Load())
 	}
 }

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"net"
@@ -103,4 +104,18 @@ func (c *handshakeConn) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return c.Conn.Write(b)
+}
+
+// CheckPeerTLS dials addr, a server's raft address, with cfg (the raft
+// transport's TLS config) and completes a mutual handshake: it returns nil
+// only when the peer presents a certificate of the cluster's CA for
+// cfg.ServerName. The leader asks it before adding a server that gossip
+// found, so a stranger that joins the gossip pool is not made a voter.
+func CheckPeerTLS(ctx context.Context, addr string, cfg *tls.Config) error {
+	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: tlsHandshakeTimeout}, Config: cfg}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }

@@ -113,3 +113,62 @@ func TestTLSTransportRefusesPeersWithoutCertificate(t *testing.T) {
 	}
 	mustApply(t, leader, "k2", "v2")
 }
+
+// CheckPeerTLS accepts a server of the cluster's CA and refuses a plain
+// TCP listener and a server of another CA.
+func TestCheckPeerTLS(t *testing.T) {
+	ca := newTestCA(t)
+	mine := ca.serverConfig(t, testServerName)
+	good, err := newTLSStreamLayer("127.0.0.1:0", nil, ca.serverConfig(t, testServerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close()
+	go func() {
+		for {
+			c, err := good.Accept()
+			if err != nil {
+				return
+			}
+			go func() { c.Read(make([]byte, 1)); c.Close() }()
+		}
+	}()
+	ctx := ctxT(t, 10*time.Second)
+	if err := CheckPeerTLS(ctx, good.Addr().String(), mine); err != nil {
+		t.Errorf("a server of the cluster's CA: %v", err)
+	}
+	plain, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	go func() {
+		for {
+			c, err := plain.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	if err := CheckPeerTLS(ctx, plain.Addr().String(), mine); err == nil {
+		t.Error("a plain TCP server passed")
+	}
+	foreign, err := newTLSStreamLayer("127.0.0.1:0", nil, newTestCA(t).serverConfig(t, testServerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer foreign.Close()
+	go func() {
+		for {
+			c, err := foreign.Accept()
+			if err != nil {
+				return
+			}
+			go func() { c.Read(make([]byte, 1)); c.Close() }()
+		}
+	}()
+	if err := CheckPeerTLS(ctx, foreign.Addr().String(), mine); err == nil {
+		t.Error("a server of another CA passed")
+	}
+}
