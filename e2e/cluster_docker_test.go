@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,6 +46,9 @@ type dockerCluster struct {
 	ctlIPs  []string
 	names   []string
 	cfgDirs []string
+
+	mu      sync.Mutex
+	clients map[int]*api.Client
 }
 
 // docker runs the docker CLI and returns its trimmed output.
@@ -187,11 +191,24 @@ func (c *dockerCluster) createNetwork(name string, internal bool) string {
 }
 
 // client reaches server i's HTTP API over the control network.
+// client is server i's Go client, one per server for the whole test, so
+// its connections are reused as a long-lived client's are: the servers
+// cap open connections per client address (limits.http_max_conns_per_client),
+// and the host is one address to them.
 func (c *dockerCluster) client(i int) *api.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl := c.clients[i]; cl != nil {
+		return cl
+	}
 	cl, err := api.NewClient(api.Config{Address: "http://" + c.ctlIPs[i] + ":4646"})
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	if c.clients == nil {
+		c.clients = map[int]*api.Client{}
+	}
+	c.clients[i] = cl
 	return cl
 }
 
