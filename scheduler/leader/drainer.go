@@ -73,25 +73,7 @@ func (d *Drainer) Start(ctx context.Context) error { return d.run.start(ctx, d.l
 func (d *Drainer) Stop() { d.run.stop() }
 
 func (d *Drainer) loop(ctx context.Context) {
-	pace := pacer{every: nodeFollowPace}
-	for {
-		if !pace.wait(ctx) {
-			return
-		}
-		ws := memdb.NewWatchSet()
-		ws.Add(d.store.AbandonCh())
-		d.store.WatchIndex(ws, store.TableNodes)
-		next := d.pass(ctx, ws)
-		wctx, cancel := ctx, context.CancelFunc(func() {})
-		if !next.IsZero() {
-			wctx, cancel = context.WithDeadline(ctx, next)
-		}
-		err := ws.WatchCtx(wctx)
-		cancel()
-		if err != nil && ctx.Err() != nil {
-			return
-		}
-	}
+	followTables(ctx, d.store, nodeFollowPace, []string{store.TableNodes}, d.pass)
 }
 
 // pass handles every draining node once, adding what it read to ws, and

@@ -59,25 +59,7 @@ func (p *PeriodicLauncher) Start(ctx context.Context) error {
 func (p *PeriodicLauncher) Stop() { p.run.stop() }
 
 func (p *PeriodicLauncher) loop(ctx context.Context) {
-	pace := pacer{every: nodeFollowPace}
-	for {
-		if !pace.wait(ctx) {
-			return
-		}
-		ws := memdb.NewWatchSet()
-		ws.Add(p.store.AbandonCh())
-		p.store.WatchIndex(ws, store.TableJobs)
-		next := p.pass(ctx, ws)
-		wctx, cancel := ctx, context.CancelFunc(func() {})
-		if !next.IsZero() {
-			wctx, cancel = context.WithDeadline(ctx, next)
-		}
-		err := ws.WatchCtx(wctx)
-		cancel()
-		if err != nil && ctx.Err() != nil {
-			return
-		}
-	}
+	followTables(ctx, p.store, nodeFollowPace, []string{store.TableJobs}, p.pass)
 }
 
 // pass launches every periodic job that is due and returns the earliest

@@ -279,6 +279,34 @@ func isStateError(err error) bool {
 	return errors.Is(err, state.ErrInvalid) || errors.Is(err, state.ErrNotFound) || errors.Is(err, state.ErrConflict)
 }
 
+// followTables runs pass after every change of the named tables, and
+// again at the time the last pass returned (zero: only on a change), the
+// passes spaced by every; it returns when ctx ends. pass reads through ws
+// what it wants to be woken by, beyond the tables.
+func followTables(ctx context.Context, st *store.Store, every time.Duration, tables []string, pass func(ctx context.Context, ws memdb.WatchSet) time.Time) {
+	pace := pacer{every: every}
+	for {
+		if !pace.wait(ctx) {
+			return
+		}
+		ws := memdb.NewWatchSet()
+		ws.Add(st.AbandonCh())
+		for _, t := range tables {
+			st.WatchIndex(ws, t)
+		}
+		next := pass(ctx, ws)
+		wctx, cancel := ctx, context.CancelFunc(func() {})
+		if !next.IsZero() {
+			wctx, cancel = context.WithDeadline(ctx, next)
+		}
+		err := ws.WatchCtx(wctx)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+	}
+}
+
 // pacer spaces out the passes of a table follower: a pass that would
 // follow the previous one sooner than every first waits out the rest, so a
 // burst of writes (thousands of nodes registering) costs a few passes over
