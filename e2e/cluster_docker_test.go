@@ -384,7 +384,7 @@ func TestDockerLinearizableUnderPartitions(t *testing.T) {
 	for i := range all {
 		targets = append(targets, regTarget{name: c.names[i], client: c.client(i), up: func() bool { return true }})
 	}
-	history := regHistory(t, targets, 6, 3, 20*time.Second, func(ctx context.Context, mark func(string, ...any)) {
+	history := regHistory(t, targets, namespaceRegs, 6, 3, 20*time.Second, func(ctx context.Context, mark func(string, ...any)) {
 		// Twice: cut the leader off, let both sides run, heal.
 		for range 2 {
 			select {

@@ -92,12 +92,66 @@ type regTarget struct {
 	up func() bool
 }
 
+// regOps are the two operations of a register on one kind of object.
+// put writes value under key and returns the write's index; get returns
+// the value ("" when the object does not exist), its ModifyIndex and the
+// read's index.
+type regOps struct {
+	put func(ctx context.Context, c *api.Client, key, value string) (uint64, error)
+	get func(ctx context.Context, c *api.Client, key string) (value string, modify, read uint64, err error)
+}
+
+// namespaceRegs are registers held in namespaces' Description.
+var namespaceRegs = regOps{
+	put: func(ctx context.Context, c *api.Client, key, value string) (uint64, error) {
+		wm, err := c.Namespaces().Register(ctx, &state.Namespace{Name: key, Description: value}, nil)
+		if err != nil {
+			return 0, err
+		}
+		return wm.LastIndex, nil
+	},
+	get: func(ctx context.Context, c *api.Client, key string) (string, uint64, uint64, error) {
+		ns, qm, err := c.Namespaces().Info(ctx, key, nil)
+		switch {
+		case err == nil:
+			return ns.Description, ns.ModifyIndex, qm.LastIndex, nil
+		case api.IsNotFound(err):
+			return "", 0, 0, nil
+		}
+		return "", 0, 0, err
+	},
+}
+
+// jobRegs are registers held in jobs' Meta["v"]: a put registers a new
+// version of the job (with its evaluation), a get reads the job.
+var jobRegs = regOps{
+	put: func(ctx context.Context, c *api.Client, key, value string) (uint64, error) {
+		job := batchShJob(key, "true")
+		job.Meta = map[string]string{"v": value}
+		resp, _, err := c.Jobs().Register(ctx, job, nil, nil)
+		if err != nil {
+			return 0, err
+		}
+		return resp.JobModifyIndex, nil
+	},
+	get: func(ctx context.Context, c *api.Client, key string) (string, uint64, uint64, error) {
+		job, qm, err := c.Jobs().Info(ctx, key, nil)
+		switch {
+		case err == nil:
+			return job.Meta["v"], job.ModifyIndex, qm.LastIndex, nil
+		case api.IsNotFound(err):
+			return "", 0, 0, nil
+		}
+		return "", 0, 0, err
+	},
+}
+
 // regHistory runs clients concurrent clients doing random puts and gets
 // on keys registers for d, each op on a random server, while faults runs.
 // A put that fails is recorded with an unknown outcome (it may take effect
 // at any time after its call), unless the connection was refused, which
 // means the server never saw it; a get that fails is dropped.
-func regHistory(t *testing.T, targets []regTarget, clients, keys int, d time.Duration, faults func(ctx context.Context, mark func(format string, args ...any))) []porcupine.Operation {
+func regHistory(t *testing.T, targets []regTarget, regs regOps, clients, keys int, d time.Duration, faults func(ctx context.Context, mark func(format string, args ...any))) []porcupine.Operation {
 	t.Helper()
 	start := time.Now()
 	now := func() int64 { return time.Since(start).Nanoseconds() }
@@ -105,7 +159,7 @@ func regHistory(t *testing.T, targets []regTarget, clients, keys int, d time.Dur
 	defer cancel()
 
 	var mu sync.Mutex
-	var ops []porcupine.Operation
+	var history []porcupine.Operation
 	var unknown, failedReads, refused int
 	var wg sync.WaitGroup
 	for cl := range clients {
@@ -128,21 +182,9 @@ func regHistory(t *testing.T, targets []regTarget, clients, keys int, d time.Dur
 				var out regOutput
 				var err error
 				if in.put {
-					var wm *api.WriteMeta
-					wm, err = tgt.client.Namespaces().Register(rctx, &state.Namespace{Name: in.key, Description: in.value}, nil)
-					if err == nil {
-						out.index = wm.LastIndex
-					}
+					out.index, err = regs.put(rctx, tgt.client, in.key, in.value)
 				} else {
-					var ns *state.Namespace
-					var qm *api.QueryMeta
-					ns, qm, err = tgt.client.Namespaces().Info(rctx, in.key, nil)
-					switch {
-					case err == nil:
-						out = regOutput{value: ns.Description, index: ns.ModifyIndex, meta: qm.LastIndex}
-					case api.IsNotFound(err):
-						err = nil
-					}
+					out.value, out.index, out.meta, err = regs.get(rctx, tgt.client, in.key)
 				}
 				ret := now()
 				rcancel()
@@ -150,12 +192,12 @@ func regHistory(t *testing.T, targets []regTarget, clients, keys int, d time.Dur
 				mu.Lock()
 				switch {
 				case err == nil:
-					ops = append(ops, op)
+					history = append(history, op)
 				case errors.Is(err, syscall.ECONNREFUSED):
 					refused++
 				case in.put:
 					op.Return = math.MaxInt64
-					ops = append(ops, op)
+					history = append(history, op)
 					unknown++
 				default:
 					failedReads++
@@ -168,8 +210,8 @@ func regHistory(t *testing.T, targets []regTarget, clients, keys int, d time.Dur
 		t.Logf("at %d ns: %s", now(), fmt.Sprintf(format, args...))
 	})
 	wg.Wait()
-	t.Logf("history: %d operations (%d puts of unknown outcome), %d failed reads dropped, %d refused connections", len(ops), unknown, failedReads, refused)
-	return ops
+	t.Logf("history: %d operations (%d puts of unknown outcome), %d failed reads dropped, %d refused connections", len(history), unknown, failedReads, refused)
+	return history
 }
 
 // checkLinearizable fails the test unless history is linearizable, leaving
@@ -210,7 +252,7 @@ func TestClusterLinearizableUnderLeaderKills(t *testing.T) {
 	for _, s := range c.servers {
 		targets = append(targets, regTarget{name: s.name, client: s.client(), up: s.alive})
 	}
-	history := regHistory(t, targets, 6, 3, 16*time.Second, func(ctx context.Context, mark func(string, ...any)) {
+	history := regHistory(t, targets, namespaceRegs, 6, 3, 16*time.Second, func(ctx context.Context, mark func(string, ...any)) {
 		// Twice: let the load run, SIGKILL the leader, let the survivors
 		// carry on, restart it.
 		for range 2 {
@@ -233,6 +275,59 @@ func TestClusterLinearizableUnderLeaderKills(t *testing.T) {
 		<-ctx.Done()
 	})
 	if len(history) < 200 {
+		t.Fatalf("only %d operations recorded", len(history))
+	}
+	checkLinearizable(t, history)
+}
+
+// TestClusterLinearizableJobsUnderPausesAndFollowerKills checks job
+// registers and reads (each put a new job version with its evaluation)
+// while the leader is paused (SIGSTOP, then SIGCONT: a leader that wakes
+// up believing it still leads) and a follower is killed and restarted.
+func TestClusterLinearizableJobsUnderPausesAndFollowerKills(t *testing.T) {
+	c := newLoopCluster(t, 3, "")
+	c.startAll()
+	c.leader(20 * time.Second)
+	var targets []regTarget
+	for _, s := range c.servers {
+		targets = append(targets, regTarget{name: s.name, client: s.client(), up: s.alive})
+	}
+	pause := func(ctx context.Context) bool {
+		select {
+		case <-time.After(3 * time.Second):
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	history := regHistory(t, targets, jobRegs, 6, 3, 16*time.Second, func(ctx context.Context, mark func(string, ...any)) {
+		if !pause(ctx) {
+			return
+		}
+		leader := c.leader(10 * time.Second)
+		cmd, _, _ := leader.proc()
+		mark("pausing leader %s", leader.name)
+		if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Errorf("SIGSTOP: %v", err)
+		}
+		pause(ctx)
+		mark("resuming %s", leader.name)
+		if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Errorf("SIGCONT: %v", err)
+		}
+		if !pause(ctx) {
+			return
+		}
+		lead := c.leader(10 * time.Second)
+		follower := c.others(lead)[0]
+		mark("killing follower %s", follower.name)
+		follower.kill()
+		pause(ctx)
+		mark("restarting %s", follower.name)
+		follower.launch()
+		<-ctx.Done()
+	})
+	if len(history) < 100 {
 		t.Fatalf("only %d operations recorded", len(history))
 	}
 	checkLinearizable(t, history)
