@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/http/api/mgmt"
 	"github.com/schedhq/sched/state"
 )
 
@@ -328,6 +331,77 @@ func TestClusterLinearizableJobsUnderPausesAndFollowerKills(t *testing.T) {
 		<-ctx.Done()
 	})
 	if len(history) < 100 {
+		t.Fatalf("only %d operations recorded", len(history))
+	}
+	checkLinearizable(t, history)
+}
+
+// mgmtRegs are registers held in organizations' email (/api/v2): a put
+// PATCHes the organization, a get reads it. Organizations are created
+// with the local part "init", which reads as the empty initial value.
+func mgmtRegs(token string) regOps {
+	client := func(c *api.Client) *mgmt.Client { return mgmt.New(c).WithToken(token) }
+	return regOps{
+		put: func(ctx context.Context, c *api.Client, key, value string) (uint64, error) {
+			body := map[string]any{"data": map[string]any{"type": "organizations", "attributes": map[string]any{"email": value + "@lin.test"}}}
+			_, err := client(c).Do(ctx, http.MethodPatch, "/organizations/"+key, nil, body)
+			return 0, err
+		},
+		get: func(ctx context.Context, c *api.Client, key string) (string, uint64, uint64, error) {
+			org, err := client(c).Organizations().Read(ctx, key)
+			if err != nil {
+				return "", 0, 0, err
+			}
+			v := strings.TrimSuffix(org.Email, "@lin.test")
+			if v == "init" {
+				v = ""
+			}
+			return v, 0, 0, nil
+		},
+	}
+}
+
+// TestClusterLinearizableManagementWritesUnderLeaderKills checks a
+// management API write path (PATCH /api/v2/organizations/:name) and its
+// reads across a leader SIGKILL.
+func TestClusterLinearizableManagementWritesUnderLeaderKills(t *testing.T) {
+	c := newLoopCluster(t, 3, "")
+	c.startAll()
+	lead := c.leader(20 * time.Second)
+	ctx := context.Background()
+	tok, _, err := lead.client().ACLTokens().Bootstrap(ctx, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := mgmt.New(lead.client()).WithToken(tok.SecretID)
+	keys := 3
+	for i := range keys {
+		if _, err := admin.Organizations().Create(ctx, mgmt.OrganizationCreateOptions{Name: fmt.Sprintf("lin-%d", i), Email: "init@lin.test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var targets []regTarget
+	for _, s := range c.servers {
+		targets = append(targets, regTarget{name: s.name, client: s.client(), up: s.alive})
+	}
+	history := regHistory(t, targets, mgmtRegs(tok.SecretID), 3, keys, 12*time.Second, func(ctx context.Context, mark func(string, ...any)) {
+		select {
+		case <-time.After(4 * time.Second):
+		case <-ctx.Done():
+			return
+		}
+		victim := c.leader(10 * time.Second)
+		mark("killing leader %s", victim.name)
+		victim.kill()
+		select {
+		case <-time.After(3 * time.Second):
+		case <-ctx.Done():
+		}
+		mark("restarting %s", victim.name)
+		victim.launch()
+		<-ctx.Done()
+	})
+	if len(history) < 50 {
 		t.Fatalf("only %d operations recorded", len(history))
 	}
 	checkLinearizable(t, history)
