@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -126,5 +128,38 @@ func TestClusterForwardsOverHTTPS(t *testing.T) {
 		if err != nil || got.Description != ns.Description {
 			t.Errorf("read on %s: %+v, %v", s.cfg.Name, got, err)
 		}
+	}
+}
+
+// A client-only agent given a bare host:port reaches a server with
+// tls.http and verify_https_client over HTTPS, presenting its
+// certificate, and runs an allocation there.
+func TestClientOnlyAgentOverHTTPS(t *testing.T) {
+	caFile, certFile, keyFile := writeTestPKI(t, raftServerName("global"))
+	tc := TLSConfig{HTTP: true, VerifyHTTPSClient: true, CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
+	srv := startSchedulerAgentWith(t, func(c *Config) { c.TLS = tc })
+	ports := freePorts(t, 3)
+	cfg := &Config{Name: "worker-tls", DataDir: t.TempDir(), LogLevel: "warn",
+		Ports:  Ports{HTTP: ports[0], Raft: ports[1], Gossip: ports[2]},
+		Client: ClientConfig{Enabled: true, Servers: []string{srv.HTTPAddr()}},
+		TLS:    tc}
+	if err := cfg.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	t.Cleanup(func() { a.Shutdown() })
+	if got := a.clientServers(); len(got) != 1 || got[0] != "https://"+srv.HTTPAddr() {
+		t.Fatalf("client servers %v, want the bare address as https://", got)
+	}
+	c := tlsAPIClient(t, srv.HTTPAddr(), caFile, certFile, keyFile)
+	if _, _, err := c.Jobs().Register(ctxT(t, 10*time.Second), mockJob("batch", 1), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if allocs := waitRunning(t, c, "batch", 1); allocs[0].NodeID != a.Client().NodeID() {
+		t.Fatalf("placed on %s, not the client-only agent's node %s", allocs[0].NodeID, a.Client().NodeID())
 	}
 }
