@@ -54,7 +54,8 @@ Create a certificate authority for the cluster's TLS (ECDSA P-256):
 <domain>-agent-ca.pem and <domain>-agent-ca-key.pem. Keep the key offline
 once the certificates are made. Existing files are never overwritten.`)
 	days := fs.Int("days", 1825, "days the CA is valid")
-	domain := fs.String("domain", "sched", "domain the certificates' names end in; the CA signs only names under it and localhost")
+	domain := fs.String("domain", "sched", "domain the certificates' names end in")
+	constrain := fs.Bool("name-constraint", false, "make the CA valid only for DNS names under -domain and localhost")
 	cn := fs.String("common-name", "", "the CA's common name (default: \"Sched Agent CA\")")
 	dir := fs.String("dir", ".", "directory the files are written to")
 	if done, code := parseFlags(fs, args, 0, 0); done {
@@ -66,7 +67,7 @@ once the certificates are made. Existing files are never overwritten.`)
 	if *cn == "" {
 		*cn = "Sched Agent CA"
 	}
-	ca, err := newCA(c.now(), *days, *cn, *domain)
+	ca, err := newCA(c.now(), *days, *cn, *domain, *constrain)
 	if err != nil {
 		return c.fail("creating the CA", err)
 	}

@@ -61,9 +61,10 @@ func subjectKeyID(pub crypto.PublicKey) ([]byte, error) {
 	return sum[:20], nil
 }
 
-// newCA makes a self-signed CA valid from now for days, named commonName
-// and constrained to sign names under domain (and localhost) only.
-func newCA(now time.Time, days int, commonName, domain string) (pemPair, error) {
+// newCA makes a self-signed CA valid from now for days, named commonName.
+// With constrain, it is valid only for DNS names under domain and
+// localhost (an -additional-dnsname elsewhere then fails to verify).
+func newCA(now time.Time, days int, commonName, domain string, constrain bool) (pemPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return pemPair{}, err
@@ -77,16 +78,18 @@ func newCA(now time.Time, days int, commonName, domain string) (pemPair, error) 
 		return pemPair{}, err
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber:                serial,
-		Subject:                     pkix.Name{CommonName: commonName, Organization: []string{"sched"}},
-		NotBefore:                   now.Add(-time.Minute),
-		NotAfter:                    now.AddDate(0, 0, days),
-		IsCA:                        true,
-		BasicConstraintsValid:       true,
-		KeyUsage:                    x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		SubjectKeyId:                skid,
-		PermittedDNSDomainsCritical: true,
-		PermittedDNSDomains:         []string{domain, "localhost"},
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: commonName, Organization: []string{"sched"}},
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.AddDate(0, 0, days),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		SubjectKeyId:          skid,
+	}
+	if constrain {
+		tmpl.PermittedDNSDomainsCritical = true
+		tmpl.PermittedDNSDomains = []string{domain, "localhost"}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {

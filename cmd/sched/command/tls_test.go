@@ -97,13 +97,28 @@ func TestTLSCACreateAndCertCreateVerify(t *testing.T) {
 	if _, err := eu.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: testNow.Add(3 * 24 * time.Hour)}); err == nil {
 		t.Error("certificate valid after -days")
 	}
-	// The CA signs only names under its domain.
-	if r := runCLI(t, nil, runOpts{}, "tls", "cert", "create", "-server", "-domain", "other", "-dir", dir,
-		"-ca", filepath.Join(dir, "sched-agent-ca.pem"), "-key", filepath.Join(dir, "sched-agent-ca-key.pem")); r.code != 0 {
+	// With -name-constraint the CA signs only names under its domain.
+	cdir := t.TempDir()
+	runCLI(t, nil, runOpts{}, "tls", "ca", "create", "-name-constraint", "-dir", cdir).check(t, 0,
+		"==> Certificate saved to "+filepath.Join(cdir, "sched-agent-ca.pem")+"\n==> Key saved to "+filepath.Join(cdir, "sched-agent-ca-key.pem")+"\n", "")
+	runCLI(t, nil, runOpts{}, "tls", "cert", "create", "-server", "-dir", cdir).check(t, 0,
+		"==> Certificate saved to "+filepath.Join(cdir, "global-server-sched.pem")+"\n==> Key saved to "+filepath.Join(cdir, "global-server-sched-key.pem")+"\n", "")
+	croots := x509.NewCertPool()
+	croots.AddCert(readCert(t, filepath.Join(cdir, "sched-agent-ca.pem")))
+	constrained := readCert(t, filepath.Join(cdir, "global-server-sched.pem"))
+	if _, err := constrained.Verify(x509.VerifyOptions{Roots: croots, CurrentTime: testNow, DNSName: "server.global.sched"}); err != nil {
+		t.Errorf("constrained CA, name under its domain: %v", err)
+	}
+	if r := runCLI(t, nil, runOpts{}, "tls", "cert", "create", "-client", "-domain", "other", "-dir", cdir,
+		"-ca", filepath.Join(cdir, "sched-agent-ca.pem"), "-key", filepath.Join(cdir, "sched-agent-ca-key.pem")); r.code != 0 {
 		t.Fatalf("sign for another domain: %+v", r)
 	}
-	if _, err := readCert(t, filepath.Join(dir, "global-server-other.pem")).Verify(x509.VerifyOptions{Roots: roots, CurrentTime: testNow, DNSName: "server.global.other"}); err == nil {
-		t.Error("a name outside the CA's domain verified")
+	if _, err := readCert(t, filepath.Join(cdir, "global-client-other.pem")).Verify(x509.VerifyOptions{Roots: croots, CurrentTime: testNow, DNSName: "client.global.other"}); err == nil {
+		t.Error("constrained CA: a name outside its domain verified")
+	}
+	// Without it, an additional name verifies.
+	if _, err := eu.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: testNow, DNSName: "sched.example.com"}); err != nil {
+		t.Errorf("additional DNS name: %v", err)
 	}
 
 	// Errors.
