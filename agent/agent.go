@@ -43,7 +43,11 @@ type Agent struct {
 	// raftTLS is the raft transport's TLS config, nil when tls.rpc is off;
 	// the leader also vets joining servers with it (cluster.go).
 	raftTLS *tls.Config
-	leader  *leadership
+	// httpServeTLS and httpDialTLS are the HTTP port's TLS configs (the
+	// listener's, and for this agent's own requests to servers), nil when
+	// tls.http is off.
+	httpServeTLS, httpDialTLS *tls.Config
+	leader                    *leadership
 	// sched holds the scheduler's leader services (agent/scheduler.go).
 	sched *schedulerHooks
 	// cluster is gossip, forwarding and the operator API (agent/cluster.go).
@@ -104,13 +108,17 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 		return nil, err
 	}
 	a.raftTLS = rc.TLS
+	if a.httpServeTLS, a.httpDialTLS, err = cfg.TLS.httpTLS(cfg.Region); err != nil {
+		return nil, err
+	}
 	a.node, err = raft.New(rc, &fsm{store: a.store})
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 
 	w := a.newWriter()
-	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger, JobLimits: cfg.Server.JobLimits()}
+	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger, JobLimits: cfg.Server.JobLimits(),
+		ForwardTLS: a.httpDialTLS}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)
@@ -146,6 +154,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	a.cancelReqs = cancelReqs
 	lim := cfg.Limits
 	a.lis = schedhttp.LimitConnsPerClient(a.lis, lim.HTTPMaxConnsPerClient)
+	a.lis = a.serveTLS(a.lis)
 	a.http = &http.Server{
 		Handler:           schedhttp.WithTimeouts(srv.Handler(), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
 		ReadHeaderTimeout: lim.HTTPReadHeaderTimeout,
@@ -186,6 +195,33 @@ func (a *Agent) Start() {
 
 // HTTPAddr is the address the HTTP API listens on.
 func (a *Agent) HTTPAddr() string { return a.lis.Addr().String() }
+
+// HTTPURL is the base URL of the HTTP API: https:// when it serves TLS (a
+// server agent with tls.http on; a client-only agent's port stays plain).
+func (a *Agent) HTTPURL() string {
+	if a.httpServeTLS != nil {
+		return "https://" + a.HTTPAddr()
+	}
+	return "http://" + a.HTTPAddr()
+}
+
+// serversScheme is the scheme of the servers' HTTP ports.
+func (a *Agent) serversScheme() string {
+	if a.cfg.TLS.HTTP {
+		return "https"
+	}
+	return "http"
+}
+
+// serveTLS wraps the HTTP listener in TLS when tls.http is on. The
+// per-client connection cap below it counts TCP connections, before any
+// handshake; http.Server bounds the handshake by its header timeout.
+func (a *Agent) serveTLS(lis net.Listener) net.Listener {
+	if a.httpServeTLS == nil {
+		return lis
+	}
+	return tls.NewListener(lis, a.httpServeTLS)
+}
 
 // Store is the agent's state store (for tests and in-process tools).
 func (a *Agent) Store() *store.Store { return a.store }

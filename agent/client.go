@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
 	"github.com/schedhq/sched/client"
@@ -23,10 +24,7 @@ import (
 // sends the client to it.
 func (a *Agent) newClient() error {
 	cc := a.cfg.Client
-	servers := cc.Servers
-	if len(servers) == 0 {
-		servers = []string{"http://" + a.HTTPAddr()}
-	}
+	servers := a.clientServers()
 	advertise := a.cfg.Advertise.HTTP
 	if advertise == "" {
 		advertise = a.HTTPAddr()
@@ -56,7 +54,7 @@ func (a *Agent) newClient() error {
 		}
 	}
 	c, err := client.New(client.Config{
-		DataDir: a.cfg.DataDir, Servers: servers,
+		DataDir: a.cfg.DataDir, Servers: servers, ServersTLS: a.httpDialTLS,
 		NodeName: a.cfg.Name, Region: a.cfg.Region, Datacenter: a.cfg.Datacenter,
 		NodeClass: cc.NodeClass, NodePool: cc.NodePool, Meta: cc.Meta,
 		Reserved: state.NodeReservedResources{
@@ -174,6 +172,9 @@ func (a *Agent) newClientOnly() error {
 		return fmt.Errorf("create data dir: %w", err)
 	}
 	var err error
+	if _, a.httpDialTLS, err = a.cfg.TLS.httpTLS(a.cfg.Region); err != nil {
+		return err
+	}
 	if a.lis, err = net.Listen("tcp", a.cfg.HTTPAddr()); err != nil {
 		return fmt.Errorf("http listener: %w", err)
 	}
@@ -195,10 +196,19 @@ func (a *Agent) newClientOnly() error {
 	return nil
 }
 
-// clientServers are the addresses the client talks to.
+// clientServers are the addresses the client talks to: client.servers,
+// or this agent's own HTTP port. A bare host:port gets the servers' scheme
+// (https:// with tls.http on).
 func (a *Agent) clientServers() []string {
-	if len(a.cfg.Client.Servers) > 0 {
-		return a.cfg.Client.Servers
+	if len(a.cfg.Client.Servers) == 0 {
+		return []string{a.HTTPURL()}
 	}
-	return []string{"http://" + a.HTTPAddr()}
+	out := make([]string, len(a.cfg.Client.Servers))
+	for i, s := range a.cfg.Client.Servers {
+		if !strings.Contains(s, "://") {
+			s = a.serversScheme() + "://" + s
+		}
+		out[i] = s
+	}
+	return out
 }

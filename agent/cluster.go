@@ -75,6 +75,9 @@ func (a *Agent) startGossip() error {
 		DialContext:         (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     90 * time.Second,
+		// Over HTTPS with tls.http: the other servers' certificates are
+		// checked for server.<region>.sched, and ours is presented.
+		TLSClientConfig: a.httpDialTLS,
 	}}
 	if a.cfg.DevMode {
 		return nil
@@ -231,7 +234,7 @@ func (c *clusterState) raftPeers(ctx context.Context, m raft.Member) ([]string, 
 	if m.HTTPAddr == "" {
 		return nil, errors.New("no HTTP address advertised")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.HTTPAddr+"/v1/status/peers", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.a.serversScheme()+"://"+m.HTTPAddr+"/v1/status/peers", nil)
 	if err != nil {
 		return nil, err
 	}

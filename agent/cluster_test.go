@@ -25,6 +25,8 @@ type testServer struct {
 	cfg *Config
 	a   *Agent
 	log *lockedBuffer
+	// hc sends the test's requests; nil means http.DefaultClient.
+	hc *http.Client
 }
 
 // lockedBuffer collects an agent's logs; they are printed if the test
@@ -76,7 +78,8 @@ func freePorts(t *testing.T, n int) []int {
 
 // newTestCluster starts n servers with bootstrap_expect = n, each told to
 // join the others' gossip addresses, and waits until all know a leader.
-func newTestCluster(t *testing.T, n int) []*testServer {
+// Each mod changes every server's config before Finish.
+func newTestCluster(t *testing.T, n int, mod ...func(*Config)) []*testServer {
 	t.Helper()
 	ports := freePorts(t, 3*n)
 	var gossip []string
@@ -97,6 +100,9 @@ func newTestCluster(t *testing.T, n int) []*testServer {
 				RetryJoin:       gossip,
 				RetryInterval:   200 * time.Millisecond,
 			},
+		}
+		for _, m := range mod {
+			m(cfg)
 		}
 		if err := cfg.Finish(); err != nil {
 			t.Fatal(err)
@@ -134,6 +140,9 @@ func (s *testServer) start() {
 }
 
 func (s *testServer) url(path string) string {
+	if s.cfg.TLS.HTTP {
+		return "https://" + s.cfg.HTTPAddr() + path
+	}
 	return "http://" + s.cfg.HTTPAddr() + path
 }
 
@@ -146,7 +155,11 @@ func (s *testServer) do(method, path string, body any) (int, http.Header, []byte
 		r = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, s.url(path), r)
-	resp, err := http.DefaultClient.Do(req)
+	hc := s.hc
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s on %s: %v", method, path, s.cfg.Name, err)
 	}

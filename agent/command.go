@@ -100,7 +100,7 @@ func printBanner(w io.Writer, cfg *Config, a *Agent) {
 	}
 	fmt.Fprintf(w, "==> sched agent started (%s)\n", mode)
 	fmt.Fprintf(w, "       Name: %s\n", cfg.Name)
-	fmt.Fprintf(w, "   HTTP API: http://%s\n", a.HTTPAddr())
+	fmt.Fprintf(w, "   HTTP API: %s\n", a.HTTPURL())
 	if cfg.Server.Enabled {
 		fmt.Fprintf(w, "       Raft: %s\n", cfg.RaftAddr())
 	}

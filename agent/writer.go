@@ -168,7 +168,7 @@ func (c *clusterState) fetchReadIndex(ctx context.Context) (uint64, error) {
 // remoteReadIndex calls the leader's read-index endpoint. retry reports
 // a failure another leader may not have: unreachable, or no longer leader.
 func (c *clusterState) remoteReadIndex(ctx context.Context, addr string) (index uint64, retry bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+schedhttp.ReadIndexPath, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.a.serversScheme()+"://"+addr+schedhttp.ReadIndexPath, nil)
 	if err != nil {
 		return 0, false, err
 	}

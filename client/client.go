@@ -131,7 +131,9 @@ func New(cfg Config) (*Client, error) {
 		c.log.Warn("fingerprint incomplete", "error", err)
 	}
 	c.node = c.buildNode(fp)
-	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg.ServersTLS
+	hc := &http.Client{Transport: tr}
 	c.httpClient = hc
 	// With ACLs on, the node endpoints accept the node's own secret.
 	token := cfg.Token

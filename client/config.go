@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +43,11 @@ type Config struct {
 	// Servers are the HTTP addresses of the servers ("host:port" or a
 	// URL); the client talks to one and fails over to the next. Required.
 	Servers []string
+	// ServersTLS, when set, is the TLS config of requests to https://
+	// servers (the CA, the name their certificates carry, and the
+	// certificate this node presents). Nil: the system's roots, no
+	// client certificate.
+	ServersTLS *tls.Config
 	// Token is sent on every request to the servers; empty sends the
 	// node's own SecretID, which the node endpoints accept.
 	Token string

@@ -95,6 +95,11 @@ func (s *Server) withForwarding(next http.Handler) http.Handler {
 		DialContext:         dialMarked(&net.Dialer{Timeout: forwardDialTimeout, KeepAlive: 30 * time.Second}),
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
+		TLSClientConfig:     s.cfg.ForwardTLS,
+	}
+	scheme := "http"
+	if s.cfg.ForwardTLS != nil {
+		scheme = "https"
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isSnapshotRestore(r) {
@@ -111,7 +116,7 @@ func (s *Server) withForwarding(next http.Handler) http.Handler {
 				"request forwarded by server %s as to the leader, but this server is not the leader (leadership is changing); retry", by)})
 			return
 		}
-		s.forward(w, r, next, transport)
+		s.forward(w, r, next, transport, scheme)
 	})
 }
 
@@ -120,7 +125,7 @@ func (s *Server) withForwarding(next http.Handler) http.Handler {
 // WebSocket upgrades work through it too. When the leader cannot be
 // reached at all, the request waits for another leader and is sent again,
 // provided its body could be kept.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, local http.Handler, transport http.RoundTripper) {
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, local http.Handler, transport http.RoundTripper, scheme string) {
 	fwd := s.cfg.Forwarder
 	body, replayable, err := bufferBody(r)
 	if err != nil {
@@ -150,7 +155,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, local http.Hand
 			local.ServeHTTP(w, r)
 			return
 		}
-		if !s.proxyOnce(w, r, addr, transport, replayable) {
+		if !s.proxyOnce(w, r, scheme, addr, transport, replayable) {
 			return
 		}
 		s.log.Warn("leader unreachable, waiting for another", "leader", addr, "path", r.URL.Path)
@@ -163,9 +168,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, local http.Hand
 // answers, and a request must not hang on it.
 var errLeaderChanged = errors.New("the leader changed while the request was forwarded")
 
-// proxyOnce sends r to the leader at addr. It returns true, having written
+// proxyOnce sends r to the leader at scheme://addr. It returns true, having written
 // nothing, when the connection could not be made and r may be sent again.
-func (s *Server) proxyOnce(w http.ResponseWriter, r *http.Request, addr string, transport http.RoundTripper, replayable bool) (retry bool) {
+func (s *Server) proxyOnce(w http.ResponseWriter, r *http.Request, scheme, addr string, transport http.RoundTripper, replayable bool) (retry bool) {
 	fwd := s.cfg.Forwarder
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
@@ -177,7 +182,7 @@ func (s *Server) proxyOnce(w http.ResponseWriter, r *http.Request, addr string, 
 		case <-ctx.Done():
 		}
 	}()
-	target := &url.URL{Scheme: "http", Host: addr}
+	target := &url.URL{Scheme: scheme, Host: addr}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)

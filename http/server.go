@@ -14,6 +14,7 @@ package http
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -68,6 +69,11 @@ type Config struct {
 	// Forwarder sends requests this server cannot answer itself to the
 	// leader. Nil means answer locally.
 	Forwarder Forwarder
+	// ForwardTLS, when set, makes forwarding to the leader HTTPS with this
+	// config: the CA as RootCAs, the name every server's certificate
+	// carries as ServerName, and this server's certificate for a leader
+	// that requires one. Nil forwards over plain HTTP.
+	ForwardTLS *tls.Config
 	// MaxSubmissionBytes bounds a job's source kept as its submission;
 	// larger sources are dropped with a warning. Zero means 1 MiB.
 	MaxSubmissionBytes int

@@ -11,7 +11,8 @@
 //
 // With -spawn it starts `BIN agent -dev` on free ports itself (and can read
 // the agent's memory); otherwise it targets -address. It is a benchmark,
-// not a test: it reports figures and never fails on them.
+// not a test: it reports figures and never fails on them. An https://
+// -address takes -ca-cert, -client-cert, -client-key and -tls-server-name.
 package main
 
 import (
@@ -34,6 +35,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/schedhq/sched/http/api"
 )
 
 func main() {
@@ -59,6 +62,11 @@ func main() {
 		runNodes  = flag.Int("run-nodes", 50, "simulated client nodes of the running scenario")
 		runID     = flag.String("run", strconv.FormatInt(time.Now().UnixNano()%1e6, 36), "prefix that keeps job IDs of this run distinct")
 	)
+	var tlsCfg api.TLSConfig
+	flag.StringVar(&tlsCfg.CACert, "ca-cert", "", "CA of an https:// -address")
+	flag.StringVar(&tlsCfg.ClientCert, "client-cert", "", "client certificate for an agent with verify_https_client")
+	flag.StringVar(&tlsCfg.ClientKey, "client-key", "", "key of -client-cert")
+	flag.StringVar(&tlsCfg.ServerName, "tls-server-name", "", "name the agent's certificate carries; default: the address's host")
 	flag.Parse()
 
 	pid := 0
@@ -71,7 +79,14 @@ func main() {
 		*address, pid = addr, p
 	}
 	b := &bench{addr: strings.TrimRight(*address, "/"), run: *runID}
-	b.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
+	tr := &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}
+	if !tlsCfg.IsZero() {
+		var err error
+		if tr.TLSClientConfig, err = tlsCfg.Build(); err != nil {
+			fatal(err)
+		}
+	}
+	b.client = &http.Client{Transport: tr}
 
 	fmt.Printf("sched-bench against %s\n", b.addr)
 	if *scenario == "all" || *scenario == "client" {

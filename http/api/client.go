@@ -44,15 +44,22 @@ type Config struct {
 	// overall timeout, because blocking queries legitimately wait minutes;
 	// bound calls with their context instead.
 	HTTPClient *http.Client
+	// TLS configures the client's own transport for https:// addresses
+	// (CA, client certificate, server name). It is ignored when
+	// HTTPClient is set: that client's transport is the caller's.
+	TLS TLSConfig
 }
 
-// DefaultConfig returns a Config filled from SCHED_ADDR, SCHED_TOKEN and
-// SCHED_NAMESPACE, with DefaultAddress when SCHED_ADDR is unset.
+// DefaultConfig returns a Config filled from SCHED_ADDR, SCHED_TOKEN,
+// SCHED_NAMESPACE and the TLS variables (SCHED_CACERT, SCHED_CLIENT_CERT,
+// SCHED_CLIENT_KEY, SCHED_TLS_SERVER_NAME), with DefaultAddress when
+// SCHED_ADDR is unset.
 func DefaultConfig() Config {
 	c := Config{
 		Address:   os.Getenv(EnvAddress),
 		Token:     os.Getenv(EnvToken),
 		Namespace: os.Getenv(EnvNamespace),
+		TLS:       tlsConfigFromEnv(),
 	}
 	if c.Address == "" {
 		c.Address = DefaultAddress
@@ -102,7 +109,13 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.HTTPClient == nil {
 		// A transport of our own, so that tuning it (or a caller tuning
 		// http.DefaultTransport) never leaks between clients.
-		cfg.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if !cfg.TLS.IsZero() {
+			if tr.TLSClientConfig, err = cfg.TLS.Build(); err != nil {
+				return nil, err
+			}
+		}
+		cfg.HTTPClient = &http.Client{Transport: tr}
 	}
 	return &Client{
 		cfg:  cfg,

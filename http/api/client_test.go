@@ -15,14 +15,22 @@ func TestDefaultConfigReadsEnvironment(t *testing.T) {
 	t.Setenv(EnvAddress, "")
 	t.Setenv(EnvToken, "")
 	t.Setenv(EnvNamespace, "")
+	for _, k := range []string{EnvCACert, EnvClientCert, EnvClientKey, EnvTLSServerName} {
+		t.Setenv(k, "")
+	}
 	if got := DefaultConfig(); got.Address != DefaultAddress || got.Token != "" || got.Namespace != "" {
 		t.Fatalf("empty environment: got %+v", got)
 	}
 	t.Setenv(EnvAddress, "https://sched.example:4646")
 	t.Setenv(EnvToken, "secret")
 	t.Setenv(EnvNamespace, "prod")
+	t.Setenv(EnvCACert, "/ca.pem")
+	t.Setenv(EnvClientCert, "/cli.pem")
+	t.Setenv(EnvClientKey, "/cli-key.pem")
+	t.Setenv(EnvTLSServerName, "server.global.sched")
 	got := DefaultConfig()
-	want := Config{Address: "https://sched.example:4646", Token: "secret", Namespace: "prod"}
+	want := Config{Address: "https://sched.example:4646", Token: "secret", Namespace: "prod",
+		TLS: TLSConfig{CACert: "/ca.pem", ClientCert: "/cli.pem", ClientKey: "/cli-key.pem", ServerName: "server.global.sched"}}
 	if got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}

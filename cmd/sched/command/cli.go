@@ -73,6 +73,7 @@ func topCommands() []command {
 		{"project", "Interact with projects", (*cli).projectCommand},
 		{"server", "Interact with servers: members and join", (*cli).serverCommand},
 		{"service", "Interact with the registered services", (*cli).serviceCommand}, // service.go
+		{"tls", "Create a CA and certificates for TLS", (*cli).tlsCommand},          // tls.go
 		{"version", "Print the sched version", (*cli).versionCommand},
 	}
 }

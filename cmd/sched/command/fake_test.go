@@ -147,6 +147,8 @@ type runOpts struct {
 	stdin string
 	env   map[string]string
 	agent func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// now is the command's clock; nil means testNow.
+	now func() time.Time
 }
 
 // runCLI runs the sched command line args against f (nil: no server) and
@@ -165,13 +167,17 @@ func runCLI(t *testing.T, f *fakeAPI, o runOpts, args ...string) result {
 	if ctx == nil {
 		ctx = t.Context()
 	}
+	now := o.now
+	if now == nil {
+		now = func() time.Time { return testNow }
+	}
 	c := &cli{
 		ctx:    ctx,
 		stdin:  strings.NewReader(o.stdin),
 		stdout: &stdout,
 		stderr: &stderr,
 		getenv: func(k string) string { return env[k] },
-		now:    func() time.Time { return testNow },
+		now:    now,
 		loc:    time.UTC,
 		agent:  o.agent,
 	}

@@ -46,6 +46,7 @@ func (c *cli) mgmtFlagSet(name, usage, help string) (*flag.FlagSet, *mgmtMeta) {
 	// As in flagSet: the token's default is read in client, so that -h
 	// never prints a secret.
 	fs.StringVar(&m.token, "token", "", "secret of the token to authenticate with (default: env "+api.EnvToken+")")
+	m.tlsFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: sched %s %s\n\n%s\n\nOptions:\n", name, usage, strings.TrimSpace(help))
 		fs.PrintDefaults()

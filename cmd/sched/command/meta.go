@@ -18,6 +18,16 @@ type meta struct {
 	address   string
 	token     string
 	namespace string
+	tls       api.TLSConfig
+}
+
+// tlsFlags registers -ca-cert, -client-cert, -client-key and
+// -tls-server-name, defaulting to the api package's environment variables.
+func (m *meta) tlsFlags(fs *flag.FlagSet) {
+	fs.StringVar(&m.tls.CACert, "ca-cert", m.getenv(api.EnvCACert), "PEM file of the CA that signed the agents' HTTPS certificates (env "+api.EnvCACert+")")
+	fs.StringVar(&m.tls.ClientCert, "client-cert", m.getenv(api.EnvClientCert), "PEM client certificate, for agents with verify_https_client (env "+api.EnvClientCert+")")
+	fs.StringVar(&m.tls.ClientKey, "client-key", m.getenv(api.EnvClientKey), "PEM key of -client-cert (env "+api.EnvClientKey+")")
+	fs.StringVar(&m.tls.ServerName, "tls-server-name", m.getenv(api.EnvTLSServerName), "name the agent's certificate must carry, e.g. server.global.sched (env "+api.EnvTLSServerName+"); default: the address's host")
 }
 
 // flagSet returns a flag set for the command `sched <name>` with the shared
@@ -36,6 +46,7 @@ func (c *cli) flagSet(name, usage, help string) (*flag.FlagSet, *meta) {
 	// print a secret.
 	fs.StringVar(&m.token, "token", "", "secret of the token to authenticate with (default: env "+api.EnvToken+")")
 	fs.StringVar(&m.namespace, "namespace", c.getenv(api.EnvNamespace), "target namespace (env "+api.EnvNamespace+"); default: the server's")
+	m.tlsFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: sched %s %s\n\n%s\n\nOptions:\n", name, usage, strings.TrimSpace(help))
 		fs.PrintDefaults()
@@ -74,7 +85,7 @@ func (m *meta) client() (*api.Client, error) {
 	if token == "" {
 		token = m.getenv(api.EnvToken)
 	}
-	return api.NewClient(api.Config{Address: m.address, Token: token, Namespace: m.namespace})
+	return api.NewClient(api.Config{Address: m.address, Token: token, Namespace: m.namespace, TLS: m.tls})
 }
 
 // fail prints "Error <doing>: <err>" to stderr and returns exit code 1.
