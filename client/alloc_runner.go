@@ -34,6 +34,11 @@ type allocRunner struct {
 	desc       string
 	terminalAt time.Time
 	health     *state.AllocDeploymentStatus
+	// healthFor is the deployment the running health watcher judges for,
+	// and healthStop ends that watcher: an update that moves the
+	// allocation to another deployment starts a new one (health.go).
+	healthFor  string
+	healthStop chan struct{}
 	// destroyed: the directory and state are gone; nothing is written
 	// again.
 	destroyed bool
@@ -171,9 +176,7 @@ func (ar *allocRunner) run() {
 		return
 	}
 	ar.report()
-	if ar.alloc().DeploymentID != "" {
-		ar.goTracked(ar.healthLoop)
-	}
+	ar.watchHealth()
 	if !ar.lifecycle() {
 		return // the client is shutting down
 	}
@@ -502,6 +505,7 @@ func (ar *allocRunner) update(a *state.Allocation) {
 	if tg == nil {
 		return
 	}
+	ar.watchHealth()
 	for _, tr := range ar.tasks {
 		t := tg.LookupTask(tr.name)
 		if t == nil {

@@ -18,13 +18,47 @@ import (
 //
 // Healthy once that has held for MinHealthyTime without a restart;
 // unhealthy when a task fails or HealthyDeadline passes first. The
-// verdict is reported once, with the allocation's status.
+// verdict is reported once per deployment, with the allocation's status:
+// an allocation updated in place joins the new version's deployment, and
+// unless the servers already counted it healthy (it was running), it is
+// judged again from then on.
 
-// healthLoop decides the allocation's deployment health. It runs in its
-// own goroutine for allocations that have a deployment.
-func (ar *allocRunner) healthLoop() {
+// watchHealth starts the health watcher for the allocation's deployment
+// when it has none for it yet, ending the watcher of a previous
+// deployment and forgetting that deployment's verdict. It is called when
+// the allocation starts and on every update from the servers.
+func (ar *allocRunner) watchHealth() {
+	ar.mu.Lock()
+	dep := ar.a.DeploymentID
+	if dep == ar.healthFor {
+		ar.mu.Unlock()
+		return
+	}
+	if ar.healthStop != nil {
+		close(ar.healthStop)
+		ar.healthStop = nil
+	}
+	if ar.healthFor != "" {
+		// The verdict was the old deployment's: reported again with the
+		// next status it would count in the new one.
+		ar.health = nil
+	}
+	ar.healthFor = dep
+	if dep == "" {
+		ar.mu.Unlock()
+		return
+	}
+	stop := make(chan struct{})
+	ar.healthStop = stop
+	ar.mu.Unlock()
+	ar.goTracked(func() { ar.healthLoop(dep, stop) })
+}
+
+// healthLoop decides the allocation's health in deployment dep, until it
+// has a verdict or stop is closed. It runs in its own goroutine.
+func (ar *allocRunner) healthLoop(dep string, stop <-chan struct{}) {
 	a, tg := ar.alloc(), ar.group()
-	if a.DeploymentID == "" || tg == nil || tg.Update == nil || tg.Update.HealthCheck == state.UpdateHealthCheckManual {
+	if a.DeploymentID != dep || tg == nil || tg.Update == nil || tg.Update.HealthCheck == state.UpdateHealthCheckManual {
 		return
 	}
 	if a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil {
@@ -41,7 +75,7 @@ func (ar *allocRunner) healthLoop() {
 		now := c.now()
 		switch {
 		case failed:
-			ar.setHealth(false, now)
+			ar.setHealth(dep, false, now)
 			return
 		case ar.terminal():
 			return // finished without failing: nothing to say
@@ -55,7 +89,7 @@ func (ar *allocRunner) healthLoop() {
 		if !since.IsZero() {
 			left := u.MinHealthyTime - now.Sub(since)
 			if left <= 0 {
-				ar.setHealth(true, now)
+				ar.setHealth(dep, true, now)
 				return
 			}
 			minTimer = time.NewTimer(left)
@@ -71,7 +105,9 @@ func (ar *allocRunner) healthLoop() {
 		case <-svc:
 		case <-wake:
 		case <-deadline.C:
-			ar.setHealth(false, c.now())
+			ar.setHealth(dep, false, c.now())
+			done = true
+		case <-stop:
 			done = true
 		case <-ar.stopCh:
 			done = true
@@ -127,9 +163,14 @@ func (ar *allocRunner) hasServices() bool {
 	return false
 }
 
-// setHealth records the verdict and reports it.
-func (ar *allocRunner) setHealth(healthy bool, now time.Time) {
+// setHealth records the verdict in deployment dep and reports it, unless
+// the allocation has moved to another deployment meanwhile.
+func (ar *allocRunner) setHealth(dep string, healthy bool, now time.Time) {
 	ar.mu.Lock()
+	if ar.healthFor != dep {
+		ar.mu.Unlock()
+		return
+	}
 	ar.health = &state.AllocDeploymentStatus{Healthy: &healthy, Timestamp: now}
 	ar.mu.Unlock()
 	ar.report()

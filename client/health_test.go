@@ -110,3 +110,48 @@ func (h *healthServices) pass() {
 	close(h.watch)
 	h.watch = make(chan struct{})
 }
+
+// TestDeploymentHealthAfterInPlaceJoin checks that an allocation updated in
+// place into a new deployment, which the servers could not count healthy
+// (it was not running then), is judged again for that deployment: a fresh
+// verdict, at least min_healthy_time after it joined, whatever it had been
+// told before.
+func TestDeploymentHealthAfterInPlaceJoin(t *testing.T) {
+	const minHealthy = 100 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		first string // the deployment the allocation is placed by; "" none
+	}{
+		{name: "placed without a deployment"},
+		{name: "judged healthy in an earlier deployment", first: state.NewID()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := newFakeServer(t)
+			c := testClient(t, fs, "")
+			j := job(state.JobTypeService, mock("web", nil))
+			j.TaskGroups[0].Update = &state.UpdateStrategy{HealthCheck: state.UpdateHealthCheckTaskStates,
+				MinHealthyTime: minHealthy, HealthyDeadline: 5 * time.Second}
+			a := allocFor(c, j)
+			a.DeploymentID = tc.first
+			fs.addAlloc(a)
+			waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)
+			if tc.first != "" {
+				if healthy, _ := waitHealth(t, fs, a.ID); !healthy {
+					t.Fatal("unhealthy in the first deployment")
+				}
+			}
+
+			joined := time.Now()
+			fs.mutateAlloc(a.ID, func(a *state.Allocation) {
+				// As the reconciler writes an in-place update of an
+				// allocation that was not running.
+				a.DeploymentID = state.NewID()
+				a.DeploymentStatus = &state.AllocDeploymentStatus{}
+			})
+			healthy, at := waitHealth(t, fs, a.ID)
+			if !healthy || at.Sub(joined) < minHealthy {
+				t.Fatalf("healthy=%v at %v after joining, want healthy at least %v after", healthy, at.Sub(joined), minHealthy)
+			}
+		})
+	}
+}

@@ -261,7 +261,20 @@ func TestDeploymentScenarios(t *testing.T) {
 					e.setStatus(d.ID, state.DeploymentStatusFailed)
 					v0, _ := e.h.Store.JobByIDAndVersion(nil, "default", "web", 0)
 					e.h.UpsertJob(v0.Copy()) // the revert
-				}, want: state.DesiredUpdates{InPlaceUpdate: 2, Ignore: 1}},
+				}, want: state.DesiredUpdates{InPlaceUpdate: 2, Ignore: 1},
+					// As in Nomad, the revert does not replace the failed
+					// allocation at once: a follow-up eval waits for its
+					// reschedule delay.
+					check: func(e *deployEnv) {
+						if len(e.h.CreatedEvals) == 0 {
+							e.t.Fatal("the revert's eval created no follow-up eval for the failed allocation")
+						}
+						last := e.h.CreatedEvals[len(e.h.CreatedEvals)-1]
+						if last.TriggeredBy != state.EvalTriggerRetryFailedAlloc || !last.WaitUntil.After(e.h.clock()) {
+							e.t.Fatalf("last created eval %s due %v (now %v): want a delayed %s eval",
+								last.TriggeredBy, last.WaitUntil, e.h.clock(), state.EvalTriggerRetryFailedAlloc)
+						}
+					}},
 				// The failed one is rescheduled after its delay, into the
 				// revert's deployment.
 				{do: func(e *deployEnv) { e.h.Advance(time.Hour) }, want: state.DesiredUpdates{Place: 1, Ignore: 2},

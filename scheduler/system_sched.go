@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/schedhq/sched/state"
 )
@@ -31,9 +32,23 @@ const (
 // A failed system or sysbatch allocation is replaced at the next eval of
 // its job; a sysbatch allocation that completed is never run again on its
 // node, even after the job changes.
+//
+// A system job's group whose update block has a MaxParallel and a Stagger
+// rolls out as Nomad's system jobs do: an eval replaces at most
+// MaxParallel of the group's allocations destructively, and when more are
+// left it creates a follow-up eval (rolling-update) that waits Stagger
+// before the next batch. Placements on nodes without an allocation and
+// in-place updates are never held back.
 type systemScheduler struct {
 	schedCore
 	sysbatch bool
+	// rollingLeft is, per group, how many more destructive updates this
+	// eval may make (absent: no limit); rollingHeld is the longest Stagger
+	// of the groups that hit their limit (0: none did).
+	rollingLeft map[string]int
+	rollingHeld time.Duration
+	// rollingEval is the follow-up eval already created by this eval.
+	rollingEval string
 }
 
 // NewSystemScheduler returns the scheduler of system jobs.
@@ -123,7 +138,11 @@ func (s *systemScheduler) compute() error {
 		return err
 	}
 	base := state.AllocMetric{NodesAvailable: byDC, NodesInPool: inPool}
+	s.rollingLeft, s.rollingHeld = map[string]int{}, 0
 	for _, tg := range job.TaskGroups {
+		if u := tg.Update; u != nil && !s.sysbatch && u.MaxParallel > 0 && u.Stagger > 0 {
+			s.rollingLeft[tg.Name] = u.MaxParallel
+		}
 		rk := &groupRanker{
 			ctx:      s.ctx,
 			job:      job,
@@ -138,6 +157,23 @@ func (s *systemScheduler) compute() error {
 			}
 		}
 	}
+	return s.nextRollingEval()
+}
+
+// nextRollingEval creates, once per eval, the follow-up eval that goes on
+// with a rolling update after the stagger, when a group held back
+// destructive updates.
+func (s *systemScheduler) nextRollingEval() error {
+	if s.rollingHeld == 0 || s.rollingEval != "" {
+		return nil
+	}
+	next := s.newEval(state.EvalTriggerRollingUpdate, state.EvalStatusPending,
+		"created to continue the rolling update after the stagger")
+	next.WaitUntil = s.ctx.now.Add(s.rollingHeld)
+	if err := s.planner.CreateEval(next); err != nil {
+		return fmt.Errorf("create rolling-update eval: %w", err)
+	}
+	s.rollingEval = next.ID
 	return nil
 }
 
@@ -240,6 +276,13 @@ func (s *systemScheduler) update(rk *groupRanker, n *state.Node, live *state.All
 		du.InPlaceUpdate++
 		return nil
 	}
+	left, limited := s.rollingLeft[tg.Name]
+	if limited && left <= 0 {
+		// This batch is full: the rolling-update eval comes back for it.
+		s.rollingHeld = max(s.rollingHeld, tg.Update.Stagger)
+		du.Ignore++
+		return nil
+	}
 	stopped := s.stop(stopRequest{alloc: live, desc: descUpdating})
 	o, err := s.fit(rk, n, m)
 	if err != nil || o == nil {
@@ -250,6 +293,9 @@ func (s *systemScheduler) update(rk *groupRanker, n *state.Node, live *state.All
 	s.link(live, a)
 	s.ctx.planPlace(a)
 	du.DestructiveUpdate++
+	if limited {
+		s.rollingLeft[tg.Name] = left - 1
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/schedhq/sched/state"
 )
@@ -192,5 +193,43 @@ func TestSystemJobChanges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSystemRollingUpdateStagger checks a system job's rolling update: with
+// max_parallel = 1 and stagger = 30s, each eval replaces one allocation and
+// leaves a rolling-update eval due 30s later, until all three are done;
+// without an update block everything is replaced at once (TestSystemJobChanges).
+func TestSystemRollingUpdateStagger(t *testing.T) {
+	h, _ := systemSetup(t, state.JobTypeSystem)
+	job, _ := h.Store.JobByID(nil, "default", "sys")
+	v1 := job.Copy()
+	v1.TaskGroups[0].Update = &state.UpdateStrategy{MaxParallel: 1, Stagger: 30 * time.Second}
+	v1.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"}
+
+	next, trigger := v1, state.EvalTriggerJobRegister
+	for batch := range 3 {
+		evals := len(h.CreatedEvals)
+		got := step(t, h, "default", "sys", next, trigger)
+		if want := (state.DesiredUpdates{DestructiveUpdate: 1, Ignore: 2}); *got != want {
+			t.Fatalf("batch %d: annotations %+v, want %+v", batch, *got, want)
+		}
+		created := h.CreatedEvals[evals:]
+		if batch == 2 {
+			if len(created) != 0 {
+				t.Fatalf("last batch created %d evals, want none", len(created))
+			}
+			break
+		}
+		if len(created) != 1 || created[0].TriggeredBy != state.EvalTriggerRollingUpdate ||
+			!created[0].WaitUntil.Equal(h.Now.Add(30*time.Second)) {
+			t.Fatalf("batch %d: follow-up evals %+v, want one rolling-update eval due in 30s", batch, created)
+		}
+		next, trigger = nil, state.EvalTriggerRollingUpdate
+	}
+	for _, a := range h.LiveAllocs("default", "sys") {
+		if a.Job.TaskGroups[0].Tasks[0].Env["V"] != "2" {
+			t.Fatalf("allocation %s still runs the old version", a.ID)
+		}
 	}
 }

@@ -144,6 +144,9 @@ func (j *Job) Canonicalize() {
 	if j == nil {
 		return
 	}
+	if j.Update != nil && j.Update.MaxParallel == MaxParallelUnset {
+		j.Update.MaxParallel = DefaultUpdateStrategy().MaxParallel
+	}
 	if j.Namespace == "" {
 		j.Namespace = DefaultNamespace
 	}
@@ -194,10 +197,13 @@ func (j *Job) Canonicalize() {
 //   - EphemeralDisk: SizeMB 300 when nil or 0.
 //   - Migrate (service jobs): DefaultMigrateStrategy when nil, its zero
 //     fields from it otherwise.
-//   - Update: the job's Update with the group's non-zero fields over it;
+//   - Update: a MaxParallel of MaxParallelUnset becomes 1 in the job's
+//     block and the job block's in a group's (1 when the job has none);
+//     then the job's Update with the group's non-zero fields over it;
 //     for service jobs, DefaultUpdateStrategy when both are nil, and its
 //     Stagger, HealthCheck, MinHealthyTime, HealthyDeadline and
-//     ProgressDeadline where the merge left them zero.
+//     ProgressDeadline where the merge left them zero; for system jobs,
+//     the default Stagger where a merged block has none.
 //   - Networks: Mode "host" when empty.
 //   - Scaling: Type "horizontal" when empty.
 func (tg *TaskGroup) canonicalize(job *Job) {
@@ -264,6 +270,11 @@ func (tg *TaskGroup) canonicalize(job *Job) {
 			u.ProgressDeadline = orDefault(u.ProgressDeadline, def.ProgressDeadline)
 		}
 	}
+	if job.Type == JobTypeSystem && tg.Update != nil {
+		// A system job's update block is a rolling update (max_parallel
+		// at a time, stagger apart); Nomad's default stagger applies.
+		tg.Update.Stagger = orDefault(tg.Update.Stagger, DefaultUpdateStrategy().Stagger)
+	}
 
 	canonicalizeNetworks(tg.Networks)
 	canonicalizeServices(tg.Services)
@@ -294,7 +305,12 @@ func mergeUpdate(job, group *UpdateStrategy) *UpdateStrategy {
 		return &u
 	}
 	u.Stagger = orDefault(group.Stagger, u.Stagger)
-	u.MaxParallel = orDefault(group.MaxParallel, u.MaxParallel)
+	switch {
+	case group.MaxParallel != MaxParallelUnset:
+		u.MaxParallel = orDefault(group.MaxParallel, u.MaxParallel)
+	case job == nil:
+		u.MaxParallel = DefaultUpdateStrategy().MaxParallel
+	}
 	u.HealthCheck = orDefault(group.HealthCheck, u.HealthCheck)
 	u.MinHealthyTime = orDefault(group.MinHealthyTime, u.MinHealthyTime)
 	u.HealthyDeadline = orDefault(group.HealthyDeadline, u.HealthyDeadline)

@@ -75,6 +75,10 @@ func TestCanonicalizeDefaults(t *testing.T) {
 
 		{"service update", JobTypeService, nil, func(j *Job) any { return *j.TaskGroups[0].Update }, *DefaultUpdateStrategy()},
 		{"batch has no update", JobTypeBatch, nil, func(j *Job) any { return j.TaskGroups[0].Update == nil }, true},
+		{"system has no update", JobTypeSystem, nil, func(j *Job) any { return j.TaskGroups[0].Update == nil }, true},
+		{"system update merged, with the default stagger only", JobTypeSystem,
+			func(j *Job) { j.Update = &UpdateStrategy{MaxParallel: 2} },
+			func(j *Job) any { return *j.TaskGroups[0].Update }, UpdateStrategy{MaxParallel: 2, Stagger: 30 * time.Second}},
 		{"group inherits job update", JobTypeService,
 			func(j *Job) { j.Update = &UpdateStrategy{MaxParallel: 3, Canary: 1, AutoRevert: true} },
 			func(j *Job) any { return *j.TaskGroups[0].Update },
@@ -92,9 +96,6 @@ func TestCanonicalizeDefaults(t *testing.T) {
 		{"job update not shared", JobTypeService,
 			func(j *Job) { j.Update = &UpdateStrategy{MaxParallel: 3} },
 			func(j *Job) any { return j.Update != j.TaskGroups[0].Update && j.Update.HealthCheck == "" }, true},
-		{"system update merged without defaults", JobTypeSystem,
-			func(j *Job) { j.Update = &UpdateStrategy{MaxParallel: 2} },
-			func(j *Job) any { return *j.TaskGroups[0].Update }, UpdateStrategy{MaxParallel: 2}},
 
 		{"kill timeout", JobTypeService, nil, func(j *Job) any { return j.TaskGroups[0].Tasks[0].KillTimeout }, 5 * time.Second},
 		{"kill signal stays empty", JobTypeService, nil, func(j *Job) any { return j.TaskGroups[0].Tasks[0].KillSignal }, ""},
