@@ -93,31 +93,16 @@ func (w *DeploymentWatcher) Start(ctx context.Context) error {
 func (w *DeploymentWatcher) Stop() { w.run.stop() }
 
 func (w *DeploymentWatcher) loop(ctx context.Context) {
-	pace := pacer{every: deploymentPace}
-	for {
-		if !pace.wait(ctx) {
-			return
-		}
-		ws := memdb.NewWatchSet()
-		ws.Add(w.store.AbandonCh())
-		w.store.WatchIndex(ws, store.TableDeployment)
-		w.store.WatchIndex(ws, store.TableAllocs)
-		next, err := w.pass(ctx)
-		if err != nil && ctx.Err() == nil {
-			w.log.Error("deployment watcher: pass failed", "error", err)
-			// Retry after a pace even when nothing changes.
-			next = w.now().Add(deploymentPace)
-		}
-		wctx, cancel := ctx, context.CancelFunc(func() {})
-		if !next.IsZero() {
-			wctx, cancel = context.WithDeadline(ctx, next)
-		}
-		err = ws.WatchCtx(wctx)
-		cancel()
-		if err != nil && ctx.Err() != nil {
-			return
-		}
-	}
+	followTables(ctx, w.store, deploymentPace, []string{store.TableDeployment, store.TableAllocs},
+		func(ctx context.Context, _ memdb.WatchSet) time.Time {
+			next, err := w.pass(ctx)
+			if err != nil && ctx.Err() == nil {
+				w.log.Error("deployment watcher: pass failed", "error", err)
+				// Retry after a pace even when nothing changes.
+				next = w.now().Add(deploymentPace)
+			}
+			return next
+		})
 }
 
 // pass looks at every active deployment once, writes what it decided and
