@@ -2,55 +2,20 @@ package agent
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/raft"
 )
 
-// writeTestPKI writes a CA and a server certificate for name (key pair
-// files) into a temporary directory and returns the three paths.
+// writeTestPKI writes a new CA and a server certificate for name (key
+// pair files) into a temporary directory and returns the three paths.
 func writeTestPKI(t *testing.T, name string) (caFile, certFile, keyFile string) {
 	t.Helper()
-	dir := t.TempDir()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalECPrivateKey(key)
-	caFile, certFile, keyFile = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
-	for path, block := range map[string]*pem.Block{caFile: {Type: "CERTIFICATE", Bytes: caDER},
-		certFile: {Type: "CERTIFICATE", Bytes: der}, keyFile: {Type: "EC PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return caFile, certFile, keyFile
+	return testutil.NewCA(t).WriteFiles(t, name)
 }
 
 func TestTLSBlock(t *testing.T) {
@@ -109,20 +74,7 @@ func TestVetJoinerNeedsRaftCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
-	go func() {
-		for {
-			c, err := plain.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	plain := testutil.PlainListener(t)
 	c := &clusterState{a: &Agent{raftTLS: cfg}}
 	rogue := raft.Member{ServerMeta: raft.ServerMeta{ID: "rogue", RaftAddr: plain.Addr().String(), Region: "global"}}
 	err = c.vetJoiner(ctxT(t, 10*time.Second), rogue)

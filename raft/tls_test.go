@@ -1,66 +1,13 @@
 package raft
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
-	"net"
 	"testing"
 	"time"
 
 	hraft "github.com/hashicorp/raft"
+
+	"github.com/schedhq/sched/internal/testutil"
 )
-
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newTestCA(t testing.TB) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-// serverConfig is the TLS config of a server whose certificate carries
-// name, signed by ca.
-func (ca *testCA) serverConfig(t testing.TB, name string) *tls.Config {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		DNSNames: []string{name}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
-		RootCAs: ca.pool, ClientCAs: ca.pool, ServerName: name}
-}
 
 const testServerName = "server.global.sched"
 
@@ -69,11 +16,11 @@ const testServerName = "server.global.sched"
 // AppendEntries with a higher term (which used to stall every write) is
 // refused, and the leader keeps leading and writing.
 func TestTLSTransportRefusesPeersWithoutCertificate(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testutil.NewCA(t)
 	var nodes []*Node
 	for i, id := range []string{"s1", "s2", "s3"} {
 		cfg := testConfig(t, id, t.TempDir(), i == 0)
-		cfg.TLS = ca.serverConfig(t, testServerName)
+		cfg.TLS = ca.TLSConfig(t, testServerName)
 		nodes = append(nodes, startNode(t, cfg, newKV()))
 	}
 	leader := nodes[0]
@@ -102,7 +49,7 @@ func TestTLSTransportRefusesPeersWithoutCertificate(t *testing.T) {
 	}
 	attack("plain TCP", plain)
 	// A certificate of another CA is no better.
-	other, err := newTLSStreamLayer("127.0.0.1:0", nil, newTestCA(t).serverConfig(t, testServerName))
+	other, err := newTLSStreamLayer("127.0.0.1:0", nil, testutil.NewCA(t).TLSConfig(t, testServerName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +64,9 @@ func TestTLSTransportRefusesPeersWithoutCertificate(t *testing.T) {
 // CheckPeerTLS accepts a server of the cluster's CA and refuses a plain
 // TCP listener and a server of another CA.
 func TestCheckPeerTLS(t *testing.T) {
-	ca := newTestCA(t)
-	mine := ca.serverConfig(t, testServerName)
-	good, err := newTLSStreamLayer("127.0.0.1:0", nil, ca.serverConfig(t, testServerName))
+	ca := testutil.NewCA(t)
+	mine := ca.TLSConfig(t, testServerName)
+	good, err := newTLSStreamLayer("127.0.0.1:0", nil, ca.TLSConfig(t, testServerName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,24 +84,11 @@ func TestCheckPeerTLS(t *testing.T) {
 	if err := CheckPeerTLS(ctx, good.Addr().String(), mine); err != nil {
 		t.Errorf("a server of the cluster's CA: %v", err)
 	}
-	plain, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
-	go func() {
-		for {
-			c, err := plain.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	plain := testutil.PlainListener(t)
 	if err := CheckPeerTLS(ctx, plain.Addr().String(), mine); err == nil {
 		t.Error("a plain TCP server passed")
 	}
-	foreign, err := newTLSStreamLayer("127.0.0.1:0", nil, newTestCA(t).serverConfig(t, testServerName))
+	foreign, err := newTLSStreamLayer("127.0.0.1:0", nil, testutil.NewCA(t).TLSConfig(t, testServerName))
 	if err != nil {
 		t.Fatal(err)
 	}
