@@ -247,33 +247,49 @@ func checkLinearizable(t *testing.T, history []porcupine.Operation) {
 	}
 }
 
-func TestClusterLinearizableUnderLeaderKills(t *testing.T) {
-	c := newLoopCluster(t, 3, "")
-	c.startAll()
-	c.leader(20 * time.Second)
+// loopTargets are the servers of a loopback cluster as workload targets.
+func loopTargets(c *loopCluster) []regTarget {
 	var targets []regTarget
 	for _, s := range c.servers {
 		targets = append(targets, regTarget{name: s.name, client: s.client(), up: s.alive})
 	}
-	history := regHistory(t, targets, namespaceRegs, 6, 3, 16*time.Second, func(ctx context.Context, mark func(string, ...any)) {
+	return targets
+}
+
+// waitCtx waits d, or until ctx ends; it reports whether d passed.
+func waitCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// killLeaderFor SIGKILLs the current leader, lets the survivors carry on
+// for d (or until ctx ends), and restarts it.
+func killLeaderFor(ctx context.Context, c *loopCluster, d time.Duration, mark func(string, ...any)) {
+	victim := c.leader(10 * time.Second)
+	mark("killing leader %s", victim.name)
+	victim.kill()
+	mark("killed %s", victim.name)
+	waitCtx(ctx, d)
+	mark("restarting %s", victim.name)
+	victim.launch()
+}
+
+func TestClusterLinearizableUnderLeaderKills(t *testing.T) {
+	c := newLoopCluster(t, 3, "")
+	c.startAll()
+	c.leader(20 * time.Second)
+	history := regHistory(t, loopTargets(c), namespaceRegs, 6, 3, 16*time.Second, func(ctx context.Context, mark func(string, ...any)) {
 		// Twice: let the load run, SIGKILL the leader, let the survivors
 		// carry on, restart it.
 		for range 2 {
-			select {
-			case <-time.After(3 * time.Second):
-			case <-ctx.Done():
+			if !waitCtx(ctx, 3*time.Second) {
 				return
 			}
-			victim := c.leader(10 * time.Second)
-			mark("killing leader %s", victim.name)
-			victim.kill()
-			mark("killed %s", victim.name)
-			select {
-			case <-time.After(3 * time.Second):
-			case <-ctx.Done():
-			}
-			mark("restarting %s", victim.name)
-			victim.launch()
+			killLeaderFor(ctx, c, 3*time.Second, mark)
 		}
 		<-ctx.Done()
 	})
@@ -291,20 +307,8 @@ func TestClusterLinearizableJobsUnderPausesAndFollowerKills(t *testing.T) {
 	c := newLoopCluster(t, 3, "")
 	c.startAll()
 	c.leader(20 * time.Second)
-	var targets []regTarget
-	for _, s := range c.servers {
-		targets = append(targets, regTarget{name: s.name, client: s.client(), up: s.alive})
-	}
-	pause := func(ctx context.Context) bool {
-		select {
-		case <-time.After(3 * time.Second):
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	history := regHistory(t, targets, jobRegs, 6, 3, 16*time.Second, func(ctx context.Context, mark func(string, ...any)) {
-		if !pause(ctx) {
+	history := regHistory(t, loopTargets(c), jobRegs, 6, 3, 16*time.Second, func(ctx context.Context, mark func(string, ...any)) {
+		if !waitCtx(ctx, 3*time.Second) {
 			return
 		}
 		leader := c.leader(10 * time.Second)
@@ -313,19 +317,18 @@ func TestClusterLinearizableJobsUnderPausesAndFollowerKills(t *testing.T) {
 		if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Errorf("SIGSTOP: %v", err)
 		}
-		pause(ctx)
+		waitCtx(ctx, 3*time.Second)
 		mark("resuming %s", leader.name)
 		if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Errorf("SIGCONT: %v", err)
 		}
-		if !pause(ctx) {
+		if !waitCtx(ctx, 3*time.Second) {
 			return
 		}
-		lead := c.leader(10 * time.Second)
-		follower := c.others(lead)[0]
+		follower := c.others(c.leader(10 * time.Second))[0]
 		mark("killing follower %s", follower.name)
 		follower.kill()
-		pause(ctx)
+		waitCtx(ctx, 3*time.Second)
 		mark("restarting %s", follower.name)
 		follower.launch()
 		<-ctx.Done()
@@ -380,25 +383,11 @@ func TestClusterLinearizableManagementWritesUnderLeaderKills(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var targets []regTarget
-	for _, s := range c.servers {
-		targets = append(targets, regTarget{name: s.name, client: s.client(), up: s.alive})
-	}
-	history := regHistory(t, targets, mgmtRegs(tok.SecretID), 3, keys, 12*time.Second, func(ctx context.Context, mark func(string, ...any)) {
-		select {
-		case <-time.After(4 * time.Second):
-		case <-ctx.Done():
+	history := regHistory(t, loopTargets(c), mgmtRegs(tok.SecretID), 3, keys, 12*time.Second, func(ctx context.Context, mark func(string, ...any)) {
+		if !waitCtx(ctx, 4*time.Second) {
 			return
 		}
-		victim := c.leader(10 * time.Second)
-		mark("killing leader %s", victim.name)
-		victim.kill()
-		select {
-		case <-time.After(3 * time.Second):
-		case <-ctx.Done():
-		}
-		mark("restarting %s", victim.name)
-		victim.launch()
+		killLeaderFor(ctx, c, 3*time.Second, mark)
 		<-ctx.Done()
 	})
 	if len(history) < 50 {
