@@ -47,7 +47,10 @@ type Agent struct {
 	// listener's, and for this agent's own requests to servers), nil when
 	// tls.http is off.
 	httpServeTLS, httpDialTLS *tls.Config
-	leader                    *leadership
+	// tlsKeys holds the tls block's files as read now (nil without TLS);
+	// every config above reads them per handshake, ReloadTLS rereads them.
+	tlsKeys *tlsKeys
+	leader  *leadership
 	// sched holds the scheduler's leader services (agent/scheduler.go).
 	sched *schedulerHooks
 	// cluster is gossip, forwarding and the operator API (agent/cluster.go).
@@ -104,13 +107,14 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 		return nil, err
 	}
 	rc := a.raftConfig(id)
-	if rc.TLS, err = cfg.TLS.raftTLS(cfg.Region); err != nil {
+	if a.tlsKeys, err = newTLSKeys(&cfg.TLS); err != nil {
 		return nil, err
+	}
+	if a.tlsKeys != nil {
+		rc.TLS = cfg.TLS.raftTLS(a.tlsKeys, cfg.Region)
+		a.httpServeTLS, a.httpDialTLS = cfg.TLS.httpTLS(a.tlsKeys, cfg.Region)
 	}
 	a.raftTLS = rc.TLS
-	if a.httpServeTLS, a.httpDialTLS, err = cfg.TLS.httpTLS(cfg.Region); err != nil {
-		return nil, err
-	}
 	a.node, err = raft.New(rc, &fsm{store: a.store})
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
@@ -118,7 +122,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 
 	w := a.newWriter()
 	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger, JobLimits: cfg.Server.JobLimits(),
-		ForwardTLS: a.httpDialTLS}
+		ForwardTLS: a.httpDialTLS, NodeTLS: a.nodeTLS()}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)
@@ -196,8 +200,8 @@ func (a *Agent) Start() {
 // HTTPAddr is the address the HTTP API listens on.
 func (a *Agent) HTTPAddr() string { return a.lis.Addr().String() }
 
-// HTTPURL is the base URL of the HTTP API: https:// when it serves TLS (a
-// server agent with tls.http on; a client-only agent's port stays plain).
+// HTTPURL is the base URL of the HTTP API: https:// when it serves TLS
+// (tls.http on, servers and client-only agents alike).
 func (a *Agent) HTTPURL() string {
 	if a.httpServeTLS != nil {
 		return "https://" + a.HTTPAddr()
@@ -221,6 +225,32 @@ func (a *Agent) serveTLS(lis net.Listener) net.Listener {
 		return lis
 	}
 	return tls.NewListener(lis, a.httpServeTLS)
+}
+
+// nodeTLS is the config for proxying to nodes' agents over HTTPS, nil
+// without tls.http.
+func (a *Agent) nodeTLS() *tls.Config {
+	if a.tlsKeys == nil {
+		return nil
+	}
+	return a.cfg.TLS.nodeTLS(a.tlsKeys, a.cfg.Region)
+}
+
+// ReloadTLS reads the tls block's certificate, key and CA files again
+// (sched agent does on SIGHUP). New connections of every kind — raft,
+// HTTPS served and dialed — use them; open connections keep theirs. On an
+// error the files in use stay in use. Without TLS it does nothing.
+func (a *Agent) ReloadTLS() error {
+	if a.tlsKeys == nil {
+		return nil
+	}
+	if err := a.tlsKeys.Reload(); err != nil {
+		return err
+	}
+	if leaf, err := a.tlsKeys.Leaf(); err == nil {
+		a.log.Info("TLS certificates reloaded", "subject", leaf.Subject.CommonName, "not_after", leaf.NotAfter)
+	}
+	return nil
 }
 
 // Store is the agent's state store (for tests and in-process tools).

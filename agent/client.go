@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -80,6 +81,7 @@ func (a *Agent) newClient() error {
 		return err
 	}
 	a.client = c
+	a.clientAPI.serverTLS = a.httpDialTLS
 	a.clientAPI.c.Store(c)
 	return nil
 }
@@ -101,7 +103,8 @@ func (a *Agent) Client() *client.Client { return a.client }
 // server is built before the client exists (the client needs the bound
 // listener's address), so the adapter starts empty and is filled in.
 type clientAPI struct {
-	c atomic.Pointer[client.Client]
+	c         atomic.Pointer[client.Client]
+	serverTLS *tls.Config
 }
 
 var _ schedhttp.ClientAPI = (*clientAPI)(nil)
@@ -124,6 +127,28 @@ func (x *clientAPI) NodeID() string {
 	}
 	return ""
 }
+
+// NodeSecretHash implements schedhttp.ClientSigner: the key servers sign
+// the /v1/client requests they proxy here with.
+func (x *clientAPI) NodeSecretHash() string {
+	if c := x.c.Load(); c != nil {
+		return state.HashSecret(c.SecretID())
+	}
+	return ""
+}
+
+// CurrentServer implements schedhttp.ClientServerFollower: requests this
+// agent does not serve (and unsigned /v1/client ones) go there.
+func (x *clientAPI) CurrentServer() string {
+	if c := x.c.Load(); c != nil {
+		return c.CurrentServer()
+	}
+	return ""
+}
+
+// ServerTLS is the config for proxying to the servers over HTTPS (nil
+// without tls.http).
+func (x *clientAPI) ServerTLS() *tls.Config { return x.serverTLS }
 
 // Alloc implements schedhttp.ClientAPI.
 func (x *clientAPI) Alloc(id string) (*state.Allocation, error) {
@@ -172,8 +197,13 @@ func (a *Agent) newClientOnly() error {
 		return fmt.Errorf("create data dir: %w", err)
 	}
 	var err error
-	if _, a.httpDialTLS, err = a.cfg.TLS.httpTLS(a.cfg.Region); err != nil {
+	if a.tlsKeys, err = newTLSKeys(&a.cfg.TLS); err != nil {
 		return err
+	}
+	if a.tlsKeys != nil {
+		// The node's port serves HTTPS too: servers proxy /v1/client
+		// requests (logs, stats) to it checking client.<region>.sched.
+		a.httpServeTLS, a.httpDialTLS = a.cfg.TLS.httpTLS(a.tlsKeys, a.cfg.Region)
 	}
 	if a.lis, err = net.Listen("tcp", a.cfg.HTTPAddr()); err != nil {
 		return fmt.Errorf("http listener: %w", err)
@@ -185,6 +215,7 @@ func (a *Agent) newClientOnly() error {
 	a.cancelReqs = cancelReqs
 	lim := a.cfg.Limits
 	a.lis = schedhttp.LimitConnsPerClient(a.lis, lim.HTTPMaxConnsPerClient)
+	a.lis = a.serveTLS(a.lis)
 	a.http = &http.Server{
 		Handler:           schedhttp.WithTimeouts(schedhttp.NewClientHandler(&a.clientAPI, a.log), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
 		ReadHeaderTimeout: lim.HTTPReadHeaderTimeout,

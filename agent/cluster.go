@@ -37,6 +37,9 @@ type clusterState struct {
 	// refused counts servers of other clusters the leader kept out of the
 	// Raft configuration (vetJoiner); shown in /v1/agent/self.
 	refused atomic.Int64
+	// keyringMu serializes this server's gossip keyring changes and
+	// their saving (keyring.go).
+	keyringMu sync.Mutex
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -82,7 +85,7 @@ func (a *Agent) startGossip() error {
 	if a.cfg.DevMode {
 		return nil
 	}
-	key, err := a.cfg.EncryptKey()
+	key, others, err := a.gossipKeys() // keyring.go
 	if err != nil {
 		return err
 	}
@@ -90,6 +93,7 @@ func (a *Agent) startGossip() error {
 		BindAddr:      a.cfg.GossipAddr(),
 		AdvertiseAddr: a.cfg.Advertise.Gossip,
 		EncryptKey:    key,
+		Keys:          others,
 		Meta:          a.localMeta(),
 		Logger:        hclog.New(&hclog.LoggerOptions{Name: "gossip", Level: hclog.LevelFromString(a.cfg.LogLevel)}),
 	})

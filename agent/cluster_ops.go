@@ -207,7 +207,7 @@ func (c *clusterState) Join(addrs []string) (int, error) {
 // Self implements http.Forwarder.
 func (c *clusterState) Self() *state.AgentSelf {
 	cfg := c.a.cfg
-	gossipStats := map[string]string{"enabled": strconv.FormatBool(c.gossip != nil), "encrypted": strconv.FormatBool(cfg.Server.Encrypt != "")}
+	gossipStats := map[string]string{"enabled": strconv.FormatBool(c.gossip != nil), "encrypted": strconv.FormatBool(c.gossipEncrypted())}
 	if c.gossip != nil {
 		counts := map[raft.MemberStatus]int{}
 		members := c.gossip.Members()
@@ -235,7 +235,7 @@ func (c *clusterState) Self() *state.AgentSelf {
 				"BootstrapExpect":       cfg.Server.BootstrapExpect,
 				"RetryJoin":             cfg.Server.RetryJoin,
 				"RetryInterval":         cfg.Server.RetryInterval.String(),
-				"EncryptionEnabled":     cfg.Server.Encrypt != "",
+				"EncryptionEnabled":     c.gossipEncrypted(),
 				"FailedServerGrace":     cfg.Server.FailedServerGrace.String(),
 				"LeaveOnTerminate":      cfg.Server.LeaveOnTerminate,
 				"RaftSnapshotThreshold": cfg.Server.RaftSnapshotThreshold,
@@ -304,4 +304,14 @@ func mapRaftErr(err error) error {
 		return &schedhttp.CodedError{Code: http.StatusServiceUnavailable, Message: "server is shutting down", Err: err}
 	}
 	return err
+}
+
+// gossipEncrypted reports whether gossip runs with a key (from
+// server.encrypt or the saved keyring).
+func (c *clusterState) gossipEncrypted() bool {
+	if c.gossip == nil {
+		return false
+	}
+	_, err := c.gossip.Keyring()
+	return err == nil
 }

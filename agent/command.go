@@ -76,7 +76,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	<-ctx.Done()
+	waitReloading(ctx, a, logger)
 	fmt.Fprintln(stdout, "==> Caught signal, shutting down")
 	if err := a.Shutdown(); err != nil {
 		fmt.Fprintf(stderr, "Error during shutdown: %v\n", err)
@@ -84,6 +84,24 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintln(stdout, "==> Shutdown complete")
 	return 0
+}
+
+// waitReloading waits for ctx to end, reading the TLS files again on
+// each SIGHUP (a bad file is logged and the files in use stay).
+func waitReloading(ctx context.Context, a *Agent, logger *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if err := a.ReloadTLS(); err != nil {
+				logger.Error("SIGHUP: reloading the TLS files failed; the ones in use stay", "error", err)
+			}
+		}
+	}
 }
 
 func printBanner(w io.Writer, cfg *Config, a *Agent) {

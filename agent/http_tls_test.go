@@ -159,7 +159,28 @@ func TestClientOnlyAgentOverHTTPS(t *testing.T) {
 	if _, _, err := c.Jobs().Register(ctxT(t, 10*time.Second), mockJob("batch", 1), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if allocs := waitRunning(t, c, "batch", 1); allocs[0].NodeID != a.Client().NodeID() {
+	allocs := waitRunning(t, c, "batch", 1)
+	if allocs[0].NodeID != a.Client().NodeID() {
 		t.Fatalf("placed on %s, not the client-only agent's node %s", allocs[0].NodeID, a.Client().NodeID())
+	}
+	// The node's own port is HTTPS too, and the server reaches it so:
+	// logs read through the server come from the node over HTTPS.
+	if !strings.HasPrefix(a.HTTPURL(), "https://") {
+		t.Errorf("client agent URL %s", a.HTTPURL())
+	}
+	if resp, err := http.Get("http://" + a.HTTPAddr() + "/v1/agent/health"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode < 400 {
+			t.Errorf("the client agent answered plain HTTP: %d", resp.StatusCode)
+		}
+	}
+	rc, err := c.AllocFS().Logs(ctxT(t, 10*time.Second), allocs[0].ID, &api.LogsOptions{Task: "t"}, nil)
+	if err != nil {
+		t.Fatalf("logs through the server over HTTPS: %v", err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if !strings.Contains(string(b), "hello from mock") {
+		t.Errorf("logs through the server: %q", b)
 	}
 }

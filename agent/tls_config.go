@@ -2,10 +2,8 @@ package agent
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 )
 
 // TLSConfig is the tls block:
@@ -14,6 +12,7 @@ import (
 //	  rpc                 = true     # mutual TLS between servers on the raft port
 //	  http                = true     # HTTPS on the HTTP port, forwarding included
 //	  verify_https_client = true     # HTTPS callers must show a certificate of the CA
+//	  verify_server_hostname = true  # the default: peers must carry their role's name
 //	  ca_file   = "/etc/sched/ca.pem"
 //	  cert_file = "/etc/sched/server.pem"   # must carry DNS name server.<region>.sched
 //	  key_file  = "/etc/sched/server-key.pem"
@@ -29,22 +28,31 @@ import (
 // server.<region>.sched and presenting its own; a client agent talks to
 // the servers over HTTPS the same way. verify_https_client refuses every
 // HTTPS connection without a certificate of the CA.
+//
+// The files are read again on SIGHUP (Agent.ReloadTLS): new connections
+// use the new certificate and CA, open ones keep theirs.
 type TLSConfig struct {
 	RPC               bool
 	HTTP              bool
 	VerifyHTTPSClient bool
-	CAFile            string
-	CertFile          string
-	KeyFile           string
+	// VerifyServerHostname (verify_server_hostname, default true) makes
+	// every TLS peer show the name of its role: server.<region>.sched for
+	// servers (raft, forwarding), client.<region>.sched (or the server
+	// name) for client agents. False accepts any certificate of the CA.
+	VerifyServerHostname *bool
+	CAFile               string
+	CertFile             string
+	KeyFile              string
 }
 
 type fileTLS struct {
-	RPC               *bool   `hcl:"rpc,optional"`
-	HTTP              *bool   `hcl:"http,optional"`
-	VerifyHTTPSClient *bool   `hcl:"verify_https_client,optional"`
-	CAFile            *string `hcl:"ca_file,optional"`
-	CertFile          *string `hcl:"cert_file,optional"`
-	KeyFile           *string `hcl:"key_file,optional"`
+	RPC                  *bool   `hcl:"rpc,optional"`
+	HTTP                 *bool   `hcl:"http,optional"`
+	VerifyHTTPSClient    *bool   `hcl:"verify_https_client,optional"`
+	VerifyServerHostname *bool   `hcl:"verify_server_hostname,optional"`
+	CAFile               *string `hcl:"ca_file,optional"`
+	CertFile             *string `hcl:"cert_file,optional"`
+	KeyFile              *string `hcl:"key_file,optional"`
 }
 
 // merge applies a config file's tls block over c.
@@ -55,6 +63,10 @@ func (c *TLSConfig) merge(f *fileTLS) {
 	set(&c.RPC, f.RPC)
 	set(&c.HTTP, f.HTTP)
 	set(&c.VerifyHTTPSClient, f.VerifyHTTPSClient)
+	if f.VerifyServerHostname != nil {
+		v := *f.VerifyServerHostname
+		c.VerifyServerHostname = &v
+	}
 	set(&c.CAFile, f.CAFile)
 	set(&c.CertFile, f.CertFile)
 	set(&c.KeyFile, f.KeyFile)
@@ -85,55 +97,61 @@ func (c *TLSConfig) finish() error {
 // raftServerName is the name every server's certificate carries.
 func raftServerName(region string) string { return "server." + region + ".sched" }
 
-// raftTLS loads the raft transport's TLS config, or nil when rpc is off.
-func (c *TLSConfig) raftTLS(region string) (*tls.Config, error) {
+// clientName is the name a client agent's certificate carries.
+func clientName(region string) string { return "client." + region + ".sched" }
+
+// verifyHostname reports whether peers' names are checked
+// (verify_server_hostname, on unless set to false).
+func (c *TLSConfig) verifyHostname() bool {
+	return c.VerifyServerHostname == nil || *c.VerifyServerHostname
+}
+
+// serverNames are the names a server's certificate must carry: none when
+// verify_server_hostname is false (any certificate of the CA will do).
+func (c *TLSConfig) serverNames(region string) []string {
+	if !c.verifyHostname() {
+		return nil
+	}
+	return []string{raftServerName(region)}
+}
+
+// raftTLS is the raft transport's TLS config over keys, or nil when rpc is
+// off: both ends must show a certificate of the CA carrying
+// server.<region>.sched (any certificate of the CA without
+// verify_server_hostname).
+func (c *TLSConfig) raftTLS(k *tlsKeys, region string) *tls.Config {
 	if !c.RPC {
-		return nil, nil
+		return nil
 	}
-	return c.load(region)
+	names := c.serverNames(region)
+	return both(k.serve(true, nil, names...), k.dial(raftServerName(region), names...))
 }
 
-// load reads the block's files into a config that serves and dials with
-// cert_file, trusts the CA both ways and expects server.<region>.sched of
-// the servers it dials.
-func (c *TLSConfig) load(region string) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("tls: cert_file/key_file: %w", err)
-	}
-	pem, err := os.ReadFile(c.CAFile)
-	if err != nil {
-		return nil, fmt.Errorf("tls.ca_file: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("tls.ca_file: %s holds no PEM certificate", c.CAFile)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, ClientCAs: pool,
-		ServerName: raftServerName(region), MinVersion: tls.VersionTLS12}, nil
-}
-
-// httpTLS loads the HTTP port's TLS configs, both nil when http is off:
-// serve is the listener's (client certificates required with
+// httpTLS is the HTTP port's TLS configs over keys, both nil when http is
+// off: serve is the listener's (client certificates required with
 // verify_https_client, else not asked for), dial is for this agent's own
 // HTTPS requests to servers (forwarding, its client), checking
 // server.<region>.sched and presenting cert_file.
-func (c *TLSConfig) httpTLS(region string) (serve, dial *tls.Config, err error) {
+func (c *TLSConfig) httpTLS(k *tlsKeys, region string) (serve, dial *tls.Config) {
 	if !c.HTTP {
-		return nil, nil, nil
-	}
-	dial, err = c.load(region)
-	if err != nil {
-		return nil, nil, err
-	}
-	serve = dial.Clone()
-	serve.ServerName = ""
-	serve.ClientAuth = tls.NoClientCert
-	if c.VerifyHTTPSClient {
-		serve.ClientAuth = tls.RequireAndVerifyClientCert
+		return nil, nil
 	}
 	// HTTP/1.1 only (no "h2" in NextProtos): exec and log streams hijack
 	// the connection.
-	serve.NextProtos = []string{"http/1.1"}
-	return serve, dial, nil
+	serve = k.serve(c.VerifyHTTPSClient, []string{"http/1.1"})
+	return serve, k.dial(raftServerName(region), c.serverNames(region)...)
+}
+
+// nodeTLS is the config servers proxy /v1/client requests to a node's
+// agent with, nil when http is off: the node's certificate must carry
+// client.<region>.sched, or server.<region>.sched for a server that runs
+// a client too (any certificate of the CA without verify_server_hostname).
+func (c *TLSConfig) nodeTLS(k *tlsKeys, region string) *tls.Config {
+	if !c.HTTP {
+		return nil
+	}
+	if !c.verifyHostname() {
+		return k.dial("")
+	}
+	return k.dial("", clientName(region), raftServerName(region))
 }

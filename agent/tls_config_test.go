@@ -31,11 +31,15 @@ func TestTLSBlock(t *testing.T) {
 	}
 	caFile, certFile, keyFile := writeTestPKI(t, raftServerName("global"))
 	tc := TLSConfig{RPC: true, CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
-	cfg, err := tc.raftTLS("global")
-	if err != nil || cfg.ServerName != "server.global.sched" || len(cfg.Certificates) != 1 || cfg.ClientCAs == nil {
-		t.Fatalf("raftTLS: %+v, %v", cfg, err)
+	keys, err := newTLSKeys(&tc)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if off, err := (&TLSConfig{}).raftTLS("global"); off != nil || err != nil {
+	cfg := tc.raftTLS(keys, "global")
+	if cfg.ServerName != "server.global.sched" || cfg.GetConfigForClient == nil || cfg.GetClientCertificate == nil {
+		t.Fatalf("raftTLS: %+v", cfg)
+	}
+	if off, err := newTLSKeys(&TLSConfig{}); off != nil || err != nil {
 		t.Errorf("rpc off: %v, %v", off, err)
 	}
 }
@@ -70,10 +74,11 @@ func TestAgentWithRaftTLS(t *testing.T) {
 func TestVetJoinerNeedsRaftCertificate(t *testing.T) {
 	caFile, certFile, keyFile := writeTestPKI(t, raftServerName("global"))
 	tc := TLSConfig{RPC: true, CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
-	cfg, err := tc.raftTLS("global")
+	keys, err := newTLSKeys(&tc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := tc.raftTLS(keys, "global")
 	plain := testutil.PlainListener(t)
 	c := &clusterState{a: &Agent{raftTLS: cfg}}
 	rogue := raft.Member{ServerMeta: raft.ServerMeta{ID: "rogue", RaftAddr: plain.Addr().String(), Region: "global"}}

@@ -228,6 +228,9 @@ func aclRuleTable() map[route]aclRule {
 	get("/v1/agent/self", aclAgentRead)
 	get("/v1/agent/members", aclNodeRead)
 	write("/v1/agent/join", aclAgentWrite)
+	// The keyring's list shows the keys themselves: agent:write for all.
+	get("/v1/agent/keyring/list", aclAgentWrite)
+	write("/v1/agent/keyring/:op", aclAgentWrite)
 	get("/v1/operator/raft/configuration", aclOperatorRead)
 	del("/v1/operator/raft/peer", aclOperatorWrite)
 	get("/v1/operator/snapshot", aclManagement)

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -118,29 +120,56 @@ type ClientAgentSelf struct {
 // implements ClientServerFollower, every other /v1 request is proxied to
 // the client's current server.
 //
-// It checks no token: a server that proxies a request has checked the
-// caller's token (and forwards it), and an operator reaching the client
-// directly is on the node. Expose a client agent's HTTP port only to the
-// servers and the node's operators.
+// It resolves no token itself: a /v1/client request must carry the
+// signature of a server that checked the caller's token (client_sign.go,
+// when c implements ClientSigner); one without is proxied to the server,
+// which checks the token and sends it back signed, so the port enforces
+// the servers' ACL rules. /v1/agent/self (the node's ID) and
+// /v1/agent/health are open, as they are on servers.
 func NewClientHandler(c ClientAPI, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	rt := newRouter()
 	rt.RedirectTrailingSlash = false
+	// toServer proxies r to the client's current server, when it has one.
+	toServer := func(w http.ResponseWriter, r *http.Request) bool {
+		f, ok := c.(ClientServerFollower)
+		if !ok || !strings.HasPrefix(r.URL.Path, "/v1/") {
+			return false
+		}
+		target, err := serverURL(f.CurrentServer())
+		if err != nil {
+			return false
+		}
+		var tlsCfg *tls.Config
+		if t, ok := c.(interface{ ServerTLS() *tls.Config }); ok {
+			tlsCfg = t.ServerTLS()
+		}
+		r.Header.Del(HeaderClientProxied)
+		proxyToServer(w, r, target, tlsCfg, logger)
+		return true
+	}
 	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f, ok := c.(ClientServerFollower); ok && strings.HasPrefix(r.URL.Path, "/v1/") {
-			if target, err := serverURL(f.CurrentServer()); err == nil {
-				proxyToServer(w, r, target, logger)
-				return
-			}
+		if toServer(w, r) {
+			return
 		}
 		writeError(w, &CodedError{Code: http.StatusNotFound, Message: "no such endpoint on a client agent: " + r.URL.Path})
 	})
 	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &CodedError{Code: http.StatusMethodNotAllowed, Message: "method " + r.Method + " not allowed on " + r.URL.Path})
 	})
-	h := func(fn handlerFunc) httprouter.Handle { return serveClientJSON(logger, fn) }
+	// Every /v1/client route serves a server-signed request only
+	// (client_sign.go); an unsigned one goes to the server to be checked.
+	h := func(fn handlerFunc) httprouter.Handle {
+		serve := serveClientJSON(logger, fn)
+		return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+			if checkClientSignature(w, r, c, toServer, time.Now) {
+				serve(w, r, p)
+			}
+		}
+	}
+	open := func(fn handlerFunc) httprouter.Handle { return serveClientJSON(logger, fn) }
 	rt.Handle(http.MethodGet, "/v1/client/fs/logs/:alloc_id", h(func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 		lr, err := parseLogRequest(r)
 		if err != nil {
@@ -159,13 +188,13 @@ func NewClientHandler(c ClientAPI, logger *slog.Logger) http.Handler {
 		}
 		return allocStats(r, c, id)
 	}))
-	rt.Handle(http.MethodGet, "/v1/agent/self", h(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
+	rt.Handle(http.MethodGet, "/v1/agent/self", open(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
 		return &ClientAgentSelf{
 			Config: map[string]any{"Client": map[string]any{"Enabled": true}, "Server": map[string]any{"Enabled": false}},
 			Stats:  map[string]map[string]string{"client": {"node_id": c.NodeID()}},
 		}, nil
 	}))
-	rt.Handle(http.MethodGet, "/v1/agent/health", h(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
+	rt.Handle(http.MethodGet, "/v1/agent/health", open(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
 		return &state.AgentHealthResponse{Client: &state.AgentHealth{OK: true, Message: "ok"}}, nil
 	}))
 	return rt
@@ -181,8 +210,13 @@ func serverURL(addr string) (*url.URL, error) {
 
 // proxyToServer relays a request a client agent does not serve to its
 // current server, streaming (blocking queries may wait minutes).
-func proxyToServer(w http.ResponseWriter, r *http.Request, target *url.URL, logger *slog.Logger) {
+func proxyToServer(w http.ResponseWriter, r *http.Request, target *url.URL, tlsCfg *tls.Config, logger *slog.Logger) {
+	var transport http.RoundTripper
+	if tlsCfg != nil {
+		transport = &http.Transport{TLSClientConfig: tlsCfg, DisableKeepAlives: true}
+	}
 	rp := &httputil.ReverseProxy{
+		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.SetXForwarded()

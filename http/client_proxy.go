@@ -1,6 +1,7 @@
 package http
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -62,7 +63,10 @@ func (s *Server) clientFor(w http.ResponseWriter, r *http.Request, allocID strin
 	if err != nil {
 		return nil, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s: %v", node.ID, err)}
 	}
-	proxyToNode(w, r, target, node.ID, s.log.Warn)
+	if s.cfg.NodeTLS != nil && target.Scheme == "http" {
+		target.Scheme = "https" // with tls.http every agent serves HTTPS
+	}
+	proxyToNode(w, r, nodeTarget{url: target, id: node.ID, secretHash: node.SecretHash, tls: s.cfg.NodeTLS, now: s.Now}, s.log.Warn)
 	return nil, nil
 }
 
@@ -82,21 +86,32 @@ func nodeURL(addr string) (*url.URL, error) {
 	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
 }
 
+// nodeTarget is the node agent a request is proxied to.
+type nodeTarget struct {
+	url        *url.URL
+	id         string
+	secretHash string      // the node's, to sign the request with
+	tls        *tls.Config // nil: plain HTTP
+	now        func() time.Time
+}
+
 // proxyToNode relays r to the agent at target and streams its answer back
 // (FlushInterval -1: a followed log flows as it is written). The caller's
 // token header travels with the request: the node's agent sees the same
 // caller. The connection is not kept: these requests are rare, and a
 // transport per request must not leave idle connections behind.
-func proxyToNode(w http.ResponseWriter, r *http.Request, target *url.URL, nodeID string, warn func(string, ...any)) {
+func proxyToNode(w http.ResponseWriter, r *http.Request, nt nodeTarget, warn func(string, ...any)) {
+	target, nodeID := nt.url, nt.id
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.SetXForwarded()
-			pr.Out.Header.Set(HeaderClientProxied, "1")
+			pr.Out.Header.Set(HeaderClientProxied, signClientRequest(nt.secretHash, pr.Out.Method, pr.Out.URL.RequestURI(), nt.now()))
 		},
 		Transport: &http.Transport{
 			Proxy:             nil,
 			DialContext:       (&net.Dialer{Timeout: clientProxyDialTimeout}).DialContext,
+			TLSClientConfig:   nt.tls,
 			DisableKeepAlives: true,
 		},
 		FlushInterval: -1,

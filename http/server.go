@@ -74,6 +74,9 @@ type Config struct {
 	// carries as ServerName, and this server's certificate for a leader
 	// that requires one. Nil forwards over plain HTTP.
 	ForwardTLS *tls.Config
+	// NodeTLS, when set, makes requests proxied to a node's agent
+	// (/v1/client/...) HTTPS with this config. Nil proxies over plain HTTP.
+	NodeTLS *tls.Config
 	// MaxSubmissionBytes bounds a job's source kept as its submission;
 	// larger sources are dropped with a warning. Zero means 1 MiB.
 	MaxSubmissionBytes int

@@ -36,6 +36,10 @@ type GossipConfig struct {
 	// gossip message is encrypted and authenticated with. Servers without
 	// the same key cannot join.
 	EncryptKey []byte
+	// Keys are more keys gossip accepts messages under besides
+	// EncryptKey (which it sends with): a keyring being rotated. Ignored
+	// without EncryptKey.
+	Keys [][]byte
 	// Meta is what this server tells the others about itself.
 	Meta ServerMeta
 	// ReapAfter is how long a failed or departed member stays listed.
@@ -93,6 +97,10 @@ type Gossip struct {
 	members map[string]*Member // by server ID
 	changed broadcast
 
+	// keyring holds the encryption keys; nil when gossip is not
+	// encrypted.
+	keyring *memberlist.Keyring
+
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
@@ -146,7 +154,12 @@ func NewGossip(cfg GossipConfig) (*Gossip, error) {
 		mc.AdvertiseAddr, mc.AdvertisePort = ah, ap
 	}
 	if len(cfg.EncryptKey) > 0 {
-		mc.SecretKey = cfg.EncryptKey
+		ring, err := memberlist.NewKeyring(cfg.Keys, cfg.EncryptKey)
+		if err != nil {
+			return nil, fmt.Errorf("raft: gossip: keyring: %w", err)
+		}
+		mc.Keyring = ring
+		g.keyring = ring
 	}
 	mc.Delegate = (*gossipDelegate)(g)
 	mc.Events = (*gossipEvents)(g)

@@ -30,10 +30,15 @@ var _ hraft.StreamLayer = (*tlsStreamLayer)(nil)
 
 // newTLSStreamLayer listens on bind with cfg, which must hold this
 // server's certificate, the CA as both RootCAs and ClientCAs, and the
-// name servers' certificates carry as ServerName.
+// name servers' certificates carry as ServerName; or, for keys that can
+// change while running, GetConfigForClient (accepted connections, which
+// must then require and check the peer's certificate themselves) and
+// GetClientCertificate with its own verification (dialed ones).
 func newTLSStreamLayer(bind string, advertise net.Addr, cfg *tls.Config) (*tlsStreamLayer, error) {
-	if len(cfg.Certificates) == 0 || cfg.RootCAs == nil || cfg.ClientCAs == nil {
-		return nil, errors.New("raft: TLS needs a certificate, RootCAs and ClientCAs")
+	static := len(cfg.Certificates) > 0 && cfg.RootCAs != nil && cfg.ClientCAs != nil
+	dynamic := cfg.GetConfigForClient != nil && (cfg.GetClientCertificate != nil || len(cfg.Certificates) > 0)
+	if !static && !dynamic {
+		return nil, errors.New("raft: TLS needs a certificate, RootCAs and ClientCAs (or GetConfigForClient and GetClientCertificate)")
 	}
 	c := cfg.Clone()
 	c.ClientAuth = tls.RequireAndVerifyClientCert

@@ -77,3 +77,19 @@ type RaftConfiguration struct {
 	// Index is the log index of the configuration entry.
 	Index uint64
 }
+
+// KeyringRequest is the body of POST /v1/agent/keyring/install, /use and
+// /remove: a gossip key, base64 as in server.encrypt.
+type KeyringRequest struct {
+	Key string
+}
+
+// KeyringResponse answers the keyring endpoints: across the servers that
+// were asked, how many hold each key (Keys) and send with it
+// (PrimaryKeys), and an error message per server that failed.
+type KeyringResponse struct {
+	Messages    map[string]string
+	Keys        map[string]int
+	PrimaryKeys map[string]int
+	NumNodes    int
+}

@@ -51,3 +51,34 @@ func (a *Agent) Join(ctx context.Context, addrs ...string) (int, error) {
 	}
 	return out.NumJoined, nil
 }
+
+// KeyringList lists the gossip keys of every server: for each key, how
+// many servers hold it and how many send with it.
+func (a *Agent) KeyringList(ctx context.Context) (*state.KeyringResponse, error) {
+	out, _, err := get[*state.KeyringResponse](ctx, a.c, "/v1/agent/keyring/list", nil, nil)
+	return out, err
+}
+
+// KeyringInstall adds a gossip key (base64) on every server.
+func (a *Agent) KeyringInstall(ctx context.Context, key string) (*state.KeyringResponse, error) {
+	return a.keyringOp(ctx, "install", key)
+}
+
+// KeyringUse makes an installed key the one every server sends with.
+func (a *Agent) KeyringUse(ctx context.Context, key string) (*state.KeyringResponse, error) {
+	return a.keyringOp(ctx, "use", key)
+}
+
+// KeyringRemove removes a key that is no server's primary from every
+// server.
+func (a *Agent) KeyringRemove(ctx context.Context, key string) (*state.KeyringResponse, error) {
+	return a.keyringOp(ctx, "remove", key)
+}
+
+func (a *Agent) keyringOp(ctx context.Context, op, key string) (*state.KeyringResponse, error) {
+	var out state.KeyringResponse
+	if _, err := a.c.write(ctx, http.MethodPost, "/v1/agent/keyring/"+op, nil, nil, &state.KeyringRequest{Key: key}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

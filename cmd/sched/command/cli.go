@@ -68,7 +68,7 @@ func topCommands() []command {
 		{"job", "Interact with jobs", (*cli).jobCommand},
 		{"namespace", "Interact with namespaces", (*cli).namespaceCommand},
 		{"node", "Interact with nodes", (*cli).nodeCommand},
-		{"operator", "Operate the cluster: Raft peers and snapshots", (*cli).operatorCommand},
+		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys", (*cli).operatorCommand},
 		{"org", "Interact with organizations", (*cli).orgCommand},
 		{"project", "Interact with projects", (*cli).projectCommand},
 		{"server", "Interact with servers: members and join", (*cli).serverCommand},

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"encoding/base64"
 	"io"
 	"net/http"
 	"os"
@@ -93,5 +94,32 @@ func TestOperatorSnapshotSaveAndRestore(t *testing.T) {
 	runCLI(t, f2, runOpts{}, "operator", "snapshot", "save", bad).check(t, 1, "", "Error taking the snapshot: Unexpected response code: 503 (no cluster leader)\n")
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("files left: %v", entries)
+	}
+}
+
+func TestOperatorGossipKeyring(t *testing.T) {
+	const k1, k2 = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB="
+	f := newFakeAPI(t)
+	f.on("GET", "/v1/agent/keyring/list", reply(0, map[string]any{"NumNodes": 3,
+		"Keys": map[string]int{k1: 3, k2: 2}, "PrimaryKeys": map[string]int{k1: 3}}))
+	runCLI(t, f, runOpts{}, "operator", "gossip", "keyring", "list").check(t, 0, lines(
+		"Key                                           Servers  Primary on",
+		k1+"  3/3      3/3",
+		k2+"  2/3      0/3",
+	), "")
+	f.on("POST", "/v1/agent/keyring/install", reply(0, map[string]any{"NumNodes": 3}),
+		fail(http.StatusInternalServerError, "keyring install failed on 1 of 3 servers: s2: connection refused"))
+	runCLI(t, f, runOpts{}, "operator", "gossip", "keyring", "install", k2).check(t, 0, "Installed the key on 3 servers\n", "")
+	if got := string(f.requests("POST /v1/agent/keyring/install")[0].Body); !strings.Contains(got, `"Key":"`+k2+`"`) {
+		t.Errorf("install sent %s", got)
+	}
+	runCLI(t, f, runOpts{}, "operator", "gossip", "keyring", "install", k2).check(t, 1, "",
+		"Error changing the gossip keyring: Unexpected response code: 500 (keyring install failed on 1 of 3 servers: s2: connection refused)\n")
+	if r := runCLI(t, f, runOpts{}, "operator", "gossip", "keyring", "use"); r.code != 1 {
+		t.Errorf("use without a key: %+v", r)
+	}
+	r := runCLI(t, f, runOpts{}, "operator", "gossip", "keyring", "generate")
+	if key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(r.stdout)); r.code != 0 || err != nil || len(key) != 32 {
+		t.Errorf("generate: %+v (%v)", r, err)
 	}
 }

@@ -14,6 +14,7 @@ func operatorCommands() []command {
 	return []command{
 		{"raft", "Inspect and change the Raft configuration", (*cli).operatorRaftCommand},
 		{"snapshot", "Save and restore snapshots of the cluster's state", (*cli).operatorSnapshotCommand},
+		{"gossip", "Manage the gossip encryption keyring", (*cli).operatorGossipCommand}, // operator_gossip.go
 	}
 }
 
