@@ -33,6 +33,9 @@ type server struct {
 	http    int
 	raft    int
 	gossip  int
+	// tls, when set, is the cluster's PKI: the server serves HTTPS (and
+	// raft over mutual TLS) and its clients present the CLI certificate.
+	tls *clusterPKI
 	// mu guards the process of the current run: launch replaces them
 	// (a restart) while fault injectors and clients ask alive().
 	mu   sync.Mutex
@@ -218,11 +221,17 @@ func (s *server) stop() error {
 	return nil
 }
 
-func (s *server) addr() string     { return "http://127.0.0.1:" + strconv.Itoa(s.http) }
+func (s *server) addr() string {
+	if s.tls != nil {
+		return "https://127.0.0.1:" + strconv.Itoa(s.http)
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(s.http)
+}
+
 func (s *server) raftAddr() string { return "127.0.0.1:" + strconv.Itoa(s.raft) }
 
 func (s *server) client() *api.Client {
-	c, err := api.NewClient(api.Config{Address: s.addr()})
+	c, err := api.NewClient(api.Config{Address: s.addr(), TLS: s.tls.apiTLS()})
 	if err != nil {
 		s.t.Fatal(err)
 	}
