@@ -122,7 +122,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 
 	w := a.newWriter()
 	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger, JobLimits: cfg.Server.JobLimits(),
-		ForwardTLS: a.httpDialTLS, NodeTLS: a.nodeTLS()}
+		ForwardTLS: a.httpDialTLS, NodeTLS: a.nodeTLS(), EnableDebug: cfg.EnableDebug}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)

@@ -43,9 +43,13 @@ type Config struct {
 	Advertise Advertise
 	// LogLevel is one of trace, debug, info, warn, error. Default info.
 	LogLevel string
-	Server   ServerConfig
-	Client   ClientConfig
-	ACL      ACLConfig
+	// EnableDebug serves the runtime profiles at /v1/agent/pprof/ without
+	// ACLs (with ACLs on, agent:write tokens get them either way). -dev
+	// turns it on.
+	EnableDebug bool
+	Server      ServerConfig
+	Client      ClientConfig
+	ACL         ACLConfig
 	// ManagementAPI configures the management API (/api/v2).
 	ManagementAPI ManagementAPIConfig
 	// Limits bounds what HTTP clients may hold (limits_config.go).
@@ -252,6 +256,7 @@ func (c *Config) applyDev() {
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
 	c.Client.RawExec = devRawExec() // client_config.go; a config file may still turn it off
+	c.EnableDebug = true
 }
 
 // Finish fills what is still unset and checks the result.
@@ -533,6 +538,7 @@ type fileConfig struct {
 	Region        *string            `hcl:"region,optional"`
 	Datacenter    *string            `hcl:"datacenter,optional"`
 	LogLevel      *string            `hcl:"log_level,optional"`
+	EnableDebug   *bool              `hcl:"enable_debug,optional"`
 	Ports         *filePorts         `hcl:"ports,block"`
 	Advertise     *fileAdv           `hcl:"advertise,block"`
 	Server        *fileServer        `hcl:"server,block"`
@@ -643,6 +649,7 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 	set(&c.Region, f.Region)
 	set(&c.Datacenter, f.Datacenter)
 	set(&c.LogLevel, f.LogLevel)
+	set(&c.EnableDebug, f.EnableDebug)
 	if p := f.Ports; p != nil {
 		set(&c.Ports.HTTP, p.HTTP)
 		set(&c.Ports.Raft, p.Raft)

@@ -231,6 +231,7 @@ func aclRuleTable() map[route]aclRule {
 	// The keyring's list shows the keys themselves: agent:write for all.
 	get("/v1/agent/keyring/list", aclAgentWrite)
 	write("/v1/agent/keyring/:op", aclAgentWrite)
+	get("/v1/agent/pprof/:profile", aclAgentWrite)
 	get("/v1/operator/raft/configuration", aclOperatorRead)
 	del("/v1/operator/raft/peer", aclOperatorWrite)
 	get("/v1/operator/snapshot", aclManagement)

@@ -76,6 +76,7 @@ func (s *Server) clusterRoutes() {
 	s.handle(http.MethodGet, "/v1/agent/health", s.agentHealth)
 	s.write("/v1/agent/join", s.agentJoin)
 	s.keyringRoutes() // keyring.go
+	s.handle(http.MethodGet, "/v1/agent/pprof/:profile", s.agentPprof) // pprof.go
 
 	s.handle(http.MethodGet, "/v1/operator/raft/configuration", s.operatorRaftConfiguration)
 	s.handle(http.MethodDelete, "/v1/operator/raft/peer", s.operatorRaftRemovePeer)

@@ -77,6 +77,10 @@ type Config struct {
 	// NodeTLS, when set, makes requests proxied to a node's agent
 	// (/v1/client/...) HTTPS with this config. Nil proxies over plain HTTP.
 	NodeTLS *tls.Config
+	// EnableDebug serves the runtime profiles (GET /v1/agent/pprof/...)
+	// without ACLs; with ACLs on they are served to agent:write tokens
+	// either way.
+	EnableDebug bool
 	// MaxSubmissionBytes bounds a job's source kept as its submission;
 	// larger sources are dropped with a warning. Zero means 1 MiB.
 	MaxSubmissionBytes int
