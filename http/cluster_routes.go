@@ -75,7 +75,7 @@ func (s *Server) clusterRoutes() {
 	s.handle(http.MethodGet, "/v1/agent/members", s.agentMembers)
 	s.handle(http.MethodGet, "/v1/agent/health", s.agentHealth)
 	s.write("/v1/agent/join", s.agentJoin)
-	s.keyringRoutes() // keyring.go
+	s.keyringRoutes()                                                  // keyring.go
 	s.handle(http.MethodGet, "/v1/agent/pprof/:profile", s.agentPprof) // pprof.go
 
 	s.handle(http.MethodGet, "/v1/operator/raft/configuration", s.operatorRaftConfiguration)
