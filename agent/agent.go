@@ -75,10 +75,13 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	a = &Agent{cfg: cfg, log: logger, serveDone: make(chan struct{})}
+	self := &Agent{cfg: cfg, log: logger, serveDone: make(chan struct{})}
+	a = self
 	defer func() {
 		if err != nil {
-			a.Shutdown()
+			// a is nil by now (every error path returns nil): release
+			// what was opened through self.
+			self.Shutdown()
 		}
 	}()
 	if cfg.DataDir == "" {
