@@ -37,18 +37,20 @@ type evalContext struct {
 	// nodeAllocs caches the non-terminal allocations the state holds per
 	// node, before the plan's changes.
 	nodeAllocs map[string][]*state.Allocation
-	// bases caches a summary of nodeAllocs per node, so ranking a node
-	// does not re-add every allocation's resources for every placement.
+	// bases caches each node's usage as the state has it.
 	bases map[string]*nodeBase
+	// groups caches, per group key, the live allocations of that group
+	// per node (groupCounts).
+	groups map[string]map[string]int
+	// allocByID caches the state's allocations looked up by ID.
+	allocByID map[string]*state.Allocation
 }
 
 // nodeBase summarises the non-terminal allocations the state holds on a
 // node: the allocations, their summed grant, and how many belong to each
 // group.
 type nodeBase struct {
-	live   []*state.Allocation
-	used   usage
-	groups map[string]int
+	used usage
 }
 
 // groupKey identifies a job's task group among a node's allocations.
@@ -58,53 +60,101 @@ func groupKey(namespace, jobID, group string) string {
 
 func allocGroupKey(a *state.Allocation) string { return groupKey(a.Namespace, a.JobID, a.TaskGroup) }
 
-// baseOf returns the node's summary, computed once per eval.
+// baseOf returns the node's summary, read once per eval from the store's
+// node usage: constant time, however many allocations the node holds.
 func (c *evalContext) baseOf(nodeID string) (*nodeBase, error) {
 	if b, ok := c.bases[nodeID]; ok {
 		return b, nil
 	}
-	live, err := c.existingAllocs(nodeID)
+	u, err := c.state.NodeUsage(nil, nodeID)
 	if err != nil {
 		return nil, err
 	}
-	b := &nodeBase{live: live, groups: make(map[string]int, 1)}
-	for _, a := range live {
-		b.used.add(a.AllocatedResources)
-		b.groups[allocGroupKey(a)]++
-	}
+	b := &nodeBase{used: usage{CPU: u.CPU, MemoryMB: u.MemoryMB, DiskMB: u.DiskMB}}
 	c.bases[nodeID] = b
 	return b, nil
 }
 
+// groupCounts returns, for the group key, how many of its live
+// allocations each node holds in the state: read once per eval from the
+// job's allocations.
+func (c *evalContext) groupCounts(namespace, jobID, key string) (map[string]int, error) {
+	if m, ok := c.groups[key]; ok {
+		return m, nil
+	}
+	// all: an earlier job of the same ID still has allocations there.
+	allocs, err := c.state.AllocsByJob(nil, namespace, jobID, true)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]int{}
+	for _, a := range allocs {
+		if !a.Terminal() && allocGroupKey(a) == key {
+			m[a.NodeID]++
+		}
+	}
+	c.groups[key] = m
+	return m, nil
+}
+
+// stateAlloc is the state's version of an allocation, looked up once per
+// eval.
+func (c *evalContext) stateAlloc(id string) (*state.Allocation, error) {
+	if a, ok := c.allocByID[id]; ok {
+		return a, nil
+	}
+	a, err := c.state.AllocByID(nil, id)
+	if err != nil {
+		return nil, err
+	}
+	c.allocByID[id] = a
+	return a, nil
+}
+
 // proposedUsage is what proposedAllocs would sum to — the grant of the
 // allocations on the node once the plan applies — and how many of them
-// belong to the group key, computed from the node's summary and the plan's
-// changes to that node alone.
-func (c *evalContext) proposedUsage(nodeID, key string) (usage, int, error) {
+// belong to the group key (of the job's namespace and ID), computed from
+// the node's summary and the plan's changes to that node alone.
+func (c *evalContext) proposedUsage(nodeID, namespace, jobID, key string) (usage, int, error) {
 	b, err := c.baseOf(nodeID)
 	if err != nil {
 		return usage{}, 0, err
 	}
-	used, n := b.used, b.groups[key]
+	counts, err := c.groupCounts(namespace, jobID, key)
+	if err != nil {
+		return usage{}, 0, err
+	}
+	used, n := b.used, counts[nodeID]
 	stops, places := c.plan.NodeUpdate[nodeID], c.plan.NodeAllocation[nodeID]
 	if len(stops) == 0 && len(places) == 0 {
 		return used, n, nil
 	}
-	// The plan touches few nodes and a node holds few allocations: a scan
-	// of the node's list is cheaper than indexing every node by ID.
-	drop := make(map[string]bool, len(stops)+len(places))
+	// What the plan stops or replaces leaves the node: the state's
+	// version of each, when it is live there.
+	seen := make(map[string]bool, len(stops)+len(places))
+	leave := func(id string) error {
+		if seen[id] {
+			return nil
+		}
+		seen[id] = true
+		e, err := c.stateAlloc(id)
+		if err != nil || e == nil || e.NodeID != nodeID || e.Terminal() {
+			return err
+		}
+		used.sub(e.AllocatedResources)
+		if allocGroupKey(e) == key {
+			n--
+		}
+		return nil
+	}
 	for _, a := range stops {
-		drop[a.ID] = true
+		if err := leave(a.ID); err != nil {
+			return usage{}, 0, err
+		}
 	}
 	for _, a := range places {
-		drop[a.ID] = true
-	}
-	for _, e := range b.live {
-		if drop[e.ID] {
-			used.sub(e.AllocatedResources)
-			if allocGroupKey(e) == key {
-				n--
-			}
+		if err := leave(a.ID); err != nil {
+			return usage{}, 0, err
 		}
 	}
 	for _, a := range places {
@@ -133,6 +183,8 @@ func newEvalContext(st State, plan *Plan, logger *slog.Logger, now time.Time, se
 		nodes:      map[string]*state.Node{},
 		nodeAllocs: map[string][]*state.Allocation{},
 		bases:      map[string]*nodeBase{},
+		groups:     map[string]map[string]int{},
+		allocByID:  map[string]*state.Allocation{},
 		reserved:   map[string][]int{},
 	}
 }

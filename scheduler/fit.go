@@ -24,16 +24,10 @@ type usage struct {
 
 // add adds an allocation's grant to u.
 func (u *usage) add(r *state.AllocatedResources) {
-	if r == nil {
-		return
-	}
-	for _, t := range r.Tasks {
-		if t != nil {
-			u.CPU += t.CPU
-			u.MemoryMB += t.MemoryMB
-		}
-	}
-	u.DiskMB += r.Shared.DiskMB
+	cpu, mem, disk := r.Totals()
+	u.CPU += cpu
+	u.MemoryMB += mem
+	u.DiskMB += disk
 }
 
 // sub removes an allocation's grant from u.

@@ -59,33 +59,49 @@ func EvaluatePlan(snap State, overlay map[string][]*state.Allocation, plan *Plan
 	return result, rejected, nil
 }
 
-// evaluateNodePlan checks the part of plan on one node.
+// evaluateNodePlan checks the part of plan on one node. Its cost depends
+// on the plan's allocations on the node, not on how many the node holds:
+// the node's load comes from the store's node usage, corrected for this
+// batch's earlier results (overlay) and what the plan stops or replaces.
+// Only a placement that asks for host ports walks the node's allocations,
+// to check them for collisions.
 func evaluateNodePlan(snap State, overlay map[string][]*state.Allocation, plan *Plan, nodeID string) (bool, string, error) {
 	placed := plan.NodeAllocation[nodeID]
 	if len(placed) == 0 {
 		// Stopping always fits.
 		return true, "", nil
 	}
-	existing, err := snap.AllocsByNode(nil, nodeID)
-	if err != nil {
-		return false, "", err
-	}
-	current := make(map[string]*state.Allocation, len(existing)+len(overlay[nodeID]))
-	for _, a := range existing {
-		current[a.ID] = a
-	}
+	over := make(map[string]*state.Allocation, len(overlay[nodeID]))
 	for _, a := range overlay[nodeID] {
-		current[a.ID] = a
+		over[a.ID] = a
 	}
-	needsFit, newPlacement := false, false
+	// current is an allocation as it will be before this plan: this
+	// batch's version, else the snapshot's; nil when it is not on the
+	// node.
+	current := func(id string) (*state.Allocation, error) {
+		if a, ok := over[id]; ok {
+			return a, nil
+		}
+		a, err := snap.AllocByID(nil, id)
+		if err != nil || a == nil || a.NodeID != nodeID {
+			return nil, err
+		}
+		return a, nil
+	}
+	needsFit, newPlacement, ports := false, false, false
 	for _, a := range placed {
 		if a.Terminal() {
 			continue
 		}
 		needsFit = true
-		if old, ok := current[a.ID]; !ok || old.Terminal() {
+		old, err := current(a.ID)
+		if err != nil {
+			return false, "", err
+		}
+		if old == nil || old.Terminal() {
 			newPlacement = true
 		}
+		ports = ports || len(allocPorts(a.AllocatedResources)) > 0
 	}
 	if !needsFit {
 		// Only bookkeeping on allocations that are done (e.g. the
@@ -112,6 +128,65 @@ func evaluateNodePlan(snap State, overlay map[string][]*state.Allocation, plan *
 	}
 	for _, a := range placed {
 		leaving[a.ID] = true
+	}
+	if ports {
+		return fitWithPorts(snap, over, leaving, placed, node)
+	}
+	if _, err := nodeReservedPorts(node); err != nil {
+		return false, fmt.Sprintf("node resources are invalid: %v", err), nil
+	}
+	u, err := snap.NodeUsage(nil, nodeID)
+	if err != nil {
+		return false, "", err
+	}
+	used := usage{CPU: u.CPU, MemoryMB: u.MemoryMB, DiskMB: u.DiskMB}
+	for id, a := range over {
+		// This batch's version replaces the snapshot's.
+		old, err := snap.AllocByID(nil, id)
+		if err != nil {
+			return false, "", err
+		}
+		if old != nil && old.NodeID == nodeID && !old.Terminal() {
+			used.sub(old.AllocatedResources)
+		}
+		if !a.Terminal() {
+			used.add(a.AllocatedResources)
+		}
+	}
+	for id := range leaving {
+		a, err := current(id)
+		if err != nil {
+			return false, "", err
+		}
+		if a != nil && !a.Terminal() {
+			used.sub(a.AllocatedResources)
+		}
+	}
+	for _, a := range placed {
+		if !a.Terminal() {
+			used.add(a.AllocatedResources)
+		}
+	}
+	if dim := used.exceeds(capacity(node)); dim != "" {
+		return false, "resources exhausted: " + dim, nil
+	}
+	return true, "", nil
+}
+
+// fitWithPorts is evaluateNodePlan's check when a placement asks for host
+// ports: every allocation that will be on the node, for resources and
+// port collisions.
+func fitWithPorts(snap State, over map[string]*state.Allocation, leaving map[string]bool, placed []*state.Allocation, node *state.Node) (bool, string, error) {
+	existing, err := snap.AllocsByNode(nil, node.ID)
+	if err != nil {
+		return false, "", err
+	}
+	current := make(map[string]*state.Allocation, len(existing)+len(over))
+	for _, a := range existing {
+		current[a.ID] = a
+	}
+	for id, a := range over {
+		current[id] = a
 	}
 	proposed := make([]*state.Allocation, 0, len(current)+len(placed))
 	for id, a := range current {

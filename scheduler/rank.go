@@ -205,7 +205,7 @@ func recordScores(m *state.AllocMetric, ranked []*option) {
 // scores the result. It returns the exhausted dimension when the group
 // does not fit.
 func (r *groupRanker) rank(n *state.Node, opts placeOptions) (*option, string, error) {
-	used, collisions, err := r.ctx.proposedUsage(n.ID, groupKey(r.job.Namespace, r.job.ID, r.tg.Name))
+	used, collisions, err := r.ctx.proposedUsage(n.ID, r.job.Namespace, r.job.ID, groupKey(r.job.Namespace, r.job.ID, r.tg.Name))
 	if err != nil {
 		return nil, "", err
 	}

@@ -31,6 +31,9 @@ type State interface {
 	AllocByID(ws memdb.WatchSet, id string) (*state.Allocation, error)
 	AllocsByJob(ws memdb.WatchSet, namespace, jobID string, all bool) ([]*state.Allocation, error)
 	AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*state.Allocation, error)
+	// NodeUsage is the total grant of the node's live allocations, kept
+	// by the store as they are written.
+	NodeUsage(ws memdb.WatchSet, nodeID string) (*state.NodeUsage, error)
 	EvalByID(ws memdb.WatchSet, id string) (*state.Evaluation, error)
 	LatestDeploymentByJob(ws memdb.WatchSet, namespace, jobID string) (*state.Deployment, error)
 }

@@ -48,6 +48,9 @@ type tableDef struct {
 	indexes map[string]keyFunc
 	// newRow returns a pointer to a zero row, for decoding snapshots.
 	newRow func() any
+	// derived tables are computed from the others: not persisted in
+	// snapshots, rebuilt on restore (node_usage.go).
+	derived bool
 }
 
 // tableDefs lists every table. The order is the snapshot order. Later areas
@@ -59,6 +62,7 @@ func tableDefs() []tableDef {
 	defs = append(defs, clusterTables()...)
 	defs = append(defs, managementTables()...)
 	defs = append(defs, deploymentTables()...)
+	defs = append(defs, derivedTables()...)
 	return defs
 }
 

@@ -52,6 +52,9 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 	}
 	txn := s.db.Txn(false)
 	for _, def := range tableDefs() {
+		if def.derived {
+			continue
+		}
 		iter, err := txn.Get(def.name, indexID)
 		if err != nil {
 			return fmt.Errorf("persist %s: %w", def.name, err)
@@ -124,7 +127,7 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 			break
 		}
 		def, ok := defs[name]
-		if !ok {
+		if !ok || def.derived {
 			return nil, fmt.Errorf("unknown table %q (snapshot from a newer version?)", name)
 		}
 		row := def.newRow()
@@ -140,6 +143,9 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 	}
 	if err := ensureBuiltins(txn); err != nil {
 		return nil, err
+	}
+	if err := rebuildUsage(txn); err != nil {
+		return nil, fmt.Errorf("rebuild node usage: %w", err)
 	}
 	txn.Commit()
 	return db, nil

@@ -182,6 +182,17 @@ func (s *Store) writeTxn(index uint64) *writeTxn {
 
 func (t *writeTxn) insert(table string, obj any) error {
 	t.touched[table] = true
+	if table == TableAllocs {
+		// Keep the node usage in step (node_usage.go).
+		a := obj.(*state.Allocation)
+		old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, a.ID)
+		if err != nil {
+			return err
+		}
+		if err := trackUsage(t.Txn, old, a); err != nil {
+			return err
+		}
+	}
 	if err := t.Insert(table, obj); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
@@ -190,6 +201,16 @@ func (t *writeTxn) insert(table string, obj any) error {
 
 func (t *writeTxn) delete(table string, obj any) error {
 	t.touched[table] = true
+	if table == TableAllocs {
+		a := obj.(*state.Allocation)
+		old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, a.ID)
+		if err != nil {
+			return err
+		}
+		if err := trackUsage(t.Txn, old, nil); err != nil {
+			return err
+		}
+	}
 	if err := t.Delete(table, obj); err != nil {
 		return fmt.Errorf("delete from %s: %w", table, err)
 	}

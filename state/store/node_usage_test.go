@@ -1,0 +1,107 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/schedhq/sched/state"
+)
+
+// usageFromAllocs adds up the live allocations of node, as the scheduler
+// did before the table existed.
+func usageFromAllocs(t *testing.T, s *Store, node string) state.NodeUsage {
+	t.Helper()
+	u := state.NodeUsage{NodeID: node}
+	for _, a := range stMust[[]*state.Allocation](t)(s.AllocsByNode(nil, node)) {
+		u.AddAlloc(a, +1)
+	}
+	return u
+}
+
+// TestNodeUsageInvariant: after any sequence of placements (new and
+// in-place, moved between nodes), client reports, job stops and purges,
+// garbage collection and a snapshot round trip, each node's usage equals
+// the sum over its live allocations.
+func TestNodeUsageInvariant(t *testing.T) {
+	nodes := []string{"n1", "n2", "n3"}
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		s := stStore(t, StoreConfig{})
+		for i, n := range nodes {
+			stApply(t, s, uint64(1+i), NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode(n)})
+		}
+		jobs := []*state.Job{stJob("a"), stJob("b")}
+		stRegister(t, s, 5, jobs[0], nil)
+		stRegister(t, s, 6, jobs[1], nil)
+		index := uint64(10)
+		var ids []string
+		for step := 0; step < 80; step++ {
+			index++
+			var op string
+			switch rng.IntN(7) {
+			case 0, 1:
+				op = "place"
+				job := jobs[rng.IntN(len(jobs))]
+				id := fmt.Sprintf("a-%d", index)
+				if len(ids) > 0 && rng.IntN(3) == 0 {
+					id = ids[rng.IntN(len(ids))] // in place, maybe to another node
+				} else {
+					ids = append(ids, id)
+				}
+				a := stAlloc(id, job, nodes[rng.IntN(len(nodes))])
+				a.AllocatedResources = &state.AllocatedResources{
+					Tasks:  map[string]*state.AllocatedTaskResources{"web": {CPU: 10 * (1 + rng.IntN(9)), MemoryMB: 16 * (1 + rng.IntN(9))}},
+					Shared: state.AllocatedSharedResources{DiskMB: rng.IntN(300)},
+				}
+				stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{a}, Now: int64(index)})
+			case 2:
+				op = "report"
+				if len(ids) == 0 {
+					continue
+				}
+				status := []string{state.AllocClientStatusRunning, state.AllocClientStatusComplete, state.AllocClientStatusFailed, state.AllocClientStatusLost}[rng.IntN(4)]
+				stApply(t, s, index, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: []*state.Allocation{{ID: ids[rng.IntN(len(ids))], ClientStatus: status}}, Now: int64(index)})
+			case 3:
+				op = "stop job"
+				job := jobs[rng.IntN(len(jobs))]
+				stApply(t, s, index, JobDeregisterRequestType, &JobDeregisterRequest{Namespace: job.Namespace, JobID: job.ID, Now: int64(index)})
+				stRegister(t, s, index+1, job, nil)
+				index++
+			case 4:
+				op = "gc"
+				if len(ids) == 0 {
+					continue
+				}
+				stApply(t, s, index, EvalDeleteRequestType, &EvalDeleteRequest{Allocs: []string{ids[rng.IntN(len(ids))]}})
+			case 5:
+				op = "purge"
+				job := jobs[rng.IntN(len(jobs))]
+				stApply(t, s, index, JobDeregisterRequestType, &JobDeregisterRequest{Namespace: job.Namespace, JobID: job.ID, Purge: true, Now: int64(index)})
+				stRegister(t, s, index+1, job, nil)
+				index++
+			case 6:
+				op = "snapshot round trip"
+				snap, err := s.Snapshot()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				if err := snap.Persist(&buf); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Restore(&buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, n := range nodes {
+				want := usageFromAllocs(t, s, n)
+				got := stMust[*state.NodeUsage](t)(s.NodeUsage(nil, n))
+				if *got != want {
+					t.Fatalf("seed %d step %d (%s): %s usage %+v, its allocations add up to %+v", seed, step, op, n, *got, want)
+				}
+			}
+		}
+	}
+}
