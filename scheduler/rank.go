@@ -260,10 +260,14 @@ func (r *groupRanker) askOn(n *state.Node) groupAsk {
 // and its networks with every port chosen. It reports false, recording
 // the exhausted dimension in m, when the ports cannot be granted.
 func (r *groupRanker) grant(o *option, m *state.AllocMetric) (bool, error) {
-	// Only the chosen node needs its allocations listed (for ports).
-	proposed, err := r.ctx.proposedAllocs(o.node.ID)
-	if err != nil {
-		return false, err
+	// Only the chosen node needs its allocations listed, and only for
+	// the ports they hold: a group that asks for none skips the walk.
+	var proposed []*state.Allocation
+	if r.needsPorts() {
+		var err error
+		if proposed, err = r.ctx.proposedAllocs(o.node.ID); err != nil {
+			return false, err
+		}
 	}
 	res, dim := r.resourcesOn(o.node, proposed, o.ask)
 	if dim != "" {
@@ -274,6 +278,20 @@ func (r *groupRanker) grant(o *option, m *state.AllocMetric) (bool, error) {
 	return true, nil
 }
 
+// needsPorts reports whether the group or one of its tasks asks for a
+// network (and so for host ports).
+func (r *groupRanker) needsPorts() bool {
+	if len(r.tg.Networks) > 0 {
+		return true
+	}
+	for _, t := range r.tg.Tasks {
+		if t.Resources != nil && len(t.Resources.Networks) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // resourcesOn builds the grant on n, or names the exhausted dimension.
 func (r *groupRanker) resourcesOn(n *state.Node, proposed []*state.Allocation, ask groupAsk) (*state.AllocatedResources, string) {
 	res := &state.AllocatedResources{
@@ -281,13 +299,7 @@ func (r *groupRanker) resourcesOn(n *state.Node, proposed []*state.Allocation, a
 		Shared: state.AllocatedSharedResources{DiskMB: ask.DiskMB},
 	}
 	var picker *portPicker
-	needPorts := len(r.tg.Networks) > 0
-	for _, t := range r.tg.Tasks {
-		if t.Resources != nil && len(t.Resources.Networks) > 0 {
-			needPorts = true
-		}
-	}
-	if needPorts {
+	if r.needsPorts() {
 		reserved, err := r.ctx.reservedPorts(n)
 		if err != nil {
 			// A node with a malformed reserved-port list cannot be

@@ -188,13 +188,77 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 	}
 	wg.Wait()
 	total := jobs * perJob
-	last, err := b.waitCounts(prefix, 10*time.Minute, func(placed, _ int) bool { return placed >= total })
+	// A line per step of placements (100,000, or a tenth of a smaller
+	// run) with the rate over that step: a flat curve is the goal.
+	step := 100_000
+	if total < 10*step {
+		step = max(total/10, 1)
+	}
+	nextStep, lastMark, lastCount := step, start, 0
+	var rates []float64
+	last, err := b.waitCounts(prefix, 30*time.Minute, func(placed, _ int) bool {
+		for placed >= nextStep && nextStep <= total {
+			now := time.Now()
+			r := float64(placed-lastCount) / now.Sub(lastMark).Seconds()
+			rates = append(rates, r)
+			fmt.Printf("placement: %7d/%d placed at %8v: %6.0f placements/s over the last %d\n",
+				placed, total, now.Sub(start).Round(time.Millisecond), r, placed-lastCount)
+			lastMark, lastCount = now, placed
+			nextStep = (placed/step + 1) * step
+		}
+		return placed >= total
+	})
 	if err != nil {
 		return err
 	}
 	took := last.Sub(start)
 	fmt.Printf("placement: %d allocations (%d jobs × %d) on %d nodes: last placed after %v: %.0f placements/s\n",
 		total, jobs, perJob, nodes, took.Round(time.Millisecond), float64(total)/took.Seconds())
+	if len(rates) >= 2 {
+		fmt.Printf("placement: last step at %.0f%% of the first step's rate\n", 100*rates[len(rates)-1]/rates[0])
+	}
+	return b.atScale(total)
+}
+
+// atScale reports, once the placement scenario has placed total
+// allocations: the agent's RSS per allocation (with -spawn), the size and
+// time of a snapshot saved and restored through the API, and (with
+// -spawn) the time a restart takes to serve a consistent read again.
+func (b *bench) atScale(total int) error {
+	if spawned != nil {
+		if rss, err := rssOf(spawned.cmd.Process.Pid); err == nil {
+			fmt.Printf("placement: agent RSS %.1f MiB with %d allocations: %.2f KiB per allocation (dev agent: server and client)\n",
+				float64(rss)/(1<<20), total, float64(rss)/1024/float64(total))
+		}
+	}
+	began := time.Now()
+	resp, err := b.do(http.MethodGet, "/v1/operator/snapshot", nil)
+	if err != nil {
+		return fmt.Errorf("save snapshot: %w", err)
+	}
+	snap, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("save snapshot: %w", err)
+	}
+	saved := time.Since(began)
+	began = time.Now()
+	if resp, err := b.do(http.MethodPut, "/v1/operator/snapshot", snap); err != nil {
+		return fmt.Errorf("restore snapshot: %w", err)
+	} else {
+		resp.Body.Close()
+	}
+	fmt.Printf("placement: snapshot %.1f MiB (gzip): saved in %v, restored in %v\n",
+		float64(len(snap))/(1<<20), saved.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
+	if spawned == nil {
+		return nil
+	}
+	spawned.stop()
+	took, err := spawned.start(10 * time.Minute)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("placement: restart with %d allocations: serving consistent reads after %v\n", total, took.Round(time.Millisecond))
 	return nil
 }
 
