@@ -104,6 +104,11 @@ func (s *genericScheduler) place(places []placeRequest, jobAllocs []*state.Alloc
 	cursor := &nodeCursor{nodes: ready}
 	rankers := map[string]*groupRanker{}
 	for _, p := range places {
+		select {
+		case <-s.cfg.Cancel:
+			return ErrCanceled
+		default:
+		}
 		tg := p.tg
 		if s.failed[tg.Name] != nil {
 			s.placementFailed(tg.Name, nil)

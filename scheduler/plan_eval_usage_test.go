@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -98,5 +99,29 @@ func TestEvaluateNodePlanFromUsageAgrees(t *testing.T) {
 	}
 	if decided[true] == 0 || decided[false] == 0 {
 		t.Fatalf("the cases never exercised both outcomes: %v", decided)
+	}
+}
+
+// A canceled scheduler stops before its next placement and submits
+// nothing: a leader that steps down or shuts down is not held up by a
+// large evaluation.
+func TestProcessStopsWhenCanceled(t *testing.T) {
+	h := NewHarness(t)
+	h.UpsertNodes(MockNode("n1"), MockNode("n2"))
+	job := h.UpsertJob(MockBatchJob("big"))
+	eval := h.NewEval(job, state.EvalTriggerJobRegister)
+	snap, err := h.Store.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := h.Config()
+	canceled := make(chan struct{})
+	close(canceled)
+	cfg.Cancel = canceled
+	if err := NewBatchScheduler(cfg, snap, h).Process(eval); !errors.Is(err, ErrCanceled) {
+		t.Fatalf("Process with Cancel closed: %v, want ErrCanceled", err)
+	}
+	if len(h.Plans) != 0 {
+		t.Errorf("%d plans submitted after the cancel", len(h.Plans))
 	}
 }

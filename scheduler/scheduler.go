@@ -11,6 +11,7 @@
 package scheduler
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
@@ -68,7 +69,15 @@ type Config struct {
 	Now func() time.Time
 	// NewID makes allocation and eval IDs; nil means random UUIDs.
 	NewID func() string
+	// Cancel, when closed, abandons the work: Process returns
+	// ErrCanceled before its next placement, submitting nothing more.
+	// The leader closes it when it stops leading or shuts down, so a
+	// large evaluation does not hold either up. Nil never cancels.
+	Cancel <-chan struct{}
 }
+
+// ErrCanceled is what Process returns when Config.Cancel closed.
+var ErrCanceled = errors.New("scheduler: canceled")
 
 // Factory builds the scheduler for one eval type.
 type Factory func(cfg Config, st State, planner Planner) Scheduler

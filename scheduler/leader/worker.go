@@ -160,7 +160,7 @@ func (p *WorkerPool) invoke(ctx context.Context, eval *state.Evaluation, token s
 			return planner.UpdateEval(failed)
 		}
 	}
-	sched := factory(scheduler.Config{Logger: log, Now: p.now, NewID: p.newID}, snap, planner)
+	sched := factory(scheduler.Config{Logger: log, Now: p.now, NewID: p.newID, Cancel: ctx.Done()}, snap, planner)
 	return sched.Process(eval.Copy())
 }
 
