@@ -64,6 +64,30 @@ type DeploymentWatcher struct {
 	// healthy is the healthy count of each deployment at its last
 	// evaluation; owned by the loop.
 	healthy map[string]int
+	// counted caches each active deployment's counts with the watch
+	// channels of the allocations they came from: a pass recounts only
+	// the deployments whose job's allocations changed, so its cost does
+	// not grow with every allocation of every active deployment.
+	counted map[string]*countedDeployment
+}
+
+// countedDeployment is a deployment's counts and what they were read
+// from.
+type countedDeployment struct {
+	counts map[string]groupCounts
+	watch  []<-chan struct{}
+}
+
+// fresh reports whether none of the counts' sources changed.
+func (c *countedDeployment) fresh() bool {
+	for _, ch := range c.watch {
+		select {
+		case <-ch:
+			return false
+		default:
+		}
+	}
+	return true
 }
 
 // NewDeploymentWatcher returns a stopped watcher.
@@ -86,6 +110,7 @@ func (w *DeploymentWatcher) Name() string { return "deployment-watcher" }
 // Start follows deployments until Stop.
 func (w *DeploymentWatcher) Start(ctx context.Context) error {
 	w.healthy = map[string]int{}
+	w.counted = map[string]*countedDeployment{}
 	return w.run.start(ctx, w.loop)
 }
 
@@ -193,6 +218,11 @@ func (w *DeploymentWatcher) pass(ctx context.Context) (time.Time, error) {
 			delete(w.healthy, id)
 		}
 	}
+	for id := range w.counted {
+		if !live[id] {
+			delete(w.counted, id)
+		}
+	}
 	if len(batch.Updates)+len(batch.Stable)+len(batch.Evals) > 0 {
 		if _, _, err := w.raft.Apply(ctx, store.DeploymentStatusUpdateRequestType, batch); err != nil {
 			return next, err
@@ -246,9 +276,18 @@ type groupCounts struct {
 // were healthy once and have stopped since, and are what the API shows):
 // a group is done when DesiredTotal allocations of it are healthy now.
 func (w *DeploymentWatcher) count(d *state.Deployment) (map[string]groupCounts, error) {
-	allocs, err := w.store.AllocsByJob(nil, d.Namespace, d.JobID, false)
+	if c := w.counted[d.ID]; c != nil && c.fresh() {
+		return c.counts, nil
+	}
+	ws := memdb.NewWatchSet()
+	allocs, err := w.store.AllocsByJob(ws, d.Namespace, d.JobID, false)
 	if err != nil {
 		return nil, err
+	}
+	// A restored snapshot replaces the trees: their channels never fire.
+	watch := []<-chan struct{}{w.store.AbandonCh()}
+	for ch := range ws {
+		watch = append(watch, ch)
 	}
 	out := map[string]groupCounts{}
 	for _, a := range allocs {
@@ -263,6 +302,9 @@ func (w *DeploymentWatcher) count(d *state.Deployment) (map[string]groupCounts, 
 			c.healthy++
 		}
 		out[a.TaskGroup] = c
+	}
+	if w.counted != nil {
+		w.counted[d.ID] = &countedDeployment{counts: out, watch: watch}
 	}
 	return out, nil
 }

@@ -271,3 +271,34 @@ func TestDeploymentWatcherRebuiltAfterFailover(t *testing.T) {
 		}
 	})
 }
+
+// The watcher recounts a deployment only when its job's allocations
+// changed: a write elsewhere reuses the counts, a health report on the
+// job is counted at once.
+func TestDeploymentWatcherRecountsOnlyChangedJobs(t *testing.T) {
+	f := rtNewDeployFixture(t)
+	f.w.counted = map[string]*countedDeployment{}
+	depA, idsA := f.rollout("a", 2, rtUpdate)
+	depB, _ := f.rollout("b", 2, rtUpdate)
+	count := func(id string) (map[string]groupCounts, *countedDeployment) {
+		t.Helper()
+		c, err := f.w.count(f.deployment(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, f.w.counted[id]
+	}
+	_, firstA := count(depA)
+	_, firstB := count(depB)
+	if _, again := count(depA); again != firstA {
+		t.Fatal("an unchanged deployment was counted again")
+	}
+	f.health(true, idsA[0])
+	counts, afterA := count(depA)
+	if afterA == firstA || counts["web"].healthy != 1 {
+		t.Fatalf("after a health report on a: recounted %v, counts %+v", afterA != firstA, counts)
+	}
+	if _, afterB := count(depB); afterB != firstB {
+		t.Error("a report on job a made the watcher recount job b")
+	}
+}
