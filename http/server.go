@@ -91,6 +91,9 @@ type Config struct {
 	// max_group_count, max_job_count, max_job_size); zero fields mean
 	// state's defaults.
 	JobLimits state.JobLimits
+	// ExecIdleTimeout ends an exec or action session in which nothing
+	// moved for this long; zero means DefaultExecIdleTimeout.
+	ExecIdleTimeout time.Duration
 }
 
 // Server is the HTTP API of one sched server agent.
@@ -169,6 +172,7 @@ func (s *Server) routes() {
 	s.aclRoutes()       // acl_routes.go: tokens and policies
 	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
 	s.clientRoutes()    // client_routes.go
+	s.execRoutes()      // client_exec.go: actions, exec, lifecycle, fs
 }
 
 // writeRouteError answers a request no route matched: a JSON:API error
