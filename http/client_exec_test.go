@@ -443,3 +443,74 @@ func TestAllocLifecycleEndpoints(t *testing.T) {
 		t.Errorf("signals: %s", got)
 	}
 }
+
+// A server that does not run the allocation relays the session to the
+// node's agent (NewClientHandler), frames both ways, and the node's
+// fs, restart and signal endpoints answer through it too.
+func TestExecRelayedToTheNode(t *testing.T) {
+	node := newFakeNode(t, nodeID(1))
+	h, _ := newSchedHarness(t)
+	srv := execServer(t, h)
+	n := testNode(1)
+	n.HTTPAddr = strings.TrimPrefix(node.srv.URL, "http://")
+	h.registerNode(n)
+	unreachable := testNode(2)
+	unreachable.HTTPAddr = "127.0.0.1:1"
+	h.registerNode(unreachable)
+	h.register(testJob("web"))
+	job := h.registered(testJob("web"))
+	h.placeAlloc(1, job, nodeID(1), "")
+	h.placeAlloc(2, job, nodeID(2), "")
+	node.client.allocs[allocID(1)] = h.alloc(allocID(1))
+
+	c, _, err := wsDial(t, srv, execURL("server", "cat"), http.Header{HeaderToken: {"tok"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendFrame(t, c, state.ExecInputFrame{Stdin: &state.ExecIOFrame{Data: []byte("relayed\n")}})
+	sendFrame(t, c, state.ExecInputFrame{Stdin: &state.ExecIOFrame{Close: true}})
+	if out, _, code, _ := frames(t, c); out != "relayed\n" || code != 0 {
+		t.Errorf("relayed cat: %q, exit %d", out, code)
+	}
+	if hd := node.lastHeader(); hd.Get(HeaderClientProxied) == "" || hd.Get(HeaderToken) != "tok" {
+		t.Errorf("the node saw %v", hd)
+	}
+	c, _, _ = wsDial(t, srv, execURL("server", "exit", "3"), nil)
+	if _, _, code, _ := frames(t, c); code != 3 {
+		t.Errorf("relayed exit: %d", code)
+	}
+	// Closing the caller's socket ends the node's command.
+	fe := node.client.exec()
+	c, _, _ = wsDial(t, srv, execURL("server", "sleep"), nil)
+	testutil.WaitFor(t, 5*time.Second, "the node runs the command", func() bool { return fe.running.Load() == 1 })
+	c.Close()
+	testutil.WaitFor(t, 5*time.Second, "the node's command is killed", func() bool { return fe.running.Load() == 0 && fe.killed.Load() == 1 })
+
+	// The node refusing, or unreachable, is an HTTP error before the upgrade.
+	c, _, err = wsDial(t, srv, execURL("server", "nosuch-program"), nil)
+	if err != nil {
+		t.Fatalf("a missing program is found after the upgrade: %v", err)
+	}
+	if _, _, code, ce := frames(t, c); code != -1 || ce == nil || ce.Code != 4404 {
+		t.Errorf("the node's close code is relayed: exit %d, close %v", code, ce)
+	}
+	_, resp, _ := wsDial(t, srv, "/v1/client/allocation/"+allocID(2)+"/exec?task=server&command=%5B%22sh%22%5D", nil)
+	if resp == nil || resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("unreachable node: %v", resp)
+	}
+
+	// fs and lifecycle through the proxy.
+	dir, _ := node.client.AllocDir(allocID(1))
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("on the node"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.ok(http.MethodGet, "/v1/client/fs/cat/"+allocID(1)+"?path=/f", nil, nil).Body.String(); got != "on the node" {
+		t.Errorf("proxied cat: %q", got)
+	}
+	h.fail(http.MethodGet, "/v1/client/fs/cat/"+allocID(1)+"?path=../x", nil, 400, "escapes")
+	h.ok(http.MethodPost, "/v1/client/allocation/"+allocID(1)+"/signal", &state.AllocSignalRequest{Task: "server", Signal: "SIGUSR1"}, nil)
+	h.ok(http.MethodPost, "/v1/client/allocation/"+allocID(1)+"/restart", &state.AllocRestartRequest{AllTasks: true}, nil)
+	if got := strings.Join(fe.signals, ",") + " " + strings.Join(fe.restarts, ","); got != allocID(1)+"/server/SIGUSR1 "+allocID(1)+"//true" {
+		t.Errorf("node saw %s", got)
+	}
+}
