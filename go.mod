@@ -23,6 +23,7 @@ require (
 	github.com/julienschmidt/httprouter v1.3.0
 	github.com/zclconf/go-cty v1.19.0
 	go.etcd.io/bbolt v1.3.5
+	golang.org/x/term v0.43.0
 )
 
 require (
