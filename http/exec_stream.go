@@ -189,14 +189,7 @@ type outputWriter struct {
 }
 
 func (o *outputWriter) Write(p []byte) (int, error) {
-	f := state.ExecOutputFrame{}
-	op := &state.ExecIOFrame{Data: p}
-	if o.stderr {
-		f.Stderr = op
-	} else {
-		f.Stdout = op
-	}
-	if err := o.w.writeJSON(f); err != nil {
+	if err := o.w.writeMessage(websocket.TextMessage, state.AppendOutputFrame(nil, o.stderr, p)); err != nil {
 		return 0, err
 	}
 	return len(p), nil

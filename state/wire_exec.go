@@ -1,6 +1,10 @@
 package state
 
-import "time"
+import (
+	"bytes"
+	"encoding/base64"
+	"time"
+)
 
 // The exec stream: the JSON text frames of the WebSocket behind GET
 // /v1/client/allocation/:alloc_id/exec and GET /v1/job/:job_id/action, in
@@ -87,4 +91,48 @@ type AllocRestartRequest struct {
 type AllocStopResponse struct {
 	EvalID string
 	Index  uint64
+}
+
+// Output frames of data are most of an exec stream's bytes: these write
+// and read them without encoding/json, in exactly the text json.Marshal
+// writes for an ExecOutputFrame holding only Stdout or Stderr data.
+var (
+	stdoutFramePrefix = []byte(`{"stdout":{"data":"`)
+	stderrFramePrefix = []byte(`{"stderr":{"data":"`)
+	dataFrameSuffix   = []byte(`"}}`)
+)
+
+// AppendOutputFrame appends the frame carrying data on stdout (or stderr)
+// to dst.
+func AppendOutputFrame(dst []byte, stderr bool, data []byte) []byte {
+	prefix := stdoutFramePrefix
+	if stderr {
+		prefix = stderrFramePrefix
+	}
+	dst = append(dst, prefix...)
+	dst = base64.StdEncoding.AppendEncode(dst, data)
+	return append(dst, dataFrameSuffix...)
+}
+
+// ParseDataFrame reads a frame written as AppendOutputFrame writes one. ok
+// is false for any other frame, which the caller decodes with
+// encoding/json.
+func ParseDataFrame(frame []byte) (data []byte, stderr, ok bool) {
+	var rest []byte
+	switch {
+	case bytes.HasPrefix(frame, stdoutFramePrefix):
+		rest = frame[len(stdoutFramePrefix):]
+	case bytes.HasPrefix(frame, stderrFramePrefix):
+		rest, stderr = frame[len(stderrFramePrefix):], true
+	default:
+		return nil, false, false
+	}
+	if !bytes.HasSuffix(rest, dataFrameSuffix) {
+		return nil, false, false
+	}
+	data, err := base64.StdEncoding.AppendDecode(nil, rest[:len(rest)-len(dataFrameSuffix)])
+	if err != nil {
+		return nil, false, false
+	}
+	return data, stderr, true
 }

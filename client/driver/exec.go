@@ -125,6 +125,7 @@ func runOnPipes(ctx context.Context, cmd *exec.Cmd, req *ExecRequest) (int, erro
 		return 0, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	closeAll(inR, outW, errW) // the child's ends
+	growPipe(outR)
 	var stdinOnce sync.Once
 	closeStdin := func() { stdinOnce.Do(func() { inW.Close() }) }
 	go func() {
@@ -217,13 +218,36 @@ func waitCommand(ctx context.Context, cmd *exec.Cmd) (int, error) {
 	return 0, err
 }
 
+// execCopyBuffer is the largest chunk of output read at once: each chunk
+// becomes one frame, so bulk output (cat of a large file) pays the
+// per-frame cost rarely, while a keystroke's echo still goes out at once.
+const execCopyBuffer = 256 << 10
+
 // copyOut copies r to w (nil: discarded) until r ends.
 func copyOut(wg *sync.WaitGroup, w io.Writer, r io.Reader) {
 	defer wg.Done()
 	if w == nil {
 		w = io.Discard
 	}
-	_, _ = io.Copy(w, r)
+	_, _ = io.CopyBuffer(onlyWriter{w}, onlyReader{r}, make([]byte, execCopyBuffer))
+}
+
+// onlyReader and onlyWriter hide ReadFrom and WriteTo, so io.CopyBuffer
+// uses its buffer (an *os.File would splice through its own 32 KiB one).
+type onlyReader struct{ io.Reader }
+type onlyWriter struct{ io.Writer }
+
+// growPipe asks the kernel for a pipe buffer as large as a copy chunk,
+// so a fast writer fills whole chunks; failing leaves the default.
+func growPipe(f *os.File) {
+	const fSetPipeSz = 1031
+	rc, err := f.SyscallConn() // not Fd(): that would make reads blocking
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSz, execCopyBuffer)
+	})
 }
 
 // drain waits up to d for the output copies, then closes their sources,

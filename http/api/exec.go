@@ -213,6 +213,16 @@ func (s *execSess) run(ctx context.Context, tty bool, size state.TerminalSize, s
 			}
 			return 0, fmt.Errorf("api: exec session: %w", err)
 		}
+		if data, stderr, ok := state.ParseDataFrame(b); ok {
+			w := out
+			if stderr {
+				w = errw
+			}
+			if _, err := w.Write(data); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		var f state.ExecOutputFrame
 		if err := json.Unmarshal(b, &f); err != nil {
 			return 0, fmt.Errorf("api: exec frame: %w", err)
