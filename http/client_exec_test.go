@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -300,6 +301,7 @@ func TestExecSocketCloseAndIdleEndTheCommand(t *testing.T) {
 	h.srv.cfg.ExecIdleTimeout = 300 * time.Millisecond
 	srv := execServer(t, h)
 	fe := fc.exec()
+	baseline := runtime.NumGoroutine()
 
 	c, _, err := wsDial(t, srv, execURL("server", "sleep"), nil)
 	if err != nil {
@@ -323,6 +325,9 @@ func TestExecSocketCloseAndIdleEndTheCommand(t *testing.T) {
 		t.Errorf("idle session: exit %d, close %v", code, ce)
 	}
 	testutil.WaitFor(t, 5*time.Second, "the idle command is killed", func() bool { return fe.running.Load() == 0 && fe.killed.Load() == 2 })
+	c.Close()
+	// Every goroutine of both sessions (reader, keep-alive, command) ends.
+	testutil.WaitFor(t, 5*time.Second, "the sessions' goroutines to end", func() bool { return runtime.NumGoroutine() <= baseline })
 }
 
 func TestExecRefusedBeforeUpgrade(t *testing.T) {
