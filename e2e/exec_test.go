@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	nomad "github.com/hashicorp/nomad/api"
+
 	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
@@ -271,3 +273,58 @@ func TestMeasureExec(t *testing.T) {
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestNomadGoClientExec: Nomad's own Go client runs a command in a
+// raw_exec task of a dev agent (its exec stream, handshake frame and
+// all) and gets the output and exit code, and runs a job action.
+func TestNomadGoClientExec(t *testing.T) {
+	a := newDevAgent(t)
+	a.startDev()
+	cfg := nomad.DefaultConfig()
+	cfg.Address = nomadProxy(t, a.addr())
+	c, err := nomad.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := nomad.NewServiceJob("nomadexec", "nomadexec", "global", 50)
+	job.Datacenters = []string{"*"}
+	tg := nomad.NewTaskGroup("g", 1)
+	task := nomad.NewTask("t", "raw_exec")
+	task.Config = map[string]any{"command": "/bin/sh", "args": []string{"-c", "exec sleep 3600"}}
+	task.Resources = &nomad.Resources{CPU: ptr(10), MemoryMB: ptr(10)}
+	task.Actions = []*nomad.Action{{Name: "hi", Command: "/bin/echo", Args: []string{"hi"}}}
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	// Exec needs the allocation's ID and node, read here with this
+	// project's client (Nomad's cannot decode these servers'
+	// AllocatedResources yet).
+	var alloc *nomad.Allocation
+	testutil.WaitForErr(t, 30*time.Second, "a running allocation", func() error {
+		allocs, _, err := a.client().Jobs().Allocations(context.Background(), "nomadexec", false, nil)
+		if err != nil {
+			return err
+		}
+		for _, s := range allocs {
+			if s.ClientStatus == state.AllocClientStatusRunning {
+				alloc = &nomad.Allocation{ID: s.ID, NodeID: s.NodeID, Namespace: s.Namespace}
+				return nil
+			}
+		}
+		return fmt.Errorf("%d allocations, none running", len(allocs))
+	})
+	var out, errOut syncWriter
+	code, err := c.Allocations().Exec(context.Background(), alloc, "t", false,
+		[]string{"/bin/sh", "-c", "cat; echo to-stderr >&2; exit 4"}, strings.NewReader("from nomad\n"), &out, &errOut, nil, nil)
+	if err != nil || code != 4 || out.String() != "from nomad\n" || errOut.String() != "to-stderr\n" {
+		t.Errorf("Nomad Exec: %q %q, exit %d, %v", out.String(), errOut.String(), code, err)
+	}
+	out = syncWriter{}
+	code, err = c.Jobs().ActionExec(context.Background(), alloc, "nomadexec", "t", false, nil, "hi",
+		strings.NewReader(""), &out, &errOut, nil, nil)
+	if err != nil || code != 0 || out.String() != "hi\n" {
+		t.Errorf("Nomad ActionExec: %q, exit %d, %v", out.String(), code, err)
+	}
+}
