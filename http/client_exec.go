@@ -208,13 +208,6 @@ func parseExecQuery(r *http.Request) (ExecRequest, error) {
 	return req, v.Err()
 }
 
-// execIdle is the server's idle timeout of exec sessions.
-func (s *Server) execIdle() time.Duration {
-	if s.cfg.ExecIdleTimeout > 0 {
-		return s.cfg.ExecIdleTimeout
-	}
-	return DefaultExecIdleTimeout
-}
 
 // serveExec runs an exec session of allocID: resolve turns where the
 // allocation runs into the command. The local client runs it, or the
@@ -241,7 +234,7 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID strin
 		if ns := r.URL.Query().Get("namespace"); ns != "" {
 			query.Set("namespace", ns)
 		}
-		node, err := dialNodeExec(ctx, r, loc.target, "/v1/client/allocation/"+url.PathEscape(allocID)+"/exec", query)
+		node, err := dialNodeExec(ctx, r, loc.target, "/v1/client/allocation/"+url.PathEscape(allocID)+"/exec", query, s.execTimes)
 		if err != nil {
 			return nil, ExecRequest{}, nil, err
 		}
@@ -249,10 +242,10 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID strin
 	}
 	run := func(caller *wsConn, loc *allocLocation, req ExecRequest, node *wsConn) {
 		if node != nil {
-			relayExec(ctx, caller, node, s.execIdle())
+			relayExec(ctx, caller, node)
 			return
 		}
-		runLocalExec(ctx, caller, loc.local, allocID, req, s.execIdle())
+		runLocalExec(ctx, caller, loc.local, allocID, req)
 	}
 
 	if a := authOf(r); a == nil || a.pending == nil {
@@ -268,14 +261,14 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID strin
 			}
 			return // Upgrade answered the caller
 		}
-		run(newWSConn(conn), loc, req, node)
+		run(newWSConn(conn, s.execTimes), loc, req, node)
 		return
 	}
 	conn, err := execUpgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
-	caller := newWSConn(conn)
+	caller := newWSConn(conn, s.execTimes)
 	if err := readHandshake(r, caller); err != nil {
 		caller.closeWithError(err)
 		return
@@ -293,10 +286,11 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID strin
 // with it.
 func readHandshake(r *http.Request, w *wsConn) error {
 	_ = w.c.SetReadDeadline(time.Now().Add(execHandshakeWait))
-	_, b, err := w.readFrame()
+	_, b, err := w.c.ReadMessage()
 	if err != nil {
 		return badRequest("no handshake frame: %v", err)
 	}
+	w.touch()
 	f, err := decodeInputFrame(b)
 	if err != nil {
 		return badRequest("handshake frame: %v", err)
@@ -323,13 +317,13 @@ func clientAgentExec(c ClientAPI, w http.ResponseWriter, r *http.Request, allocI
 	if err != nil {
 		return nil // Upgrade answered
 	}
-	caller := newWSConn(conn)
+	caller := newWSConn(conn, defaultExecTimings(0))
 	if hs, _ := boolParam(r, "ws_handshake"); hs {
 		if err := readHandshake(r, caller); err != nil {
 			caller.closeWithError(err)
 			return nil
 		}
 	}
-	runLocalExec(r.Context(), caller, c, allocID, req, DefaultExecIdleTimeout)
+	runLocalExec(r.Context(), caller, c, allocID, req)
 	return nil
 }

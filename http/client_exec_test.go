@@ -298,7 +298,7 @@ func TestExecLocalSession(t *testing.T) {
 // leaves a session (goroutine) behind.
 func TestExecSocketCloseAndIdleEndTheCommand(t *testing.T) {
 	h, fc := localClientHarness(t)
-	h.srv.cfg.ExecIdleTimeout = 300 * time.Millisecond
+	h.srv.execTimes.idle = 300 * time.Millisecond
 	srv := execServer(t, h)
 	fe := fc.exec()
 	baseline := runtime.NumGoroutine()
@@ -518,4 +518,54 @@ func TestExecRelayedToTheNode(t *testing.T) {
 	if got := strings.Join(fe.signals, ",") + " " + strings.Join(fe.restarts, ","); got != allocID(1)+"/server/SIGUSR1 "+allocID(1)+"//true" {
 		t.Errorf("node saw %s", got)
 	}
+}
+
+// A relayed session survives silence longer than the pong wait while both
+// ends answer pings; a caller that stops answering (it no longer reads)
+// is taken for gone, and the node's command is killed.
+func TestExecRelayKeepAlive(t *testing.T) {
+	node := newFakeNode(t, nodeID(1))
+	h, _ := newSchedHarness(t)
+	h.srv.execTimes = execTimings{idle: time.Hour, ping: 20 * time.Millisecond, pong: 100 * time.Millisecond}
+	srv := execServer(t, h)
+	n := testNode(1)
+	n.HTTPAddr = strings.TrimPrefix(node.srv.URL, "http://")
+	h.registerNode(n)
+	h.register(testJob("web"))
+	h.placeAlloc(1, h.registered(testJob("web")), nodeID(1), "")
+	node.client.allocs[allocID(1)] = h.alloc(allocID(1))
+	fe := node.client.exec()
+
+	c, _, err := wsDial(t, srv, execURL("server", "sleep"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for { // reading answers the server's pings
+			if _, _, err := c.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	testutil.WaitFor(t, 5*time.Second, "the node runs the command", func() bool { return fe.running.Load() == 1 })
+	time.Sleep(500 * time.Millisecond) // silence: five times the pong wait
+	select {
+	case <-ended:
+		t.Fatal("a silent session whose ends answer pings was closed")
+	default:
+	}
+	if fe.running.Load() != 1 {
+		t.Fatal("the command of a silent session was killed")
+	}
+	c.Close()
+	<-ended
+	testutil.WaitFor(t, 5*time.Second, "the command to end with the socket", func() bool { return fe.running.Load() == 0 })
+
+	// A caller that never reads answers no ping.
+	if _, _, err := wsDial(t, srv, execURL("server", "sleep"), nil); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 5*time.Second, "the deaf caller's command to be killed", func() bool { return fe.killed.Load() == 2 })
 }

@@ -32,9 +32,9 @@ const (
 	// DefaultExecIdleTimeout ends a session in which nothing moved (no
 	// frame from the caller, no output) for this long.
 	DefaultExecIdleTimeout = 30 * time.Minute
-	// execPingInterval is how often the server pings the caller; a caller
-	// that answers nothing (no pong, no frame) for execPongWait is gone,
-	// and its session ends.
+	// execPingInterval is how often the server pings both ends of a
+	// session; a peer that answers nothing (no pong, no frame) for
+	// execPongWait is gone, and the session ends.
 	execPingInterval = 20 * time.Second
 	execPongWait     = 60 * time.Second
 	// execWriteWait bounds writing one frame.
@@ -68,17 +68,33 @@ func isWebSocket(r *http.Request) bool {
 	return websocket.IsWebSocketUpgrade(r)
 }
 
+// execTimings are a session's clocks: the idle timeout (0: none), the
+// ping interval and how long a silent peer is waited for.
+type execTimings struct {
+	idle, ping, pong time.Duration
+}
+
+// defaultExecTimings are the timings of a session with idle timeout idle
+// (0: DefaultExecIdleTimeout).
+func defaultExecTimings(idle time.Duration) execTimings {
+	if idle <= 0 {
+		idle = DefaultExecIdleTimeout
+	}
+	return execTimings{idle: idle, ping: execPingInterval, pong: execPongWait}
+}
+
 // wsConn is one side of an exec session: frames are written by several
 // goroutines (stdout, stderr, pings), under one lock.
 type wsConn struct {
 	c   *websocket.Conn
+	t   execTimings
 	wmu sync.Mutex
 	// last is when something last moved (UnixNano), for the idle timeout.
 	last atomic.Int64
 }
 
-func newWSConn(c *websocket.Conn) *wsConn {
-	w := &wsConn{c: c}
+func newWSConn(c *websocket.Conn, t execTimings) *wsConn {
+	w := &wsConn{c: c, t: t}
 	w.touch()
 	c.SetReadLimit(state.MaxExecFrameBytes)
 	return w
@@ -120,19 +136,22 @@ func (w *wsConn) closeWithError(err error) {
 	w.closeWith(execCloseCodeBase+statusOf(err), err.Error())
 }
 
-// armPong makes a pong (or any frame) extend the read deadline by
-// execPongWait: a peer silent for longer is gone. Call it before reading.
+// armPong makes a pong extend the read deadline (see readFrame). Call it
+// before reading.
 func (w *wsConn) armPong() {
-	_ = w.c.SetReadDeadline(time.Now().Add(execPongWait))
 	w.c.SetPongHandler(func(string) error {
-		return w.c.SetReadDeadline(time.Now().Add(execPongWait))
+		return w.c.SetReadDeadline(time.Now().Add(w.t.pong))
 	})
 }
 
-// keepAlive pings the peer until ctx ends, and ends the session (cancel)
-// when nothing moved for idle. Call armPong first.
-func (w *wsConn) keepAlive(ctx context.Context, cancel context.CancelCauseFunc, idle time.Duration) {
-	every := min(execPingInterval, max(idle/4, 10*time.Millisecond))
+// keepAlive pings the peer every t.ping until ctx ends, and ends the
+// session (cancel) when nothing moved for t.idle (0: never). Call armPong
+// first.
+func (w *wsConn) keepAlive(ctx context.Context, cancel context.CancelCauseFunc) {
+	every := w.t.ping
+	if w.t.idle > 0 {
+		every = min(every, max(w.t.idle/4, 10*time.Millisecond))
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -141,7 +160,7 @@ func (w *wsConn) keepAlive(ctx context.Context, cancel context.CancelCauseFunc, 
 			return
 		case <-t.C:
 		}
-		if time.Since(time.Unix(0, w.last.Load())) > idle {
+		if w.t.idle > 0 && time.Since(time.Unix(0, w.last.Load())) > w.t.idle {
 			cancel(errExecIdle)
 			return
 		}
@@ -158,12 +177,15 @@ func (w *wsConn) keepAlive(ctx context.Context, cancel context.CancelCauseFunc, 
 // errExecIdle ends a session in which nothing moved for the idle timeout.
 var errExecIdle = errors.New("exec session idle for too long")
 
-// readFrame reads one message from the caller.
+// readFrame reads one message from the peer, which has execPongWait to
+// send it or a pong. The deadline starts here, not at the last frame: a
+// reader that was held up (stdin the command does not read) must not find
+// it passed.
 func (w *wsConn) readFrame() (int, []byte, error) {
+	_ = w.c.SetReadDeadline(time.Now().Add(w.t.pong))
 	kind, b, err := w.c.ReadMessage()
 	if err == nil {
 		w.touch()
-		_ = w.c.SetReadDeadline(time.Now().Add(execPongWait))
 	}
 	return kind, b, err
 }
@@ -199,7 +221,7 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 // client c: frames in become stdin and resizes, output becomes frames, and
 // the exit is the last frame. The command is killed when the caller goes
 // away, the server shuts down (ctx) or the session is idle for idle.
-func runLocalExec(ctx context.Context, w *wsConn, c ClientAPI, allocID string, req ExecRequest, idle time.Duration) {
+func runLocalExec(ctx context.Context, w *wsConn, c ClientAPI, allocID string, req ExecRequest) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stdinR, stdinW := io.Pipe()
@@ -212,7 +234,7 @@ func runLocalExec(ctx context.Context, w *wsConn, c ClientAPI, allocID string, r
 		req.Stderr = req.Stdout
 	}
 	w.armPong()
-	go w.keepAlive(ctx, cancel, idle)
+	go w.keepAlive(ctx, cancel)
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
@@ -270,13 +292,15 @@ func runLocalExec(ctx context.Context, w *wsConn, c ClientAPI, allocID string, r
 
 // relayExec copies frames both ways between an upgraded caller and the
 // node's exec socket until either ends, then closes both. The node runs
-// the session; the server only enforces its own idle timeout and notices
-// a caller that is gone.
-func relayExec(ctx context.Context, caller, node *wsConn, idle time.Duration) {
+// the session; the server enforces its own idle timeout and pings both
+// ends, so that a caller or node that is gone ends the session.
+func relayExec(ctx context.Context, caller, node *wsConn) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	caller.armPong()
-	go caller.keepAlive(ctx, cancel, idle)
+	node.armPong()
+	go caller.keepAlive(ctx, cancel)
+	go node.keepAlive(ctx, cancel)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	pass := func(from, to *wsConn, fromCaller bool) {
@@ -323,7 +347,7 @@ func relayExec(ctx context.Context, caller, node *wsConn, idle time.Duration) {
 // dialNodeExec opens the exec socket of the node at target for the
 // request's path and query. A node that refuses answers with its status
 // and message, which become the error.
-func dialNodeExec(ctx context.Context, r *http.Request, target *url.URL, path string, query url.Values) (*wsConn, error) {
+func dialNodeExec(ctx context.Context, r *http.Request, target *url.URL, path string, query url.Values, t execTimings) (*wsConn, error) {
 	u := *target
 	switch u.Scheme {
 	case "https":
@@ -347,5 +371,6 @@ func dialNodeExec(ctx context.Context, r *http.Request, target *url.URL, path st
 		}
 		return nil, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("cannot reach node at %s: %v", target.Host, err), Err: err}
 	}
-	return newWSConn(c), nil
+	t.idle = 0 // the caller's side keeps the idle clock
+	return newWSConn(c, t), nil
 }

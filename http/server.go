@@ -102,6 +102,8 @@ type Server struct {
 	store  *store.Store
 	log    *slog.Logger
 	router *router
+	// execTimes are the clocks of exec sessions (exec_stream.go).
+	execTimes execTimings
 }
 
 // New validates cfg, fills its defaults and builds the routes.
@@ -124,7 +126,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxSubmissionBytes == 0 {
 		cfg.MaxSubmissionBytes = 1 << 20
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter()}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter(), execTimes: defaultExecTimings(cfg.ExecIdleTimeout)}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
