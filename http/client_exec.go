@@ -208,7 +208,6 @@ func parseExecQuery(r *http.Request) (ExecRequest, error) {
 	return req, v.Err()
 }
 
-
 // serveExec runs an exec session of allocID: resolve turns where the
 // allocation runs into the command. The local client runs it, or the
 // session is relayed to the node's agent. Failures found before the
