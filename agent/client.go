@@ -213,11 +213,11 @@ func clientError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, client.ErrUnknownAlloc), errors.Is(err, client.ErrUnknownTask):
-		return state.NotFoundf("%v", err)
+		return &schedhttp.CodedError{Code: http.StatusNotFound, Message: err.Error(), Err: err}
 	case errors.Is(err, client.ErrTaskNotRunning), errors.Is(err, client.ErrExecUnsupported):
-		return state.Conflictf("%v", err)
+		return &schedhttp.CodedError{Code: http.StatusConflict, Message: err.Error(), Err: err}
 	case errors.Is(err, driver.ErrBadConfig):
-		return state.Invalidf("command", "%v", err)
+		return &schedhttp.CodedError{Code: http.StatusBadRequest, Message: err.Error(), Err: err}
 	}
 	return err
 }

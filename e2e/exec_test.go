@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,13 +44,14 @@ func newExecWorld(t *testing.T) *execWorld {
     denied_users = []
   }`)
 	follower := c.others(leader)[0].client()
+	cmd := taskThatCleansUp(t)
 	job := &state.Job{
 		ID: "shell", Type: state.JobTypeService,
 		TaskGroups: []*state.TaskGroup{{
 			Name: "g", Count: 1,
 			Tasks: []*state.Task{{
 				Name: "t", Driver: "raw_exec", Env: map[string]string{"GREETING": "hello from the task"},
-				Config:    map[string]any{"command": "/bin/sh", "args": []any{"-c", "exec sleep 3600"}},
+				Config:    map[string]any{"command": "/bin/sh", "args": []any{"-c", cmd}},
 				Resources: &state.Resources{CPU: 50, MemoryMB: 32},
 				Actions: []*state.Action{
 					{Name: "greet", Command: "/bin/sh", Args: []string{"-c", `echo "$GREETING"`}},
@@ -73,6 +76,22 @@ func newExecWorld(t *testing.T) *execWorld {
 		return nil
 	})
 	return w
+}
+
+// taskThatCleansUp returns a shell script for a long-running raw_exec
+// task that records its pid, and kills that process when the test ends:
+// the client agent is SIGKILLed, and its tasks are meant to survive that.
+func taskThatCleansUp(t *testing.T) string {
+	t.Helper()
+	pidFile := filepath.Join(t.TempDir(), "task.pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	return "echo $$ > " + pidFile + "; exec sleep 3600"
 }
 
 // exec runs command in the task through the follower.
@@ -290,7 +309,7 @@ func TestNomadGoClientExec(t *testing.T) {
 	job.Datacenters = []string{"*"}
 	tg := nomad.NewTaskGroup("g", 1)
 	task := nomad.NewTask("t", "raw_exec")
-	task.Config = map[string]any{"command": "/bin/sh", "args": []string{"-c", "exec sleep 3600"}}
+	task.Config = map[string]any{"command": "/bin/sh", "args": []string{"-c", taskThatCleansUp(t)}}
 	task.Resources = &nomad.Resources{CPU: ptr(10), MemoryMB: ptr(10)}
 	task.Actions = []*nomad.Action{{Name: "hi", Command: "/bin/echo", Args: []string{"hi"}}}
 	tg.AddTask(task)

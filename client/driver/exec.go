@@ -95,7 +95,11 @@ func (d *RawExec) ExecTask(ctx context.Context, req *ExecRequest) (int, error) {
 	}
 	cmd, err := buildCommand(cfg)
 	if err != nil {
-		return 0, err
+		if errors.Is(err, ErrBadConfig) {
+			return 0, err
+		}
+		// A program that is not there is the caller's mistake.
+		return 0, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
 	if req.TTY {
 		return runOnPTY(ctx, cmd, req)
