@@ -190,6 +190,29 @@ func (w *wsConn) readFrame() (int, []byte, error) {
 	return kind, b, err
 }
 
+// copyFrame streams the next message of w to to, without holding it whole.
+func (w *wsConn) copyFrame(to *wsConn) error {
+	_ = w.c.SetReadDeadline(time.Now().Add(w.t.pong))
+	kind, r, err := w.c.NextReader()
+	if err != nil {
+		return err
+	}
+	w.touch()
+	to.wmu.Lock()
+	defer to.wmu.Unlock()
+	_ = to.c.SetWriteDeadline(time.Now().Add(execWriteWait))
+	to.touch()
+	wr, err := to.c.NextWriter(kind)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(wr, r); err != nil {
+		_ = wr.Close()
+		return err
+	}
+	return wr.Close()
+}
+
 // decodeInputFrame parses a caller's frame. Unknown fields are ignored
 // (a newer caller may send more), anything that is not a JSON object is
 // refused.
@@ -204,14 +227,17 @@ func decodeInputFrame(b []byte) (*state.ExecInputFrame, error) {
 	return &f, nil
 }
 
-// outputWriter turns writes into stdout or stderr frames.
+// outputWriter turns writes into stdout or stderr frames. Each stream
+// has one writing goroutine, so its frame buffer is reused.
 type outputWriter struct {
 	w      *wsConn
 	stderr bool
+	buf    []byte
 }
 
 func (o *outputWriter) Write(p []byte) (int, error) {
-	if err := o.w.writeMessage(websocket.TextMessage, state.AppendOutputFrame(nil, o.stderr, p)); err != nil {
+	o.buf = state.AppendOutputFrame(o.buf[:0], o.stderr, p)
+	if err := o.w.writeMessage(websocket.TextMessage, o.buf); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -306,6 +332,21 @@ func relayExec(ctx context.Context, caller, node *wsConn) {
 	pass := func(from, to *wsConn, fromCaller bool) {
 		defer wg.Done()
 		for {
+			if !fromCaller {
+				// The node's frames go through as they are read: output
+				// is most of the bytes and is not looked at.
+				err := from.copyFrame(to)
+				if err == nil {
+					caller.touch()
+					continue
+				}
+				var ce *websocket.CloseError
+				if errors.As(err, &ce) {
+					to.closeWith(ce.Code, ce.Text)
+				}
+				cancel(err)
+				return
+			}
 			kind, b, err := from.readFrame()
 			if err != nil {
 				var ce *websocket.CloseError
@@ -326,11 +367,7 @@ func relayExec(ctx context.Context, caller, node *wsConn) {
 				cancel(err)
 				return
 			}
-			if fromCaller {
-				node.touch()
-			} else {
-				caller.touch()
-			}
+			node.touch()
 		}
 	}
 	go pass(caller, node, true)
