@@ -20,7 +20,10 @@ import (
 // ExecStreams are the local ends of an exec or action session.
 type ExecStreams struct {
 	// Stdin is sent to the command until it ends (EOF closes the
-	// command's input). Nil sends nothing and leaves the input open.
+	// command's input). Nil sends nothing and leaves the input open. It
+	// is read by a goroutine that ends at the first read after the
+	// session did: a Stdin that blocks forever (a terminal nobody types
+	// in) keeps that goroutine until the process exits.
 	Stdin io.Reader
 	// Stdout and Stderr receive the output (with TTY, all of it on
 	// Stdout). Nil discards.
