@@ -189,6 +189,64 @@ func (x *clientAPI) AllocStats(_ context.Context, id string) (*state.AllocResour
 	return stats, err
 }
 
+// AllocDir implements schedhttp.ClientAPI.
+func (x *clientAPI) AllocDir(id string) (string, error) {
+	c, err := x.get()
+	if err != nil {
+		return "", err
+	}
+	dir, err := c.AllocDir(id)
+	return dir, clientError(err)
+}
+
+// AllocExec implements schedhttp.ClientAPI.
+func (x *clientAPI) AllocExec(ctx context.Context, id string, req *schedhttp.ExecRequest) (int, error) {
+	c, err := x.get()
+	if err != nil {
+		return 0, err
+	}
+	code, err := c.ExecTask(ctx, id, &client.ExecOptions{
+		Task: req.Task, Command: req.Command, TTY: req.TTY, Size: req.Size,
+		Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, Resize: req.Resize,
+	})
+	return code, clientError(err)
+}
+
+// AllocRestart implements schedhttp.ClientAPI.
+func (x *clientAPI) AllocRestart(ctx context.Context, id, task string, all bool) error {
+	c, err := x.get()
+	if err != nil {
+		return err
+	}
+	return clientError(c.RestartAlloc(ctx, id, task, all))
+}
+
+// AllocSignal implements schedhttp.ClientAPI.
+func (x *clientAPI) AllocSignal(_ context.Context, id, task, signal string) error {
+	c, err := x.get()
+	if err != nil {
+		return err
+	}
+	return clientError(c.SignalAlloc(id, task, signal))
+}
+
+// clientError maps the client's errors to the HTTP layer's: an unknown
+// allocation or task is a 404, a task that does not run (or whose driver
+// cannot exec) a 409, a bad argument a 400.
+func clientError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, client.ErrUnknownAlloc), errors.Is(err, client.ErrUnknownTask):
+		return &schedhttp.CodedError{Code: http.StatusNotFound, Message: err.Error(), Err: err}
+	case errors.Is(err, client.ErrTaskNotRunning), errors.Is(err, client.ErrExecUnsupported):
+		return &schedhttp.CodedError{Code: http.StatusConflict, Message: err.Error(), Err: err}
+	case errors.Is(err, driver.ErrBadConfig):
+		return &schedhttp.CodedError{Code: http.StatusBadRequest, Message: err.Error(), Err: err}
+	}
+	return err
+}
+
 // newClientOnly sets up an agent that runs no server: its HTTP port
 // serves the node-local endpoints (/v1/client/*, /v1/agent/self and
 // /v1/agent/health) for the servers to proxy to.

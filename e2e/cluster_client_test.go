@@ -23,6 +23,13 @@ import (
 // against the cluster's servers, and stops it with the test.
 func startClientAgent(t *testing.T, c *loopCluster) *testutil.SyncBuffer {
 	t.Helper()
+	return startClientAgentWith(t, c, "")
+}
+
+// startClientAgentWith is startClientAgent with extra appended inside the
+// client block.
+func startClientAgentWith(t *testing.T, c *loopCluster, extra string) *testutil.SyncBuffer {
+	t.Helper()
 	dir := t.TempDir()
 	var servers []string
 	for _, s := range c.servers {
@@ -41,8 +48,9 @@ ports {
 client {
   enabled = true
   servers = [%s]
+  %s
 }
-`, filepath.Join(dir, "data"), freePort(t), freePort(t), freePort(t), strings.Join(servers, ", "))
+`, filepath.Join(dir, "data"), freePort(t), freePort(t), freePort(t), strings.Join(servers, ", "), extra)
 	path := filepath.Join(dir, "client.hcl")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

@@ -221,6 +221,19 @@ func aclRuleTable() map[route]aclRule {
 	get("/v1/client/fs/logs/:alloc_id", nsAny(state.NamespaceCapabilityReadLogs))
 	get("/v1/client/allocation/:alloc_id/stats", aclReadJob)
 
+	// Exec, lifecycle and file system (issue 15, client_exec.go). Exec
+	// needs alloc-node-exec too for a task whose driver does not isolate
+	// it, as the action socket does.
+	exec := nsAny(state.NamespaceCapabilityAllocExec)
+	exec.execDriver, exec.wsHandshake = true, true
+	get("/v1/client/allocation/:alloc_id/exec", exec)
+	write("/v1/allocation/:alloc_id/stop", nsAny(state.NamespaceCapabilityAllocLifecycle))
+	write("/v1/client/allocation/:alloc_id/restart", nsAny(state.NamespaceCapabilityAllocLifecycle))
+	write("/v1/client/allocation/:alloc_id/signal", nsAny(state.NamespaceCapabilityAllocLifecycle))
+	for _, op := range []string{"ls", "stat", "cat", "readat"} {
+		get("/v1/client/fs/"+op+"/:alloc_id", nsAny(state.NamespaceCapabilityReadFS))
+	}
+
 	// Cluster status, agent and operator (cluster issue).
 	get("/v1/status/leader", aclOpen)
 	get("/v1/status/peers", aclOpen)

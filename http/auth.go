@@ -381,16 +381,26 @@ var isolatingDrivers = map[string]bool{"exec": true, "docker": true, "podman": t
 // of the path runs under a driver without file-system isolation. The task
 // is looked up in the allocation's group when ?alloc_id= names one of the
 // job's allocations, otherwise in every group.
+//
+// On the exec route (/v1/client/allocation/:alloc_id/exec) the path names
+// the allocation, whose job and group are looked up.
 func (s *Server) taskLacksIsolation(r *http.Request, p httprouter.Params, ns string) (bool, error) {
-	job, err := s.store.JobByID(nil, ns, firstParam(p))
-	if err != nil || job == nil {
-		return false, err
-	}
 	q := r.URL.Query()
 	task, group := q.Get("task"), ""
-	allocID := q.Get("alloc_id")
+	jobID, allocID := firstParam(p), q.Get("alloc_id")
 	if allocID == "" {
 		allocID = q.Get("allocID")
+	}
+	if p.ByName("alloc_id") != "" {
+		a, err := s.store.AllocByID(nil, p.ByName("alloc_id"))
+		if err != nil || a == nil || a.Namespace != ns {
+			return false, err // the handler answers 404
+		}
+		jobID, allocID = a.JobID, a.ID
+	}
+	job, err := s.store.JobByID(nil, ns, jobID)
+	if err != nil || job == nil {
+		return false, err
 	}
 	if allocID != "" {
 		if a, err := s.store.AllocByID(nil, allocID); err == nil && a != nil && a.JobID == job.ID && a.Namespace == job.Namespace {

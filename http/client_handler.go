@@ -114,8 +114,10 @@ type ClientAgentSelf struct {
 }
 
 // NewClientHandler serves the node-local endpoints of a client-only agent
-// (one that runs no server): GET /v1/client/fs/logs/:alloc_id and GET
-// /v1/client/allocation/:alloc_id/stats (servers proxy them here), and GET
+// (one that runs no server): GET /v1/client/fs/logs/:alloc_id, GET
+// /v1/client/allocation/:alloc_id/stats, the exec socket, restart and
+// signal, and /v1/client/fs/{ls,stat,cat,readat} (servers proxy or relay
+// them here), and GET
 // /v1/agent/self and /v1/agent/health for the local node. When c also
 // implements ClientServerFollower, every other /v1 request is proxied to
 // the client's current server.
@@ -188,6 +190,51 @@ func NewClientHandler(c ClientAPI, logger *slog.Logger) http.Handler {
 		}
 		return allocStats(r, c, id)
 	}))
+	rt.Handle(http.MethodGet, "/v1/client/allocation/:alloc_id/exec", func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		if !checkClientSignature(w, r, c, toServer, time.Now) {
+			return
+		}
+		if err := clientAgentExec(c, w, r, p.ByName("alloc_id")); err != nil {
+			writeError(w, err)
+		}
+	})
+	for _, op := range []string{"ls", "stat", "cat", "readat"} {
+		rt.Handle(http.MethodGet, "/v1/client/fs/"+op+"/:alloc_id", h(func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+			q, err := parseFSQuery(r, op)
+			if err != nil {
+				return nil, err
+			}
+			id := p.ByName("alloc_id")
+			if err := clientHasAlloc(r, c, id); err != nil {
+				return nil, err
+			}
+			return serveFS(w, c, id, op, q)
+		}))
+	}
+	for _, m := range []string{http.MethodPost, http.MethodPut} {
+		rt.Handle(m, "/v1/client/allocation/:alloc_id/restart", h(func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+			var req state.AllocRestartRequest
+			if err := decodeKeptBody(r, &req); err != nil {
+				return nil, err
+			}
+			id := p.ByName("alloc_id")
+			if err := clientHasAlloc(r, c, id); err != nil {
+				return nil, err
+			}
+			return struct{}{}, c.AllocRestart(r.Context(), id, req.TaskName, req.AllTasks)
+		}))
+		rt.Handle(m, "/v1/client/allocation/:alloc_id/signal", h(func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+			var req state.AllocSignalRequest
+			if err := decodeKeptBody(r, &req); err != nil {
+				return nil, err
+			}
+			id := p.ByName("alloc_id")
+			if err := clientHasAlloc(r, c, id); err != nil {
+				return nil, err
+			}
+			return struct{}{}, c.AllocSignal(r.Context(), id, req.Task, req.Signal)
+		}))
+	}
 	rt.Handle(http.MethodGet, "/v1/agent/self", open(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
 		return &ClientAgentSelf{
 			Config: map[string]any{"Client": map[string]any{"Enabled": true}, "Server": map[string]any{"Enabled": false}},

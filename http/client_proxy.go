@@ -28,46 +28,63 @@ const clientProxyDialTimeout = 5 * time.Second
 // returns nil with a nil error. An allocation unknown here or outside the
 // request's namespace is a 404.
 func (s *Server) clientFor(w http.ResponseWriter, r *http.Request, allocID string) (ClientAPI, error) {
+	loc, err := s.locateAlloc(r, allocID)
+	if err != nil || loc.local != nil {
+		return loc.local, err
+	}
+	proxyToNode(w, r, loc.node, s.log.Warn)
+	return nil, nil
+}
+
+// allocLocation is where an allocation's client endpoints are served:
+// by the local client, or by the agent of its node.
+type allocLocation struct {
+	local ClientAPI
+	alloc *state.Allocation // as the servers hold it; nil when only the local client has it
+	node  nodeTarget
+}
+
+// locateAlloc finds who serves allocID's client endpoints (see clientFor).
+func (s *Server) locateAlloc(r *http.Request, allocID string) (allocLocation, error) {
 	ns := namespaceOf(r)
 	alloc, err := s.store.AllocByID(nil, allocID)
 	if err != nil {
-		return nil, err
+		return allocLocation{}, err
 	}
 	local := s.cfg.Client
 	if alloc == nil && local != nil {
 		// Collected on the servers, but its directory may still be here.
 		if a, err := local.Alloc(allocID); err == nil && a != nil && inNamespace(ns, a.Namespace) {
-			return local, nil
+			return allocLocation{local: local}, nil
 		}
 	}
 	if alloc == nil || !inNamespace(ns, alloc.Namespace) {
-		return nil, state.NotFoundf("allocation %q", allocID)
+		return allocLocation{}, state.NotFoundf("allocation %q", allocID)
 	}
 	if local != nil && alloc.NodeID == local.NodeID() {
-		return local, nil
+		return allocLocation{local: local, alloc: alloc}, nil
 	}
 	if r.Header.Get(HeaderClientProxied) != "" {
-		return nil, state.NotFoundf("allocation %q is not on this agent's client", allocID)
+		return allocLocation{}, state.NotFoundf("allocation %q is not on this agent's client", allocID)
 	}
 	node, err := s.store.NodeByID(nil, alloc.NodeID)
 	if err != nil {
-		return nil, err
+		return allocLocation{}, err
 	}
 	if node == nil {
-		return nil, state.NotFoundf("node %q of allocation %q", alloc.NodeID, allocID)
+		return allocLocation{}, state.NotFoundf("node %q of allocation %q", alloc.NodeID, allocID)
 	}
 	if node.HTTPAddr == "" {
-		return nil, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s of allocation %s has no HTTP address", node.ID, allocID)}
+		return allocLocation{}, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s of allocation %s has no HTTP address", node.ID, allocID)}
 	}
 	target, err := nodeURL(node.HTTPAddr)
 	if err != nil {
-		return nil, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s: %v", node.ID, err)}
+		return allocLocation{}, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s: %v", node.ID, err)}
 	}
 	if s.cfg.NodeTLS != nil && target.Scheme == "http" {
 		target.Scheme = "https" // with tls.http every agent serves HTTPS
 	}
-	proxyToNode(w, r, nodeTarget{url: target, id: node.ID, secretHash: node.SecretHash, tls: s.cfg.NodeTLS, now: s.Now}, s.log.Warn)
-	return nil, nil
+	return allocLocation{alloc: alloc, node: nodeTarget{url: target, id: node.ID, secretHash: node.SecretHash, tls: s.cfg.NodeTLS, now: s.Now}}, nil
 }
 
 // nodeURL turns a node's HTTPAddr ("host:port", or a URL) into the base

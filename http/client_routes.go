@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"io"
 	"net/http"
 
 	"github.com/schedhq/sched/state"
@@ -30,6 +31,34 @@ type ClientAPI interface {
 	// AllocStats measures the allocation's running tasks. Tasks that are
 	// not running are left out.
 	AllocStats(ctx context.Context, allocID string) (*state.AllocResourceUsage, error)
+	// AllocDir returns the allocation's directory, the root of what GET
+	// /v1/client/fs/* may read (client_fs.go).
+	AllocDir(allocID string) (string, error)
+	// AllocExec runs a command inside a running task of the allocation
+	// and returns its exit code (client_exec.go). Ending ctx kills it.
+	// An unknown task is a 404, a task that does not run a 409.
+	AllocExec(ctx context.Context, allocID string, req *ExecRequest) (int, error)
+	// AllocRestart restarts one task, or the running tasks when task is
+	// empty (every task with all).
+	AllocRestart(ctx context.Context, allocID, task string, all bool) error
+	// AllocSignal sends signal to one task, or to every running task when
+	// task is empty.
+	AllocSignal(ctx context.Context, allocID, task, signal string) error
+}
+
+// ExecRequest is a command to run inside a task (ClientAPI.AllocExec).
+// Stdin is read until EOF or until AllocExec returns; Stdout and Stderr
+// receive the output (with TTY, all of it on Stdout); Resize carries the
+// terminal's new sizes.
+type ExecRequest struct {
+	Task    string
+	Command []string
+	TTY     bool
+	Size    state.TerminalSize
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Resize  <-chan state.TerminalSize
 }
 
 // ClientServerFollower is implemented by a ClientAPI whose client can name

@@ -47,8 +47,8 @@ var specRoutes = []specRoute{
 	{method: "GET", path: "/v1/job/:job_id/scale"},
 	{method: "POST", path: "/v1/job/:job_id/scale"},
 	{method: "GET", path: "/v1/job/:job_id/services"},
-	{method: "GET", path: "/v1/job/:job_id/actions", notYet: "issue 15"},
-	{method: "GET", path: "/v1/job/:job_id/action", notYet: "issue 15"},
+	{method: "GET", path: "/v1/job/:job_id/actions"},
+	{method: "GET", path: "/v1/job/:job_id/action"},
 
 	// spec/management-api.md, section 4.
 	{method: "POST", path: "/api/v2/organizations/:organization_name/projects"},

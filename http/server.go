@@ -98,6 +98,9 @@ type Config struct {
 	// max_group_count, max_job_count, max_job_size); zero fields mean
 	// state's defaults.
 	JobLimits state.JobLimits
+	// ExecIdleTimeout ends an exec or action session in which nothing
+	// moved for this long; zero means DefaultExecIdleTimeout.
+	ExecIdleTimeout time.Duration
 }
 
 // Server is the HTTP API of one sched server agent.
@@ -106,6 +109,8 @@ type Server struct {
 	store  *store.Store
 	log    *slog.Logger
 	router *router
+	// execTimes are the clocks of exec sessions (exec_stream.go).
+	execTimes execTimings
 }
 
 // New validates cfg, fills its defaults and builds the routes.
@@ -128,7 +133,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxSubmissionBytes == 0 {
 		cfg.MaxSubmissionBytes = 1 << 20
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter()}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter(), execTimes: defaultExecTimings(cfg.ExecIdleTimeout)}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -176,6 +181,7 @@ func (s *Server) routes() {
 	s.aclRoutes()       // acl_routes.go: tokens and policies
 	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
 	s.clientRoutes()    // client_routes.go
+	s.execRoutes()      // client_exec.go: actions, exec, lifecycle, fs
 }
 
 // writeRouteError answers a request no route matched: a JSON:API error

@@ -181,10 +181,17 @@ func (r *reconciler) nodeLost(a *state.Allocation, tg *state.TaskGroup) bool {
 }
 
 // migrating reports whether a live allocation was asked to leave its
-// draining node.
+// draining node, or, in the evaluation of an operator's stop (POST
+// /v1/allocation/:id/stop), to be replaced wherever it runs.
 func (r *reconciler) migrating(a *state.Allocation) bool {
+	if !boolValue(a.DesiredTransition.Migrate) {
+		return false
+	}
+	if r.eval != nil && r.eval.TriggeredBy == state.EvalTriggerAllocStop {
+		return true
+	}
 	n := r.nodes[a.NodeID]
-	return boolValue(a.DesiredTransition.Migrate) && n != nil && (n.Drain || n.DrainStrategy != nil)
+	return n != nil && (n.Drain || n.DrainStrategy != nil)
 }
 
 // group reconciles one task group and returns its delayed reschedules.

@@ -16,6 +16,11 @@ func allocCommands() []command {
 	return []command{
 		{"status", "Show an allocation and its tasks", (*cli).allocStatus},
 		{"logs", "Print or follow the log of an allocation's task", (*cli).allocLogs}, // alloc_logs.go
+		{"exec", "Run a command inside a running task", (*cli).allocExec},             // alloc_exec.go
+		{"stop", "Stop an allocation and place a replacement", (*cli).allocStop},      // alloc_exec.go
+		{"restart", "Restart an allocation's tasks", (*cli).allocRestart},             // alloc_exec.go
+		{"signal", "Send a signal to an allocation's tasks", (*cli).allocSignal},      // alloc_exec.go
+		{"fs", "List or print files of an allocation directory", (*cli).allocFS},      // alloc_exec.go
 	}
 }
 

@@ -22,6 +22,7 @@ func jobCommands() []command {
 		{"scale", "Change the count of a job's task group", (*cli).jobScale}, // job_deploy.go
 		{"dispatch", "Dispatch an instance of a parameterized job", (*cli).jobDispatch},
 		{"periodic", "Interact with periodic jobs: force a launch", (*cli).jobPeriodic},
+		{"action", "List a job's actions, or run one in an allocation", (*cli).jobAction}, // job_action.go
 	}
 }
 

@@ -1,0 +1,328 @@
+package http
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/state"
+)
+
+// execRoutes registers the operator's ways into running allocations: job
+// actions (spec §4 rows 23 and 24), exec, the allocation lifecycle and
+// the allocation file system (client_lifecycle.go, client_fs.go).
+func (s *Server) execRoutes() {
+	s.handle(http.MethodGet, "/v1/job/:job_id/actions", s.jobActions)
+	s.handle(http.MethodGet, "/v1/job/:job_id/action", s.jobAction)
+	s.handle(http.MethodGet, "/v1/client/allocation/:alloc_id/exec", s.allocExec)
+	s.lifecycleRoutes()
+	s.fsRoutes()
+}
+
+// jobActions serves GET /v1/job/:job_id/actions: the actions of every task
+// of the job's current version, in group and task order.
+func (s *Server) jobActions(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("job_id")
+	var job *state.Job
+	err := s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		var err error
+		job, err = s.store.JobByID(ws, ns, id)
+		return s.maxIndex("jobs"), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
+		return nil, state.NotFoundf("job %q", id)
+	}
+	return jobActionList(job), nil
+}
+
+// jobActionList lists job's actions; never nil, so an empty list is [].
+func jobActionList(job *state.Job) []*state.JobAction {
+	out := []*state.JobAction{}
+	for _, tg := range job.TaskGroups {
+		for _, t := range tg.Tasks {
+			for _, a := range t.Actions {
+				if a == nil {
+					continue
+				}
+				out = append(out, &state.JobAction{Name: a.Name, Command: a.Command, Args: append([]string(nil), a.Args...),
+					TaskGroupName: tg.Name, TaskName: t.Name})
+			}
+		}
+	}
+	return out
+}
+
+// jobAction serves the WebSocket of GET /v1/job/:job_id/action: it runs
+// the action named by ?action= of task ?task= in allocation ?alloc_id=
+// (or ?allocID=) of the job, as an exec of the action's command and
+// arguments, with a terminal when ?tty=true.
+func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	jobID := p.ByName("job_id")
+	q := r.URL.Query()
+	allocID := q.Get("alloc_id")
+	if allocID == "" {
+		allocID = q.Get("allocID")
+	}
+	var v state.ValidationError
+	for _, req := range []struct{ name, value string }{{"action", q.Get("action")}, {"alloc_id", allocID}, {"task", q.Get("task")}} {
+		if req.value == "" {
+			v.Add(req.name, "required query parameter")
+		}
+	}
+	tty, err := boolParam(r, "tty")
+	if err != nil {
+		v.Add("tty", "%v", err)
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if !isWebSocket(r) {
+		return nil, badRequest("a WebSocket upgrade is required (Connection: Upgrade, Upgrade: websocket)")
+	}
+	task, name := q.Get("task"), q.Get("action")
+	resolve := func(loc allocLocation) (ExecRequest, error) {
+		job, err := s.store.JobByID(nil, namespaceOf(r), jobID)
+		if err != nil {
+			return ExecRequest{}, err
+		}
+		if job == nil {
+			return ExecRequest{}, state.NotFoundf("job %q", jobID)
+		}
+		a := loc.alloc
+		if a == nil && loc.local != nil {
+			if a, err = loc.local.Alloc(allocID); err != nil {
+				return ExecRequest{}, err
+			}
+		}
+		if a == nil || a.JobID != job.ID || a.Namespace != job.Namespace {
+			return ExecRequest{}, state.NotFoundf("allocation %q of job %q", allocID, jobID)
+		}
+		// The allocation runs the job version it was placed with.
+		defined := a.Job
+		if defined == nil {
+			defined = job
+		}
+		act := findAction(defined, a.TaskGroup, task, name)
+		if act == nil {
+			return ExecRequest{}, state.NotFoundf("action %q of task %q in group %q of job %q", name, task, a.TaskGroup, jobID)
+		}
+		return ExecRequest{Task: task, Command: append([]string{act.Command}, act.Args...), TTY: tty}, nil
+	}
+	s.serveExec(w, r, allocID, resolve)
+	return alreadyWritten{}, nil
+}
+
+// findAction is the action called name of task in group of job, or nil.
+func findAction(job *state.Job, group, task, name string) *state.Action {
+	for _, tg := range job.TaskGroups {
+		if tg.Name != group {
+			continue
+		}
+		for _, t := range tg.Tasks {
+			if t.Name != task {
+				continue
+			}
+			for _, a := range t.Actions {
+				if a != nil && a.Name == name {
+					return a
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// allocExec serves the WebSocket of GET
+// /v1/client/allocation/:alloc_id/exec?task=&command=["..."]&tty=: a
+// command inside a running task of the allocation (docs/exec.md).
+func (s *Server) allocExec(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	allocID := p.ByName("alloc_id")
+	req, err := parseExecQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	if !isWebSocket(r) {
+		return nil, badRequest("a WebSocket upgrade is required (Connection: Upgrade, Upgrade: websocket)")
+	}
+	resolve := func(loc allocLocation) (ExecRequest, error) {
+		if loc.alloc != nil && loc.alloc.Job != nil && findTask(loc.alloc.Job, loc.alloc.TaskGroup, req.Task) == nil {
+			return ExecRequest{}, state.NotFoundf("task %q in allocation %q", req.Task, allocID)
+		}
+		return req, nil
+	}
+	s.serveExec(w, r, allocID, resolve)
+	return alreadyWritten{}, nil
+}
+
+// findTask is task of group in job, or nil.
+func findTask(job *state.Job, group, task string) *state.Task {
+	for _, tg := range job.TaskGroups {
+		if tg.Name == group {
+			for _, t := range tg.Tasks {
+				if t.Name == task {
+					return t
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// parseExecQuery reads the query of an exec request: task (required),
+// command (a JSON array of strings, required, bounded), tty.
+func parseExecQuery(r *http.Request) (ExecRequest, error) {
+	q := r.URL.Query()
+	var v state.ValidationError
+	req := ExecRequest{Task: q.Get("task")}
+	if req.Task == "" {
+		v.Add("task", "required query parameter")
+	}
+	raw := q.Get("command")
+	switch {
+	case raw == "":
+		v.Add("command", `required query parameter: a JSON array of strings, e.g. ["/bin/sh"]`)
+	case len(raw) > state.MaxExecCommandBytes:
+		v.Add("command", "%d bytes; at most %d", len(raw), state.MaxExecCommandBytes)
+	default:
+		if err := json.Unmarshal([]byte(raw), &req.Command); err != nil {
+			v.Add("command", `not a JSON array of strings (e.g. ["/bin/sh", "-c", "ls"]): %v`, err)
+		} else if len(req.Command) == 0 || req.Command[0] == "" {
+			v.Add("command", "names no program")
+		} else if len(req.Command) > state.MaxExecCommandArgs {
+			v.Add("command", "%d words; at most %d", len(req.Command), state.MaxExecCommandArgs)
+		}
+	}
+	tty, err := boolParam(r, "tty")
+	if err != nil {
+		v.Add("tty", "%v", err)
+	}
+	req.TTY = tty
+	return req, v.Err()
+}
+
+// serveExec runs an exec session of allocID: resolve turns where the
+// allocation runs into the command. The local client runs it, or the
+// session is relayed to the node's agent. Failures found before the
+// upgrade are HTTP errors; with ws_handshake the caller's token arrives in
+// the first frame, so authorization and everything after it happen on the
+// socket, and failures are close frames (exec_stream.go).
+func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID string, resolve func(allocLocation) (ExecRequest, error)) {
+	ctx := r.Context()
+	prepare := func() (*allocLocation, ExecRequest, *wsConn, error) {
+		loc, err := s.locateAlloc(r, allocID)
+		if err != nil {
+			return nil, ExecRequest{}, nil, err
+		}
+		req, err := resolve(loc)
+		if err != nil {
+			return nil, ExecRequest{}, nil, err
+		}
+		if loc.local != nil {
+			return &loc, req, nil, nil
+		}
+		cmd, _ := json.Marshal(req.Command)
+		query := url.Values{"task": {req.Task}, "command": {string(cmd)}, "tty": {fmt.Sprint(req.TTY)}}
+		if ns := r.URL.Query().Get("namespace"); ns != "" {
+			query.Set("namespace", ns)
+		}
+		node, err := dialNodeExec(ctx, r, loc.node, "/v1/client/allocation/"+url.PathEscape(allocID)+"/exec", query, s.execTimes)
+		if err != nil {
+			return nil, ExecRequest{}, nil, err
+		}
+		return &loc, req, node, nil
+	}
+	run := func(caller *wsConn, loc *allocLocation, req ExecRequest, node *wsConn) {
+		if node != nil {
+			relayExec(ctx, caller, node)
+			return
+		}
+		runLocalExec(ctx, caller, loc.local, allocID, req)
+	}
+
+	if a := authOf(r); a == nil || a.pending == nil {
+		loc, req, node, err := prepare()
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		conn, err := execUpgrader.Upgrade(w, r, nil)
+		if err != nil {
+			if node != nil {
+				_ = node.c.Close()
+			}
+			return // Upgrade answered the caller
+		}
+		run(newWSConn(conn, s.execTimes), loc, req, node)
+		return
+	}
+	conn, err := execUpgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	caller := newWSConn(conn, s.execTimes)
+	if err := readHandshake(r, caller); err != nil {
+		caller.closeWithError(err)
+		return
+	}
+	loc, req, node, err := prepare()
+	if err != nil {
+		caller.closeWithError(err)
+		return
+	}
+	run(caller, loc, req, node)
+}
+
+// readHandshake reads the first frame of a ws_handshake session, which
+// carries the caller's token, and completes the request's authorization
+// with it.
+func readHandshake(r *http.Request, w *wsConn) error {
+	_ = w.c.SetReadDeadline(time.Now().Add(execHandshakeWait))
+	_, b, err := w.c.ReadMessage()
+	if err != nil {
+		return badRequest("no handshake frame: %v", err)
+	}
+	w.touch()
+	f, err := decodeInputFrame(b)
+	if err != nil {
+		return badRequest("handshake frame: %v", err)
+	}
+	return completeHandshakeAuth(r, f.AuthToken)
+}
+
+// clientAgentExec serves the exec socket on a client-only agent (servers
+// relay sessions here). A ws_handshake frame, sent by a caller that
+// reaches the agent directly, is read and dropped: the agent checks no
+// token (NewClientHandler).
+func clientAgentExec(c ClientAPI, w http.ResponseWriter, r *http.Request, allocID string) error {
+	req, err := parseExecQuery(r)
+	if err != nil {
+		return err
+	}
+	if !isWebSocket(r) {
+		return badRequest("a WebSocket upgrade is required (Connection: Upgrade, Upgrade: websocket)")
+	}
+	if err := clientHasAlloc(r, c, allocID); err != nil {
+		return err
+	}
+	conn, err := execUpgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return nil // Upgrade answered
+	}
+	caller := newWSConn(conn, defaultExecTimings(0))
+	if hs, _ := boolParam(r, "ws_handshake"); hs {
+		if err := readHandshake(r, caller); err != nil {
+			caller.closeWithError(err)
+			return nil
+		}
+	}
+	runLocalExec(r.Context(), caller, c, allocID, req)
+	return nil
+}

@@ -1,0 +1,244 @@
+package http
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/state"
+)
+
+// The allocation file system: GET /v1/client/fs/{ls,stat,cat,readat}/:alloc_id?path=
+// read the allocation's directory and nothing else. path is relative to
+// the allocation directory; a leading "/" names its root, as in Nomad
+// ("/alloc/logs"), so a host path such as /etc/passwd names
+// <alloc dir>/etc/passwd, which does not exist. A path that leaves the
+// directory (through "..", or through a symbolic link that points
+// outside) is a 400 and is not read. Opening goes through os.Root, so a
+// link swapped in between the check and the open cannot lead out either.
+
+// maxFSPathBytes bounds the path parameter.
+const maxFSPathBytes = 4096
+
+// fsRoutes registers the file system endpoints.
+func (s *Server) fsRoutes() {
+	for _, op := range []string{"ls", "stat", "cat", "readat"} {
+		s.handle(http.MethodGet, "/v1/client/fs/"+op+"/:alloc_id", s.clientFS(op))
+	}
+}
+
+// clientFS serves one file system operation, locally or proxied.
+func (s *Server) clientFS(op string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+		id := p.ByName("alloc_id")
+		q, err := parseFSQuery(r, op)
+		if err != nil {
+			return nil, err
+		}
+		local, err := s.clientFor(w, r, id)
+		if err != nil || local == nil {
+			return alreadyWrittenOr(err)
+		}
+		return serveFS(w, local, id, op, q)
+	}
+}
+
+// fsQuery is the parsed query of a file system request.
+type fsQuery struct {
+	rel    string // "." for the root
+	shown  string // the path as the caller sent it, for messages
+	offset int64
+	limit  int64 // 0: to the end
+}
+
+// parseFSQuery checks the path (lexically) and readat's offset and limit.
+func parseFSQuery(r *http.Request, op string) (fsQuery, error) {
+	q := r.URL.Query()
+	raw := q.Get("path")
+	if raw == "" {
+		if op == "cat" || op == "readat" {
+			return fsQuery{}, badRequest("path: required query parameter")
+		}
+		raw = "/"
+	}
+	out := fsQuery{shown: raw}
+	rel, err := allocRelPath(raw)
+	if err != nil {
+		return fsQuery{}, err
+	}
+	out.rel = rel
+	if op == "readat" {
+		var v state.ValidationError
+		for _, f := range []struct {
+			name string
+			dst  *int64
+		}{{"offset", &out.offset}, {"limit", &out.limit}} {
+			s := q.Get(f.name)
+			if s == "" {
+				continue
+			}
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || n < 0 {
+				v.Add(f.name, "%q is not a non-negative integer", s)
+				continue
+			}
+			*f.dst = n
+		}
+		if err := v.Err(); err != nil {
+			return fsQuery{}, err
+		}
+	}
+	return out, nil
+}
+
+// allocRelPath turns a caller's path into a path relative to the
+// allocation directory, refusing one that climbs out of it.
+func allocRelPath(p string) (string, error) {
+	if len(p) > maxFSPathBytes {
+		return "", badRequest("path: %d bytes; at most %d", len(p), maxFSPathBytes)
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", badRequest("path: contains a NUL byte")
+	}
+	rel := strings.TrimLeft(p, "/")
+	if rel == "" {
+		return ".", nil
+	}
+	if !filepath.IsLocal(rel) {
+		return "", badRequest("path %q escapes the allocation directory", p)
+	}
+	return filepath.Clean(rel), nil
+}
+
+// errFSEscapes is the answer to a path that a symbolic link leads out of
+// the allocation directory.
+func errFSEscapes(shown string) error {
+	return badRequest("path %q escapes the allocation directory (through a symbolic link)", shown)
+}
+
+// checkInside resolves every symbolic link of rel under dir and refuses a
+// path that ends outside dir. A path that does not exist is a 404.
+func checkInside(dir string, q fsQuery) error {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(root, q.rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return state.NotFoundf("no file %q in the allocation directory", q.shown)
+	}
+	if err != nil {
+		return badRequest("path %q: %v", q.shown, err)
+	}
+	if inside, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(inside) && inside != "." {
+		return errFSEscapes(q.shown)
+	}
+	return nil
+}
+
+// fsError maps an error of an os.Root operation.
+func fsError(err error, q fsQuery) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return state.NotFoundf("no file %q in the allocation directory", q.shown)
+	case strings.Contains(err.Error(), "escapes"):
+		return errFSEscapes(q.shown)
+	}
+	return fmt.Errorf("path %q: %w", q.shown, err)
+}
+
+// serveFS runs op against the allocation directory of the local client c.
+func serveFS(w http.ResponseWriter, c ClientAPI, allocID, op string, q fsQuery) (any, error) {
+	dir, err := c.AllocDir(allocID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInside(dir, q); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	switch op {
+	case "stat":
+		info, err := root.Stat(q.rel)
+		if err != nil {
+			return nil, fsError(err, q)
+		}
+		return fileInfo(info), nil
+	case "ls":
+		return listDir(root, q)
+	}
+	f, err := root.Open(q.rel)
+	if err != nil {
+		return nil, fsError(err, q)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fsError(err, q)
+	}
+	if info.IsDir() {
+		return nil, badRequest("path %q is a directory (list it with /v1/client/fs/ls)", q.shown)
+	}
+	var body io.Reader = f
+	if op == "readat" {
+		if _, err := f.Seek(q.offset, io.SeekStart); err != nil {
+			return nil, fsError(err, q)
+		}
+		if q.limit > 0 {
+			body = io.LimitReader(f, q.limit)
+		}
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.Copy(w, body)
+	return alreadyWritten{}, nil
+}
+
+// listDir lists a directory, sorted by name; links are listed as links,
+// not followed.
+func listDir(root *os.Root, q fsQuery) ([]*state.AllocFileInfo, error) {
+	f, err := root.Open(q.rel)
+	if err != nil {
+		return nil, fsError(err, q)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fsError(err, q)
+	}
+	if !info.IsDir() {
+		return nil, badRequest("path %q is not a directory (read it with /v1/client/fs/cat)", q.shown)
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, fsError(err, q)
+	}
+	out := make([]*state.AllocFileInfo, 0, len(entries))
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		out = append(out, fileInfo(fi))
+	}
+	slices.SortFunc(out, func(a, b *state.AllocFileInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func fileInfo(fi fs.FileInfo) *state.AllocFileInfo {
+	return &state.AllocFileInfo{Name: fi.Name(), IsDir: fi.IsDir(), Size: fi.Size(), FileMode: fi.Mode().String(), ModTime: fi.ModTime()}
+}
