@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -79,4 +80,44 @@ func benchCluster(b *testing.B, n int) *Harness {
 	}
 	h.UpsertNodes(nodes...)
 	return h
+}
+
+// BenchmarkStoredAllocBytes measures what the state store holds per
+// allocation the scheduler placed: jobs of 1,000 allocations (the bench
+// job's shape, no ports) are placed on 500 nodes through the real plan
+// commands, and the live heap grows by bytes/alloc. The figure is the
+// server's state cost per allocation (issue 19's target: 2 KiB).
+func BenchmarkStoredAllocBytes(b *testing.B) {
+	h := benchCluster(b, 500)
+	cfg := h.Config()
+	const perJob = 1000
+	placed := 0
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for i := range b.N {
+		job := MockBatchJob(fmt.Sprintf("mem-%d", i))
+		job.TaskGroups[0].Count = perJob
+		job.TaskGroups[0].Tasks[0].Resources = &state.Resources{CPU: 20, MemoryMB: 16}
+		job = h.UpsertJob(job)
+		eval := h.NewEval(job, state.EvalTriggerJobRegister)
+		snap, err := h.Store.Snapshot()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := NewBatchScheduler(cfg, snap, h).Process(eval); err != nil {
+			b.Fatal(err)
+		}
+		placed += perJob
+	}
+	b.StopTimer()
+	h.Plans = nil
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(placed), "heap-bytes/alloc")
+	if n := len(h.LiveAllocs(state.DefaultNamespace, fmt.Sprintf("mem-%d", b.N-1))); n != perJob {
+		b.Fatalf("%d allocations of the last job live, want %d", n, perJob)
+	}
 }
