@@ -173,3 +173,29 @@ func TestJobParseThenRegister(t *testing.T) {
 		t.Errorf("canonical form registered as a change: JobModifyIndex %d -> %d", out.JobModifyIndex, again.JobModifyIndex)
 	}
 }
+
+// TestJobParseLeavesUnsetOut: without Canonicalize the answer has no
+// member for a field the source did not set (Nomad's client decodes into
+// pointers and would take a zero as set); what the source set is there.
+func TestJobParseLeavesUnsetOut(t *testing.T) {
+	h := newHarness(t)
+	rec := h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true}, nil)
+	var raw map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"Priority", "Namespace", "Region", "Stop", "AllAtOnce", "Meta", "Version"} {
+		if v, ok := raw[k]; ok {
+			t.Errorf("%s: %v present, the source left it unset", k, v)
+		}
+	}
+	if raw["ID"] != "legacy" || raw["Type"] != "batch" {
+		t.Errorf("set fields lost: ID %v Type %v", raw["ID"], raw["Type"])
+	}
+	tg := raw["TaskGroups"].([]any)[0].(map[string]any)
+	task := tg["Tasks"].([]any)[0].(map[string]any)
+	res := task["Resources"].(map[string]any)
+	if tg["Count"] != 3.0 || res["CPU"] != 250.0 || res["MemoryMB"] != nil {
+		t.Errorf("group %v resources %v", tg["Count"], res)
+	}
+}

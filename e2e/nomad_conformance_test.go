@@ -1,0 +1,401 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	nomad "github.com/hashicorp/nomad/api"
+
+	"github.com/schedhq/sched/internal/testutil"
+)
+
+// nomadClient is Nomad's own Go client pointed at the agent through
+// nomadProxy, with token as its secret ("" for none).
+func nomadClient(t *testing.T, a *agent, token string) *nomad.Client {
+	t.Helper()
+	cfg := nomad.DefaultConfig()
+	cfg.Address = nomadProxy(t, a.addr())
+	cfg.SecretID = token
+	c, err := nomad.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// conformanceJob is a mock service job of count allocations with a
+// group network and one task of fixed resources.
+func conformanceJob(id string, count int) *nomad.Job {
+	job := nomad.NewServiceJob(id, id, "", 50)
+	job.Datacenters = []string{"*"}
+	job.Meta = map[string]string{"owner": "conformance"}
+	tg := nomad.NewTaskGroup("g", count)
+	tg.Networks = []*nomad.NetworkResource{{DynamicPorts: []nomad.Port{{Label: "http"}}}}
+	tg.Update = &nomad.UpdateStrategy{
+		MaxParallel: ptr(1), HealthCheck: ptr("task_states"),
+		MinHealthyTime: ptr(50 * time.Millisecond), HealthyDeadline: ptr(10 * time.Second),
+		ProgressDeadline: ptr(30 * time.Second),
+	}
+	task := nomad.NewTask("t", "mock")
+	task.Config = map[string]any{"run_for": "1h"}
+	task.Resources = &nomad.Resources{CPU: ptr(20), MemoryMB: ptr(32)}
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	return job
+}
+
+// TestNomadConformanceJobs drives the job, allocation, evaluation,
+// deployment and node endpoints through Nomad's Go client and checks the
+// decoded values: list stubs, nested resources, indexes.
+func TestNomadConformanceJobs(t *testing.T) {
+	a := newDevAgent(t)
+	a.startDev()
+	c := nomadClient(t, a, "")
+	jobs := c.Jobs()
+
+	// Parse without canonicalize leaves unset fields unset.
+	parsed, err := jobs.ParseHCLOpts(&nomad.JobsParseRequest{JobHCL: `job "p" {
+  group "g" {
+    task "t" {
+      driver = "mock"
+    }
+  }
+}`})
+	if err != nil {
+		t.Fatalf("ParseHCLOpts: %v", err)
+	}
+	if *parsed.ID != "p" || parsed.Priority != nil || parsed.Namespace != nil || parsed.Region != nil || parsed.Type != nil {
+		t.Fatalf("ParseHCLOpts without Canonicalize set fields: ID %v Priority %v Namespace %v Region %v Type %v",
+			*parsed.ID, parsed.Priority, parsed.Namespace, parsed.Region, parsed.Type)
+	}
+	if *parsed.TaskGroups[0].Name != "g" || parsed.TaskGroups[0].RestartPolicy != nil || parsed.TaskGroups[0].Tasks[0].Driver != "mock" {
+		t.Fatalf("ParseHCLOpts group: %+v", parsed.TaskGroups[0])
+	}
+	canon, err := jobs.ParseHCLOpts(&nomad.JobsParseRequest{JobHCL: `job "p" {
+  group "g" {
+    task "t" {
+      driver = "mock"
+    }
+  }
+}`, Canonicalize: true})
+	if err != nil || *canon.Priority != 50 || *canon.Namespace != "default" || *canon.Type != "service" || *canon.TaskGroups[0].Count != 1 {
+		t.Fatalf("ParseHCLOpts with Canonicalize: %+v, %v", canon, err)
+	}
+
+	job := conformanceJob("conf", 2)
+	if v, _, err := jobs.Validate(job, nil); err != nil || v.Error != "" || len(v.ValidationErrors) != 0 {
+		t.Fatalf("Validate: %+v, %v", v, err)
+	}
+	plan, _, err := jobs.Plan(job, true, nil)
+	if err != nil || plan.Diff == nil || plan.Diff.Type != "Added" || plan.Annotations == nil ||
+		plan.Annotations.DesiredTGUpdates["g"].Place != 2 {
+		t.Fatalf("Plan: %+v, %v", plan, err)
+	}
+	reg, _, err := jobs.Register(job, nil)
+	if err != nil || reg.EvalID == "" || reg.JobModifyIndex == 0 {
+		t.Fatalf("Register: %+v, %v", reg, err)
+	}
+
+	var stubs []*nomad.AllocationListStub
+	testutil.WaitFor(t, 30*time.Second, "two running allocations through Jobs().Allocations", func() bool {
+		stubs, _, err = jobs.Allocations("conf", false, nil)
+		if err != nil {
+			t.Fatalf("Jobs().Allocations: %v", err)
+		}
+		running := 0
+		for _, s := range stubs {
+			if s.ClientStatus == "running" {
+				running++
+			}
+		}
+		return running == 2
+	})
+	s0 := stubs[0]
+	if s0.JobID != "conf" || s0.TaskGroup != "g" || s0.Namespace != "default" || s0.NodeID == "" ||
+		s0.NodeName == "" || s0.JobType != "service" || s0.JobVersion != 0 || s0.DesiredStatus != "run" ||
+		s0.EvalID != reg.EvalID || s0.CreateIndex == 0 || s0.ModifyIndex < s0.CreateIndex ||
+		s0.CreateTime == 0 || s0.ModifyTime < s0.CreateTime || s0.TaskStates["t"] == nil ||
+		s0.TaskStates["t"].State != "running" || !strings.HasPrefix(s0.Name, "conf.g[") {
+		t.Fatalf("allocation stub: %+v", s0)
+	}
+
+	// The full allocation: nested resources and the job.
+	alloc, _, err := c.Allocations().Info(s0.ID, nil)
+	if err != nil {
+		t.Fatalf("Allocations().Info: %v", err)
+	}
+	tr := alloc.AllocatedResources.Tasks["t"]
+	if tr == nil || tr.Cpu.CpuShares != 20 || tr.Memory.MemoryMB != 32 {
+		t.Fatalf("AllocatedResources.Tasks[t]: %+v", tr)
+	}
+	sh := alloc.AllocatedResources.Shared
+	if len(sh.Ports) != 1 || sh.Ports[0].Label != "http" || sh.Ports[0].Value == 0 ||
+		len(sh.Networks) != 1 || len(sh.Networks[0].DynamicPorts) != 1 || sh.Networks[0].DynamicPorts[0].Value != sh.Ports[0].Value {
+		t.Fatalf("AllocatedResources.Shared: %+v", sh)
+	}
+	if alloc.Job == nil || *alloc.Job.ID != "conf" || alloc.Job.Meta["owner"] != "conformance" {
+		t.Fatalf("allocation's job: %+v", alloc.Job)
+	}
+	if alloc.DeploymentID == "" || alloc.ClientStatus != "running" || alloc.TaskStates["t"].StartedAt.IsZero() {
+		t.Fatalf("allocation: deployment %q status %q task %+v", alloc.DeploymentID, alloc.ClientStatus, alloc.TaskStates["t"])
+	}
+
+	// Stubs with resources=true carry the nested resources too.
+	all, _, err := c.Allocations().List(&nomad.QueryOptions{Params: map[string]string{"resources": "true"}})
+	if err != nil || len(all) != 2 || all[0].AllocatedResources == nil || all[0].AllocatedResources.Tasks["t"].Cpu.CpuShares != 20 {
+		t.Fatalf("Allocations().List(resources): %d, %v", len(all), err)
+	}
+	if byPrefix, _, err := c.Allocations().PrefixList(s0.ID[:6]); err != nil || len(byPrefix) != 1 || byPrefix[0].ID != s0.ID {
+		t.Fatalf("Allocations().PrefixList: %+v, %v", byPrefix, err)
+	}
+
+	// Evaluations.
+	ev, _, err := c.Evaluations().Info(reg.EvalID, nil)
+	if err != nil || ev.JobID != "conf" || ev.Status != "complete" || ev.TriggeredBy != "job-register" || ev.Type != "service" || ev.Priority != 50 {
+		t.Fatalf("Evaluations().Info: %+v, %v", ev, err)
+	}
+	evs, _, err := jobs.Evaluations("conf", nil)
+	if err != nil || len(evs) == 0 || !slices.ContainsFunc(evs, func(e *nomad.Evaluation) bool { return e.ID == reg.EvalID }) {
+		t.Fatalf("Jobs().Evaluations: %d, %v", len(evs), err)
+	}
+	evList, _, err := c.Evaluations().List(nil)
+	if err != nil || !slices.ContainsFunc(evList, func(e *nomad.Evaluation) bool { return e.ID == reg.EvalID && e.JobID == "conf" }) {
+		t.Fatalf("Evaluations().List: %d, %v", len(evList), err)
+	}
+	evAllocs, _, err := c.Evaluations().Allocations(reg.EvalID, nil)
+	if err != nil || len(evAllocs) != 2 || evAllocs[0].EvalID != reg.EvalID {
+		t.Fatalf("Evaluations().Allocations: %d, %v", len(evAllocs), err)
+	}
+
+	// Deployments.
+	var dep *nomad.Deployment
+	testutil.WaitFor(t, 30*time.Second, "the deployment to succeed", func() bool {
+		dep, _, err = jobs.LatestDeployment("conf", nil)
+		if err != nil {
+			t.Fatalf("LatestDeployment: %v", err)
+		}
+		return dep != nil && dep.Status == "successful"
+	})
+	if dep.JobID != "conf" || dep.Namespace != "default" || dep.TaskGroups["g"].DesiredTotal != 2 || dep.TaskGroups["g"].HealthyAllocs != 2 {
+		t.Fatalf("deployment: %+v", dep)
+	}
+	if l, _, err := c.Deployments().List(nil); err != nil || len(l) != 1 || l[0].ID != dep.ID {
+		t.Fatalf("Deployments().List: %+v, %v", l, err)
+	}
+	if l, _, err := jobs.Deployments("conf", false, nil); err != nil || len(l) != 1 || l[0].ID != dep.ID {
+		t.Fatalf("Jobs().Deployments: %+v, %v", l, err)
+	}
+	if l, _, err := c.Deployments().Allocations(dep.ID, nil); err != nil || len(l) != 2 || l[0].DeploymentStatus == nil || l[0].DeploymentStatus.Healthy == nil || !*l[0].DeploymentStatus.Healthy {
+		t.Fatalf("Deployments().Allocations: %+v, %v", l, err)
+	}
+
+	// Job reads.
+	info, _, err := jobs.Info("conf", nil)
+	if err != nil || *info.ID != "conf" || *info.Priority != 50 || *info.Status != "running" || *info.TaskGroups[0].Count != 2 ||
+		*info.TaskGroups[0].Tasks[0].Resources.CPU != 20 || *info.Version != 0 || info.Meta["owner"] != "conformance" {
+		t.Fatalf("Jobs().Info: %+v, %v", info, err)
+	}
+	list, _, err := jobs.List(nil)
+	if err != nil || len(list) != 1 || list[0].ID != "conf" || list[0].Status != "running" || list[0].Type != "service" ||
+		list[0].JobSummary == nil || list[0].JobSummary.Summary["g"].Running != 2 {
+		t.Fatalf("Jobs().List: %+v, %v", list, err)
+	}
+	sum, _, err := jobs.Summary("conf", nil)
+	if err != nil || sum.Summary["g"].Running != 2 {
+		t.Fatalf("Jobs().Summary: %+v, %v", sum, err)
+	}
+	if sub, _, err := jobs.Submission("conf", 0, nil); err == nil {
+		t.Fatalf("Jobs().Submission of a job registered as JSON: %+v", sub)
+	}
+	versions, _, _, err := jobs.Versions("conf", false, nil)
+	if err != nil || len(versions) != 1 || *versions[0].Version != 0 {
+		t.Fatalf("Jobs().Versions: %d, %v", len(versions), err)
+	}
+	scale, _, err := jobs.ScaleStatus("conf", nil)
+	if err != nil || scale.TaskGroups["g"].Desired != 2 || scale.TaskGroups["g"].Running != 2 {
+		t.Fatalf("Jobs().ScaleStatus: %+v, %v", scale, err)
+	}
+
+	// Nodes.
+	nodes, _, err := c.Nodes().List(nil)
+	if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" || nodes[0].SchedulingEligibility != "eligible" || nodes[0].NodePool != "default" || nodes[0].Datacenter != "dc1" {
+		t.Fatalf("Nodes().List: %+v, %v", nodes, err)
+	}
+	node, _, err := c.Nodes().Info(nodes[0].ID, nil)
+	if err != nil || node.ID != nodes[0].ID || node.Name != nodes[0].Name || node.NodeResources == nil || node.NodeResources.Cpu.CpuShares == 0 ||
+		node.NodeResources.Memory.MemoryMB == 0 || node.Drivers["mock"] == nil || !node.Drivers["mock"].Healthy {
+		t.Fatalf("Nodes().Info: %+v, %v", node, err)
+	}
+	nodeAllocs, _, err := c.Nodes().Allocations(node.ID, nil)
+	if err != nil || len(nodeAllocs) != 2 || nodeAllocs[0].Job == nil || nodeAllocs[0].AllocatedResources.Tasks["t"].Memory.MemoryMB != 32 {
+		t.Fatalf("Nodes().Allocations: %d, %v", len(nodeAllocs), err)
+	}
+	if pools, _, err := c.NodePools().List(nil); err != nil || !slices.ContainsFunc(pools, func(p *nomad.NodePool) bool { return p.Name == "default" }) {
+		t.Fatalf("NodePools().List: %+v, %v", pools, err)
+	}
+	if pn, _, err := c.NodePools().ListNodes("default", nil); err != nil || len(pn) != 1 || pn[0].ID != node.ID {
+		t.Fatalf("NodePools().ListNodes: %+v, %v", pn, err)
+	}
+	if el, err := c.Nodes().ToggleEligibility(node.ID, false, nil); err != nil || el.NodeModifyIndex == 0 {
+		t.Fatalf("ToggleEligibility: %+v, %v", el, err)
+	}
+	if n, _, _ := c.Nodes().Info(node.ID, nil); n.SchedulingEligibility != "ineligible" {
+		t.Fatalf("eligibility after toggle: %q", n.SchedulingEligibility)
+	}
+	if _, err := c.Nodes().ToggleEligibility(node.ID, true, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// Writes that list allocations on the way: force evaluation, scale,
+	// stop and purge.
+	evalID, _, err := jobs.ForceEvaluate("conf", nil)
+	if err != nil || evalID == "" {
+		t.Fatalf("ForceEvaluate: %q, %v", evalID, err)
+	}
+	if ev, _, err := c.Evaluations().Info(evalID, nil); err != nil || ev.JobID != "conf" {
+		t.Fatalf("forced evaluation: %+v, %v", ev, err)
+	}
+	if _, _, err := jobs.Scale("conf", "g", ptr(3), "three", false, nil, nil); err != nil {
+		t.Fatalf("Scale: %v", err)
+	}
+	testutil.WaitFor(t, 30*time.Second, "three allocations", func() bool {
+		l, _, err := jobs.Allocations("conf", false, nil)
+		return err == nil && len(l) == 3
+	})
+	if id, _, err := jobs.Deregister("conf", false, nil); err != nil || id == "" {
+		t.Fatalf("Deregister: %q, %v", id, err)
+	}
+	testutil.WaitFor(t, 30*time.Second, "the job's allocations to stop", func() bool {
+		l, _, err := jobs.Allocations("conf", false, nil)
+		if err != nil {
+			return false
+		}
+		for _, s := range l {
+			if s.DesiredStatus != "stop" {
+				return false
+			}
+		}
+		return true
+	})
+	if info, _, err := jobs.Info("conf", nil); err != nil || !*info.Stop {
+		t.Fatalf("stopped job: %+v, %v", info, err)
+	}
+	if _, _, err := jobs.Deregister("conf", true, nil); err != nil {
+		t.Fatalf("purge: %v", err)
+	}
+	if _, _, err := jobs.Info("conf", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("purged job: %v", err)
+	}
+}
+
+// TestNomadConformanceCluster drives namespaces, status, agent, operator,
+// services and system endpoints through Nomad's Go client.
+func TestNomadConformanceCluster(t *testing.T) {
+	a := newDevAgent(t)
+	a.startDev()
+	c := nomadClient(t, a, "")
+
+	// Namespaces.
+	if _, err := c.Namespaces().Register(&nomad.Namespace{Name: "team-a", Description: "team A", Meta: map[string]string{"k": "v"}}, nil); err != nil {
+		t.Fatalf("Namespaces().Register: %v", err)
+	}
+	ns, _, err := c.Namespaces().Info("team-a", nil)
+	if err != nil || ns.Name != "team-a" || ns.Description != "team A" || ns.Meta["k"] != "v" || ns.CreateIndex == 0 {
+		t.Fatalf("Namespaces().Info: %+v, %v", ns, err)
+	}
+	nsl, _, err := c.Namespaces().List(nil)
+	if err != nil || len(nsl) != 2 || nsl[0].Name != "team-a" || nsl[1].Name != "default" { // the client sorts newest first
+		t.Fatalf("Namespaces().List: %s, %v", dump(nsl), err)
+	}
+	if _, err := c.Namespaces().Delete("team-a", nil); err != nil {
+		t.Fatalf("Namespaces().Delete: %v", err)
+	}
+	if _, _, err := c.Namespaces().Info("team-a", nil); err == nil {
+		t.Fatal("deleted namespace still read")
+	}
+
+	// Status and agent.
+	leader, err := c.Status().Leader()
+	if err != nil || leader == "" {
+		t.Fatalf("Status().Leader: %q, %v", leader, err)
+	}
+	peers, err := c.Status().Peers()
+	if err != nil || len(peers) != 1 || peers[0] != leader {
+		t.Fatalf("Status().Peers: %v, %v", peers, err)
+	}
+	self, err := c.Agent().Self()
+	if err != nil || self.Member.Name == "" {
+		t.Fatalf("Agent().Self: %+v, %v", self, err)
+	}
+	members, err := c.Agent().Members()
+	if err != nil || len(members.Members) != 1 || members.Members[0].Status != "alive" {
+		t.Fatalf("Agent().Members: %+v, %v", members, err)
+	}
+	health, err := c.Agent().Health()
+	if err != nil || health.Server == nil || !health.Server.Ok {
+		t.Fatalf("Agent().Health: %+v, %v", health, err)
+	}
+
+	// Operator.
+	rc, err := c.Operator().RaftGetConfiguration(nil)
+	if err != nil || len(rc.Servers) != 1 || !rc.Servers[0].Leader || !rc.Servers[0].Voter || rc.Servers[0].Address != leader {
+		t.Fatalf("RaftGetConfiguration: %+v, %v", rc, err)
+	}
+	snap, err := c.Operator().Snapshot(nil)
+	if err != nil {
+		t.Fatalf("Operator().Snapshot: %v", err)
+	}
+	data, err := io.ReadAll(snap)
+	snap.Close()
+	if err != nil || len(data) == 0 {
+		t.Fatalf("snapshot: %d bytes, %v", len(data), err)
+	}
+	if _, err := c.Operator().SnapshotRestore(bytes.NewReader(data), nil); err != nil {
+		t.Fatalf("Operator().SnapshotRestore: %v", err)
+	}
+
+	// Services, registered by a job's task.
+	job := conformanceJob("svc", 1)
+	job.TaskGroups[0].Services = []*nomad.Service{{Name: "conf-web", PortLabel: "http", Provider: "nomad", Tags: []string{"a"}}}
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	var regs []*nomad.ServiceRegistration
+	testutil.WaitFor(t, 30*time.Second, "the service to be registered", func() bool {
+		regs, _, err = c.Services().Get("conf-web", nil)
+		return err == nil && len(regs) == 1
+	})
+	if regs[0].ServiceName != "conf-web" || regs[0].JobID != "svc" || regs[0].Port == 0 || regs[0].Address == "" || !slices.Equal(regs[0].Tags, []string{"a"}) {
+		t.Fatalf("Services().Get: %+v", regs[0])
+	}
+	sl, _, err := c.Services().List(nil)
+	if err != nil || len(sl) != 1 || sl[0].Namespace != "default" || len(sl[0].Services) != 1 || sl[0].Services[0].ServiceName != "conf-web" {
+		t.Fatalf("Services().List: %+v, %v", sl, err)
+	}
+	if js, _, err := c.Jobs().Services("svc", nil); err != nil || len(js) != 1 || js[0].ID != regs[0].ID {
+		t.Fatalf("Jobs().Services: %+v, %v", js, err)
+	}
+	if _, err := c.Services().Delete("conf-web", regs[0].ID, nil); err != nil {
+		t.Fatalf("Services().Delete: %v", err)
+	}
+
+	if err := c.System().GarbageCollect(); err != nil {
+		t.Fatalf("System().GarbageCollect: %v", err)
+	}
+}
+
+// dump renders v as JSON for a failure message.
+func dump(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
