@@ -363,7 +363,7 @@ func TestNomadConformanceCluster(t *testing.T) {
 
 	// Services, registered by a job's task.
 	job := conformanceJob("svc", 1)
-	job.TaskGroups[0].Services = []*nomad.Service{{Name: "conf-web", PortLabel: "http", Provider: "nomad", Tags: []string{"a"}}}
+	job.TaskGroups[0].Services = []*nomad.Service{{Name: "conf-web", PortLabel: "http", Provider: "sched", Tags: []string{"a"}}}
 	if _, _, err := c.Jobs().Register(job, nil); err != nil {
 		t.Fatalf("Register: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -180,11 +179,6 @@ func TestSnapshotDigest(t *testing.T) {
 	if rec.Header().Get("Content-Length") != "13" || rec.Body.String() != "archive bytes" {
 		t.Errorf("Content-Length %q body %q", rec.Header().Get("Content-Length"), rec.Body.String())
 	}
-}
-
-func readAllErr(resp *http.Response) ([]byte, error) {
-	defer resp.Body.Close()
-	return io.ReadAll(resp.Body)
 }
 
 func TestInternalReadIndexOnlyOnTheLeader(t *testing.T) {
