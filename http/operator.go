@@ -96,4 +96,3 @@ type rawBodyKey struct{}
 func isSnapshotRestore(r *http.Request) bool {
 	return r.URL.Path == "/v1/operator/snapshot" && (r.Method == http.MethodPut || r.Method == http.MethodPost)
 }
-
