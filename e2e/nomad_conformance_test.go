@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	nomad "github.com/hashicorp/nomad/api"
 
+	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/internal/testutil"
 )
 
@@ -398,4 +401,101 @@ func dump(v any) string {
 		return err.Error()
 	}
 	return string(b)
+}
+
+// TestNomadConformanceACL drives the ACL endpoints through Nomad's Go
+// client on a server with enforcement on: bootstrap, policies, tokens,
+// self, and the 403 of a denied and of an anonymous request.
+func TestNomadConformanceACL(t *testing.T) {
+	a := newServer(t)
+	f, err := os.OpenFile(a.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("acl {\n  enabled = true\n}\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	a.run("a leader", func(c *api.Client) error {
+		_, err := c.Status().Leader(context.Background())
+		return err
+	}, "agent", "-config", a.config)
+
+	anon := nomadClient(t, a, "")
+	boot, _, err := anon.ACLTokens().Bootstrap(nil)
+	if err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+	if boot.AccessorID == "" || boot.SecretID == "" || boot.Type != "management" || boot.Name != "Bootstrap Token" || !boot.Global || boot.CreateTime.IsZero() {
+		t.Fatalf("bootstrap token: %s", dump(boot))
+	}
+	if _, _, err := anon.ACLTokens().Bootstrap(nil); err == nil {
+		t.Fatal("a second bootstrap succeeded")
+	}
+	mgmt := nomadClient(t, a, boot.SecretID)
+
+	// Policies.
+	rules := `namespace "default" { policy = "read" }`
+	if _, err := mgmt.ACLPolicies().Upsert(&nomad.ACLPolicy{Name: "readonly", Description: "reads default", Rules: rules}, nil); err != nil {
+		t.Fatalf("ACLPolicies().Upsert: %v", err)
+	}
+	pol, _, err := mgmt.ACLPolicies().Info("readonly", nil)
+	if err != nil || pol.Name != "readonly" || pol.Description != "reads default" || pol.Rules != rules || pol.CreateIndex == 0 {
+		t.Fatalf("ACLPolicies().Info: %s, %v", dump(pol), err)
+	}
+	pols, _, err := mgmt.ACLPolicies().List(nil)
+	if err != nil || len(pols) != 1 || pols[0].Name != "readonly" || pols[0].Description != "reads default" {
+		t.Fatalf("ACLPolicies().List: %s, %v", dump(pols), err)
+	}
+
+	// Tokens.
+	tok, _, err := mgmt.ACLTokens().Create(&nomad.ACLToken{Name: "reader", Type: "client", Policies: []string{"readonly"}}, nil)
+	if err != nil || tok.AccessorID == "" || tok.SecretID == "" || tok.Name != "reader" || tok.Type != "client" || !slices.Equal(tok.Policies, []string{"readonly"}) {
+		t.Fatalf("ACLTokens().Create: %s, %v", dump(tok), err)
+	}
+	info, _, err := mgmt.ACLTokens().Info(tok.AccessorID, nil)
+	if err != nil || info.Name != "reader" || info.SecretID != "" || info.CreateIndex == 0 {
+		t.Fatalf("ACLTokens().Info (the secret is shown only on create): %s, %v", dump(info), err)
+	}
+	toks, _, err := mgmt.ACLTokens().List(nil)
+	if err != nil || len(toks) != 2 || !slices.ContainsFunc(toks, func(s *nomad.ACLTokenListStub) bool { return s.AccessorID == tok.AccessorID && s.Name == "reader" && s.Type == "client" }) {
+		t.Fatalf("ACLTokens().List: %s, %v", dump(toks), err)
+	}
+	reader := nomadClient(t, a, tok.SecretID)
+	self, _, err := reader.ACLTokens().Self(nil)
+	if err != nil || self.AccessorID != tok.AccessorID || !slices.Equal(self.Policies, []string{"readonly"}) {
+		t.Fatalf("ACLTokens().Self: %s, %v", dump(self), err)
+	}
+	tok.Name = "reader-2"
+	if up, _, err := mgmt.ACLTokens().Update(tok, nil); err != nil || up.Name != "reader-2" || up.AccessorID != tok.AccessorID {
+		t.Fatalf("ACLTokens().Update: %s, %v", dump(up), err)
+	}
+
+	// Enforcement: the reader lists jobs and may not register one; an
+	// anonymous caller may do neither.
+	if l, _, err := reader.Jobs().List(nil); err != nil || len(l) != 0 {
+		t.Fatalf("reader Jobs().List: %v, %v", l, err)
+	}
+	if _, _, err := reader.Jobs().Register(conformanceJob("denied", 1), nil); err == nil || !strings.Contains(err.Error(), "403") || !strings.Contains(err.Error(), "Permission denied") {
+		t.Fatalf("reader Register: %v, want 403 Permission denied", err)
+	}
+	if _, _, err := anon.Jobs().List(nil); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("anonymous Jobs().List: %v, want 403", err)
+	}
+	if _, _, err := reader.ACLTokens().List(nil); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("reader ACLTokens().List: %v, want 403", err)
+	}
+
+	if _, err := mgmt.ACLTokens().Delete(tok.AccessorID, nil); err != nil {
+		t.Fatalf("ACLTokens().Delete: %v", err)
+	}
+	if _, _, err := reader.ACLTokens().Self(nil); err == nil || !strings.Contains(err.Error(), "ACL token not found") {
+		t.Fatalf("deleted token's Self: %v", err)
+	}
+	if _, err := mgmt.ACLPolicies().Delete("readonly", nil); err != nil {
+		t.Fatalf("ACLPolicies().Delete: %v", err)
+	}
+	if pols, _, err := mgmt.ACLPolicies().List(nil); err != nil || len(pols) != 0 {
+		t.Fatalf("policies after delete: %s, %v", dump(pols), err)
+	}
 }

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -167,6 +168,13 @@ func TestACLTokenCreateRejects(t *testing.T) {
 	acc := a.accessorOf(tok)
 	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{AccessorID: "other", Type: "management"}, http.StatusBadRequest, "does not match the accessor in the path")
 	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", ExpirationTTL: time.Hour}, http.StatusBadRequest, "expiry cannot be changed")
+	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", SecretID: state.NewID()}, http.StatusBadRequest, "secret cannot be changed")
+	// The token's own secret, sent back as Nomad's client does, is no change.
+	var up state.ACLToken
+	a.okAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Name: "renamed", Type: "management", SecretID: tok}, &up)
+	if up.Name != "renamed" || up.AccessorID != acc {
+		t.Errorf("update with the token's own secret: %+v", up)
+	}
 }
 
 func TestACLPolicyCRUD(t *testing.T) {
@@ -285,5 +293,30 @@ func TestACLTokenExpiry(t *testing.T) {
 	}
 	if !found {
 		t.Error("expired token not listed")
+	}
+}
+
+// TestACLTokenRequestTTLForms: ExpirationTTL is read as nanoseconds or as
+// a duration string (Nomad's client sends "" or "1h0m0s"); anything else
+// is refused with the field named.
+func TestACLTokenRequestTTLForms(t *testing.T) {
+	for body, want := range map[string]time.Duration{
+		`{"Name":"a"}`:                         0,
+		`{"Name":"a","ExpirationTTL":""}`:      0,
+		`{"Name":"a","ExpirationTTL":null}`:    0,
+		`{"Name":"a","ExpirationTTL":"1h"}`:    time.Hour,
+		`{"Name":"a","ExpirationTTL":6e10}`:    time.Minute,
+		`{"Name":"a","ExpirationTTL":1000000}`: time.Millisecond,
+	} {
+		var r ACLTokenRequest
+		if err := json.Unmarshal([]byte(body), &r); err != nil || r.ExpirationTTL != want || r.Name != "a" {
+			t.Errorf("%s: TTL %v name %q err %v, want %v", body, r.ExpirationTTL, r.Name, err, want)
+		}
+	}
+	for _, body := range []string{`{"ExpirationTTL":"soon"}`, `{"ExpirationTTL":true}`} {
+		var r ACLTokenRequest
+		if err := json.Unmarshal([]byte(body), &r); err == nil || !strings.Contains(err.Error(), "ExpirationTTL") {
+			t.Errorf("%s: err %v, want one naming ExpirationTTL", body, err)
+		}
 	}
 }
