@@ -499,3 +499,169 @@ func TestNomadConformanceACL(t *testing.T) {
 		t.Fatalf("policies after delete: %s, %v", dump(pols), err)
 	}
 }
+
+// TestNomadConformanceWrites drives the job, deployment and node writes
+// through Nomad's Go client: versions and diffs, stable, revert, periodic
+// force, dispatch, deployment pause/resume/health/fail, drain and node
+// pools, checking what each wrote.
+func TestNomadConformanceWrites(t *testing.T) {
+	a := newDevAgent(t)
+	a.startDev()
+	c := nomadClient(t, a, "")
+	jobs, deps := c.Jobs(), c.Deployments()
+
+	// A deployment that waits for manual health: it stays running until
+	// told otherwise.
+	job := conformanceJob("w", 1)
+	job.TaskGroups[0].Update.HealthCheck = ptr("manual")
+	if _, _, err := jobs.Register(job, nil); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	var dep *nomad.Deployment
+	testutil.WaitFor(t, 30*time.Second, "a running deployment with its allocation placed", func() bool {
+		d, _, err := jobs.LatestDeployment("w", nil)
+		dep = d
+		return err == nil && d != nil && d.Status == "running" && d.TaskGroups["g"].PlacedAllocs == 1
+	})
+	if r, _, err := deps.Pause(dep.ID, true, nil); err != nil || r.DeploymentModifyIndex == 0 {
+		t.Fatalf("Pause: %+v, %v", r, err)
+	}
+	if d, _, _ := deps.Info(dep.ID, nil); d.Status != "paused" {
+		t.Fatalf("after Pause: %s", d.Status)
+	}
+	if _, _, err := deps.Pause(dep.ID, false, nil); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if d, _, _ := deps.Info(dep.ID, nil); d.Status != "running" {
+		t.Fatalf("after resume: %s", d.Status)
+	}
+	allocs, _, err := deps.Allocations(dep.ID, nil)
+	if err != nil || len(allocs) != 1 {
+		t.Fatalf("Deployments().Allocations: %d, %v", len(allocs), err)
+	}
+	if _, _, err := deps.SetAllocHealth(dep.ID, []string{allocs[0].ID}, nil, nil); err != nil {
+		t.Fatalf("SetAllocHealth: %v", err)
+	}
+	testutil.WaitFor(t, 30*time.Second, "the deployment to succeed on manual health", func() bool {
+		d, _, err := deps.Info(dep.ID, nil)
+		return err == nil && d.Status == "successful" && d.TaskGroups["g"].HealthyAllocs == 1
+	})
+
+	// Version 1 changes the task's config; its deployment is failed.
+	job.TaskGroups[0].Tasks[0].Config["run_for"] = "2h"
+	if _, _, err := jobs.Register(job, nil); err != nil {
+		t.Fatalf("Register v1: %v", err)
+	}
+	testutil.WaitFor(t, 30*time.Second, "the version 1 deployment", func() bool {
+		d, _, err := jobs.LatestDeployment("w", nil)
+		dep = d
+		return err == nil && d != nil && d.JobVersion == 1 && d.Status == "running"
+	})
+	if r, _, err := deps.Fail(dep.ID, nil); err != nil || r.DeploymentModifyIndex == 0 {
+		t.Fatalf("Fail: %+v, %v", r, err)
+	}
+	if d, _, _ := deps.Info(dep.ID, nil); d.Status != "failed" {
+		t.Fatalf("after Fail: %s", d.Status)
+	}
+	versions, diffs, _, err := jobs.Versions("w", true, nil)
+	if err != nil || len(versions) != 2 || *versions[0].Version != 1 || len(diffs) != 1 || diffs[0].Type != "Edited" {
+		t.Fatalf("Versions(diffs): %d versions, %s, %v", len(versions), dump(diffs), err)
+	}
+	if !*versions[1].Stable || *versions[0].Stable {
+		t.Fatalf("stable flags: v1 %v v0 %v", *versions[0].Stable, *versions[1].Stable)
+	}
+	if _, _, err := jobs.Stable("w", 1, true, nil); err != nil {
+		t.Fatalf("Stable: %v", err)
+	}
+	if v, _, _, _ := jobs.Versions("w", false, nil); !*v[0].Stable {
+		t.Fatal("version 1 not stable after Stable")
+	}
+	prior := uint64(1)
+	if r, _, err := jobs.Revert("w", 0, &prior, nil, "", ""); err != nil || r.EvalID == "" {
+		t.Fatalf("Revert: %+v, %v", r, err)
+	}
+	if info, _, _ := jobs.Info("w", nil); *info.Version != 2 || info.TaskGroups[0].Tasks[0].Config["run_for"] != "1h" {
+		t.Fatalf("after Revert: version %d config %v", *info.Version, info.TaskGroups[0].Tasks[0].Config)
+	}
+
+	// Periodic force and dispatch.
+	periodic := nomad.NewBatchJob("cron", "cron", "", 50)
+	periodic.Datacenters = []string{"*"}
+	periodic.Periodic = &nomad.PeriodicConfig{Spec: ptr("0 0 1 1 *"), ProhibitOverlap: ptr(true)}
+	ptg := nomad.NewTaskGroup("g", 1)
+	ptask := nomad.NewTask("t", "mock")
+	ptask.Config = map[string]any{"run_for": "10ms"}
+	ptask.Resources = &nomad.Resources{CPU: ptr(10), MemoryMB: ptr(10)}
+	ptg.AddTask(ptask)
+	periodic.AddTaskGroup(ptg)
+	if _, _, err := jobs.Register(periodic, nil); err != nil {
+		t.Fatalf("Register periodic: %v", err)
+	}
+	evalID, _, err := jobs.PeriodicForce("cron", nil)
+	if err != nil || evalID == "" {
+		t.Fatalf("PeriodicForce: %q, %v", evalID, err)
+	}
+	if ev, _, err := c.Evaluations().Info(evalID, nil); err != nil || !strings.HasPrefix(ev.JobID, "cron/periodic-") {
+		t.Fatalf("forced evaluation: %s, %v", dump(ev), err)
+	}
+	param := nomad.NewBatchJob("param", "param", "", 50)
+	param.Datacenters = []string{"*"}
+	param.ParameterizedJob = &nomad.ParameterizedJobConfig{Payload: "optional", MetaRequired: []string{"who"}}
+	param.TaskGroups = []*nomad.TaskGroup{ptg}
+	if _, _, err := jobs.Register(param, nil); err != nil {
+		t.Fatalf("Register parameterized: %v", err)
+	}
+	disp, _, err := jobs.Dispatch("param", map[string]string{"who": "me"}, []byte("payload"), "", nil)
+	if err != nil || !strings.HasPrefix(disp.DispatchedJobID, "param/dispatch-") || disp.EvalID == "" || disp.JobCreateIndex == 0 {
+		t.Fatalf("Dispatch: %s, %v", dump(disp), err)
+	}
+	child, _, err := jobs.Info(disp.DispatchedJobID, nil)
+	if err != nil || *child.ParentID != "param" || child.Meta["who"] != "me" || !child.Dispatched {
+		t.Fatalf("dispatched job: %s, %v", dump(child), err)
+	}
+	if _, _, err := jobs.Dispatch("param", nil, nil, "", nil); err == nil || !strings.Contains(err.Error(), "who") {
+		t.Fatalf("Dispatch without required meta: %v", err)
+	}
+	all, _, err := jobs.List(&nomad.QueryOptions{Namespace: "*"})
+	if err != nil || len(all) < 4 {
+		t.Fatalf("Jobs().List(namespace=*): %s, %v", dump(all), err)
+	}
+
+	// Drain and eligibility.
+	nodes, _, err := c.Nodes().List(nil)
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("Nodes().List: %v", err)
+	}
+	nodeID := nodes[0].ID
+	dr, err := c.Nodes().UpdateDrain(nodeID, &nomad.DrainSpec{Deadline: time.Hour, IgnoreSystemJobs: true}, false, nil)
+	if err != nil || dr.NodeModifyIndex == 0 {
+		t.Fatalf("UpdateDrain: %+v, %v", dr, err)
+	}
+	node, _, err := c.Nodes().Info(nodeID, nil)
+	if err != nil || node.DrainStrategy == nil || node.DrainStrategy.Deadline != time.Hour || !node.DrainStrategy.IgnoreSystemJobs ||
+		node.DrainStrategy.StartedAt.IsZero() || node.DrainStrategy.ForceDeadline.Sub(node.DrainStrategy.StartedAt).Round(time.Minute) != time.Hour ||
+		node.SchedulingEligibility != "ineligible" {
+		t.Fatalf("draining node: %s, %v", dump(node.DrainStrategy), err)
+	}
+	if _, err := c.Nodes().UpdateDrain(nodeID, nil, true, nil); err != nil {
+		t.Fatalf("cancel drain: %v", err)
+	}
+	if node, _, _ := c.Nodes().Info(nodeID, nil); node.DrainStrategy != nil || node.SchedulingEligibility != "eligible" {
+		t.Fatalf("after cancel: %s %s", dump(node.DrainStrategy), node.SchedulingEligibility)
+	}
+
+	// Node pools.
+	if _, err := c.NodePools().Register(&nomad.NodePool{Name: "gpu", Description: "GPUs", Meta: map[string]string{"k": "v"}}, nil); err != nil {
+		t.Fatalf("NodePools().Register: %v", err)
+	}
+	pool, _, err := c.NodePools().Info("gpu", nil)
+	if err != nil || pool.Description != "GPUs" || pool.Meta["k"] != "v" || pool.CreateIndex == 0 {
+		t.Fatalf("NodePools().Info: %s, %v", dump(pool), err)
+	}
+	if _, err := c.NodePools().Delete("gpu", nil); err != nil {
+		t.Fatalf("NodePools().Delete: %v", err)
+	}
+	if _, _, err := c.NodePools().Info("gpu", nil); err == nil {
+		t.Fatal("deleted pool still read")
+	}
+}

@@ -71,7 +71,8 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request, _ httprouter.P
 // fields its source left unset: zero numbers, empty strings, false,
 // null and empty objects and arrays are dropped from every object, so a
 // client decoding into pointer fields (Nomad's api.Job) sees them unset
-// rather than set to zero. Array elements are kept as they are.
+// rather than set to zero. Array elements are kept as they are, and so is
+// an Enabled of false, since an absent Enabled means true.
 func unsetOmitted(job *state.Job) (json.RawMessage, error) {
 	raw, err := json.Marshal(job)
 	if err != nil {
@@ -93,7 +94,9 @@ func pruneUnset(v any) any {
 	case map[string]any:
 		for k, e := range t {
 			e = pruneUnset(e)
-			if isUnset(e) {
+			// An absent Enabled (periodic, scaling) reads as true, so a
+			// false one is kept.
+			if isUnset(e) && (k != "Enabled" || e != false) {
 				delete(t, k)
 			} else {
 				t[k] = e

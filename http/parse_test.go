@@ -199,3 +199,15 @@ func TestJobParseLeavesUnsetOut(t *testing.T) {
 		t.Errorf("group %v resources %v", tg["Count"], res)
 	}
 }
+
+// TestJobParseKeepsEnabledFalse: an absent Enabled reads as true, so a
+// parse without Canonicalize keeps an explicit false.
+func TestJobParseKeepsEnabledFalse(t *testing.T) {
+	h := newHarness(t)
+	src := "job \"p\" {\n  type = \"batch\"\n  periodic {\n    crons = [\"@daily\"]\n    enabled = false\n  }\n  group \"g\" {\n    task \"t\" {\n      driver = \"mock\"\n    }\n  }\n}\n"
+	var job state.Job
+	h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: src}, &job)
+	if job.Periodic == nil || job.Periodic.Enabled {
+		t.Errorf("periodic after parse: %+v", job.Periodic)
+	}
+}
