@@ -458,7 +458,9 @@ func TestNomadConformanceACL(t *testing.T) {
 		t.Fatalf("ACLTokens().Info (the secret is shown only on create): %s, %v", dump(info), err)
 	}
 	toks, _, err := mgmt.ACLTokens().List(nil)
-	if err != nil || len(toks) != 2 || !slices.ContainsFunc(toks, func(s *nomad.ACLTokenListStub) bool { return s.AccessorID == tok.AccessorID && s.Name == "reader" && s.Type == "client" }) {
+	if err != nil || len(toks) != 2 || !slices.ContainsFunc(toks, func(s *nomad.ACLTokenListStub) bool {
+		return s.AccessorID == tok.AccessorID && s.Name == "reader" && s.Type == "client"
+	}) {
 		t.Fatalf("ACLTokens().List: %s, %v", dump(toks), err)
 	}
 	reader := nomadClient(t, a, tok.SecretID)
