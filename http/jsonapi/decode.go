@@ -506,6 +506,16 @@ func (a *Attributes) Objects(name string) ([]*Attributes, bool) {
 	return out, true
 }
 
+// ReadOnly records a problem ("is read-only") for each of names that was
+// sent, so an update refuses what it cannot change instead of dropping it.
+func (a *Attributes) ReadOnly(names ...string) {
+	for _, name := range names {
+		if a.Has(name) {
+			a.Fail(name, "is read-only and cannot be changed")
+		}
+	}
+}
+
 // Names lists the attributes sent, for endpoints that refuse unknown
 // ones.
 func (a *Attributes) Names() []string {

@@ -258,6 +258,14 @@ func TestMgmtAdminOrganizationUpdate(t *testing.T) {
 	m.call(m.root, "PATCH", path, map[string]any{"data": map[string]any{"type": "", "attributes": map[string]any{"plan-timeout": "1h"}}}, 200)
 	m.fail(m.root, "PATCH", path, mgmtBody("workspaces", map[string]any{"plan-timeout": "1h"}), 422, "/data/type")
 	m.fail(m.root, "PATCH", path, map[string]any{"data": map[string]any{"type": "organizations", "id": "globex"}}, 422, "/data/id")
+	// Read-only attributes are refused, never dropped; nothing changes.
+	before := m.call(m.root, "GET", path, nil, 200).one(t).Attributes
+	for _, attr := range []string{"name", "external-id", "notification-email", "sso-enabled"} {
+		m.fail(m.root, "PATCH", path, mgmtBody("organizations", map[string]any{attr: before[attr], "plan-timeout": "3h"}), 422, "/data/attributes/"+attr, "read-only")
+	}
+	if after := m.call(m.root, "GET", path, nil, 200).one(t).Attributes; after["plan-timeout"] != before["plan-timeout"] {
+		t.Errorf("a refused patch changed plan-timeout: %v -> %v", before["plan-timeout"], after["plan-timeout"])
+	}
 	// Malformed values: 422 naming each.
 	for _, c := range []struct {
 		attrs   map[string]any
@@ -462,6 +470,8 @@ func TestMgmtAdminVersions(t *testing.T) {
 				t.Errorf("reason kept after undeprecating: %v", u.Attributes["deprecated-reason"])
 			}
 			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"sha": "nope"}), 422, "/data/attributes/sha")
+			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"usage": 3}), 422, "/data/attributes/usage", "read-only")
+			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"created-at": "2020-01-01T00:00:00.000Z"}), 422, "/data/attributes/created-at", "read-only")
 			m.fail(m.root, "PATCH", fam.path+"/tool-none", mgmtBody(fam.typ, nil), 404, "")
 			// usage, and deletes refused for official or used versions.
 			if fam.family == mgmt.VersionFamilyTool {

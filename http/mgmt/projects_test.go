@@ -294,6 +294,9 @@ func TestMgmtProjectShowUpdateDelete(t *testing.T) {
 	m.fail(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"name": "Default project"}), 422, "/data/attributes/name", "already been taken")
 	m.fail(w.owner, "PATCH", path, mgmtBody("teams", map[string]any{"name": "xyz"}), 422, "/data/type")
 	m.fail(w.owner, "PATCH", path, map[string]any{"data": map[string]any{"type": "projects", "id": "prj-other"}}, 422, "/data/id")
+	for _, attr := range []string{"workspace-count", "team-count", "permissions", "is-default", "created-at"} {
+		m.fail(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{attr: 1, "description": "changed"}), 422, "/data/attributes/"+attr, "read-only")
+	}
 
 	// Delete: 403 visible but not allowed, 404 invisible; refused while
 	// workspaces remain, and for the Default Project (409).
