@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -665,5 +666,102 @@ func TestNomadConformanceWrites(t *testing.T) {
 	}
 	if _, _, err := c.NodePools().Info("gpu", nil); err == nil {
 		t.Fatal("deleted pool still read")
+	}
+}
+
+// TestNomadConformanceJobspecShapes: every block of the jobspec test
+// files travels through Nomad's client without a decode error in either
+// direction: the parse answer decodes into api.Job, that api.Job
+// registers (encoded by Nomad's client), and the stored job, its versions
+// with diffs and a plan decode again with the same groups, tasks,
+// services, checks and templates.
+func TestNomadConformanceJobspecShapes(t *testing.T) {
+	a := newDevAgent(t)
+	a.startDev()
+	c := nomadClient(t, a, "")
+	jobs := c.Jobs()
+	files, err := filepath.Glob("../state/jobspec/testdata/*.sched.hcl")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("jobspec test files: %v, %v", files, err)
+	}
+	type counts struct{ groups, tasks, services, checks, templates, constraints int }
+	count := func(j *nomad.Job) counts {
+		var n counts
+		n.constraints = len(j.Constraints)
+		for _, g := range j.TaskGroups {
+			n.groups++
+			n.constraints += len(g.Constraints)
+			for _, s := range g.Services {
+				n.services++
+				n.checks += len(s.Checks)
+			}
+			for _, task := range g.Tasks {
+				n.tasks++
+				n.templates += len(task.Templates)
+				n.constraints += len(task.Constraints)
+				for _, s := range task.Services {
+					n.services++
+					n.checks += len(s.Checks)
+				}
+			}
+		}
+		return n
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &nomad.JobsParseRequest{JobHCL: string(src), Canonicalize: true}
+			if strings.Contains(req.JobHCL, `variable "version"`) {
+				req.Variables = `version = "1.0"`
+			}
+			job, err := jobs.ParseHCLOpts(req)
+			if err != nil {
+				t.Fatalf("ParseHCLOpts: %v", err)
+			}
+			want := count(job)
+			if want.groups == 0 || want.tasks == 0 {
+				t.Fatalf("parsed nothing: %+v", want)
+			}
+			// Register into what this agent has. Some files combine blocks
+			// to show the parser everything (periodic and parameterized);
+			// their validation errors still prove the job decoded.
+			job.Namespace, job.Region, job.NodePool, job.Datacenters = ptr("default"), ptr("global"), ptr("default"), []string{"*"}
+			v, _, err := jobs.Validate(job, nil)
+			if err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			if len(v.ValidationErrors) > 0 {
+				if !strings.Contains(v.Error, "Job.") {
+					t.Fatalf("validation errors without a field path: %s", dump(v))
+				}
+				t.Logf("not registered: %s", v.Error)
+				return
+			}
+			if _, _, err := jobs.Register(job, nil); err != nil {
+				t.Fatalf("Register: %v", err)
+			}
+			got, _, err := jobs.Info(*job.ID, nil)
+			if err != nil {
+				t.Fatalf("Info: %v", err)
+			}
+			if count(got) != want || *got.Priority != *job.Priority || *got.Type != *job.Type {
+				t.Fatalf("stored job: %+v, want %+v (priority %d type %s)", count(got), want, *got.Priority, *got.Type)
+			}
+			got.Meta = map[string]string{"changed": "yes"}
+			if _, _, err := jobs.Register(got, nil); err != nil {
+				t.Fatalf("Register the read-back job: %v", err)
+			}
+			versions, diffs, _, err := jobs.Versions(*job.ID, true, nil)
+			if err != nil || len(versions) != 2 || len(diffs) != 1 || diffs[0].Type != "Edited" {
+				t.Fatalf("Versions: %d, %s, %v", len(versions), dump(diffs), err)
+			}
+			plan, _, err := jobs.Plan(got, true, nil)
+			if err != nil || plan.Diff == nil {
+				t.Fatalf("Plan: %+v, %v", plan, err)
+			}
+		})
 	}
 }
