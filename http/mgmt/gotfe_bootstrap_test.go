@@ -67,3 +67,32 @@ func TestMgmtGoTFEBootstrapAdminOwnsOrganizations(t *testing.T) {
 		})
 	}
 }
+
+// TestMgmtBootstrapTokenOutlivesItsUser: deleting the first
+// administrator keeps the bootstrap token (a management token), which
+// then acts with no user.
+func TestMgmtBootstrapTokenOutlivesItsUser(t *testing.T) {
+	m := newMgmtHarness(t)
+	ts := httptest.NewServer(neutralNames(m.srv.Handler()))
+	defer ts.Close()
+	ctx := context.Background()
+	secret := bootstrapSecret(t, ts, "")
+	tc := tfeClient(t, ts, secret)
+	me, err := tc.Users.ReadCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.Admin.Users.Delete(ctx, me.ID); err != nil {
+		t.Fatalf("delete the administrator: %v", err)
+	}
+	if _, err := tc.Users.ReadCurrent(ctx); err == nil {
+		t.Error("account details of a deleted user")
+	}
+	if l, err := tc.Admin.Organizations.List(ctx, nil); err != nil || l == nil {
+		t.Fatalf("the bootstrap token after its user was deleted: %v", err)
+	}
+	org, err := tc.Organizations.Create(ctx, tfe.OrganizationCreateOptions{Name: tfePtr("orphan"), Email: tfePtr("o@example.com")})
+	if err != nil || org.Name != "orphan" {
+		t.Fatalf("create without a user: %+v, %v", org, err)
+	}
+}
