@@ -48,7 +48,7 @@ func conformanceJob(id string, count int) *nomad.Job {
 		ProgressDeadline: ptr(30 * time.Second),
 	}
 	task := nomad.NewTask("t", "mock")
-	task.Config = map[string]any{"run_for": "1h"}
+	task.Config = map[string]any{"run_for": "1h", "stdout_string": "hello from mock\n"}
 	task.Resources = &nomad.Resources{CPU: ptr(20), MemoryMB: ptr(32)}
 	tg.AddTask(task)
 	job.AddTaskGroup(tg)
@@ -149,6 +149,35 @@ func TestNomadConformanceJobs(t *testing.T) {
 	}
 	if alloc.DeploymentID == "" || alloc.ClientStatus != "running" || alloc.TaskStates["t"].StartedAt.IsZero() {
 		t.Fatalf("allocation: deployment %q status %q task %+v", alloc.DeploymentID, alloc.ClientStatus, alloc.TaskStates["t"])
+	}
+
+	// Client endpoints: stats and logs.
+	usage, err := c.Allocations().Stats(alloc, nil)
+	if err != nil || usage.ResourceUsage == nil || usage.Tasks["t"] == nil || usage.Timestamp == 0 {
+		t.Fatalf("Allocations().Stats: %s, %v", dump(usage), err)
+	}
+	cancel := make(chan struct{})
+	defer close(cancel)
+	frames, errs := c.AllocFS().Logs(alloc, false, "t", "stdout", "start", 0, cancel, nil)
+	var logged strings.Builder
+	for frames != nil {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				frames = nil
+				break
+			}
+			logged.Write(f.Data)
+		case err := <-errs:
+			if err != nil {
+				t.Fatalf("AllocFS().Logs: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("AllocFS().Logs did not end")
+		}
+	}
+	if logged.String() != "hello from mock\n" {
+		t.Fatalf("logs: %q", logged.String())
 	}
 
 	// Stubs with resources=true carry the nested resources too.
@@ -585,6 +614,26 @@ func TestNomadConformanceWrites(t *testing.T) {
 	}
 	if info, _, _ := jobs.Info("w", nil); *info.Version != 2 || info.TaskGroups[0].Tasks[0].Config["run_for"] != "1h" {
 		t.Fatalf("after Revert: version %d config %v", *info.Version, info.TaskGroups[0].Tasks[0].Config)
+	}
+
+	// A job registered with its source keeps it; EnforceIndex with a
+	// stale index is a 409 (sched's status for a failed check-and-set).
+	src := "job \"src\" {\n  datacenters = [\"*\"]\n  group \"g\" {\n    task \"t\" {\n      driver = \"mock\"\n      config {\n        run_for = \"1h\"\n      }\n    }\n  }\n}\n"
+	srcJob, err := jobs.ParseHCLOpts(&nomad.JobsParseRequest{JobHCL: src, Canonicalize: true})
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	reg, _, err := jobs.RegisterOpts(srcJob, &nomad.RegisterOptions{Submission: &nomad.JobSubmission{Source: src, Format: "hcl2",
+		VariableFlags: map[string]string{"x": "1"}}}, nil)
+	if err != nil {
+		t.Fatalf("RegisterOpts with a submission: %v", err)
+	}
+	sub, _, err := jobs.Submission("src", 0, nil)
+	if err != nil || sub.Source != src || sub.Format != "hcl2" || sub.VariableFlags["x"] != "1" {
+		t.Fatalf("Submission: %s, %v", dump(sub), err)
+	}
+	if _, _, err := jobs.EnforceRegister(srcJob, reg.JobModifyIndex-1, nil); err == nil || !strings.Contains(err.Error(), "409") {
+		t.Fatalf("EnforceRegister with a stale index: %v, want 409", err)
 	}
 
 	// Periodic force and dispatch.
