@@ -120,6 +120,11 @@ func TestMgmtGoTFEOrganizationsTeamsTokens(t *testing.T) {
 		t.Fatalf("UserTokens.Delete: %v", err)
 	}
 
+	// Stacks: the organization has none (sched has no stacks).
+	if sl, err := c.Stacks.List(ctx, "globex", nil); err != nil || len(sl.Items) != 0 || sl.Pagination == nil || sl.TotalCount != 0 {
+		t.Fatalf("Stacks.List = %+v, %v", sl, err)
+	}
+
 	// Deletes, and what is left.
 	if err := c.Teams.Delete(ctx, team.ID); err != nil {
 		t.Fatalf("Teams.Delete: %v", err)
