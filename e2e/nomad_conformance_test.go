@@ -295,6 +295,13 @@ func TestNomadConformanceJobs(t *testing.T) {
 	if ev, _, err := c.Evaluations().Info(evalID, nil); err != nil || ev.JobID != "conf" {
 		t.Fatalf("forced evaluation: %+v, %v", ev, err)
 	}
+	evalID, _, err = jobs.EvaluateWithOpts("conf", nomad.EvalOptions{ForceReschedule: true}, nil)
+	if err != nil || evalID == "" {
+		t.Fatalf("EvaluateWithOpts(ForceReschedule): %q, %v", evalID, err)
+	}
+	if ev, _, err := c.Evaluations().Info(evalID, nil); err != nil || ev.JobID != "conf" || ev.TriggeredBy != "job-evaluate" {
+		t.Fatalf("force-reschedule evaluation: %s, %v", dump(ev), err)
+	}
 	if _, _, err := jobs.Scale("conf", "g", ptr(3), "three", false, nil, nil); err != nil {
 		t.Fatalf("Scale: %v", err)
 	}
