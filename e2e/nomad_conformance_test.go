@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -819,5 +820,157 @@ func TestNomadConformanceJobspecShapes(t *testing.T) {
 				t.Fatalf("Plan: %+v, %v", plan, err)
 			}
 		})
+	}
+}
+
+// lostFields decodes raw (sched's answer) into a value of into's type,
+// encodes that again and returns the paths of raw's members with a
+// non-zero value that did not survive: the fields Nomad's client drops.
+// Member names match case-insensitively, as encoding/json decodes them.
+func lostFields(t *testing.T, raw []byte, into any) []string {
+	t.Helper()
+	if err := json.Unmarshal(raw, into); err != nil {
+		t.Fatalf("decode into %T: %v", into, err)
+	}
+	back, err := json.Marshal(into)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if err := json.Unmarshal(raw, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(back, &b); err != nil {
+		t.Fatal(err)
+	}
+	var lost []string
+	var walk func(path string, a, b any)
+	walk = func(path string, a, b any) {
+		switch av := a.(type) {
+		case map[string]any:
+			bv, _ := b.(map[string]any)
+			for k, v := range av {
+				if isZeroJSON(v) {
+					continue
+				}
+				var match any
+				found := false
+				for bk, bvv := range bv {
+					if strings.EqualFold(bk, k) {
+						match, found = bvv, true
+						break
+					}
+				}
+				if !found {
+					lost = append(lost, path+"."+k)
+					continue
+				}
+				walk(path+"."+k, v, match)
+			}
+		case []any:
+			bv, _ := b.([]any)
+			for i, v := range av {
+				if i < len(bv) {
+					walk(path+"[]", v, bv[i])
+				}
+			}
+		}
+	}
+	walk("", a, b)
+	slices.Sort(lost)
+	return slices.Compact(lost)
+}
+
+// isZeroJSON reports whether a decoded JSON value is null, false, 0, ""
+// or an empty object or array.
+func isZeroJSON(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case float64:
+		return x == 0
+	case string:
+		return x == ""
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
+}
+
+// TestNomadConformanceNoFieldLost reads sched's answers as they are and
+// checks which of their fields Nomad's client types drop: exactly the
+// sched additions docs/compatibility.md lists.
+func TestNomadConformanceNoFieldLost(t *testing.T) {
+	a := newDevAgent(t)
+	a.startDev()
+	c := nomadClient(t, a, "")
+	job := conformanceJob("keep", 1)
+	job.TaskGroups[0].Services = []*nomad.Service{{Name: "keep-web", PortLabel: "http", Provider: "sched"}}
+	reg, _, err := c.Jobs().Register(job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alloc *nomad.AllocationListStub
+	testutil.WaitFor(t, 30*time.Second, "a running allocation with a healthy deployment", func() bool {
+		l, _, err := c.Jobs().Allocations("keep", false, nil)
+		if err != nil || len(l) != 1 || l[0].ClientStatus != "running" || l[0].DeploymentStatus == nil || l[0].DeploymentStatus.Healthy == nil {
+			return false
+		}
+		alloc = l[0]
+		return true
+	})
+	dep, _, err := c.Jobs().LatestDeployment("keep", nil)
+	if err != nil || dep == nil {
+		t.Fatalf("deployment: %v", err)
+	}
+	nodes, _, err := c.Nodes().List(nil)
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("nodes: %v", err)
+	}
+	get := func(path string) []byte {
+		t.Helper()
+		resp, err := http.Get(a.addr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s %v", path, resp.StatusCode, body, err)
+		}
+		return body
+	}
+	cases := []struct {
+		path string
+		into any
+		want []string // sched's additions, which Nomad's type has no field for
+	}{
+		{"/v1/jobs", &[]*nomad.JobListStub{}, nil},
+		{"/v1/job/keep", &nomad.Job{}, nil},
+		{"/v1/job/keep/allocations", &[]*nomad.AllocationListStub{}, []string{"[].DeploymentID"}},
+		{"/v1/allocations?resources=true", &[]*nomad.AllocationListStub{}, []string{"[].DeploymentID"}},
+		{"/v1/allocation/" + alloc.ID, &nomad.Allocation{}, nil},
+		{"/v1/node/" + nodes[0].ID + "/allocations", &[]*nomad.Allocation{}, nil},
+		{"/v1/evaluations", &[]*nomad.Evaluation{}, nil},
+		{"/v1/evaluation/" + reg.EvalID, &nomad.Evaluation{}, nil},
+		{"/v1/deployments", &[]*nomad.Deployment{}, nil},
+		{"/v1/deployment/" + dep.ID, &nomad.Deployment{}, nil},
+		{"/v1/nodes?resources=true", &[]*nomad.NodeListStub{}, []string{"[].HTTPAddr", "[].StatusUpdatedAt"}},
+		{"/v1/node/" + nodes[0].ID, &nomad.Node{}, []string{".ComputedClass"}},
+		{"/v1/namespaces", &[]*nomad.Namespace{}, nil},
+		{"/v1/job/keep/summary", &nomad.JobSummary{}, nil},
+		{"/v1/job/keep/scale", &nomad.JobScaleStatusResponse{}, nil},
+		{"/v1/job/keep/versions", &nomad.JobVersionsResponse{}, []string{".Index"}},
+		{"/v1/services", &[]*nomad.ServiceRegistrationListStub{}, nil},
+		{"/v1/service/keep-web", &[]*nomad.ServiceRegistration{}, nil},
+	}
+	for _, tc := range cases {
+		if got := lostFields(t, get(tc.path), tc.into); !slices.Equal(got, tc.want) {
+			t.Errorf("GET %s: fields Nomad's client drops: %v, want %v", tc.path, got, tc.want)
+		}
 	}
 }
