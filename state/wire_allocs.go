@@ -1,6 +1,11 @@
 package state
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
 
 // AllocListStub is one entry of the allocation lists (GET /v1/allocations,
 // /v1/evaluation/:id/allocations, /v1/deployment/allocations/:id): an
@@ -77,14 +82,61 @@ func (r AllocatedTaskResources) MarshalJSON() ([]byte, error) {
 	})
 }
 
-// UnmarshalJSON reads the nested wire shape MarshalJSON writes.
+// UnmarshalJSON reads the nested wire shape MarshalJSON writes, and the
+// flat one ({"CPU":N,"MemoryMB":M}) of earlier versions, which a client
+// agent may have kept on disk or a not yet upgraded agent may send.
 func (r *AllocatedTaskResources) UnmarshalJSON(b []byte) error {
-	var w allocatedTaskResourcesWire
+	var w struct {
+		Cpu      json.RawMessage // also the flat form's "CPU"
+		Memory   json.RawMessage
+		MemoryMB *int
+		Networks []*NetworkResource
+	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*r = AllocatedTaskResources{CPU: w.Cpu.CpuShares, MemoryMB: w.Memory.MemoryMB, Networks: w.Networks}
+	cpu, err := nestedInt(w.Cpu, "CpuShares")
+	if err != nil {
+		return fmt.Errorf("Cpu: %w", err)
+	}
+	mem, err := nestedInt(w.Memory, "MemoryMB")
+	if err != nil {
+		return fmt.Errorf("Memory: %w", err)
+	}
+	if w.MemoryMB != nil {
+		mem = *w.MemoryMB
+	}
+	*r = AllocatedTaskResources{CPU: cpu, MemoryMB: mem, Networks: w.Networks}
 	return nil
+}
+
+// nestedInt reads an integer that the wire shape nests in an object under
+// inner ({"CpuShares":N}) and an earlier shape wrote bare (N). Absent or
+// null is 0.
+func nestedInt(raw json.RawMessage, inner string) (int, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	if raw[0] != '{' {
+		var n int
+		err := json.Unmarshal(raw, &n)
+		return n, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return 0, err
+	}
+	for k, v := range m {
+		if strings.EqualFold(k, inner) {
+			var n int
+			if err := json.Unmarshal(v, &n); err != nil {
+				return 0, fmt.Errorf("%s: %w", inner, err)
+			}
+			return n, nil
+		}
+	}
+	return 0, nil
 }
 
 // ServerTerminal reports whether servers want the allocation stopped.

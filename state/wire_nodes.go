@@ -1,7 +1,9 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -104,14 +106,50 @@ func (r NodeResources) MarshalJSON() ([]byte, error) {
 	})
 }
 
-// UnmarshalJSON reads the nested wire shape MarshalJSON writes.
+// UnmarshalJSON reads the nested wire shape MarshalJSON writes, and the
+// flat one (CPU, Cores, MemoryMB, DiskMB) a not yet upgraded client agent
+// registers with.
 func (r *NodeResources) UnmarshalJSON(b []byte) error {
-	var w nodeResourcesWire
+	var w struct {
+		Cpu            json.RawMessage // also the flat form's "CPU"
+		Cores          *int
+		Memory         json.RawMessage
+		MemoryMB       *int
+		Disk           json.RawMessage
+		DiskMB         *int
+		Networks       []*NetworkResource
+		MinDynamicPort int
+		MaxDynamicPort int
+	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*r = NodeResources{CPU: w.Cpu.CpuShares, Cores: w.Cpu.TotalCpuCores, MemoryMB: w.Memory.MemoryMB, DiskMB: w.Disk.DiskMB,
-		Networks: w.Networks, MinDynamicPort: w.MinDynamicPort, MaxDynamicPort: w.MaxDynamicPort}
+	out := NodeResources{Networks: w.Networks, MinDynamicPort: w.MinDynamicPort, MaxDynamicPort: w.MaxDynamicPort}
+	var err error
+	if out.CPU, err = nestedInt(w.Cpu, "CpuShares"); err != nil {
+		return fmt.Errorf("Cpu: %w", err)
+	}
+	if c := bytes.TrimSpace(w.Cpu); len(c) > 0 && c[0] == '{' {
+		if out.Cores, err = nestedInt(c, "TotalCpuCores"); err != nil {
+			return fmt.Errorf("Cpu: %w", err)
+		}
+	}
+	if w.Cores != nil {
+		out.Cores = *w.Cores
+	}
+	if out.MemoryMB, err = nestedInt(w.Memory, "MemoryMB"); err != nil {
+		return fmt.Errorf("Memory: %w", err)
+	}
+	if w.MemoryMB != nil {
+		out.MemoryMB = *w.MemoryMB
+	}
+	if out.DiskMB, err = nestedInt(w.Disk, "DiskMB"); err != nil {
+		return fmt.Errorf("Disk: %w", err)
+	}
+	if w.DiskMB != nil {
+		out.DiskMB = *w.DiskMB
+	}
+	*r = out
 	return nil
 }
 
@@ -132,13 +170,42 @@ func (r NodeReservedResources) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// UnmarshalJSON reads the nested wire shape MarshalJSON writes.
+// UnmarshalJSON reads the nested wire shape MarshalJSON writes, and the
+// flat one (CPU, MemoryMB, DiskMB, ReservedPorts) of earlier versions.
 func (r *NodeReservedResources) UnmarshalJSON(b []byte) error {
-	var w nodeReservedWire
+	var w struct {
+		Cpu           json.RawMessage // also the flat form's "CPU"
+		Memory        json.RawMessage
+		MemoryMB      *int
+		Disk          json.RawMessage
+		DiskMB        *int
+		Networks      struct{ ReservedHostPorts string }
+		ReservedPorts *string
+	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*r = NodeReservedResources{CPU: w.Cpu.CpuShares, MemoryMB: w.Memory.MemoryMB, DiskMB: w.Disk.DiskMB, ReservedPorts: w.Networks.ReservedHostPorts}
+	out := NodeReservedResources{ReservedPorts: w.Networks.ReservedHostPorts}
+	var err error
+	if out.CPU, err = nestedInt(w.Cpu, "CpuShares"); err != nil {
+		return fmt.Errorf("Cpu: %w", err)
+	}
+	if out.MemoryMB, err = nestedInt(w.Memory, "MemoryMB"); err != nil {
+		return fmt.Errorf("Memory: %w", err)
+	}
+	if w.MemoryMB != nil {
+		out.MemoryMB = *w.MemoryMB
+	}
+	if out.DiskMB, err = nestedInt(w.Disk, "DiskMB"); err != nil {
+		return fmt.Errorf("Disk: %w", err)
+	}
+	if w.DiskMB != nil {
+		out.DiskMB = *w.DiskMB
+	}
+	if w.ReservedPorts != nil {
+		out.ReservedPorts = *w.ReservedPorts
+	}
+	*r = out
 	return nil
 }
 
@@ -174,13 +241,46 @@ func (d DrainStrategy) MarshalJSON() ([]byte, error) {
 		ForceDeadline: unixNanoTime(d.ForceDeadline), StartedAt: unixNanoTime(d.StartedAt)})
 }
 
-// UnmarshalJSON reads the wire shape MarshalJSON writes.
+// UnmarshalJSON reads the wire shape MarshalJSON writes; ForceDeadline
+// and StartedAt may also be Unix nanoseconds, as earlier versions wrote
+// them.
 func (d *DrainStrategy) UnmarshalJSON(b []byte) error {
-	var w drainStrategyWire
+	var w struct {
+		Deadline         int64
+		IgnoreSystemJobs bool
+		ForceDeadline    json.RawMessage
+		StartedAt        json.RawMessage
+	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*d = DrainStrategy{Deadline: w.Deadline, IgnoreSystemJobs: w.IgnoreSystemJobs,
-		ForceDeadline: timeUnixNano(w.ForceDeadline), StartedAt: timeUnixNano(w.StartedAt)}
+	force, err := wireTime(w.ForceDeadline)
+	if err != nil {
+		return fmt.Errorf("ForceDeadline: %w", err)
+	}
+	started, err := wireTime(w.StartedAt)
+	if err != nil {
+		return fmt.Errorf("StartedAt: %w", err)
+	}
+	*d = DrainStrategy{Deadline: w.Deadline, IgnoreSystemJobs: w.IgnoreSystemJobs, ForceDeadline: force, StartedAt: started}
 	return nil
+}
+
+// wireTime reads a time written as RFC 3339 or as Unix nanoseconds and
+// returns it as Unix nanoseconds (0 for the zero time, null or absent).
+func wireTime(raw json.RawMessage) (int64, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	if raw[0] != '"' {
+		var n int64
+		err := json.Unmarshal(raw, &n)
+		return n, err
+	}
+	var t time.Time
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return 0, err
+	}
+	return timeUnixNano(t), nil
 }
