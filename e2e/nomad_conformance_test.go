@@ -644,6 +644,33 @@ func TestNomadConformanceWrites(t *testing.T) {
 		t.Fatalf("EnforceRegister with a stale index: %v, want 409", err)
 	}
 
+	// A blocking query: Nomad's client reads the index from the renamed
+	// header, waits on it, and wakes on a change.
+	_, meta, err := jobs.Info("src", nil)
+	if err != nil || meta.LastIndex == 0 || !meta.KnownLeader {
+		t.Fatalf("Info meta: %+v, %v", meta, err)
+	}
+	woke := make(chan *nomad.QueryMeta, 1)
+	go func() {
+		_, m, err := jobs.Info("src", &nomad.QueryOptions{WaitIndex: meta.LastIndex, WaitTime: 30 * time.Second})
+		if err != nil {
+			t.Errorf("blocking Info: %v", err)
+		}
+		woke <- m
+	}()
+	srcJob.Meta = map[string]string{"wake": "up"}
+	if _, _, err := jobs.Register(srcJob, nil); err != nil {
+		t.Fatalf("Register to wake the query: %v", err)
+	}
+	select {
+	case m := <-woke:
+		if m == nil || m.LastIndex <= meta.LastIndex {
+			t.Fatalf("blocking query woke with %+v, want an index above %d", m, meta.LastIndex)
+		}
+	case <-time.After(25 * time.Second):
+		t.Fatal("the blocking query did not wake on a change")
+	}
+
 	// Periodic force and dispatch.
 	periodic := nomad.NewBatchJob("cron", "cron", "", 50)
 	periodic.Datacenters = []string{"*"}
