@@ -404,7 +404,7 @@ func TestNomadConformanceCluster(t *testing.T) {
 
 	// Services, registered by a job's task.
 	job := conformanceJob("svc", 1)
-	job.TaskGroups[0].Services = []*nomad.Service{{Name: "conf-web", PortLabel: "http", Provider: "sched", Tags: []string{"a"}}}
+	job.TaskGroups[0].Services = []*nomad.Service{{Name: "conf-web", PortLabel: "http", Provider: "nomad", Tags: []string{"a"}}}
 	if _, _, err := c.Jobs().Register(job, nil); err != nil {
 		t.Fatalf("Register: %v", err)
 	}
@@ -419,6 +419,9 @@ func TestNomadConformanceCluster(t *testing.T) {
 	sl, _, err := c.Services().List(nil)
 	if err != nil || len(sl) != 1 || sl[0].Namespace != "default" || len(sl[0].Services) != 1 || sl[0].Services[0].ServiceName != "conf-web" {
 		t.Fatalf("Services().List: %+v, %v", sl, err)
+	}
+	if info, _, err := c.Jobs().Info("svc", nil); err != nil || info.TaskGroups[0].Services[0].Provider != "sched" {
+		t.Fatalf("provider nomad stored as: %s, %v", dump(info.TaskGroups[0].Services), err)
 	}
 	if js, _, err := c.Jobs().Services("svc", nil); err != nil || len(js) != 1 || js[0].ID != regs[0].ID {
 		t.Fatalf("Jobs().Services: %+v, %v", js, err)

@@ -28,6 +28,10 @@ const (
 	// ServiceProviderSched is the built-in service catalog, and the only
 	// provider sched serves.
 	ServiceProviderSched = "sched"
+	// ServiceProviderNomad is Nomad's name for its built-in catalog: jobs
+	// written for Nomad say it, and it means sched's (Canonicalize
+	// replaces it).
+	ServiceProviderNomad = "nomad"
 	// DefaultServiceAddressMode lets the client pick the service address.
 	DefaultServiceAddressMode = "auto"
 	// NetworkModeHost shares the node's network namespace: the default mode.
@@ -408,10 +412,14 @@ func canonicalizeNetworks(ns []*NetworkResource) {
 }
 
 // canonicalizeServices gives services the built-in provider and the auto
-// address mode when they name none.
+// address mode when they name none; Nomad's name for the built-in
+// provider becomes sched's.
 func canonicalizeServices(ss []*Service) {
 	for _, s := range ss {
 		if s != nil {
+			if s.Provider == ServiceProviderNomad {
+				s.Provider = ServiceProviderSched
+			}
 			s.Provider = orDefault(s.Provider, ServiceProviderSched)
 			s.AddressMode = orDefault(s.AddressMode, DefaultServiceAddressMode)
 		}

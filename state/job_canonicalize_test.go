@@ -123,6 +123,9 @@ func TestCanonicalizeDefaults(t *testing.T) {
 		{"group service provider", JobTypeService,
 			func(j *Job) { j.TaskGroups[0].Services = []*Service{{Name: "api"}} },
 			func(j *Job) any { return j.TaskGroups[0].Services[0].Provider }, "sched"},
+		{"nomad service provider is sched's", JobTypeService,
+			func(j *Job) { j.TaskGroups[0].Services = []*Service{{Name: "api", Provider: "nomad"}} },
+			func(j *Job) any { return j.TaskGroups[0].Services[0].Provider }, "sched"},
 		{"check initial status stays empty", JobTypeService,
 			func(j *Job) {
 				j.TaskGroups[0].Services = []*Service{{Name: "api", Checks: []*ServiceCheck{{Type: "tcp"}}}}
