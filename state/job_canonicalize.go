@@ -361,6 +361,12 @@ func (t *Task) canonicalize(tg *TaskGroup) {
 	if t.RestartPolicy == nil && tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		t.RestartPolicy = &rp
+	} else if rp := t.RestartPolicy; rp != nil && tg.RestartPolicy != nil {
+		// A task's own block is laid over its group's, as Nomad merges
+		// them: the fields a group's block gets defaults for (Mode,
+		// Interval) come from the group when the task leaves them empty.
+		rp.Mode = orDefault(rp.Mode, tg.RestartPolicy.Mode)
+		rp.Interval = orDefault(rp.Interval, tg.RestartPolicy.Interval)
 	}
 	for _, tmpl := range t.Templates {
 		if tmpl == nil {
