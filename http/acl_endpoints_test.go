@@ -65,8 +65,26 @@ func TestACLBootstrapBadSecret(t *testing.T) {
 	a := newACLHarness(t, true, "")
 	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"BootstrapSecret": "short"}, http.StatusBadRequest, "BootstrapSecret: must be a UUID")
 	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", `{"BootstrapSecret": 3}`, http.StatusBadRequest, "BootstrapSecret")
+	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": "no spaces"}, http.StatusBadRequest, "AdminName")
+	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminEmail": "nobody"}, http.StatusBadRequest, "AdminEmail")
+	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": strings.Repeat("a", 65)}, http.StatusBadRequest, "AdminName: must be at most 64")
 	if _, done, _ := a.store.ACLBootstrapped(nil); done {
 		t.Error("a refused bootstrap bootstrapped")
+	}
+}
+
+// TestACLBootstrapCreatesAdminUser: the bootstrap token speaks for the
+// site administrator the bootstrap creates.
+func TestACLBootstrapCreatesAdminUser(t *testing.T) {
+	a := newACLHarness(t, true, "")
+	var tok state.ACLToken
+	a.okAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": "root", "AdminEmail": "root@example.com"}, &tok)
+	u, err := a.store.UserByUsername(nil, "root")
+	if err != nil || u == nil || !u.IsAdmin || u.Email != "root@example.com" {
+		t.Fatalf("admin user = %+v, %v", u, err)
+	}
+	if tok.Subject == nil || tok.Subject.Kind != state.SubjectKindUser || tok.Subject.ID != u.ID || tok.Type != state.ACLTokenTypeManagement {
+		t.Errorf("bootstrap token = %+v", tok)
 	}
 }
 
