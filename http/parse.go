@@ -71,8 +71,8 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request, _ httprouter.P
 // fields its source left unset: zero numbers, empty strings, false,
 // null and empty objects and arrays are dropped from every object, so a
 // client decoding into pointer fields (Nomad's api.Job) sees them unset
-// rather than set to zero. Array elements are kept as they are, and so is
-// an Enabled of false, since an absent Enabled means true.
+// rather than set to zero. Array elements are kept as they are, and so
+// are the zeros of zeroIsSet.
 func unsetOmitted(job *state.Job) (json.RawMessage, error) {
 	raw, err := json.Marshal(job)
 	if err != nil {
@@ -94,9 +94,7 @@ func pruneUnset(v any) any {
 	case map[string]any:
 		for k, e := range t {
 			e = pruneUnset(e)
-			// An absent Enabled (periodic, scaling) reads as true, so a
-			// false one is kept.
-			if isUnset(e) && (k != "Enabled" || e != false) {
+			if isUnset(e) && (e == nil || !zeroIsSet[k]) {
 				delete(t, k)
 			} else {
 				t[k] = e
@@ -110,6 +108,16 @@ func pruneUnset(v any) any {
 		return t
 	}
 	return v
+}
+
+// zeroIsSet names the members whose absence does not read as their zero,
+// so a zero of theirs is something the source set and is kept: an absent
+// Enabled (periodic, scaling) is true, an absent Count is 1, an absent
+// MaxParallel is inherited, and the group's pointer durations are unset
+// when absent but "0s" when given as such.
+var zeroIsSet = map[string]bool{
+	"Enabled": true, "Count": true, "MaxParallel": true,
+	"MaxClientDisconnect": true, "ShutdownDelay": true, "StopAfterClientDisconnect": true,
 }
 
 // isUnset reports whether a decoded JSON value is a zero: null, false,

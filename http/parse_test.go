@@ -200,14 +200,38 @@ func TestJobParseLeavesUnsetOut(t *testing.T) {
 	}
 }
 
-// TestJobParseKeepsEnabledFalse: an absent Enabled reads as true, so a
-// parse without Canonicalize keeps an explicit false.
-func TestJobParseKeepsEnabledFalse(t *testing.T) {
+// TestJobParseKeepsMeaningfulZeros: where an absent member does not read
+// as its zero (Enabled, Count, MaxParallel, the group's pointer
+// durations), a parse without Canonicalize keeps the zero the source set,
+// so the CLI's parse-then-register round trip keeps it too.
+func TestJobParseKeepsMeaningfulZeros(t *testing.T) {
 	h := newHarness(t)
-	src := "job \"p\" {\n  type = \"batch\"\n  periodic {\n    crons = [\"@daily\"]\n    enabled = false\n  }\n  group \"g\" {\n    task \"t\" {\n      driver = \"mock\"\n    }\n  }\n}\n"
+	src := `job "p" {
+  type = "batch"
+  periodic {
+    crons   = ["@daily"]
+    enabled = false
+  }
+  group "g" {
+    count          = 0
+    shutdown_delay = "0s"
+    update {
+      max_parallel = 0
+    }
+    task "t" {
+      driver = "mock"
+    }
+  }
+}
+`
+	rec := h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: src}, nil)
 	var job state.Job
-	h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: src}, &job)
-	if job.Periodic == nil || job.Periodic.Enabled {
-		t.Errorf("periodic after parse: %+v", job.Periodic)
+	if err := json.Unmarshal(rec.Body.Bytes(), &job); err != nil {
+		t.Fatal(err)
+	}
+	tg := job.TaskGroups[0]
+	if job.Periodic == nil || job.Periodic.Enabled || tg.Count != 0 || tg.ShutdownDelay == nil || *tg.ShutdownDelay != 0 ||
+		tg.Update == nil || tg.Update.MaxParallel != 0 {
+		t.Errorf("after parse: periodic %+v count %d shutdown %v update %+v\n%s", job.Periodic, tg.Count, tg.ShutdownDelay, tg.Update, rec.Body)
 	}
 }
