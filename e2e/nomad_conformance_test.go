@@ -514,6 +514,39 @@ func TestNomadConformanceACL(t *testing.T) {
 		t.Fatalf("ACLTokens().Update: %s, %v", dump(up), err)
 	}
 
+	// Nothing of sched's ACL answers is lost in Nomad's types but sched's
+	// additions: a token's management-API Subject, the rules in the
+	// policy list.
+	for _, tc := range []struct {
+		path string
+		into any
+		want []string
+	}{
+		{"/v1/acl/token/self", &nomad.ACLToken{}, nil},
+		{"/v1/acl/token/" + boot.AccessorID, &nomad.ACLToken{}, []string{".Subject"}},
+		{"/v1/acl/tokens", &[]*nomad.ACLTokenListStub{}, []string{"[].Subject"}},
+		{"/v1/acl/policies", &[]*nomad.ACLPolicyListStub{}, []string{"[].Rules"}},
+		{"/v1/acl/policy/readonly", &nomad.ACLPolicy{}, nil},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, a.addr()+tc.path, nil)
+		req.Header.Set("X-Sched-Token", boot.SecretID)
+		if tc.path == "/v1/acl/token/self" {
+			req.Header.Set("X-Sched-Token", tok.SecretID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", tc.path, resp.StatusCode, body)
+		}
+		if got := lostFields(t, body, tc.into); !slices.Equal(got, tc.want) {
+			t.Errorf("GET %s: fields Nomad's client drops: %v, want %v", tc.path, got, tc.want)
+		}
+	}
+
 	// Enforcement: the reader lists jobs and may not register one; an
 	// anonymous caller may do neither.
 	if l, _, err := reader.Jobs().List(nil); err != nil || len(l) != 0 {
