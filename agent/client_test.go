@@ -175,7 +175,18 @@ func waitRunning(t *testing.T, c *api.Client, job string, count int) []*state.Al
 			}
 		}
 		if err == nil && running == count {
-			return allocs
+			out := make([]*state.Allocation, 0, count)
+			for _, s := range allocs {
+				if s.ClientStatus != state.AllocClientStatusRunning {
+					continue
+				}
+				a, _, err := c.Allocations().Info(context.Background(), s.ID, &api.QueryOptions{Namespace: s.Namespace})
+				if err != nil {
+					t.Fatalf("allocation %s: %v", s.ID, err)
+				}
+				out = append(out, a)
+			}
+			return out
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d allocations running (err %v)", running, count, err)

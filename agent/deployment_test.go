@@ -53,7 +53,7 @@ func TestDevAgentRollsOutDeployments(t *testing.T) {
 					if a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil {
 						h = strconv.FormatBool(*a.DeploymentStatus.Healthy)
 					}
-					t.Logf("alloc %s %s v%d %s/%s dep=%s healthy=%s create=%d modify=%d prev=%s", a.ID[:8], a.Name, a.Job.Version, a.DesiredStatus, a.ClientStatus, a.DeploymentID[:8], h, a.CreateIndex, a.ModifyIndex, a.PreviousAllocation)
+					t.Logf("alloc %s %s v%d %s/%s dep=%s healthy=%s create=%d modify=%d prev=%s", a.ID[:8], a.Name, a.JobVersion, a.DesiredStatus, a.ClientStatus, a.DeploymentID, h, a.CreateIndex, a.ModifyIndex, a.PreviousAllocation)
 				}
 				evals, _, _ := c.Jobs().Evaluations(ctx, "web", nil)
 				for _, e := range evals {
@@ -124,13 +124,13 @@ func TestDevAgentRollsOutDeployments(t *testing.T) {
 
 func itoaU(v uint64) string { return strconv.FormatUint(v, 10) }
 
-func liveAllocs(t *testing.T, c *api.Client) []*state.Allocation {
+func liveAllocs(t *testing.T, c *api.Client) []*state.AllocListStub {
 	t.Helper()
 	allocs, _, err := c.Jobs().Allocations(context.Background(), "web", false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*state.Allocation
+	var out []*state.AllocListStub
 	for _, a := range allocs {
 		if !a.Terminal() {
 			out = append(out, a)
@@ -144,7 +144,7 @@ func runningByVersion(t *testing.T, c *api.Client) map[uint64]int {
 	out := map[uint64]int{}
 	for _, a := range liveAllocs(t, c) {
 		if a.ClientStatus == state.AllocClientStatusRunning {
-			out[a.Job.Version]++
+			out[a.JobVersion]++
 		}
 	}
 	return out

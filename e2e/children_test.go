@@ -33,7 +33,7 @@ func batchShJob(id, script string) *state.Job {
 // completeChild waits until child's allocation completed and returns it.
 func completeChild(t *testing.T, c *api.Client, child string) *state.Allocation {
 	t.Helper()
-	var done *state.Allocation
+	var done *state.AllocListStub
 	testutil.WaitForErr(t, 60*time.Second, "the child "+child+" to complete", func() error {
 		allocs, _, err := c.Jobs().Allocations(context.Background(), child, true, nil)
 		if err != nil {
@@ -47,7 +47,7 @@ func completeChild(t *testing.T, c *api.Client, child string) *state.Allocation 
 		}
 		return fmt.Errorf("%d allocations, none complete", len(allocs))
 	})
-	return done
+	return fullAllocs(t, c, []*state.AllocListStub{done})[0]
 }
 
 // TestDispatchedTaskReadsItsPayload: `sched agent -dev` runs a dispatched

@@ -151,7 +151,7 @@ func serves(port int) error {
 // runningAllocs waits until count allocations of job run and returns them.
 func runningAllocs(t *testing.T, c *api.Client, job string, count int) []*state.Allocation {
 	t.Helper()
-	var out []*state.Allocation
+	var out []*state.AllocListStub
 	testutil.WaitForErr(t, 60*time.Second, fmt.Sprintf("%d running allocations of %s", count, job), func() error {
 		allocs, _, err := c.Jobs().Allocations(context.Background(), job, false, nil)
 		if err != nil {
@@ -161,7 +161,7 @@ func runningAllocs(t *testing.T, c *api.Client, job string, count int) []*state.
 		var states []string
 		for _, a := range allocs {
 			states = append(states, a.ClientStatus)
-			if a.ClientStatus == state.AllocClientStatusRunning && !a.ServerTerminal() {
+			if a.ClientStatus == state.AllocClientStatusRunning && a.DesiredStatus == state.AllocDesiredStatusRun {
 				out = append(out, a)
 			}
 		}
@@ -170,6 +170,21 @@ func runningAllocs(t *testing.T, c *api.Client, job string, count int) []*state.
 		}
 		return nil
 	})
+	return fullAllocs(t, c, out)
+}
+
+// fullAllocs reads the whole allocation (job and resources) of each list
+// entry.
+func fullAllocs(t *testing.T, c *api.Client, stubs []*state.AllocListStub) []*state.Allocation {
+	t.Helper()
+	out := make([]*state.Allocation, len(stubs))
+	for i, s := range stubs {
+		a, _, err := c.Allocations().Info(context.Background(), s.ID, &api.QueryOptions{Namespace: s.Namespace})
+		if err != nil {
+			t.Fatalf("allocation %s: %v", s.ID, err)
+		}
+		out[i] = a
+	}
 	return out
 }
 

@@ -184,7 +184,7 @@ func TestClusterDeploymentResumesAfterFailover(t *testing.T) {
 		}
 		n := 0
 		for _, a := range allocs {
-			if !a.Terminal() && a.ClientStatus == state.AllocClientStatusRunning && a.Job.Version == 1 {
+			if !a.Terminal() && a.ClientStatus == state.AllocClientStatusRunning && a.JobVersion == 1 {
 				n++
 			}
 		}

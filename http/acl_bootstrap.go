@@ -28,6 +28,11 @@ type ACLBootstrapRequest struct {
 	// BootstrapSecret, when set, becomes the secret of the bootstrap token
 	// (a UUID), so automation can choose it ahead of time.
 	BootstrapSecret string
+	// AdminName and AdminEmail name the site administrator the bootstrap
+	// token speaks for on the management API (defaults: admin and
+	// admin@localhost), so that organizations it creates have an owner.
+	AdminName  string `json:",omitempty"`
+	AdminEmail string `json:",omitempty"`
 }
 
 // aclBootstrap serves POST /v1/acl/bootstrap: the first management token,
@@ -66,7 +71,11 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request, _ httprout
 		Global:     true,
 		CreateTime: s.cfg.Now().UTC(),
 	}
-	if _, _, err := s.apply(w, r, store.ACLBootstrapRequestType, &store.ACLBootstrapRequest{Token: tok, ResetIndex: resetIndex}); err != nil {
+	admin, err := store.NewBootstrapAdmin(req.AdminName, req.AdminEmail, s.cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := s.apply(w, r, store.ACLBootstrapRequestType, &store.ACLBootstrapRequest{Token: tok, ResetIndex: resetIndex, AdminUser: admin}); err != nil {
 		return nil, err
 	}
 	if haveReset {

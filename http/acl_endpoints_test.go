@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -64,8 +65,26 @@ func TestACLBootstrapBadSecret(t *testing.T) {
 	a := newACLHarness(t, true, "")
 	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"BootstrapSecret": "short"}, http.StatusBadRequest, "BootstrapSecret: must be a UUID")
 	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", `{"BootstrapSecret": 3}`, http.StatusBadRequest, "BootstrapSecret")
+	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": "no spaces"}, http.StatusBadRequest, "AdminName")
+	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminEmail": "nobody"}, http.StatusBadRequest, "AdminEmail")
+	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": strings.Repeat("a", 65)}, http.StatusBadRequest, "AdminName: must be at most 64")
 	if _, done, _ := a.store.ACLBootstrapped(nil); done {
 		t.Error("a refused bootstrap bootstrapped")
+	}
+}
+
+// TestACLBootstrapCreatesAdminUser: the bootstrap token speaks for the
+// site administrator the bootstrap creates.
+func TestACLBootstrapCreatesAdminUser(t *testing.T) {
+	a := newACLHarness(t, true, "")
+	var tok state.ACLToken
+	a.okAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": "root", "AdminEmail": "root@example.com"}, &tok)
+	u, err := a.store.UserByUsername(nil, "root")
+	if err != nil || u == nil || !u.IsAdmin || u.Email != "root@example.com" {
+		t.Fatalf("admin user = %+v, %v", u, err)
+	}
+	if tok.Subject == nil || tok.Subject.Kind != state.SubjectKindUser || tok.Subject.ID != u.ID || tok.Type != state.ACLTokenTypeManagement {
+		t.Errorf("bootstrap token = %+v", tok)
 	}
 }
 
@@ -167,6 +186,13 @@ func TestACLTokenCreateRejects(t *testing.T) {
 	acc := a.accessorOf(tok)
 	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{AccessorID: "other", Type: "management"}, http.StatusBadRequest, "does not match the accessor in the path")
 	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", ExpirationTTL: time.Hour}, http.StatusBadRequest, "expiry cannot be changed")
+	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", SecretID: state.NewID()}, http.StatusBadRequest, "secret cannot be changed")
+	// The token's own secret, sent back as Nomad's client does, is no change.
+	var up state.ACLToken
+	a.okAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Name: "renamed", Type: "management", SecretID: tok}, &up)
+	if up.Name != "renamed" || up.AccessorID != acc {
+		t.Errorf("update with the token's own secret: %+v", up)
+	}
 }
 
 func TestACLPolicyCRUD(t *testing.T) {
@@ -285,5 +311,30 @@ func TestACLTokenExpiry(t *testing.T) {
 	}
 	if !found {
 		t.Error("expired token not listed")
+	}
+}
+
+// TestACLTokenRequestTTLForms: ExpirationTTL is read as nanoseconds or as
+// a duration string (Nomad's client sends "" or "1h0m0s"); anything else
+// is refused with the field named.
+func TestACLTokenRequestTTLForms(t *testing.T) {
+	for body, want := range map[string]time.Duration{
+		`{"Name":"a"}`:                         0,
+		`{"Name":"a","ExpirationTTL":""}`:      0,
+		`{"Name":"a","ExpirationTTL":null}`:    0,
+		`{"Name":"a","ExpirationTTL":"1h"}`:    time.Hour,
+		`{"Name":"a","ExpirationTTL":6e10}`:    time.Minute,
+		`{"Name":"a","ExpirationTTL":1000000}`: time.Millisecond,
+	} {
+		var r ACLTokenRequest
+		if err := json.Unmarshal([]byte(body), &r); err != nil || r.ExpirationTTL != want || r.Name != "a" {
+			t.Errorf("%s: TTL %v name %q err %v, want %v", body, r.ExpirationTTL, r.Name, err, want)
+		}
+	}
+	for _, body := range []string{`{"ExpirationTTL":"soon"}`, `{"ExpirationTTL":true}`} {
+		var r ACLTokenRequest
+		if err := json.Unmarshal([]byte(body), &r); err == nil || !strings.Contains(err.Error(), "ExpirationTTL") {
+			t.Errorf("%s: err %v, want one naming ExpirationTTL", body, err)
+		}
 	}
 }

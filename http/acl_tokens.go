@@ -1,7 +1,9 @@
 package http
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -39,6 +41,53 @@ type ACLTokenRequest struct {
 	// ExpirationTime is an absolute expiry, an alternative to
 	// ExpirationTTL; at least state.MinACLTokenTTL in the future.
 	ExpirationTime *time.Time
+}
+
+// UnmarshalJSON reads a token request. ExpirationTTL is nanoseconds, or a
+// duration string ("1h30m", "" for none) as Nomad's client sends it.
+func (r *ACLTokenRequest) UnmarshalJSON(b []byte) error {
+	type plain ACLTokenRequest
+	aux := struct {
+		ExpirationTTL json.RawMessage
+		*plain
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	r.ExpirationTTL = 0
+	raw := aux.ExpirationTTL
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		if s == "" {
+			return nil
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("ExpirationTTL: %q is not a duration (such as \"1h\")", s)
+		}
+		r.ExpirationTTL = d
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return fmt.Errorf("ExpirationTTL: want nanoseconds or a duration string, got %s", raw)
+	}
+	if i, err := n.Int64(); err == nil {
+		r.ExpirationTTL = time.Duration(i)
+		return nil
+	}
+	f, err := n.Float64()
+	if err != nil || f > math.MaxInt64 || f < math.MinInt64 {
+		return fmt.Errorf("ExpirationTTL: %s is out of range", n)
+	}
+	r.ExpirationTTL = time.Duration(f)
+	return nil
 }
 
 // aclTokenList serves GET /v1/acl/tokens (prefix on the accessor).
@@ -176,13 +225,8 @@ func (s *Server) aclTokenUpdate(w http.ResponseWriter, r *http.Request, p httpro
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	switch {
-	case req.AccessorID != "" && req.AccessorID != id:
+	if req.AccessorID != "" && req.AccessorID != id {
 		return nil, badRequest("AccessorID: %q does not match the accessor in the path %q", req.AccessorID, id)
-	case req.SecretID != "":
-		return nil, badRequest("SecretID: a token's secret cannot be changed")
-	case req.ExpirationTTL != 0 || req.ExpirationTime != nil:
-		return nil, badRequest("ExpirationTTL, ExpirationTime: a token's expiry cannot be changed after creation")
 	}
 	old, err := s.store.ACLTokenByAccessorID(nil, id)
 	if err != nil {
@@ -190,6 +234,15 @@ func (s *Server) aclTokenUpdate(w http.ResponseWriter, r *http.Request, p httpro
 	}
 	if old == nil {
 		return nil, state.NotFoundf("ACL token %q", id)
+	}
+	// Nomad's client sends the whole token back: its own secret and expiry
+	// are accepted unchanged, any other value is refused.
+	switch {
+	case req.SecretID != "" && !state.SecretMatches(old.SecretHash, req.SecretID):
+		return nil, badRequest("SecretID: a token's secret cannot be changed")
+	case req.ExpirationTTL != 0 && req.ExpirationTTL != old.ExpirationTTL,
+		req.ExpirationTime != nil && (old.ExpirationTime == nil || !req.ExpirationTime.Equal(*old.ExpirationTime)):
+		return nil, badRequest("ExpirationTTL, ExpirationTime: a token's expiry cannot be changed after creation")
 	}
 	tok := old.Copy()
 	tok.Name, tok.Type, tok.Policies, tok.Global, tok.Subject = req.Name, req.Type, req.Policies, req.Global, req.Subject

@@ -34,24 +34,12 @@ func parseStubOptions(r *http.Request) (stubOptions, error) {
 
 // allocStub makes a's list entry.
 func allocStub(a *state.Allocation, o stubOptions) *state.AllocListStub {
-	stub := &state.AllocListStub{
-		ID: a.ID, EvalID: a.EvalID, Name: a.Name, Namespace: a.Namespace, NodeID: a.NodeID,
-		NodeName: a.NodeName, JobID: a.JobID, TaskGroup: a.TaskGroup,
-		DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription,
-		DesiredTransition: a.DesiredTransition, ClientStatus: a.ClientStatus,
-		ClientDescription: a.ClientDescription, DeploymentStatus: a.DeploymentStatus,
-		FollowupEvalID: a.FollowupEvalID, NextAllocation: a.NextAllocation,
-		PreviousAllocation: a.PreviousAllocation, RescheduleTracker: a.RescheduleTracker,
-		CreateIndex: a.CreateIndex, ModifyIndex: a.ModifyIndex, CreateTime: a.CreateTime, ModifyTime: a.ModifyTime,
-	}
-	if a.Job != nil {
-		stub.JobType, stub.JobVersion = a.Job.Type, a.Job.Version
-	}
+	stub := a.Stub()
 	if o.resources {
 		stub.AllocatedResources = a.AllocatedResources
 	}
-	if o.taskStates {
-		stub.TaskStates = a.TaskStates
+	if !o.taskStates {
+		stub.TaskStates = nil
 	}
 	return stub
 }

@@ -88,13 +88,17 @@ func (s *Server) jobAllocations(w http.ResponseWriter, r *http.Request, p httpro
 	if err != nil {
 		return nil, err
 	}
-	var out []*state.Allocation
+	so, err := parseStubOptions(r)
+	if err != nil {
+		return nil, err
+	}
+	var out []*state.AllocListStub
 	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
-		var err error
-		out, err = s.store.AllocsByJob(ws, ns, id, all)
+		allocs, err := s.store.AllocsByJob(ws, ns, id, all)
+		out = allocStubs(allocs, so)
 		return s.maxIndex("allocs"), err
 	})
-	return nonNil(out), err
+	return out, err
 }
 
 // jobEvaluations serves GET /v1/job/:job_id/evaluations.

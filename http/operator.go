@@ -1,8 +1,12 @@
 package http
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 
 	"github.com/julienschmidt/httprouter"
 )
@@ -34,20 +38,35 @@ func (s *Server) operatorRaftRemovePeer(w http.ResponseWriter, r *http.Request, 
 
 // operatorSnapshotSave serves GET /v1/operator/snapshot: the body is a
 // snapshot archive (gzip) of the answering server's state, the leader's
-// unless ?stale. An error after the stream began cuts the connection, so
-// the client sees a truncated archive, which restore refuses, rather than a
-// damaged one.
+// unless ?stale. The archive is spooled to a temporary file first, so the
+// answer carries a Digest header (sha-256, base64, RFC 3230) that clients
+// such as Nomad's check the body against, and a failure while taking the
+// snapshot is an ordinary error answer rather than a cut stream.
 func (s *Server) operatorSnapshotSave(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+	f, err := os.CreateTemp("", "sched-snapshot-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	sum := sha256.New()
+	if err := s.cfg.Forwarder.SaveSnapshot(io.MultiWriter(f, sum)); err != nil {
+		return nil, err
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/gzip")
 	h.Set("Content-Disposition", `attachment; filename="sched.snap"`)
-	cw := &countingWriter{w: w}
-	if err := s.cfg.Forwarder.SaveSnapshot(cw); err != nil {
-		if cw.n == 0 {
-			h.Del("Content-Disposition")
-			return nil, err
-		}
-		s.log.Error("snapshot stream failed", "after_bytes", cw.n, "error", err)
+	h.Set("Digest", "sha-256="+base64.StdEncoding.EncodeToString(sum.Sum(nil)))
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	if n, err := io.Copy(w, f); err != nil {
+		s.log.Error("snapshot stream failed", "after_bytes", n, "error", err)
 		panic(http.ErrAbortHandler)
 	}
 	return alreadyWritten{}, nil
@@ -76,17 +95,4 @@ type rawBodyKey struct{}
 
 func isSnapshotRestore(r *http.Request) bool {
 	return r.URL.Path == "/v1/operator/snapshot" && (r.Method == http.MethodPut || r.Method == http.MethodPost)
-}
-
-// countingWriter counts bytes written, to tell "failed before anything was
-// sent" from "failed mid-stream".
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -1,6 +1,8 @@
 package http
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -60,8 +62,83 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request, _ httprouter.P
 			job.Namespace = namespaceOf(r)
 		}
 		job.Canonicalize()
+		return job, nil
 	}
-	return job, nil
+	return unsetOmitted(job)
+}
+
+// unsetOmitted encodes a parsed but not canonicalized job without the
+// fields its source left unset: zero numbers, empty strings, false,
+// null and empty objects and arrays are dropped from every object, so a
+// client decoding into pointer fields (Nomad's api.Job) sees them unset
+// rather than set to zero. Array elements are kept as they are, and so
+// are the zeros of zeroIsSet.
+func unsetOmitted(job *state.Job) (json.RawMessage, error) {
+	raw, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(pruneUnset(v))
+}
+
+// pruneUnset drops the unset members of every object in v (see
+// unsetOmitted) and returns what remains.
+func pruneUnset(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			e = pruneUnset(e)
+			if isUnset(e) && (e == nil || !zeroIsSet[k]) {
+				delete(t, k)
+			} else {
+				t[k] = e
+			}
+		}
+		return t
+	case []any:
+		for i, e := range t {
+			t[i] = pruneUnset(e)
+		}
+		return t
+	}
+	return v
+}
+
+// zeroIsSet names the members whose absence does not read as their zero,
+// so a zero of theirs is something the source set and is kept: an absent
+// Enabled (periodic, scaling) is true, an absent Count is 1, an absent
+// MaxParallel is inherited, and the group's pointer durations are unset
+// when absent but "0s" when given as such.
+var zeroIsSet = map[string]bool{
+	"Enabled": true, "Count": true, "MaxParallel": true,
+	"MaxClientDisconnect": true, "ShutdownDelay": true, "StopAfterClientDisconnect": true,
+}
+
+// isUnset reports whether a decoded JSON value is a zero: null, false,
+// 0, "", {} or [].
+func isUnset(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !t
+	case string:
+		return t == ""
+	case json.Number:
+		f, err := t.Float64()
+		return err == nil && f == 0
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
 }
 
 // jobValidate serves POST /v1/validate/job.

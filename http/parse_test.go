@@ -173,3 +173,65 @@ func TestJobParseThenRegister(t *testing.T) {
 		t.Errorf("canonical form registered as a change: JobModifyIndex %d -> %d", out.JobModifyIndex, again.JobModifyIndex)
 	}
 }
+
+// TestJobParseLeavesUnsetOut: without Canonicalize the answer has no
+// member for a field the source did not set (Nomad's client decodes into
+// pointers and would take a zero as set); what the source set is there.
+func TestJobParseLeavesUnsetOut(t *testing.T) {
+	h := newHarness(t)
+	rec := h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true}, nil)
+	var raw map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"Priority", "Namespace", "Region", "Stop", "AllAtOnce", "Meta", "Version"} {
+		if v, ok := raw[k]; ok {
+			t.Errorf("%s: %v present, the source left it unset", k, v)
+		}
+	}
+	if raw["ID"] != "legacy" || raw["Type"] != "batch" {
+		t.Errorf("set fields lost: ID %v Type %v", raw["ID"], raw["Type"])
+	}
+	tg := raw["TaskGroups"].([]any)[0].(map[string]any)
+	task := tg["Tasks"].([]any)[0].(map[string]any)
+	res := task["Resources"].(map[string]any)
+	if tg["Count"] != 3.0 || res["CPU"] != 250.0 || res["MemoryMB"] != nil {
+		t.Errorf("group %v resources %v", tg["Count"], res)
+	}
+}
+
+// TestJobParseKeepsMeaningfulZeros: where an absent member does not read
+// as its zero (Enabled, Count, MaxParallel, the group's pointer
+// durations), a parse without Canonicalize keeps the zero the source set,
+// so the CLI's parse-then-register round trip keeps it too.
+func TestJobParseKeepsMeaningfulZeros(t *testing.T) {
+	h := newHarness(t)
+	src := `job "p" {
+  type = "batch"
+  periodic {
+    crons   = ["@daily"]
+    enabled = false
+  }
+  group "g" {
+    count          = 0
+    shutdown_delay = "0s"
+    update {
+      max_parallel = 0
+    }
+    task "t" {
+      driver = "mock"
+    }
+  }
+}
+`
+	rec := h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: src}, nil)
+	var job state.Job
+	if err := json.Unmarshal(rec.Body.Bytes(), &job); err != nil {
+		t.Fatal(err)
+	}
+	tg := job.TaskGroups[0]
+	if job.Periodic == nil || job.Periodic.Enabled || tg.Count != 0 || tg.ShutdownDelay == nil || *tg.ShutdownDelay != 0 ||
+		tg.Update == nil || tg.Update.MaxParallel != 0 {
+		t.Errorf("after parse: periodic %+v count %d shutdown %v update %+v\n%s", job.Periodic, tg.Count, tg.ShutdownDelay, tg.Update, rec.Body)
+	}
+}

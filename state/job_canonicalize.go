@@ -28,6 +28,10 @@ const (
 	// ServiceProviderSched is the built-in service catalog, and the only
 	// provider sched serves.
 	ServiceProviderSched = "sched"
+	// ServiceProviderNomad is Nomad's name for its built-in catalog: jobs
+	// written for Nomad say it, and it means sched's (Canonicalize
+	// replaces it).
+	ServiceProviderNomad = "nomad"
 	// DefaultServiceAddressMode lets the client pick the service address.
 	DefaultServiceAddressMode = "auto"
 	// NetworkModeHost shares the node's network namespace: the default mode.
@@ -357,6 +361,12 @@ func (t *Task) canonicalize(tg *TaskGroup) {
 	if t.RestartPolicy == nil && tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		t.RestartPolicy = &rp
+	} else if rp := t.RestartPolicy; rp != nil && tg.RestartPolicy != nil {
+		// A task's own block is laid over its group's, as Nomad merges
+		// them: the fields a group's block gets defaults for (Mode,
+		// Interval) come from the group when the task leaves them empty.
+		rp.Mode = orDefault(rp.Mode, tg.RestartPolicy.Mode)
+		rp.Interval = orDefault(rp.Interval, tg.RestartPolicy.Interval)
 	}
 	for _, tmpl := range t.Templates {
 		if tmpl == nil {
@@ -408,10 +418,14 @@ func canonicalizeNetworks(ns []*NetworkResource) {
 }
 
 // canonicalizeServices gives services the built-in provider and the auto
-// address mode when they name none.
+// address mode when they name none; Nomad's name for the built-in
+// provider becomes sched's.
 func canonicalizeServices(ss []*Service) {
 	for _, s := range ss {
 		if s != nil {
+			if s.Provider == ServiceProviderNomad {
+				s.Provider = ServiceProviderSched
+			}
 			s.Provider = orDefault(s.Provider, ServiceProviderSched)
 			s.AddressMode = orDefault(s.AddressMode, DefaultServiceAddressMode)
 		}

@@ -29,3 +29,36 @@ func (u *UpdateStrategy) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// UnmarshalJSON decodes a periodic block; an absent or null Enabled is
+// true, as Nomad's API canonicalization makes it (Nomad's client sends a
+// block without it), and only an explicit false turns the schedule off.
+func (p *PeriodicConfig) UnmarshalJSON(b []byte) error {
+	type plain PeriodicConfig
+	var w struct {
+		plain
+		Enabled *bool
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = PeriodicConfig(w.plain)
+	p.Enabled = w.Enabled == nil || *w.Enabled
+	return nil
+}
+
+// UnmarshalJSON decodes a scaling block; an absent or null Enabled is
+// true, as for PeriodicConfig.
+func (s *ScalingPolicy) UnmarshalJSON(b []byte) error {
+	type plain ScalingPolicy
+	var w struct {
+		plain
+		Enabled *bool
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*s = ScalingPolicy(w.plain)
+	s.Enabled = w.Enabled == nil || *w.Enabled
+	return nil
+}

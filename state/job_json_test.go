@@ -74,3 +74,23 @@ func TestJobJSONRoundTrip(t *testing.T) {
 			out.Update.MaxParallel, out.TaskGroups[0].Update.MaxParallel, out.TaskGroups[0].Count)
 	}
 }
+
+// TestEnabledDefaultsTrueInJSON: a periodic or scaling block without
+// Enabled (as Nomad's client sends it) is enabled; an explicit false is
+// kept.
+func TestEnabledDefaultsTrueInJSON(t *testing.T) {
+	var p PeriodicConfig
+	if err := json.Unmarshal([]byte(`{"Spec":"@daily"}`), &p); err != nil || !p.Enabled || p.Spec != "@daily" {
+		t.Errorf("periodic without Enabled: %+v, %v", p, err)
+	}
+	if err := json.Unmarshal([]byte(`{"Spec":"@daily","Enabled":false}`), &p); err != nil || p.Enabled {
+		t.Errorf("periodic with Enabled false: %+v, %v", p, err)
+	}
+	var s ScalingPolicy
+	if err := json.Unmarshal([]byte(`{"Max":3,"Enabled":null}`), &s); err != nil || !s.Enabled || s.Max != 3 {
+		t.Errorf("scaling with null Enabled: %+v, %v", s, err)
+	}
+	if err := json.Unmarshal([]byte(`{"Max":3,"Enabled":false}`), &s); err != nil || s.Enabled {
+		t.Errorf("scaling with Enabled false: %+v, %v", s, err)
+	}
+}

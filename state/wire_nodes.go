@@ -1,6 +1,11 @@
 package state
 
-import "time"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // NodeListStub is one entry of GET /v1/nodes: what a node table shows,
 // without the node's attributes unless asked for (os=true) and without its
@@ -73,4 +78,209 @@ type NodeAllocsUpdateResponse struct {
 	// stopped on their own (failed, lost, or a service completed).
 	EvalIDs []string
 	Index   uint64
+}
+
+// nodeResourcesWire is the /v1 form of NodeResources, in Nomad's nested
+// shape (Cpu.CpuShares, Cpu.TotalCpuCores, Memory.MemoryMB, Disk.DiskMB).
+type nodeResourcesWire struct {
+	Cpu            nodeCPUWire
+	Memory         allocatedMemoryWire
+	Disk           nodeDiskWire
+	Networks       []*NetworkResource
+	MinDynamicPort int
+	MaxDynamicPort int
+}
+
+type nodeCPUWire struct {
+	CpuShares     int
+	TotalCpuCores int
+}
+
+type nodeDiskWire struct{ DiskMB int }
+
+// MarshalJSON writes r in the nested wire shape.
+func (r NodeResources) MarshalJSON() ([]byte, error) {
+	return json.Marshal(nodeResourcesWire{
+		Cpu: nodeCPUWire{CpuShares: r.CPU, TotalCpuCores: r.Cores}, Memory: allocatedMemoryWire{r.MemoryMB},
+		Disk: nodeDiskWire{r.DiskMB}, Networks: r.Networks, MinDynamicPort: r.MinDynamicPort, MaxDynamicPort: r.MaxDynamicPort,
+	})
+}
+
+// UnmarshalJSON reads the nested wire shape MarshalJSON writes, and the
+// flat one (CPU, Cores, MemoryMB, DiskMB) a not yet upgraded client agent
+// registers with.
+func (r *NodeResources) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Cpu            json.RawMessage // also the flat form's "CPU"
+		Cores          *int
+		Memory         json.RawMessage
+		MemoryMB       *int
+		Disk           json.RawMessage
+		DiskMB         *int
+		Networks       []*NetworkResource
+		MinDynamicPort int
+		MaxDynamicPort int
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	out := NodeResources{Networks: w.Networks, MinDynamicPort: w.MinDynamicPort, MaxDynamicPort: w.MaxDynamicPort}
+	var err error
+	if out.CPU, err = nestedInt(w.Cpu, "CpuShares"); err != nil {
+		return fmt.Errorf("Cpu: %w", err)
+	}
+	if c := bytes.TrimSpace(w.Cpu); len(c) > 0 && c[0] == '{' {
+		if out.Cores, err = nestedInt(c, "TotalCpuCores"); err != nil {
+			return fmt.Errorf("Cpu: %w", err)
+		}
+	}
+	if w.Cores != nil {
+		out.Cores = *w.Cores
+	}
+	if out.MemoryMB, err = nestedInt(w.Memory, "MemoryMB"); err != nil {
+		return fmt.Errorf("Memory: %w", err)
+	}
+	if w.MemoryMB != nil {
+		out.MemoryMB = *w.MemoryMB
+	}
+	if out.DiskMB, err = nestedInt(w.Disk, "DiskMB"); err != nil {
+		return fmt.Errorf("Disk: %w", err)
+	}
+	if w.DiskMB != nil {
+		out.DiskMB = *w.DiskMB
+	}
+	*r = out
+	return nil
+}
+
+// nodeReservedWire is the /v1 form of NodeReservedResources, in Nomad's
+// nested shape (Cpu.CpuShares, Memory.MemoryMB, Disk.DiskMB,
+// Networks.ReservedHostPorts).
+type nodeReservedWire struct {
+	Cpu      struct{ CpuShares int }
+	Memory   allocatedMemoryWire
+	Disk     nodeDiskWire
+	Networks struct{ ReservedHostPorts string }
+}
+
+// MarshalJSON writes r in the nested wire shape.
+func (r NodeReservedResources) MarshalJSON() ([]byte, error) {
+	var w nodeReservedWire
+	w.Cpu.CpuShares, w.Memory.MemoryMB, w.Disk.DiskMB, w.Networks.ReservedHostPorts = r.CPU, r.MemoryMB, r.DiskMB, r.ReservedPorts
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the nested wire shape MarshalJSON writes, and the
+// flat one (CPU, MemoryMB, DiskMB, ReservedPorts) of earlier versions.
+func (r *NodeReservedResources) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Cpu           json.RawMessage // also the flat form's "CPU"
+		Memory        json.RawMessage
+		MemoryMB      *int
+		Disk          json.RawMessage
+		DiskMB        *int
+		Networks      struct{ ReservedHostPorts string }
+		ReservedPorts *string
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	out := NodeReservedResources{ReservedPorts: w.Networks.ReservedHostPorts}
+	var err error
+	if out.CPU, err = nestedInt(w.Cpu, "CpuShares"); err != nil {
+		return fmt.Errorf("Cpu: %w", err)
+	}
+	if out.MemoryMB, err = nestedInt(w.Memory, "MemoryMB"); err != nil {
+		return fmt.Errorf("Memory: %w", err)
+	}
+	if w.MemoryMB != nil {
+		out.MemoryMB = *w.MemoryMB
+	}
+	if out.DiskMB, err = nestedInt(w.Disk, "DiskMB"); err != nil {
+		return fmt.Errorf("Disk: %w", err)
+	}
+	if w.DiskMB != nil {
+		out.DiskMB = *w.DiskMB
+	}
+	if w.ReservedPorts != nil {
+		out.ReservedPorts = *w.ReservedPorts
+	}
+	*r = out
+	return nil
+}
+
+// drainStrategyWire is the /v1 form of DrainStrategy: Deadline in
+// nanoseconds, ForceDeadline and StartedAt as RFC 3339 times (the zero
+// time when unset), as Nomad's clients decode them.
+type drainStrategyWire struct {
+	Deadline         int64
+	IgnoreSystemJobs bool
+	ForceDeadline    time.Time
+	StartedAt        time.Time
+}
+
+// unixNanoTime is the time of n Unix nanoseconds, the zero time for 0.
+func unixNanoTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// timeUnixNano is the inverse of unixNanoTime.
+func timeUnixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// MarshalJSON writes d in the wire shape.
+func (d DrainStrategy) MarshalJSON() ([]byte, error) {
+	return json.Marshal(drainStrategyWire{Deadline: d.Deadline, IgnoreSystemJobs: d.IgnoreSystemJobs,
+		ForceDeadline: unixNanoTime(d.ForceDeadline), StartedAt: unixNanoTime(d.StartedAt)})
+}
+
+// UnmarshalJSON reads the wire shape MarshalJSON writes; ForceDeadline
+// and StartedAt may also be Unix nanoseconds, as earlier versions wrote
+// them.
+func (d *DrainStrategy) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Deadline         int64
+		IgnoreSystemJobs bool
+		ForceDeadline    json.RawMessage
+		StartedAt        json.RawMessage
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	force, err := wireTime(w.ForceDeadline)
+	if err != nil {
+		return fmt.Errorf("ForceDeadline: %w", err)
+	}
+	started, err := wireTime(w.StartedAt)
+	if err != nil {
+		return fmt.Errorf("StartedAt: %w", err)
+	}
+	*d = DrainStrategy{Deadline: w.Deadline, IgnoreSystemJobs: w.IgnoreSystemJobs, ForceDeadline: force, StartedAt: started}
+	return nil
+}
+
+// wireTime reads a time written as RFC 3339 or as Unix nanoseconds and
+// returns it as Unix nanoseconds (0 for the zero time, null or absent).
+func wireTime(raw json.RawMessage) (int64, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	if raw[0] != '"' {
+		var n int64
+		err := json.Unmarshal(raw, &n)
+		return n, err
+	}
+	var t time.Time
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return 0, err
+	}
+	return timeUnixNano(t), nil
 }

@@ -40,11 +40,34 @@ func tokenBody(t *state.ACLToken) aclTokenBody {
 // The server refuses a second bootstrap with a 400 that names the reset
 // index.
 func (a *ACLTokens) Bootstrap(ctx context.Context, secret string, w *WriteOptions) (*state.ACLToken, *WriteMeta, error) {
-	var body any
-	if secret != "" {
-		body = map[string]string{"BootstrapSecret": secret}
+	return a.BootstrapOpts(ctx, ACLBootstrapOptions{Secret: secret}, w)
+}
+
+// ACLBootstrapOptions are the choices of a bootstrap; every field may be
+// left empty.
+type ACLBootstrapOptions struct {
+	// Secret is the token's SecretID (a UUID); the server generates one
+	// when empty.
+	Secret string
+	// AdminName and AdminEmail name the site administrator of the
+	// management API the token speaks for (server defaults: admin,
+	// admin@localhost).
+	AdminName, AdminEmail string
+}
+
+// BootstrapOpts is Bootstrap with every choice of ACLBootstrapOptions.
+func (a *ACLTokens) BootstrapOpts(ctx context.Context, o ACLBootstrapOptions, w *WriteOptions) (*state.ACLToken, *WriteMeta, error) {
+	body := map[string]string{}
+	for k, v := range map[string]string{"BootstrapSecret": o.Secret, "AdminName": o.AdminName, "AdminEmail": o.AdminEmail} {
+		if v != "" {
+			body[k] = v
+		}
 	}
-	return send[*state.ACLToken](ctx, a.c, http.MethodPost, "/v1/acl/bootstrap", nil, w, body)
+	var b any
+	if len(body) > 0 {
+		b = body
+	}
+	return send[*state.ACLToken](ctx, a.c, http.MethodPost, "/v1/acl/bootstrap", nil, w, b)
 }
 
 // Create creates a token from tok's Name, Type, Policies, Global,

@@ -108,10 +108,12 @@ func (j *Jobs) Submission(ctx context.Context, id string, version uint64, q *Que
 	return get[*state.JobSubmission](ctx, j.c, PathOf("v1", "job", id, "submission"), params, q)
 }
 
-// Allocations returns a job's allocations; all includes those of an earlier
-// job that had the same ID.
-func (j *Jobs) Allocations(ctx context.Context, id string, all bool, q *QueryOptions) ([]*state.Allocation, *QueryMeta, error) {
-	return get[[]*state.Allocation](ctx, j.c, PathOf("v1", "job", id, "allocations"), boolParams("all", all), q)
+// Allocations returns the list entries of a job's allocations (without
+// their job; AllocatedResources only with the query parameter
+// resources=true); all includes those of an earlier job that had the same
+// ID.
+func (j *Jobs) Allocations(ctx context.Context, id string, all bool, q *QueryOptions) ([]*state.AllocListStub, *QueryMeta, error) {
+	return get[[]*state.AllocListStub](ctx, j.c, PathOf("v1", "job", id, "allocations"), boolParams("all", all), q)
 }
 
 // Evaluations returns a job's evaluations.

@@ -200,7 +200,7 @@ func TestJobsEndpoints(t *testing.T) {
 			},
 			reply:  reply{Body: `[{"ID":"a1","TaskGroup":"cache","ClientStatus":"running"}]`},
 			method: "GET", path: "/v1/job/web/allocations", query: url.Values{"all": {"true"}},
-			want: withMeta{[]*state.Allocation{{ID: "a1", TaskGroup: "cache", ClientStatus: "running"}}, 0},
+			want: withMeta{[]*state.AllocListStub{{ID: "a1", TaskGroup: "cache", ClientStatus: "running"}}, 0},
 		},
 		{
 			name: "evaluations",

@@ -21,7 +21,7 @@ func TestNodesEndpoints(t *testing.T) {
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return q(c.Nodes().List(ctx, &QueryOptions{Prefix: "n", Filter: `Status == "ready"`, Params: map[string]string{"resources": "true"}}))
 			},
-			reply:  reply{Header: indexHeader, Body: `[{"ID":"n1","Status":"ready","NodeResources":{"CPU":4000}}]`},
+			reply:  reply{Header: indexHeader, Body: `[{"ID":"n1","Status":"ready","NodeResources":{"Cpu":{"CpuShares":4000}}}]`},
 			method: "GET", path: "/v1/nodes", query: url.Values{"prefix": {"n"}, "filter": {`Status == "ready"`}, "resources": {"true"}},
 			want: withMeta{[]*state.NodeListStub{{ID: "n1", Status: "ready", NodeResources: &state.NodeResources{CPU: 4000}}}, 17},
 		},

@@ -275,6 +275,7 @@ func (s *Server) adminOrgUpdate(w http.ResponseWriter, r *http.Request, p httpro
 		return mgmtResult{}, err
 	}
 	a := obj.Attrs
+	a.ReadOnly("name", "external-id", "notification-email", "sso-enabled", "created-at")
 	patch := mgmt.OrganizationAdminPatch{
 		AccessBetaTools:         a.Bool("access-beta-tools"),
 		GlobalModuleSharing:     a.Bool("global-module-sharing"),

@@ -1,6 +1,7 @@
 package mgmt
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -256,7 +257,15 @@ func TestMgmtAdminOrganizationUpdate(t *testing.T) {
 	m.call(m.root, "PATCH", path, map[string]any{"data": map[string]any{"attributes": map[string]any{"plan-timeout": "1h"}}}, 200)
 	m.call(m.root, "PATCH", path, map[string]any{"data": map[string]any{"type": "", "attributes": map[string]any{"plan-timeout": "1h"}}}, 200)
 	m.fail(m.root, "PATCH", path, mgmtBody("workspaces", map[string]any{"plan-timeout": "1h"}), 422, "/data/type")
-	m.fail(m.root, "PATCH", path, map[string]any{"data": map[string]any{"type": "organizations", "id": "globex"}}, 409, "/data/id")
+	m.fail(m.root, "PATCH", path, map[string]any{"data": map[string]any{"type": "organizations", "id": "globex"}}, 422, "/data/id")
+	// Read-only attributes are refused, never dropped; nothing changes.
+	before := m.call(m.root, "GET", path, nil, 200).one(t).Attributes
+	for _, attr := range []string{"name", "external-id", "notification-email", "sso-enabled"} {
+		m.fail(m.root, "PATCH", path, mgmtBody("organizations", map[string]any{attr: before[attr], "plan-timeout": "3h"}), 422, "/data/attributes/"+attr, "read-only")
+	}
+	if after := m.call(m.root, "GET", path, nil, 200).one(t).Attributes; after["plan-timeout"] != before["plan-timeout"] {
+		t.Errorf("a refused patch changed plan-timeout: %v -> %v", before["plan-timeout"], after["plan-timeout"])
+	}
 	// Malformed values: 422 naming each.
 	for _, c := range []struct {
 		attrs   map[string]any
@@ -398,6 +407,9 @@ func TestMgmtAdminVersions(t *testing.T) {
 				v.Attributes["usage"] != 0.0 || v.Attributes["created-at"] != "2025-06-01T12:00:01.234Z" {
 				t.Errorf("created = %v", v.Attributes)
 			}
+			if !slices.Equal(archKeys(v), []string{"linux/amd64 https://example.com/bin.zip"}) {
+				t.Errorf("a create with a top-level url: archs %v", v.Attributes["archs"])
+			}
 			m.call(m.root, "POST", fam.path, body(map[string]any{"version": "1.2.30-bundle", "official": true}), 201)
 			m.call(m.root, "POST", fam.path, body(map[string]any{"version": "2.0.0", "beta": true, "enabled": false}), 201)
 			// Validation: 422 naming the attribute; a wrong type too.
@@ -436,14 +448,30 @@ func TestMgmtAdminVersions(t *testing.T) {
 			u := m.call(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"deprecated": true, "deprecated-reason": "old",
 				"archs": []any{map[string]any{"url": "https://example.com/arm.zip", "sha": sha, "os": "linux", "arch": "arm64"}}}), 200).one(t)
 			if u.Attributes["deprecated"] != true || u.Attributes["deprecated-reason"] != "old" || u.Attributes["version"] != "1.2.3" ||
-				u.Attributes["url"] != "https://example.com/bin.zip" || len(u.Attributes["archs"].([]any)) != 1 {
+				u.Attributes["url"] != "https://example.com/bin.zip" || !slices.Equal(archKeys(u), []string{
+				"linux/arm64 https://example.com/arm.zip", "linux/amd64 https://example.com/bin.zip"}) {
 				t.Errorf("updated = %v", u.Attributes)
 			}
+			// The top-level binary is the linux/amd64 entry: a change of
+			// either side changes the other; both at once must agree.
+			u = m.call(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"url": "https://example.com/bin2.zip"}), 200).one(t)
+			if !slices.Equal(archKeys(u), []string{"linux/arm64 https://example.com/arm.zip", "linux/amd64 https://example.com/bin2.zip"}) {
+				t.Errorf("after a top-level url update: %v", u.Attributes["archs"])
+			}
+			u = m.call(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"archs": []any{
+				map[string]any{"url": "https://example.com/bin3.zip", "sha": sha, "os": "linux", "arch": "amd64"}}}), 200).one(t)
+			if u.Attributes["url"] != "https://example.com/bin3.zip" || !slices.Equal(archKeys(u), []string{"linux/amd64 https://example.com/bin3.zip"}) {
+				t.Errorf("after a linux/amd64 arch update: url %v archs %v", u.Attributes["url"], u.Attributes["archs"])
+			}
+			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"url": "https://example.com/other.zip", "archs": []any{
+				map[string]any{"url": "https://example.com/bin3.zip", "sha": sha, "os": "linux", "arch": "amd64"}}}), 422, "/data/attributes/url", "linux/amd64")
 			u = m.call(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"deprecated": false}), 200).one(t)
 			if u.Attributes["deprecated-reason"] != nil {
 				t.Errorf("reason kept after undeprecating: %v", u.Attributes["deprecated-reason"])
 			}
 			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"sha": "nope"}), 422, "/data/attributes/sha")
+			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"usage": 3}), 422, "/data/attributes/usage", "read-only")
+			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"created-at": "2020-01-01T00:00:00.000Z"}), 422, "/data/attributes/created-at", "read-only")
 			m.fail(m.root, "PATCH", fam.path+"/tool-none", mgmtBody(fam.typ, nil), 404, "")
 			// usage, and deletes refused for official or used versions.
 			if fam.family == mgmt.VersionFamilyTool {
@@ -468,4 +496,15 @@ func TestMgmtAdminVersions(t *testing.T) {
 			m.fail(m.root, "GET", other+v.ID, nil, 404, "")
 		})
 	}
+}
+
+// archKeys lists a version's archs as "os/arch url".
+func archKeys(r testRes) []string {
+	var out []string
+	archs, _ := r.Attributes["archs"].([]any)
+	for _, a := range archs {
+		m := a.(map[string]any)
+		out = append(out, fmt.Sprintf("%s/%s %s", m["os"], m["arch"], m["url"]))
+	}
+	return out
 }

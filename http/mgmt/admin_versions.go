@@ -140,6 +140,7 @@ func (s *Server) versionUpdate(family string) mgmtHandler {
 		if err != nil {
 			return mgmtResult{}, err
 		}
+		o.Attrs.ReadOnly("usage", "created-at")
 		patch := readVersionPatch(o)
 		if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
 			return mgmtResult{}, err

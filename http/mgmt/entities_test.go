@@ -38,7 +38,7 @@ func TestMgmtOrganizations(t *testing.T) {
 	m.fail(owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "bad name", "email": "a@b.c"}), 422, "/data/attributes/name")
 	m.fail(owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "ok", "email": "not-an-email"}), 422, "/data/attributes/email")
 	m.fail(owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "ACME", "email": "a@b.c"}), 422, "/data/attributes/name", "already been taken")
-	m.fail(owner, "POST", "/organizations", mgmtBody("teams", map[string]any{"name": "ok", "email": "a@b.c"}), 409, "/data/type")
+	m.fail(owner, "POST", "/organizations", mgmtBody("teams", map[string]any{"name": "ok", "email": "a@b.c"}), 422, "/data/type")
 
 	// Membership decides who sees it.
 	m.team(owner, "acme", "devs", "organization", nil, memberID)

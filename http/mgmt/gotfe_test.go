@@ -18,7 +18,7 @@ import (
 )
 
 // Client compatibility: the projects, team-projects and admin endpoints
-// driven by go-tfe v1.109.0, the client terraform-provider-tfe is built on,
+// driven by go-tfe v1.111.2, the client terraform-provider-tfe is built on,
 // over real HTTP. The spec names product-specific identifiers with neutral
 // words (tool, policy, gate); go-tfe uses the real ones. neutralNames
 // translates them at the boundary, in both directions, and nothing else:

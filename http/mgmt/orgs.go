@@ -124,6 +124,7 @@ func (s *Server) orgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.
 	if err != nil {
 		return mgmtResult{}, err
 	}
+	o.Attrs.ReadOnly("external-id", "created-at", "permissions")
 	if name := o.Attrs.String("name"); name != nil && *name != a.Organization.Name {
 		o.Attrs.Fail("name", "cannot be changed: an organization is addressed by its name")
 	}

@@ -119,6 +119,7 @@ func (s *Server) policySetUpdate(w http.ResponseWriter, r *http.Request, p httpr
 	if err != nil {
 		return mgmtResult{}, err
 	}
+	o.Attrs.ReadOnly("created-at", "updated-at")
 	patch := readPolicySetPatch(o)
 	if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
 		return mgmtResult{}, err

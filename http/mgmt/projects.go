@@ -252,6 +252,7 @@ func (s *Server) projectUpdate(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return mgmtResult{}, err
 	}
+	o.Attrs.ReadOnly("workspace-count", "team-count", "permissions", "is-default", "created-at")
 	patch := readProjectPatch(o)
 	if err := firstErr(o.Err(), patch.Validate(false), checkAgentPool(proj, patch)); err != nil {
 		return mgmtResult{}, err

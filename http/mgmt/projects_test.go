@@ -65,7 +65,7 @@ func TestMgmtProjectBadBodies(t *testing.T) {
 		pointer string
 		words   []string
 	}{
-		{"wrong type", mgmtBody("workspaces", map[string]any{"name": "x1x"}), 409, "/data/type", []string{`"workspaces"`}},
+		{"wrong type", mgmtBody("workspaces", map[string]any{"name": "x1x"}), 422, "/data/type", []string{`"workspaces"`}},
 		{"no type", map[string]any{"data": map[string]any{"attributes": map[string]any{"name": "xyz"}}}, 422, "/data/type", nil},
 		{"no data", map[string]any{"meta": 1}, 422, "/data", nil},
 		{"data not an object", map[string]any{"data": []any{}}, 422, "/data", nil},
@@ -292,8 +292,11 @@ func TestMgmtProjectShowUpdateDelete(t *testing.T) {
 	}
 	m.fail(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"name": "x"}), 422, "/data/attributes/name")
 	m.fail(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"name": "Default project"}), 422, "/data/attributes/name", "already been taken")
-	m.fail(w.owner, "PATCH", path, mgmtBody("teams", map[string]any{"name": "xyz"}), 409, "/data/type")
-	m.fail(w.owner, "PATCH", path, map[string]any{"data": map[string]any{"type": "projects", "id": "prj-other"}}, 409, "/data/id")
+	m.fail(w.owner, "PATCH", path, mgmtBody("teams", map[string]any{"name": "xyz"}), 422, "/data/type")
+	m.fail(w.owner, "PATCH", path, map[string]any{"data": map[string]any{"type": "projects", "id": "prj-other"}}, 422, "/data/id")
+	for _, attr := range []string{"workspace-count", "team-count", "permissions", "is-default", "created-at"} {
+		m.fail(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{attr: 1, "description": "changed"}), 422, "/data/attributes/"+attr, "read-only")
+	}
 
 	// Delete: 403 visible but not allowed, 404 invisible; refused while
 	// workspaces remain, and for the Default Project (409).

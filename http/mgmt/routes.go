@@ -162,11 +162,24 @@ func (s *Server) resolveMgmtToken(secret string) (*state.ACL, *state.ACLToken, e
 }
 
 // callerOf returns whom tok speaks for. A management token is a site
-// administrator; any other token must have a subject that still exists,
-// else it authenticates no one here (401).
+// administrator; when it speaks for a user that still exists (the
+// bootstrap token speaks for the first administrator), it acts as that
+// user where a user is needed: organizations it creates have them as
+// owner, /account/details shows them. Any other token must have a subject
+// that still exists, else it authenticates no one here (401).
 func (s *Server) callerOf(tok *state.ACLToken) (mgmt.Caller, error) {
 	if tok.IsManagement() {
-		return mgmt.Caller{Kind: mgmt.CallerManagement, IsSiteAdmin: true}, nil
+		c := mgmt.Caller{Kind: mgmt.CallerManagement, IsSiteAdmin: true}
+		if sub := tok.Subject; sub != nil && sub.Kind == state.SubjectKindUser {
+			u, err := s.store.UserByID(nil, sub.ID)
+			if err != nil {
+				return mgmt.Caller{}, err
+			}
+			if u != nil {
+				c.UserID = u.ID
+			}
+		}
+		return c, nil
 	}
 	if tok.Subject == nil {
 		return mgmt.Caller{}, errUnauthorized("the token speaks for no user, team or organization of the management API")

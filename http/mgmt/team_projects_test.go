@@ -181,7 +181,7 @@ func TestMgmtTeamProjectRules(t *testing.T) {
 	m.fail(w.outsider, "PATCH", "/team-projects/"+qaRec, mgmtBody("team-projects", map[string]any{"access": "write"}), 404, "")
 	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, mgmtBody("team-projects", map[string]any{"access": "bogus"}), 422, "/data/attributes/access")
 	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, mgmtBody("projects", map[string]any{"access": "write"}), 422, "/data/type")
-	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, map[string]any{"data": map[string]any{"type": "team-projects", "id": devsRec}}, 409, "/data/id")
+	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, map[string]any{"data": map[string]any{"type": "team-projects", "id": devsRec}}, 422, "/data/id")
 	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, mgmtBody("team-projects", map[string]any{"workspace-access": map[string]any{"move": true}}), 422,
 		"/data/attributes/workspace-access/move", "only when access is custom")
 	m.call(rita, "PATCH", "/team-projects/"+qaRec, mgmtBody("team-projects", map[string]any{"access": "maintain"}), 200)

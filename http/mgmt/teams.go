@@ -194,6 +194,7 @@ func (s *Server) teamUpdate(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return mgmtResult{}, err
 	}
+	o.Attrs.ReadOnly("is-owners", "users-count", "created-at", "permissions")
 	patch := readTeamPatch(o)
 	if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
 		return mgmtResult{}, err

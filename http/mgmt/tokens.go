@@ -130,7 +130,12 @@ func (s *Server) revokeTokens(w http.ResponseWriter, r *http.Request, subjects .
 			return
 		}
 		for _, t := range toks {
-			ids = append(ids, t.AccessorID)
+			// A management token (the bootstrap token speaks for the
+			// first administrator) outlives its user: it acts with no
+			// user from then on, and the cluster keeps its key.
+			if !t.IsManagement() {
+				ids = append(ids, t.AccessorID)
+			}
 		}
 	}
 	if len(ids) == 0 {

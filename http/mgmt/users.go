@@ -66,7 +66,7 @@ func (s *Server) visibleUser(c *mgmtCall, id string) (*mgmt.User, error) {
 // accountDetails serves GET /account/details: the user the token speaks
 // for. A team, organization or management token is no user: 404.
 func (s *Server) accountDetails(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
-	if c.caller.Kind != mgmt.CallerUser {
+	if c.caller.UserID == "" {
 		return mgmtResult{}, mgmtNotFound("account", "the token's")
 	}
 	u, err := s.visibleUser(c, c.caller.UserID)

@@ -231,6 +231,7 @@ func (s *Server) workspaceUpdate(w http.ResponseWriter, r *http.Request, c *mgmt
 	if err != nil {
 		return mgmtResult{}, err
 	}
+	o.Attrs.ReadOnly("locked", "lock-reason", "vcs-repo-identifier", "created-at", "updated-at", "latest-change-at", "permissions")
 	patch := readWorkspacePatch(o)
 	if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
 		return mgmtResult{}, err

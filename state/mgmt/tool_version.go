@@ -11,7 +11,10 @@ import (
 //
 // URL and SHA are required, except that a create or update whose archs
 // hold a linux/amd64 entry takes them from it when they are not sent, as
-// go-tfe clients that send only archs expect.
+// go-tfe clients that send only archs expect. The top-level URL and SHA
+// and the linux/amd64 entry of archs are one binary: a create with only
+// the top-level pair gets that entry, an update of either side changes the
+// other, and a patch that sends both with different values is refused.
 type ToolVersionPatch struct {
 	Version    *string
 	URL        *string
@@ -57,6 +60,12 @@ func (p *ToolVersionPatch) Validate(create bool) error {
 		if msg := validSHA(sha); msg != "" {
 			v.Add(AttrPointer("sha"), "%s", msg)
 		}
+	}
+	if linux != nil && p.URL != nil && *p.URL != linux.URL {
+		v.Add(AttrPointer("url"), "differs from the url of the linux/amd64 entry of archs (%q); they are the same binary", linux.URL)
+	}
+	if linux != nil && p.SHA != nil && *p.SHA != linux.SHA {
+		v.Add(AttrPointer("sha"), "differs from the sha of the linux/amd64 entry of archs; they are the same binary")
 	}
 	if p.Archs != nil {
 		seen := map[string]bool{}
@@ -122,6 +131,7 @@ func (p *ToolVersionPatch) Apply(tv *ToolVersion) {
 			tv.SHA = linux.SHA
 		}
 	}
+	tv.syncLinuxAMD64()
 	if p.DeprecatedReason != nil {
 		tv.DeprecatedReason = state.ClonePtr(p.DeprecatedReason)
 	}
@@ -144,4 +154,20 @@ func UsersNoun(family string) string {
 		return "policy sets"
 	}
 	return "workspaces"
+}
+
+// syncLinuxAMD64 makes the linux/amd64 entry of tv's archs carry the
+// top-level URL and SHA, adding the entry when there is a top-level
+// binary and no such entry.
+func (tv *ToolVersion) syncLinuxAMD64() {
+	if tv.URL == "" && tv.SHA == "" {
+		return
+	}
+	for i := range tv.Archs {
+		if a := &tv.Archs[i]; a.OS == "linux" && a.Arch == "amd64" {
+			a.URL, a.SHA = tv.URL, tv.SHA
+			return
+		}
+	}
+	tv.Archs = append(tv.Archs, ToolVersionArch{URL: tv.URL, SHA: tv.SHA, OS: "linux", Arch: "amd64"})
 }

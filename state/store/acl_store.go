@@ -2,9 +2,12 @@ package store
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 // ACLTokens lists tokens whose accessor starts with prefix, ordered by
@@ -220,7 +223,16 @@ func applyACLBootstrap(t *writeTxn, req *ACLBootstrapRequest) (any, error) {
 	if req.Token == nil || req.Token.Type != state.ACLTokenTypeManagement {
 		return nil, state.Invalidf("Token.Type", "the bootstrap token must be a management token")
 	}
-	if err := upsertACLToken(t, req.Token); err != nil {
+	tok := req.Token
+	if in := req.AdminUser; in != nil {
+		admin, err := bootstrapAdmin(t, in)
+		if err != nil {
+			return nil, prefixField("AdminUser", err)
+		}
+		tok = tok.Copy()
+		tok.Subject = &state.TokenSubject{Kind: state.SubjectKindUser, ID: admin.ID}
+	}
+	if err := upsertACLToken(t, tok); err != nil {
 		return nil, prefixField("Token", err)
 	}
 	b := &state.ACLBootstrap{ID: state.ACLBootstrapID, CreateIndex: t.index, ModifyIndex: t.index}
@@ -231,6 +243,58 @@ func applyACLBootstrap(t *writeTxn, req *ACLBootstrapRequest) (any, error) {
 		return nil, err
 	}
 	return nil, nil
+}
+
+// Defaults of the bootstrap's site administrator.
+const (
+	DefaultAdminUsername = "admin"
+	DefaultAdminEmail    = "admin@localhost"
+)
+
+// NewBootstrapAdmin returns the site administrator an ACL bootstrap
+// creates (ACLBootstrapRequest.AdminUser): username and email default to
+// DefaultAdminUsername and DefaultAdminEmail. Problems name the fields
+// AdminName and AdminEmail of the bootstrap request.
+func NewBootstrapAdmin(username, email string, now time.Time) (*mgmt.User, error) {
+	if username == "" {
+		username = DefaultAdminUsername
+	}
+	if email == "" {
+		email = DefaultAdminEmail
+	}
+	v := &state.ValidationError{}
+	switch {
+	case len(username) > mgmt.UsernameMaxLen:
+		v.Add("AdminName", "must be at most %d characters long, got %d", mgmt.UsernameMaxLen, len(username))
+	case !mgmt.UsernameRE.MatchString(username):
+		v.Add("AdminName", "%q may contain only letters, numbers, ., - and _", username)
+	}
+	if msg := mgmt.ValidEmail(email); msg != "" {
+		v.Add("AdminEmail", "%s", msg)
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	return &mgmt.User{ID: mgmt.NewID(mgmt.PrefixUser), Username: username, Email: email, IsAdmin: true, CreatedAt: mgmt.Time(now)}, nil
+}
+
+// bootstrapAdmin creates the bootstrap's site administrator, or makes the
+// existing user of the same username one, and returns the user.
+func bootstrapAdmin(t *writeTxn, in *mgmt.User) (*mgmt.User, error) {
+	old, err := first[*mgmt.User](nil, t.Txn, TableUsers, indexMgNameLower, strings.ToLower(in.Username))
+	if err != nil {
+		return nil, err
+	}
+	u := *in // User holds no references
+	if old != nil {
+		u = *old
+	}
+	u.IsAdmin = true
+	out, err := applyUserUpsert(t, &UserUpsertRequest{User: &u})
+	if err != nil {
+		return nil, err
+	}
+	return out.(*mgmt.User), nil
 }
 
 // BootstrapDoneMessage is the refusal of a second bootstrap. It names the

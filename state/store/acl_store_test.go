@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 const stRulesRead = `namespace "default" { policy = "read" }`
@@ -244,5 +245,50 @@ func TestACLTokenExpiry(t *testing.T) {
 	}
 	if (&state.ACLToken{}).IsExpired(stTokenTime.Add(100 * 365 * 24 * time.Hour)) {
 		t.Error("a token without expiry expired")
+	}
+}
+
+// TestACLBootstrapAdminUser: the bootstrap creates its site administrator
+// and the token speaks for them; a bootstrap after a reset with the same
+// username reuses that user (made an administrator again), and bad names
+// are refused before anything is written.
+func TestACLBootstrapAdminUser(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	admin, err := NewBootstrapAdmin("", "", stTokenTime)
+	if err != nil || admin.Username != DefaultAdminUsername || admin.Email != DefaultAdminEmail || !admin.IsAdmin {
+		t.Fatalf("default admin = %+v, %v", admin, err)
+	}
+	boot := func(id string, reset uint64, u *mgmt.User) *ACLBootstrapRequest {
+		return &ACLBootstrapRequest{ResetIndex: reset, AdminUser: u, Token: &state.ACLToken{AccessorID: id, SecretHash: state.HashSecret(id + "-secret"),
+			Name: "Bootstrap Token", Type: state.ACLTokenTypeManagement, Global: true, CreateTime: stTokenTime}}
+	}
+	stApply(t, s, 10, ACLBootstrapRequestType, boot("b1", 0, admin))
+	u := stMust[*mgmt.User](t)(s.UserByUsername(nil, "admin"))
+	if u == nil || u.ID != admin.ID || !u.IsAdmin || u.Email != DefaultAdminEmail {
+		t.Fatalf("admin user = %+v", u)
+	}
+	tok := stMust[*state.ACLToken](t)(s.ACLTokenByAccessorID(nil, "b1"))
+	if tok.Subject == nil || tok.Subject.Kind != state.SubjectKindUser || tok.Subject.ID != admin.ID {
+		t.Fatalf("bootstrap token subject = %+v", tok.Subject)
+	}
+	// Revoke, then re-bootstrap with the same name: the same user again.
+	stApply(t, s, 11, UserUpsertRequestType, &UserUpsertRequest{User: &mgmt.User{ID: u.ID, Username: u.Username, Email: u.Email, CreatedAt: u.CreatedAt}})
+	again, err := NewBootstrapAdmin("ADMIN", "ops@example.com", stTokenTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stApply(t, s, 12, ACLBootstrapRequestType, boot("b2", 10, again))
+	if u2 := stMust[*mgmt.User](t)(s.UserByUsername(nil, "admin")); u2 == nil || u2.ID != admin.ID || !u2.IsAdmin {
+		t.Fatalf("re-bootstrap admin = %+v", u2)
+	}
+	if tok := stMust[*state.ACLToken](t)(s.ACLTokenByAccessorID(nil, "b2")); tok.Subject == nil || tok.Subject.ID != admin.ID {
+		t.Fatalf("re-bootstrap token subject = %+v", tok.Subject)
+	}
+	for _, c := range []struct{ name, email, want string }{
+		{"no spaces", "", "AdminName"}, {"admin", "nope", "AdminEmail"}, {strings.Repeat("a", 65), "", "AdminName"},
+	} {
+		if _, err := NewBootstrapAdmin(c.name, c.email, stTokenTime); err == nil || !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewBootstrapAdmin(%q, %q) = %v, want an error naming %s", c.name, c.email, err, c.want)
+		}
 	}
 }

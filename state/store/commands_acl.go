@@ -1,6 +1,9 @@
 package store
 
-import "github.com/schedhq/sched/state"
+import (
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
+)
 
 // ACL tables. They are persisted in snapshots: never rename one.
 const (
@@ -57,9 +60,16 @@ type ACLPolicyDeleteRequest struct {
 // afterwards only a request whose ResetIndex equals the bootstrap's current
 // reset index (the ModifyIndex of the bootstrap record, which the leader
 // read from the operator's reset file) succeeds, and moves the reset index.
+//
+// AdminUser, when set, is the site administrator the token speaks for on
+// the management API, as TFE's first administrator: it is created with
+// the token, or, when a user of the same username exists (a bootstrap
+// after a reset), that user is made a site administrator and the token
+// speaks for them. Token.Subject is set to the user either way.
 type ACLBootstrapRequest struct {
 	Token      *state.ACLToken
 	ResetIndex uint64
+	AdminUser  *mgmt.User `json:",omitempty"`
 }
 
 // aclCommand returns the command of type t in this area's range, if any.

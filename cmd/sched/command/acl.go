@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
@@ -34,7 +35,14 @@ again, write the reset index that the refusal names into
 
 PATH, when given, is a file holding the secret to use (a UUID), or "-" for
 standard input; otherwise the server generates the secret. The secret is
-printed once: keep it.`)
+printed once: keep it.
+
+The token also speaks for a site administrator of the management API
+(/api/v2), created with it as Terraform Enterprise's first administrator,
+so organizations it creates have an owner. -admin-name (default admin) and
+-admin-email (default admin@localhost) name that user.`)
+	adminName := fs.String("admin-name", "", "username of the site administrator the token speaks for (default admin)")
+	adminEmail := fs.String("admin-email", "", "e-mail address of that administrator (default admin@localhost)")
 	if done, code := parseFlags(fs, args, 0, 1); done {
 		return code
 	}
@@ -50,7 +58,7 @@ printed once: keep it.`)
 	if err != nil {
 		return c.fail("creating client", err)
 	}
-	tok, _, err := client.ACLTokens().Bootstrap(c.ctx, secret, nil)
+	tok, _, err := client.ACLTokens().BootstrapOpts(c.ctx, api.ACLBootstrapOptions{Secret: secret, AdminName: *adminName, AdminEmail: *adminEmail}, nil)
 	if err != nil {
 		return c.fail("bootstrapping", err)
 	}

@@ -54,6 +54,22 @@ func TestACLBootstrap(t *testing.T) {
 		"Error reading the bootstrap secret: open "+missing+": no such file or directory\n")
 }
 
+// TestACLBootstrapAdminFlags: -admin-name and -admin-email are sent as
+// the bootstrap's AdminName and AdminEmail.
+func TestACLBootstrapAdminFlags(t *testing.T) {
+	f := newFakeAPI(t)
+	f.on("POST", "/v1/acl/bootstrap", reply(7, aclTokenFixture))
+	r := runCLI(t, f, runOpts{}, "acl", "bootstrap", "-admin-name", "ops", "-admin-email", "ops@example.com")
+	if r.code != 0 || !strings.Contains(r.stdout, "Accessor ID  = a1b2c3d4") {
+		t.Fatalf("bootstrap: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	var sent map[string]string
+	json.Unmarshal(f.only("POST /v1/acl/bootstrap").Body, &sent)
+	if sent["AdminName"] != "ops" || sent["AdminEmail"] != "ops@example.com" || sent["BootstrapSecret"] != "" {
+		t.Errorf("bootstrap body = %v", sent)
+	}
+}
+
 func TestACLTokenCreateCommand(t *testing.T) {
 	f := newFakeAPI(t)
 	exp := time.Date(2025, 3, 1, 13, 0, 0, 0, time.UTC)

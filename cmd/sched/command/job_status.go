@@ -124,7 +124,7 @@ func (c *cli) jobStatusJSON(client *api.Client, job *state.Job, allAllocs bool) 
 		Job              *state.Job
 		Summary          *state.JobSummary
 		LatestDeployment *state.Deployment
-		Allocations      []*state.Allocation
+		Allocations      []*state.AllocListStub
 		Children         []*state.JobListStub `json:",omitempty"`
 	}{job, summary, d, allocs, children})
 }
@@ -259,7 +259,7 @@ func writeDeployment(w io.Writer, d *state.Deployment, verbose bool) {
 	writeTable(w, []string{"Task Group", "Desired", "Placed", "Healthy", "Unhealthy"}, rows)
 }
 
-func (c *cli) writeAllocs(w io.Writer, allocs []*state.Allocation, verbose bool) {
+func (c *cli) writeAllocs(w io.Writer, allocs []*state.AllocListStub, verbose bool) {
 	fmt.Fprintln(w, "Allocations")
 	if len(allocs) == 0 {
 		fmt.Fprintln(w, "No allocations placed")
@@ -268,12 +268,12 @@ func (c *cli) writeAllocs(w io.Writer, allocs []*state.Allocation, verbose bool)
 	// Newest first, as Nomad lists them: the allocations a user just
 	// caused are at the top.
 	allocs = slices.Clone(allocs)
-	slices.SortStableFunc(allocs, func(a, b *state.Allocation) int { return cmp.Compare(b.CreateIndex, a.CreateIndex) })
+	slices.SortStableFunc(allocs, func(a, b *state.AllocListStub) int { return cmp.Compare(b.CreateIndex, a.CreateIndex) })
 	rows := make([][]string, 0, len(allocs))
 	for _, a := range allocs {
 		version := "<none>"
-		if a.Job != nil {
-			version = strconv.FormatUint(a.Job.Version, 10)
+		if a.JobType != "" { // the stub of an allocation whose job is known
+			version = strconv.FormatUint(a.JobVersion, 10)
 		}
 		rows = append(rows, []string{
 			shortID(a.ID, verbose), shortID(a.NodeID, verbose), a.TaskGroup, version,

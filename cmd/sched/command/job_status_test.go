@@ -64,7 +64,11 @@ func statusFake(t *testing.T, job *state.Job, d *state.Deployment, allocs []*sta
 		Children: &state.JobChildrenSummary{Pending: 1, Running: 2, Dead: 3},
 	}))
 	f.on("GET", "/v1/job/"+job.ID+"/deployment", reply(5, d))
-	f.on("GET", "/v1/job/"+job.ID+"/allocations", reply(5, allocs))
+	stubs := make([]*state.AllocListStub, len(allocs))
+	for i, a := range allocs {
+		stubs[i] = a.Stub()
+	}
+	f.on("GET", "/v1/job/"+job.ID+"/allocations", reply(5, stubs))
 	return f
 }
 
@@ -79,9 +83,9 @@ func TestJobStatusDetail(t *testing.T) {
 	}
 	allocs := []*state.Allocation{
 		{ID: "a0a0a0a0-0000", NodeID: "n1n1n1n1-0000", TaskGroup: "web", DesiredStatus: "run", ClientStatus: "failed",
-			Job: &state.Job{Version: 2}, CreateIndex: 10, CreateTime: testNow.Add(-26 * time.Hour).UnixNano(), ModifyTime: testNow.Add(-90 * time.Minute).UnixNano()},
+			Job: &state.Job{Type: "service", Version: 2}, CreateIndex: 10, CreateTime: testNow.Add(-26 * time.Hour).UnixNano(), ModifyTime: testNow.Add(-90 * time.Minute).UnixNano()},
 		{ID: "a1a1a1a1-0000", NodeID: "n1n1n1n1-0000", TaskGroup: "web", DesiredStatus: "run", ClientStatus: "running",
-			Job: &state.Job{Version: 3}, CreateIndex: 20, CreateTime: testNow.Add(-3*time.Minute - 12*time.Second).UnixNano(), ModifyTime: testNow.UnixNano()},
+			Job: &state.Job{Type: "service", Version: 3}, CreateIndex: 20, CreateTime: testNow.Add(-3*time.Minute - 12*time.Second).UnixNano(), ModifyTime: testNow.UnixNano()},
 	}
 	header := []string{
 		"ID            = web",

@@ -150,3 +150,58 @@ func TestMgmtCLIAgainstAgent(t *testing.T) {
 	delete(env, api.EnvToken)
 	failed(sched("org", "list"), "Error retrieving organizations: 401")
 }
+
+// TestACLBootstrapAdminOwnsOrganizations: against a real server, `sched
+// acl bootstrap -admin-name` makes a token whose organizations have that
+// administrator as owner (`sched admin org show` lists them).
+func TestACLBootstrapAdminOwnsOrganizations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an agent")
+	}
+	cfg := &agent.Config{Name: "bootstrap-admin-test", DataDir: t.TempDir(), BindAddr: "127.0.0.1", LogLevel: "warn",
+		Server: agent.ServerConfig{Enabled: true, BootstrapExpect: 1}}
+	for _, p := range []*int{&cfg.Ports.HTTP, &cfg.Ports.Raft, &cfg.Ports.Gossip} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		*p = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	if err := cfg.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	t.Cleanup(func() { a.Shutdown() })
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := a.WaitForLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{api.EnvAddress: "http://" + a.HTTPAddr()}
+	r := runCLI(t, nil, runOpts{env: env}, "acl", "bootstrap", "-admin-name", "ops", "-admin-email", "ops@acme.test")
+	if r.code != 0 {
+		t.Fatalf("bootstrap: %+v", r)
+	}
+	var secret string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if v, ok := strings.CutPrefix(line, "Secret ID    = "); ok {
+			secret = v
+		}
+	}
+	if secret == "" {
+		t.Fatalf("no secret in %q", r.stdout)
+	}
+	env[api.EnvToken] = secret
+	if r := runCLI(t, nil, runOpts{env: env}, "org", "create", "-email", "it@acme.test", "acme"); r.code != 0 {
+		t.Fatalf("org create: %+v", r)
+	}
+	r = runCLI(t, nil, runOpts{env: env}, "admin", "org", "show", "acme")
+	if r.code != 0 || !strings.Contains(r.stdout, "Owners                  = ops") {
+		t.Fatalf("admin org show: %+v", r)
+	}
+}

@@ -185,7 +185,11 @@ func (c *cli) writeNode(n *state.Node, allocs []*state.Allocation, verbose bool)
 	}})
 
 	fmt.Fprintln(c.stdout)
-	c.writeAllocs(c.stdout, allocs, verbose)
+	stubs := make([]*state.AllocListStub, len(allocs))
+	for i, a := range allocs {
+		stubs[i] = a.Stub()
+	}
+	c.writeAllocs(c.stdout, stubs, verbose)
 }
 
 // mib prints a size in MiB with the unit a reader expects at that scale.

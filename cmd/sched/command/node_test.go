@@ -55,7 +55,7 @@ func TestNodeStatusDetail(t *testing.T) {
 	f.on("GET", "/v1/node/"+n1, reply(5, node))
 	f.on("GET", "/v1/node/"+n1+"/allocations", reply(6, []*state.Allocation{
 		{ID: "a1a1a1a1-full", NodeID: n1, TaskGroup: "web", DesiredStatus: "run", ClientStatus: "running",
-			Job: &state.Job{Version: 2}, CreateTime: testNow.Add(-time.Hour).UnixNano(), ModifyTime: testNow.Add(-time.Minute).UnixNano(),
+			Job: &state.Job{Type: "service", Version: 2}, CreateTime: testNow.Add(-time.Hour).UnixNano(), ModifyTime: testNow.Add(-time.Minute).UnixNano(),
 			AllocatedResources: &state.AllocatedResources{Tasks: map[string]*state.AllocatedTaskResources{"server": {CPU: 100, MemoryMB: 256}},
 				Shared: state.AllocatedSharedResources{DiskMB: 300}}},
 		{ID: "a0a0a0a0-full", NodeID: n1, TaskGroup: "web", DesiredStatus: "stop", ClientStatus: "complete",
