@@ -112,7 +112,7 @@ func BenchmarkStoredAllocBytes(b *testing.B) {
 		placed += perJob
 	}
 	b.StopTimer()
-	h.Plans = nil
+	h.Plans, h.Results, h.CreatedEvals, h.UpdatedEvals = nil, nil, nil, nil
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
