@@ -208,7 +208,13 @@ func (w *DeploymentWatcher) pass(ctx context.Context) (time.Time, error) {
 			promotes = append(promotes, &store.DeploymentPromoteRequest{
 				DeploymentID: d.ID, Groups: v.promote, Eval: w.eval(job, d, now), Now: now.UnixNano(),
 			})
-		case v.healthy > w.healthy[d.ID] || !w.seen(d.ID):
+		case v.healthy > w.healthy[d.ID]:
+			// Progress (also progress made while no leader watched, seen
+			// first by a new one): the scheduler may place the next
+			// batch. A deployment first seen without any is left alone:
+			// its placements are in, and an evaluation per new
+			// deployment would double the evaluations of a burst of
+			// registrations.
 			batch.Evals = append(batch.Evals, w.eval(job, d, now))
 		}
 		w.healthy[d.ID] = v.healthy
@@ -243,13 +249,6 @@ func (w *DeploymentWatcher) pass(ctx context.Context) (time.Time, error) {
 			"job_id", r.Revert.Job.ID, "version", r.Revert.Job.Version)
 	}
 	return next, nil
-}
-
-// seen reports whether the watcher evaluated the deployment's job since it
-// started.
-func (w *DeploymentWatcher) seen(id string) bool {
-	_, ok := w.healthy[id]
-	return ok
 }
 
 // verdict is what one pass decides for one deployment.

@@ -119,14 +119,14 @@ func TestDeploymentWatcherSuccessMarksStable(t *testing.T) {
 		f := rtNewDeployFixture(t)
 		dep, allocs := f.rollout("web", 2, rtUpdate)
 		f.start()
-		if got := f.watcherEvals("web"); got != 1 {
-			t.Fatalf("%d evals after start, want 1 (the job is evaluated once on start)", got)
+		if got := f.watcherEvals("web"); got != 0 {
+			t.Fatalf("%d evals after start, want none (no progress yet: its placements are in)", got)
 		}
 		f.health(true, allocs[0])
 		time.Sleep(deploymentPace)
 		synctest.Wait()
-		if got := f.watcherEvals("web"); got != 2 {
-			t.Fatalf("%d evals after one allocation became healthy, want 2", got)
+		if got := f.watcherEvals("web"); got != 1 {
+			t.Fatalf("%d evals after one allocation became healthy, want 1", got)
 		}
 		if d := f.deployment(dep); d.Status != state.DeploymentStatusRunning {
 			t.Fatalf("status %s with 1/2 healthy, want running", d.Status)
@@ -227,8 +227,8 @@ func TestDeploymentWatcherBatches(t *testing.T) {
 			t.Fatalf("%d watcher commands for 10 deployments progressing together, want 1", got)
 		}
 		for i := range 10 {
-			if got := f.watcherEvals(fmt.Sprintf("job%d", i)); got != 2 {
-				t.Fatalf("job%d: %d watcher evals, want 2", i, got)
+			if got := f.watcherEvals(fmt.Sprintf("job%d", i)); got != 1 {
+				t.Fatalf("job%d: %d watcher evals, want 1 (for its progress)", i, got)
 			}
 		}
 	})
@@ -261,8 +261,8 @@ func TestDeploymentWatcherRebuiltAfterFailover(t *testing.T) {
 		if d := f.deployment(dep); d.Status != state.DeploymentStatusSuccessful {
 			t.Fatalf("after failover: %s, want successful", d.Status)
 		}
-		if got := f.watcherEvals("api"); got != 2 {
-			t.Fatalf("%d evals of the unfinished job, want one per watcher start", got)
+		if got := f.watcherEvals("api"); got != 0 {
+			t.Fatalf("%d evals of the job without progress, want none (its placements are in)", got)
 		}
 		time.Sleep(rtUpdate.ProgressDeadline)
 		synctest.Wait()
