@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"http":              {"state", "state/store", "state/jobspec", "scheduler", "http/blocking", "http/jsonapi"},
 	"http/blocking":     {},
 	"http/jsonapi":      {},
+	"http/ui":           {},
 	"http/mgmt":         {"state", "state/mgmt", "state/store", "http/jsonapi"},
 	"http/api":          {"state"},
 	"http/api/mgmt":     {"http/api", "state", "state/mgmt"},
