@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/schedhq/sched/http/ui"
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // These tests drive the web UI (package http/ui) in a real headless
@@ -298,9 +299,15 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitJS("a successful deployment", `document.querySelector("#job-deployment")?.textContent.includes("successful") && !document.querySelector("[data-action=promote]")`)
 	p.waitJS("the document the test started in", `window.__sameDocument === true`)
 
-	// Lists and nodes.
+	// The jobs list follows the cluster: a job registered elsewhere
+	// appears without a reload.
 	p.route("#/jobs?namespace=*")
 	p.waitJS("the job in the list", `!!document.querySelector('#jobs a[href="#/job/default/web"]')`)
+	var parsed json.RawMessage
+	call(t, base, admin, "POST", "/v1/jobs/parse", map[string]any{"JobHCL": strings.Replace(fmt.Sprintf(uiJobHCL, "api"), `job "web"`, `job "api"`, 1)}, &parsed)
+	call(t, base, admin, "POST", "/v1/jobs", map[string]any{"Job": parsed}, nil)
+	p.waitJS("the job registered through the API", `!!document.querySelector('#jobs a[href="#/job/default/api"]')`)
+	p.waitJS("the document the test started in", `window.__sameDocument === true`)
 	p.shot("jobs")
 	p.route("#/node/" + a.Client().NodeID())
 	p.waitJS("the node's resource bars", `document.querySelectorAll("#node-res meter").length === 3`)
@@ -314,9 +321,12 @@ func TestUIInBrowser(t *testing.T) {
 	p.fill("#p-desc", "Front end")
 	p.click(`form[data-form=create] [type=submit]`)
 	p.waitJS("the project page", `location.hash.startsWith("#/project/prj-") && document.querySelector("h1")?.textContent === "web-tier"`)
-	p.do("choose write", chromedp.SetValue(chromedp.CSS(`form[data-form=grant] select[name=access]`), "write"))
+	p.eval(`{ const s = document.querySelector("form[data-form=grant] select[name=team]");
+		s.value = [...s.options].find(o => o.textContent === "developers").value;
+		document.querySelector("form[data-form=grant] select[name=access]").value = "write"; }`)
 	p.click(`form[data-form=grant] [type=submit]`)
-	p.waitJS("the team's record", `[...document.querySelectorAll("select[data-change=level]")].some(s => s.value === "write")`)
+	p.waitJS("the developers' record", `[...document.querySelectorAll("main tbody tr")].some(tr =>
+		tr.cells[0].textContent === "developers" && tr.querySelector("select[data-change=level]").value === "write")`)
 	p.waitText("main", "workspace runs: apply")
 	p.shot("project")
 	p.route("#/admin/organizations")
@@ -379,4 +389,110 @@ func TestUIAssetsAreServedByTheAgent(t *testing.T) {
 	if code, _ := getBody(t, base+"/v1/nosuch"); code != http.StatusNotFound {
 		t.Errorf("GET /v1/nosuch = %d, want the API's 404", code)
 	}
+}
+
+// TestUIMeasureJobsList measures, with SCHED_UI_MEASURE=1, the time from
+// navigation to the first rendered page of the jobs list with 5,000 jobs
+// in the cluster (per_page 25), and the JavaScript and CSS bytes the UI
+// serves. It logs the figures and asserts none of them.
+func TestUIMeasureJobsList(t *testing.T) {
+	if os.Getenv("SCHED_UI_MEASURE") != "1" {
+		t.Skip("set SCHED_UI_MEASURE=1 to measure")
+	}
+	ctx := browser(t)
+	a := startDevAgent(t, func(c *Config) { c.ACL.Enabled = true })
+	base := "http://" + a.HTTPAddr()
+	var boot struct{ SecretID string }
+	call(t, base, "", "POST", "/v1/acl/bootstrap", map[string]any{}, &boot)
+	const jobs = 5000
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < jobs; i += 8 {
+				job := map[string]any{"ID": fmt.Sprintf("job-%05d", i), "Type": "service", "Datacenters": []string{"*"},
+					"TaskGroups": []map[string]any{{"Name": "g", "Count": 0, "Tasks": []map[string]any{{"Name": "t", "Driver": "mock",
+						"Resources": map[string]any{"CPU": 10, "MemoryMB": 10}}}}}}
+				b, _ := json.Marshal(map[string]any{"Job": job})
+				req, _ := http.NewRequest(http.MethodPost, base+"/v1/jobs", bytes.NewReader(b))
+				req.Header.Set("X-Sched-Token", boot.SecretID)
+				resp, err := http.DefaultClient.Do(req)
+				if err == nil {
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						err = fmt.Errorf("register %d: %s", i, resp.Status)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	t.Logf("registered %d jobs in %v", jobs, time.Since(start).Round(time.Millisecond))
+	// Measure once the scheduler has finished with them: the jobs' index
+	// stays put through a one-second blocking query.
+	var index string
+	testutil.WaitFor(t, 2*time.Minute, "the cluster to settle", func() bool {
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/evaluations?per_page=1&index="+index+"&wait=1s", nil)
+		req.Header.Set("X-Sched-Token", boot.SecretID)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		got := resp.Header.Get("X-Sched-Index")
+		settled := got == index
+		index = got
+		return settled
+	})
+
+	p := &page{t: t, ctx: ctx, base: base}
+	p.open("#/signin")
+	p.eval(`sessionStorage.setItem("sched.token", ` + jsString(boot.SecretID) + `)`)
+	measure := func(hash string) float64 {
+		// A new document each time: navigating to the same URL with a
+		// fragment would stay in the old one.
+		p.do("leave", chromedp.Navigate("about:blank"))
+		p.open(hash)
+		p.waitJS("the first page of jobs", `document.querySelectorAll("#jobs tbody tr").length > 0 && performance.getEntriesByName("sched:jobs-rendered").length > 0`)
+		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		defer cancel()
+		ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`performance.getEntriesByName("sched:jobs-rendered")[0].startTime`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if os.Getenv("SCHED_UI_MEASURE_DETAIL") == "1" {
+			d, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(performance.getEntries().map(e => [e.entryType, e.name.replace(location.origin, ""), Math.round(e.startTime), Math.round(e.duration)]))`))
+			t.Logf("%s: %s", hash, d)
+		}
+		return ms
+	}
+	t.Logf("first visit (empty cache, session not yet known): %.0f ms", measure("#/jobs"))
+	for _, hash := range []string{"#/jobs", "#/jobs?namespace=*", `#/jobs?filter=Name+matches+"job-04"`} {
+		var runs []string
+		for range 5 {
+			runs = append(runs, fmt.Sprintf("%.0f", measure(hash)))
+		}
+		t.Logf("first render of %s (5,000 jobs, 25 per page): %s ms from navigation", hash, strings.Join(runs, ", "))
+	}
+	js, css := 0, 0
+	for name, size := range ui.Assets() {
+		switch filepath.Ext(name) {
+		case ".js":
+			js += size
+		case ".css":
+			css += size
+		}
+	}
+	t.Logf("UI files: %d bytes of JavaScript, %d bytes of CSS (uncompressed)", js, css)
 }

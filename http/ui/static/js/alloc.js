@@ -1,14 +1,14 @@
 // An allocation's page: task states and events, addresses, live logs.
-import { watch, follow, request } from './api.js';
-import { html, raw, enc, short, when, badge, table, dl, esc } from './html.js';
-import { errorBox, flash } from './app.js';
+import { watch, follow } from './api.js';
+import { html, enc, short, when, badge, table, dl, esc } from './html.js';
+import { errorBox } from './app.js';
 
 const MAX_LOG = 256 * 1024; // characters of log kept on the page
 
-export async function detail(ctx, session) {
+export async function detail(ctx) {
   const [id] = ctx.params;
   ctx.title('Allocation ' + short(id));
-  ctx.show(html`<p class="crumbs" id="crumbs"></p><div class="head"><h1>Allocation <code>${short(id)}</code></h1><div id="alloc-actions" class="actions"></div></div>
+  ctx.show(html`<p class="crumbs" id="crumbs"></p><h1>Allocation <code>${short(id)}</code></h1>
 <div id="alloc-info"></div>
 <section><h2>Tasks</h2><div id="alloc-tasks"></div></section>
 <section><h2>Addresses</h2><div id="alloc-addrs"></div></section>
@@ -39,8 +39,6 @@ export async function detail(ctx, session) {
     });
   };
   ctx.onSubmit('logs', (form) => startLogs(form.task.value, form.type.value));
-  ctx.onChange('logtype', () => {});
-  ctx.on('restart', async () => { await request('POST', '/v1/client/allocation/' + enc(id) + '/restart', { body: {} }); flash('Restart requested.'); });
   await watch('/v1/allocation/' + enc(id), {}, ctx.signal, (r) => {
     const a = r.data;
     ctx.region('crumbs', html`<a href="#/jobs?namespace=${a.Namespace}">Jobs</a> / <a href="#/job/${enc(a.Namespace)}/${enc(a.JobID)}">${a.JobID}</a> / ${a.TaskGroup}`);
@@ -69,4 +67,3 @@ ${table(['Time', 'Type', 'Message'], (s.Events || []).slice().reverse().map((e) 
     if (!logCtl && names.length && a.ClientStatus !== 'pending') startLogs(names[0], 'stdout');
   }, (e) => ctx.region('alloc-info', errorBox(e)));
 }
-export { raw };

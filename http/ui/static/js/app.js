@@ -1,16 +1,20 @@
 // The UI's shell: session (token, capabilities), navigation, the hash
 // router, and event delegation for the views' buttons and forms.
 import { token, get, APIError } from './api.js';
-import { html, esc } from './html.js';
+import { html } from './html.js';
 import { Capabilities } from './acl.js';
-import * as jobs from './jobs.js';
-import * as alloc from './alloc.js';
-import * as nodes from './nodes.js';
-import * as evals from './evals.js';
-import * as services from './services.js';
-import * as mgmt from './mgmt.js';
-import * as admin from './admin.js';
-import * as signin from './signin.js';
+
+// Views load on first use, so a page fetches only the modules it needs.
+const views = {
+  signin: () => import('./signin.js'),
+  jobs: () => import('./jobs.js'),
+  alloc: () => import('./alloc.js'),
+  nodes: () => import('./nodes.js'),
+  evals: () => import('./evals.js'),
+  services: () => import('./services.js'),
+  mgmt: () => import('./mgmt.js'),
+  admin: () => import('./admin.js'),
+};
 
 /** session is what the signed-in token is and may do. */
 export const session = {
@@ -20,48 +24,70 @@ export const session = {
   error: '',
 };
 
-/** loadSession learns who the stored token is; a refused token is forgotten. */
+const CACHE = 'sched.session';
+
+/** useSession sets the session from what was learned about the token. */
+function useSession(c) {
+  session.self = c.self;
+  session.admin = c.admin;
+  session.caps = c.rules ? new Capabilities('policies', c.rules) : new Capabilities('all');
+}
+
+/**
+ * loadSession learns who the stored token is and what it may do; a
+ * refused token is forgotten. What it learns is kept for this tab, so a
+ * reload renders at once (cached() then refreshes it in the background).
+ */
 export async function loadSession() {
-  session.self = null; session.caps = new Capabilities('all'); session.admin = false; session.error = '';
+  session.error = '';
+  sessionStorage.removeItem(CACHE);
+  useSession({ self: null, admin: false, rules: null });
   if (!token.get()) return;
+  const c = { self: null, admin: false, rules: null };
   try {
-    session.self = (await get('/v1/acl/token/self')).data;
+    c.self = (await get('/v1/acl/token/self')).data;
   } catch (e) {
     session.error = e.message;
     token.clear();
     return;
   }
-  if (session.self.Type === 'management') {
-    session.admin = true;
-    return;
+  if (c.self.Type === 'management') {
+    c.admin = true;
+  } else {
+    const names = c.self.Policies || [];
+    c.rules = (await Promise.all(names.map((n) => get('/v1/acl/policy/' + encodeURIComponent(n))
+      .then((r) => r.data.Rules, () => '')))); // an unreadable policy grants nothing here
+    c.admin = await get('/api/v2/admin/organizations', { 'page[size]': 1 }).then(() => true, () => false);
   }
-  const rules = [];
-  for (const name of session.self.Policies || []) {
-    try { rules.push((await get('/v1/acl/policy/' + encodeURIComponent(name))).data.Rules); } catch (_) { /* unreadable: grants nothing here */ }
-  }
-  session.caps = new Capabilities('policies', rules);
+  sessionStorage.setItem(CACHE, JSON.stringify(c));
+  useSession(c);
+}
+
+/** cached uses the session kept for this tab, if any. */
+function cached() {
   try {
-    await get('/api/v2/admin/organizations', { 'page[size]': 1 });
-    session.admin = true;
-  } catch (_) { session.admin = false; }
+    const c = JSON.parse(sessionStorage.getItem(CACHE) || 'null');
+    if (c && token.get()) { useSession(c); return true; }
+  } catch (_) { /* ignore a damaged cache */ }
+  return false;
 }
 
 const routes = [
-  [/^\/signin$/, signin.view],
-  [/^\/jobs$/, jobs.list],
-  [/^\/jobs\/new$/, jobs.create],
-  [/^\/job\/([^/]+)\/([^/]+)$/, jobs.detail],
-  [/^\/alloc\/([^/]+)$/, alloc.detail],
-  [/^\/nodes$/, nodes.list],
-  [/^\/node\/([^/]+)$/, nodes.detail],
-  [/^\/evals$/, evals.list],
-  [/^\/eval\/([^/]+)$/, evals.detail],
-  [/^\/services$/, services.list],
-  [/^\/service\/([^/]+)\/([^/]+)$/, services.detail],
-  [/^\/orgs$/, mgmt.orgs],
-  [/^\/org\/([^/]+)$/, mgmt.projects],
-  [/^\/project\/([^/]+)$/, mgmt.project],
-  [/^\/admin\/(organizations|workspaces|tool-versions|policy-versions)$/, admin.list],
+  [/^\/signin$/, 'signin', 'view'],
+  [/^\/jobs$/, 'jobs', 'list'],
+  [/^\/jobs\/new$/, 'jobs', 'create'],
+  [/^\/job\/([^/]+)\/([^/]+)$/, 'jobs', 'detail'],
+  [/^\/alloc\/([^/]+)$/, 'alloc', 'detail'],
+  [/^\/nodes$/, 'nodes', 'list'],
+  [/^\/node\/([^/]+)$/, 'nodes', 'detail'],
+  [/^\/evals$/, 'evals', 'list'],
+  [/^\/eval\/([^/]+)$/, 'evals', 'detail'],
+  [/^\/services$/, 'services', 'list'],
+  [/^\/service\/([^/]+)\/([^/]+)$/, 'services', 'detail'],
+  [/^\/orgs$/, 'mgmt', 'orgs'],
+  [/^\/org\/([^/]+)$/, 'mgmt', 'projects'],
+  [/^\/project\/([^/]+)$/, 'mgmt', 'project'],
+  [/^\/admin\/(organizations|workspaces|tool-versions|policy-versions)$/, 'admin', 'list'],
 ];
 
 const main = document.getElementById('main');
@@ -166,15 +192,18 @@ async function render() {
   const { path, query } = parseHash();
   nav();
   flash('');
-  for (const [re, view] of routes) {
+  for (const [re, mod, fn] of routes) {
     const m = path.match(re);
     if (!m) continue;
-    current = new Context(m.slice(1), query);
+    const ctx = new Context(m.slice(1), query);
+    current = ctx;
     main.innerHTML = '<p class="muted">Loading…</p>';
     try {
-      await view(current, session);
+      const view = (await views[mod]())[fn];
+      if (ctx.signal.aborted) return;
+      await view(ctx, session);
     } catch (e) {
-      if (!current.signal.aborted) current.show(errorBox(e));
+      if (!ctx.signal.aborted) ctx.show(errorBox(e));
     }
     return;
   }
@@ -220,8 +249,12 @@ main.addEventListener('change', (ev) => {
 });
 
 window.addEventListener('hashchange', render);
-loadSession().then(() => {
-  if (!token.get() && !location.hash) location.hash = '#/signin';
+if (cached()) {
   render();
-});
-export { esc };
+  loadSession().then(nav); // the token may have changed or gone since
+} else {
+  loadSession().then(() => {
+    if (!token.get() && !location.hash) location.hash = '#/signin';
+    render();
+  });
+}

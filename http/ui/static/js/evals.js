@@ -1,10 +1,9 @@
 // Evaluations: the list (live) and one evaluation with its placement
 // failures explained.
-import { watch } from './api.js';
 import { html, enc, short, when, badge, table, dl } from './html.js';
 import { errorBox } from './app.js';
 import { placement, allocRows, allocHeaders } from './jobs.js';
-import { get } from './api.js';
+import { get, watch } from './api.js';
 
 export async function list(ctx) {
   ctx.title('Evaluations');

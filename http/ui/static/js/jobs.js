@@ -32,11 +32,10 @@ export async function list(ctx, session) {
   const type = q.get('type') || '';
   const filter = q.get('filter') || '';
   const next = q.get('next') || '';
-  const names = await namespaces(ctx.signal);
   const canSubmit = session.caps.ns(ns === '*' ? 'default' : ns, 'submit-job');
   ctx.show(html`<div class="head"><h1>Jobs</h1>${canSubmit ? html`<a class="button" href="#/jobs/new?namespace=${ns === '*' ? 'default' : ns}">Run a job</a>` : ''}</div>
 <form class="filters" data-form="filter" role="search">
-  ${select('namespace', 'Namespace', ns, [['*', 'All namespaces (*)'], ...names.map((n) => [n, n])])}
+  <span id="ns-select">${select('namespace', 'Namespace', ns, [['*', 'All namespaces (*)'], ...(ns === '*' ? [] : [[ns, ns]])])}</span>
   ${select('status', 'Status', status, [['', 'Any status'], ['pending', 'pending'], ['running', 'running'], ['dead', 'dead']])}
   ${select('type', 'Type', type, [['', 'Any type'], ['service', 'service'], ['batch', 'batch'], ['system', 'system'], ['sysbatch', 'sysbatch']])}
   <label class="grow">Filter <input name="filter" value="${filter}" placeholder='e.g. Name contains "web"' spellcheck="false"></label>
@@ -50,6 +49,10 @@ export async function list(ctx, session) {
   });
   ctx.onSubmit('filter', change);
   ctx.onChange('filter', (el) => change(el.form));
+  namespaces(ctx.signal).then((names) => {
+    if (!names.includes(ns) && ns !== '*') names.unshift(ns);
+    ctx.region('ns-select', select('namespace', 'Namespace', ns, [['*', 'All namespaces (*)'], ...names.map((n) => [n, n])]));
+  });
   const parts = [];
   if (status) parts.push('Status == ' + quote(status));
   if (type) parts.push('Type == ' + quote(type));
@@ -69,7 +72,7 @@ export async function list(ctx, session) {
     ctx.region('jobs', table(['Name', 'Namespace', 'Type', 'Status', 'Allocations', 'Priority'], rows, 'No jobs match.'));
     ctx.region('pager', html`${prev.length ? html`<button type="button" data-action="prev">← Previous</button>` : ''}
 ${r.nextToken ? html`<button type="button" data-action="next" data-token="${r.nextToken}">Next →</button>` : ''}`);
-    ctx.main.dataset.index = r.index;
+    performance.mark('sched:jobs-rendered');
   }, (e) => ctx.region('jobs', errorBox(e)));
 }
 

@@ -1,6 +1,6 @@
 // Nodes: the list (live) and a node's page with eligibility, drain,
 // allocations and resources used against available.
-import { get, request, watch } from './api.js';
+import { request, watch } from './api.js';
 import { html, enc, short, when, badge, table, dl, meter } from './html.js';
 import { errorBox, flash } from './app.js';
 import { allocRows, allocHeaders } from './jobs.js';
@@ -68,4 +68,3 @@ ${node.Drain ? html`<button type="button" data-action="drain" data-to="off">Stop
     resources();
   }, (e) => ctx.region('node-allocs', errorBox(e)));
 }
-export { get };
