@@ -143,7 +143,14 @@ func (p *page) count(css string) int {
 	return n
 }
 
-func (p *page) click(css string) { p.t.Helper(); p.do("click "+css, chromedp.Click(chromedp.CSS(css))) }
+// click clicks the first enabled element css selects, once there is one.
+// It clicks from the page's script: live regions re-render between a
+// protocol-level lookup and a mouse event.
+func (p *page) click(css string) {
+	p.t.Helper()
+	p.waitJS("to click "+css, `(() => { const el = document.querySelector(`+jsString(css)+`);
+		if (!el || el.disabled) return false; el.click(); return true; })()`)
+}
 
 func (p *page) fill(css, value string) {
 	p.t.Helper()
@@ -165,6 +172,26 @@ func (p *page) shot(name string) {
 	if err := os.WriteFile(filepath.Join(p.shots, name+".png"), b, 0o644); err != nil {
 		p.t.Fatal(err)
 	}
+}
+
+// textOf is the text of the element css selects.
+func (p *page) textOf(css string) string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(` + jsString(css) + `).textContent`))
+	if err != nil {
+		p.t.Fatalf("text of %s: %v", css, err)
+	}
+	return s
+}
+
+// registerHCL registers a job from its HCL through the API.
+func registerHCL(t *testing.T, base, secret, src string) {
+	t.Helper()
+	var job json.RawMessage
+	call(t, base, secret, "POST", "/v1/jobs/parse", map[string]any{"JobHCL": src}, &job)
+	call(t, base, secret, "POST", "/v1/jobs", map[string]any{"Job": job}, nil)
 }
 
 func jsString(s string) string { b, _ := json.Marshal(s); return string(b) }
@@ -299,20 +326,48 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitJS("a successful deployment", `document.querySelector("#job-deployment")?.textContent.includes("successful") && !document.querySelector("[data-action=promote]")`)
 	p.waitJS("the document the test started in", `window.__sameDocument === true`)
 
+	// Stop and start again (the confirmation dialog answered yes).
+	p.eval(`window.confirm = () => true`)
+	p.click("[data-action=stop]")
+	p.waitJS("the start button", `!!document.querySelector("[data-action=start]")`)
+	p.click("[data-action=start]")
+	p.waitJS("the stop button", `!!document.querySelector("[data-action=stop]")`)
+	p.waitJS("a running allocation", `[...document.querySelectorAll("#job-allocs .badge")].some(b => b.textContent === "running")`)
+
+	// A job that cannot be placed explains why, on its page and its
+	// evaluation's.
+	registerHCL(t, base, admin, strings.NewReplacer(`job "web"`, `job "huge"`, "memory = 10", "memory = 100000000").Replace(fmt.Sprintf(uiJobHCL, "x")))
+	p.route("#/job/default/huge")
+	p.waitText("#job-evals .warn", "Placement failures")
+	p.waitText("#job-evals .warn", "exhausted")
+	p.click(`#job-evals .warn a[href^="#/eval/"]`)
+	p.waitText("#eval-fail", "Resources exhausted: memory")
+	p.shot("evaluation")
+
 	// The jobs list follows the cluster: a job registered elsewhere
 	// appears without a reload.
 	p.route("#/jobs?namespace=*")
 	p.waitJS("the job in the list", `!!document.querySelector('#jobs a[href="#/job/default/web"]')`)
-	var parsed json.RawMessage
-	call(t, base, admin, "POST", "/v1/jobs/parse", map[string]any{"JobHCL": strings.Replace(fmt.Sprintf(uiJobHCL, "api"), `job "web"`, `job "api"`, 1)}, &parsed)
-	call(t, base, admin, "POST", "/v1/jobs", map[string]any{"Job": parsed}, nil)
+	registerHCL(t, base, admin, strings.Replace(fmt.Sprintf(uiJobHCL, "api"), `job "web"`, `job "api"`, 1))
 	p.waitJS("the job registered through the API", `!!document.querySelector('#jobs a[href="#/job/default/api"]')`)
 	p.waitJS("the document the test started in", `window.__sameDocument === true`)
+	// Pages of one job: next, then back.
+	p.route("#/jobs?namespace=*&per_page=1")
+	p.waitJS("one job and a next page", `document.querySelectorAll("#jobs tbody tr").length === 1 && !!document.querySelector("[data-action=next]")`)
+	first := p.textOf("#jobs tbody tr td")
+	p.click("[data-action=next]")
+	p.waitJS("the second page", `document.querySelectorAll("#jobs tbody tr").length === 1 && document.querySelector("#jobs tbody tr td").textContent !== `+jsString(first))
+	p.click("[data-action=prev]")
+	p.waitJS("the first page again", `document.querySelector("#jobs tbody tr td")?.textContent === `+jsString(first))
 	p.shot("jobs")
 	p.route("#/node/" + a.Client().NodeID())
 	p.waitJS("the node's resource bars", `document.querySelectorAll("#node-res meter").length === 3`)
 	p.waitJS("the node's allocations", `document.querySelectorAll("#node-allocs tbody tr").length >= 1`)
 	p.shot("node")
+	p.click(`[data-action=eligibility][data-to=ineligible]`)
+	p.waitText("#node-info", "ineligible")
+	p.click(`[data-action=eligibility][data-to=eligible]`)
+	p.waitJS("an eligible node", `!!document.querySelector("[data-action=eligibility][data-to=ineligible]")`)
 
 	// Management: create a project, grant a team write access.
 	p.route("#/org/acme")
@@ -329,6 +384,15 @@ func TestUIInBrowser(t *testing.T) {
 		tr.cells[0].textContent === "developers" && tr.querySelector("select[data-change=level]").value === "write")`)
 	p.waitText("main", "workspace runs: apply")
 	p.shot("project")
+	// Custom permissions, then removal.
+	devRow := `[...document.querySelectorAll("main tbody tr")].find(tr => tr.cells[0].textContent === "developers")`
+	p.eval(`{ const s = ` + devRow + `.querySelector("select[data-change=level]"); s.value = "custom"; s.dispatchEvent(new Event("change", {bubbles: true})); }`)
+	p.waitJS("the custom permissions form", `!!`+devRow+`?.querySelector("form[data-form=custom]")`)
+	p.eval(devRow + `.querySelector("[name='workspace-access.locking']").checked = true`)
+	p.eval(devRow + `.querySelector("form[data-form=custom] [type=submit]").click()`)
+	p.waitJS("locking granted", `!!`+devRow+`?.textContent.includes("workspace locking: yes")`)
+	p.eval(devRow + `.querySelector("[data-action=remove]").click()`)
+	p.waitJS("the developers' record gone", `document.querySelector("main h1")?.textContent === "web-tier" && !`+devRow)
 	p.route("#/admin/organizations")
 	p.waitText("main", "acme")
 

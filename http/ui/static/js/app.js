@@ -187,7 +187,8 @@ class Context {
   onChange(name, fn) { this.changes[name] = fn; }
 }
 
-async function render() {
+async function render(ev) {
+  const moved = !!ev; // a hashchange, not the first load
   if (current) current.ctrl.abort();
   const { path, query } = parseHash();
   nav();
@@ -201,6 +202,8 @@ async function render() {
     try {
       const view = (await views[mod]())[fn];
       if (ctx.signal.aborted) return;
+      // Keyboard and screen-reader users start at the new page's content.
+      if (moved) main.focus({ preventScroll: true });
       await view(ctx, session);
     } catch (e) {
       if (!ctx.signal.aborted) ctx.show(errorBox(e));

@@ -32,6 +32,7 @@ export async function list(ctx, session) {
   const type = q.get('type') || '';
   const filter = q.get('filter') || '';
   const next = q.get('next') || '';
+  const perPage = Math.min(Math.max(Number(q.get('per_page')) || PAGE, 1), 100);
   const canSubmit = session.caps.ns(ns === '*' ? 'default' : ns, 'submit-job');
   ctx.show(html`<div class="head"><h1>Jobs</h1>${canSubmit ? html`<a class="button" href="#/jobs/new?namespace=${ns === '*' ? 'default' : ns}">Run a job</a>` : ''}</div>
 <form class="filters" data-form="filter" role="search">
@@ -57,7 +58,7 @@ export async function list(ctx, session) {
   if (status) parts.push('Status == ' + quote(status));
   if (type) parts.push('Type == ' + quote(type));
   if (filter) parts.push('(' + filter + ')');
-  const query = { namespace: ns, per_page: PAGE, next_token: next, filter: parts.join(' and ') };
+  const query = { namespace: ns, per_page: perPage, next_token: next, filter: parts.join(' and ') };
   const prev = (q.get('prev') || '').split(',').filter(Boolean);
   ctx.on('next', (d) => setQuery({ next: d.token, prev: [...prev, next || '-'].join(',') }));
   ctx.on('prev', () => {
@@ -141,10 +142,10 @@ export function diff(d) {
 }
 
 /** placement explains an evaluation's failed placements per group. */
-export function placement(failed) {
+export function placement(failed, evalID) {
   const entries = Object.entries(failed || {});
   if (!entries.length) return '';
-  return html`<div class="warn"><strong>Placement failures</strong><ul>${entries.map(([g, m]) => html`<li>Group <code>${g}</code>:
+  return html`<div class="warn"><strong>Placement failures</strong>${evalID ? html` of evaluation <a href="#/eval/${enc(evalID)}"><code>${short(evalID)}</code></a>` : ''}<ul>${entries.map(([g, m]) => html`<li>Group <code>${g}</code>:
 ${m.NodesEvaluated ?? 0} nodes evaluated, ${m.NodesFiltered ?? 0} filtered, ${m.NodesExhausted ?? 0} exhausted${m.CoalescedFailures ? `, ${m.CoalescedFailures + 1} unplaced allocations` : ''}.
 <ul>${[...Object.entries(m.ConstraintFiltered || {}).map(([k, v]) => `Constraint ${k} filtered ${v} nodes`),
     ...Object.entries(m.ClassFiltered || {}).map(([k, v]) => `Class ${k} filtered ${v} nodes`),
@@ -212,7 +213,7 @@ export async function detail(ctx, session) {
       Object.entries(summary.data.Summary || {}).map(([g, s]) => [g, s.Queued, s.Starting, s.Running, s.Complete, s.Failed, s.Lost])));
     ctx.region('job-evals', evalsR instanceof Error ? errorBox(evalsR) : html`${table(['ID', 'Triggered by', 'Status', 'Created'],
       evalsR.data.slice(0, 20).map((e) => [html`<a href="#/eval/${enc(e.ID)}"><code>${short(e.ID)}</code></a>`, e.TriggeredBy, badge(e.Status), when(e.CreateTime)]))}
-${evalsR.data.filter((e) => e.FailedTGAllocs && Object.keys(e.FailedTGAllocs).length).slice(0, 1).map((e) => placement(e.FailedTGAllocs))}`);
+${evalsR.data.filter((e) => e.FailedTGAllocs && Object.keys(e.FailedTGAllocs).length).slice(0, 1).map((e) => placement(e.FailedTGAllocs, e.ID))}`);
     if (versions instanceof Error) ctx.region('job-versions', errorBox(versions));
     else {
       const vs = versions.data.Versions || []; const ds = versions.data.Diffs || [];

@@ -16,6 +16,7 @@ ${self ? html`<p>Signed in as <strong>${self.Name || self.AccessorID}</strong> (
   <button type="submit">Sign in</button>
 </form>
 <div id="signin-error"></div>`);
+  document.getElementById('secret').focus();
   ctx.onSubmit('signin', async (form) => {
     const secret = form.secret.value.trim();
     if (!secret) return;
