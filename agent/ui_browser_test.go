@@ -179,7 +179,7 @@ func (p *page) textOf(css string) string {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
 	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(` + jsString(css) + `).textContent`))
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(`+jsString(css)+`).textContent`))
 	if err != nil {
 		p.t.Fatalf("text of %s: %v", css, err)
 	}
