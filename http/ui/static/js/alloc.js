@@ -54,9 +54,12 @@ ${dl([['Started', when(s.StartedAt)], ['Finished', when(s.FinishedAt)], ['Restar
 ${table(['Time', 'Type', 'Message'], (s.Events || []).slice().reverse().map((e) => [when(e.Time), e.Type, e.DisplayMessage || e.Message]), 'No events.')}</div>`)
       : html`<p class="muted">No task has started yet.</p>`);
     const res = a.AllocatedResources || {};
+    // Shared.Ports lists every port; older allocations have only Networks.
     const ports = [...((res.Shared || {}).Ports || [])];
-    for (const n of (res.Shared || {}).Networks || []) for (const p of [...(n.ReservedPorts || []), ...(n.DynamicPorts || [])]) ports.push({ Label: p.Label, Value: p.Value, HostIP: n.IP, To: p.To });
-    ctx.region('alloc-addrs', table(['Label', 'Address', 'To'], ports.map((p) => [p.Label, `${p.HostIP || ''}:${p.Value}`, p.To || '']), 'No ports.'));
+    if (!ports.length) {
+      for (const n of (res.Shared || {}).Networks || []) for (const p of [...(n.ReservedPorts || []), ...(n.DynamicPorts || [])]) ports.push({ Label: p.Label, Value: p.Value, HostIP: n.IP, To: p.To });
+    }
+    ctx.region('alloc-addrs', table(['Label', 'Host port', 'Address', 'To'], ports.map((p) => [p.Label, p.Value, p.HostIP ? `${p.HostIP}:${p.Value}` : `(node address):${p.Value}`, p.To || '']), 'No ports.'));
     const names = Object.keys((a.Job && a.Job.TaskGroups || []).find((g) => g.Name === a.TaskGroup)?.Tasks?.reduce((m, t) => ({ ...m, [t.Name]: 1 }), {}) || a.TaskStates || {});
     if (names.join() !== tasksKnown) {
       tasksKnown = names.join();

@@ -50,10 +50,19 @@ export async function request(method, path, { query, body, signal } = {}) {
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (secret) headers['X-Sched-Token'] = secret;
   }
-  const resp = await fetch(url, {
-    method, headers, signal,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let resp;
+  for (let attempt = 0; ; attempt++) {
+    resp = await fetch(url, {
+      method, headers, signal,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    // /api/v2 limits requests per token: wait for the bucket to refill
+    // (X-RateLimit-Reset, in seconds) and try again, a few times.
+    if (resp.status !== 429 || attempt >= 3) break;
+    const reset = Math.min(Number(resp.headers.get('X-RateLimit-Reset')) || 1, 5);
+    await pause(reset * 1000 + 50, signal || new AbortController().signal);
+    if (signal && signal.aborted) break;
+  }
   const text = await resp.text();
   if (!resp.ok) {
     throw new APIError(resp.status, errorText(text) || resp.statusText, method + ' ' + url.pathname);

@@ -177,6 +177,7 @@ export async function detail(ctx, session) {
 <div class="head"><h1>${id}</h1><div id="job-actions" class="actions"></div></div>
 <div id="job-info"></div>
 <section><h2>Summary</h2><div id="job-summary"></div></section>
+<section id="job-children-section" hidden><h2>Children</h2><div id="job-children"></div></section>
 <section><h2>Latest deployment</h2><div id="job-deployment"></div></section>
 <section><h2>Allocations</h2><div id="job-allocs"></div></section>
 <section><h2>Evaluations</h2><div id="job-evals"></div></section>
@@ -201,9 +202,17 @@ export async function detail(ctx, session) {
     ctx.region('job-actions', btn);
     ctx.region('job-info', dl([['Status', badge(job.Status)], ['Type', job.Type], ['Version', job.Version], ['Priority', job.Priority],
       ['Namespace', job.Namespace], ['Datacenters', (job.Datacenters || []).join(', ')], ['Node pool', job.NodePool],
-      ['Periodic', job.Periodic ? job.Periodic.Spec : ''], ['Parameterized', job.ParameterizedJob ? 'yes' : ''],
+      ['Periodic', job.Periodic ? (job.Periodic.Specs && job.Periodic.Specs.length ? job.Periodic.Specs : [job.Periodic.Spec]).join(', ') + (job.Periodic.TimeZone ? ' ' + job.Periodic.TimeZone : '') : ''],
+      ['Parameterized', job.ParameterizedJob ? 'payload ' + (job.ParameterizedJob.Payload || 'optional') + ((job.ParameterizedJob.MetaRequired || []).length ? ', meta ' + job.ParameterizedJob.MetaRequired.join(', ') : '') : ''],
       ['Parent', job.ParentID ? html`<a href="#/job/${enc(ns)}/${enc(job.ParentID)}">${job.ParentID}</a>` : ''],
       ['Submitted', when(job.SubmitTime)]]));
+    if (job.Periodic || job.ParameterizedJob) {
+      document.getElementById('job-children-section').hidden = false;
+      get('/v1/jobs', { namespace: ns, filter: 'ParentID == ' + quote(job.ID), per_page: 50 }, ctx.signal).then((r) =>
+        ctx.region('job-children', table(['Child', 'Status', 'Submitted'], r.data.map((c) => [
+          html`<a href="#/job/${enc(ns)}/${enc(c.ID)}">${c.ID}</a>`, badge(c.Status), when(c.SubmitTime)]), 'No children yet.')),
+      (e) => ctx.region('job-children', errorBox(e)));
+    }
     const [summary, evalsR, versions] = await Promise.all([
       get(base + '/summary', q, ctx.signal).catch((e) => e),
       get(base + '/evaluations', q, ctx.signal).catch((e) => e),
@@ -252,12 +261,13 @@ ${table(['Group', 'Desired', 'Canaries', 'Placed', 'Healthy', 'Unhealthy', 'Prom
   });
   ctx.on('force', async () => {
     const r = (await request('POST', base + '/periodic/force', { query: q, body: {} })).data;
-    flash('Launched ' + (r.EvalID ? 'evaluation ' + short(r.EvalID) : 'a child job') + '.'); await refresh();
+    flash('Launched a child job' + (r.EvalID ? ' (evaluation ' + short(r.EvalID) + ')' : '') + '.'); await refresh();
   });
   ctx.on('dispatch', async () => {
-    const payload = window.prompt('Payload (optional text)', '') ?? null;
+    const payload = window.prompt('Payload (text, may be empty)', '');
     if (payload === null) return;
-    const r = (await request('POST', base + '/dispatch', { query: q, body: { Payload: payload ? btoa(payload) : '', Meta: {} } })).data;
+    const bytes = new TextEncoder().encode(payload);
+    const r = (await request('POST', base + '/dispatch', { query: q, body: { Payload: payload ? btoa(String.fromCharCode(...bytes)) : '', Meta: {} } })).data;
     flash('Dispatched ' + r.DispatchedJobID + '.');
     go('#/job/' + enc(ns) + '/' + enc(r.DispatchedJobID));
   });
