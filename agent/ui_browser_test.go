@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,8 +113,17 @@ func (p *page) waitJS(what, expr string) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, 40*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(35*time.Second))); err != nil {
-		p.t.Fatalf("waiting for %s: %v\npage:\n%s", what, err, p.text())
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(35*time.Second)))
+		// A poll that starts while a navigation replaces the page's
+		// JavaScript context loses it: poll again in the new one.
+		if err != nil && strings.Contains(err.Error(), "Cannot find context") && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			p.t.Fatalf("waiting for %s: %v\npage:\n%s", what, err, p.text())
+		}
+		return
 	}
 }
 
@@ -496,6 +506,10 @@ func TestUIInBrowser(t *testing.T) {
 	}
 	p.route("#/admin/workspaces")
 	p.waitText("main table", "site")
+	p.shot("admin")
+	p.route("#/org/acme")
+	p.waitJS("the projects", `document.querySelectorAll('main tbody a[href^="#/project/"]').length === 2`)
+	p.shot("projects")
 
 	// A read-only token: no write buttons, and a clear 403.
 	p.click("#signout")
@@ -529,6 +543,9 @@ func TestUIInBrowser(t *testing.T) {
 		p.waitJS("the jobs list", `!!document.querySelector('#jobs a[href="#/job/default/web"]')`)
 		p.do("narrow", chromedp.EmulateViewport(390, 844))
 		p.shot("jobs-390px")
+		p.route("#/job/default/web")
+		p.waitJS("the allocations", `document.querySelectorAll("#job-allocs tbody tr").length >= 1`)
+		p.shot("job-390px")
 	}
 }
 
@@ -646,7 +663,38 @@ func TestUIMeasureJobsList(t *testing.T) {
 		}
 		return ms
 	}
+	// What the API alone takes for each list the page asks for.
+	for _, q := range []string{"namespace=default&per_page=25", "namespace=*&per_page=25", "namespace=default&per_page=25&filter=" + url.QueryEscape(`(Name matches "job-04")`)} {
+		var runs []string
+		for range 5 {
+			req, _ := http.NewRequest(http.MethodGet, base+"/v1/jobs?"+q, nil)
+			req.Header.Set("X-Sched-Token", boot.SecretID)
+			start := time.Now()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			runs = append(runs, fmt.Sprintf("%.1f", float64(time.Since(start).Microseconds())/1000))
+		}
+		t.Logf("GET /v1/jobs?%s: %s ms", q, strings.Join(runs, ", "))
+	}
 	t.Logf("first visit (empty cache, session not yet known): %.0f ms", measure("#/jobs"))
+	{
+		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		defer cancel()
+		wire, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { let js = 0, css = 0, files = 0;
+			for (const e of performance.getEntriesByType("resource")) {
+				if (e.name.endsWith(".js")) { js += e.encodedBodySize; files++; }
+				if (e.name.endsWith(".css")) { css += e.encodedBodySize; files++; }
+			}
+			return [js, css, files]; })()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the jobs page fetched %.0f files: %.0f bytes of JavaScript and %.0f of CSS on the wire (gzip)", wire[2], wire[0], wire[1])
+	}
 	for _, hash := range []string{"#/jobs", "#/jobs?namespace=*", `#/jobs?filter=Name+matches+"job-04"`} {
 		var runs []string
 		for range 5 {
@@ -654,14 +702,18 @@ func TestUIMeasureJobsList(t *testing.T) {
 		}
 		t.Logf("first render of %s (5,000 jobs, 25 per page): %s ms from navigation", hash, strings.Join(runs, ", "))
 	}
-	js, css := 0, 0
-	for name, size := range ui.Assets() {
-		switch filepath.Ext(name) {
-		case ".js":
-			js += size
-		case ".css":
-			css += size
+	sum := func(sizes map[string]int) (js, css int) {
+		for name, size := range sizes {
+			switch filepath.Ext(name) {
+			case ".js":
+				js += size
+			case ".css":
+				css += size
+			}
 		}
+		return js, css
 	}
-	t.Logf("UI files: %d bytes of JavaScript, %d bytes of CSS (uncompressed)", js, css)
+	js, css := sum(ui.Assets())
+	gzJS, gzCSS := sum(ui.GzipSizes())
+	t.Logf("all UI files: %d bytes of JavaScript and %d of CSS; gzipped as served: %d and %d", js, css, gzJS, gzCSS)
 }

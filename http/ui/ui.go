@@ -11,6 +11,7 @@ package ui
 
 import (
 	"bytes"
+	"compress/gzip"
 	"embed"
 	"io/fs"
 	"net/http"
@@ -72,14 +73,19 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such page: "+r.URL.Path, http.StatusNotFound)
 		return
 	}
-	ctype, known := contentTypes[path.Ext(name)]
-	body, err := fs.ReadFile(static, name)
-	if !known || err != nil {
+	a, ok := assets[name]
+	if !ok {
 		http.Error(w, "no such page: "+r.URL.Path, http.StatusNotFound)
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", ctype)
+	h.Set("Content-Type", a.ctype)
+	h.Set("Vary", "Accept-Encoding")
+	body := a.body
+	if a.gz != nil && acceptsGzip(r) {
+		h.Set("Content-Encoding", "gzip")
+		body = a.gz
+	}
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
@@ -120,17 +126,73 @@ func Wrap(api http.Handler) http.Handler {
 	})
 }
 
-// Assets lists the embedded files with their sizes in bytes, by name
-// (for the measurements of docs/ui.md and the tests).
-func Assets() map[string]int {
-	out := map[string]int{}
-	_ = fs.WalkDir(static, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				out[p] = int(info.Size())
-			}
+// asset is one servable file: its bytes, gzipped when that saves
+// anything, and its type.
+type asset struct {
+	body, gz []byte
+	ctype    string
+}
+
+// assets are the embedded files of a known type, by name, compressed
+// once at start-up.
+var assets = func() map[string]asset {
+	out := map[string]asset{}
+	err := fs.WalkDir(static, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
+		ctype, ok := contentTypes[path.Ext(p)]
+		if !ok {
+			return nil
+		}
+		body, err := fs.ReadFile(static, p)
+		if err != nil {
+			return err
+		}
+		a := asset{body: body, ctype: ctype}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		if _, err := zw.Write(body); err == nil && zw.Close() == nil && buf.Len() < len(body) {
+			a.gz = buf.Bytes()
+		}
+		out[p] = a
 		return nil
 	})
+	if err != nil {
+		panic(err)
+	}
+	return out
+}()
+
+// acceptsGzip reports whether r's Accept-Encoding allows gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(enc), "gzip") {
+			return strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0"
+		}
+	}
+	return false
+}
+
+// Assets lists the servable files with their sizes in bytes, by name.
+func Assets() map[string]int {
+	out := map[string]int{}
+	for name, a := range assets {
+		out[name] = len(a.body)
+	}
+	return out
+}
+
+// GzipSizes lists the servable files with the bytes sent to a client
+// that accepts gzip, by name.
+func GzipSizes() map[string]int {
+	out := map[string]int{}
+	for name, a := range assets {
+		out[name] = len(a.body)
+		if a.gz != nil {
+			out[name] = len(a.gz)
+		}
+	}
 	return out
 }

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
 	"io/fs"
 	"net/http"
@@ -43,6 +45,12 @@ func TestServesEveryFile(t *testing.T) {
 			t.Errorf("%s: security headers missing: %v", name, w.Header())
 		}
 	}
+	_ = fs.WalkDir(static, ".", func(p string, d fs.DirEntry, err error) error {
+		if _, ok := assets[p]; err == nil && !d.IsDir() && !ok {
+			t.Errorf("%s is embedded but never served: add its type to contentTypes", p)
+		}
+		return nil
+	})
 	for _, p := range []string{"/ui", "/ui/"} {
 		w := get(t, h, http.MethodGet, p)
 		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `<script type="module" src="/ui/js/app.js">`) {
@@ -51,6 +59,42 @@ func TestServesEveryFile(t *testing.T) {
 	}
 	if w := get(t, h, http.MethodHead, "/ui/style.css"); w.Code != http.StatusOK {
 		t.Errorf("HEAD style.css = %d", w.Code)
+	}
+}
+
+// A client that accepts gzip gets the compressed file, which unpacks to
+// the file; others get it plain.
+func TestGzip(t *testing.T) {
+	h := Handler()
+	for _, ae := range []string{"gzip", "br, gzip;q=0.8", "deflate, GZIP"} {
+		req := httptest.NewRequest(http.MethodGet, "/ui/js/jobs.js", nil)
+		req.Header.Set("Accept-Encoding", ae)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Header().Get("Content-Encoding") != "gzip" || w.Header().Get("Vary") != "Accept-Encoding" {
+			t.Fatalf("Accept-Encoding %q: headers %v", ae, w.Header())
+		}
+		zr, err := gzip.NewReader(w.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(zr)
+		want, _ := fs.ReadFile(static, "js/jobs.js")
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Accept-Encoding %q: unpacked %d bytes, want the %d of the file", ae, len(got), len(want))
+		}
+		if GzipSizes()["js/jobs.js"] >= len(want) {
+			t.Errorf("gzip saves nothing on jobs.js")
+		}
+	}
+	for _, ae := range []string{"", "br", "gzip;q=0"} {
+		req := httptest.NewRequest(http.MethodGet, "/ui/js/jobs.js", nil)
+		req.Header.Set("Accept-Encoding", ae)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Header().Get("Content-Encoding") != "" || w.Body.Len() != Assets()["js/jobs.js"] {
+			t.Errorf("Accept-Encoding %q: encoding %q, %d bytes", ae, w.Header().Get("Content-Encoding"), w.Body.Len())
+		}
 	}
 }
 

@@ -220,6 +220,7 @@ export async function detail(ctx, session) {
     ]);
     ctx.region('job-summary', summary instanceof Error ? errorBox(summary) : table(['Group', 'Queued', 'Starting', 'Running', 'Complete', 'Failed', 'Lost'],
       Object.entries(summary.data.Summary || {}).map(([g, s]) => [g, s.Queued, s.Starting, s.Running, s.Complete, s.Failed, s.Lost])));
+    if (!(evalsR instanceof Error)) evalsR.data.sort((a, b) => (b.CreateIndex || 0) - (a.CreateIndex || 0));
     ctx.region('job-evals', evalsR instanceof Error ? errorBox(evalsR) : html`${table(['ID', 'Triggered by', 'Status', 'Created'],
       evalsR.data.slice(0, 20).map((e) => [html`<a href="#/eval/${enc(e.ID)}"><code>${short(e.ID)}</code></a>`, e.TriggeredBy, badge(e.Status), when(e.CreateTime)]))}
 ${evalsR.data.filter((e) => e.FailedTGAllocs && Object.keys(e.FailedTGAllocs).length).slice(0, 1).map((e) => placement(e.FailedTGAllocs, e.ID))}`);
