@@ -511,6 +511,52 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitJS("the projects", `document.querySelectorAll('main tbody a[href^="#/project/"]').length === 2`)
 	p.shot("projects")
 
+	// A team with read access sees the project and no control.
+	var teams, projects struct {
+		Data []struct {
+			ID         string
+			Attributes struct{ Name string }
+		}
+	}
+	call(t, base, admin, "GET", "/api/v2/organizations/acme/teams", nil, &teams)
+	call(t, base, admin, "GET", "/api/v2/organizations/acme/projects?q=web-tier", nil, &projects)
+	devID := ""
+	for _, tm := range teams.Data {
+		if tm.Attributes.Name == "developers" {
+			devID = tm.ID
+		}
+	}
+	if devID == "" || len(projects.Data) != 1 {
+		t.Fatalf("teams %+v, projects %+v", teams, projects)
+	}
+	prjID := projects.Data[0].ID
+	call(t, base, admin, "POST", "/api/v2/team-projects", map[string]any{"data": map[string]any{"type": "team-projects",
+		"attributes":    map[string]any{"access": "read"},
+		"relationships": map[string]any{"project": map[string]any{"data": map[string]any{"type": "projects", "id": prjID}}, "team": map[string]any{"data": map[string]any{"type": "teams", "id": devID}}}}}, nil)
+	var teamTok struct {
+		Data struct{ Attributes struct{ Token string } }
+	}
+	call(t, base, admin, "POST", "/api/v2/teams/"+devID+"/authentication-token", map[string]any{"data": map[string]any{"type": "authentication-tokens"}}, &teamTok)
+	p.click("#signout")
+	p.waitJS("the sign-in page", `location.hash === "#/signin"`)
+	p.fill("#secret", teamTok.Data.Attributes.Token)
+	p.click(`form[data-form=signin] [type=submit]`)
+	p.waitJS("the organizations, the first page a team token may read", `location.hash === "#/orgs" && !!document.querySelector('main a[href="#/org/acme"]')`)
+	if n := p.count(`#nav a[href="#/orgs"]`); n != 1 {
+		t.Errorf("a team token sees %d Organizations links, want 1", n)
+	}
+	p.route("#/project/" + prjID)
+	p.waitJS("the project as the team sees it", `document.querySelector("main h1")?.textContent === "web-tier" &&
+		[...document.querySelectorAll("main tbody tr")].some(tr => tr.cells[0].textContent === "developers" && tr.cells[1].textContent === "read")`)
+	if n := p.count(`main button, main details, main form`); n != 0 {
+		t.Errorf("a team with read access sees %d controls on the project page, want none", n)
+	}
+	p.route("#/org/acme")
+	p.waitJS("the projects", `!!document.querySelector('main tbody a[href="#/project/`+prjID+`"]')`)
+	if n := p.count(`main form[data-form=create], main [data-action=delete]`); n != 0 {
+		t.Errorf("a team with read access sees %d create or delete controls on the projects page", n)
+	}
+
 	// A read-only token: no write buttons, and a clear 403.
 	p.click("#signout")
 	p.waitJS("the sign-in page", `location.hash === "#/signin"`)

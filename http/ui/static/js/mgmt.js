@@ -48,7 +48,11 @@ export async function projects(ctx) {
   const q = ctx.query.get('q') || '';
   const sort = ctx.query.get('sort') || 'name';
   const page = ctx.query.get('page') || 1;
-  const r = await get('/api/v2/organizations/' + enc(org) + '/projects', { q, sort, 'page[number]': page }, ctx.signal);
+  const [r, orgDoc] = await Promise.all([
+    get('/api/v2/organizations/' + enc(org) + '/projects', { q, sort, 'page[number]': page }, ctx.signal),
+    get('/api/v2/organizations/' + enc(org), {}, ctx.signal).catch(() => null),
+  ]);
+  const orgPerms = orgDoc ? orgDoc.data.data.attributes.permissions || {} : {};
   const counts = (r.data.meta || {})['status-counts'] || {};
   ctx.show(html`<p class="crumbs"><a href="#/orgs">Organizations</a> / ${org}</p><h1>Projects</h1>
 <form class="filters" data-form="search" role="search">
@@ -64,10 +68,10 @@ ${table(['Name', 'Description', 'Workspaces', 'Teams', ''], r.data.data.map((p) 
     (p.attributes.permissions || {})['can-destroy'] ? html`<button type="button" class="danger small" data-action="delete" data-id="${p.id}" data-confirm="Delete project ${p.attributes.name}?">Delete</button>` : '']),
   'No projects.')}
 ${pager(r.data.meta)}
-<form data-form="create" class="card narrow"><h2>New project</h2>
+${orgPerms['can-create-project'] ? html`<form data-form="create" class="card narrow"><h2>New project</h2>
 <label for="p-name">Name</label><input id="p-name" name="name" required minlength="3" maxlength="40">
 <label for="p-desc">Description</label><input id="p-desc" name="description" maxlength="256">
-<button type="submit">Create project</button></form><div id="result"></div>`);
+<button type="submit">Create project</button></form>` : ''}<div id="result"></div>`);
   const search = (f) => setQuery({ q: f.q.value.trim(), sort: f.sort.value, page: '' });
   ctx.onSubmit('search', search);
   ctx.onChange('search', (el) => search(el.form));
@@ -133,17 +137,17 @@ ${perms['can-update'] ? html`<details><summary>Edit project</summary><form data-
 <section><h2>Team access</h2>
 ${access instanceof Error ? errorBox(access) : table(['Team', 'Access', 'Effective permissions', ''], records.map((rec) => [
     teamName[rec.relationships.team.data.id] || rec.relationships.team.data.id,
-    html`<select aria-label="Access of ${teamName[rec.relationships.team.data.id] || ''}" data-change="level" data-id="${rec.id}">${LEVELS.map((l) =>
+    perms['can-manage-teams'] ? html`<select aria-label="Access of ${teamName[rec.relationships.team.data.id] || ''}" data-change="level" data-id="${rec.id}">${LEVELS.map((l) =>
       html`<option ${l === rec.attributes.access ? raw('selected') : ''}>${l}</option>`)}</select>
-${rec.attributes.access === 'custom' ? customFields(rec.attributes, rec.id) : ''}`,
+${rec.attributes.access === 'custom' ? customFields(rec.attributes, rec.id) : ''}` : rec.attributes.access,
     permsOf(rec.attributes),
-    html`<button type="button" class="danger small" data-action="remove" data-id="${rec.id}" data-confirm="Remove this team's access?">Remove</button>`]), 'No team has access.')}
-${freeTeams.length ? html`<form data-form="grant" class="filters"><label>Team <select name="team">${freeTeams.map(([tid, n]) => html`<option value="${tid}">${n}</option>`)}</select></label>
+    perms['can-manage-teams'] ? html`<button type="button" class="danger small" data-action="remove" data-id="${rec.id}" data-confirm="Remove this team's access?">Remove</button>` : '']), 'No team has access.')}
+${!perms['can-manage-teams'] ? '' : freeTeams.length ? html`<form data-form="grant" class="filters"><label>Team <select name="team">${freeTeams.map(([tid, n]) => html`<option value="${tid}">${n}</option>`)}</select></label>
 <label>Access <select name="access">${LEVELS.map((l) => html`<option>${l}</option>`)}</select></label>
 <button type="submit">Grant access</button></form>` : html`<p class="muted">${teams instanceof Error ? errorBox(teams) : 'Every team of the organization has a record.'}</p>`}
 </section>
 <section><h2>Workspaces</h2>${table(['Name', 'Locked'], inProject.map((w) => [w.attributes.name, w.attributes.locked ? 'yes' : 'no']), 'No workspaces.')}
-${elsewhere.length ? html`<form data-form="move" class="filters"><label>Move workspace here <select name="ws">${elsewhere.map((w) =>
+${elsewhere.length && perms['can-move-workspace'] ? html`<form data-form="move" class="filters"><label>Move workspace here <select name="ws">${elsewhere.map((w) =>
     html`<option value="${w.id}">${w.attributes.name}</option>`)}</select></label><button type="submit">Move</button></form>` : ''}</section>
 <div id="result"></div>`);
   const reload = () => go(location.hash);

@@ -26,6 +26,7 @@ ${self ? html`<p>Signed in as <strong>${self.Name || self.AccessorID}</strong> (
       ctx.region('signin-error', html`<div class="error" role="alert"><strong>Sign-in failed.</strong> ${session.error}</div>`);
       return;
     }
-    go('#/jobs');
+    // Land on the first page the token may read.
+    go(session.caps.ns('*', 'list-jobs') ? '#/jobs' : '#/orgs');
   });
 }
