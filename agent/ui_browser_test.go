@@ -346,6 +346,18 @@ func TestUIInBrowser(t *testing.T) {
 	p.do("open /", chromedp.Navigate(base+"/"))
 	p.waitJS("the sign-in page", `location.pathname === "/ui/" && location.hash === "#/signin" && !!document.querySelector("#secret")`)
 	p.shot("signin")
+	// Anonymous on a page that needs a token: the API's 403, explained.
+	// And the keyboard: the first Tab reaches the skip link, Enter on it
+	// moves focus to the content.
+	p.do("a new document", chromedp.Navigate("about:blank"))
+	p.open("#/jobs")
+	p.waitText("#jobs .error", "Permission denied")
+	p.do("tab", chromedp.KeyEvent("\t"))
+	p.waitJS("the skip link focused", `document.activeElement?.classList.contains("skip")`)
+	p.do("enter", chromedp.KeyEvent("\r"))
+	p.waitJS("the content focused", `document.activeElement?.id === "main" && location.hash === "#/jobs"`)
+	p.route("#/signin")
+	p.waitJS("the secret field", `!!document.querySelector("#secret")`)
 	p.fill("#secret", "not-a-token")
 	p.click(`form[data-form=signin] [type=submit]`)
 	p.waitText("#signin-error", "Sign-in failed")
@@ -441,6 +453,15 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitJS("the second page", `document.querySelectorAll("#jobs tbody tr").length === 1 && document.querySelector("#jobs tbody tr td").textContent !== `+jsString(first))
 	p.click("[data-action=prev]")
 	p.waitJS("the first page again", `document.querySelector("#jobs tbody tr td")?.textContent === `+jsString(first))
+	// The filter box takes the API's expressions; a wrong one gets the
+	// API's message.
+	p.fill("input[name=filter]", `Name == "api"`)
+	p.click(`form[data-form=filter] [type=submit]`)
+	p.waitJS("the filtered list", `document.querySelectorAll("#jobs tbody tr").length === 1 && document.querySelector("#jobs tbody td")?.textContent === "api"`)
+	p.route("#/jobs?filter=" + url.QueryEscape("Name ==="))
+	p.waitText("#jobs .error", "filter")
+	p.route("#/jobs?status=pending&namespace=*")
+	p.waitJS("only the pending job", `[...document.querySelectorAll("#jobs tbody tr td:first-child")].map(td => td.textContent).join() === "huge"`)
 	p.shot("jobs")
 	p.route("#/node/" + a.Client().NodeID())
 	p.waitJS("the node's resource bars", `document.querySelectorAll("#node-res meter").length === 3`)
@@ -560,8 +581,9 @@ func TestUIInBrowser(t *testing.T) {
 	// A read-only token: no write buttons, and a clear 403.
 	p.click("#signout")
 	p.waitJS("the sign-in page", `location.hash === "#/signin"`)
-	p.fill("#secret", ro.SecretID)
-	p.click(`form[data-form=signin] [type=submit]`)
+	// Typed, and sent with Enter.
+	p.waitJS("the secret field focused", `document.activeElement?.id === "secret"`)
+	p.do("type the secret", chromedp.KeyEvent(ro.SecretID+"\r"))
 	p.waitJS("the jobs list", `!!document.querySelector('#jobs a[href="#/job/default/web"]')`)
 	if n := p.count(`a[href^="#/jobs/new"]`); n != 0 {
 		t.Errorf("a read-only token sees the Run a job link")

@@ -90,8 +90,10 @@ function pause(ms, signal) {
 /**
  * watch keeps path's answer current with blocking queries: onData gets the
  * first answer and each one whose X-Sched-Index moved, until signal
- * aborts. An error goes to onError; a 401, 403 or 404 ends the watch,
- * others are retried after a pause.
+ * aborts. An error goes to onError; a refusal of the request itself (4xx
+ * but 429: a bad filter, a missing token, a vanished object) ends the
+ * watch, others (the server or the network failing) are retried after a
+ * pause.
  */
 export async function watch(path, query, signal, onData, onError) {
   let index = 0;
@@ -106,7 +108,7 @@ export async function watch(path, query, signal, onData, onError) {
     } catch (e) {
       if (signal.aborted || e.name === 'AbortError') return;
       onError(e);
-      if (e.status === 401 || e.status === 403 || e.status === 404) return;
+      if (e.status >= 400 && e.status < 500 && e.status !== 429) return;
       await pause(2000, signal);
     }
   }

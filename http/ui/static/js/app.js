@@ -251,6 +251,10 @@ main.addEventListener('change', (ev) => {
   if (fn) run(fn, null, el);
 });
 
+// The skip link moves focus to the content; following its #main would
+// change the route.
+document.querySelector('.skip').addEventListener('click', (ev) => { ev.preventDefault(); main.focus(); });
+
 window.addEventListener('hashchange', render);
 if (cached()) {
   render();
