@@ -302,6 +302,7 @@ const uiJobHCL = `job "web" {
       driver = "mock"
       config {
         stdout_string = "%s\n"
+        stderr_string = "a warning on stderr\n"
       }
       resources {
         cpu    = 10
@@ -385,6 +386,9 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitText("#logs", "hello from the browser")
 	p.waitText("#alloc-tasks", "Started")
 	p.shot("allocation")
+	p.click(`form[data-form=logs] input[value=stderr]`)
+	p.click(`form[data-form=logs] [type=submit]`)
+	p.waitJS("stderr", `document.querySelector("#logs").textContent === "a warning on stderr\n"`)
 
 	// A new version makes a canary; promote it from the job page.
 	p.route("#/jobs/new?namespace=default")
