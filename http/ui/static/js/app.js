@@ -96,15 +96,16 @@ let current = null; // the view's context
 function nav() {
   const signedIn = !!token.get();
   const c = session.caps;
+  // Each item: its link, its name, and the routes it is current for.
   const items = [];
-  if (c.ns('*', 'list-jobs')) items.push(['#/jobs', 'Jobs']);
-  if (c.kind === 'all' || c.policies.some((p) => p.node)) items.push(['#/nodes', 'Nodes']);
-  if (c.ns('*', 'read-job')) items.push(['#/evals', 'Evaluations'], ['#/services', 'Services']);
-  if (signedIn) items.push(['#/orgs', 'Organizations']);
-  if (session.admin) items.push(['#/admin/organizations', 'Admin']);
+  if (c.ns('*', 'list-jobs')) items.push(['#/jobs', 'Jobs', ['#/job', '#/alloc']]);
+  if (c.kind === 'all' || c.policies.some((p) => p.node)) items.push(['#/nodes', 'Nodes', ['#/node']]);
+  if (c.ns('*', 'read-job')) items.push(['#/evals', 'Evaluations', ['#/eval']], ['#/services', 'Services', ['#/service']]);
+  if (signedIn) items.push(['#/orgs', 'Organizations', ['#/org', '#/project']]);
+  if (session.admin) items.push(['#/admin/organizations', 'Admin', ['#/admin/']]);
   const here = location.hash.split('?')[0];
-  document.getElementById('nav').innerHTML = html`<ul>${items.map(([h, t]) =>
-    html`<li><a href="${h}" ${here.startsWith(h.replace(/s$/, '')) ? html`aria-current="page"` : ''}>${t}</a></li>`)}</ul>`;
+  document.getElementById('nav').innerHTML = html`<ul>${items.map(([h, t, under]) =>
+    html`<li><a href="${h}" ${under.some((u) => here.startsWith(u)) ? html`aria-current="page"` : ''}>${t}</a></li>`)}</ul>`;
   const who = session.self;
   document.getElementById('who').innerHTML = signedIn
     ? html`<span title="${who ? who.AccessorID : ''}">${who ? (who.Name || who.Type) : 'signed in'}</span> <button type="button" id="signout">Sign out</button>`
