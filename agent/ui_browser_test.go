@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -788,4 +789,54 @@ func TestUIMeasureJobsList(t *testing.T) {
 	js, css := sum(ui.Assets())
 	gzJS, gzCSS := sum(ui.GzipSizes())
 	t.Logf("all UI files: %d bytes of JavaScript and %d of CSS; gzipped as served: %d and %d", js, css, gzJS, gzCSS)
+}
+
+// TestUIPolicyRules checks, in the browser, how the UI reads a token's
+// policies to decide which buttons to show (js/acl.js): exact names beat
+// globs, the glob with most literal characters wins, deny wins, read and
+// write expand to their capabilities, JSON rules read as HCL ones.
+func TestUIPolicyRules(t *testing.T) {
+	ctx := browser(t)
+	srv := httptest.NewServer(ui.Handler())
+	defer srv.Close()
+	p := &page{t: t, ctx: ctx, base: srv.URL}
+	p.do("open", chromedp.Navigate(srv.URL+"/ui/js/acl.js"))
+	cases := []struct {
+		rules []string
+		check string // a JavaScript expression over c, a Capabilities
+		want  bool
+	}{
+		{[]string{`namespace "default" { policy = "read" }`}, `c.ns("default", "read-job")`, true},
+		{[]string{`namespace "default" { policy = "read" }`}, `c.ns("default", "submit-job")`, false},
+		{[]string{`namespace "default" { policy = "read" }`}, `c.ns("other", "read-job")`, false},
+		{[]string{`namespace "*" { policy = "write" }` + "\n" + `namespace "secret" { policy = "deny" }`}, `c.ns("web", "submit-job")`, true},
+		{[]string{`namespace "*" { policy = "write" }` + "\n" + `namespace "secret" { policy = "deny" }`}, `c.ns("secret", "read-job")`, false},
+		{[]string{`namespace "team-*" {
+  policy       = "read"
+  capabilities = ["submit-job"]
+}
+namespace "team-a*" { policy = "deny" }`}, `c.ns("team-b", "submit-job")`, true},
+		{[]string{`namespace "team-*" { policy = "read" capabilities = ["submit-job"] }` + "\n" + `namespace "team-a*" { policy = "deny" }`}, `c.ns("team-abc", "read-job")`, false},
+		{[]string{`namespace "prod" { policy = "read" }` + "\n" + `namespace "*" { policy = "write" }`}, `c.ns("prod", "submit-job")`, false},
+		{[]string{`namespace "prod" { policy = "read" }` + "\n" + `namespace "*" { policy = "write" }`}, `c.ns("dev", "submit-job")`, true},
+		{[]string{`{"namespace": {"default": {"policy": "write"}}, "node": {"policy": "write"}}`}, `c.ns("default", "dispatch-job") && c.nodeWrite()`, true},
+		{[]string{`# comment` + "\n" + `node { policy = "read" }`}, `c.nodeWrite()`, false},
+		{[]string{`namespace "default" { policy = "read" }`, `namespace "default" { policy = "write" }`}, `c.ns("default", "submit-job")`, true},
+		{[]string{`namespace "default" { policy = "write" }`, `namespace "default" { policy = "deny" }`}, `c.ns("default", "read-job")`, false},
+		{[]string{`namespace "default" { policy = "read" }`}, `c.ns("*", "list-jobs")`, true},
+		{[]string{`node { policy = "write" }`}, `c.ns("*", "list-jobs")`, false},
+	}
+	for _, tc := range cases {
+		rules, _ := json.Marshal(tc.rules)
+		expr := `import("/ui/js/acl.js").then(({ Capabilities }) => { const c = new Capabilities("policies", ` + string(rules) + `); return !!(` + tc.check + `); })`
+		ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr, chromedp.EvalAwaitPromise))
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.check, err)
+		}
+		if got != tc.want {
+			t.Errorf("policies %q: %s = %v, want %v", tc.rules, tc.check, got, tc.want)
+		}
+	}
 }
