@@ -182,6 +182,14 @@ class Context {
     if (el) el.innerHTML = content.toString();
   }
 
+  /**
+   * drawn marks, once per page, that its main data is on screen (a
+   * performance mark, read by the measurements of docs/ui.md).
+   */
+  drawn() {
+    if (!this.marked && !this.signal.aborted) { this.marked = true; performance.mark('sched:drawn'); }
+  }
+
   title(t) { document.title = t + ' · sched'; }
   on(name, fn) { this.actions[name] = fn; }
   onSubmit(name, fn) { this.forms[name] = fn; }

@@ -1,19 +1,29 @@
 // Evaluations: the list (live) and one evaluation with its placement
 // failures explained.
 import { html, enc, short, when, badge, table, dl } from './html.js';
-import { errorBox } from './app.js';
+import { errorBox, setQuery } from './app.js';
 import { placement, allocRows, allocHeaders } from './jobs.js';
 import { get, watch } from './api.js';
 
 export async function list(ctx) {
   ctx.title('Evaluations');
   const ns = ctx.query.get('namespace') || '*';
-  ctx.show(html`<h1>Evaluations</h1><div id="evals"></div>`);
-  await watch('/v1/evaluations', { namespace: ns, per_page: 100 }, ctx.signal, (r) => {
+  const next = ctx.query.get('next') || '';
+  const prev = (ctx.query.get('prev') || '').split(',').filter(Boolean);
+  ctx.show(html`<h1>Evaluations</h1><div id="evals"></div><nav class="pager" aria-label="Pages" id="pager"></nav>`);
+  ctx.on('next', (d) => setQuery({ next: d.token, prev: [...prev, next || '-'].join(',') }));
+  ctx.on('prev', () => {
+    const p = prev.slice(); const t = p.pop();
+    setQuery({ next: t === '-' ? '' : t, prev: p.join(',') });
+  });
+  await watch('/v1/evaluations', { namespace: ns, per_page: 50, next_token: next }, ctx.signal, (r) => {
+    ctx.region('pager', html`${prev.length ? html`<button type="button" data-action="prev">← Previous</button>` : ''}
+${r.nextToken ? html`<button type="button" data-action="next" data-token="${r.nextToken}">Next →</button>` : ''}`);
     ctx.region('evals', table(['ID', 'Job', 'Namespace', 'Triggered by', 'Status', 'Placement failures', 'Created'], r.data.map((e) => [
       html`<a href="#/eval/${enc(e.ID)}"><code>${short(e.ID)}</code></a>`,
       html`<a href="#/job/${enc(e.Namespace)}/${enc(e.JobID)}">${e.JobID}</a>`, e.Namespace, e.TriggeredBy, badge(e.Status),
       Object.keys(e.FailedTGAllocs || {}).join(', ') || '—', when(e.CreateTime)])));
+    ctx.drawn();
   }, (e) => ctx.region('evals', errorBox(e)));
 }
 

@@ -73,7 +73,7 @@ export async function list(ctx, session) {
     ctx.region('jobs', table(['Name', 'Namespace', 'Type', 'Status', 'Allocations', 'Priority'], rows, 'No jobs match.'));
     ctx.region('pager', html`${prev.length ? html`<button type="button" data-action="prev">← Previous</button>` : ''}
 ${r.nextToken ? html`<button type="button" data-action="next" data-token="${r.nextToken}">Next →</button>` : ''}`);
-    performance.mark('sched:jobs-rendered');
+    ctx.drawn();
   }, (e) => ctx.region('jobs', errorBox(e)));
 }
 
@@ -290,6 +290,7 @@ ${table(['Group', 'Desired', 'Canaries', 'Placed', 'Healthy', 'Unhealthy', 'Prom
   let first = true;
   await watch(base + '/allocations', q, ctx.signal, (r) => {
     ctx.region('job-allocs', table(allocHeaders, allocRows(r.data)));
+    ctx.drawn();
     if (!first) refresh();
     first = false;
   }, (e) => ctx.region('job-allocs', errorBox(e)));

@@ -12,6 +12,7 @@ export async function list(ctx) {
     ctx.region('nodes', table(['Name', 'ID', 'Datacenter', 'Pool', 'Status', 'Eligibility', 'Drain'], r.data.map((n) => [
       html`<a href="#/node/${enc(n.ID)}">${n.Name}</a>`, html`<code>${short(n.ID)}</code>`, n.Datacenter, n.NodePool,
       badge(n.Status), n.SchedulingEligibility, n.Drain ? 'draining' : 'no'])));
+    ctx.drawn();
   }, (e) => ctx.region('nodes', errorBox(e)));
 }
 
