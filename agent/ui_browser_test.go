@@ -465,6 +465,8 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitJS("the filtered list", `document.querySelectorAll("#jobs tbody tr").length === 1 && document.querySelector("#jobs tbody td")?.textContent === "api"`)
 	p.route("#/jobs?filter=" + url.QueryEscape("Name ==="))
 	p.waitText("#jobs .error", "filter")
+	p.route("#/job/default/nosuch")
+	p.waitText("main .error", "Not found")
 	p.route("#/jobs?status=pending&namespace=*")
 	p.waitJS("only the pending job", `[...document.querySelectorAll("#jobs tbody tr td:first-child")].map(td => td.textContent).join() === "huge"`)
 	p.shot("jobs")
@@ -663,6 +665,37 @@ func TestUIMeasureJobsList(t *testing.T) {
 	base := "http://" + a.HTTPAddr()
 	var boot struct{ SecretID string }
 	call(t, base, "", "POST", "/v1/acl/bootstrap", map[string]any{}, &boot)
+	p := &page{t: t, ctx: ctx, base: base}
+	p.open("#/signin")
+	p.eval(`sessionStorage.setItem("sched.token", ` + jsString(boot.SecretID) + `)`)
+	measure := func(hash string) float64 {
+		// A new document each time: navigating to the same URL with a
+		// fragment would stay in the old one.
+		p.do("leave", chromedp.Navigate("about:blank"))
+		p.open(hash)
+		p.waitJS("the page's data drawn", `performance.getEntriesByName("sched:drawn").length > 0`)
+		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		defer cancel()
+		ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`performance.getEntriesByName("sched:drawn")[0].startTime`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if os.Getenv("SCHED_UI_MEASURE_DETAIL") == "1" {
+			d, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(performance.getEntries().map(e => [e.entryType, e.name.replace(location.origin, ""), Math.round(e.startTime), Math.round(e.duration)]))`))
+			t.Logf("%s: %s", hash, d)
+		}
+		return ms
+	}
+	series := func(hash string) string {
+		var runs []string
+		for range 5 {
+			runs = append(runs, fmt.Sprintf("%.0f", measure(hash)))
+		}
+		return strings.Join(runs, ", ")
+	}
+	t.Logf("control, no jobs: first visit (empty cache, session not yet known): %.0f ms", measure("#/jobs"))
+	t.Logf("control, no jobs in the cluster: first render of #/jobs: %s ms from navigation", series("#/jobs"))
+
 	const jobs = 5000
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -715,27 +748,6 @@ func TestUIMeasureJobsList(t *testing.T) {
 		return settled
 	})
 
-	p := &page{t: t, ctx: ctx, base: base}
-	p.open("#/signin")
-	p.eval(`sessionStorage.setItem("sched.token", ` + jsString(boot.SecretID) + `)`)
-	measure := func(hash string) float64 {
-		// A new document each time: navigating to the same URL with a
-		// fragment would stay in the old one.
-		p.do("leave", chromedp.Navigate("about:blank"))
-		p.open(hash)
-		p.waitJS("the page's data drawn", `performance.getEntriesByName("sched:drawn").length > 0`)
-		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
-		defer cancel()
-		ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`performance.getEntriesByName("sched:drawn")[0].startTime`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if os.Getenv("SCHED_UI_MEASURE_DETAIL") == "1" {
-			d, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(performance.getEntries().map(e => [e.entryType, e.name.replace(location.origin, ""), Math.round(e.startTime), Math.round(e.duration)]))`))
-			t.Logf("%s: %s", hash, d)
-		}
-		return ms
-	}
 	// What the API alone takes for each list the page asks for.
 	for _, q := range []string{"namespace=default&per_page=25", "namespace=*&per_page=25", "namespace=default&per_page=25&filter=" + url.QueryEscape(`(Name matches "job-04")`)} {
 		var runs []string
@@ -753,7 +765,6 @@ func TestUIMeasureJobsList(t *testing.T) {
 		}
 		t.Logf("GET /v1/jobs?%s: %s ms", q, strings.Join(runs, ", "))
 	}
-	t.Logf("first visit (empty cache, session not yet known): %.0f ms", measure("#/jobs"))
 	{
 		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 		defer cancel()
@@ -769,11 +780,7 @@ func TestUIMeasureJobsList(t *testing.T) {
 		t.Logf("the jobs page fetched %.0f files: %.0f bytes of JavaScript and %.0f of CSS on the wire (gzip)", wire[2], wire[0], wire[1])
 	}
 	for _, hash := range []string{"#/jobs", "#/jobs?namespace=*", `#/jobs?filter=Name+matches+"job-04"`, "#/job/default/job-04321", "#/evals", "#/nodes"} {
-		var runs []string
-		for range 5 {
-			runs = append(runs, fmt.Sprintf("%.0f", measure(hash)))
-		}
-		t.Logf("first render of %s (5,000 jobs): %s ms from navigation", hash, strings.Join(runs, ", "))
+		t.Logf("first render of %s (5,000 jobs): %s ms from navigation", hash, series(hash))
 	}
 	sum := func(sizes map[string]int) (js, css int) {
 		for name, size := range sizes {

@@ -184,6 +184,12 @@ export async function detail(ctx, session) {
 <section><h2>Versions</h2><div id="job-versions"></div></section>`);
   let job = null;
   const refresh = async () => {
+    // Everything at once: the job, its summary, evaluations and versions.
+    const rest = Promise.all([
+      get(base + '/summary', q, ctx.signal).catch((e) => e),
+      get(base + '/evaluations', q, ctx.signal).catch((e) => e),
+      get(base + '/versions', { ...q, diffs: true }, ctx.signal).catch((e) => e),
+    ]);
     try {
       job = (await get(base, q, ctx.signal)).data;
     } catch (e) {
@@ -213,11 +219,7 @@ export async function detail(ctx, session) {
           html`<a href="#/job/${enc(ns)}/${enc(c.ID)}">${c.ID}</a>`, badge(c.Status), when(c.SubmitTime)]), 'No children yet.')),
       (e) => ctx.region('job-children', errorBox(e)));
     }
-    const [summary, evalsR, versions] = await Promise.all([
-      get(base + '/summary', q, ctx.signal).catch((e) => e),
-      get(base + '/evaluations', q, ctx.signal).catch((e) => e),
-      get(base + '/versions', { ...q, diffs: true }, ctx.signal).catch((e) => e),
-    ]);
+    const [summary, evalsR, versions] = await rest;
     ctx.region('job-summary', summary instanceof Error ? errorBox(summary) : table(['Group', 'Queued', 'Starting', 'Running', 'Complete', 'Failed', 'Lost'],
       Object.entries(summary.data.Summary || {}).map(([g, s]) => [g, s.Queued, s.Starting, s.Running, s.Complete, s.Failed, s.Lost])));
     if (!(evalsR instanceof Error)) evalsR.data.sort((a, b) => (b.CreateIndex || 0) - (a.CreateIndex || 0));
@@ -284,8 +286,8 @@ ${table(['Group', 'Desired', 'Canaries', 'Placed', 'Healthy', 'Unhealthy', 'Prom
     await request('POST', '/v1/deployment/fail/' + enc(d.id), { query: q, body: { DeploymentID: d.id } });
     flash('Deployment failed.');
   });
-  await refresh();
-  if (ctx.signal.aborted) return;
+  // The job and the two watches start together; a missing job ends all.
+  refresh();
   watch(base + '/deployment', q, ctx.signal, deployment, (e) => ctx.region('job-deployment', errorBox(e)));
   let first = true;
   await watch(base + '/allocations', q, ctx.signal, (r) => {
