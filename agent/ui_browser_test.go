@@ -395,6 +395,9 @@ func TestUIInBrowser(t *testing.T) {
 	p.route("#/jobs/new?namespace=default")
 	p.waitJS("the job form", `!!document.querySelector("#spec")`)
 	p.fill("#spec", fmt.Sprintf(uiJobHCL, "hello from version one"))
+	// Plan first: the dry run shows what would change.
+	p.click(`[data-action=plan]`)
+	p.waitText("#result", "hello from version one")
 	p.click(`form[data-form=register] [type=submit]`)
 	p.waitJS("the job page", `location.hash === "#/job/default/web"`)
 	p.waitJS("the promote button", `!!document.querySelector("[data-action=promote]:not([disabled])")`)
