@@ -642,10 +642,30 @@ func TestUIAssetsAreServedByTheAgent(t *testing.T) {
 	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != ui.Prefix {
 		t.Fatalf("GET / = %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	for name := range ui.Assets() {
-		if code, _ := getBody(t, base+ui.Prefix+name); code != http.StatusOK {
-			t.Errorf("GET %s%s = %d", ui.Prefix, name, code)
+	// Anonymous, and with a token the cluster does not know (which the API
+	// refuses): the files are public either way.
+	for _, secret := range []string{"", "not-a-token"} {
+		for name := range ui.Assets() {
+			req, _ := http.NewRequest(http.MethodGet, base+ui.Prefix+name, nil)
+			if secret != "" {
+				req.Header.Set("X-Sched-Token", secret)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("GET %s%s with token %q = %d", ui.Prefix, name, secret, resp.StatusCode)
+			}
 		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"/v1/jobs", nil)
+	req.Header.Set("X-Sched-Token", "not-a-token")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("GET /v1/jobs with an unknown token behind the UI: %v %v, want 403", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	if code, body := getBody(t, base+"/v1/jobs"); code != http.StatusForbidden {
 		t.Errorf("anonymous GET /v1/jobs behind the UI = %d %s, want 403", code, body)
