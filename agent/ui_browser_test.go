@@ -452,6 +452,7 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitJS("the job in the list", `!!document.querySelector('#jobs a[href="#/job/default/web"]')`)
 	registerHCL(t, base, admin, strings.Replace(fmt.Sprintf(uiJobHCL, "api"), `job "web"`, `job "api"`, 1))
 	p.waitJS("the job registered through the API", `!!document.querySelector('#jobs a[href="#/job/default/api"]')`)
+	p.shot("jobs")
 	p.waitJS("the document the test started in", `window.__sameDocument === true`)
 	// Pages of one job: next, then back.
 	p.route("#/jobs?namespace=*&per_page=1")
@@ -472,7 +473,6 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitText("main .error", "Not found")
 	p.route("#/jobs?status=pending&namespace=*")
 	p.waitJS("only the pending job", `[...document.querySelectorAll("#jobs tbody tr td:first-child")].map(td => td.textContent).join() === "huge"`)
-	p.shot("jobs")
 	p.route("#/node/" + a.Client().NodeID())
 	p.waitJS("the node's resource bars", `document.querySelectorAll("#node-res meter").length === 3`)
 	p.waitJS("the node's allocations", `document.querySelectorAll("#node-allocs tbody tr").length >= 1`)

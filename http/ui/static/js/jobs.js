@@ -82,7 +82,11 @@ function groups(summary) {
   if (!summary || !summary.Summary) return '';
   const t = { Running: 0, Starting: 0, Queued: 0, Failed: 0, Complete: 0, Lost: 0 };
   for (const g of Object.values(summary.Summary)) for (const k of Object.keys(t)) t[k] += g[k] || 0;
-  return Object.entries(t).filter(([, v]) => v).map(([k, v]) => `${v} ${k.toLowerCase()}`).join(', ');
+  const out = Object.entries(t).filter(([, v]) => v).map(([k, v]) => `${v} ${k.toLowerCase()}`);
+  // A periodic or parameterized job counts its children instead.
+  const c = summary.Children;
+  if (c && (c.Pending || c.Running || c.Dead)) out.push(`children: ${c.Pending || 0} pending, ${c.Running || 0} running, ${c.Dead || 0} dead`);
+  return out.join(', ');
 }
 
 export async function create(ctx) {
