@@ -7,7 +7,7 @@ PKGS      := ./...
 .PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short ui-screenshots ui-measure
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
 
 build: ## build bin/sched and bin/sched-bench
 	$(GO) build -o $(BIN) ./cmd/sched
