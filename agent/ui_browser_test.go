@@ -870,3 +870,46 @@ namespace "team-a*" { policy = "deny" }`}, `c.ns("team-b", "submit-job")`, true}
 		}
 	}
 }
+
+// TestUIOnEveryServer: each server of a cluster serves the UI; on a
+// follower, a job run from the form is forwarded to the leader, and the
+// follower's jobs list shows a job registered through another server
+// without a reload.
+func TestUIOnEveryServer(t *testing.T) {
+	ctx := browser(t)
+	servers := newTestCluster(t, 3)
+	leader := leaderOf(t, servers, 20*time.Second)
+	var follower, other *testServer
+	for _, s := range servers {
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Get(s.url("/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTemporaryRedirect {
+			t.Errorf("%s: GET / = %d", s.cfg.Name, resp.StatusCode)
+		}
+		if code, body := getBody(t, s.url(ui.Prefix)); code != http.StatusOK || !strings.Contains(body, "/ui/js/app.js") {
+			t.Errorf("%s: GET /ui/ = %d", s.cfg.Name, code)
+		}
+		switch {
+		case s == leader:
+		case follower == nil:
+			follower = s
+		default:
+			other = s
+		}
+	}
+	p := &page{t: t, ctx: ctx, base: strings.TrimSuffix(follower.url(""), "/")}
+	p.open("#/jobs/new")
+	p.waitJS("the job form", `!!document.querySelector("#spec")`)
+	p.fill("#spec", fmt.Sprintf(uiJobHCL, "on a follower"))
+	p.click(`form[data-form=register] [type=submit]`)
+	p.waitJS("the job's page, read from the follower", `location.hash === "#/job/default/web" && document.querySelector("#job-info")?.textContent.includes("service")`)
+	p.eval(`window.__sameDocument = true`)
+	p.route("#/jobs")
+	p.waitJS("the job in the follower's list", `!!document.querySelector('#jobs a[href="#/job/default/web"]')`)
+	registerHCL(t, strings.TrimSuffix(other.url(""), "/"), "", strings.Replace(fmt.Sprintf(uiJobHCL, "x"), `job "web"`, `job "elsewhere"`, 1))
+	p.waitJS("the job registered through another server", `!!document.querySelector('#jobs a[href="#/job/default/elsewhere"]') && window.__sameDocument === true`)
+}
