@@ -162,6 +162,7 @@ func TestBoundaryRulesCatchViolations(t *testing.T) {
 		{"cmd/sched", "raft", true}, {"cmd/sched", "state/store", true},
 		{"cmd/sched/command", "agent", false}, {"cmd/sched/command", "state/store", true},
 		{"internal/testutil", "state", true},
+		{"http/ui", "http", true}, {"http/ui", "state", true},
 	}
 	for _, f := range forbidden {
 		rules, ok := rulesFor(f.from)
