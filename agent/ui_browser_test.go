@@ -415,6 +415,12 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitJS("the stop button", `!!document.querySelector("[data-action=stop]")`)
 	p.waitJS("a running allocation", `[...document.querySelectorAll("#job-allocs .badge")].some(b => b.textContent === "running")`)
 
+	// A canary deployment failed from the page.
+	registerHCL(t, base, admin, fmt.Sprintf(uiJobHCL, "hello from a version to fail"))
+	p.waitJS("the new canary's deployment", `document.querySelector("#job-deployment")?.textContent.includes("requires manual promotion") && !!document.querySelector("[data-action=fail]")`)
+	p.click("[data-action=fail]")
+	p.waitJS("a failed deployment", `[...document.querySelectorAll("#job-deployment .badge")].some(b => b.textContent === "failed") && !document.querySelector("[data-action=fail]")`)
+
 	// A job that cannot be placed explains why, on its page and its
 	// evaluation's.
 	registerHCL(t, base, admin, strings.NewReplacer(`job "web"`, `job "huge"`, "memory = 10", "memory = 100000000").Replace(fmt.Sprintf(uiJobHCL, "x")))
@@ -531,6 +537,19 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitJS("the search's one match", names+` === "scratch"`)
 	p.click(`main tbody [data-action=delete]`)
 	p.waitJS("no match left", `!document.querySelector('main tbody') && document.querySelector("main")?.textContent.includes("No projects.")`)
+	// A site administrator creates an organization, and deletes a tool
+	// version.
+	p.route("#/orgs")
+	p.fill("#org-name", "beta")
+	p.fill("#org-email", "beta@example.com")
+	p.click(`form[data-form=org] [type=submit]`)
+	p.waitJS("the new organization's projects", `location.hash === "#/org/beta" && document.querySelector("main h1")?.textContent === "Projects"`)
+	call(t, base, admin, "POST", "/api/v2/admin/tool-versions", map[string]any{"data": map[string]any{"type": "tool-versions",
+		"attributes": map[string]any{"version": "1.9.9", "url": "https://releases.example.com/tool_1.9.9.zip", "sha": strings.Repeat("ab", 32)}}}, nil)
+	p.route("#/admin/tool-versions")
+	p.waitText("main table", "1.9.9")
+	p.click(`main tbody [data-action=delete]`)
+	p.waitJS("the version gone", `!document.querySelector("main table")?.textContent.includes("1.9.9")`)
 	for _, tab := range []string{"organizations", "workspaces", "tool-versions", "policy-versions"} {
 		p.route("#/admin/" + tab)
 		p.waitJS("the admin page "+tab, `document.querySelector("nav.tabs a[aria-current]")?.getAttribute("href") === "#/admin/`+tab+`" && !!document.querySelector("main table, main p.muted")`)
