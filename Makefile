@@ -4,10 +4,10 @@ BIN       := bin/sched
 BENCHBIN  := bin/sched-bench
 PKGS      := ./...
 
-.PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short
+.PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short ui-screenshots ui-measure
 
 help: ## list targets
-	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
 
 build: ## build bin/sched and bin/sched-bench
 	$(GO) build -o $(BIN) ./cmd/sched
@@ -51,6 +51,12 @@ fuzz-short: ## run every fuzz target for FUZZTIME (50000 executions) each (CI ru
 	  echo "fuzz $$pkg $$name"; \
 	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
+
+ui-screenshots: ## rewrite the web UI's screenshots under docs/ui/ (needs chromium)
+	SCHED_UI_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestUIInBrowser$$' -v ./agent/
+
+ui-measure: ## web UI: first render of the jobs list with 5,000 jobs, and the JS and CSS bytes (needs chromium)
+	SCHED_UI_MEASURE=1 $(GO) test -count=1 -run '^TestUIMeasureJobsList$$' -v ./agent/
 
 lint: ## gofmt and go vet must be clean
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

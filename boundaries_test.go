@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"http":              {"state", "state/store", "state/jobspec", "scheduler", "http/blocking", "http/jsonapi"},
 	"http/blocking":     {},
 	"http/jsonapi":      {},
+	"http/ui":           {},
 	"http/mgmt":         {"state", "state/mgmt", "state/store", "http/jsonapi"},
 	"http/api":          {"state"},
 	"http/api/mgmt":     {"http/api", "state", "state/mgmt"},
@@ -161,6 +162,7 @@ func TestBoundaryRulesCatchViolations(t *testing.T) {
 		{"cmd/sched", "raft", true}, {"cmd/sched", "state/store", true},
 		{"cmd/sched/command", "agent", false}, {"cmd/sched/command", "state/store", true},
 		{"internal/testutil", "state", true},
+		{"http/ui", "http", true}, {"http/ui", "state", true},
 	}
 	for _, f := range forbidden {
 		rules, ok := rulesFor(f.from)

@@ -23,6 +23,7 @@ import (
 	"github.com/schedhq/sched/client"
 	schedhttp "github.com/schedhq/sched/http"
 	mgmthttp "github.com/schedhq/sched/http/mgmt"
+	"github.com/schedhq/sched/http/ui"
 	"github.com/schedhq/sched/raft"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -163,7 +164,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	a.lis = schedhttp.LimitConnsPerClient(a.lis, lim.HTTPMaxConnsPerClient)
 	a.lis = a.serveTLS(a.lis)
 	a.http = &http.Server{
-		Handler:           schedhttp.WithTimeouts(srv.Handler(), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
+		Handler:           schedhttp.WithTimeouts(ui.Wrap(srv.Handler()), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
 		ReadHeaderTimeout: lim.HTTPReadHeaderTimeout,
 		IdleTimeout:       lim.HTTPIdleTimeout,
 		MaxHeaderBytes:    lim.HTTPMaxHeaderBytes,

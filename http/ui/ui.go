@@ -1,0 +1,198 @@
+// Package ui is sched's web UI: static files (HTML, CSS and JavaScript
+// modules, no build step) embedded in the binary and served under /ui/ by
+// every server agent. The pages run in the browser and call the jobs API
+// (/v1) and the management API (/api/v2) of the agent that served them,
+// with the token the user signed in with; this package itself reads no
+// state and needs no token.
+//
+// Wrap puts the UI in front of the agent's API handler: /ui/ serves the
+// files, / redirects to /ui/, and every other path goes to the API.
+package ui
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// Prefix is the path the UI is served under.
+const Prefix = "/ui/"
+
+//go:embed static
+var files embed.FS
+
+// static is the embedded tree with "static/" stripped.
+var static = func() fs.FS {
+	sub, err := fs.Sub(files, "static")
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}()
+
+// contentTypes are the types of the file kinds the UI ships; a file of
+// any other kind is not served.
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
+	".png":  "image/png",
+}
+
+// csp allows the pages nothing from outside the agent: scripts, styles,
+// images and API calls come from the same origin, inline scripts and
+// inline style attributes are refused, and no other site may frame them.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// modTime is the Last-Modified of every file: embedded files carry none,
+// so the process start stands in for the build.
+var modTime = time.Now().UTC().Truncate(time.Second)
+
+// Handler serves the UI's files under Prefix. /ui/ (and /ui) serve
+// index.html; a path that names no file is a 404; only GET and HEAD are
+// served.
+func Handler() http.Handler {
+	return http.HandlerFunc(serve)
+}
+
+func serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method "+r.Method+" not allowed on "+r.URL.Path, http.StatusMethodNotAllowed)
+		return
+	}
+	name, ok := fileName(r.URL.Path)
+	if !ok {
+		http.Error(w, "no such page: "+r.URL.Path, http.StatusNotFound)
+		return
+	}
+	a, ok := assets[name]
+	if !ok {
+		http.Error(w, "no such page: "+r.URL.Path, http.StatusNotFound)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", a.ctype)
+	h.Set("Vary", "Accept-Encoding")
+	body := a.body
+	if a.gz != nil && acceptsGzip(r) {
+		h.Set("Content-Encoding", "gzip")
+		body = a.gz
+	}
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	// Files change only with the binary: revalidate with Last-Modified.
+	h.Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, name, modTime, bytes.NewReader(body))
+}
+
+// fileName maps a request path below Prefix to a file of the embedded
+// tree; ok is false for anything outside it.
+func fileName(p string) (string, bool) {
+	if p == "/ui" || p == Prefix {
+		return "index.html", true
+	}
+	rest, ok := strings.CutPrefix(p, Prefix)
+	if !ok || rest == "" || strings.HasSuffix(rest, "/") {
+		return "", false
+	}
+	if !fs.ValidPath(rest) {
+		return "", false
+	}
+	return rest, true
+}
+
+// Wrap returns a handler that serves the UI under Prefix, redirects a GET
+// or HEAD of / to it, and hands every other request to api unchanged.
+func Wrap(api http.Handler) http.Handler {
+	ui := Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			http.Redirect(w, r, Prefix, http.StatusTemporaryRedirect)
+		case p == "/ui" || strings.HasPrefix(p, Prefix):
+			ui.ServeHTTP(w, r)
+		default:
+			api.ServeHTTP(w, r)
+		}
+	})
+}
+
+// asset is one servable file: its bytes, gzipped when that saves
+// anything, and its type.
+type asset struct {
+	body, gz []byte
+	ctype    string
+}
+
+// assets are the embedded files of a known type, by name, compressed
+// once at start-up.
+var assets = func() map[string]asset {
+	out := map[string]asset{}
+	err := fs.WalkDir(static, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		ctype, ok := contentTypes[path.Ext(p)]
+		if !ok {
+			return nil
+		}
+		body, err := fs.ReadFile(static, p)
+		if err != nil {
+			return err
+		}
+		a := asset{body: body, ctype: ctype}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		if _, err := zw.Write(body); err == nil && zw.Close() == nil && buf.Len() < len(body) {
+			a.gz = buf.Bytes()
+		}
+		out[p] = a
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	return out
+}()
+
+// acceptsGzip reports whether r's Accept-Encoding allows gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(enc), "gzip") {
+			return strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0"
+		}
+	}
+	return false
+}
+
+// Assets lists the servable files with their sizes in bytes, by name.
+func Assets() map[string]int {
+	out := map[string]int{}
+	for name, a := range assets {
+		out[name] = len(a.body)
+	}
+	return out
+}
+
+// GzipSizes lists the servable files with the bytes sent to a client
+// that accepts gzip, by name.
+func GzipSizes() map[string]int {
+	out := map[string]int{}
+	for name, a := range assets {
+		out[name] = len(a.body)
+		if a.gz != nil {
+			out[name] = len(a.gz)
+		}
+	}
+	return out
+}
