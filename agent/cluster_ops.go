@@ -270,17 +270,11 @@ func (c *clusterState) SaveSnapshot(w io.Writer) error {
 }
 
 // RestoreSnapshot implements http.Forwarder. The archive's state is first
-// decoded into a scratch store, so a snapshot this version cannot read is
-// refused before the cluster is touched.
+// decoded row by row (store.VerifySnapshot), so a snapshot this version
+// cannot read is refused before the cluster is touched, without a second
+// copy of the state in memory.
 func (c *clusterState) RestoreSnapshot(ctx context.Context, r io.Reader) error {
-	verify := func(r io.Reader) error {
-		scratch, err := store.NewStore(store.StoreConfig{JobVersionsRetained: c.a.cfg.Server.JobTrackedVersions})
-		if err != nil {
-			return err
-		}
-		return scratch.Restore(r)
-	}
-	info, err := c.a.node.RestoreSnapshot(ctx, r, verify)
+	info, err := c.a.node.RestoreSnapshot(ctx, r, store.VerifySnapshot)
 	if err != nil {
 		return mapRaftErr(err)
 	}
