@@ -99,6 +99,9 @@ type Server struct {
 	store  *store.Store
 	log    *slog.Logger
 	router *router
+	// eventHeartbeat is how often an idle event stream sends `{}`; zero
+	// means defaultEventHeartbeat (tests shorten it).
+	eventHeartbeat time.Duration
 }
 
 // New validates cfg, fills its defaults and builds the routes.
@@ -169,6 +172,7 @@ func (s *Server) routes() {
 	s.aclRoutes()       // acl_routes.go: tokens and policies
 	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
 	s.clientRoutes()    // client_routes.go
+	s.eventRoutes()     // events.go: the event stream
 }
 
 // writeRouteError answers a request no route matched: a JSON:API error

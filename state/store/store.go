@@ -24,6 +24,9 @@ type StoreConfig struct {
 	// JobSubmissionsRetained is how many submissions (original sources) of
 	// a job are kept; 0 means DefaultJobSubmissionsRetained.
 	JobSubmissionsRetained int
+	// EventBufferSize is how many applied log entries' events are kept
+	// for the event stream; 0 means DefaultEventBufferSize.
+	EventBufferSize int
 }
 
 func (c StoreConfig) withDefaults() StoreConfig {
@@ -49,6 +52,9 @@ type Store struct {
 	mu        sync.RWMutex
 	db        *memdb.MemDB
 	abandonCh chan struct{}
+
+	// events receives what every applied command wrote (events.go).
+	events *EventBuffer
 }
 
 // NewStore returns a store holding only the built-in objects: the `default`
@@ -58,7 +64,7 @@ func NewStore(cfg StoreConfig) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{cfg: cfg.withDefaults(), db: db, abandonCh: make(chan struct{})}
+	s := &Store{cfg: cfg.withDefaults(), db: db, abandonCh: make(chan struct{}), events: NewEventBuffer(cfg.EventBufferSize)}
 	s.reader = reader{txn: s.readTxn}
 	return s, nil
 }
@@ -206,6 +212,9 @@ func (t *writeTxn) commit() error {
 	t.Commit()
 	return nil
 }
+
+// Events returns the buffer of recent events, which Apply fills.
+func (s *Store) Events() *EventBuffer { return s.events }
 
 // reader holds the read methods shared by Store (always the latest
 // contents) and StateSnapshot (one point in time). Every read method takes a
