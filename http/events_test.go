@@ -118,7 +118,7 @@ func TestEventStreamOrderTopicsAndResume(t *testing.T) {
 		t.Errorf("indexes %v, want increasing with web at %d", indexes, first)
 	}
 	joined := strings.Join(keys, " ")
-	for _, want := range []string{"Job:api:JobRegistered", "Evaluation:", "Node:"+nodeID(1)+":NodeRegistration"} {
+	for _, want := range []string{"Job:api:JobRegistered", "Evaluation:", "Node:" + nodeID(1) + ":NodeRegistration"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("events %q lack %q", joined, want)
 		}
@@ -197,4 +197,3 @@ func TestEventStreamACLFiltering(t *testing.T) {
 		t.Errorf("node payload carries a secret: %v", p)
 	}
 }
-
