@@ -65,7 +65,9 @@ func topCommands() []command {
 		{"alloc", "Interact with allocations", (*cli).allocCommand},
 		{"deployment", "Interact with deployments", (*cli).deploymentCommand}, // deployment.go
 		{"eval", "Interact with evaluations", (*cli).evalCommand},
+		{"event", "Stream the cluster's events", (*cli).eventCommand}, // ops.go
 		{"job", "Interact with jobs", (*cli).jobCommand},
+		{"monitor", "Stream an agent's logs", (*cli).monitorCommand}, // ops.go
 		{"namespace", "Interact with namespaces", (*cli).namespaceCommand},
 		{"node", "Interact with nodes", (*cli).nodeCommand},
 		{"operator", "Operate the cluster: Raft peers and snapshots", (*cli).operatorCommand},
@@ -86,6 +88,10 @@ func (c *cli) run(args []string) int {
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			// `sched help job [run]`: the usage of that command.
+			return c.dispatch("sched", append(append([]string{}, args[1:]...), "-h"), topCommands())
+		}
 		c.usage(c.stdout, "sched", "", topCommands())
 		return 0
 	case "-v", "-version", "--version":
