@@ -41,6 +41,12 @@ func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
 		}
 		v, err := h(w, r, p)
 		if err != nil {
+			if clientGone(r, err) {
+				// Not a fault: the caller hung up (a CLI monitor or a
+				// blocking query interrupted), nobody reads the answer.
+				s.log.Debug("client went away", "method", r.Method, "path", r.URL.Path, "error", err)
+				return
+			}
 			if statusOf(err) >= 500 {
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 			}
