@@ -24,6 +24,7 @@ import (
 	schedhttp "github.com/schedhq/sched/http"
 	mgmthttp "github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/raft"
+	"github.com/schedhq/sched/scheduler/leader"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -56,6 +57,8 @@ type Agent struct {
 	// clientAPI is what the HTTP layer reaches of it.
 	client    *client.Client
 	clientAPI clientAPI
+	// metrics is the agent's metrics registry (agent/metrics.go).
+	metrics *agentMetrics
 	// cancelReqs ends the context of every in-flight request.
 	cancelReqs context.CancelFunc
 	// started is set by Start; Shutdown stops only what Start began.
@@ -72,7 +75,10 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	a = &Agent{cfg: cfg, log: logger, serveDone: make(chan struct{})}
+	// Every line the agent logs also reaches /v1/agent/monitor.
+	logs := newLogHub()
+	logger = slog.New(logs.wrap(logger.Handler()))
+	a = &Agent{cfg: cfg, log: logger, serveDone: make(chan struct{}), metrics: newAgentMetrics()}
 	defer func() {
 		if err != nil {
 			a.Shutdown()
@@ -118,7 +124,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 
 	w := a.newWriter()
 	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger, JobLimits: cfg.Server.JobLimits(),
-		ForwardTLS: a.httpDialTLS}
+		ForwardTLS: a.httpDialTLS, Monitor: logs, Metrics: a.metrics}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)
@@ -137,6 +143,12 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if err != nil {
 		return nil, err
 	}
+	a.metrics.reg.MustRegister(srv.Collectors()...)
+	var rt *leader.Runtime
+	if a.sched != nil {
+		rt = a.sched.rt
+	}
+	a.registerServerMetrics(a.metrics, rt)
 	// The management API (/api/v2) mounts on the HTTP core; neither
 	// imports the other.
 	mgmthttp.New(srv, mgmthttp.Config{RateLimit: cfg.ManagementAPI.RateLimit})

@@ -43,9 +43,13 @@ type Config struct {
 	Advertise Advertise
 	// LogLevel is one of trace, debug, info, warn, error. Default info.
 	LogLevel string
-	Server   ServerConfig
-	Client   ClientConfig
-	ACL      ACLConfig
+	// LogFormat is "text" (key=value lines) or "json" (one object per
+	// line), for every log line of the agent: its own, raft's and
+	// gossip's. Default text.
+	LogFormat string
+	Server    ServerConfig
+	Client    ClientConfig
+	ACL       ACLConfig
 	// ManagementAPI configures the management API (/api/v2).
 	ManagementAPI ManagementAPIConfig
 	// Limits bounds what HTTP clients may hold (limits_config.go).
@@ -218,6 +222,7 @@ func DefaultConfig() *Config {
 		Datacenter: "dc1",
 		Ports:      Ports{HTTP: 4646, Raft: 4647, Gossip: 4648},
 		LogLevel:   "info",
+		LogFormat:  "text",
 		Server: ServerConfig{
 			JobTrackedVersions:    6,
 			RaftSnapshotThreshold: 8192,
@@ -285,6 +290,9 @@ func (c *Config) Finish() error {
 	if c.LogLevel == "" {
 		c.LogLevel = d.LogLevel
 	}
+	if c.LogFormat == "" {
+		c.LogFormat = d.LogFormat
+	}
 	if c.Server.JobTrackedVersions == 0 {
 		c.Server.JobTrackedVersions = d.Server.JobTrackedVersions
 	}
@@ -333,6 +341,9 @@ func (c *Config) Finish() error {
 	case "trace", "debug", "info", "warn", "error":
 	default:
 		errs = append(errs, fmt.Errorf("log_level: %q is not one of trace, debug, info, warn, error", c.LogLevel))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("log_format: %q is not one of text, json", c.LogFormat))
 	}
 	if c.Server.BootstrapExpect < 0 {
 		errs = append(errs, fmt.Errorf("server.bootstrap_expect: must not be negative"))
@@ -533,6 +544,7 @@ type fileConfig struct {
 	Region        *string            `hcl:"region,optional"`
 	Datacenter    *string            `hcl:"datacenter,optional"`
 	LogLevel      *string            `hcl:"log_level,optional"`
+	LogFormat     *string            `hcl:"log_format,optional"`
 	Ports         *filePorts         `hcl:"ports,block"`
 	Advertise     *fileAdv           `hcl:"advertise,block"`
 	Server        *fileServer        `hcl:"server,block"`
@@ -643,6 +655,7 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 	set(&c.Region, f.Region)
 	set(&c.Datacenter, f.Datacenter)
 	set(&c.LogLevel, f.LogLevel)
+	set(&c.LogFormat, f.LogFormat)
 	if p := f.Ports; p != nil {
 		set(&c.Ports.HTTP, p.HTTP)
 		set(&c.Ports.Raft, p.Raft)

@@ -241,9 +241,11 @@ func aclRuleTable() map[route]aclRule {
 
 	// Operations (issue 17): the event stream filters each event by the
 	// caller's ACL (read-job in its namespace, node:read for Node events);
-	// metrics and the agent's log stream need agent:read, search is
-	// filtered per result.
+	// metrics are open, as Nomad's are, so a Prometheus server scrapes
+	// them without a token; the agent's log stream needs agent:read.
 	get("/v1/event/stream", aclRule{kind: ruleFiltering})
+	get("/v1/metrics", aclOpen)
+	get("/v1/agent/monitor", aclAgentRead)
 
 	// ACL (this issue). Always enforced.
 	write("/v1/acl/bootstrap", aclOpen.alwaysEnforced())

@@ -12,6 +12,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/schedhq/sched/http/blocking"
 	"github.com/schedhq/sched/state"
@@ -35,11 +36,27 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 // readers of an absent optional object (the latest deployment) expect.
 func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
 	h = s.authorized(rt, h) // auth.go: the route's capability check
+	// One observer per status class, looked up once here rather than on
+	// every request.
+	classes := map[string]prometheus.Observer{}
+	for _, c := range []string{"2xx", "4xx", "5xx"} {
+		classes[c] = s.metrics.requests.WithLabelValues(rt.Path, rt.Method, c)
+	}
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		}
+		start := time.Now()
 		v, err := h(w, r, p)
+		class := "2xx"
+		if err != nil {
+			class = statusClass(statusOf(err))
+		}
+		if o := classes[class]; o != nil {
+			o.Observe(time.Since(start).Seconds())
+		} else {
+			s.metrics.requests.WithLabelValues(rt.Path, rt.Method, class).Observe(time.Since(start).Seconds())
+		}
 		if err != nil {
 			if clientGone(r, err) {
 				// Not a fault: the caller hung up (a CLI monitor or a
@@ -211,6 +228,10 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, query func(ws memd
 		if err := s.cfg.Cluster.ReadBarrier(r.Context()); err != nil {
 			return err
 		}
+	}
+	if o.MinIndex > 0 {
+		s.metrics.blocking.Inc()
+		defer s.metrics.blocking.Dec()
 	}
 	index, err := blocking.Run(r.Context(), s.store, blocking.Options{MinIndex: o.MinIndex, Wait: o.Wait},
 		func(ws memdb.WatchSet) (uint64, error) { return query(ws, o.Namespace) })

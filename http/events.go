@@ -151,6 +151,8 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ httproute
 	if flush() != nil {
 		return alreadyWritten{}, nil
 	}
+	s.metrics.eventSubscribers.Inc()
+	defer s.metrics.eventSubscribers.Dec()
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {

@@ -91,6 +91,19 @@ type Config struct {
 	// max_group_count, max_job_count, max_job_size); zero fields mean
 	// state's defaults.
 	JobLimits state.JobLimits
+	// Monitor copies this agent's log lines to /v1/agent/monitor; nil
+	// answers that endpoint 501.
+	Monitor LogMonitor
+	// Metrics serves /v1/metrics; nil answers it 501.
+	Metrics MetricsSource
+}
+
+// LogMonitor copies an agent's log lines to a reader.
+type LogMonitor interface {
+	// Subscribe copies every line at level or above, formatted as JSON
+	// objects or as text, to the channel until cancel is called. A slow
+	// reader loses lines; the agent never waits for it.
+	Subscribe(level slog.Level, asJSON bool) (lines <-chan []byte, cancel func())
 }
 
 // Server is the HTTP API of one sched server agent.
@@ -102,6 +115,8 @@ type Server struct {
 	// eventHeartbeat is how often an idle event stream sends `{}`; zero
 	// means defaultEventHeartbeat (tests shorten it).
 	eventHeartbeat time.Duration
+	// metrics are the HTTP layer's own metrics (ops.go).
+	metrics *httpMetrics
 }
 
 // New validates cfg, fills its defaults and builds the routes.
@@ -124,7 +139,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxSubmissionBytes == 0 {
 		cfg.MaxSubmissionBytes = 1 << 20
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter()}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter(), metrics: newHTTPMetrics()}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -173,6 +188,7 @@ func (s *Server) routes() {
 	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
 	s.clientRoutes()    // client_routes.go
 	s.eventRoutes()     // events.go: the event stream
+	s.opsRoutes()       // ops.go: metrics, the agent's log stream
 }
 
 // writeRouteError answers a request no route matched: a JSON:API error
