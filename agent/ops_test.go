@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/schedhq/sched/internal/testutil"

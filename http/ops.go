@@ -238,4 +238,3 @@ func (s *Server) agentMonitor(w http.ResponseWriter, r *http.Request, _ httprout
 		}
 	}
 }
-
