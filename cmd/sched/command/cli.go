@@ -45,6 +45,8 @@ type cli struct {
 	now    func() time.Time
 	// loc is the time zone dates are printed in.
 	loc *time.Location
+	// tmpl is the -t template of a read command ("": none; output.go).
+	tmpl string
 	// agent runs `sched agent`; a field so tests need no real agent.
 	agent func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }

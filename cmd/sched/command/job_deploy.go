@@ -166,7 +166,7 @@ func (c *cli) followDeployment(client *api.Client, jobID, ns string, jobModifyIn
 			if d.Status == state.DeploymentStatusSuccessful {
 				return 0
 			}
-			return 1
+			return exitPlacementFailed
 		}
 		if awaitingPromotion(d) {
 			fmt.Fprintf(c.stdout, "  %s: canaries healthy: promote them with 'sched deployment promote %s'\n", c.stamp(), shortID(d.ID, verbose))
