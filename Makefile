@@ -3,14 +3,15 @@ GO        ?= go
 BIN       := bin/sched
 BENCHBIN  := bin/sched-bench
 PKGS      := ./...
+LDFLAGS   := -X github.com/schedhq/sched/cmd/sched/command.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
 .PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short
 
 help: ## list targets
-	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z][a-z0-9-]*:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
 
 build: ## build bin/sched and bin/sched-bench
-	$(GO) build -o $(BIN) ./cmd/sched
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sched
 	$(GO) build -o $(BENCHBIN) ./cmd/sched-bench
 
 dev: build ## run a dev agent (one server, HTTP on 127.0.0.1:4646)
