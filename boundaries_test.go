@@ -14,23 +14,23 @@ const module = "github.com/schedhq/sched"
 // the package table of ARCHITECTURE.md; README.md's "Layout" says the
 // same in prose.
 var allowed = map[string][]string{
-	"":                  {}, // the root package
-	"state":             {},
-	"state/jobspec":     {"state"},
-	"state/mgmt":        {"state"},
-	"state/store":       {"state", "state/mgmt"},
-	"raft/...":          {},
-	"scheduler":         {"state"},
-	"scheduler/leader":  {"scheduler", "state", "state/store"},
-	"http":              {"state", "state/store", "state/jobspec", "scheduler", "http/blocking", "http/jsonapi"},
-	"http/blocking":     {},
-	"http/jsonapi":      {},
-	"http/mgmt":         {"state", "state/mgmt", "state/store", "http/jsonapi"},
-	"http/api":          {"state"},
-	"http/api/mgmt":     {"http/api", "state", "state/mgmt"},
-	"client/...":        {"http/api", "state", "client/..."},
-	"agent/...":         {"..."},
-	"cmd/sched":         {"agent", "cmd/sched/command"},
+	"":                 {}, // the root package
+	"state":            {},
+	"state/jobspec":    {"state"},
+	"state/mgmt":       {"state"},
+	"state/store":      {"state", "state/mgmt"},
+	"raft/...":         {},
+	"scheduler":        {"state"},
+	"scheduler/leader": {"scheduler", "state", "state/store"},
+	"http":             {"state", "state/store", "state/jobspec", "scheduler", "http/blocking", "http/jsonapi"},
+	"http/blocking":    {},
+	"http/jsonapi":     {},
+	"http/mgmt":        {"state", "state/mgmt", "state/store", "http/jsonapi"},
+	"http/api":         {"state"},
+	"http/api/mgmt":    {"http/api", "state", "state/mgmt"},
+	"client/...":       {"http/api", "state", "client/..."},
+	"agent/...":        {"..."},
+	"cmd/sched":        {"agent", "cmd/sched/command"},
 	// The CLI parses job files itself only for `job validate` without a
 	// server (state/jobspec is pure: it links no store).
 	"cmd/sched/command": {"http/api", "http/api/mgmt", "state", "state/mgmt", "state/jobspec"},
