@@ -246,6 +246,7 @@ func aclRuleTable() map[route]aclRule {
 	get("/v1/event/stream", aclRule{kind: ruleFiltering})
 	get("/v1/metrics", aclOpen)
 	get("/v1/agent/monitor", aclAgentRead)
+	write("/v1/search", aclRule{kind: ruleFiltering})
 
 	// ACL (this issue). Always enforced.
 	write("/v1/acl/bootstrap", aclOpen.alwaysEnforced())

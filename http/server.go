@@ -189,6 +189,7 @@ func (s *Server) routes() {
 	s.clientRoutes()    // client_routes.go
 	s.eventRoutes()     // events.go: the event stream
 	s.opsRoutes()       // ops.go: metrics, the agent's log stream
+	s.searchRoutes()    // search.go: prefix search
 }
 
 // writeRouteError answers a request no route matched: a JSON:API error

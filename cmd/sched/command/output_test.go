@@ -2,6 +2,7 @@ package command
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,4 +51,45 @@ func TestHelpCommand(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "    event") || !strings.Contains(r.stdout, "    monitor") {
 		t.Errorf("help: %d\n%s", r.code, r.stdout)
 	}
+}
+
+// The shell's completion request lists the matching command names.
+func TestCompletion(t *testing.T) {
+	comp := func(line string) result {
+		return runCLI(t, nil, runOpts{env: map[string]string{"COMP_LINE": line, "COMP_POINT": strconv.Itoa(len(line))}}, "sched")
+	}
+	if r := comp("sched jo"); r.code != 0 || r.stdout != "job\n" {
+		t.Errorf("sched jo -> %d %q", r.code, r.stdout)
+	}
+	if r := comp("sched job h"); r.stdout != "history\n" {
+		t.Errorf("sched job h -> %q", r.stdout)
+	}
+	if r := comp("sched s"); r.stdout != lines("server", "service", "status", "system") {
+		t.Errorf("sched s -> %q", r.stdout)
+	}
+	if r := comp("sched job status we"); r.stdout != "" {
+		t.Errorf("past the command names -> %q", r.stdout)
+	}
+}
+
+// sched status PREFIX searches every context; one match shows its
+// status, several are listed; sched system gc forces GC.
+func TestStatusSearchAndSystemGC(t *testing.T) {
+	f := newFakeAPI(t)
+	f.on("POST", "/v1/search", reply(3, map[string]any{
+		"Matches":     map[string][]string{"jobs": {"web"}, "nodes": {n1}},
+		"Truncations": map[string]bool{},
+	}))
+	r := runCLI(t, f, runOpts{}, "status", "-t", `{{index .Matches "jobs"}}`, "we")
+	r.check(t, 0, "[web]", "")
+	r = runCLI(t, f, runOpts{}, "status", "we")
+	r.check(t, 0, lines(`Prefix "we" matched several objects:`, "", "Kind   ID", "jobs   web", "nodes  "+n1), "")
+	var body struct{ Prefix, Context string }
+	decodeBody(t, f.requests("POST /v1/search")[0], &body)
+	if body.Prefix != "we" || body.Context != "all" {
+		t.Errorf("search body %+v", body)
+	}
+
+	f.on("PUT", "/v1/system/gc", reply(4, map[string]any{"Index": 4}))
+	runCLI(t, f, runOpts{}, "system", "gc").check(t, 0, "Garbage collection done\n", "")
 }
