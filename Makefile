@@ -5,7 +5,7 @@ BENCHBIN  := bin/sched-bench
 PKGS      := ./...
 LDFLAGS   := -X github.com/schedhq/sched/cmd/sched/command.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short
+.PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short compose-up compose-down
 
 help: ## list targets
 	@grep -E '^[a-z][a-z0-9-]*:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
@@ -58,5 +58,11 @@ lint: ## gofmt and go vet must be clean
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
+compose-up: ## start 3 servers + 1 client in containers from the FROM scratch image (deploy/compose)
+	deploy/compose/run.sh up
+
+compose-down: ## stop the compose cluster and remove its volumes
+	deploy/compose/run.sh down
+
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin deploy/compose/build

@@ -243,9 +243,13 @@ func checkEventTopics(r *http.Request, topics eventTopics, visible func(*state.E
 
 // wireEvent encodes an event's object under its topic's name.
 func wireEvent(ev *state.Event) eventWire {
+	keys := ev.FilterKeys
+	if keys == nil {
+		keys = []string{}
+	}
 	return eventWire{
 		Topic: ev.Topic, Type: ev.Type, Key: ev.Key, Namespace: ev.Namespace,
-		FilterKeys: ev.FilterKeys, Index: ev.Index,
+		FilterKeys: keys, Index: ev.Index,
 		Payload: map[string]any{ev.Topic: ev.Object},
 	}
 }

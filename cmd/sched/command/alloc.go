@@ -91,7 +91,7 @@ func (c *cli) allocStatus(args []string) int {
 		return c.printJSON(a)
 	}
 	c.writeAlloc(a, *verbose)
-	c.writeAddresses(a)
+	c.writeAddresses(a, c.nodeHost(client, a.NodeID))
 	if usage != nil {
 		c.writeUsage(usage)
 	}
@@ -271,7 +271,7 @@ func eventDescription(ev *state.TaskEvent) string {
 
 // writeAddresses prints the allocation's ports: label, host:port, and the
 // port inside the task when mapped.
-func (c *cli) writeAddresses(a *state.Allocation) {
+func (c *cli) writeAddresses(a *state.Allocation, nodeHost string) {
 	if a.AllocatedResources == nil || len(a.AllocatedResources.Shared.Ports) == 0 {
 		return
 	}
@@ -282,7 +282,11 @@ func (c *cli) writeAddresses(a *state.Allocation) {
 		if p.To > 0 {
 			to = strconv.Itoa(p.To)
 		}
-		rows = append(rows, []string{p.Label, net.JoinHostPort(p.HostIP, strconv.Itoa(p.Value)), to})
+		host := p.HostIP
+		if host == "" {
+			host = nodeHost
+		}
+		rows = append(rows, []string{p.Label, net.JoinHostPort(host, strconv.Itoa(p.Value)), to})
 	}
 	writeTable(c.stdout, []string{"Label", "Address", "To"}, rows)
 }
@@ -304,4 +308,21 @@ func (c *cli) writeUsage(u *state.AllocResourceUsage) {
 		rows = append(rows, []string{name, cpu, mem})
 	}
 	writeTable(c.stdout, []string{"Task", "CPU", "Memory (RSS)"}, rows)
+}
+
+// nodeHost is the host of a node's HTTP address: where its ports are
+// reached when a port names no address of its own. "" when unknown.
+func (c *cli) nodeHost(client *api.Client, nodeID string) string {
+	if nodeID == "" {
+		return ""
+	}
+	n, _, err := client.Nodes().Info(c.ctx, nodeID, nil)
+	if err != nil || n == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(n.HTTPAddr)
+	if err != nil {
+		return ""
+	}
+	return host
 }

@@ -81,8 +81,14 @@ func (c *cli) jobRun(args []string) int {
 		return 0
 	}
 	fmt.Fprintln(c.stdout)
-	if code := c.monitorEval(client, job.ID, resp.EvalID, ns, *verbose); code != 0 {
+	code := c.monitorEval(client, job.ID, resp.EvalID, ns, *verbose)
+	if code != 0 && code != exitPlacementFailed {
 		return code
 	}
-	return c.followDeployment(client, job.ID, ns, resp.JobModifyIndex, *verbose)
+	// What was placed rolls out even when some of it could not be: follow
+	// the deployment, then report the placement failure (2), as Nomad.
+	if dcode := c.followDeployment(client, job.ID, ns, resp.JobModifyIndex, *verbose); dcode != 0 {
+		return dcode
+	}
+	return code
 }
