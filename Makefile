@@ -3,7 +3,8 @@ GO        ?= go
 BIN       := bin/sched
 BENCHBIN  := bin/sched-bench
 PKGS      := ./...
-LDFLAGS   := -X github.com/schedhq/sched/cmd/sched/command.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   := -X github.com/schedhq/sched/cmd/sched/command.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ) \
+             -X github.com/schedhq/sched/cmd/sched/command.revision=$(shell git rev-parse --short HEAD 2>/dev/null)
 
 .PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short compose-up compose-down
 

@@ -79,9 +79,12 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	logs := newLogHub()
 	logger = slog.New(logs.wrap(logger.Handler()))
 	a = &Agent{cfg: cfg, log: logger, serveDone: make(chan struct{}), metrics: newAgentMetrics()}
+	// The agent being built: a failing return sets a to nil before this
+	// deferred cleanup runs.
+	self := a
 	defer func() {
 		if err != nil {
-			a.Shutdown()
+			self.Shutdown()
 		}
 	}()
 	if cfg.DataDir == "" {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -181,7 +182,26 @@ func TestJSONLogFormatEndToEnd(t *testing.T) {
 	if !sawRaft {
 		t.Errorf("no raft line in %q", out.String())
 	}
-	_ = io.Discard
 }
 
 func stringOf(v any) string { s, _ := v.(string); return s }
+
+// A New that fails (here: its HTTP port is taken) cleans up and returns
+// the error; it used to panic in the deferred Shutdown.
+func TestNewFailsCleanlyWhenPortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ports := freePorts(t, 2)
+	cfg := &Config{Name: "taken", DataDir: t.TempDir(), BindAddr: "127.0.0.1", LogLevel: "warn",
+		Ports: Ports{HTTP: l.Addr().(*net.TCPAddr).Port, Raft: ports[0], Gossip: ports[1]}, Server: ServerConfig{Enabled: true, BootstrapExpect: 1}}
+	if err := cfg.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(cfg, NewLogger(io.Discard, "text", "warn"))
+	if err == nil || a != nil {
+		t.Fatalf("New on a taken port = %v, %v; want an error", a, err)
+	}
+}

@@ -17,11 +17,17 @@ import (
 var (
 	version   = "0.1.0-dev"
 	buildDate = ""
+	// revision is the commit, when the build stamps it (make build does);
+	// otherwise what the Go toolchain recorded, if anything.
+	revision = ""
 )
 
 func (c *cli) versionCommand(args []string) int {
 	fmt.Fprintf(c.stdout, "sched v%s\n", version)
 	info := vcsInfo()
+	if revision != "" {
+		info.revision = revision
+	}
 	if info.revision != "" {
 		fmt.Fprintf(c.stdout, "Revision %s\n", info.revision)
 	}
