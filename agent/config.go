@@ -117,6 +117,10 @@ type ServerConfig struct {
 	// JobTrackedVersions is how many versions of each job are kept.
 	// Default 6.
 	JobTrackedVersions int
+	// EventBufferSize is how many applied log entries' events the event
+	// stream keeps for subscribers resuming with index=N; 0 means
+	// store.DefaultEventBufferSize. The kept objects stay in memory.
+	EventBufferSize int
 	// MaxGroupCount bounds a task group's count, MaxJobCount the sum of a
 	// job's group counts (the allocations one evaluation may place), and
 	// MaxJobSize a job's JSON encoding in bytes. Zero means the defaults:
@@ -383,6 +387,9 @@ func (c *Config) Finish() error {
 		}
 	}
 	errs = append(errs, c.resolveAdvertise()...)
+	if c.Server.EventBufferSize < 0 || c.Server.EventBufferSize > 65536 {
+		errs = append(errs, fmt.Errorf("server.event_buffer_size: %d is not within 0..65536", c.Server.EventBufferSize))
+	}
 	if c.Server.JobTrackedVersions < 1 {
 		errs = append(errs, fmt.Errorf("server.job_tracked_versions: must be at least 1"))
 	}
@@ -572,6 +579,7 @@ type fileServer struct {
 	BootstrapExpect       *int      `hcl:"bootstrap_expect,optional"`
 	RetryJoin             *[]string `hcl:"retry_join,optional"`
 	JobTrackedVersions    *int      `hcl:"job_tracked_versions,optional"`
+	EventBufferSize       *int      `hcl:"event_buffer_size,optional"`
 	MaxGroupCount         *int      `hcl:"max_group_count,optional"`
 	MaxJobCount           *int      `hcl:"max_job_count,optional"`
 	MaxJobSize            *int      `hcl:"max_job_size,optional"`
@@ -700,6 +708,7 @@ func (s *fileServer) mergeInto(cur ServerConfig) (ServerConfig, error) {
 	set(&cur.BootstrapExpect, s.BootstrapExpect)
 	set(&cur.RetryJoin, s.RetryJoin)
 	set(&cur.JobTrackedVersions, s.JobTrackedVersions)
+	set(&cur.EventBufferSize, s.EventBufferSize)
 	set(&cur.MaxGroupCount, s.MaxGroupCount)
 	set(&cur.MaxJobCount, s.MaxJobCount)
 	set(&cur.MaxJobSize, s.MaxJobSize)

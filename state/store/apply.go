@@ -36,7 +36,8 @@ func (s *Store) Apply(index uint64, data []byte) any {
 	cmd, _ := lookupCommand(t)
 	txn := s.writeTxn(index)
 	defer txn.Abort()
-	txn.TrackChanges()
+	var written []written
+	txn.written = &written
 	resp, err := cmd.apply(txn, req)
 	if err != nil {
 		s.events.publish(index, nil)
@@ -49,7 +50,7 @@ func (s *Store) Apply(index uint64, data []byte) any {
 	if err := txn.commit(); err != nil {
 		return err
 	}
-	s.events.publish(index, eventsOf(index, txn.Changes()))
+	s.events.publish(index, eventsOf(index, written))
 	return resp
 }
 

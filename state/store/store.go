@@ -171,6 +171,9 @@ type writeTxn struct {
 	// jobs holds the jobs whose allocations or evaluations changed: their
 	// status is recomputed before commit.
 	jobs map[nsID]bool
+	// written records, in order, the writes of tables that have an event
+	// topic (events.go); nil when nobody asked (trackEvents).
+	written *[]written
 }
 
 // nsID names a namespaced object.
@@ -191,6 +194,7 @@ func (t *writeTxn) insert(table string, obj any) error {
 	if err := t.Insert(table, obj); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
+	t.record(table, obj, false)
 	return nil
 }
 
@@ -199,6 +203,7 @@ func (t *writeTxn) delete(table string, obj any) error {
 	if err := t.Delete(table, obj); err != nil {
 		return fmt.Errorf("delete from %s: %w", table, err)
 	}
+	t.record(table, obj, true)
 	return nil
 }
 
