@@ -2,6 +2,7 @@ package command
 
 import (
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,4 +93,25 @@ func TestStatusSearchAndSystemGC(t *testing.T) {
 
 	f.on("PUT", "/v1/system/gc", reply(4, map[string]any{"Index": 4}))
 	runCLI(t, f, runOpts{}, "system", "gc").check(t, 0, "Garbage collection done\n", "")
+}
+
+// sched event stream prints the stream's event lines, not its heartbeats,
+// and sends the topics and index asked for; a refused stream is exit 1.
+func TestEventStreamCommand(t *testing.T) {
+	f := newFakeAPI(t)
+	f.on("GET", "/v1/event/stream", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("{}\n" + `{"Index":7,"Events":[{"Topic":"Job","Key":"web"}]}` + "\n{}\n"))
+	})
+	r := runCLI(t, f, runOpts{}, "event", "stream", "-topic", "Job:web", "-topic", "Allocation:*", "-index", "7")
+	r.check(t, 0, `{"Index":7,"Events":[{"Topic":"Job","Key":"web"}]}`+"\n", "")
+	q := f.only("GET /v1/event/stream").Query
+	if got := q["topic"]; len(got) != 2 || got[0] != "Job:web" || got[1] != "Allocation:*" || q.Get("index") != "7" {
+		t.Errorf("query %v", q)
+	}
+	denied := newFakeAPI(t)
+	denied.on("GET", "/v1/event/stream", fail(http.StatusForbidden, "Permission denied"))
+	r = runCLI(t, denied, runOpts{}, "event", "stream")
+	if r.code != 1 || !strings.Contains(r.stderr, "Permission denied") {
+		t.Errorf("denied: %d %q", r.code, r.stderr)
+	}
 }
