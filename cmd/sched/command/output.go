@@ -11,7 +11,7 @@ import (
 // it also sets the command's -json switch, so every command that prints
 // JSON prints through the template instead.
 type templateFlag struct {
-	c    *cli
+	tmpl *string
 	json *bool
 }
 
@@ -21,7 +21,7 @@ func (t templateFlag) Set(v string) error {
 	if _, err := template.New("t").Parse(v); err != nil {
 		return fmt.Errorf("not a Go template: %w", err)
 	}
-	t.c.tmpl = v
+	*t.tmpl = v
 	*t.json = true
 	return nil
 }
@@ -31,7 +31,7 @@ func (t templateFlag) Set(v string) error {
 // the answer as JSON, or through the -t template.
 func (c *cli) outputFlags(fs *flag.FlagSet, what string) *bool {
 	asJSON := fs.Bool("json", false, what)
-	fs.Var(templateFlag{c: c, json: asJSON}, "t", "print the answer through this Go `template` (e.g. '{{range .}}{{.ID}}{{\"\\n\"}}{{end}}'); the data is what -json prints")
+	fs.Var(templateFlag{tmpl: &c.tmpl, json: asJSON}, "t", "print the answer through this Go `template` (e.g. '{{range .}}{{.ID}}{{\"\\n\"}}{{end}}'); the data is what -json prints")
 	return asJSON
 }
 
