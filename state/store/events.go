@@ -124,24 +124,53 @@ func eventsOf(index uint64, writes []written) []state.Event {
 		return nil
 	}
 	out := make([]state.Event, 0, len(writes))
-	var at map[[2]string]int // only when a command writes more than one object
+	var at map[[2]string]int // for commands that write many objects
 	for _, w := range writes {
 		ev := eventOf(w.obj, index, w.deleted)
 		ev.Index = index
-		if len(writes) > 1 {
+		if i := seenAt(out, at, ev, w.obj); i >= 0 {
+			out[i] = ev
+			continue
+		}
+		if len(out) >= linearDedup {
 			if at == nil {
 				at = make(map[[2]string]int, len(writes))
+				for i := range out {
+					at[dedupKey(out[i])] = i
+				}
 			}
-			k := [2]string{w.table, ev.Namespace + "\x00" + objectID(w.obj)}
-			if i, seen := at[k]; seen {
-				out[i] = ev
-				continue
-			}
-			at[k] = len(out)
+			at[dedupKey(ev)] = len(out)
 		}
 		out = append(out, ev)
 	}
 	return out
+}
+
+// linearDedup is how many events eventsOf compares one by one before it
+// indexes them in a map.
+const linearDedup = 16
+
+// seenAt returns where out already holds an event for the same object as
+// ev, or -1.
+func seenAt(out []state.Event, at map[[2]string]int, ev state.Event, obj any) int {
+	if at != nil {
+		if i, ok := at[dedupKey(ev)]; ok {
+			return i
+		}
+		return -1
+	}
+	id := objectID(obj)
+	for i := range out {
+		if out[i].Topic == ev.Topic && out[i].Namespace == ev.Namespace && objectID(out[i].Object) == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// dedupKey names the object of an event: topic, namespace and ID.
+func dedupKey(ev state.Event) [2]string {
+	return [2]string{ev.Topic, ev.Namespace + "\x00" + objectID(ev.Object)}
 }
 
 // objectID is the ID of an object of an event table.

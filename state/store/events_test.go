@@ -89,3 +89,27 @@ func TestEventBufferIsBoundedAndWakesReaders(t *testing.T) {
 		t.Errorf("After(6) = %v, want nothing yet", eventSummary(got))
 	}
 }
+
+// A command that writes the same object twice (a job, then its refreshed
+// status) yields one event per object, the last write's, also past the
+// linear de-duplication's reach.
+func TestEventsOfDeduplicates(t *testing.T) {
+	var writes []written
+	for i := range linearDedup + 5 {
+		a := &state.Allocation{ID: fmt.Sprintf("a%d", i), Namespace: "default", JobID: "web", CreateIndex: 9}
+		writes = append(writes, written{table: TableAllocs, obj: a})
+	}
+	again := &state.Allocation{ID: "a1", Namespace: "default", JobID: "web", CreateIndex: 9, ClientStatus: "running"}
+	late := &state.Allocation{ID: fmt.Sprintf("a%d", linearDedup+3), Namespace: "default", JobID: "web", CreateIndex: 3}
+	writes = append(writes, written{table: TableAllocs, obj: again}, written{table: TableAllocs, obj: late})
+	evs := eventsOf(9, writes)
+	if len(evs) != linearDedup+5 {
+		t.Fatalf("%d events, want %d", len(evs), linearDedup+5)
+	}
+	if evs[1].Object != again || evs[1].Type != "AllocationCreated" {
+		t.Errorf("a1's event = %+v, want the second write, created", evs[1])
+	}
+	if evs[linearDedup+3].Object != late || evs[linearDedup+3].Type != "AllocationUpdated" {
+		t.Errorf("late event = %+v, want the update", evs[linearDedup+3])
+	}
+}
