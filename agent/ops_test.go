@@ -205,3 +205,59 @@ func TestNewFailsCleanlyWhenPortTaken(t *testing.T) {
 		t.Fatalf("New on a taken port = %v, %v; want an error", a, err)
 	}
 }
+
+// Every server produces the events of the entries it applies: a
+// subscriber on each follower and on the leader sees the same job
+// registration, at the same index, whichever server took the write.
+func TestClusterEveryServerStreamsEvents(t *testing.T) {
+	servers := newTestCluster(t, 3)
+	leader := leaderOf(t, servers, 10*time.Second)
+	type line struct {
+		Index  uint64
+		Events []struct{ Topic, Type, Key string }
+	}
+	got := make([]chan line, len(servers))
+	for i, s := range servers {
+		got[i] = make(chan line, 16)
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url("/v1/event/stream?topic=Job:web"), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		go func(ch chan line) {
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				var l line
+				if json.Unmarshal(sc.Bytes(), &l) == nil && l.Index > 0 {
+					ch <- l
+				}
+			}
+		}(got[i])
+	}
+	var follower *testServer
+	for _, s := range servers {
+		if s != leader {
+			follower = s
+		}
+	}
+	follower.mustJSON("PUT", "/v1/jobs", map[string]any{"Job": mockJob("web", 1)}, nil)
+	var want uint64
+	for i, ch := range got {
+		select {
+		case l := <-ch:
+			if len(l.Events) != 1 || l.Events[0].Key != "web" || l.Events[0].Type != "JobRegistered" {
+				t.Errorf("%s: %+v", servers[i].cfg.Name, l)
+			}
+			if want == 0 {
+				want = l.Index
+			} else if l.Index != want {
+				t.Errorf("%s saw index %d, another server %d", servers[i].cfg.Name, l.Index, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s streamed nothing", servers[i].cfg.Name)
+		}
+	}
+}
