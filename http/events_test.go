@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -195,5 +198,30 @@ func TestEventStreamACLFiltering(t *testing.T) {
 	}
 	if p := nl.Events[0].Payload["Node"].(map[string]any); p["SecretID"] != nil || p["SecretHash"] != nil {
 		t.Errorf("node payload carries a secret: %v", p)
+	}
+}
+
+// A caller that hangs up is no server fault: a read whose consistency
+// barrier ends with the caller's context is logged at DEBUG, never at
+// ERROR (it used to be "request failed ... context canceled"), and a
+// barrier that fails for a live caller still is an ERROR.
+func TestCallerGoneIsNotAnError(t *testing.T) {
+	var logs testutil.SyncBuffer
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	h.cluster.FailBarrier(context.Canceled)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest(http.MethodGet, "/v1/jobs", nil).WithContext(ctx)
+	h.srv.Handler().ServeHTTP(httptest.NewRecorder(), req)
+	if out := logs.String(); strings.Contains(out, "level=ERROR") || !strings.Contains(out, "client went away") {
+		t.Errorf("caller gone, logs:\n%s", out)
+	}
+
+	h.cluster.FailBarrier(errors.New("raft is broken"))
+	h.srv.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v1/jobs", nil))
+	if !strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("a real fault was not logged at ERROR:\n%s", logs.String())
 	}
 }
