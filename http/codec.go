@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -36,27 +37,28 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 // readers of an absent optional object (the latest deployment) expect.
 func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
 	h = s.authorized(rt, h) // auth.go: the route's capability check
-	// One observer per status class, looked up once here rather than on
-	// every request.
-	classes := map[string]prometheus.Observer{}
-	for _, c := range []string{"2xx", "4xx", "5xx"} {
-		classes[c] = s.metrics.requests.WithLabelValues(rt.Path, rt.Method, c)
-	}
+	// The route's latency series per status class, made on first use (a
+	// route never called exports nothing) and kept, so that a request
+	// costs no label lookup.
+	var classes [6]atomic.Pointer[prometheus.Observer]
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		}
 		start := time.Now()
 		v, err := h(w, r, p)
-		class := "2xx"
+		code := http.StatusOK
 		if err != nil {
-			class = statusClass(statusOf(err))
+			code = statusOf(err)
 		}
-		if o := classes[class]; o != nil {
-			o.Observe(time.Since(start).Seconds())
-		} else {
-			s.metrics.requests.WithLabelValues(rt.Path, rt.Method, class).Observe(time.Since(start).Seconds())
+		slot := min(max(code/100, 1), 5)
+		o := classes[slot].Load()
+		if o == nil {
+			obs := s.metrics.requests.WithLabelValues(rt.Path, rt.Method, statusClass(code))
+			o = &obs
+			classes[slot].Store(o)
 		}
+		(*o).Observe(time.Since(start).Seconds())
 		if err != nil {
 			if clientGone(r, err) {
 				// Not a fault: the caller hung up (a CLI monitor or a
