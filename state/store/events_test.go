@@ -113,3 +113,34 @@ func TestEventsOfDeduplicates(t *testing.T) {
 		t.Errorf("late event = %+v, want the update", evs[linearDedup+3])
 	}
 }
+
+// Deployments, allocations and services have their events too, with the
+// job among their filter keys.
+func TestDeploymentAllocationAndServiceEvents(t *testing.T) {
+	s := stDeploymentFixture(t) // index 11: deployment d1, allocs a1 a2
+	stApply(t, s, 12, ServiceUpsertRequestType, &ServiceUpsertRequest{Services: []*state.ServiceRegistration{
+		{ID: "s1", ServiceName: "web", Namespace: state.DefaultNamespace, JobID: "web", AllocID: "a1", NodeID: "n1", Port: 80},
+	}})
+	stApply(t, s, 13, ServiceDeleteRequestType, &ServiceDeleteRequest{IDs: []string{"s1"}})
+	got, _ := s.Events().After(11, 0)
+	summary := eventSummary(got)
+	for _, want := range []string{
+		"Deployment/DeploymentCreated/d1@11", "Allocation/AllocationCreated/a1@11", "Allocation/AllocationCreated/a2@11",
+		"Service/ServiceRegistration/web@12", "Service/ServiceDeregistration/web@13",
+	} {
+		found := false
+		for _, s := range summary {
+			found = found || s == want
+		}
+		if !found {
+			t.Errorf("events %v lack %s", summary, want)
+		}
+	}
+	for _, b := range got {
+		for _, e := range b.Events {
+			if e.Topic == state.TopicAllocation && (len(e.FilterKeys) < 2 || e.FilterKeys[0] != "web" || e.FilterKeys[1] != "d1") {
+				t.Errorf("allocation %s filter keys %v, want job and deployment first", e.Key, e.FilterKeys)
+			}
+		}
+	}
+}
