@@ -115,3 +115,17 @@ func TestEventStreamCommand(t *testing.T) {
 		t.Errorf("denied: %d %q", r.code, r.stderr)
 	}
 }
+
+// job run exits 2 when the deployment it follows fails.
+func TestJobRunFailedDeploymentExitsTwo(t *testing.T) {
+	f := newFakeAPI(t)
+	f.on("PUT", "/v1/jobs", reply(9, state.JobRegisterResponse{EvalID: "e1", JobModifyIndex: 9}))
+	f.on("GET", "/v1/job/web/evaluations", reply(12, []*state.Evaluation{{ID: "e1", Status: "complete", TriggeredBy: "job-register"}}))
+	f.on("GET", "/v1/job/web/allocations", reply(12, []*state.Allocation{}))
+	f.on("GET", "/v1/job/web/deployment", reply(13, &state.Deployment{ID: "d1", JobID: "web", JobModifyIndex: 9,
+		Status: state.DeploymentStatusFailed, StatusDescription: "Failed due to progress deadline"}))
+	r := runCLI(t, f, runOpts{}, "job", "run", writeFile(t, "web.json", `{"ID":"web"}`))
+	if r.code != exitPlacementFailed || !strings.Contains(r.stdout, "failed (Failed due to progress deadline)") {
+		t.Errorf("exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
