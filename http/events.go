@@ -3,10 +3,12 @@ package http
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -141,7 +143,6 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ httproute
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
 	flush := func() error {
 		if err := bw.Flush(); err != nil {
 			return err
@@ -158,16 +159,27 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ httproute
 	for {
 		batches, wake := buf.After(next, eventBatchRead)
 		for _, b := range batches {
-			line := eventLine{Index: b.Index}
+			next = b.Index + 1
+			var encoded [][]byte // b's events, encoded once for every subscriber
+			n := 0
 			for i := range b.Events {
 				ev := &b.Events[i]
-				if topics.matches(ev) && visible(ev) {
-					line.Events = append(line.Events, wireEvent(ev))
+				if !topics.matches(ev) || !visible(ev) {
+					continue
 				}
+				if encoded == nil {
+					encoded = s.events.encode(b)
+				}
+				if n == 0 {
+					fmt.Fprintf(bw, `{"Index":%d,"Events":[`, b.Index)
+				} else {
+					bw.WriteByte(',')
+				}
+				bw.Write(encoded[i])
+				n++
 			}
-			next = b.Index + 1
-			if len(line.Events) > 0 {
-				if enc.Encode(line) != nil {
+			if n > 0 {
+				if _, err := bw.WriteString("]}\n"); err != nil {
 					return alreadyWritten{}, nil // the client went away
 				}
 			}
@@ -239,6 +251,46 @@ func checkEventTopics(r *http.Request, topics eventTopics, visible func(*state.E
 		return errPermissionDenied
 	}
 	return nil
+}
+
+// eventCacheSize is how many log entries' encoded events are kept for
+// the subscribers that have not read them yet.
+const eventCacheSize = 256
+
+// eventCache encodes each event once, whatever the number of subscribers
+// (each one still filters by its topics and ACL). It keeps the encodings
+// of the most recent entries, oldest evicted first.
+type eventCache struct {
+	mu      sync.Mutex
+	byIndex map[uint64][][]byte
+	order   []uint64 // indexes in byIndex, oldest first
+}
+
+// encode returns the JSON of each of b's events, in order.
+func (c *eventCache) encode(b state.EventBatch) [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if enc, ok := c.byIndex[b.Index]; ok {
+		return enc
+	}
+	enc := make([][]byte, len(b.Events))
+	for i := range b.Events {
+		buf, err := json.Marshal(wireEvent(&b.Events[i]))
+		if err != nil {
+			buf = []byte(`{}`)
+		}
+		enc[i] = buf
+	}
+	if c.byIndex == nil {
+		c.byIndex = map[uint64][][]byte{}
+	}
+	if len(c.order) == eventCacheSize {
+		delete(c.byIndex, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.byIndex[b.Index] = enc
+	c.order = append(c.order, b.Index)
+	return enc
 }
 
 // wireEvent encodes an event's object under its topic's name.

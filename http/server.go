@@ -117,6 +117,8 @@ type Server struct {
 	eventHeartbeat time.Duration
 	// metrics are the HTTP layer's own metrics (ops.go).
 	metrics *httpMetrics
+	// events encodes each event once for every stream (events.go).
+	events eventCache
 }
 
 // New validates cfg, fills its defaults and builds the routes.
