@@ -3,14 +3,16 @@ GO        ?= go
 BIN       := bin/sched
 BENCHBIN  := bin/sched-bench
 PKGS      := ./...
+LDFLAGS   := -X github.com/schedhq/sched/cmd/sched/command.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ) \
+             -X github.com/schedhq/sched/cmd/sched/command.revision=$(shell git rev-parse --short HEAD 2>/dev/null)
 
-.PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short ui-screenshots ui-measure
+.PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short ui-screenshots ui-measure compose-up compose-down
 
 help: ## list targets
-	@grep -E '^[a-z0-9-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
+	@grep -E '^[a-z][a-z0-9-]*:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
 
 build: ## build bin/sched and bin/sched-bench
-	$(GO) build -o $(BIN) ./cmd/sched
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sched
 	$(GO) build -o $(BENCHBIN) ./cmd/sched-bench
 
 dev: build ## run a dev agent (one server, HTTP on 127.0.0.1:4646)
@@ -63,5 +65,11 @@ lint: ## gofmt and go vet must be clean
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
+compose-up: ## start 3 servers + 1 client in containers from the FROM scratch image (deploy/compose)
+	deploy/compose/run.sh up
+
+compose-down: ## stop the compose cluster and remove its volumes
+	deploy/compose/run.sh down
+
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin deploy/compose/build

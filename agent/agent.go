@@ -25,6 +25,7 @@ import (
 	mgmthttp "github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/http/ui"
 	"github.com/schedhq/sched/raft"
+	"github.com/schedhq/sched/scheduler/leader"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -60,6 +61,8 @@ type Agent struct {
 	// clientAPI is what the HTTP layer reaches of it.
 	client    *client.Client
 	clientAPI clientAPI
+	// metrics is the agent's metrics registry (agent/metrics.go).
+	metrics *agentMetrics
 	// cancelReqs ends the context of every in-flight request.
 	cancelReqs context.CancelFunc
 	// started is set by Start; Shutdown stops only what Start began.
@@ -76,12 +79,15 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	self := &Agent{cfg: cfg, log: logger, serveDone: make(chan struct{})}
-	a = self
+	// Every line the agent logs also reaches /v1/agent/monitor.
+	logs := newLogHub()
+	logger = slog.New(logs.wrap(logger.Handler()))
+	a = &Agent{cfg: cfg, log: logger, serveDone: make(chan struct{}), metrics: newAgentMetrics()}
+	// The agent being built: a failing return sets a to nil before this
+	// deferred cleanup runs.
+	self := a
 	defer func() {
 		if err != nil {
-			// a is nil by now (every error path returns nil): release
-			// what was opened through self.
 			self.Shutdown()
 		}
 	}()
@@ -106,7 +112,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 		return nil, err
 	}
 
-	a.store, err = store.NewStore(store.StoreConfig{JobVersionsRetained: cfg.Server.JobTrackedVersions})
+	a.store, err = store.NewStore(store.StoreConfig{JobVersionsRetained: cfg.Server.JobTrackedVersions, EventBufferSize: cfg.Server.EventBufferSize})
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +132,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 
 	w := a.newWriter()
 	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger, JobLimits: cfg.Server.JobLimits(),
-		ForwardTLS: a.httpDialTLS, NodeTLS: a.nodeTLS(), EnableDebug: cfg.EnableDebug}
+		ForwardTLS: a.httpDialTLS, NodeTLS: a.nodeTLS(), EnableDebug: cfg.EnableDebug, Monitor: logs, Metrics: a.metrics}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)
@@ -145,6 +151,12 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	if err != nil {
 		return nil, err
 	}
+	a.metrics.reg.MustRegister(srv.Collectors()...)
+	var rt *leader.Runtime
+	if a.sched != nil {
+		rt = a.sched.rt
+	}
+	a.registerServerMetrics(a.metrics, rt)
 	// The management API (/api/v2) mounts on the HTTP core; neither
 	// imports the other.
 	mgmthttp.New(srv, mgmthttp.Config{RateLimit: cfg.ManagementAPI.RateLimit})

@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/raft"
 )
@@ -63,7 +61,7 @@ func (a *Agent) raftConfig(id string) raft.Config {
 		SnapshotThreshold:  uint64(cfg.Server.RaftSnapshotThreshold),
 		SnapshotInterval:   cfg.Server.RaftSnapshotInterval,
 		TrailingLogs:       uint64(cfg.Server.RaftTrailingLogs),
-		Logger:             hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(cfg.LogLevel)}),
+		Logger:             newHCLogger(a.log, "raft"),
 	}
 }
 
@@ -95,7 +93,7 @@ func (a *Agent) startGossip() error {
 		EncryptKey:    key,
 		Keys:          others,
 		Meta:          a.localMeta(),
-		Logger:        hclog.New(&hclog.LoggerOptions{Name: "gossip", Level: hclog.LevelFromString(a.cfg.LogLevel)}),
+		Logger:        newHCLogger(a.log, "gossip"),
 	})
 	if err != nil {
 		return fmt.Errorf("start gossip: %w", err)

@@ -30,6 +30,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		dataDir  = fs.String("data-dir", "", "data directory (overrides data_dir)")
 		bind     = fs.String("bind", "", "address to bind every listener to (overrides bind_addr)")
 		logLevel = fs.String("log-level", "", "trace, debug, info, warn or error (overrides log_level)")
+		logFmt   = fs.String("log-format", "", "text or json (overrides log_format)")
 		name     = fs.String("node", "", "server name (overrides name)")
 	)
 	fs.Var(&configs, "config", "HCL config file; repeatable, later files override earlier ones")
@@ -55,7 +56,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return 1
 		}
 	}
-	for dst, v := range map[*string]string{&cfg.DataDir: *dataDir, &cfg.BindAddr: *bind, &cfg.LogLevel: *logLevel, &cfg.Name: *name} {
+	for dst, v := range map[*string]string{&cfg.DataDir: *dataDir, &cfg.BindAddr: *bind, &cfg.LogLevel: *logLevel, &cfg.LogFormat: *logFmt, &cfg.Name: *name} {
 		if v != "" {
 			*dst = v
 		}
@@ -65,7 +66,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slogLevel(cfg.LogLevel)}))
+	logger := NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	a, err := New(cfg, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error starting agent: %v\n", err)
@@ -135,7 +136,9 @@ func printBanner(w io.Writer, cfg *Config, a *Agent) {
 
 func slogLevel(l string) slog.Level {
 	switch l {
-	case "trace", "debug":
+	case "trace":
+		return LevelTrace
+	case "debug":
 		return slog.LevelDebug
 	case "warn":
 		return slog.LevelWarn

@@ -47,9 +47,13 @@ type Config struct {
 	// ACLs (with ACLs on, agent:write tokens get them either way). -dev
 	// turns it on.
 	EnableDebug bool
-	Server      ServerConfig
-	Client      ClientConfig
-	ACL         ACLConfig
+	// LogFormat is "text" (key=value lines) or "json" (one object per
+	// line), for every log line of the agent: its own, raft's and
+	// gossip's. Default text.
+	LogFormat string
+	Server    ServerConfig
+	Client    ClientConfig
+	ACL       ACLConfig
 	// ManagementAPI configures the management API (/api/v2).
 	ManagementAPI ManagementAPIConfig
 	// Limits bounds what HTTP clients may hold (limits_config.go).
@@ -117,6 +121,10 @@ type ServerConfig struct {
 	// JobTrackedVersions is how many versions of each job are kept.
 	// Default 6.
 	JobTrackedVersions int
+	// EventBufferSize is how many applied log entries' events the event
+	// stream keeps for subscribers resuming with index=N; 0 means
+	// store.DefaultEventBufferSize. The kept objects stay in memory.
+	EventBufferSize int
 	// MaxGroupCount bounds a task group's count, MaxJobCount the sum of a
 	// job's group counts (the allocations one evaluation may place), and
 	// MaxJobSize a job's JSON encoding in bytes. Zero means the defaults:
@@ -222,6 +230,7 @@ func DefaultConfig() *Config {
 		Datacenter: "dc1",
 		Ports:      Ports{HTTP: 4646, Raft: 4647, Gossip: 4648},
 		LogLevel:   "info",
+		LogFormat:  "text",
 		Server: ServerConfig{
 			JobTrackedVersions:    6,
 			RaftSnapshotThreshold: 8192,
@@ -290,6 +299,9 @@ func (c *Config) Finish() error {
 	if c.LogLevel == "" {
 		c.LogLevel = d.LogLevel
 	}
+	if c.LogFormat == "" {
+		c.LogFormat = d.LogFormat
+	}
 	if c.Server.JobTrackedVersions == 0 {
 		c.Server.JobTrackedVersions = d.Server.JobTrackedVersions
 	}
@@ -339,6 +351,9 @@ func (c *Config) Finish() error {
 	default:
 		errs = append(errs, fmt.Errorf("log_level: %q is not one of trace, debug, info, warn, error", c.LogLevel))
 	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("log_format: %q is not one of text, json", c.LogFormat))
+	}
 	if c.Server.BootstrapExpect < 0 {
 		errs = append(errs, fmt.Errorf("server.bootstrap_expect: must not be negative"))
 	}
@@ -377,6 +392,9 @@ func (c *Config) Finish() error {
 		}
 	}
 	errs = append(errs, c.resolveAdvertise()...)
+	if c.Server.EventBufferSize < 0 || c.Server.EventBufferSize > 65536 {
+		errs = append(errs, fmt.Errorf("server.event_buffer_size: %d is not within 0..65536", c.Server.EventBufferSize))
+	}
 	if c.Server.JobTrackedVersions < 1 {
 		errs = append(errs, fmt.Errorf("server.job_tracked_versions: must be at least 1"))
 	}
@@ -539,6 +557,7 @@ type fileConfig struct {
 	Datacenter    *string            `hcl:"datacenter,optional"`
 	LogLevel      *string            `hcl:"log_level,optional"`
 	EnableDebug   *bool              `hcl:"enable_debug,optional"`
+	LogFormat     *string            `hcl:"log_format,optional"`
 	Ports         *filePorts         `hcl:"ports,block"`
 	Advertise     *fileAdv           `hcl:"advertise,block"`
 	Server        *fileServer        `hcl:"server,block"`
@@ -566,6 +585,7 @@ type fileServer struct {
 	BootstrapExpect       *int      `hcl:"bootstrap_expect,optional"`
 	RetryJoin             *[]string `hcl:"retry_join,optional"`
 	JobTrackedVersions    *int      `hcl:"job_tracked_versions,optional"`
+	EventBufferSize       *int      `hcl:"event_buffer_size,optional"`
 	MaxGroupCount         *int      `hcl:"max_group_count,optional"`
 	MaxJobCount           *int      `hcl:"max_job_count,optional"`
 	MaxJobSize            *int      `hcl:"max_job_size,optional"`
@@ -650,6 +670,7 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 	set(&c.Datacenter, f.Datacenter)
 	set(&c.LogLevel, f.LogLevel)
 	set(&c.EnableDebug, f.EnableDebug)
+	set(&c.LogFormat, f.LogFormat)
 	if p := f.Ports; p != nil {
 		set(&c.Ports.HTTP, p.HTTP)
 		set(&c.Ports.Raft, p.Raft)
@@ -694,6 +715,7 @@ func (s *fileServer) mergeInto(cur ServerConfig) (ServerConfig, error) {
 	set(&cur.BootstrapExpect, s.BootstrapExpect)
 	set(&cur.RetryJoin, s.RetryJoin)
 	set(&cur.JobTrackedVersions, s.JobTrackedVersions)
+	set(&cur.EventBufferSize, s.EventBufferSize)
 	set(&cur.MaxGroupCount, s.MaxGroupCount)
 	set(&cur.MaxJobCount, s.MaxJobCount)
 	set(&cur.MaxJobSize, s.MaxJobSize)

@@ -27,6 +27,7 @@ func (a *Agent) schedulerRuntime() (*leader.Runtime, error) {
 	cfg.Store = a.store
 	cfg.Raft = &raftWriter{node: a.node}
 	cfg.Logger = a.log.With("component", "scheduler")
+	cfg.Observe = a.metrics
 	rt, err := leader.NewRuntime(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler runtime: %w", err)

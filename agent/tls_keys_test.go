@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"net"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -145,26 +144,5 @@ func TestTLSKeysReload(t *testing.T) {
 	}
 	if err := handshake(t, peer2.dial("server.global.sched", "server.global.sched"), serve); err != nil {
 		t.Errorf("after a failed reload: %v", err)
-	}
-}
-
-// New that fails half way (here: the raft port is taken) returns the
-// error and releases what it opened; it used to panic in its cleanup.
-func TestNewFailsCleanlyOnABusyPort(t *testing.T) {
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
-	ports := freePorts(t, 2)
-	cfg := &Config{Name: "busy", DataDir: t.TempDir(), BindAddr: "127.0.0.1", LogLevel: "warn",
-		Ports:  Ports{HTTP: ports[0], Raft: busy.Addr().(*net.TCPAddr).Port, Gossip: ports[1]},
-		Server: ServerConfig{Enabled: true, BootstrapExpect: 1}}
-	if err := cfg.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	a, err := New(cfg, nil)
-	if err == nil || a != nil || !strings.Contains(err.Error(), "address already in use") {
-		t.Fatalf("New on a busy raft port: %v, %v", a, err)
 	}
 }

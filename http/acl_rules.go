@@ -33,6 +33,11 @@ const (
 	// rulePolicyRead: management, or a token that holds the policy named
 	// by the path parameter.
 	rulePolicyRead
+	// ruleFiltering: a caller who may read something the handler shows
+	// (node:read, or read-job in some namespace); the handler checks the
+	// request further and filters what it shows by the caller's ACL (the
+	// event stream).
+	ruleFiltering
 )
 
 // nodeSecretSource says where a node-identity endpoint finds the node
@@ -115,7 +120,7 @@ func (r aclRule) alwaysEnforced() aclRule { r.always = true; return r }
 // request's context. Other handlers never see it, which saves a request
 // copy on every call.
 func (r aclRule) carriesAuth() bool {
-	return r.filters || r.always || r.wsHandshake || r.kind == ruleNamespaceAny
+	return r.filters || r.always || r.wsHandshake || r.kind == ruleNamespaceAny || r.kind == ruleFiltering
 }
 
 // aclRuleTable is the one table of what every /v1 endpoint needs, keyed by
@@ -250,6 +255,15 @@ func aclRuleTable() map[route]aclRule {
 	get("/v1/operator/snapshot", aclManagement)
 	write("/v1/operator/snapshot", aclManagement)
 	get("/v1/internal/read-index", aclOpen)
+
+	// Operations (issue 17): the event stream filters each event by the
+	// caller's ACL (read-job in its namespace, node:read for Node events);
+	// metrics are open, as Nomad's are, so a Prometheus server scrapes
+	// them without a token; the agent's log stream needs agent:read.
+	get("/v1/event/stream", aclRule{kind: ruleFiltering})
+	get("/v1/metrics", aclOpen)
+	get("/v1/agent/monitor", aclAgentRead)
+	write("/v1/search", aclRule{kind: ruleFiltering})
 
 	// ACL (this issue). Always enforced.
 	write("/v1/acl/bootstrap", aclOpen.alwaysEnforced())

@@ -188,6 +188,12 @@ func callersFor(a *aclHarness, rule aclRule) []caller {
 			{name: "holder of the policy", secret: holder, param: held, allowed: true},
 			{name: "everything, not holding it", secret: a.clientToken(everything("write", "write", "write")), param: held},
 		}
+	case ruleFiltering:
+		return []caller{
+			{name: "node read", secret: a.clientToken(`node { policy = "read" }`), allowed: true},
+			{name: "read-job in default", secret: a.clientToken(rulesText("default", []string{"read-job"}, "", "", "")), allowed: true},
+			{name: "everything but read-job and node", secret: a.clientToken(rulesText("*", capsExcept("read-job"), "", "write", "write"))},
+		}
 	case ruleNamespaceAny:
 		return []caller{
 			{name: "one capability in default", secret: a.clientToken(rulesText("default", []string{"read-job"}, "", "", "")), param: "default", allowed: true},

@@ -212,6 +212,8 @@ func (s *Server) allows(rule aclRule, r *http.Request, p httprouter.Params, acl 
 		return true, nil
 	case ruleAnyToken:
 		return tok != nil, nil
+	case ruleFiltering:
+		return acl.AllowNodeRead() || acl.AllowAnyNamespace(state.NamespaceCapabilityReadJob), nil
 	case ruleNode:
 		return rule.write && acl.AllowNodeWrite() || !rule.write && acl.AllowNodeRead(), nil
 	case ruleAgent:

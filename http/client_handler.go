@@ -300,6 +300,10 @@ func serveClientJSON(logger *slog.Logger, fn handlerFunc) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		v, err := fn(w, r, p)
 		if err != nil {
+			if clientGone(r, err) {
+				logger.Debug("client went away", "path", r.URL.Path, "error", err)
+				return
+			}
 			if statusOf(err) >= 500 {
 				logger.Error("client request failed", "path", r.URL.Path, "error", err)
 			}

@@ -8,10 +8,12 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/schedhq/sched/http/blocking"
 	"github.com/schedhq/sched/state"
@@ -35,12 +37,35 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 // readers of an absent optional object (the latest deployment) expect.
 func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
 	h = s.authorized(rt, h) // auth.go: the route's capability check
+	// The route's latency series per status class, made on first use (a
+	// route never called exports nothing) and kept, so that a request
+	// costs no label lookup.
+	var classes [6]atomic.Pointer[prometheus.Observer]
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		}
+		start := time.Now()
 		v, err := h(w, r, p)
+		code := http.StatusOK
 		if err != nil {
+			code = statusOf(err)
+		}
+		slot := min(max(code/100, 1), 5)
+		o := classes[slot].Load()
+		if o == nil {
+			obs := s.metrics.requests.WithLabelValues(rt.Path, rt.Method, statusClass(code))
+			o = &obs
+			classes[slot].Store(o)
+		}
+		(*o).Observe(time.Since(start).Seconds())
+		if err != nil {
+			if clientGone(r, err) {
+				// Not a fault: the caller hung up (a CLI monitor or a
+				// blocking query interrupted), nobody reads the answer.
+				s.log.Debug("client went away", "method", r.Method, "path", r.URL.Path, "error", err)
+				return
+			}
 			if statusOf(err) >= 500 {
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 			}
@@ -205,6 +230,10 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, query func(ws memd
 		if err := s.cfg.Cluster.ReadBarrier(r.Context()); err != nil {
 			return err
 		}
+	}
+	if o.MinIndex > 0 {
+		s.metrics.blocking.Inc()
+		defer s.metrics.blocking.Dec()
 	}
 	index, err := blocking.Run(r.Context(), s.store, blocking.Options{MinIndex: o.MinIndex, Wait: o.Wait},
 		func(ws memdb.WatchSet) (uint64, error) { return query(ws, o.Namespace) })

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -32,6 +33,12 @@ func (e *CodedError) Error() string {
 func (e *CodedError) Unwrap() error { return e.Err }
 
 // badRequest returns a 400 error naming what is wrong.
+// clientGone reports whether a request failed because its caller went
+// away (its context was canceled), which is no fault of the server's.
+func clientGone(r *http.Request, err error) bool {
+	return r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, r.Context().Err()) || statusOf(err) >= 500)
+}
+
 func badRequest(format string, args ...any) error {
 	return &CodedError{Code: http.StatusBadRequest, Message: fmt.Sprintf(format, args...)}
 }

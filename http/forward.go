@@ -60,8 +60,8 @@ const (
 type alreadyWritten struct{}
 
 // needsLeader reports whether r must be answered by the leader: every
-// write, except agent-local ones and the two that only compute (parse and
-// validate), and the reads that only the leader answers consistently
+// write, except agent-local ones, the two that only compute (parse and
+// validate) and search (a read sent as POST), and the reads that only the leader answers consistently
 // (a snapshot and the Raft configuration) unless ?stale is given. Agent,
 // status and internal endpoints are always answered where they arrive.
 func needsLeader(r *http.Request) bool {
@@ -79,7 +79,7 @@ func needsLeader(r *http.Request) bool {
 		_, stale := r.URL.Query()["stale"]
 		return !stale
 	}
-	return p != "/v1/jobs/parse" && p != "/v1/validate/job"
+	return p != "/v1/jobs/parse" && p != "/v1/validate/job" && p != "/v1/search"
 }
 
 // withForwarding puts forwarding in front of next when a Forwarder is

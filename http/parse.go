@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
+	"unicode"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -19,7 +21,14 @@ type JobParseRequest struct {
 	// Variables is HCL2 variable values in var-file format.
 	Variables string
 	HCLv1     bool
+	// Filename names the source in error positions (the user's file, as
+	// the CLI was given it); empty means "input.hcl". At most
+	// maxParseFilename bytes, without control characters.
+	Filename string
 }
+
+// maxParseFilename bounds JobParseRequest.Filename.
+const maxParseFilename = 256
 
 // JobValidateRequest is the body of POST /v1/validate/job.
 type JobValidateRequest struct {
@@ -37,15 +46,22 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	if req.JobHCL == "" {
 		return nil, badRequest("JobHCL: required")
 	}
+	filename := "input.hcl"
+	if req.Filename != "" {
+		if len(req.Filename) > maxParseFilename || strings.IndexFunc(req.Filename, unicode.IsControl) >= 0 {
+			return nil, badRequest("Filename: must be at most %d bytes without control characters", maxParseFilename)
+		}
+		filename = req.Filename
+	}
 	var job *state.Job
 	var err error
 	if req.HCLv1 {
 		if req.Variables != "" {
 			return nil, badRequest("Variables: not supported with HCLv1")
 		}
-		job, err = jobspec.ParseHCL1("input.hcl", []byte(req.JobHCL))
+		job, err = jobspec.ParseHCL1(filename, []byte(req.JobHCL))
 	} else {
-		cfg := jobspec.ParseConfig{Filename: "input.hcl", Body: []byte(req.JobHCL)}
+		cfg := jobspec.ParseConfig{Filename: filename, Body: []byte(req.JobHCL)}
 		if req.Variables != "" {
 			cfg.VarFiles = []jobspec.VarFile{{Filename: "variables.hcl", Body: []byte(req.Variables)}}
 		}

@@ -3,6 +3,7 @@ package http
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -234,4 +235,15 @@ func TestJobParseKeepsMeaningfulZeros(t *testing.T) {
 		tg.Update == nil || tg.Update.MaxParallel != 0 {
 		t.Errorf("after parse: periodic %+v count %d shutdown %v update %+v\n%s", job.Periodic, tg.Count, tg.ShutdownDelay, tg.Update, rec.Body)
 	}
+}
+
+// Parse errors name the file the caller named; a bad name is a 400.
+func TestJobParseNamesTheCallersFile(t *testing.T) {
+	h := newHarness(t)
+	h.fail(http.MethodPost, "/v1/jobs/parse", map[string]any{"JobHCL": "job \"web\" {\n  group \"g\" {\n    count = \n  }\n}\n", "Filename": "jobs/web.hcl"},
+		http.StatusBadRequest, "jobs/web.hcl:3")
+	h.fail(http.MethodPost, "/v1/jobs/parse", map[string]any{"JobHCL": `job "web" {}`, "Filename": "a\nb"},
+		http.StatusBadRequest, "Filename")
+	h.fail(http.MethodPost, "/v1/jobs/parse", map[string]any{"JobHCL": `job "web" {}`, "Filename": strings.Repeat("x", maxParseFilename+1)},
+		http.StatusBadRequest, "Filename")
 }

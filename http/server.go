@@ -101,6 +101,19 @@ type Config struct {
 	// ExecIdleTimeout ends an exec or action session in which nothing
 	// moved for this long; zero means DefaultExecIdleTimeout.
 	ExecIdleTimeout time.Duration
+	// Monitor copies this agent's log lines to /v1/agent/monitor; nil
+	// answers that endpoint 501.
+	Monitor LogMonitor
+	// Metrics serves /v1/metrics; nil answers it 501.
+	Metrics MetricsSource
+}
+
+// LogMonitor copies an agent's log lines to a reader.
+type LogMonitor interface {
+	// Subscribe copies every line at level or above, formatted as JSON
+	// objects or as text, to the channel until cancel is called. A slow
+	// reader loses lines; the agent never waits for it.
+	Subscribe(level slog.Level, asJSON bool) (lines <-chan []byte, cancel func())
 }
 
 // Server is the HTTP API of one sched server agent.
@@ -111,6 +124,13 @@ type Server struct {
 	router *router
 	// execTimes are the clocks of exec sessions (exec_stream.go).
 	execTimes execTimings
+	// eventHeartbeat is how often an idle event stream sends `{}`; zero
+	// means defaultEventHeartbeat (tests shorten it).
+	eventHeartbeat time.Duration
+	// metrics are the HTTP layer's own metrics (ops.go).
+	metrics *httpMetrics
+	// events encodes each event once for every stream (events.go).
+	events eventCache
 }
 
 // New validates cfg, fills its defaults and builds the routes.
@@ -133,7 +153,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxSubmissionBytes == 0 {
 		cfg.MaxSubmissionBytes = 1 << 20
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter(), execTimes: defaultExecTimings(cfg.ExecIdleTimeout)}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter(),
+		execTimes: defaultExecTimings(cfg.ExecIdleTimeout), metrics: newHTTPMetrics()}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -182,6 +203,9 @@ func (s *Server) routes() {
 	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
 	s.clientRoutes()    // client_routes.go
 	s.execRoutes()      // client_exec.go: actions, exec, lifecycle, fs
+	s.eventRoutes()     // events.go: the event stream
+	s.opsRoutes()       // ops.go: metrics, the agent's log stream
+	s.searchRoutes()    // search.go: prefix search
 }
 
 // writeRouteError answers a request no route matched: a JSON:API error

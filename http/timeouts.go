@@ -58,7 +58,7 @@ func isStreaming(r *http.Request) bool {
 	switch {
 	case strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
 		return true
-	case r.URL.Path == "/v1/operator/snapshot":
+	case r.URL.Path == "/v1/operator/snapshot", r.URL.Path == "/v1/event/stream", r.URL.Path == "/v1/agent/monitor":
 		return true
 	case strings.HasPrefix(r.URL.Path, "/v1/client/fs/"):
 		f := r.URL.Query().Get("follow")

@@ -72,6 +72,7 @@ type parseRequest struct {
 	Canonicalize bool
 	Variables    string
 	HCLv1        bool
+	Filename     string `json:",omitempty"`
 }
 
 // Parse asks the server to turn an HCL job specification into a job.
@@ -79,7 +80,13 @@ type parseRequest struct {
 // defaults the server would fill on register; hclv1 selects the legacy
 // parser.
 func (j *Jobs) Parse(ctx context.Context, hcl, vars string, canonicalize, hclv1 bool, w *WriteOptions) (*state.Job, error) {
-	body := parseRequest{JobHCL: hcl, Variables: vars, Canonicalize: canonicalize, HCLv1: hclv1}
+	return j.ParseFile(ctx, "", hcl, vars, canonicalize, hclv1, w)
+}
+
+// ParseFile is Parse with the name of the source file, which the server's
+// error positions then name (filename:line,column) instead of input.hcl.
+func (j *Jobs) ParseFile(ctx context.Context, filename, hcl, vars string, canonicalize, hclv1 bool, w *WriteOptions) (*state.Job, error) {
+	body := parseRequest{JobHCL: hcl, Variables: vars, Canonicalize: canonicalize, HCLv1: hclv1, Filename: filename}
 	job, _, err := send[*state.Job](ctx, j.c, http.MethodPut, "/v1/jobs/parse", nil, w, body)
 	return job, err
 }

@@ -222,6 +222,11 @@ func (m *mgmtRouter) ping(w http.ResponseWriter, r *http.Request, _ httprouter.P
 // coded errors keep their status, anything else is a 500 (logged).
 func (s *Server) writeMgmtError(w http.ResponseWriter, r *http.Request, err error) {
 	e := mgmtError(r, err)
+	if r.Context().Err() != nil {
+		// The caller went away: not a fault, and nobody reads the answer.
+		s.log.Debug("client went away", "method", r.Method, "path", r.URL.Path, "error", err)
+		return
+	}
 	if e.Status >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	}

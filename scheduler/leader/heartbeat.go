@@ -66,13 +66,16 @@ func (c HeartbeatConfig) withDefaults() HeartbeatConfig {
 // node registered or brought back up by any path gets a timer, and a node
 // deleted or marked down loses it.
 type Heartbeater struct {
-	cfg   HeartbeatConfig
-	store *store.Store
-	raft  Raft
-	log   *slog.Logger
-	now   func() time.Time
-	newID func() string
-	run   runner
+	// observe counts missed heartbeats (nopObserver unless the runtime
+	// sets one).
+	observe Observer
+	cfg     HeartbeatConfig
+	store   *store.Store
+	raft    Raft
+	log     *slog.Logger
+	now     func() time.Time
+	newID   func() string
+	run     runner
 
 	mu      sync.Mutex
 	enabled bool
@@ -103,7 +106,7 @@ func NewHeartbeater(cfg HeartbeatConfig, store *store.Store, raft Raft, log *slo
 	if newID == nil {
 		newID = state.NewID
 	}
-	return &Heartbeater{cfg: cfg.withDefaults(), store: store, raft: raft, log: log, now: now, newID: newID, timers: map[string]*nodeTimer{}}
+	return &Heartbeater{observe: nopObserver{}, cfg: cfg.withDefaults(), store: store, raft: raft, log: log, now: now, newID: newID, timers: map[string]*nodeTimer{}}
 }
 
 // Name implements Service.
@@ -206,6 +209,7 @@ func (h *Heartbeater) expired(nodeID string, gen uint64) {
 	}
 	delete(h.timers, nodeID)
 	ctx := h.ctx
+	h.observe.HeartbeatMissed()
 	h.expiring.Add(1)
 	h.mu.Unlock()
 	defer h.expiring.Done()

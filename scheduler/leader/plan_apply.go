@@ -37,13 +37,15 @@ import (
 // outstanding delivery of its evaluation: that evaluation was redelivered
 // to another worker, whose plan is the one that counts.
 type PlanApplier struct {
-	store  *store.Store
-	raft   Raft
-	queue  *PlanQueue
-	broker *EvalBroker
-	log    *slog.Logger
-	now    func() time.Time
-	run    runner
+	// observe receives timings (nopObserver unless the runtime sets one).
+	observe Observer
+	store   *store.Store
+	raft    Raft
+	queue   *PlanQueue
+	broker  *EvalBroker
+	log     *slog.Logger
+	now     func() time.Time
+	run     runner
 
 	mu    sync.Mutex
 	stats PlanApplierStats
@@ -69,7 +71,7 @@ func NewPlanApplier(store *store.Store, raft Raft, queue *PlanQueue, broker *Eva
 	if now == nil {
 		now = time.Now
 	}
-	return &PlanApplier{store: store, raft: raft, queue: queue, broker: broker, log: log, now: now}
+	return &PlanApplier{store: store, raft: raft, queue: queue, broker: broker, log: log, now: now, observe: nopObserver{}}
 }
 
 // Name implements Service.
@@ -127,7 +129,9 @@ func (a *PlanApplier) loop(ctx context.Context) {
 		if inflight != nil {
 			overlay = inflight.overlay
 		}
+		start := time.Now()
 		result, rejected, err := a.evaluate(plan, overlay)
+		a.observe.PlanEvaluated(time.Since(start))
 		if inflight != nil {
 			<-inflight.done
 			failed := inflight.err != nil
@@ -180,7 +184,9 @@ func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *schedu
 	req := PlanApplyCommand(p.Plan, result, a.now().UnixNano())
 	go func() {
 		defer close(op.done)
+		start := time.Now()
 		_, index, err := a.raft.Apply(ctx, store.PlanApplyRequestType, req)
+		a.observe.PlanApplied(time.Since(start))
 		op.index, op.err = index, err
 		if err != nil {
 			a.count(func(s *PlanApplierStats) { s.Plans++ })

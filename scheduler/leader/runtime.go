@@ -73,6 +73,8 @@ type RuntimeConfig struct {
 	// job over them (stored before the limits, or under larger ones)
 	// fails instead of being scheduled. Zero fields mean state's defaults.
 	JobLimits state.JobLimits
+	// Observe receives timings for metrics; nil observes nothing.
+	Observe Observer
 }
 
 // withDefaults validates c and fills its defaults.
@@ -99,6 +101,9 @@ func (c RuntimeConfig) withDefaults() (RuntimeConfig, error) {
 	c.Blocked = c.Blocked.withDefaults()
 	c.Heartbeat = c.Heartbeat.withDefaults()
 	c.GC = c.GC.withDefaults()
+	if c.Observe == nil {
+		c.Observe = nopObserver{}
+	}
 	return c, nil
 }
 
@@ -148,6 +153,8 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 		Periodic:    NewPeriodicLauncher(cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
 		feed:        &evalFeed{store: cfg.Store, broker: broker, blocked: blocked, log: cfg.Logger},
 	}
+	r.Applier.observe = cfg.Observe
+	r.Heartbeats.observe = cfg.Observe
 	return r, nil
 }
 

@@ -27,6 +27,7 @@ const snapshotWait = 5 * time.Second
 // worker acks the evaluation when the scheduler returns without error and
 // nacks it otherwise.
 type WorkerPool struct {
+	observe    Observer
 	store      *store.Store
 	raft       Raft
 	broker     *EvalBroker
@@ -54,6 +55,9 @@ type WorkerStats struct {
 
 // NewWorkerPool returns stopped workers; cfg must have its defaults.
 func NewWorkerPool(cfg RuntimeConfig, broker *EvalBroker, plans *PlanQueue) *WorkerPool {
+	if cfg.Observe == nil {
+		cfg.Observe = nopObserver{}
+	}
 	return &WorkerPool{
 		store:      cfg.Store,
 		raft:       cfg.Raft,
@@ -66,6 +70,7 @@ func NewWorkerPool(cfg RuntimeConfig, broker *EvalBroker, plans *PlanQueue) *Wor
 		now:        cfg.Now,
 		newID:      cfg.NewID,
 		limits:     cfg.JobLimits,
+		observe:    cfg.Observe,
 	}
 }
 
@@ -161,7 +166,10 @@ func (p *WorkerPool) invoke(ctx context.Context, eval *state.Evaluation, token s
 		}
 	}
 	sched := factory(scheduler.Config{Logger: log, Now: p.now, NewID: p.newID, Cancel: ctx.Done()}, snap, planner)
-	return sched.Process(eval.Copy())
+	start := time.Now()
+	err = sched.Process(eval.Copy())
+	p.observe.SchedulerInvoked(eval.Type, time.Since(start))
+	return err
 }
 
 // workerPlanner is the Planner of one delivery.

@@ -36,16 +36,21 @@ func (s *Store) Apply(index uint64, data []byte) any {
 	cmd, _ := lookupCommand(t)
 	txn := s.writeTxn(index)
 	defer txn.Abort()
+	var written []written
+	txn.written = &written
 	resp, err := cmd.apply(txn, req)
 	if err != nil {
+		s.events.publish(index, nil)
 		return err
 	}
 	if err := refreshJobStatuses(txn); err != nil {
+		s.events.publish(index, nil)
 		return err
 	}
 	if err := txn.commit(); err != nil {
 		return err
 	}
+	s.events.publish(index, eventsOf(index, written))
 	return resp
 }
 

@@ -24,6 +24,9 @@ type StoreConfig struct {
 	// JobSubmissionsRetained is how many submissions (original sources) of
 	// a job are kept; 0 means DefaultJobSubmissionsRetained.
 	JobSubmissionsRetained int
+	// EventBufferSize is how many applied log entries' events are kept
+	// for the event stream; 0 means DefaultEventBufferSize.
+	EventBufferSize int
 }
 
 func (c StoreConfig) withDefaults() StoreConfig {
@@ -49,6 +52,9 @@ type Store struct {
 	mu        sync.RWMutex
 	db        *memdb.MemDB
 	abandonCh chan struct{}
+
+	// events receives what every applied command wrote (events.go).
+	events *EventBuffer
 }
 
 // NewStore returns a store holding only the built-in objects: the `default`
@@ -58,7 +64,7 @@ func NewStore(cfg StoreConfig) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{cfg: cfg.withDefaults(), db: db, abandonCh: make(chan struct{})}
+	s := &Store{cfg: cfg.withDefaults(), db: db, abandonCh: make(chan struct{}), events: NewEventBuffer(cfg.EventBufferSize)}
 	s.reader = reader{txn: s.readTxn}
 	return s, nil
 }
@@ -165,6 +171,9 @@ type writeTxn struct {
 	// jobs holds the jobs whose allocations or evaluations changed: their
 	// status is recomputed before commit.
 	jobs map[nsID]bool
+	// written records, in order, the writes of tables that have an event
+	// topic (events.go); nil when nobody asked (trackEvents).
+	written *[]written
 }
 
 // nsID names a namespaced object.
@@ -196,6 +205,7 @@ func (t *writeTxn) insert(table string, obj any) error {
 	if err := t.Insert(table, obj); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
+	t.record(table, obj, false)
 	return nil
 }
 
@@ -214,6 +224,7 @@ func (t *writeTxn) delete(table string, obj any) error {
 	if err := t.Delete(table, obj); err != nil {
 		return fmt.Errorf("delete from %s: %w", table, err)
 	}
+	t.record(table, obj, true)
 	return nil
 }
 
@@ -227,6 +238,9 @@ func (t *writeTxn) commit() error {
 	t.Commit()
 	return nil
 }
+
+// Events returns the buffer of recent events, which Apply fills.
+func (s *Store) Events() *EventBuffer { return s.events }
 
 // reader holds the read methods shared by Store (always the latest
 // contents) and StateSnapshot (one point in time). Every read method takes a

@@ -71,6 +71,7 @@ func (c *cli) readRulesFile(path string) (string, error) {
 
 func (c *cli) aclPolicyList(args []string) int {
 	fs, m := c.flagSet("acl policy list", "[options]", "List the policies the token may see: all of them with a management token, its own otherwise.")
+	asJSON := c.outputFlags(fs, "print the policies as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
 	}
@@ -81,6 +82,9 @@ func (c *cli) aclPolicyList(args []string) int {
 	list, _, err := client.ACLPolicies().List(c.ctx, nil)
 	if err != nil {
 		return c.fail("retrieving policies", err)
+	}
+	if *asJSON {
+		return c.printJSON(list)
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(c.stdout, "No policies found")
@@ -96,6 +100,7 @@ func (c *cli) aclPolicyList(args []string) int {
 
 func (c *cli) aclPolicyInfo(args []string) int {
 	fs, m := c.flagSet("acl policy info", "[options] NAME", "Show the policy NAME and its rules.")
+	asJSON := c.outputFlags(fs, "print the policy as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code
 	}
@@ -106,6 +111,9 @@ func (c *cli) aclPolicyInfo(args []string) int {
 	p, _, err := client.ACLPolicies().Info(c.ctx, fs.Arg(0), nil)
 	if err != nil {
 		return c.fail("retrieving policy", err)
+	}
+	if *asJSON {
+		return c.printJSON(p)
 	}
 	writeKV(c.stdout, []kv{
 		{"Name", p.Name},

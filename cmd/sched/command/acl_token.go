@@ -52,6 +52,7 @@ management token may do everything. The secret is printed once: keep it.`)
 
 func (c *cli) aclTokenList(args []string) int {
 	fs, m := c.flagSet("acl token list", "[options]", "List every token (needs a management token). Secrets are never shown.")
+	asJSON := c.outputFlags(fs, "print the tokens as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
 	}
@@ -62,6 +63,9 @@ func (c *cli) aclTokenList(args []string) int {
 	list, _, err := client.ACLTokens().List(c.ctx, nil)
 	if err != nil {
 		return c.fail("retrieving tokens", err)
+	}
+	if *asJSON {
+		return c.printJSON(list)
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(c.stdout, "No tokens found")
@@ -77,6 +81,7 @@ func (c *cli) aclTokenList(args []string) int {
 
 func (c *cli) aclTokenInfo(args []string) int {
 	fs, m := c.flagSet("acl token info", "[options] ACCESSOR_ID", "Show the token ACCESSOR_ID (its secret is not shown).")
+	asJSON := c.outputFlags(fs, "print the token as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code
 	}
@@ -88,12 +93,16 @@ func (c *cli) aclTokenInfo(args []string) int {
 	if err != nil {
 		return c.fail("retrieving token", err)
 	}
+	if *asJSON {
+		return c.printJSON(tok)
+	}
 	c.printToken(tok)
 	return 0
 }
 
 func (c *cli) aclTokenSelf(args []string) int {
 	fs, m := c.flagSet("acl token self", "[options]", "Show the token this command authenticates with (-token or SCHED_TOKEN).")
+	asJSON := c.outputFlags(fs, "print the token as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
 	}
@@ -104,6 +113,9 @@ func (c *cli) aclTokenSelf(args []string) int {
 	tok, _, err := client.ACLTokens().Self(c.ctx, nil)
 	if err != nil {
 		return c.fail("retrieving token", err)
+	}
+	if *asJSON {
+		return c.printJSON(tok)
 	}
 	c.printToken(tok)
 	return 0

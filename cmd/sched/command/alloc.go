@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,8 @@ events.`
 func (c *cli) allocStatus(args []string) int {
 	fs, m := c.flagSet("alloc status", "[options] ID", allocStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs and every task event")
+	stats := fs.Bool("stats", false, "also show the running tasks' measured CPU and memory use")
+	asJSON := c.outputFlags(fs, "print the allocation (with -stats, and its resource usage) as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code
 	}
@@ -76,7 +79,27 @@ func (c *cli) allocStatus(args []string) int {
 	if err != nil {
 		return c.fail("querying allocation", err)
 	}
+	var usage *state.AllocResourceUsage
+	if *stats {
+		usage, err = client.Allocations().Stats(c.ctx, a.ID, &api.QueryOptions{Namespace: a.Namespace})
+		if err != nil {
+			return c.fail("querying allocation stats", err)
+		}
+	}
+	if *asJSON {
+		if *stats {
+			return c.printJSON(struct {
+				Allocation *state.Allocation
+				Stats      *state.AllocResourceUsage
+			}{a, usage})
+		}
+		return c.printJSON(a)
+	}
 	c.writeAlloc(a, *verbose)
+	c.writeAddresses(a, c.nodeHost(client, a.NodeID))
+	if usage != nil {
+		c.writeUsage(usage)
+	}
 	return 0
 }
 
@@ -249,4 +272,62 @@ func eventDescription(ev *state.TaskEvent) string {
 		d = ev.Message
 	}
 	return d
+}
+
+// writeAddresses prints the allocation's ports: label, host:port, and the
+// port inside the task when mapped.
+func (c *cli) writeAddresses(a *state.Allocation, nodeHost string) {
+	if a.AllocatedResources == nil || len(a.AllocatedResources.Shared.Ports) == 0 {
+		return
+	}
+	fmt.Fprintln(c.stdout, "\nAllocation Addresses:")
+	rows := [][]string{}
+	for _, p := range a.AllocatedResources.Shared.Ports {
+		to := "-"
+		if p.To > 0 {
+			to = strconv.Itoa(p.To)
+		}
+		host := p.HostIP
+		if host == "" {
+			host = nodeHost
+		}
+		rows = append(rows, []string{p.Label, net.JoinHostPort(host, strconv.Itoa(p.Value)), to})
+	}
+	writeTable(c.stdout, []string{"Label", "Address", "To"}, rows)
+}
+
+// writeUsage prints -stats: each task's CPU and memory use.
+func (c *cli) writeUsage(u *state.AllocResourceUsage) {
+	fmt.Fprintln(c.stdout, "\nResource Usage:")
+	rows := [][]string{}
+	for _, name := range slices.Sorted(maps.Keys(u.Tasks)) {
+		cpu, mem := "-", "-"
+		if t := u.Tasks[name]; t != nil && t.ResourceUsage != nil {
+			if cs := t.ResourceUsage.CpuStats; cs != nil {
+				cpu = fmt.Sprintf("%.1f%%", cs.Percent)
+			}
+			if ms := t.ResourceUsage.MemoryStats; ms != nil {
+				mem = fmt.Sprintf("%d MiB", ms.RSS>>20)
+			}
+		}
+		rows = append(rows, []string{name, cpu, mem})
+	}
+	writeTable(c.stdout, []string{"Task", "CPU", "Memory (RSS)"}, rows)
+}
+
+// nodeHost is the host of a node's HTTP address: where its ports are
+// reached when a port names no address of its own. "" when unknown.
+func (c *cli) nodeHost(client *api.Client, nodeID string) string {
+	if nodeID == "" {
+		return ""
+	}
+	n, _, err := client.Nodes().Info(c.ctx, nodeID, nil)
+	if err != nil || n == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(n.HTTPAddr)
+	if err != nil {
+		return ""
+	}
+	return host
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -45,6 +46,8 @@ type cli struct {
 	now    func() time.Time
 	// loc is the time zone dates are printed in.
 	loc *time.Location
+	// tmpl is the -t template of a read command ("": none; output.go).
+	tmpl string
 	// agent runs `sched agent`; a field so tests need no real agent.
 	agent func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
@@ -63,29 +66,46 @@ func topCommands() []command {
 		{"admin", "Administer the installation's organizations, workspaces and versions", (*cli).adminCommand},
 		{"agent", "Run a sched agent (server or client)", (*cli).agentCommand},
 		{"alloc", "Interact with allocations", (*cli).allocCommand},
-		{"deployment", "Interact with deployments", (*cli).deploymentCommand}, // deployment.go
+		{"completion", "Install shell completion of sched's commands", (*cli).completionCommand}, // completion.go
+		{"deployment", "Interact with deployments", (*cli).deploymentCommand},                    // deployment.go
 		{"eval", "Interact with evaluations", (*cli).evalCommand},
+		{"event", "Stream the cluster's events", (*cli).eventCommand}, // ops.go
 		{"job", "Interact with jobs", (*cli).jobCommand},
+		{"monitor", "Stream an agent's logs", (*cli).monitorCommand}, // ops.go
 		{"namespace", "Interact with namespaces", (*cli).namespaceCommand},
 		{"node", "Interact with nodes", (*cli).nodeCommand},
 		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys", (*cli).operatorCommand},
 		{"org", "Interact with organizations", (*cli).orgCommand},
 		{"project", "Interact with projects", (*cli).projectCommand},
 		{"server", "Interact with servers: members and join", (*cli).serverCommand},
-		{"service", "Interact with the registered services", (*cli).serviceCommand}, // service.go
-		{"tls", "Create a CA and certificates for TLS", (*cli).tlsCommand},          // tls.go
+		{"service", "Interact with the registered services", (*cli).serviceCommand},                                 // service.go
+		{"status", "Find jobs, nodes, allocations, evaluations and deployments by ID prefix", (*cli).statusCommand}, // ops.go
+		{"system", "Run cluster maintenance: garbage collection", (*cli).systemCommand},                             // ops.go
+		{"tls", "Create a CA and certificates for TLS", (*cli).tlsCommand},                                          // tls.go
 		{"version", "Print the sched version", (*cli).versionCommand},
 	}
 }
 
 // run dispatches args to the top-level command they name.
 func (c *cli) run(args []string) int {
+	if line := c.getenv("COMP_LINE"); line != "" {
+		// The shell asks for completions (completion.go).
+		point, err := strconv.Atoi(c.getenv("COMP_POINT"))
+		if err != nil {
+			point = len(line)
+		}
+		return c.complete(line, point)
+	}
 	if len(args) == 0 {
 		c.usage(c.stderr, "sched", "", topCommands())
 		return 1
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			// `sched help job [run]`: the usage of that command.
+			return c.dispatch("sched", append(append([]string{}, args[1:]...), "-h"), topCommands())
+		}
 		c.usage(c.stdout, "sched", "", topCommands())
 		return 0
 	case "-v", "-version", "--version":

@@ -2,7 +2,6 @@ package command
 
 import (
 	"cmp"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -30,14 +29,6 @@ func (c *cli) deploymentCommand(args []string) int {
 }
 
 // printJSON prints v as indented JSON, the output of every -json flag.
-func (c *cli) printJSON(v any) int {
-	out, err := json.MarshalIndent(v, "", "    ")
-	if err != nil {
-		return c.fail("formatting JSON", err)
-	}
-	fmt.Fprintln(c.stdout, string(out))
-	return 0
-}
 
 const deploymentListHelp = `
 List the deployments (of every namespace unless -namespace names one),
@@ -46,7 +37,7 @@ newest first.`
 func (c *cli) deploymentList(args []string) int {
 	fs, m := c.flagSet("deployment list", "[options]", deploymentListHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
-	asJSON := fs.Bool("json", false, "print the deployments as JSON")
+	asJSON := c.outputFlags(fs, "print the deployments as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
 	}
@@ -111,7 +102,7 @@ per task group, the allocations desired, placed, healthy and unhealthy.`
 func (c *cli) deploymentStatus(args []string) int {
 	fs, m := c.flagSet("deployment status", "[options] ID", deploymentStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
-	asJSON := fs.Bool("json", false, "print the deployment as JSON")
+	asJSON := c.outputFlags(fs, "print the deployment as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code
 	}

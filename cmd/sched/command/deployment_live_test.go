@@ -51,6 +51,16 @@ func startDevAgent(t *testing.T) string {
 	if err := a.WaitForLeader(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The client's node must be ready before a job runs: job run exits 2
+	// when the scheduler cannot place everything at once.
+	c, err := api.NewClient(api.Config{Address: "http://" + a.HTTPAddr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 20*time.Second, "the dev client's node", func() bool {
+		nodes, _, err := c.Nodes().List(ctx, nil)
+		return err == nil && len(nodes) == 1 && nodes[0].Status == state.NodeStatusReady
+	})
 	return "http://" + a.HTTPAddr()
 }
 

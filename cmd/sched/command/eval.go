@@ -45,6 +45,7 @@ func (c *cli) evalStatus(args []string) int {
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	job := fs.String("job", "", "list only the evaluations of job `ID`")
 	status := fs.String("status", "", "list only evaluations with `STATUS` (pending, blocked, complete, failed, canceled)")
+	asJSON := c.outputFlags(fs, "print the evaluation list, or the evaluation, as JSON")
 	if done, code := parseFlags(fs, args, 0, 1); done {
 		return code
 	}
@@ -63,6 +64,9 @@ func (c *cli) evalStatus(args []string) int {
 		evals, _, err := client.Evaluations().List(c.ctx, &api.QueryOptions{Namespace: m.lookupNamespace(), Params: params})
 		if err != nil {
 			return c.fail("querying evaluations", err)
+		}
+		if *asJSON {
+			return c.printJSON(evals)
 		}
 		if len(evals) == 0 {
 			fmt.Fprintln(c.stdout, "No evaluations found")
@@ -98,6 +102,12 @@ func (c *cli) evalStatus(args []string) int {
 	allocs, _, err := client.Evaluations().Allocations(c.ctx, ev.ID, &api.QueryOptions{Namespace: ev.Namespace})
 	if err != nil {
 		return c.fail("querying evaluation allocations", err)
+	}
+	if *asJSON {
+		return c.printJSON(struct {
+			Evaluation  *state.Evaluation
+			Allocations []*state.AllocListStub
+		}{ev, allocs})
 	}
 	c.writeEval(ev, allocs, *verbose)
 	return 0

@@ -128,8 +128,8 @@ func (c *cli) jobScale(args []string) int {
 // followDeployment follows the deployment of the job version registered
 // at jobModifyIndex until it ends, printing its per-group table whenever
 // it changes, by blocking queries. A job whose version has no deployment
-// (batch, system, no update strategy) returns 0 at once. It returns 1
-// when the deployment does not succeed.
+// (batch, system, no update strategy) returns 0 at once. It returns
+// exitPlacementFailed (2) when the deployment does not succeed.
 func (c *cli) followDeployment(client *api.Client, jobID, ns string, jobModifyIndex uint64, verbose bool) int {
 	var index uint64
 	var last string
@@ -166,7 +166,7 @@ func (c *cli) followDeployment(client *api.Client, jobID, ns string, jobModifyIn
 			if d.Status == state.DeploymentStatusSuccessful {
 				return 0
 			}
-			return 1
+			return exitPlacementFailed
 		}
 		if awaitingPromotion(d) {
 			fmt.Fprintf(c.stdout, "  %s: canaries healthy: promote them with 'sched deployment promote %s'\n", c.stamp(), shortID(d.ID, verbose))

@@ -73,7 +73,7 @@ func (c *cli) readJob(client *api.Client, path string, f *jobFileFlags) (*state.
 	}
 	// Not canonicalized: register and validate do that on the server, and
 	// an unset namespace must stay unset so -namespace can apply.
-	job, err := client.Jobs().Parse(c.ctx, string(src), vars.doc, false, f.hcl1, nil)
+	job, err := client.Jobs().ParseFile(c.ctx, sourceName(path), string(src), vars.doc, false, f.hcl1, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("parsing job file %s: %w", path, err)
 	}
@@ -135,4 +135,13 @@ func describeJSONError(src []byte, err error) error {
 		col = 1
 	}
 	return fmt.Errorf("line %d, column %d: %w", line, col, err)
+}
+
+// sourceName is how error positions name the job file: the path as the
+// user gave it, "<stdin>" for "-".
+func sourceName(path string) string {
+	if path == "-" {
+		return "<stdin>"
+	}
+	return path
 }

@@ -16,7 +16,7 @@ func (c *cli) jobHistory(args []string) int {
 	diffs := fs.Bool("p", false, "print the difference of each version from the one before")
 	var version optionalUint
 	fs.Var(&version, "version", "print only version `N`")
-	asJSON := fs.Bool("json", false, "print the versions (and diffs with -p) as JSON")
+	asJSON := c.outputFlags(fs, "print the versions (and diffs with -p) as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code
 	}

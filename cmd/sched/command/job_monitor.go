@@ -126,8 +126,16 @@ func (c *cli) monitorEval(client *api.Client, jobID, evalID, ns string, verbose 
 		}
 		return 1
 	}
+	if len(ev.FailedTGAllocs) > 0 {
+		return exitPlacementFailed
+	}
 	return 0
 }
+
+// exitPlacementFailed is the exit code of a command whose evaluation
+// could not place everything, or whose deployment failed, as Nomad's
+// CLI: scripts tell it from an error (1).
+const exitPlacementFailed = 2
 
 func (c *cli) printTrigger(ev *state.Evaluation, jobID string, verbose bool) {
 	switch ev.TriggeredBy {

@@ -11,7 +11,9 @@ const jobRunHelp = `
 Register the job in FILE (HCL, or JSON when named *.json or given -json;
 "-" reads standard input) and, unless -detach, follow the evaluation it
 creates until the scheduler has placed it, then the deployment of the new
-version (if it has one) until it succeeds (exit 0) or fails (exit 1).
+version (if it has one) until it succeeds (exit 0) or fails (exit 2).
+Exit codes: 0 success, 1 an error (bad file, refused, unreachable), 2
+the scheduler could not place every allocation or the deployment failed.
 
 HCL jobs are parsed by the server, with the values of -var-file and -var.
 With -check-index the job is registered only if its current job modify
@@ -79,8 +81,14 @@ func (c *cli) jobRun(args []string) int {
 		return 0
 	}
 	fmt.Fprintln(c.stdout)
-	if code := c.monitorEval(client, job.ID, resp.EvalID, ns, *verbose); code != 0 {
+	code := c.monitorEval(client, job.ID, resp.EvalID, ns, *verbose)
+	if code != 0 && code != exitPlacementFailed {
 		return code
 	}
-	return c.followDeployment(client, job.ID, ns, resp.JobModifyIndex, *verbose)
+	// What was placed rolls out even when some of it could not be: follow
+	// the deployment, then report the placement failure (2), as Nomad.
+	if dcode := c.followDeployment(client, job.ID, ns, resp.JobModifyIndex, *verbose); dcode != 0 {
+		return dcode
+	}
+	return code
 }

@@ -344,7 +344,7 @@ func TestJobRunMonitorReportsPlacementFailures(t *testing.T) {
 	f.on("GET", "/v1/job/web/allocations", reply(12, []*state.Allocation{}))
 	r := runCLI(t, f, runOpts{}, "job", "run", writeFile(t, "web.json", `{"ID":"web"}`))
 	ts := "2025-03-01T12:00:00Z"
-	r.check(t, 0, lines(
+	r.check(t, exitPlacementFailed, lines(
 		"Job registration successful",
 		"Evaluation ID: e1",
 		"Job Modify Index: 9",

@@ -25,7 +25,7 @@ func (c *cli) jobStatus(args []string) int {
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	short := fs.Bool("short", false, "print only the job's fields")
 	allAllocs := fs.Bool("all-allocs", false, "include allocations of an earlier job with the same ID")
-	asJSON := fs.Bool("json", false, "print the job list, or the job with its summary, latest deployment and allocations, as JSON")
+	asJSON := c.outputFlags(fs, "print the job list, or the job with its summary, latest deployment and allocations, as JSON")
 	if done, code := parseFlags(fs, args, 0, 1); done {
 		return code
 	}

@@ -1,7 +1,6 @@
 package command
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +28,8 @@ type mgmtMeta struct {
 	meta
 	org  string
 	json bool
+	// tmpl is the command's -t template (the cli's, which mgmtJSON uses).
+	tmpl *string
 }
 
 // mgmtFlagSet returns a flag set for `sched <name>` with -address and
@@ -37,7 +38,7 @@ type mgmtMeta struct {
 func (c *cli) mgmtFlagSet(name, usage, help string) (*flag.FlagSet, *mgmtMeta) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
-	m := &mgmtMeta{meta: meta{getenv: c.getenv}}
+	m := &mgmtMeta{meta: meta{getenv: c.getenv}, tmpl: &c.tmpl}
 	addr := c.getenv(api.EnvAddress)
 	if addr == "" {
 		addr = api.DefaultAddress
@@ -59,9 +60,10 @@ func (m *mgmtMeta) orgFlag(fs *flag.FlagSet) {
 	fs.StringVar(&m.org, "org", m.getenv(envMgmtOrg), "name of the organization (env "+envMgmtOrg+")")
 }
 
-// jsonFlag registers -json.
+// jsonFlag registers -json and -t (output.go).
 func (m *mgmtMeta) jsonFlag(fs *flag.FlagSet) {
 	fs.BoolVar(&m.json, "json", false, "print the result as JSON")
+	fs.Var(templateFlag{tmpl: m.tmpl, json: &m.json}, "t", "print the result through this Go `template`; the data is what -json prints")
 }
 
 // errMgmtNoOrg is the usage error of an organization-scoped command run
@@ -161,14 +163,7 @@ func mgmtPrintList[T any](c *cli, m *mgmtMeta, p mgmtPageFlags, pg *mgmt.Paginat
 }
 
 // mgmtJSON prints v indented, as `sched job inspect` does.
-func (c *cli) mgmtJSON(v any) int {
-	out, err := json.MarshalIndent(v, "", "    ")
-	if err != nil {
-		return c.fail("encoding JSON", err)
-	}
-	fmt.Fprintln(c.stdout, string(out))
-	return 0
-}
+func (c *cli) mgmtJSON(v any) int { return c.printJSON(v) }
 
 // mgmtUsageError prints a usage problem and the command's usage; exit code 1.
 func mgmtUsageError(fs *flag.FlagSet, err error) int {

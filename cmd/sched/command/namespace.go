@@ -25,6 +25,7 @@ func (c *cli) namespaceCommand(args []string) int {
 
 func (c *cli) namespaceList(args []string) int {
 	fs, m := c.flagSet("namespace list", "[options]", "List the namespaces the token may see.")
+	asJSON := c.outputFlags(fs, "print the namespaces as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
 	}
@@ -35,6 +36,9 @@ func (c *cli) namespaceList(args []string) int {
 	list, _, err := client.Namespaces().List(c.ctx, nil)
 	if err != nil {
 		return c.fail("retrieving namespaces", err)
+	}
+	if *asJSON {
+		return c.printJSON(list)
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(c.stdout, "No namespaces found")
@@ -50,6 +54,7 @@ func (c *cli) namespaceList(args []string) int {
 
 func (c *cli) namespaceStatus(args []string) int {
 	fs, m := c.flagSet("namespace status", "[options] NAME", "Show the namespace NAME.")
+	asJSON := c.outputFlags(fs, "print the namespace as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code
 	}
@@ -60,6 +65,9 @@ func (c *cli) namespaceStatus(args []string) int {
 	ns, _, err := client.Namespaces().Info(c.ctx, fs.Arg(0), nil)
 	if err != nil {
 		return c.fail("retrieving namespace", err)
+	}
+	if *asJSON {
+		return c.printJSON(ns)
 	}
 	writeKV(c.stdout, []kv{
 		{"Name", ns.Name},

@@ -64,6 +64,7 @@ func (c *cli) nodeStatus(args []string) int {
 	fs, m := c.flagSet("node status", "[options] [ID]", nodeStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs, attributes and meta")
 	self := fs.Bool("self", false, "show the node of the client agent at -address")
+	asJSON := c.outputFlags(fs, "print the node list, or the node with its allocations, as JSON")
 	if done, code := parseFlags(fs, args, 0, 1); done {
 		return code
 	}
@@ -78,6 +79,9 @@ func (c *cli) nodeStatus(args []string) int {
 		nodes, _, err := client.Nodes().List(c.ctx, nil)
 		if err != nil {
 			return c.fail("querying node status", err)
+		}
+		if *asJSON {
+			return c.printJSON(nodes)
 		}
 		if len(nodes) == 0 {
 			fmt.Fprintln(c.stdout, "No nodes registered")
@@ -97,6 +101,12 @@ func (c *cli) nodeStatus(args []string) int {
 	allocs, _, err := client.Nodes().Allocations(c.ctx, node.ID, nil)
 	if err != nil {
 		return c.fail("querying node allocations", err)
+	}
+	if *asJSON {
+		return c.printJSON(struct {
+			Node        *state.Node
+			Allocations []*state.Allocation
+		}{node, allocs})
 	}
 	c.writeNode(node, allocs, *verbose)
 	return 0

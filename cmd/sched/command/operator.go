@@ -40,6 +40,7 @@ func (c *cli) operatorRaftListPeers(args []string) int {
 	fs, m := c.flagSet("operator raft list-peers", "[options]",
 		"List the servers of the Raft configuration, as the leader knows it.")
 	stale := fs.Bool("stale", false, "let any server answer from its own view, without a leader")
+	asJSON := c.outputFlags(fs, "print the Raft configuration as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
 	}
@@ -50,6 +51,9 @@ func (c *cli) operatorRaftListPeers(args []string) int {
 	conf, err := client.Operator().RaftGetConfiguration(c.ctx, &api.QueryOptions{AllowStale: *stale})
 	if err != nil {
 		return c.fail("retrieving the raft configuration", err)
+	}
+	if *asJSON {
+		return c.printJSON(conf)
 	}
 	rows := make([][]string, 0, len(conf.Servers))
 	for _, s := range conf.Servers {

@@ -23,6 +23,7 @@ func (c *cli) serverMembers(args []string) int {
 	fs, m := c.flagSet("server members", "[options]",
 		"List the servers the agent knows through gossip, with their status and which one leads.")
 	detailed := fs.Bool("detailed", false, "also print each server's tags")
+	asJSON := c.outputFlags(fs, "print the members as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
 	}
@@ -33,6 +34,9 @@ func (c *cli) serverMembers(args []string) int {
 	members, err := client.Agent().Members(c.ctx)
 	if err != nil {
 		return c.fail("reading members", err)
+	}
+	if *asJSON {
+		return c.printJSON(members)
 	}
 	// Which member leads is a question for raft, not gossip: match the
 	// leader's Raft address against each member's.

@@ -24,6 +24,7 @@ their instances. -namespace '*' lists every namespace the token may read.`
 
 func (c *cli) serviceList(args []string) int {
 	fs, m := c.flagSet("service list", "[options]", serviceListHelp)
+	asJSON := c.outputFlags(fs, "print the services as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
 	}
@@ -34,6 +35,9 @@ func (c *cli) serviceList(args []string) int {
 	list, _, err := client.Services().List(c.ctx, nil)
 	if err != nil {
 		return c.fail("listing services", err)
+	}
+	if *asJSON {
+		return c.printJSON(list)
 	}
 	all := m.namespace == "*"
 	var rows [][]string
@@ -66,6 +70,7 @@ allocation that run each one, its node, address and tags.`
 func (c *cli) serviceInfo(args []string) int {
 	fs, m := c.flagSet("service info", "[options] NAME", serviceInfoHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
+	asJSON := c.outputFlags(fs, "print the registrations as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code
 	}
@@ -77,6 +82,9 @@ func (c *cli) serviceInfo(args []string) int {
 	regs, _, err := client.Services().Get(c.ctx, name, nil)
 	if err != nil {
 		return c.fail("reading service", err)
+	}
+	if *asJSON {
+		return c.printJSON(regs)
 	}
 	if len(regs) == 0 {
 		fmt.Fprintf(c.stderr, "No service registrations found for %q\n", name)

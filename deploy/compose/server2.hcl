@@ -1,0 +1,18 @@
+# Server s2 of the compose cluster (docker-compose.yml): its address on
+# the compose network is 172.29.46.12.
+name       = "s2"
+data_dir   = "/data"
+bind_addr  = "0.0.0.0"
+log_level  = "info"
+log_format = "json"
+advertise {
+  http   = "172.29.46.12"
+  raft   = "172.29.46.12"
+  gossip = "172.29.46.12"
+}
+server {
+  enabled          = true
+  bootstrap_expect = 3
+  retry_join       = ["172.29.46.11:4648", "172.29.46.12:4648", "172.29.46.13:4648"]
+  retry_interval   = "2s"
+}

@@ -1,0 +1,48 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// EventStream opens the cluster's event stream (GET /v1/event/stream):
+// NDJSON, one object {"Index":N,"Events":[...]} per applied log entry with
+// matching events, and `{}` heartbeats. topics are `Topic` or `Topic:Key`
+// (none: every topic); index > 0 resumes at that index while the server
+// still keeps it. q's namespace ("*": every namespace) filters namespaced
+// events. Close the stream when done; ctx bounds it.
+func (c *Client) EventStream(ctx context.Context, topics []string, index uint64, q *QueryOptions) (io.ReadCloser, error) {
+	params := url.Values{}
+	for _, t := range topics {
+		params.Add("topic", t)
+	}
+	if index > 0 {
+		params.Set("index", strconv.FormatUint(index, 10))
+	}
+	token := q.apply(c.cfg, params)
+	resp, err := c.stream(ctx, http.MethodGet, PathOf("v1", "event", "stream"), params, token, nil)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// Monitor streams the agent's own log lines (GET /v1/agent/monitor) at
+// level (trace, debug, info, warn, error; "" means info), as text or, with
+// jsonFormat, as JSON objects, one per line. Close it when done.
+func (c *Client) Monitor(ctx context.Context, level string, jsonFormat bool, q *QueryOptions) (io.ReadCloser, error) {
+	params := url.Values{}
+	setIf(params, "log_level", level)
+	if jsonFormat {
+		params.Set("log_json", "true")
+	}
+	token := q.apply(c.cfg, params)
+	resp, err := c.stream(ctx, http.MethodGet, PathOf("v1", "agent", "monitor"), params, token, nil)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}

@@ -1,0 +1,71 @@
+package http
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// subscribe opens an event stream of every topic on h's handler, served
+// by a real HTTP server, and drains it in the background until the
+// benchmark ends: the cost of a subscriber shows in the benchmark's
+// figures (compare with BenchmarkJobRegister and BenchmarkJobRead).
+func subscribe(b *testing.B, h *harness) {
+	ts := httptest.NewServer(h.srv.Handler())
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/v1/event/stream?namespace=*", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+		}
+	}()
+	b.Cleanup(func() { cancel(); resp.Body.Close(); <-done; ts.Close() })
+}
+
+func BenchmarkJobRegisterWithSubscriber(b *testing.B) {
+	h := newHarness(b)
+	subscribe(b, h)
+	handler := h.srv.Handler()
+	job := testJob("web")
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		job.TaskGroups[0].Count = i
+		body, err := json.Marshal(&JobRegisterRequest{Job: job})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/jobs", strings.NewReader(string(body))))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+		}
+	}
+}
+
+func BenchmarkJobReadWithSubscriber(b *testing.B) {
+	h := newHarness(b)
+	h.register(testJob("web"))
+	subscribe(b, h)
+	handler := h.srv.Handler()
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/job/web", nil))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package store
+
+import (
+	"github.com/schedhq/sched/state"
+)
+
+// TableSizes returns how many objects each table holds, for metrics. It
+// walks every table: O(objects), meant for a scrape every few seconds.
+func (s *Store) TableSizes() map[string]int {
+	txn := s.readTxn()
+	out := map[string]int{}
+	for name := range s.currentDB().DBSchema().Tables {
+		it, err := txn.Get(name, indexID)
+		if err != nil {
+			continue
+		}
+		n := 0
+		for o := it.Next(); o != nil; o = it.Next() {
+			n++
+		}
+		out[name] = n
+	}
+	return out
+}
+
+// RunningAllocsByNode counts the allocations each node reports running.
+func (s *Store) RunningAllocsByNode() map[string]int {
+	txn := s.readTxn()
+	out := map[string]int{}
+	it, err := txn.Get(TableAllocs, indexID)
+	if err != nil {
+		return out
+	}
+	for o := it.Next(); o != nil; o = it.Next() {
+		if a := o.(*state.Allocation); a.ClientStatus == state.AllocClientStatusRunning {
+			out[a.NodeID]++
+		}
+	}
+	return out
+}
