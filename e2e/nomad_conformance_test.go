@@ -16,6 +16,7 @@ import (
 	"time"
 
 	nomad "github.com/hashicorp/nomad/api"
+	"github.com/hashicorp/nomad/api/contexts"
 
 	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/internal/testutil"
@@ -1035,5 +1036,78 @@ func TestNomadConformanceNoFieldLost(t *testing.T) {
 		if got := lostFields(t, get(tc.path), tc.into); !slices.Equal(got, tc.want) {
 			t.Errorf("GET %s: fields Nomad's client drops: %v, want %v", tc.path, got, tc.want)
 		}
+	}
+}
+
+// TestNomadConformanceEventsAndSearch: Nomad's client follows the event
+// stream (a registered job arrives as a Job event whose payload decodes
+// into Nomad's Job) and prefix-searches jobs, nodes and allocations.
+func TestNomadConformanceEventsAndSearch(t *testing.T) {
+	a := newDevAgent(t)
+	a.startDev()
+	c := nomadClient(t, a, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	stream, err := c.EventStream().Stream(ctx, map[nomad.Topic][]string{nomad.TopicJob: {"*"}, nomad.TopicAllocation: {"*"}}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Jobs().Register(conformanceJob("evjob", 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	var job *nomad.Job
+	var allocID string
+	for job == nil || allocID == "" {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no Job and Allocation events for evjob (job %v, alloc %q)", job != nil, allocID)
+		case evs := <-stream:
+			if evs.Err != nil {
+				t.Fatalf("event stream: %v", evs.Err)
+			}
+			for _, e := range evs.Events {
+				if e.Index == 0 || e.Index > evs.Index {
+					t.Errorf("event index %d in a batch of index %d", e.Index, evs.Index)
+				}
+				switch e.Topic {
+				case nomad.TopicJob:
+					j, err := e.Job()
+					if err != nil {
+						t.Fatalf("Job event payload: %v", err)
+					}
+					if j != nil && *j.ID == "evjob" {
+						if j.Meta["owner"] != "conformance" || len(j.TaskGroups) != 1 || *j.TaskGroups[0].Name != "g" {
+							t.Errorf("Job event payload %s", dump(j))
+						}
+						job = j
+					}
+				case nomad.TopicAllocation:
+					al, err := e.Allocation()
+					if err != nil {
+						t.Fatalf("Allocation event payload: %v", err)
+					}
+					if al != nil && al.JobID == "evjob" {
+						if al.TaskGroup != "g" || al.NodeID == "" {
+							t.Errorf("Allocation event payload %s", dump(al))
+						}
+						allocID = al.ID
+					}
+				}
+			}
+		}
+	}
+	res, _, err := c.Search().PrefixSearch("evj", contexts.Jobs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Matches[contexts.Jobs]; len(got) != 1 || got[0] != "evjob" {
+		t.Errorf("prefix search of jobs: %v", res.Matches)
+	}
+	res, _, err = c.Search().PrefixSearch(allocID[:8], contexts.All, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Matches[contexts.Allocs]; len(got) != 1 || got[0] != allocID {
+		t.Errorf("prefix search of everything for %s: %v", allocID[:8], res.Matches)
 	}
 }
