@@ -115,6 +115,11 @@ func TestJobHistory(t *testing.T) {
 		r.check(t, 0, lines("Version     = 1", "Stable      = true", "Submit Date = 2025-03-01T11:00:00Z", "Diff        =", "No changes"), "")
 	})
 
+	t.Run("template", func(t *testing.T) {
+		f := versionsFake(t, twoVersions)
+		runCLI(t, f, runOpts{}, "job", "inspect", "-t", "{{.ID}} v{{.Version}} p{{.Priority}}", "web").check(t, 0, "web v1 p60", "")
+	})
+
 	t.Run("unknown version", func(t *testing.T) {
 		f := versionsFake(t, twoVersions)
 		runCLI(t, f, runOpts{}, "job", "history", "-version", "7", "web").check(t, 1, "",

@@ -10,12 +10,14 @@ import (
 
 const jobInspectHelp = `
 Print the job with ID (or a unique prefix of one) as indented JSON,
-{"Job": {...}}: the form "sched job run" accepts back from a .json file.`
+{"Job": {...}}: the form "sched job run" accepts back from a .json file.
+With -t, the template sees the job itself ('{{.Version}}').`
 
 func (c *cli) jobInspect(args []string) int {
 	fs, m := c.flagSet("job inspect", "[options] ID", jobInspectHelp)
 	var version optionalUint
 	fs.Var(&version, "version", "print version `N` of the job instead of the current one")
+	c.outputFlags(fs, "print the job as JSON (the default; there to match the other read commands)")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code
 	}
@@ -38,6 +40,10 @@ func (c *cli) jobInspect(args []string) int {
 		return c.fail("inspecting job", err)
 	}
 
+	if c.tmpl != "" {
+		// -t sees the job itself, as Nomad's `job inspect -t` does.
+		return c.printJSON(job)
+	}
 	out, err := json.MarshalIndent(struct{ Job *state.Job }{job}, "", "    ")
 	if err != nil {
 		return c.fail("formatting job", err)
