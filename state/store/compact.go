@@ -1,0 +1,330 @@
+package store
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/schedhq/sched/state"
+)
+
+// Compact allocations (issue 19: memory per allocation).
+//
+// An allocation decoded from the log or a snapshot holds its own copy of
+// every string, map and nested struct, although most of them repeat: every
+// allocation of a plan has the same evaluation ID, job ID, namespace, group
+// name and usually the same granted resources; every allocation on a node
+// repeats the node's ID and name. Before an allocation is stored, compact
+// replaces each such value by an equal one that is already held (by the
+// stored job or node, or by an earlier allocation of the same command or
+// restore), so the duplicate becomes garbage.
+//
+// Only what is equal is shared, so the stored contents, and Apply's result,
+// are the same value for value as without compaction: compaction changes
+// what is shared in memory, never what is read. Stored objects are never
+// mutated (Store's contract), which is what makes the sharing safe. The one
+// assumption is on jobs: two copies of a job with the same namespace, ID,
+// version, create, job-modify and modify indexes are copies of the one row
+// the store wrote at that index (see sameJobRow).
+
+// compactor holds what one command (or one restore) has already stored,
+// for the allocations that follow to share.
+type compactor struct {
+	txn *memdb.Txn
+	// restore is set while restoring a snapshot (see restoredJob).
+	restore bool
+	// strs interns free-form strings (evaluation IDs, descriptions, score
+	// keys) within the command.
+	strs map[string]string
+	// jobs maps a decoded job to the stored one that replaces it (itself
+	// when none does), so each decoded job is compared once.
+	jobs map[*state.Job]*state.Job
+	// rows maps a job row's identity to the job restored for it (restore
+	// only: there every allocation decodes its own copy of its job).
+	rows map[jobRowKey]*state.Job
+	// resources holds the last resources granted per group.
+	resources map[groupKey]*state.AllocatedResources
+	// counts holds the last distinct metric maps seen, per field.
+	counts [metricMapFields][]map[string]int
+	quota  [][]string
+}
+
+// jobRowKey identifies one write of a job row (see sameJobRow).
+type jobRowKey struct {
+	ns, id                                        string
+	version, create, jobModify, modify, submitted uint64
+}
+
+// groupKey names a task group of a job.
+type groupKey struct{ ns, job, group string }
+
+// metricMapFields is how many map[string]int fields AllocMetric has.
+const metricMapFields = 5
+
+// sharedMaps is how many distinct maps of one metric field a command
+// keeps for sharing: plans repeat the same few.
+const sharedMaps = 4
+
+func newCompactor(txn *memdb.Txn) *compactor {
+	return &compactor{
+		txn:       txn,
+		strs:      map[string]string{},
+		jobs:      map[*state.Job]*state.Job{},
+		rows:      map[jobRowKey]*state.Job{},
+		resources: map[groupKey]*state.AllocatedResources{},
+	}
+}
+
+// compactor returns the command's compactor, made on first use.
+func (t *writeTxn) compactor() *compactor {
+	if t.compact == nil {
+		t.compact = newCompactor(t.Txn)
+	}
+	return t.compact
+}
+
+// str returns a string equal to s, shared within the command.
+func (c *compactor) str(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := c.strs[s]; ok {
+		return v
+	}
+	c.strs[s] = s
+	return s
+}
+
+// alloc compacts a, which is about to replace old (nil when new) and is
+// not shared yet. What a kept from old is compact already and left alone.
+func (c *compactor) alloc(old, a *state.Allocation) error {
+	if old == nil {
+		old = &state.Allocation{}
+	}
+	if a.Job != nil {
+		job := a.Job
+		if job != old.Job {
+			var err error
+			if c.restore {
+				job, err = c.restoredJob(job)
+			} else {
+				job, err = c.job(job)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		a.Job = job
+		if a.Namespace == job.Namespace {
+			a.Namespace = job.Namespace
+		}
+		if a.JobID == job.ID {
+			a.JobID = job.ID
+		}
+		for _, tg := range job.TaskGroups {
+			if tg != nil && tg.Name == a.TaskGroup {
+				a.TaskGroup = tg.Name
+				break
+			}
+		}
+	}
+	if a.NodeID != "" {
+		raw, err := c.txn.First(TableNodes, indexID, a.NodeID)
+		if err != nil {
+			return err
+		}
+		if n, ok := raw.(*state.Node); ok {
+			a.NodeID = n.ID
+			if a.NodeName == n.Name {
+				a.NodeName = n.Name
+			}
+		}
+	}
+	a.Namespace = c.str(a.Namespace)
+	a.JobID = c.str(a.JobID)
+	a.TaskGroup = c.str(a.TaskGroup)
+	a.NodeID = c.str(a.NodeID)
+	a.NodeName = c.str(a.NodeName)
+	a.EvalID = c.str(a.EvalID)
+	a.DeploymentID = c.str(a.DeploymentID)
+	a.FollowupEvalID = c.str(a.FollowupEvalID)
+	a.DesiredStatus = desiredStatus(a.DesiredStatus)
+	a.DesiredDescription = c.str(a.DesiredDescription)
+	a.ClientStatus = clientStatus(a.ClientStatus)
+	a.ClientDescription = c.str(a.ClientDescription)
+	if a.AllocatedResources != old.AllocatedResources {
+		a.AllocatedResources = c.resourcesOf(groupKey{a.Namespace, a.JobID, a.TaskGroup}, a.AllocatedResources)
+	}
+	if a.Metrics != nil && a.Metrics != old.Metrics {
+		c.metrics(a.Metrics)
+	}
+	return nil
+}
+
+// desiredStatus returns the package constant equal to s, or s.
+func desiredStatus(s string) string {
+	for _, k := range [...]string{state.AllocDesiredStatusRun, state.AllocDesiredStatusStop, state.AllocDesiredStatusEvict} {
+		if s == k {
+			return k
+		}
+	}
+	return s
+}
+
+// clientStatus returns the package constant equal to s, or s.
+func clientStatus(s string) string {
+	for _, k := range [...]string{
+		state.AllocClientStatusPending, state.AllocClientStatusRunning, state.AllocClientStatusComplete,
+		state.AllocClientStatusFailed, state.AllocClientStatusLost, state.AllocClientStatusUnknown,
+	} {
+		if s == k {
+			return k
+		}
+	}
+	return s
+}
+
+// job returns the stored job that j is a copy of, or j.
+func (c *compactor) job(j *state.Job) (*state.Job, error) {
+	if v, ok := c.jobs[j]; ok {
+		return v, nil
+	}
+	row, err := c.storedRow(j)
+	if err != nil {
+		return nil, err
+	}
+	// In a command, the decoded job may have been built by the caller
+	// rather than read from the store: share it only when equal.
+	if row == nil || !reflect.DeepEqual(row, j) {
+		row = j
+	}
+	c.jobs[j] = row
+	return row, nil
+}
+
+// storedRow returns the row of the jobs or job versions table that j
+// claims to be a copy of (sameJobRow), if there is one.
+func (c *compactor) storedRow(j *state.Job) (*state.Job, error) {
+	if j.ModifyIndex == 0 {
+		return nil, nil
+	}
+	for _, lookup := range []struct {
+		table string
+		args  []any
+	}{
+		{TableJobs, []any{j.Namespace, j.ID}},
+		{TableJobVersion, []any{j.Namespace, j.ID, j.Version}},
+	} {
+		raw, err := c.txn.First(lookup.table, indexID, lookup.args...)
+		if err != nil {
+			return nil, err
+		}
+		if row, ok := raw.(*state.Job); ok && sameJobRow(row, j) {
+			return row, nil
+		}
+	}
+	return nil, nil
+}
+
+// sameJobRow reports whether a and b claim to be copies of one write of a
+// job row. The store stamps every write of a job with the command's index
+// (ModifyIndex), and a command writes one committed row per job, so two
+// copies that agree on these indexes hold the same job.
+func sameJobRow(a, b *state.Job) bool {
+	return rowKey(a) == rowKey(b)
+}
+
+func rowKey(j *state.Job) jobRowKey {
+	return jobRowKey{
+		ns: j.Namespace, id: j.ID, version: j.Version, create: j.CreateIndex,
+		jobModify: j.JobModifyIndex, modify: j.ModifyIndex, submitted: uint64(j.SubmitTime),
+	}
+}
+
+// restoredJob returns the job that a restored allocation's own copy j
+// stands for: the restored jobs or versions row it is a copy of, else the
+// first copy restored with the same row key. Restore trusts the key
+// (sameJobRow): comparing every allocation's job whole would cost more than
+// the restore itself.
+func (c *compactor) restoredJob(j *state.Job) (*state.Job, error) {
+	if j.ModifyIndex == 0 {
+		return j, nil
+	}
+	k := rowKey(j)
+	if v, ok := c.rows[k]; ok {
+		return v, nil
+	}
+	row, err := c.storedRow(j)
+	if err != nil {
+		return nil, err
+	}
+	if row == nil {
+		row = j
+	}
+	c.rows[k] = row
+	return row, nil
+}
+
+// resourcesOf returns resources equal to r, shared with the previous
+// allocation of the group when they are equal.
+func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.AllocatedResources {
+	if r == nil {
+		return nil
+	}
+	prev := c.resources[g]
+	if prev != nil && reflect.DeepEqual(prev, r) {
+		return prev
+	}
+	if prev != nil && reflect.DeepEqual(prev.Tasks, r.Tasks) {
+		// Different ports, same task grants.
+		r.Tasks = prev.Tasks
+	}
+	c.resources[g] = r
+	return r
+}
+
+// metrics shares m's maps with earlier equal ones and interns the keys of
+// its scores.
+func (c *compactor) metrics(m *state.AllocMetric) {
+	for i, p := range []*map[string]int{
+		&m.NodesAvailable, &m.ClassFiltered, &m.ConstraintFiltered, &m.ClassExhausted, &m.DimensionExhausted,
+	} {
+		*p = c.countMap(i, *p)
+	}
+	if m.QuotaExhausted != nil {
+		if i := slices.IndexFunc(c.quota, func(q []string) bool { return slices.Equal(q, m.QuotaExhausted) }); i >= 0 {
+			m.QuotaExhausted = c.quota[i]
+		} else if len(c.quota) < sharedMaps {
+			c.quota = append(c.quota, m.QuotaExhausted)
+		}
+	}
+	if len(m.Scores) > 0 {
+		scores := make(map[string]float64, len(m.Scores))
+		for k, v := range m.Scores {
+			scores[c.str(k)] = v
+		}
+		m.Scores = scores
+	}
+}
+
+// countMap returns a map equal to m (nil when m is nil), shared with an
+// earlier one of field i when there is one.
+func (c *compactor) countMap(i int, m map[string]int) map[string]int {
+	if m == nil {
+		return nil
+	}
+	seen := c.counts[i]
+	for _, s := range seen {
+		if maps.Equal(s, m) {
+			return s
+		}
+	}
+	if len(seen) < sharedMaps {
+		c.counts[i] = append(seen, m)
+	} else {
+		seen[len(seen)-1] = m
+	}
+	return m
+}
