@@ -31,7 +31,7 @@ const (
 	indexJob       = "job"
 	indexNamespace = "namespace"
 	indexNode      = "node"
-	indexEval      = "eval"
+	indexJobEval   = "job_eval"
 	indexAlloc     = "alloc"
 	indexService   = "service"
 )
@@ -139,9 +139,11 @@ func coreTableDefs() []tableDef {
 			name: TableAllocs,
 			indexes: map[string]keyFunc{
 				indexID:   func(o any) []any { return []any{o.(*state.Allocation).ID} },
-				indexJob:  func(o any) []any { a := o.(*state.Allocation); return []any{a.Namespace, a.JobID} },
-				indexNode: func(o any) []any { return []any{o.(*state.Allocation).NodeID} },
-				indexEval: func(o any) []any { return []any{o.(*state.Allocation).EvalID} },
+				// One index serves the lookups by job and by evaluation
+				// (allocsOfJob, AllocsByEval): an index costs some 400
+				// bytes per allocation (issue 19).
+				indexJobEval: func(o any) []any { a := o.(*state.Allocation); return []any{a.Namespace, a.JobID, a.EvalID} },
+				indexNode:    func(o any) []any { return []any{o.(*state.Allocation).NodeID} },
 			},
 			newRow: func() any { return new(state.Allocation) },
 		},
