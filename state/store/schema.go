@@ -138,7 +138,7 @@ func coreTableDefs() []tableDef {
 		{
 			name: TableAllocs,
 			indexes: map[string]keyFunc{
-				indexID:   func(o any) []any { return []any{o.(*state.Allocation).ID} },
+				indexID: func(o any) []any { return []any{o.(*state.Allocation).ID} },
 				// One index serves the lookups by job and by evaluation
 				// (allocsOfJob, AllocsByEval): an index costs some 400
 				// bytes per allocation (issue 19).
