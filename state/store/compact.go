@@ -158,7 +158,7 @@ func (c *compactor) alloc(old, a *state.Allocation) error {
 		a.AllocatedResources = c.resourcesOf(groupKey{a.Namespace, a.JobID, a.TaskGroup}, a.AllocatedResources)
 	}
 	if a.Metrics != nil && a.Metrics != old.Metrics {
-		c.metrics(a.Metrics)
+		a.Metrics = c.metrics(a.Metrics)
 	}
 	return nil
 }
@@ -197,7 +197,7 @@ func (c *compactor) job(j *state.Job) (*state.Job, error) {
 	}
 	// In a command, the decoded job may have been built by the caller
 	// rather than read from the store: share it only when equal.
-	if row == nil || !reflect.DeepEqual(row, j) {
+	if row == nil || (row != j && !reflect.DeepEqual(row, j)) {
 		row = j
 	}
 	c.jobs[j] = row
@@ -278,16 +278,21 @@ func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.
 		return prev
 	}
 	if prev != nil && reflect.DeepEqual(prev.Tasks, r.Tasks) {
-		// Different ports, same task grants.
-		r.Tasks = prev.Tasks
+		// Different ports, same task grants. r is copied rather than
+		// changed: only a itself is the caller's to change.
+		cp := *r
+		cp.Tasks = prev.Tasks
+		r = &cp
 	}
 	c.resources[g] = r
 	return r
 }
 
-// metrics shares m's maps with earlier equal ones and interns the keys of
-// its scores.
-func (c *compactor) metrics(m *state.AllocMetric) {
+// metrics returns a copy of m that shares its maps with earlier equal ones
+// and its score keys with earlier scores.
+func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
+	cp := *orig
+	m := &cp
 	for i, p := range []*map[string]int{
 		&m.NodesAvailable, &m.ClassFiltered, &m.ConstraintFiltered, &m.ClassExhausted, &m.DimensionExhausted,
 	} {
@@ -307,6 +312,7 @@ func (c *compactor) metrics(m *state.AllocMetric) {
 		}
 		m.Scores = scores
 	}
+	return m
 }
 
 // countMap returns a map equal to m (nil when m is nil), shared with an
