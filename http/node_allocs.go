@@ -28,8 +28,12 @@ var clientStatuses = []string{
 var taskStates = []string{state.TaskStatePending, state.TaskStateRunning, state.TaskStateDead}
 
 // nodeAllocations serves GET /v1/node/:node_id/allocations: every
-// allocation placed on the node, whole (with its job), blocking on the
-// allocations table. It is how a client learns its work.
+// allocation placed on the node, whole (with its job). It is how a
+// client learns its work. Its index is the highest ModifyIndex of the
+// node's own allocations, not the allocations table's: a client's
+// blocking query then returns when its node's allocations change, not at
+// every write to any allocation of the cluster (with thousands of
+// placements in flight, every client would poll its whole list).
 func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var out []*state.Allocation
 	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
@@ -38,7 +42,11 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 			return 0, err
 		}
 		out, err = s.store.AllocsByNode(ws, n.ID)
-		return s.maxIndex(store.TableAllocs), err
+		var index uint64
+		for _, a := range out {
+			index = max(index, a.ModifyIndex)
+		}
+		return index, err
 	})
 	if err != nil {
 		return nil, err

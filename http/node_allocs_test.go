@@ -119,8 +119,9 @@ func TestNodeAllocationsRead(t *testing.T) {
 	if len(allocs) != 1 || allocs[0].ID != mine || allocs[0].Job == nil || allocs[0].Job.ID != "web" {
 		t.Fatalf("allocations = %+v", allocs)
 	}
-	if headerIndex(t, rec) != h.store.Index(store.TableAllocs) {
-		t.Errorf("index %s, want the allocs table's %d", rec.Header().Get(HeaderIndex), h.store.Index(store.TableAllocs))
+	if headerIndex(t, rec) != allocs[0].ModifyIndex || allocs[0].ModifyIndex >= h.store.Index(store.TableAllocs) {
+		t.Errorf("index %s, want the node's own allocation's %d (below the table's %d)",
+			rec.Header().Get(HeaderIndex), allocs[0].ModifyIndex, h.store.Index(store.TableAllocs))
 	}
 	h.fail(http.MethodGet, "/v1/node/"+nodeID(9)+"/allocations", nil, http.StatusNotFound)
 	var none []*state.Allocation
@@ -154,6 +155,24 @@ func TestNodeAllocationsBlockUntilPlaced(t *testing.T) {
 		synctest.Wait()
 		if returned(done) {
 			t.Fatal("woke on an unrelated write")
+		}
+		// An allocation placed on another node is not this node's news,
+		// though it moves the allocations table's index: a client's
+		// blocking read must not return (or every client would poll its
+		// whole list while the cluster places).
+		other := testNode(2)
+		h.registerNode(other)
+		h.placeAlloc(7, h.registered(job), other.ID, "")
+		synctest.Wait()
+		if returned(done) {
+			t.Fatal("woke on an allocation placed on another node")
+		}
+		// And a later blocking read with the index it was given blocks
+		// too (the index is the node's, not the table's).
+		rec2, done2 := serveAsync(h, http.MethodGet, "/v1/node/"+n.ID+"/allocations?index="+strconv.FormatUint(index, 10)+"&wait=1m")
+		synctest.Wait()
+		if returned(done2) {
+			t.Fatalf("a new blocking read returned at once after another node's placement: %d %q", rec2.Code, rec2.Body.String())
 		}
 		time.Sleep(10 * time.Second) // fake time
 		id := h.placeAlloc(1, h.registered(job), n.ID, "")

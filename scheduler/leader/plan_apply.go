@@ -108,10 +108,14 @@ type commitOp struct {
 }
 
 func (a *PlanApplier) loop(ctx context.Context) {
-	var inflight *commitOp
+	// inflight are the commits sent to Raft and not landed yet, oldest
+	// first. Up to maxInflightCommits go at once, so Raft writes the
+	// plans of several evaluations in one disk write (group commit)
+	// instead of one write per plan.
+	var inflight []*commitOp
 	defer func() {
-		if inflight != nil {
-			<-inflight.done
+		for _, op := range inflight {
+			<-op.done
 		}
 	}()
 	for {
@@ -125,23 +129,10 @@ func (a *PlanApplier) loop(ctx context.Context) {
 			p.respond(nil, fmt.Errorf("eval %s: %w", plan.EvalID, ErrPlanTokenMismatch))
 			continue
 		}
-		var overlay map[string][]*state.Allocation
-		if inflight != nil {
-			overlay = inflight.overlay
-		}
+		inflight = landed(inflight)
 		start := time.Now()
-		result, rejected, err := a.evaluate(plan, overlay)
+		result, rejected, err := a.evaluate(plan, pendingOverlay(inflight))
 		a.observe.PlanEvaluated(time.Since(start))
-		if inflight != nil {
-			<-inflight.done
-			failed := inflight.err != nil
-			inflight = nil
-			if failed && err == nil {
-				// The plan was checked against allocations that were not
-				// committed after all: check it again.
-				result, rejected, err = a.evaluate(plan, nil)
-			}
-		}
 		if err != nil {
 			a.count(func(s *PlanApplierStats) { s.Plans++ })
 			p.respond(nil, fmt.Errorf("check plan of eval %s: %w", plan.EvalID, err))
@@ -164,8 +155,58 @@ func (a *PlanApplier) loop(ctx context.Context) {
 			p.respond(result, nil)
 			continue
 		}
-		inflight = a.commit(ctx, p, result, len(rejected))
+		if len(inflight) >= maxInflightCommits {
+			<-inflight[0].done
+			inflight = inflight[1:]
+		}
+		inflight = append(inflight, a.commit(ctx, p, result, len(rejected)))
 	}
+}
+
+// maxInflightCommits bounds the plan commits in flight at once.
+const maxInflightCommits = 16
+
+// landed drops the commits that have landed from the front of inflight.
+func landed(inflight []*commitOp) []*commitOp {
+	for len(inflight) > 0 {
+		select {
+		case <-inflight[0].done:
+			inflight = inflight[1:]
+		default:
+			return inflight
+		}
+	}
+	return inflight
+}
+
+// pendingOverlay is what the next plan is checked against besides the
+// state: the placements of the commits in flight, counted as taking their
+// resources in addition to whatever the state holds (under IDs of their
+// own, so nothing of the state is taken as replaced), and their stops not
+// counted as freeing anything. Any of them may still fail, and they may
+// land in any order: counting what they take and nothing they free keeps
+// the check safe either way, so no plan is ever re-checked when one
+// fails. What it costs: a plan that needs room an in-flight plan frees
+// on the same node is refused there until that commit lands, and the
+// scheduler retries on a fresh state (the result's RefreshIndex).
+func pendingOverlay(inflight []*commitOp) map[string][]*state.Allocation {
+	if len(inflight) == 0 {
+		return nil
+	}
+	out := map[string][]*state.Allocation{}
+	for _, op := range inflight {
+		for node, allocs := range op.overlay {
+			for _, a := range allocs {
+				if a.Terminal() {
+					continue
+				}
+				c := *a
+				c.ID = "in-flight/" + a.ID
+				out[node] = append(out[node], &c)
+			}
+		}
+	}
+	return out
 }
 
 // evaluate checks plan against the latest state plus overlay.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,10 +176,47 @@ func rtStartApplier(t *testing.T, r *memRaft) *Runtime {
 // node is over-committed in CPU, memory or disk, no port is granted twice
 // on a node, and the job summary equals the allocations.
 func TestPlanApplierNeverOverCommits(t *testing.T) {
+	testNeverOverCommits(t, nil)
+}
+
+// TestPlanApplierGroupCommitNeverOverCommits is the same workload with a
+// slow log: plan commits overlap (several in flight at once, as group
+// commit sends them), land in any order, and one in ten fails after it
+// was sent; no node is ever over-committed.
+func TestPlanApplierGroupCommitNeverOverCommits(t *testing.T) {
+	var inApply, most atomic.Int64
+	var calls atomic.Int64
+	testNeverOverCommits(t, func(r *memRaft) {
+		r.before = func(typ store.MessageType) {
+			if typ != store.PlanApplyRequestType {
+				return
+			}
+			n := inApply.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(time.Duration(calls.Add(1)%4) * time.Millisecond) // a disk write; uneven, so commits reorder
+			inApply.Add(-1)
+		}
+		r.fail = func(typ store.MessageType) error {
+			if typ == store.PlanApplyRequestType && calls.Load()%10 == 0 {
+				return errors.New("injected: the commit failed")
+			}
+			return nil
+		}
+	})
+	if most.Load() < 2 {
+		t.Fatalf("at most %d plan commit in flight: the applier did not overlap commits", most.Load())
+	}
+}
+
+func testNeverOverCommits(t *testing.T, configure func(*memRaft)) {
 	const seed = 20240611
 	const workers, rounds = 4, 60
 	t.Logf("seed %d", seed)
 	r := rtNewMemRaft(t)
+	if configure != nil {
+		configure(r)
+	}
 	job := scheduler.MockJob("web")
 	r.registerJob(t, job)
 	stored, _ := r.store.JobByID(nil, job.Namespace, job.ID)
@@ -218,6 +256,10 @@ func TestPlanApplierNeverOverCommits(t *testing.T) {
 					return
 				}
 				if _, err := pending.Wait(context.Background()); err != nil {
+					if strings.Contains(err.Error(), "injected") {
+						_ = rt.Broker.Ack(e.ID, tok)
+						continue
+					}
 					t.Errorf("plan: %v", err)
 					return
 				}

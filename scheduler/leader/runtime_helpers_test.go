@@ -26,6 +26,9 @@ type memRaft struct {
 	index uint64
 	after func(t store.MessageType, index uint64)
 	fail  func(t store.MessageType) error
+	// before, when set, runs before a command takes the lock: a slow
+	// disk, letting commits overlap and land in any order.
+	before func(t store.MessageType)
 }
 
 var _ Raft = (*memRaft)(nil)
@@ -46,6 +49,9 @@ func (r *memRaft) Apply(ctx context.Context, t store.MessageType, req any) (any,
 	data, err := store.Encode(t, req)
 	if err != nil {
 		return nil, 0, err
+	}
+	if r.before != nil {
+		r.before(t)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
