@@ -26,8 +26,8 @@ import (
 // what is shared in memory, never what is read. Stored objects are never
 // mutated (Store's contract), which is what makes the sharing safe. The one
 // assumption is on jobs: two copies of a job with the same namespace, ID,
-// version, create, job-modify and modify indexes are copies of the one row
-// the store wrote at that index (see sameJobRow).
+// version, submit time, create, job-modify and modify indexes are copies of
+// the one row the store wrote at that index (see sameJobRow).
 
 // compactor holds what one command (or one restore) has already stored,
 // for the allocations that follow to share.
