@@ -49,6 +49,8 @@ type compactor struct {
 	// counts holds the last distinct metric maps seen, per field.
 	counts [metricMapFields][]map[string]int
 	quota  [][]string
+	// details holds the last distinct task event details seen.
+	details []map[string]string
 }
 
 // jobRowKey identifies one write of a job row (see sameJobRow).
@@ -159,6 +161,9 @@ func (c *compactor) alloc(old, a *state.Allocation) error {
 	}
 	if a.Metrics != nil && a.Metrics != old.Metrics {
 		a.Metrics = c.metrics(a.Metrics)
+	}
+	if len(a.TaskStates) > 0 && !sameMap(a.TaskStates, old.TaskStates) {
+		a.TaskStates = c.taskStates(a.TaskStates)
 	}
 	return nil
 }
@@ -333,4 +338,53 @@ func (c *compactor) countMap(i int, m map[string]int) map[string]int {
 		seen[len(seen)-1] = m
 	}
 	return m
+}
+
+// sameMap reports whether a and b are the one map.
+func sameMap[M ~map[K]V, K comparable, V any](a, b M) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// taskStates returns a copy of the task states a client reported whose
+// strings and event details are shared: with the package constants (task
+// states, event types) or within the command (messages).
+func (c *compactor) taskStates(in map[string]*state.TaskState) map[string]*state.TaskState {
+	out := make(map[string]*state.TaskState, len(in))
+	for name, ts := range in {
+		if ts == nil {
+			out[name] = nil
+			continue
+		}
+		cp := *ts
+		cp.State = c.str(cp.State)
+		if ts.Events != nil {
+			cp.Events = make([]*state.TaskEvent, len(ts.Events))
+			for i, e := range ts.Events {
+				if e != nil {
+					cp.Events[i] = c.event(*e)
+				}
+			}
+		}
+		out[c.str(name)] = &cp
+	}
+	return out
+}
+
+// event returns e with its strings and details shared.
+func (c *compactor) event(e state.TaskEvent) *state.TaskEvent {
+	for _, p := range []*string{
+		&e.Type, &e.RestartReason, &e.SetupError, &e.DriverError, &e.Message, &e.KillError, &e.KillReason,
+		&e.DownloadError, &e.ValidationError, &e.FailedSibling, &e.SecretsError, &e.TaskSignalReason,
+		&e.TaskSignal, &e.DriverMessage, &e.DisplayMessage,
+	} {
+		*p = c.str(*p)
+	}
+	if e.Details != nil {
+		if i := slices.IndexFunc(c.details, func(d map[string]string) bool { return maps.Equal(d, e.Details) }); i >= 0 {
+			e.Details = c.details[i]
+		} else if len(c.details) < sharedMaps {
+			c.details = append(c.details, e.Details)
+		}
+	}
+	return &e
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/schedhq/sched/state"
@@ -13,11 +15,6 @@ import (
 // sameData reports whether two strings share their bytes (not merely
 // equal ones).
 func sameData(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
-
-// sameMap reports whether two maps are the one map.
-func sameMap[M any](a, b M) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
 
 // compactPlan stores node n1, job web and its evaluation, then applies a
 // plan of three placements on n1 through the log's codec (each placement
@@ -170,5 +167,96 @@ func TestCompactAfterRestore(t *testing.T) {
 	// The node usage rebuilt from them agrees.
 	if u, v := stMust[*state.NodeUsage](t)(src.NodeUsage(nil, "n1")), stMust[*state.NodeUsage](t)(dst.NodeUsage(nil, "n1")); *u != *v {
 		t.Errorf("node usage %+v after restore, want %+v", *v, *u)
+	}
+}
+
+// BenchmarkTaskStatesBytes measures the heap that the task states clients
+// report add per allocation: 1,000 allocations of one group each report
+// one running task with the three events a client sends (received, task
+// setup, started), in updates of 100 allocations. The event buffer keeps
+// one entry, so replaced versions of allocations are not counted.
+func BenchmarkTaskStatesBytes(b *testing.B) {
+	const n = 1000
+	var total float64
+	for range b.N {
+		s := stStore(b, StoreConfig{EventBufferSize: 1})
+		stApply(b, s, 5, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
+		job := stJob("web")
+		stRegister(b, s, 10, job, nil)
+		index := uint64(11)
+		for i := 0; i < n; i += 100 {
+			var allocs []*state.Allocation
+			for k := i; k < i+100; k++ {
+				allocs = append(allocs, stAlloc(fmt.Sprintf("a%04d", k), job, "n1"))
+			}
+			stApply(b, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs, Now: 1})
+			index++
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := 0; i < n; i += 100 {
+			var updates []*state.Allocation
+			for k := i; k < i+100; k++ {
+				now := int64(k) * 1e6
+				event := func(typ, msg string, at int64) *state.TaskEvent {
+					return &state.TaskEvent{Type: typ, Time: at, Message: msg, DisplayMessage: msg, Details: map[string]string{}}
+				}
+				updates = append(updates, &state.Allocation{
+					ID: fmt.Sprintf("a%04d", k), ClientStatus: state.AllocClientStatusRunning,
+					TaskStates: map[string]*state.TaskState{"server": {
+						State: state.TaskStateRunning, StartedAt: time.Unix(0, now+3).UTC(),
+						Events: []*state.TaskEvent{
+							event(state.TaskReceived, "Task received by client", now),
+							event(state.TaskSetup, "Building Task Directory", now+1),
+							event(state.TaskStarted, "Task started by client", now+2),
+						},
+					}},
+				})
+			}
+			stApply(b, s, index, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: updates, Now: 2})
+			index++
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if a := stMust[*state.Allocation](b)(s.AllocByID(nil, "a0999")); len(a.TaskStates["server"].Events) != 3 {
+			b.Fatalf("task states not stored: %+v", a.TaskStates)
+		}
+		total += float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		runtime.KeepAlive(s)
+	}
+	b.ReportMetric(total/float64(b.N*n), "task-states-bytes/alloc")
+}
+
+// TestCompactTaskStates: task states reported in one client update share
+// their messages and empty details, and read back as reported.
+func TestCompactTaskStates(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	compactPlan(t, s)
+	reported := func(id string, at int64) *state.Allocation {
+		return &state.Allocation{ID: id, ClientStatus: state.AllocClientStatusRunning, TaskStates: map[string]*state.TaskState{
+			"server": {State: state.TaskStateRunning, StartedAt: time.Unix(0, at).UTC(), Events: []*state.TaskEvent{
+				{Type: state.TaskStarted, Time: at, Message: "Task started by client", DisplayMessage: "Task started by client", Details: map[string]string{}},
+			}},
+		}}
+	}
+	sent := []*state.Allocation{reported("a0", 100), reported("a1", 200)}
+	stApply(t, s, 13, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: sent, Now: 1300})
+	a0 := stMust[*state.Allocation](t)(s.AllocByID(nil, "a0"))
+	a1 := stMust[*state.Allocation](t)(s.AllocByID(nil, "a1"))
+	for i, a := range []*state.Allocation{a0, a1} {
+		if !reflect.DeepEqual(a.TaskStates, sent[i].TaskStates) {
+			t.Errorf("%s task states read back as %+v, want %+v", a.ID, a.TaskStates["server"], sent[i].TaskStates["server"])
+		}
+	}
+	e0, e1 := a0.TaskStates["server"].Events[0], a1.TaskStates["server"].Events[0]
+	if !sameData(e0.DisplayMessage, e1.DisplayMessage) || !sameData(e0.Message, e0.DisplayMessage) || !sameData(e0.Type, e1.Type) {
+		t.Error("event strings not shared")
+	}
+	if e0.Details == nil || !sameMap(e0.Details, e1.Details) {
+		t.Errorf("empty details %#v and %#v not one shared empty map", e0.Details, e1.Details)
+	}
+	if e0.Time == e1.Time {
+		t.Error("events of different times were merged")
 	}
 }
