@@ -140,7 +140,7 @@ func coreTableDefs() []tableDef {
 			indexes: map[string]keyFunc{
 				indexID: func(o any) []any { return []any{o.(*state.Allocation).ID} },
 				// One index serves the lookups by job and by evaluation
-				// (allocsOfJob, AllocsByEval): an index costs some 400
+				// (allocsOfJob, AllocsByEval): an index costs some 450
 				// bytes per allocation (issue 19).
 				indexJobEval: func(o any) []any { a := o.(*state.Allocation); return []any{a.Namespace, a.JobID, a.EvalID} },
 				indexNode:    func(o any) []any { return []any{o.(*state.Allocation).NodeID} },
