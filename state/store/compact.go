@@ -24,25 +24,28 @@ import (
 // Only what is equal is shared, so the stored contents, and Apply's result,
 // are the same value for value as without compaction: compaction changes
 // what is shared in memory, never what is read. Stored objects are never
-// mutated (Store's contract), which is what makes the sharing safe. The one
-// assumption is on jobs: two copies of a job with the same namespace, ID,
-// version, submit time, create, job-modify and modify indexes are copies of
-// the one row the store wrote at that index (see sameJobRow).
+// mutated (Store's contract), which is what makes the sharing safe. Apply
+// compares jobs whole (once per decoded job); a restore, where every
+// allocation decodes its own copy of its job, trusts the row identity
+// (rowKey) instead, as comparing every copy whole would make a restore a
+// quarter slower.
 
 // compactor holds what one command (or one restore) has already stored,
 // for the allocations that follow to share.
 type compactor struct {
 	txn *memdb.Txn
-	// restore is set while restoring a snapshot (see restoredJob).
+	// restore is set while restoring a snapshot: jobs are shared by row
+	// identity (rowKey) without being compared whole.
 	restore bool
 	// strs interns free-form strings (evaluation IDs, descriptions, score
 	// keys) within the command.
 	strs map[string]string
 	// jobs maps a decoded job to the stored one that replaces it (itself
-	// when none does), so each decoded job is compared once.
+	// when none does), so a job that many allocations of a command share
+	// is compared once.
 	jobs map[*state.Job]*state.Job
-	// rows maps a job row's identity to the job restored for it (restore
-	// only: there every allocation decodes its own copy of its job).
+	// rows maps a job row's identity to the first job kept for it: in a
+	// restore, every allocation decodes its own copy of its job.
 	rows map[jobRowKey]*state.Job
 	// resources holds the last resources granted per group.
 	resources map[groupKey]*state.AllocatedResources
@@ -53,7 +56,7 @@ type compactor struct {
 	details []map[string]string
 }
 
-// jobRowKey identifies one write of a job row (see sameJobRow).
+// jobRowKey identifies one write of a job row (see rowKey).
 type jobRowKey struct {
 	ns, id                                        string
 	version, create, jobModify, modify, submitted uint64
@@ -109,12 +112,7 @@ func (c *compactor) alloc(old, a *state.Allocation) error {
 		job := a.Job
 		if job != old.Job {
 			var err error
-			if c.restore {
-				job, err = c.restoredJob(job)
-			} else {
-				job, err = c.job(job)
-			}
-			if err != nil {
+			if job, err = c.job(job); err != nil {
 				return err
 			}
 		}
@@ -191,85 +189,70 @@ func clientStatus(s string) string {
 	return s
 }
 
-// job returns the stored job that j is a copy of, or j.
+// job returns a job equal to j that is already held: the stored jobs or
+// versions row, or an earlier allocation's job with the same row identity
+// (rowKey); else j.
 func (c *compactor) job(j *state.Job) (*state.Job, error) {
 	if v, ok := c.jobs[j]; ok {
 		return v, nil
 	}
-	row, err := c.storedRow(j)
-	if err != nil {
-		return nil, err
+	kept := j
+	if j.ModifyIndex != 0 {
+		k := rowKey(j)
+		cand, ok := c.rows[k]
+		if !ok {
+			row, err := c.storedRow(k)
+			if err != nil {
+				return nil, err
+			}
+			cand = row
+		}
+		// A job built by a command's writer rather than read from the
+		// store may claim a row's indexes: Apply shares only what is
+		// equal.
+		if cand != nil && (cand == j || c.restore || reflect.DeepEqual(cand, j)) {
+			kept = cand
+		} else {
+			c.rows[k] = j
+		}
 	}
-	// In a command, the decoded job may have been built by the caller
-	// rather than read from the store: share it only when equal.
-	if row == nil || (row != j && !reflect.DeepEqual(row, j)) {
-		row = j
+	if !c.restore { // in a restore, no two allocations share a decoded job
+		c.jobs[j] = kept
 	}
-	c.jobs[j] = row
-	return row, nil
+	return kept, nil
 }
 
-// storedRow returns the row of the jobs or job versions table that j
-// claims to be a copy of (sameJobRow), if there is one.
-func (c *compactor) storedRow(j *state.Job) (*state.Job, error) {
-	if j.ModifyIndex == 0 {
-		return nil, nil
-	}
+// storedRow returns the row of the jobs or job versions table that has
+// identity k, if there is one.
+func (c *compactor) storedRow(k jobRowKey) (*state.Job, error) {
 	for _, lookup := range []struct {
 		table string
 		args  []any
 	}{
-		{TableJobs, []any{j.Namespace, j.ID}},
-		{TableJobVersion, []any{j.Namespace, j.ID, j.Version}},
+		{TableJobs, []any{k.ns, k.id}},
+		{TableJobVersion, []any{k.ns, k.id, k.version}},
 	} {
 		raw, err := c.txn.First(lookup.table, indexID, lookup.args...)
 		if err != nil {
 			return nil, err
 		}
-		if row, ok := raw.(*state.Job); ok && sameJobRow(row, j) {
+		if row, ok := raw.(*state.Job); ok && rowKey(row) == k {
 			return row, nil
 		}
 	}
 	return nil, nil
 }
 
-// sameJobRow reports whether a and b claim to be copies of one write of a
-// job row. The store stamps every write of a job with the command's index
-// (ModifyIndex), and a command writes one committed row per job, so two
-// copies that agree on these indexes hold the same job.
-func sameJobRow(a, b *state.Job) bool {
-	return rowKey(a) == rowKey(b)
-}
-
+// rowKey is what identifies one write of a job row: the store stamps every
+// write with the command's index (ModifyIndex) and commits one row per job
+// and command, so the copies of a stored job that agree on it are copies of
+// one row. Only a job built by hand (a test's) can claim a row's identity
+// with other content.
 func rowKey(j *state.Job) jobRowKey {
 	return jobRowKey{
 		ns: j.Namespace, id: j.ID, version: j.Version, create: j.CreateIndex,
 		jobModify: j.JobModifyIndex, modify: j.ModifyIndex, submitted: uint64(j.SubmitTime),
 	}
-}
-
-// restoredJob returns the job that a restored allocation's own copy j
-// stands for: the restored jobs or versions row it is a copy of, else the
-// first copy restored with the same row key. Restore trusts the key
-// (sameJobRow): comparing every allocation's job whole would cost more than
-// the restore itself.
-func (c *compactor) restoredJob(j *state.Job) (*state.Job, error) {
-	if j.ModifyIndex == 0 {
-		return j, nil
-	}
-	k := rowKey(j)
-	if v, ok := c.rows[k]; ok {
-		return v, nil
-	}
-	row, err := c.storedRow(j)
-	if err != nil {
-		return nil, err
-	}
-	if row == nil {
-		row = j
-	}
-	c.rows[k] = row
-	return row, nil
 }
 
 // resourcesOf returns resources equal to r, shared with the previous
