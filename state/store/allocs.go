@@ -56,13 +56,18 @@ func (r reader) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*state.Allocat
 // allocsOfJob lists every allocation of a job ID, whichever instance of
 // the job it belongs to, ordered by ID.
 func allocsOfJob(ws memdb.WatchSet, txn *memdb.Txn, ns, jobID string) ([]*state.Allocation, error) {
-	allocs, err := list[*state.Allocation](ws, txn, nil, TableAllocs, indexJobEval+"_prefix", ns, jobID)
+	allocs, err := allocsOfJobByEval(ws, txn, ns, jobID)
 	if err != nil {
 		return nil, err
 	}
-	// The index orders them by evaluation first.
 	slices.SortFunc(allocs, func(a, b *state.Allocation) int { return strings.Compare(a.ID, b.ID) })
 	return allocs, nil
+}
+
+// allocsOfJobByEval is allocsOfJob in the index's order (by evaluation,
+// then ID), for readers that need no order and should not pay for one.
+func allocsOfJobByEval(ws memdb.WatchSet, txn *memdb.Txn, ns, jobID string) ([]*state.Allocation, error) {
+	return list[*state.Allocation](ws, txn, nil, TableAllocs, indexJobEval+"_prefix", ns, jobID)
 }
 
 // Allocs lists the allocations of namespace ns ("*" for every namespace)
