@@ -171,3 +171,35 @@ func TestClientAgentOwnMetricsAndMonitor(t *testing.T) {
 		}
 	})
 }
+
+// A server follows another server's lines with server_id (its name or
+// Raft ID), its own when server_id names it; an unknown server is a 404,
+// server_id with node_id a 400.
+func TestMonitorOtherServer(t *testing.T) {
+	servers := newTestCluster(t, 3)
+	leaderOf(t, servers, 10*time.Second)
+	s1, s2 := servers[0], servers[1]
+	code, other := openMonitor(t, s1.url("/v1/agent/monitor?server_id=s2"), "")
+	if code != 200 {
+		t.Fatalf("monitor of s2 through s1: %d", code)
+	}
+	code, self := openMonitor(t, s1.url("/v1/agent/monitor?server_id=s1.global"), "")
+	if code != 200 {
+		t.Fatalf("monitor of s1 by its own name: %d", code)
+	}
+	testutil.WaitFor(t, 10*time.Second, "each server's lines reach the monitor that names it", func() bool {
+		s2.a.log.Info("s2-marker")
+		s1.a.log.Info("s1-marker")
+		return strings.Contains(other.text(), "s2-marker") && strings.Contains(self.text(), "s1-marker")
+	})
+	if strings.Contains(other.text(), "s1-marker") || strings.Contains(self.text(), "s2-marker") {
+		t.Errorf("lines of the wrong server:\nvia s2: %s\ns1: %s", other.text(), self.text())
+	}
+	hc := &http.Client{Timeout: 10 * time.Second}
+	if code, body := getAs(t, hc, s1.url("/v1/agent/monitor?server_id=s9"), "", nil); code != http.StatusNotFound || !strings.Contains(body, "s9") {
+		t.Errorf("unknown server: %d %q", code, body)
+	}
+	if code, body := getAs(t, hc, s1.url("/v1/agent/monitor?server_id=s2&node_id=n"), "", nil); code != http.StatusBadRequest || !strings.Contains(body, "node_id and server_id") {
+		t.Errorf("both: %d %q", code, body)
+	}
+}
