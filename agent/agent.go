@@ -99,7 +99,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 		a.tmpDir, cfg.DataDir = dir, dir
 	}
 	if !cfg.Server.Enabled {
-		if err := a.newClientOnly(); err != nil { // agent/client.go
+		if err := a.newClientOnly(logs); err != nil { // agent/client.go
 			return nil, err
 		}
 		return a, nil

@@ -249,8 +249,9 @@ func clientError(err error) error {
 
 // newClientOnly sets up an agent that runs no server: its HTTP port
 // serves the node-local endpoints (/v1/client/*, /v1/agent/self and
-// /v1/agent/health) for the servers to proxy to.
-func (a *Agent) newClientOnly() error {
+// /v1/agent/health) for the servers to proxy to, and its own metrics and
+// log lines (/v1/metrics, /v1/agent/monitor through logs).
+func (a *Agent) newClientOnly(logs *logHub) error {
 	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
@@ -275,7 +276,8 @@ func (a *Agent) newClientOnly() error {
 	a.lis = schedhttp.LimitConnsPerClient(a.lis, lim.HTTPMaxConnsPerClient)
 	a.lis = a.serveTLS(a.lis)
 	a.http = &http.Server{
-		Handler:           schedhttp.WithTimeouts(schedhttp.NewClientHandler(&a.clientAPI, a.log), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
+		Handler: schedhttp.WithTimeouts(schedhttp.NewClientHandlerWith(&a.clientAPI, a.log,
+			schedhttp.ClientHandlerConfig{Metrics: a.newClientMetrics(), Monitor: logs}), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
 		ReadHeaderTimeout: lim.HTTPReadHeaderTimeout,
 		IdleTimeout:       lim.HTTPIdleTimeout,
 		MaxHeaderBytes:    lim.HTTPMaxHeaderBytes,

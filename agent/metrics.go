@@ -161,3 +161,37 @@ func (a *Agent) registerServerMetrics(m *agentMetrics, rt *leader.Runtime) {
 		}
 	}))
 }
+
+// newClientMetrics is the registry of a client-only agent's GET
+// /v1/metrics: its Go runtime and process, its allocations by client
+// status, and its heartbeats and registrations, read at scrape time.
+func (a *Agent) newClientMetrics() prometheus.Gatherer {
+	var (
+		allocs       = gaugeDesc("sched_client_allocs", "Allocations this client holds, by client status.", "node_id", "client_status")
+		running      = gaugeDesc("sched_client_allocs_running", "Allocations a node reports running.", "node_id")
+		heartbeats   = gaugeDesc("sched_client_heartbeats_total", "Heartbeats this client sent, by result (ok: the servers answered).", "node_id", "result")
+		registration = gaugeDesc("sched_client_registrations_total", "Times this client registered its node with the servers.", "node_id")
+	)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectFunc(func(ch chan<- prometheus.Metric) {
+			c := a.client
+			if c == nil {
+				return
+			}
+			node := c.NodeID()
+			by := map[string]int{state.AllocClientStatusPending: 0, state.AllocClientStatusRunning: 0}
+			for _, al := range c.Allocs() {
+				by[al.ClientStatus]++
+			}
+			for status, n := range by {
+				ch <- prometheus.MustNewConstMetric(allocs, prometheus.GaugeValue, float64(n), node, status)
+			}
+			ch <- prometheus.MustNewConstMetric(running, prometheus.GaugeValue, float64(by[state.AllocClientStatusRunning]), node)
+			ok, failed := c.HeartbeatStats()
+			ch <- prometheus.MustNewConstMetric(heartbeats, prometheus.CounterValue, float64(ok), node, "ok")
+			ch <- prometheus.MustNewConstMetric(heartbeats, prometheus.CounterValue, float64(failed), node, "failed")
+			ch <- prometheus.MustNewConstMetric(registration, prometheus.CounterValue, float64(c.Registrations()), node)
+		}))
+	return reg
+}

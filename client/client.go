@@ -84,6 +84,9 @@ type Client struct {
 	regOnce      sync.Once
 	reregister   chan struct{}
 	registration atomic.Uint64 // successful registrations, for tests
+	// heartbeatsOK and heartbeatsFailed count heartbeats the servers
+	// answered and those that failed (HeartbeatStats).
+	heartbeatsOK, heartbeatsFailed atomic.Uint64
 
 	randMu sync.Mutex
 }
@@ -449,6 +452,12 @@ func (c *Client) needRegister() {
 
 // Registrations counts the node's successful registrations.
 func (c *Client) Registrations() uint64 { return c.registration.Load() }
+
+// HeartbeatStats returns how many heartbeats the servers answered and how
+// many failed (no server reachable, or an error answer) since the start.
+func (c *Client) HeartbeatStats() (ok, failed uint64) {
+	return c.heartbeatsOK.Load(), c.heartbeatsFailed.Load()
+}
 
 // BatchesSent counts the allocation status batches sent to the servers.
 func (c *Client) BatchesSent() int { return c.updater.requests() }

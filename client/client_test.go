@@ -33,6 +33,34 @@ func TestHeartbeatsAtAFractionOfTheTTL(t *testing.T) {
 	}
 }
 
+// HeartbeatStats counts the heartbeats a server answered and those that
+// failed (what a client agent's /v1/metrics reports).
+func TestHeartbeatStatsCountOKAndFailed(t *testing.T) {
+	fs := newFakeServer(t)
+	fs.ttl = 50 * time.Millisecond
+	c := testClient(t, fs, "", func(cfg *Config) { cfg.MaxBackoff = 20 * time.Millisecond })
+	testutil.WaitForErr(t, 5*time.Second, "answered heartbeats", func() error {
+		if ok, failed := c.HeartbeatStats(); ok < 2 || failed != 0 {
+			return fmt.Errorf("%d ok, %d failed", ok, failed)
+		}
+		return nil
+	})
+	fs.failWith.Store(503)
+	// A failed heartbeat; the client then registers again (not a
+	// heartbeat) until a server answers.
+	testutil.WaitForErr(t, 5*time.Second, "a failed heartbeat", func() error {
+		if _, failed := c.HeartbeatStats(); failed < 1 {
+			return fmt.Errorf("%d failed", failed)
+		}
+		return nil
+	})
+	okBefore, _ := c.HeartbeatStats()
+	_, hb, _, _ := fs.counts()
+	if int(okBefore) > hb {
+		t.Fatalf("%d heartbeats counted ok, the server answered %d", okBefore, hb)
+	}
+}
+
 func TestReregistersWhenServersForgetTheNode(t *testing.T) {
 	fs := newFakeServer(t)
 	fs.ttl = 50 * time.Millisecond

@@ -56,6 +56,11 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			resp, _, err = s.Nodes().Heartbeat(ctx, c.nodeID, nil)
 			return err
 		})
+		if err == nil {
+			c.heartbeatsOK.Add(1)
+		} else if ctx.Err() == nil {
+			c.heartbeatsFailed.Add(1)
+		}
 		switch {
 		case err == nil:
 			bo.reset()

@@ -74,7 +74,9 @@ func freeTCPUDPPort(t *testing.T) int {
 		l.Close()
 		if err == nil {
 			u.Close()
-			return port
+			if claimPort(port) {
+				return port
+			}
 		}
 	}
 }

@@ -129,6 +129,28 @@ type ClientAgentSelf struct {
 // the servers' ACL rules. /v1/agent/self (the node's ID) and
 // /v1/agent/health are open, as they are on servers.
 func NewClientHandler(c ClientAPI, logger *slog.Logger) http.Handler {
+	return NewClientHandlerWith(c, logger, ClientHandlerConfig{})
+}
+
+// ClientHandlerConfig is what a client-only agent serves of its own
+// beside the node-local endpoints.
+type ClientHandlerConfig struct {
+	// Metrics serves GET /v1/metrics (open, as on servers): the client
+	// agent's runtime, its allocations, its heartbeats. Nil: the request
+	// goes to the server, like any /v1 request the client does not serve.
+	Metrics MetricsSource
+	// Monitor serves GET /v1/agent/monitor: the client agent's own log
+	// lines. It needs agent:read, which only a server can check: a
+	// request without a server's signature goes to the server with
+	// node_id set to this node, and the server, having checked the
+	// caller's token, sends it back signed (client_sign.go). Nil: the
+	// request goes to the server unchanged.
+	Monitor LogMonitor
+}
+
+// NewClientHandlerWith is NewClientHandler serving also the agent's own
+// metrics and log lines (cfg).
+func NewClientHandlerWith(c ClientAPI, logger *slog.Logger, cfg ClientHandlerConfig) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -244,6 +266,42 @@ func NewClientHandler(c ClientAPI, logger *slog.Logger) http.Handler {
 	rt.Handle(http.MethodGet, "/v1/agent/health", open(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
 		return &state.AgentHealthResponse{Client: &state.AgentHealth{OK: true, Message: "ok"}}, nil
 	}))
+	if cfg.Metrics != nil {
+		rt.Handle(http.MethodGet, "/v1/metrics", open(func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+			return writeMetrics(w, r, cfg.Metrics, time.Now(), logger)
+		}))
+	}
+	if cfg.Monitor != nil {
+		rt.Handle(http.MethodGet, "/v1/agent/monitor", open(func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+			mr, err := parseMonitorRequest(r)
+			if err != nil {
+				return nil, err
+			}
+			if mr.serverID != "" || (mr.nodeID != "" && mr.nodeID != c.NodeID()) {
+				if toServer(w, r) { // another agent's lines: the server finds it
+					return alreadyWritten{}, nil
+				}
+				return nil, &CodedError{Code: http.StatusBadGateway, Message: "this client agent has no server to ask for another agent's log lines"}
+			}
+			if r.Header.Get(HeaderClientProxied) == "" {
+				if _, signs := c.(ClientSigner); signs {
+					if c.NodeID() == "" {
+						return nil, &CodedError{Code: http.StatusServiceUnavailable, Message: "this client agent has no node ID yet"}
+					}
+					// Unsigned: the server checks the caller's token and
+					// sends the request back here signed.
+					q := r.URL.Query()
+					q.Set("node_id", c.NodeID())
+					r.URL.RawQuery = q.Encode()
+					r.RequestURI = r.URL.RequestURI()
+				}
+			}
+			if !checkClientSignature(w, r, c, toServer, time.Now) {
+				return alreadyWritten{}, nil
+			}
+			return streamMonitor(w, r, cfg.Monitor, mr)
+		}))
+	}
 	return rt
 }
 

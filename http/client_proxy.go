@@ -74,17 +74,26 @@ func (s *Server) locateAlloc(r *http.Request, allocID string) (allocLocation, er
 	if node == nil {
 		return allocLocation{}, state.NotFoundf("node %q of allocation %q", alloc.NodeID, allocID)
 	}
+	nt, err := s.nodeTargetOf(node)
+	if err != nil {
+		return allocLocation{}, err
+	}
+	return allocLocation{alloc: alloc, node: nt}, nil
+}
+
+// nodeTargetOf is the agent of node, to proxy a request to (signed).
+func (s *Server) nodeTargetOf(node *state.Node) (nodeTarget, error) {
 	if node.HTTPAddr == "" {
-		return allocLocation{}, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s of allocation %s has no HTTP address", node.ID, allocID)}
+		return nodeTarget{}, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s has no HTTP address", node.ID)}
 	}
 	target, err := nodeURL(node.HTTPAddr)
 	if err != nil {
-		return allocLocation{}, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s: %v", node.ID, err)}
+		return nodeTarget{}, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s: %v", node.ID, err)}
 	}
 	if s.cfg.NodeTLS != nil && target.Scheme == "http" {
 		target.Scheme = "https" // with tls.http every agent serves HTTPS
 	}
-	return allocLocation{alloc: alloc, node: nodeTarget{url: target, id: node.ID, secretHash: node.SecretHash, tls: s.cfg.NodeTLS, now: s.Now}}, nil
+	return nodeTarget{url: target, id: node.ID, secretHash: node.SecretHash, tls: s.cfg.NodeTLS, now: s.Now}, nil
 }
 
 // nodeURL turns a node's HTTPAddr ("host:port", or a URL) into the base

@@ -2,6 +2,7 @@ package http
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -160,22 +162,18 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ httproute
 		batches, wake := buf.After(next, eventBatchRead)
 		for _, b := range batches {
 			next = b.Index + 1
-			var encoded [][]byte // b's events, encoded once for every subscriber
 			n := 0
 			for i := range b.Events {
 				ev := &b.Events[i]
 				if !topics.matches(ev) || !visible(ev) {
 					continue
 				}
-				if encoded == nil {
-					encoded = s.events.encode(b)
-				}
 				if n == 0 {
 					fmt.Fprintf(bw, `{"Index":%d,"Events":[`, b.Index)
 				} else {
 					bw.WriteByte(',')
 				}
-				bw.Write(encoded[i])
+				bw.Write(s.events.encode(b, i)) // encoded once for every subscriber
 				n++
 			}
 			if n > 0 {
@@ -258,42 +256,136 @@ func checkEventTopics(r *http.Request, topics eventTopics, visible func(*state.E
 const eventCacheSize = 256
 
 // eventCache encodes each event once, whatever the number of subscribers
-// (each one still filters by its topics and ACL). It keeps the encodings
-// of the most recent entries, oldest evicted first.
+// (each one still filters by its topics and ACL), and only when some
+// subscriber's filters let it through: an event nobody asked for is never
+// encoded. It keeps the encodings of the most recent entries, oldest
+// evicted first.
 type eventCache struct {
 	mu      sync.Mutex
-	byIndex map[uint64][][]byte
-	order   []uint64 // indexes in byIndex, oldest first
+	byIndex map[uint64][][]byte // per entry, each event's JSON or nil
+	order   []uint64            // indexes in byIndex, oldest first
+	scratch bytes.Buffer        // reused by every encoding, under mu
+	enc     *json.Encoder       // writes to scratch
 }
 
-// encode returns the JSON of each of b's events, in order.
-func (c *eventCache) encode(b state.EventBatch) [][]byte {
+// encode returns the JSON of b's i-th event.
+func (c *eventCache) encode(b state.EventBatch, i int) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if enc, ok := c.byIndex[b.Index]; ok {
-		return enc
-	}
-	enc := make([][]byte, len(b.Events))
-	for i := range b.Events {
-		buf, err := json.Marshal(wireEvent(&b.Events[i]))
-		if err != nil {
-			buf = []byte(`{}`)
+	enc, ok := c.byIndex[b.Index]
+	if !ok {
+		enc = make([][]byte, len(b.Events))
+		if c.byIndex == nil {
+			c.byIndex = map[uint64][][]byte{}
+			c.enc = json.NewEncoder(&c.scratch)
 		}
-		enc[i] = buf
+		if len(c.order) == eventCacheSize {
+			delete(c.byIndex, c.order[0])
+			c.order = append(c.order[:0], c.order[1:]...)
+		}
+		c.byIndex[b.Index] = enc
+		c.order = append(c.order, b.Index)
 	}
-	if c.byIndex == nil {
-		c.byIndex = map[uint64][][]byte{}
+	if enc[i] == nil {
+		enc[i] = c.encodeEvent(&b.Events[i])
 	}
-	if len(c.order) == eventCacheSize {
-		delete(c.byIndex, c.order[0])
-		c.order = c.order[1:]
-	}
-	c.byIndex[b.Index] = enc
-	c.order = append(c.order, b.Index)
-	return enc
+	return enc[i]
 }
 
-// wireEvent encodes an event's object under its topic's name.
+// encodeEvent writes ev as eventWire would encode, with its object under
+// its topic's name in Payload, into one exactly sized slice. Only the
+// object goes through encoding/json (into the reused scratch buffer); the
+// envelope is appended by hand, which spares the allocations of a wire
+// struct, a payload map and a copy of the whole encoding.
+func (c *eventCache) encodeEvent(ev *state.Event) []byte {
+	c.scratch.Reset()
+	if err := c.enc.Encode(ev.Object); err != nil {
+		return []byte(`{}`)
+	}
+	obj := bytes.TrimSuffix(c.scratch.Bytes(), []byte("\n"))
+	size := 128 + len(obj) + len(ev.Topic)*2 + len(ev.Type) + len(ev.Key) + len(ev.Namespace)
+	for _, k := range ev.FilterKeys {
+		size += len(k) + 3
+	}
+	out := make([]byte, 0, size)
+	out = append(out, `{"Topic":`...)
+	out = appendJSONString(out, ev.Topic)
+	out = append(out, `,"Type":`...)
+	out = appendJSONString(out, ev.Type)
+	out = append(out, `,"Key":`...)
+	out = appendJSONString(out, ev.Key)
+	out = append(out, `,"Namespace":`...)
+	out = appendJSONString(out, ev.Namespace)
+	out = append(out, `,"FilterKeys":[`...)
+	for i, k := range ev.FilterKeys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, k)
+	}
+	out = append(out, `],"Index":`...)
+	out = strconv.AppendUint(out, ev.Index, 10)
+	out = append(out, `,"Payload":{`...)
+	out = appendJSONString(out, ev.Topic)
+	out = append(out, ':')
+	out = append(out, obj...)
+	out = append(out, "}}"...)
+	return out
+}
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it: quotes, backslashes and control characters; <, > and & as
+// \u00XX (HTML-safe); U+2028 and U+2029; invalid UTF-8 as U+FFFD.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// wireEvent is an event in its wire struct: what encodeEvent's output
+// decodes to (the tests compare the two encodings).
 func wireEvent(ev *state.Event) eventWire {
 	keys := ev.FilterKeys
 	if keys == nil {

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/schedhq/sched/state"
 )
 
 // subscribe opens an event stream of every topic on h's handler, served
@@ -39,6 +41,7 @@ func BenchmarkJobRegisterWithSubscriber(b *testing.B) {
 	handler := h.srv.Handler()
 	job := testJob("web")
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	i := 0
 	for b.Loop() {
 		i++
@@ -61,6 +64,7 @@ func BenchmarkJobReadWithSubscriber(b *testing.B) {
 	subscribe(b, h)
 	handler := h.srv.Handler()
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/job/web", nil))
@@ -68,4 +72,31 @@ func BenchmarkJobReadWithSubscriber(b *testing.B) {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 		}
 	}
+}
+
+// BenchmarkEventEncode measures the encoding of one JobRegistered event
+// (the job the other benchmarks register): "envelope" as the stream
+// encodes it, "wire-struct" as encoding/json encodes the whole eventWire
+// (what the stream did before).
+func BenchmarkEventEncode(b *testing.B) {
+	h := newHarness(b)
+	h.register(testJob("web"))
+	ev := &state.Event{Topic: state.TopicJob, Type: "JobRegistered", Key: "web", Namespace: "default", Index: 9,
+		Object: h.job("default", "web")}
+	b.Run("envelope", func(b *testing.B) {
+		var c eventCache
+		c.enc = json.NewEncoder(&c.scratch)
+		b.ReportAllocs()
+		for b.Loop() {
+			c.encodeEvent(ev)
+		}
+	})
+	b.Run("wire-struct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(wireEvent(ev)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -225,3 +225,57 @@ func TestCallerGoneIsNotAnError(t *testing.T) {
 		t.Errorf("a real fault was not logged at ERROR:\n%s", logs.String())
 	}
 }
+
+// TestEventEncodingMatchesWireStruct checks the hand-built envelope of an
+// event against encoding/json's encoding of the wire struct, byte for
+// byte, with keys that need escaping, and that an event is encoded only
+// when asked for, then served from the cache.
+func TestEventEncodingMatchesWireStruct(t *testing.T) {
+	h := newHarness(t)
+	h.register(testJob("web"))
+	job := h.job("default", "web")
+	odd := "a\"b\\c\n\r\t\x01<>&\u2028\u2029\xffé"
+	events := []state.Event{
+		{Topic: state.TopicJob, Type: "JobRegistered", Key: "web", Namespace: "default", Index: 7, Object: job},
+		{Topic: state.TopicEvaluation, Type: "EvaluationUpdated", Key: odd, Namespace: odd, FilterKeys: []string{odd, "j"}, Index: 1 << 40,
+			Object: &state.Evaluation{ID: odd, JobID: "web"}},
+		{Topic: state.TopicNode, Type: "NodeRegistration", Key: "n1", Object: &state.Node{ID: "n1", Name: odd}},
+	}
+	var c eventCache
+	b := state.EventBatch{Index: 7, Events: events}
+	for i := range events {
+		want, err := json.Marshal(wireEvent(&events[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := c.encode(b, i)
+		if string(got) != string(want) {
+			t.Fatalf("event %d:\n got %s\nwant %s", i, got, want)
+		}
+		if i == 0 && c.byIndex[7][1] != nil {
+			t.Fatal("event 1 encoded before anyone asked for it")
+		}
+		if again := c.encode(b, i); &again[0] != &got[0] {
+			t.Fatalf("event %d encoded twice", i)
+		}
+	}
+}
+
+// TestEventCacheBounded checks that the cache keeps the encodings of at
+// most eventCacheSize entries, evicting the oldest.
+func TestEventCacheBounded(t *testing.T) {
+	var c eventCache
+	ev := []state.Event{{Topic: state.TopicNode, Type: "NodeUpdated", Key: "n", Object: &state.Node{ID: "n"}}}
+	for i := 1; i <= eventCacheSize+10; i++ {
+		c.encode(state.EventBatch{Index: uint64(i), Events: ev}, 0)
+	}
+	if len(c.byIndex) != eventCacheSize || len(c.order) != eventCacheSize {
+		t.Fatalf("cache holds %d entries (%d in order), want %d", len(c.byIndex), len(c.order), eventCacheSize)
+	}
+	if _, ok := c.byIndex[10]; ok {
+		t.Fatal("entry 10 kept: the oldest are not evicted")
+	}
+	if _, ok := c.byIndex[eventCacheSize+10]; !ok {
+		t.Fatal("newest entry not kept")
+	}
+}

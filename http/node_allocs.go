@@ -136,10 +136,13 @@ func (s *Server) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p http
 		out.EvalIDs = append(out.EvalIDs, e.ID)
 	}
 	cmd := &store.AllocClientUpdateRequest{Allocs: updates, Evals: evals, Now: now}
-	_, index, err := s.apply(w, r, store.AllocClientUpdateRequestType, cmd)
+	// Written with the reports of other nodes that arrive meanwhile
+	// (node_allocs_batch.go).
+	index, err := s.clientUpdates.submit(r.Context(), cmd)
 	if err != nil {
 		return nil, err
 	}
+	s.setMeta(w, index)
 	out.Index = index
 	return out, nil
 }

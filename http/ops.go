@@ -2,9 +2,13 @@ package http
 
 import (
 	"bufio"
+	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/schedhq/sched/state"
 )
 
 // MetricsSource is what GET /v1/metrics reports: the agent's registry of
@@ -78,14 +84,20 @@ func (s *Server) opsRoutes() {
 // metricsRead serves GET /v1/metrics: JSON by default, the Prometheus
 // text exposition with format=prometheus.
 func (s *Server) metricsRead(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	if s.cfg.Metrics == nil {
+	return writeMetrics(w, r, s.cfg.Metrics, s.cfg.Now(), s.log)
+}
+
+// writeMetrics answers GET /v1/metrics from g (nil: a 501): JSON, or the
+// Prometheus text exposition with format=prometheus.
+func writeMetrics(w http.ResponseWriter, r *http.Request, g MetricsSource, now time.Time, log *slog.Logger) (any, error) {
+	if g == nil {
 		return nil, &CodedError{Code: http.StatusNotImplemented, Message: "metrics are not collected by this agent"}
 	}
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "prometheus" && format != "json" {
 		return nil, badRequest("format: %q is not one of json, prometheus", format)
 	}
-	families, err := s.cfg.Metrics.Gather()
+	families, err := g.Gather()
 	if err != nil && len(families) == 0 {
 		return nil, err
 	}
@@ -95,13 +107,13 @@ func (s *Server) metricsRead(w http.ResponseWriter, r *http.Request, _ httproute
 		enc := expfmt.NewEncoder(w, f)
 		for _, mf := range families {
 			if err := enc.Encode(mf); err != nil {
-				s.log.Debug("encode metrics", "error", err)
+				log.Debug("encode metrics", "error", err)
 				break
 			}
 		}
 		return alreadyWritten{}, nil
 	}
-	return metricsJSON(families, s.cfg.Now()), nil
+	return metricsJSON(families, now), nil
 }
 
 // MetricsSummary is the JSON form of GET /v1/metrics: every gauge,
@@ -179,13 +191,19 @@ var monitorLevels = map[string]slog.Level{
 	"warn": slog.LevelWarn, "error": slog.LevelError,
 }
 
-// agentMonitor serves GET /v1/agent/monitor: this agent's log lines from
-// now on, at log_level (default info) or above, as text or (log_json=true)
-// JSON objects, one per line, until the caller goes away.
-func (s *Server) agentMonitor(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	if s.cfg.Monitor == nil {
-		return nil, &CodedError{Code: http.StatusNotImplemented, Message: "this agent does not stream its logs"}
-	}
+// maxMonitorIDLen bounds node_id and server_id of /v1/agent/monitor.
+const maxMonitorIDLen = 128
+
+// monitorRequest is what GET /v1/agent/monitor asks for.
+type monitorRequest struct {
+	level            slog.Level
+	asJSON           bool
+	nodeID, serverID string // the agent to follow; both empty: this one
+}
+
+// parseMonitorRequest reads log_level (default info), log_json, node_id
+// and server_id (at most one of the two).
+func parseMonitorRequest(r *http.Request) (monitorRequest, error) {
 	q := r.URL.Query()
 	name := strings.ToLower(q.Get("log_level"))
 	if name == "" {
@@ -198,15 +216,77 @@ func (s *Server) agentMonitor(w http.ResponseWriter, r *http.Request, _ httprout
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return nil, badRequest("log_level: %q is not one of %s", name, strings.Join(names, ", "))
+		return monitorRequest{}, badRequest("log_level: %q is not one of %s", name, strings.Join(names, ", "))
 	}
 	asJSON, err := boolParam(r, "log_json")
 	if err != nil {
+		return monitorRequest{}, err
+	}
+	mr := monitorRequest{level: level, asJSON: asJSON, nodeID: q.Get("node_id"), serverID: q.Get("server_id")}
+	switch {
+	case mr.nodeID != "" && mr.serverID != "":
+		return monitorRequest{}, badRequest("node_id and server_id: give one agent to follow, not both")
+	case len(mr.nodeID) > maxMonitorIDLen:
+		return monitorRequest{}, badRequest("node_id: over %d bytes", maxMonitorIDLen)
+	case len(mr.serverID) > maxMonitorIDLen:
+		return monitorRequest{}, badRequest("server_id: over %d bytes", maxMonitorIDLen)
+	}
+	return mr, nil
+}
+
+// agentMonitor serves GET /v1/agent/monitor: this agent's log lines from
+// now on, at log_level (default info) or above, as text or (log_json=true)
+// JSON objects, one per line, until the caller goes away. node_id names a
+// client node whose agent's lines to follow instead: the request goes to
+// that agent signed (client_sign.go), the caller's token having been
+// checked here.
+func (s *Server) agentMonitor(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+	mr, err := parseMonitorRequest(r)
+	if err != nil {
 		return nil, err
 	}
-	lines, cancel := s.cfg.Monitor.Subscribe(level, asJSON)
+	if mr.serverID != "" {
+		if proxied, err := s.monitorServer(w, r, mr.serverID); proxied || err != nil {
+			return alreadyWrittenOr(err)
+		}
+	}
+	if mr.nodeID != "" && (s.cfg.Client == nil || s.cfg.Client.NodeID() != mr.nodeID) {
+		nt, err := s.monitorNode(r, mr.nodeID)
+		if err != nil {
+			return nil, err
+		}
+		proxyToNode(w, r, nt, s.log.Warn)
+		return alreadyWritten{}, nil
+	}
+	return streamMonitor(w, r, s.cfg.Monitor, mr)
+}
+
+// monitorNode finds the agent of the node a monitor follows.
+func (s *Server) monitorNode(r *http.Request, nodeID string) (nodeTarget, error) {
+	if r.Header.Get(HeaderClientProxied) != "" {
+		// Already proxied once: never again (a node whose address points
+		// back at a server must not loop).
+		return nodeTarget{}, state.NotFoundf("node %q is not this agent's client", nodeID)
+	}
+	node, err := s.store.NodeByID(nil, nodeID)
+	if err != nil {
+		return nodeTarget{}, err
+	}
+	if node == nil {
+		return nodeTarget{}, state.NotFoundf("node %q", nodeID)
+	}
+	return s.nodeTargetOf(node)
+}
+
+// streamMonitor streams m's lines at mr's level, in mr's format, until the
+// caller goes away.
+func streamMonitor(w http.ResponseWriter, r *http.Request, m LogMonitor, mr monitorRequest) (any, error) {
+	if m == nil {
+		return nil, &CodedError{Code: http.StatusNotImplemented, Message: "this agent does not stream its logs"}
+	}
+	lines, cancel := m.Subscribe(mr.level, mr.asJSON)
 	defer cancel()
-	if asJSON {
+	if mr.asJSON {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 	} else {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -237,4 +317,61 @@ func (s *Server) agentMonitor(w http.ResponseWriter, r *http.Request, _ httprout
 			}
 		}
 	}
+}
+
+// monitorServer proxies a monitor to the server named serverID (its
+// member name, with or without the region, or its Raft ID) and reports
+// true, or reports false when that server is this one. The target checks
+// the caller's token again: the token header travels with the request.
+func (s *Server) monitorServer(w http.ResponseWriter, r *http.Request, serverID string) (bool, error) {
+	fwd := s.cfg.Forwarder
+	if fwd == nil {
+		return false, nil // a single server without a cluster: this one
+	}
+	var target *state.AgentMember
+	for _, m := range fwd.Members().Members {
+		name, _, _ := strings.Cut(m.Name, ".")
+		if m.Name == serverID || name == serverID || m.Tags["id"] == serverID {
+			target = m
+			break
+		}
+	}
+	switch {
+	case target == nil:
+		return false, state.NotFoundf("server %q (not a member this server knows)", serverID)
+	case target.Tags["id"] == fwd.LocalID():
+		return false, nil
+	case r.Header.Get(HeaderForwardedBy) != "":
+		return false, state.NotFoundf("server %q is not this server", serverID)
+	case target.Tags["http_addr"] == "":
+		return false, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("server %s has no HTTP address", target.Name)}
+	}
+	scheme := "http"
+	if s.cfg.ForwardTLS != nil {
+		scheme = "https"
+	}
+	u := &url.URL{Scheme: scheme, Host: target.Tags["http_addr"]}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			pr.SetXForwarded()
+			pr.Out.Header.Set(HeaderForwardedBy, fwd.LocalID())
+		},
+		Transport: &http.Transport{
+			Proxy:             nil,
+			DialContext:       (&net.Dialer{Timeout: forwardDialTimeout}).DialContext,
+			TLSClientConfig:   s.cfg.ForwardTLS,
+			DisableKeepAlives: true,
+		},
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return
+			}
+			writeError(w, &CodedError{Code: http.StatusBadGateway,
+				Message: fmt.Sprintf("cannot reach server %s at %s: %v", target.Name, u.Host, err), Err: err})
+		},
+	}
+	rp.ServeHTTP(w, r)
+	return true, nil
 }

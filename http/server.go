@@ -122,6 +122,9 @@ type Server struct {
 	store  *store.Store
 	log    *slog.Logger
 	router *router
+	// clientUpdates writes client reports in batches
+	// (node_allocs_batch.go).
+	clientUpdates *clientUpdateBatcher
 	// execTimes are the clocks of exec sessions (exec_stream.go).
 	execTimes execTimings
 	// eventHeartbeat is how often an idle event stream sends `{}`; zero
@@ -155,6 +158,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter(),
 		execTimes: defaultExecTimings(cfg.ExecIdleTimeout), metrics: newHTTPMetrics()}
+	s.clientUpdates = &clientUpdateBatcher{apply: func(ctx context.Context, req *store.AllocClientUpdateRequest) (uint64, error) {
+		_, index, err := s.cfg.Writer.Apply(ctx, store.AllocClientUpdateRequestType, req)
+		return index, err
+	}}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -34,11 +34,30 @@ func (c *Client) EventStream(ctx context.Context, topics []string, index uint64,
 // level (trace, debug, info, warn, error; "" means info), as text or, with
 // jsonFormat, as JSON objects, one per line. Close it when done.
 func (c *Client) Monitor(ctx context.Context, level string, jsonFormat bool, q *QueryOptions) (io.ReadCloser, error) {
+	return c.MonitorAgent(ctx, MonitorRequest{LogLevel: level, JSON: jsonFormat}, q)
+}
+
+// MonitorRequest is what MonitorAgent follows.
+type MonitorRequest struct {
+	// LogLevel is trace, debug, info, warn or error; "" means info.
+	LogLevel string
+	// JSON asks for JSON objects instead of text lines.
+	JSON bool
+	// NodeID follows the agent of that client node instead of the one
+	// asked; ServerID (name or ID) another server. At most one of them.
+	NodeID, ServerID string
+}
+
+// MonitorAgent streams an agent's log lines (GET /v1/agent/monitor): the
+// one asked, or the one req names. Close it when done.
+func (c *Client) MonitorAgent(ctx context.Context, req MonitorRequest, q *QueryOptions) (io.ReadCloser, error) {
 	params := url.Values{}
-	setIf(params, "log_level", level)
-	if jsonFormat {
+	setIf(params, "log_level", req.LogLevel)
+	if req.JSON {
 		params.Set("log_json", "true")
 	}
+	setIf(params, "node_id", req.NodeID)
+	setIf(params, "server_id", req.ServerID)
 	token := q.apply(c.cfg, params)
 	resp, err := c.stream(ctx, http.MethodGet, PathOf("v1", "agent", "monitor"), params, token, nil)
 	if err != nil {

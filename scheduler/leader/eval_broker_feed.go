@@ -1,11 +1,8 @@
 package leader
 
 import (
-	"cmp"
 	"context"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -91,24 +88,19 @@ func (f *evalFeed) follow(ctx context.Context, table, last uint64) {
 // pass dispatches the evaluations written after index since and returns
 // the index up to which it looked.
 func (f *evalFeed) pass(since uint64) uint64 {
-	evals, err := f.store.Evals(nil, "*", "")
+	// In the order they were written, so a job's blocked evaluation and a
+	// later successful one are seen in the right order; read through the
+	// store's ModifyIndex index, so a pass costs what changed, not every
+	// evaluation kept.
+	changed, err := f.store.EvalsModifiedAfter(nil, since)
 	if err != nil {
 		f.log.Error("eval feed: list evaluations", "error", err)
 		return since
 	}
 	last := since
-	var changed []*state.Evaluation
-	for _, e := range evals {
-		if e.ModifyIndex > since {
-			changed = append(changed, e)
-			last = max(last, e.ModifyIndex)
-		}
+	for _, e := range changed {
+		last = max(last, e.ModifyIndex)
 	}
-	// In the order they were written, so a job's blocked evaluation and a
-	// later successful one are seen in the right order.
-	slices.SortFunc(changed, func(a, b *state.Evaluation) int {
-		return cmp.Or(cmp.Compare(a.ModifyIndex, b.ModifyIndex), strings.Compare(a.ID, b.ID))
-	})
 	for _, e := range changed {
 		f.dispatch(e)
 	}

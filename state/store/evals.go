@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
 )
@@ -19,6 +20,22 @@ func (r reader) EvalsByJob(ws memdb.WatchSet, ns, jobID string) ([]*state.Evalua
 // whose ID starts with prefix, ordered by ID.
 func (r reader) Evals(ws memdb.WatchSet, ns, prefix string) ([]*state.Evaluation, error) {
 	return byNamespaceAndPrefix(ws, r.txn(), TableEvals, ns, prefix, func(e *state.Evaluation) string { return e.Namespace })
+}
+
+// EvalsModifiedAfter lists the evaluations written at an index above
+// index, in the order they were written (ModifyIndex, then ID). Its cost
+// is the number it returns, not the number of evaluations.
+func (r reader) EvalsModifiedAfter(ws memdb.WatchSet, index uint64) ([]*state.Evaluation, error) {
+	iter, err := r.txn().LowerBound(TableEvals, indexModify, index+1)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", TableEvals, err)
+	}
+	watch(ws, iter.WatchCh())
+	var out []*state.Evaluation
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*state.Evaluation))
+	}
+	return out, nil
 }
 
 // upsertEval writes an evaluation, keeping the creation stamps of the one

@@ -34,6 +34,7 @@ const (
 	indexJobEval   = "job_eval"
 	indexAlloc     = "alloc"
 	indexService   = "service"
+	indexModify    = "modify"
 )
 
 // tableDef is everything the store needs to know about one table: its
@@ -132,6 +133,9 @@ func coreTableDefs() []tableDef {
 			indexes: map[string]keyFunc{
 				indexID:  func(o any) []any { return []any{o.(*state.Evaluation).ID} },
 				indexJob: func(o any) []any { e := o.(*state.Evaluation); return []any{e.Namespace, e.JobID} },
+				// ModifyIndex then ID: the leader's eval feed reads what
+				// changed after an index without listing every evaluation.
+				indexModify: func(o any) []any { e := o.(*state.Evaluation); return []any{e.ModifyIndex, e.ID} },
 			},
 			newRow: func() any { return new(state.Evaluation) },
 		},

@@ -57,14 +57,22 @@ const monitorHelp = `
 Stream the log of the agent at -address (a server's raft, gossip, scheduler
 and HTTP lines, in one format) until interrupted. -log-level sets the
 lowest level shown (trace, debug, info, warn, error; default info); -json
-prints each line as a JSON object.`
+prints each line as a JSON object. -node-id follows the agent of that
+client node instead, -server-id (name or ID) another server: the agent at
+-address passes the stream on.`
 
 func (c *cli) monitorCommand(args []string) int {
 	fs, m := c.flagSet("monitor", "[options]", monitorHelp)
 	level := fs.String("log-level", "info", "lowest level to show: trace, debug, info, warn or error")
 	asJSON := fs.Bool("json", false, "print JSON log lines")
+	nodeID := fs.String("node-id", "", "follow the agent of this client node")
+	serverID := fs.String("server-id", "", "follow this server (name or ID)")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
+	}
+	if *nodeID != "" && *serverID != "" {
+		fmt.Fprintln(c.stderr, "Error: -node-id and -server-id cannot be combined")
+		return 1
 	}
 	switch *level {
 	case "trace", "debug", "info", "warn", "error":
@@ -76,7 +84,7 @@ func (c *cli) monitorCommand(args []string) int {
 	if err != nil {
 		return c.fail("creating client", err)
 	}
-	body, err := client.Monitor(c.ctx, *level, *asJSON, nil)
+	body, err := client.MonitorAgent(c.ctx, api.MonitorRequest{LogLevel: *level, JSON: *asJSON, NodeID: *nodeID, ServerID: *serverID}, nil)
 	if err != nil {
 		return c.fail("opening the agent's log stream", err)
 	}

@@ -1,5 +1,8 @@
 package store
 
+// The tests of what keeps the store's costs flat as it grows: node usage,
+// the evaluations' ModifyIndex index, snapshot verification.
+
 import (
 	"bytes"
 	"fmt"
@@ -134,5 +137,35 @@ func TestVerifySnapshot(t *testing.T) {
 	bad[len(bad)/2+1] ^= 0xff
 	if VerifySnapshot(bytes.NewReader(bad)) == nil && s.Restore(bytes.NewReader(bad)) != nil {
 		t.Error("VerifySnapshot accepted a stream Restore refuses")
+	}
+}
+
+// EvalsModifiedAfter returns exactly the evaluations written after an
+// index, in the order they were written.
+func TestEvalsModifiedAfter(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	job := stJob("a")
+	stRegister(t, s, 1, job, nil)
+	for i, id := range []string{"e3", "e1", "e2"} {
+		stApply(t, s, uint64(10+i), EvalUpdateRequestType, &EvalUpdateRequest{Evals: []*state.Evaluation{stEval(id, job)}})
+	}
+	// e3 written again later.
+	stApply(t, s, 20, EvalUpdateRequestType, &EvalUpdateRequest{Evals: []*state.Evaluation{stEval("e3", job)}})
+	ids := func(since uint64) string {
+		var out []string
+		for _, e := range stMust[[]*state.Evaluation](t)(s.EvalsModifiedAfter(nil, since)) {
+			out = append(out, fmt.Sprintf("%s@%d", e.ID, e.ModifyIndex))
+		}
+		return fmt.Sprint(out)
+	}
+	for since, want := range map[uint64]string{
+		0:  "[e1@11 e2@12 e3@20]",
+		11: "[e2@12 e3@20]",
+		12: "[e3@20]",
+		20: "[]",
+	} {
+		if got := ids(since); got != want {
+			t.Errorf("after %d: %s, want %s", since, got, want)
+		}
 	}
 }

@@ -1,0 +1,38 @@
+package command
+
+import (
+	"net/http"
+	"net/url"
+	"reflect"
+	"testing"
+)
+
+// sched monitor -node-id / -server-id ask the agent at -address to pass
+// on another agent's lines; the two cannot be combined.
+func TestMonitorPicksTheAgent(t *testing.T) {
+	cases := []struct {
+		args []string
+		want url.Values
+	}{
+		{nil, url.Values{"log_level": {"info"}}},
+		{[]string{"-node-id", "n-1", "-log-level", "debug"}, url.Values{"log_level": {"debug"}, "node_id": {"n-1"}}},
+		{[]string{"-server-id", "s2", "-json"}, url.Values{"log_level": {"info"}, "log_json": {"true"}, "server_id": {"s2"}}},
+	}
+	for _, tc := range cases {
+		f := newFakeAPI(t)
+		f.on("GET", "/v1/agent/monitor", func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte("line one\nline two\n"))
+		})
+		r := runCLI(t, f, runOpts{}, append([]string{"monitor"}, tc.args...)...)
+		r.check(t, 0, "line one\nline two\n", "")
+		if got := f.only("GET /v1/agent/monitor").Query; !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("monitor %v: query %v, want %v", tc.args, got, tc.want)
+		}
+	}
+	f := newFakeAPI(t)
+	r := runCLI(t, f, runOpts{}, "monitor", "-node-id", "n", "-server-id", "s")
+	r.check(t, 1, "", "Error: -node-id and -server-id cannot be combined\n")
+	if len(f.requests("")) != 0 {
+		t.Errorf("requests sent: %v", f.keys())
+	}
+}
