@@ -82,7 +82,15 @@ func TestEvaluationReads(t *testing.T) {
 	h.fail(http.MethodGet, "/v1/evaluation/"+evalProd, nil, http.StatusNotFound)
 	h.ok(http.MethodGet, "/v1/evaluation/"+evalProd+"?namespace=prod", nil, &e)
 
+	// The store finds an evaluation's allocations through the
+	// evaluation's job: none while it is not stored.
 	var stubs []*state.AllocListStub
+	h.ok(http.MethodGet, "/v1/evaluation/e-"+a1+"/allocations", nil, &stubs)
+	if len(stubs) != 0 {
+		t.Errorf("allocations of an evaluation not stored %+v", stubs)
+	}
+	h.apply(store.EvalUpdateRequestType, &store.EvalUpdateRequest{Evals: []*state.Evaluation{{
+		ID: "e-" + a1, Namespace: "default", JobID: "web", Type: "service", Status: state.EvalStatusComplete}}})
 	h.ok(http.MethodGet, "/v1/evaluation/e-"+a1+"/allocations", nil, &stubs)
 	if len(stubs) != 1 || stubs[0].ID != a1 || stubs[0].JobType != "service" {
 		t.Errorf("eval allocations %+v", stubs)

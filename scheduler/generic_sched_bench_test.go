@@ -1,11 +1,13 @@
 package scheduler
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // BenchmarkServiceSchedule1000On5000 measures the scheduler alone: one
@@ -120,4 +122,36 @@ func BenchmarkStoredAllocBytes(b *testing.B) {
 	if n := len(h.LiveAllocs(state.DefaultNamespace, fmt.Sprintf("mem-%d", b.N-1))); n != perJob {
 		b.Fatalf("%d allocations of the last job live, want %d", n, perJob)
 	}
+	b.ReportMetric(restoredBytes(b, h.Store)/float64(placed), "restored-heap-bytes/alloc")
+}
+
+// restoredBytes returns how much heap a store restored from a snapshot of
+// src holds: a restore decodes every allocation with its own copy of its
+// job, which the store must not keep.
+func restoredBytes(b *testing.B, src *store.Store) float64 {
+	snap, err := src.Snapshot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := snap.Persist(&buf); err != nil {
+		b.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	dst, err := store.NewStore(store.StoreConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := dst.Restore(bytes.NewReader(buf.Bytes())); err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(buf.Bytes()) // counted in both readings
+	if dst.LatestIndex() != src.LatestIndex() {
+		b.Fatalf("restored store at index %d, want %d", dst.LatestIndex(), src.LatestIndex())
+	}
+	return float64(after.HeapAlloc) - float64(before.HeapAlloc)
 }

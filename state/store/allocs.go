@@ -1,6 +1,9 @@
 package store
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
 )
@@ -16,7 +19,7 @@ func (r reader) AllocByID(ws memdb.WatchSet, id string) (*state.Allocation, erro
 // any more, all are listed.
 func (r reader) AllocsByJob(ws memdb.WatchSet, ns, jobID string, all bool) ([]*state.Allocation, error) {
 	txn := r.txn()
-	allocs, err := list[*state.Allocation](ws, txn, nil, TableAllocs, indexJob, ns, jobID)
+	allocs, err := allocsOfJob(ws, txn, ns, jobID)
 	if err != nil || all {
 		return allocs, err
 	}
@@ -38,9 +41,33 @@ func (r reader) AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*state.Allocat
 	return list[*state.Allocation](ws, r.txn(), nil, TableAllocs, indexNode, nodeID)
 }
 
-// AllocsByEval lists the allocations an evaluation placed, ordered by ID.
+// AllocsByEval lists the allocations an evaluation placed, ordered by ID;
+// none once the evaluation itself is gone (the allocations are found
+// through its job).
 func (r reader) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*state.Allocation, error) {
-	return list[*state.Allocation](ws, r.txn(), nil, TableAllocs, indexEval, evalID)
+	txn := r.txn()
+	e, err := first[*state.Evaluation](ws, txn, TableEvals, indexID, evalID)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	return list[*state.Allocation](ws, txn, nil, TableAllocs, indexJobEval+"_prefix", e.Namespace, e.JobID, evalID)
+}
+
+// allocsOfJob lists every allocation of a job ID, whichever instance of
+// the job it belongs to, ordered by ID.
+func allocsOfJob(ws memdb.WatchSet, txn *memdb.Txn, ns, jobID string) ([]*state.Allocation, error) {
+	allocs, err := allocsOfJobByEval(ws, txn, ns, jobID)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(allocs, func(a, b *state.Allocation) int { return strings.Compare(a.ID, b.ID) })
+	return allocs, nil
+}
+
+// allocsOfJobByEval is allocsOfJob in the index's order (by evaluation,
+// then ID), for readers that need no order and should not pay for one.
+func allocsOfJobByEval(ws memdb.WatchSet, txn *memdb.Txn, ns, jobID string) ([]*state.Allocation, error) {
+	return list[*state.Allocation](ws, txn, nil, TableAllocs, indexJobEval+"_prefix", ns, jobID)
 }
 
 // Allocs lists the allocations of namespace ns ("*" for every namespace)

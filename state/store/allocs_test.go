@@ -60,8 +60,14 @@ func TestAllocUpdateStampsAndKeepsClientFields(t *testing.T) {
 	if got := stMust[[]*state.Allocation](t)(s.AllocsByNode(nil, "n1")); len(got) != 1 {
 		t.Errorf("AllocsByNode = %d allocs, want 1", len(got))
 	}
-	if got := stMust[[]*state.Allocation](t)(s.AllocsByEval(nil, "eval-a1")); len(got) != 1 {
-		t.Errorf("AllocsByEval = %d allocs, want 1", len(got))
+	// Allocations are found by evaluation through the evaluation's job:
+	// none while the evaluation is not stored.
+	if got := stMust[[]*state.Allocation](t)(s.AllocsByEval(nil, "eval-a1")); len(got) != 0 {
+		t.Errorf("AllocsByEval of an unknown evaluation = %d allocs, want 0", len(got))
+	}
+	stApply(t, s, 14, EvalUpdateRequestType, &EvalUpdateRequest{Evals: []*state.Evaluation{stEval("eval-a1", job)}})
+	if got := stMust[[]*state.Allocation](t)(s.AllocsByEval(nil, "eval-a1")); len(got) != 1 || got[0].ID != "a1" {
+		t.Errorf("AllocsByEval = %d allocs, want a1", len(got))
 	}
 }
 

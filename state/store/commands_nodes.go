@@ -287,7 +287,7 @@ func applyJobEvaluate(t *writeTxn, req *JobEvaluateRequest) (any, error) {
 	}
 	resp := &JobEvaluateResponse{JobModifyIndex: job.JobModifyIndex, Index: t.index}
 	if req.ForceReschedule {
-		allocs, err := list[*state.Allocation](nil, t.Txn, nil, TableAllocs, indexJob, job.Namespace, job.ID)
+		allocs, err := allocsOfJob(nil, t.Txn, job.Namespace, job.ID)
 		if err != nil {
 			return nil, err
 		}

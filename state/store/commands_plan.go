@@ -300,7 +300,7 @@ func collectJob(t *writeTxn, j GarbageCollectJob) error {
 	if job.Status != state.JobStatusDead || job.JobModifyIndex != j.JobModifyIndex {
 		return nil
 	}
-	live, err := hasLiveAlloc(t.Txn, indexJob, j.Namespace, j.ID)
+	live, err := hasLiveAlloc(t.Txn, indexJobEval+"_prefix", j.Namespace, j.ID)
 	if err != nil || live {
 		return err
 	}

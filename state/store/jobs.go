@@ -349,7 +349,7 @@ func purgeJob(t *writeTxn, job *state.Job) error {
 // skipShutdownDelay marks the running allocations of job so that clients
 // stop them without waiting for their shutdown delay.
 func skipShutdownDelay(t *writeTxn, job *state.Job) error {
-	allocs, err := list[*state.Allocation](nil, t.Txn, nil, TableAllocs, indexJob, job.Namespace, job.ID)
+	allocs, err := allocsOfJob(nil, t.Txn, job.Namespace, job.ID)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ const (
 	indexJob       = "job"
 	indexNamespace = "namespace"
 	indexNode      = "node"
-	indexEval      = "eval"
+	indexJobEval   = "job_eval"
 	indexAlloc     = "alloc"
 	indexService   = "service"
 	indexModify    = "modify"
@@ -142,10 +142,12 @@ func coreTableDefs() []tableDef {
 		{
 			name: TableAllocs,
 			indexes: map[string]keyFunc{
-				indexID:   func(o any) []any { return []any{o.(*state.Allocation).ID} },
-				indexJob:  func(o any) []any { a := o.(*state.Allocation); return []any{a.Namespace, a.JobID} },
-				indexNode: func(o any) []any { return []any{o.(*state.Allocation).NodeID} },
-				indexEval: func(o any) []any { return []any{o.(*state.Allocation).EvalID} },
+				indexID: func(o any) []any { return []any{o.(*state.Allocation).ID} },
+				// One index serves the lookups by job and by evaluation
+				// (allocsOfJob, AllocsByEval): an index costs some 450
+				// bytes per allocation (issue 19).
+				indexJobEval: func(o any) []any { a := o.(*state.Allocation); return []any{a.Namespace, a.JobID, a.EvalID} },
+				indexNode:    func(o any) []any { return []any{o.(*state.Allocation).NodeID} },
 			},
 			newRow: func() any { return new(state.Allocation) },
 		},

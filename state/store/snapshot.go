@@ -103,9 +103,18 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 	}
 	txn := db.Txn(true)
 	defer txn.Abort()
+	compact := newCompactor(txn)
+	compact.restore = true
 	err = decodeSnapshot(r, func(name string, row any) error {
-		if n, ok := row.(*state.Node); ok {
-			n.SealSecret() // a snapshot written before node secrets were hashed
+		switch row := row.(type) {
+		case *state.Node:
+			row.SealSecret() // a snapshot written before node secrets were hashed
+		case *state.Allocation:
+			// Each allocation decodes its own copy of its job and
+			// strings: share them (compact.go).
+			if err := compact.alloc(nil, row); err != nil {
+				return fmt.Errorf("restore %s row: %w", name, err)
+			}
 		}
 		if err := txn.Insert(name, row); err != nil {
 			return fmt.Errorf("restore %s row: %w", name, err)

@@ -174,6 +174,9 @@ type writeTxn struct {
 	// written records, in order, the writes of tables that have an event
 	// topic (events.go); nil when nobody asked (trackEvents).
 	written *[]written
+	// compact shares the values of the allocations this command writes
+	// (compact.go); made on first use.
+	compact *compactor
 }
 
 // nsID names a namespaced object.
@@ -196,6 +199,9 @@ func (t *writeTxn) insert(table string, obj any) error {
 		a := obj.(*state.Allocation)
 		old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, a.ID)
 		if err != nil {
+			return err
+		}
+		if err := t.compactor().alloc(old, a); err != nil {
 			return err
 		}
 		if err := trackUsage(t.Txn, old, a); err != nil {

@@ -1,0 +1,373 @@
+package store
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/schedhq/sched/state"
+)
+
+// Compact allocations (issue 19: memory per allocation).
+//
+// An allocation decoded from the log or a snapshot holds its own copy of
+// every string, map and nested struct, although most of them repeat: every
+// allocation of a plan has the same evaluation ID, job ID, namespace, group
+// name and usually the same granted resources; every allocation on a node
+// repeats the node's ID and name. Before an allocation is stored, compact
+// replaces each such value by an equal one that is already held (by the
+// stored job or node, or by an earlier allocation of the same command or
+// restore), so the duplicate becomes garbage.
+//
+// Only what is equal is shared, so the stored contents, and Apply's result,
+// are the same value for value as without compaction: compaction changes
+// what is shared in memory, never what is read. Stored objects are never
+// mutated (Store's contract), which is what makes the sharing safe. Apply
+// compares jobs whole (once per decoded job); a restore, where every
+// allocation decodes its own copy of its job, trusts the row identity
+// (rowKey) instead, as comparing every copy whole would make a restore a
+// quarter slower.
+
+// compactor holds what one command (or one restore) has already stored,
+// for the allocations that follow to share.
+type compactor struct {
+	txn *memdb.Txn
+	// restore is set while restoring a snapshot: jobs are shared by row
+	// identity (rowKey) without being compared whole.
+	restore bool
+	// strs interns free-form strings (evaluation IDs, descriptions, score
+	// keys) within the command.
+	strs map[string]string
+	// jobs maps a decoded job to the stored one that replaces it (itself
+	// when none does), so a job that many allocations of a command share
+	// is compared once.
+	jobs map[*state.Job]*state.Job
+	// rows maps a job row's identity to the first job kept for it: in a
+	// restore, every allocation decodes its own copy of its job.
+	rows map[jobRowKey]*state.Job
+	// resources holds the last resources granted per group.
+	resources map[groupKey]*state.AllocatedResources
+	// counts holds the last distinct metric maps seen, per field.
+	counts [metricMapFields][]map[string]int
+	quota  [][]string
+	// details holds the last distinct task event details seen.
+	details []map[string]string
+}
+
+// jobRowKey identifies one write of a job row (see rowKey).
+type jobRowKey struct {
+	ns, id                                        string
+	version, create, jobModify, modify, submitted uint64
+}
+
+// groupKey names a task group of a job.
+type groupKey struct{ ns, job, group string }
+
+// metricMapFields is how many map[string]int fields AllocMetric has.
+const metricMapFields = 5
+
+// sharedMaps is how many distinct maps of one metric field a command
+// keeps for sharing: plans repeat the same few.
+const sharedMaps = 4
+
+func newCompactor(txn *memdb.Txn) *compactor {
+	return &compactor{
+		txn:       txn,
+		strs:      map[string]string{},
+		jobs:      map[*state.Job]*state.Job{},
+		rows:      map[jobRowKey]*state.Job{},
+		resources: map[groupKey]*state.AllocatedResources{},
+	}
+}
+
+// compactor returns the command's compactor, made on first use.
+func (t *writeTxn) compactor() *compactor {
+	if t.compact == nil {
+		t.compact = newCompactor(t.Txn)
+	}
+	return t.compact
+}
+
+// str returns a string equal to s, shared within the command.
+func (c *compactor) str(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := c.strs[s]; ok {
+		return v
+	}
+	c.strs[s] = s
+	return s
+}
+
+// alloc compacts a, which is about to replace old (nil when new) and is
+// not shared yet. What a kept from old is compact already and left alone.
+func (c *compactor) alloc(old, a *state.Allocation) error {
+	if old == nil {
+		old = &state.Allocation{}
+	}
+	if a.Job != nil {
+		job := a.Job
+		if job != old.Job {
+			var err error
+			if job, err = c.job(job); err != nil {
+				return err
+			}
+		}
+		a.Job = job
+		if a.Namespace == job.Namespace {
+			a.Namespace = job.Namespace
+		}
+		if a.JobID == job.ID {
+			a.JobID = job.ID
+		}
+		for _, tg := range job.TaskGroups {
+			if tg != nil && tg.Name == a.TaskGroup {
+				a.TaskGroup = tg.Name
+				break
+			}
+		}
+	}
+	if a.NodeID != "" {
+		raw, err := c.txn.First(TableNodes, indexID, a.NodeID)
+		if err != nil {
+			return err
+		}
+		if n, ok := raw.(*state.Node); ok {
+			a.NodeID = n.ID
+			if a.NodeName == n.Name {
+				a.NodeName = n.Name
+			}
+		}
+	}
+	a.Namespace = c.str(a.Namespace)
+	a.JobID = c.str(a.JobID)
+	a.TaskGroup = c.str(a.TaskGroup)
+	a.NodeID = c.str(a.NodeID)
+	a.NodeName = c.str(a.NodeName)
+	a.EvalID = c.str(a.EvalID)
+	a.DeploymentID = c.str(a.DeploymentID)
+	a.FollowupEvalID = c.str(a.FollowupEvalID)
+	a.DesiredStatus = desiredStatus(a.DesiredStatus)
+	a.DesiredDescription = c.str(a.DesiredDescription)
+	a.ClientStatus = clientStatus(a.ClientStatus)
+	a.ClientDescription = c.str(a.ClientDescription)
+	if a.AllocatedResources != old.AllocatedResources {
+		a.AllocatedResources = c.resourcesOf(groupKey{a.Namespace, a.JobID, a.TaskGroup}, a.AllocatedResources)
+	}
+	if a.Metrics != nil && a.Metrics != old.Metrics {
+		a.Metrics = c.metrics(a.Metrics)
+	}
+	if len(a.TaskStates) > 0 && !sameMap(a.TaskStates, old.TaskStates) {
+		a.TaskStates = c.taskStates(a.TaskStates)
+	}
+	return nil
+}
+
+// desiredStatus returns the package constant equal to s, or s.
+func desiredStatus(s string) string {
+	for _, k := range [...]string{state.AllocDesiredStatusRun, state.AllocDesiredStatusStop, state.AllocDesiredStatusEvict} {
+		if s == k {
+			return k
+		}
+	}
+	return s
+}
+
+// clientStatus returns the package constant equal to s, or s.
+func clientStatus(s string) string {
+	for _, k := range [...]string{
+		state.AllocClientStatusPending, state.AllocClientStatusRunning, state.AllocClientStatusComplete,
+		state.AllocClientStatusFailed, state.AllocClientStatusLost, state.AllocClientStatusUnknown,
+	} {
+		if s == k {
+			return k
+		}
+	}
+	return s
+}
+
+// job returns a job equal to j that is already held: the stored jobs or
+// versions row, or an earlier allocation's job with the same row identity
+// (rowKey); else j.
+func (c *compactor) job(j *state.Job) (*state.Job, error) {
+	if v, ok := c.jobs[j]; ok {
+		return v, nil
+	}
+	kept := j
+	if j.ModifyIndex != 0 {
+		k := rowKey(j)
+		cand, ok := c.rows[k]
+		if !ok {
+			row, err := c.storedRow(k)
+			if err != nil {
+				return nil, err
+			}
+			cand = row
+		}
+		// A job built by a command's writer rather than read from the
+		// store may claim a row's indexes: Apply shares only what is
+		// equal.
+		if cand != nil && (cand == j || c.restore || reflect.DeepEqual(cand, j)) {
+			kept = cand
+		} else {
+			c.rows[k] = j
+		}
+	}
+	if !c.restore { // in a restore, no two allocations share a decoded job
+		c.jobs[j] = kept
+	}
+	return kept, nil
+}
+
+// storedRow returns the row of the jobs or job versions table that has
+// identity k, if there is one.
+func (c *compactor) storedRow(k jobRowKey) (*state.Job, error) {
+	for _, lookup := range []struct {
+		table string
+		args  []any
+	}{
+		{TableJobs, []any{k.ns, k.id}},
+		{TableJobVersion, []any{k.ns, k.id, k.version}},
+	} {
+		raw, err := c.txn.First(lookup.table, indexID, lookup.args...)
+		if err != nil {
+			return nil, err
+		}
+		if row, ok := raw.(*state.Job); ok && rowKey(row) == k {
+			return row, nil
+		}
+	}
+	return nil, nil
+}
+
+// rowKey is what identifies one write of a job row: the store stamps every
+// write with the command's index (ModifyIndex) and commits one row per job
+// and command, so the copies of a stored job that agree on it are copies of
+// one row. Only a job built by hand (a test's) can claim a row's identity
+// with other content.
+func rowKey(j *state.Job) jobRowKey {
+	return jobRowKey{
+		ns: j.Namespace, id: j.ID, version: j.Version, create: j.CreateIndex,
+		jobModify: j.JobModifyIndex, modify: j.ModifyIndex, submitted: uint64(j.SubmitTime),
+	}
+}
+
+// resourcesOf returns resources equal to r, shared with the previous
+// allocation of the group when they are equal.
+func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.AllocatedResources {
+	if r == nil {
+		return nil
+	}
+	prev := c.resources[g]
+	if prev != nil && reflect.DeepEqual(prev, r) {
+		return prev
+	}
+	if prev != nil && reflect.DeepEqual(prev.Tasks, r.Tasks) {
+		// Different ports, same task grants. r is copied rather than
+		// changed: only a itself is the caller's to change.
+		cp := *r
+		cp.Tasks = prev.Tasks
+		r = &cp
+	}
+	c.resources[g] = r
+	return r
+}
+
+// metrics returns a copy of m that shares its maps with earlier equal ones
+// and its score keys with earlier scores.
+func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
+	cp := *orig
+	m := &cp
+	for i, p := range []*map[string]int{
+		&m.NodesAvailable, &m.ClassFiltered, &m.ConstraintFiltered, &m.ClassExhausted, &m.DimensionExhausted,
+	} {
+		*p = c.countMap(i, *p)
+	}
+	if m.QuotaExhausted != nil {
+		if i := slices.IndexFunc(c.quota, func(q []string) bool { return slices.Equal(q, m.QuotaExhausted) }); i >= 0 {
+			m.QuotaExhausted = c.quota[i]
+		} else if len(c.quota) < sharedMaps {
+			c.quota = append(c.quota, m.QuotaExhausted)
+		}
+	}
+	if len(m.Scores) > 0 {
+		scores := make(map[string]float64, len(m.Scores))
+		for k, v := range m.Scores {
+			scores[c.str(k)] = v
+		}
+		m.Scores = scores
+	}
+	return m
+}
+
+// countMap returns a map equal to m (nil when m is nil), shared with an
+// earlier one of field i when there is one.
+func (c *compactor) countMap(i int, m map[string]int) map[string]int {
+	if m == nil {
+		return nil
+	}
+	seen := c.counts[i]
+	for _, s := range seen {
+		if maps.Equal(s, m) {
+			return s
+		}
+	}
+	if len(seen) < sharedMaps {
+		c.counts[i] = append(seen, m)
+	} else {
+		seen[len(seen)-1] = m
+	}
+	return m
+}
+
+// sameMap reports whether a and b are the one map.
+func sameMap[M ~map[K]V, K comparable, V any](a, b M) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// taskStates returns a copy of the task states a client reported whose
+// strings and event details are shared: with the package constants (task
+// states, event types) or within the command (messages).
+func (c *compactor) taskStates(in map[string]*state.TaskState) map[string]*state.TaskState {
+	out := make(map[string]*state.TaskState, len(in))
+	for name, ts := range in {
+		if ts == nil {
+			out[name] = nil
+			continue
+		}
+		cp := *ts
+		cp.State = c.str(cp.State)
+		if ts.Events != nil {
+			cp.Events = make([]*state.TaskEvent, len(ts.Events))
+			for i, e := range ts.Events {
+				if e != nil {
+					cp.Events[i] = c.event(*e)
+				}
+			}
+		}
+		out[c.str(name)] = &cp
+	}
+	return out
+}
+
+// event returns e with its strings and details shared.
+func (c *compactor) event(e state.TaskEvent) *state.TaskEvent {
+	for _, p := range []*string{
+		&e.Type, &e.RestartReason, &e.SetupError, &e.DriverError, &e.Message, &e.KillError, &e.KillReason,
+		&e.DownloadError, &e.ValidationError, &e.FailedSibling, &e.SecretsError, &e.TaskSignalReason,
+		&e.TaskSignal, &e.DriverMessage, &e.DisplayMessage,
+	} {
+		*p = c.str(*p)
+	}
+	if e.Details != nil {
+		if i := slices.IndexFunc(c.details, func(d map[string]string) bool { return maps.Equal(d, e.Details) }); i >= 0 {
+			e.Details = c.details[i]
+		} else if len(c.details) < sharedMaps {
+			c.details = append(c.details, e.Details)
+		}
+	}
+	return &e
+}
