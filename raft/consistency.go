@@ -74,6 +74,11 @@ func (n *Node) Barrier(ctx context.Context) error {
 // The first call in each term runs a Barrier, because a new leader's commit
 // index may not yet cover entries an earlier leader committed.
 func (n *Node) VerifyLeader(ctx context.Context) (uint64, error) {
+	// After a pause, heartbeat answers from before it may still count as
+	// votes: let fresh ones be exchanged first (pause.go).
+	if err := n.paused.wait(ctx); err != nil {
+		return 0, err
+	}
 	for {
 		term := n.raft.CurrentTerm()
 		if n.readyTerm.Load() != term {

@@ -41,6 +41,9 @@ type Node struct {
 	// confirmed with a barrier that every earlier entry is applied; see
 	// VerifyLeader.
 	readyTerm atomic.Uint64
+	// paused notices pauses of this process; VerifyLeader waits for the
+	// replication to settle after one (pause.go).
+	paused *pauseWatch
 
 	shutdownCh   chan struct{} // closed when Shutdown starts
 	runDone      chan struct{} // closed when the run goroutine exits
@@ -68,6 +71,9 @@ func New(cfg Config, fsm FSM) (*Node, error) {
 		leaderCh:   make(chan bool, 1),
 		shutdownCh: make(chan struct{}),
 		runDone:    make(chan struct{}),
+		// A heartbeat timeout after a pause, followers answered fresh
+		// heartbeats, or made this server step down.
+		paused: newPauseWatch(cfg.HeartbeatTimeout),
 	}
 	// Undo whatever was opened if a later step fails, so a failed New
 	// leaves the data dir free to open again.
@@ -124,6 +130,7 @@ func New(cfg Config, fsm FSM) (*Node, error) {
 	})
 	n.raft.RegisterObserver(n.observer)
 	go n.run(notifyCh, obsCh)
+	go n.paused.run(n.shutdownCh)
 
 	n.hurrySoleVoter()
 	n.logger.Info("raft node started", "id", cfg.ID, "addr", n.Addr(),
