@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -167,5 +168,86 @@ func TestEvalsModifiedAfter(t *testing.T) {
 		if got := ids(since); got != want {
 			t.Errorf("after %d: %s, want %s", since, got, want)
 		}
+	}
+}
+
+// A snapshot writes each job allocations run once (format 2): the
+// allocations come back equal, sharing their job; a format 1 stream (a job
+// per allocation) still restores; a reference to a job the stream does
+// not hold is refused.
+func TestSnapshotWritesEachJobOnce(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	stApply(t, s, 1, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
+	job := stJob("a")
+	stRegister(t, s, 2, job, nil)
+	stored := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "a"))
+	var allocs []*state.Allocation
+	for i := range 50 {
+		a := stAlloc(fmt.Sprintf("a%02d", i), stored, "n1")
+		a.Job = stored
+		allocs = append(allocs, a)
+	}
+	stApply(t, s, 3, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs, Now: 3})
+	before := stMust[[]*state.Allocation](t)(s.AllocsByNode(nil, "n1"))
+
+	snap, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := snap.Persist(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(buf.Bytes(), []byte(snapshotJobName)); n < 1 || n > 2 {
+		t.Errorf("the stream holds %d job rows for 50 allocations of one job", n)
+	}
+	if err := VerifySnapshot(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	r := stStore(t, StoreConfig{})
+	if err := r.Restore(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	after := stMust[[]*state.Allocation](t)(r.AllocsByNode(nil, "n1"))
+	if !reflect.DeepEqual(before, after) {
+		t.Fatal("restored allocations differ from the saved ones")
+	}
+	for _, a := range after[1:] {
+		if a.Job != after[0].Job {
+			t.Fatal("restored allocations of one job do not share it")
+		}
+	}
+
+	// Format 1: every allocation with its own job.
+	var old bytes.Buffer
+	enc := newStreamEncoder(&old)
+	for _, v := range []any{snapshotHeader{Format: 1}, TableJobs, stored, TableAllocs, before[0], ""} {
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r1 := stStore(t, StoreConfig{})
+	if err := r1.Restore(bytes.NewReader(old.Bytes())); err != nil {
+		t.Fatalf("a format 1 snapshot: %v", err)
+	}
+	if a := stMust[*state.Allocation](t)(r1.AllocByID(nil, before[0].ID)); a == nil || a.Job == nil || a.Job.ID != "a" {
+		t.Fatalf("format 1 allocation restored as %+v", a)
+	}
+
+	// A dangling reference.
+	var bad bytes.Buffer
+	enc = newStreamEncoder(&bad)
+	bare := *before[0]
+	bare.Job = nil
+	for _, v := range []any{snapshotHeader{Format: 2}, snapshotAllocName, &snapshotAllocRow{Ref: 7, Alloc: &bare}, ""} {
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := VerifySnapshot(bytes.NewReader(bad.Bytes())); err == nil {
+		t.Error("a reference to a job the stream does not hold verified")
+	}
+	if err := stStore(t, StoreConfig{}).Restore(bytes.NewReader(bad.Bytes())); err == nil {
+		t.Error("a reference to a job the stream does not hold restored")
 	}
 }

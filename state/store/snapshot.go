@@ -32,8 +32,35 @@ func (s *Store) Snapshot() (*StateSnapshot, error) {
 // snapshot.
 func (s *StateSnapshot) Release() {}
 
-// snapshotFormat identifies the layout written by Persist.
-const snapshotFormat = 1
+// snapshotFormat identifies the layout written by Persist. Format 2
+// writes each job an allocation runs once, however many allocations share
+// it (snapshotJobRow, snapshotAllocRow); Restore reads formats 1 and 2.
+const snapshotFormat = 2
+
+// Pseudo-table names of format 2: they never name a table of the store.
+const (
+	// snapshotJobName precedes a snapshotJobRow: a job allocations run,
+	// written before the first allocation that refers to it.
+	snapshotJobName = "_alloc_job"
+	// snapshotAllocName precedes a snapshotAllocRow: an allocation of the
+	// allocations table, its job given by reference.
+	snapshotAllocName = "_alloc_ref"
+)
+
+// snapshotJobRow is one job allocations run, numbered in the stream.
+type snapshotJobRow struct {
+	Ref int
+	Job *state.Job
+}
+
+// snapshotAllocRow is an allocation whose Job is the snapshotJobRow of
+// Ref. The allocations of one stored job object share one row, so a
+// snapshot of a million allocations of a thousand jobs holds a thousand
+// jobs, and the restored allocations share them again.
+type snapshotAllocRow struct {
+	Ref   int
+	Alloc *state.Allocation
+}
 
 // snapshotHeader opens a persisted snapshot.
 type snapshotHeader struct {
@@ -51,6 +78,9 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 		return fmt.Errorf("persist snapshot: %w", err)
 	}
 	txn := s.db.Txn(false)
+	// jobRefs numbers the job objects allocations point at (one per job
+	// version, shared by the store).
+	jobRefs := map[*state.Job]int{}
 	for _, def := range tableDefs() {
 		if def.derived {
 			continue
@@ -60,10 +90,27 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 			return fmt.Errorf("persist %s: %w", def.name, err)
 		}
 		for row := iter.Next(); row != nil; row = iter.Next() {
-			if err := enc.Encode(def.name); err != nil {
+			name, v := def.name, row
+			if a, ok := row.(*state.Allocation); ok && a.Job != nil {
+				ref, seen := jobRefs[a.Job]
+				if !seen {
+					ref = len(jobRefs)
+					jobRefs[a.Job] = ref
+					if err := enc.Encode(snapshotJobName); err != nil {
+						return fmt.Errorf("persist %s: %w", def.name, err)
+					}
+					if err := enc.Encode(&snapshotJobRow{Ref: ref, Job: a.Job}); err != nil {
+						return fmt.Errorf("persist %s: %w", def.name, err)
+					}
+				}
+				bare := *a
+				bare.Job = nil
+				name, v = snapshotAllocName, &snapshotAllocRow{Ref: ref, Alloc: &bare}
+			}
+			if err := enc.Encode(name); err != nil {
 				return fmt.Errorf("persist %s: %w", def.name, err)
 			}
-			if err := enc.Encode(row); err != nil {
+			if err := enc.Encode(v); err != nil {
 				return fmt.Errorf("persist %s: %w", def.name, err)
 			}
 		}
@@ -158,9 +205,10 @@ func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 	if err := dec.Decode(&hdr); err != nil {
 		return fmt.Errorf("read header: %w", err)
 	}
-	if hdr.Format != snapshotFormat {
+	if hdr.Format != 1 && hdr.Format != snapshotFormat {
 		return fmt.Errorf("unsupported snapshot format %d", hdr.Format)
 	}
+	jobs := map[int]*state.Job{} // format 2's jobs, by reference
 	for {
 		var name string
 		if err := dec.Decode(&name); err != nil {
@@ -171,6 +219,32 @@ func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 		}
 		if name == "" {
 			return nil
+		}
+		switch {
+		case hdr.Format >= 2 && name == snapshotJobName:
+			var j snapshotJobRow
+			if err := dec.Decode(&j); err != nil {
+				return fmt.Errorf("read %s row: %w", name, err)
+			}
+			if _, dup := jobs[j.Ref]; dup || j.Job == nil {
+				return fmt.Errorf("read %s row: job reference %d is repeated or empty", name, j.Ref)
+			}
+			jobs[j.Ref] = j.Job
+			continue
+		case hdr.Format >= 2 && name == snapshotAllocName:
+			var a snapshotAllocRow
+			if err := dec.Decode(&a); err != nil {
+				return fmt.Errorf("read %s row: %w", name, err)
+			}
+			job, ok := jobs[a.Ref]
+			if !ok || a.Alloc == nil {
+				return fmt.Errorf("read %s row: an allocation refers to job %d, which the snapshot does not hold before it", name, a.Ref)
+			}
+			a.Alloc.Job = job
+			if err := row(TableAllocs, a.Alloc); err != nil {
+				return err
+			}
+			continue
 		}
 		def, ok := defs[name]
 		if !ok || def.derived {
