@@ -197,13 +197,7 @@ func waitRunning(t *testing.T, c *api.Client, job string, count int) []*state.Al
 
 func getBody(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return getAs(t, http.DefaultClient, url, "", nil) // client_auth_test.go
 }
 
 func TestDevAgentRunsAClient(t *testing.T) {

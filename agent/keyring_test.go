@@ -73,6 +73,19 @@ func TestGossipKeyringRotation(t *testing.T) {
 	if _, err := ag.KeyringInstall(ctx, "%%%"); err == nil || !strings.Contains(err.Error(), "400") {
 		t.Errorf("install of a non-base64 key: %v", err)
 	}
+	for _, tc := range []struct {
+		path string
+		body any
+		code int
+	}{
+		{"/v1/agent/keyring/rotate", map[string]string{"Key": k2}, 404},
+		{"/v1/agent/keyring/install", map[string]string{}, 400},
+		{"/v1/agent/keyring/install", "not json", 400},
+	} {
+		if code, _, body := servers[0].do("POST", tc.path, tc.body); code != tc.code {
+			t.Errorf("POST %s %v: %d %s, want %d", tc.path, tc.body, code, body, tc.code)
+		}
+	}
 	expect("after refusals", map[string]int{k1: 3}, map[string]int{k1: 3})
 
 	if r, err := ag.KeyringInstall(ctx, k2); err != nil || r.NumNodes != 3 {

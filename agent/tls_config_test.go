@@ -30,6 +30,15 @@ func TestTLSBlock(t *testing.T) {
 		}
 	}
 	caFile, certFile, keyFile := writeTestPKI(t, raftServerName("global"))
+	for src, want := range map[string]bool{"": true, "verify_server_hostname = true\n": true, "verify_server_hostname = false\n": false} {
+		c := &Config{}
+		if err := c.LoadFile(writeConfig(t, "tls {\n"+src+"}\n")); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.TLS.verifyHostname(); got != want {
+			t.Errorf("%q: verify_server_hostname %v, want %v", src, got, want)
+		}
+	}
 	tc := TLSConfig{RPC: true, CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
 	keys, err := newTLSKeys(&tc)
 	if err != nil {
@@ -73,6 +82,15 @@ func TestAgentWithRaftTLS(t *testing.T) {
 // server that joins by gossip is not made a voter.
 func TestVetJoinerNeedsRaftCertificate(t *testing.T) {
 	caFile, certFile, keyFile := writeTestPKI(t, raftServerName("global"))
+	for src, want := range map[string]bool{"": true, "verify_server_hostname = true\n": true, "verify_server_hostname = false\n": false} {
+		c := &Config{}
+		if err := c.LoadFile(writeConfig(t, "tls {\n"+src+"}\n")); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.TLS.verifyHostname(); got != want {
+			t.Errorf("%q: verify_server_hostname %v, want %v", src, got, want)
+		}
+	}
 	tc := TLSConfig{RPC: true, CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
 	keys, err := newTLSKeys(&tc)
 	if err != nil {

@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -96,7 +95,7 @@ func (b *clientUpdateBatcher) flush(batch *clientUpdateBatch) {
 		merged.Evals = append(merged.Evals, r.Evals...)
 	}
 	index, err := b.apply(ctx, merged)
-	if err == nil || n == 1 || !isRefusal(err) {
+	if err == nil || n == 1 || !state.IsRefusal(err) {
 		for i := range n {
 			batch.index[i], batch.err[i] = index, err
 		}
@@ -108,10 +107,4 @@ func (b *clientUpdateBatcher) flush(batch *clientUpdateBatch) {
 	for i, r := range batch.reports {
 		batch.index[i], batch.err[i] = b.apply(ctx, r)
 	}
-}
-
-// isRefusal reports whether err is the state machine refusing a command
-// (as opposed to no leader, a timeout, a lost leadership).
-func isRefusal(err error) bool {
-	return errors.Is(err, state.ErrInvalid) || errors.Is(err, state.ErrNotFound) || errors.Is(err, state.ErrConflict)
 }

@@ -100,3 +100,10 @@ func Conflictf(format string, args ...any) error {
 // no token, or a token that has expired. /v1 answers it with 403 (as Nomad
 // does); the management API answers 401.
 var ErrACLTokenNotFound = errors.New("ACL token not found")
+
+// IsRefusal reports whether err is the state machine refusing a command
+// (invalid, not found, a conflict): retrying the same command would get
+// the same answer, unlike a lost leadership or a timeout.
+func IsRefusal(err error) bool {
+	return errors.Is(err, ErrInvalid) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict)
+}

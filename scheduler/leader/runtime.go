@@ -267,7 +267,7 @@ func retryWrite(ctx context.Context, r Raft, log *slog.Logger, what string, t st
 	delay := 100 * time.Millisecond
 	for {
 		_, index, err := r.Apply(ctx, t, req)
-		if err == nil || isStateError(err) || ctx.Err() != nil {
+		if err == nil || state.IsRefusal(err) || ctx.Err() != nil {
 			return index, err
 		}
 		log.Warn("scheduler write failed; retrying", "write", what, "error", err, "retry_in", delay)
@@ -278,12 +278,6 @@ func retryWrite(ctx context.Context, r Raft, log *slog.Logger, what string, t st
 		}
 		delay = min(2*delay, 5*time.Second)
 	}
-}
-
-// isStateError reports whether err is the state machine refusing a
-// command (retrying would give the same answer).
-func isStateError(err error) bool {
-	return errors.Is(err, state.ErrInvalid) || errors.Is(err, state.ErrNotFound) || errors.Is(err, state.ErrConflict)
 }
 
 // followTables runs pass after every change of the named tables, and

@@ -175,27 +175,34 @@ func dedupKey(ev state.Event) [2]string {
 
 // objectID is the ID of an object of an event table.
 func objectID(obj any) string {
+	id, _ := identity(obj)
+	return id
+}
+
+// identity is the ID and CreateIndex of an object of an event table.
+func identity(obj any) (string, uint64) {
 	switch o := obj.(type) {
 	case *state.Job:
-		return o.ID
+		return o.ID, o.CreateIndex
 	case *state.Evaluation:
-		return o.ID
+		return o.ID, o.CreateIndex
 	case *state.Allocation:
-		return o.ID
+		return o.ID, o.CreateIndex
 	case *state.Deployment:
-		return o.ID
+		return o.ID, o.CreateIndex
 	case *state.Node:
-		return o.ID
+		return o.ID, o.CreateIndex
 	case *state.ServiceRegistration:
-		return o.ID
+		return o.ID, o.CreateIndex
 	}
-	return ""
+	return "", 0
 }
 
 // eventOf describes one written object of an event table; the object is
 // created when the command at index created it.
 func eventOf(obj any, index uint64, deleted bool) state.Event {
-	created := !deleted && createIndexOf(obj) == index
+	_, createIndex := identity(obj)
+	created := !deleted && createIndex == index
 	pick := func(createdType, updatedType, deletedType string) string {
 		switch {
 		case deleted:
@@ -227,25 +234,6 @@ func eventOf(obj any, index uint64, deleted bool) state.Event {
 	}
 	ev.Object = obj
 	return ev
-}
-
-// createIndexOf is the CreateIndex of an object of an event table.
-func createIndexOf(obj any) uint64 {
-	switch o := obj.(type) {
-	case *state.Job:
-		return o.CreateIndex
-	case *state.Evaluation:
-		return o.CreateIndex
-	case *state.Allocation:
-		return o.CreateIndex
-	case *state.Deployment:
-		return o.CreateIndex
-	case *state.Node:
-		return o.CreateIndex
-	case *state.ServiceRegistration:
-		return o.CreateIndex
-	}
-	return 0
 }
 
 func nonEmpty(keys ...string) []string {

@@ -195,7 +195,8 @@ func (s *Store) writeTxn(index uint64) *writeTxn {
 func (t *writeTxn) insert(table string, obj any) error {
 	t.touched[table] = true
 	if table == TableAllocs {
-		// Keep the node usage in step (node_usage.go).
+		// Share what the allocation holds with the state (compact.go) and
+		// keep the node usage in step (node_usage.go).
 		a := obj.(*state.Allocation)
 		old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, a.ID)
 		if err != nil {
