@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,6 +61,7 @@ func newFakeServer(t *testing.T) *fakeServer {
 	mux.HandleFunc("PUT /v1/node/register", fs.register)
 	mux.HandleFunc("PUT /v1/node/{id}/heartbeat", fs.heartbeat)
 	mux.HandleFunc("GET /v1/node/{id}/allocations", fs.listAllocs)
+	mux.HandleFunc("GET /v1/node/{id}/allocations/changes", fs.listAllocs)
 	mux.HandleFunc("PUT /v1/node/{id}/allocations", fs.updateAllocs)
 	fs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if code := fs.failWith.Load(); code != 0 {
@@ -127,8 +129,12 @@ func (fs *fakeServer) heartbeat(w http.ResponseWriter, r *http.Request) {
 	writeJSON200(w, &state.NodeUpdateResponse{HeartbeatTTL: fs.ttl})
 }
 
+// listAllocs serves the node's allocations by blocking query, as a list
+// or (the /changes path) as the changes since the since parameter.
 func (fs *fakeServer) listAllocs(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	since, _ := strconv.ParseUint(r.URL.Query().Get("since"), 10, 64)
+	changes := strings.HasSuffix(r.URL.Path, "/changes")
 	wantIndex, _ := strconv.ParseUint(r.URL.Query().Get("index"), 10, 64)
 	wait := 5 * time.Second
 	if d, err := time.ParseDuration(r.URL.Query().Get("wait")); err == nil && d < wait {
@@ -153,7 +159,18 @@ func (fs *fakeServer) listAllocs(w http.ResponseWriter, r *http.Request) {
 			}
 			w.Header().Set(api.HeaderIndex, strconv.FormatUint(fs.index, 10))
 			fs.mu.Unlock()
-			writeJSON200(w, out)
+			if !changes {
+				writeJSON200(w, out)
+				return
+			}
+			ch := &state.NodeAllocChanges{Allocs: map[string]uint64{}, Changed: []*state.Allocation{}}
+			for _, a := range out {
+				ch.Allocs[a.ID] = a.ModifyIndex
+				if a.ModifyIndex > since {
+					ch.Changed = append(ch.Changed, a)
+				}
+			}
+			writeJSON200(w, ch)
 			return
 		}
 		ch := fs.changed

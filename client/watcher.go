@@ -9,7 +9,10 @@ import (
 )
 
 // watchLoop learns the node's allocations by blocking query and brings
-// the local runners in line with them (syncAllocs).
+// the local runners in line with them (syncAllocs). It reads them as
+// changes (GET /v1/node/:id/allocations/changes): every answer names all
+// the node's allocations, but carries whole only those modified since the
+// previous answer; the others come from known, the allocations last read.
 func (c *Client) watchLoop(ctx context.Context) {
 	select {
 	case <-c.registered:
@@ -18,12 +21,13 @@ func (c *Client) watchLoop(ctx context.Context) {
 	}
 	bo := backoff{min: c.cfg.MinBackoff, max: c.cfg.MaxBackoff}
 	var index uint64
+	known := map[string]*state.Allocation{}
 	for ctx.Err() == nil {
-		var allocs []*state.Allocation
+		var changes *state.NodeAllocChanges
 		var meta *api.QueryMeta
 		err := c.servers.call(ctx, func(s *api.Client) error {
 			var err error
-			allocs, meta, err = s.Nodes().Allocations(ctx, c.nodeID, &api.QueryOptions{
+			changes, meta, err = s.Nodes().AllocationChanges(ctx, c.nodeID, index, &api.QueryOptions{
 				WaitIndex: index, WaitTime: c.cfg.WatchWait, AllowStale: true,
 			})
 			return err
@@ -42,14 +46,51 @@ func (c *Client) watchLoop(ctx context.Context) {
 		bo.reset()
 		if meta.LastIndex < index {
 			// The servers went back in time (state restored from an
-			// older snapshot): start over.
+			// older snapshot): start over, reading every allocation.
 			index = 0
-		} else {
-			index = meta.LastIndex
+			clear(known)
+			continue
 		}
-		shareJobs(allocs, c.jobsInUse())
+		allocs, complete := mergeChanges(known, changes)
+		if !complete {
+			// An allocation this answer did not carry whole is not known
+			// here (a server that lags behind the one of the previous
+			// answer): read them all again.
+			index = 0
+			continue
+		}
+		index = meta.LastIndex
+		shareJobs(changes.Changed, c.jobsInUse())
 		c.syncAllocs(allocs, meta.LastIndex)
 	}
+}
+
+// mergeChanges brings known (allocation ID → latest allocation read) up to
+// date with an answer of the changes endpoint and returns the node's whole
+// list. complete is false when the answer names an allocation that it
+// does not carry and known does not hold (or holds at another index); known
+// is then left as it was.
+func mergeChanges(known map[string]*state.Allocation, changes *state.NodeAllocChanges) (allocs []*state.Allocation, complete bool) {
+	changed := make(map[string]*state.Allocation, len(changes.Changed))
+	for _, a := range changes.Changed {
+		changed[a.ID] = a
+	}
+	allocs = make([]*state.Allocation, 0, len(changes.Allocs))
+	for id, mi := range changes.Allocs {
+		a := changed[id]
+		if a == nil {
+			a = known[id]
+			if a == nil || a.ModifyIndex != mi {
+				return nil, false
+			}
+		}
+		allocs = append(allocs, a)
+	}
+	clear(known)
+	for _, a := range allocs {
+		known[a.ID] = a
+	}
+	return allocs, true
 }
 
 // jobKey names one version of a job.

@@ -204,6 +204,7 @@ func aclRuleTable() map[route]aclRule {
 	write("/v1/node/:node_id/eligibility", aclNodeWrite)
 	write("/v1/node/:node_id/drain", aclNodeWrite)
 	get("/v1/node/:node_id/allocations", aclNodeRead.orNodeSecret(nodeSecretFromPath))
+	get("/v1/node/:node_id/allocations/changes", aclNodeRead.orNodeSecret(nodeSecretFromPath))
 	write("/v1/node/:node_id/allocations", aclNodeWrite.orNodeSecret(nodeSecretFromPath))
 	get("/v1/node/pools", aclNodeRead)
 	write("/v1/node/pools", aclManagement)

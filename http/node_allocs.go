@@ -54,6 +54,51 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 	return nonNil(out), nil
 }
 
+// nodeAllocChanges serves GET /v1/node/:node_id/allocations/changes?since=N:
+// the ModifyIndex of every allocation on the node, and whole only those
+// modified after N (every one when N is 0 or absent). A client that asks
+// from the index of its previous answer reads each allocation once per
+// change rather than its node's whole list at every change; the blocking
+// index is the node's own, as for nodeAllocations. The ACL rule is the
+// same as the list's: node:read, or the node's own secret.
+func (s *Server) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	var since uint64
+	if v := r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, badRequest("since: %q is not an index (an unsigned integer)", v)
+		}
+		since = n
+	}
+	out := &state.NodeAllocChanges{}
+	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
+		n, err := s.lookupNode(ws, p.ByName("node_id"))
+		if err != nil {
+			return 0, err
+		}
+		allocs, err := s.store.AllocsByNode(ws, n.ID)
+		if err != nil {
+			return 0, err
+		}
+		out.Allocs = make(map[string]uint64, len(allocs))
+		out.Changed = out.Changed[:0]
+		var index uint64
+		for _, a := range allocs {
+			index = max(index, a.ModifyIndex)
+			out.Allocs[a.ID] = a.ModifyIndex
+			if a.ModifyIndex > since {
+				out.Changed = append(out.Changed, a)
+			}
+		}
+		return index, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Changed = nonNil(out.Changed)
+	return out, nil
+}
+
 // nodeUpdateAllocs serves POST /v1/node/:node_id/allocations. Every
 // listed allocation must be on the node (allocations that no longer exist
 // are skipped: they may have been garbage collected since the client last

@@ -192,3 +192,57 @@ func TestNodeAllocationsBlockUntilPlaced(t *testing.T) {
 		}
 	})
 }
+
+// TestNodeAllocationChanges: the changes endpoint names every allocation
+// of the node with its ModifyIndex and carries whole only those modified
+// after since; a client report moves the reported one into the next
+// answer; a since that is not an index is a 400.
+func TestNodeAllocationChanges(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	n := testNode(1)
+	h.registerNode(n)
+	h.registerNode(testNode(2))
+	job := testJob("web")
+	h.register(job)
+	a1 := h.placeAlloc(1, h.registered(job), n.ID, "")
+	a2 := h.placeAlloc(2, h.registered(job), n.ID, "")
+	h.placeAlloc(3, h.registered(job), nodeID(2), "")
+	url := "/v1/node/" + n.ID + "/allocations/changes"
+
+	var all state.NodeAllocChanges
+	rec := h.ok(http.MethodGet, url, nil, &all)
+	index := headerIndex(t, rec)
+	if len(all.Allocs) != 2 || len(all.Changed) != 2 || all.Allocs[a1] == 0 || all.Allocs[a2] == 0 {
+		t.Fatalf("first answer %+v, want both of the node's allocations, whole", all)
+	}
+	for _, a := range all.Changed {
+		if a.Job == nil || a.Job.ID != "web" || all.Allocs[a.ID] != a.ModifyIndex {
+			t.Errorf("changed allocation %s: job %v, ModifyIndex %d (map says %d)", a.ID, a.Job, a.ModifyIndex, all.Allocs[a.ID])
+		}
+	}
+	if want := max(all.Allocs[a1], all.Allocs[a2]); index != want {
+		t.Errorf("index %d, want the node's highest ModifyIndex %d", index, want)
+	}
+
+	var none state.NodeAllocChanges
+	h.ok(http.MethodGet, url+"?since="+strconv.FormatUint(index, 10), nil, &none)
+	if len(none.Allocs) != 2 || none.Changed == nil || len(none.Changed) != 0 {
+		t.Fatalf("answer since %d = %+v, want both named and none whole (an empty list)", index, none)
+	}
+
+	var out state.NodeAllocsUpdateResponse
+	h.ok(http.MethodPost, "/v1/node/"+n.ID+"/allocations", map[string]any{"Allocs": []map[string]any{{"ID": a2, "ClientStatus": "running"}}}, &out)
+	var one state.NodeAllocChanges
+	h.ok(http.MethodGet, url+"?since="+strconv.FormatUint(index, 10), nil, &one)
+	if len(one.Changed) != 1 || one.Changed[0].ID != a2 || one.Changed[0].ClientStatus != "running" || one.Allocs[a2] != out.Index || one.Allocs[a1] != all.Allocs[a1] {
+		t.Fatalf("after a report: %+v, want only %s whole at index %d", one, a2, out.Index)
+	}
+
+	before := h.writes()
+	h.fail(http.MethodGet, url+"?since=soon", nil, http.StatusBadRequest)
+	h.fail(http.MethodGet, url+"?since=-1", nil, http.StatusBadRequest)
+	h.fail(http.MethodGet, "/v1/node/"+nodeID(9)+"/allocations/changes", nil, http.StatusNotFound)
+	if h.writes() != before {
+		t.Error("refused reads wrote")
+	}
+}

@@ -76,6 +76,7 @@ func (s *Server) nodeRoutes() {
 	s.write("/v1/node/:node_id/eligibility", s.nodeUpdateEligibility)
 	s.write("/v1/node/:node_id/drain", s.nodeUpdateDrain)
 	s.handle(http.MethodGet, "/v1/node/:node_id/allocations", s.nodeAllocations)
+	s.handle(http.MethodGet, "/v1/node/:node_id/allocations/changes", s.nodeAllocChanges)
 	s.write("/v1/node/:node_id/allocations", s.nodeUpdateAllocs)
 }
 

@@ -284,3 +284,14 @@ func wireTime(raw json.RawMessage) (int64, error) {
 	}
 	return timeUnixNano(t), nil
 }
+
+// NodeAllocChanges is the answer of GET
+// /v1/node/:node_id/allocations/changes: how a client follows its node's
+// allocations without reading every one of them at every change. Allocs
+// names every allocation on the node with its ModifyIndex (so the client
+// learns which ones the servers dropped); Changed holds, whole and with
+// their job, those modified after the index the client asked from.
+type NodeAllocChanges struct {
+	Allocs  map[string]uint64
+	Changed []*Allocation
+}

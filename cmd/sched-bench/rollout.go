@@ -129,16 +129,18 @@ func (b *bench) simulateHealthyClient(ctx context.Context, n *simNode) {
 	index := "0"
 	reported := map[string]string{}
 	for ctx.Err() == nil {
-		resp, err := b.do(http.MethodGet, "/v1/node/"+n.ID+"/allocations?wait=30s&index="+index, nil)
+		resp, err := b.do(http.MethodGet, "/v1/node/"+n.ID+"/allocations/changes?wait=30s&index="+index+"&since="+index, nil)
 		if err != nil {
 			return
 		}
-		var allocs []struct{ ID, DesiredStatus, ClientStatus, DeploymentID string }
-		json.NewDecoder(resp.Body).Decode(&allocs)
+		var changes struct {
+			Changed []struct{ ID, DesiredStatus, ClientStatus, DeploymentID string }
+		}
+		json.NewDecoder(resp.Body).Decode(&changes)
 		resp.Body.Close()
 		index = resp.Header.Get("X-Sched-Index")
 		var updates []map[string]any
-		for _, a := range allocs {
+		for _, a := range changes.Changed {
 			switch {
 			case a.DesiredStatus == "run" && a.ClientStatus == "pending" && reported[a.ID] == "":
 				reported[a.ID] = "running"

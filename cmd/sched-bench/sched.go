@@ -312,21 +312,25 @@ func (b *bench) running(nodes, jobs, clients int) error {
 
 // simulateClient follows a node's allocations by blocking query and
 // reports each new one running, in one batch per wake-up, as a client
-// agent does.
+// agent does: it reads them as changes since its previous answer
+// (/allocations/changes), so each allocation is read whole once per
+// change.
 func (b *bench) simulateClient(ctx context.Context, n *simNode) {
 	index := "0"
 	reported := map[string]bool{}
 	for ctx.Err() == nil {
-		resp, err := b.do(http.MethodGet, "/v1/node/"+n.ID+"/allocations?wait=30s&index="+index, nil)
+		resp, err := b.do(http.MethodGet, "/v1/node/"+n.ID+"/allocations/changes?wait=30s&index="+index+"&since="+index, nil)
 		if err != nil {
 			return
 		}
-		var allocs []struct{ ID, DesiredStatus, ClientStatus string }
-		json.NewDecoder(resp.Body).Decode(&allocs)
+		var changes struct {
+			Changed []struct{ ID, DesiredStatus, ClientStatus string }
+		}
+		json.NewDecoder(resp.Body).Decode(&changes)
 		resp.Body.Close()
 		index = resp.Header.Get("X-Sched-Index")
 		var updates []map[string]string
-		for _, a := range allocs {
+		for _, a := range changes.Changed {
 			if a.DesiredStatus == "run" && a.ClientStatus == "pending" && !reported[a.ID] {
 				reported[a.ID] = true
 				updates = append(updates, map[string]string{"ID": a.ID, "ClientStatus": "running"})

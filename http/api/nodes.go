@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
+	"strconv"
 
 	"github.com/schedhq/sched/state"
 )
@@ -31,6 +33,18 @@ func (n *Nodes) Info(ctx context.Context, id string, q *QueryOptions) (*state.No
 // work.
 func (n *Nodes) Allocations(ctx context.Context, id string, q *QueryOptions) ([]*state.Allocation, *QueryMeta, error) {
 	return get[[]*state.Allocation](ctx, n.c, PathOf("v1", "node", id, "allocations"), nil, q)
+}
+
+// AllocationChanges returns the ModifyIndex of every allocation on a node,
+// and whole (with their job) those modified after since: with since the
+// index of its previous answer, a client reads each allocation once per
+// change. With q.WaitIndex it blocks until the node's allocations change.
+func (n *Nodes) AllocationChanges(ctx context.Context, id string, since uint64, q *QueryOptions) (*state.NodeAllocChanges, *QueryMeta, error) {
+	params := url.Values{}
+	if since > 0 {
+		params.Set("since", strconv.FormatUint(since, 10))
+	}
+	return get[*state.NodeAllocChanges](ctx, n.c, PathOf("v1", "node", id, "allocations", "changes"), params, q)
 }
 
 // nodeRegistration is a node as a register sends it: state.Node keeps
