@@ -60,6 +60,8 @@ func main() {
 		perJob    = flag.Int("per-job", 1000, "allocations per job in the placement scenario")
 		runJobs   = flag.Int("run-jobs", 2000, "one-allocation jobs of the running scenario")
 		runNodes  = flag.Int("run-nodes", 50, "simulated client nodes of the running scenario")
+		atScale   = flag.Bool("at-scale", true, "after the placement scenario, save and restore a snapshot and (with -spawn) restart the agent")
+		profDir   = flag.String("profile-dir", "", "during the placement scenario, save 10-second CPU profiles and heap profiles of the agent here at 10%, 30%, 60% and 90% of the placements")
 		runID     = flag.String("run", strconv.FormatInt(time.Now().UnixNano()%1e6, 36), "prefix that keeps job IDs of this run distinct")
 	)
 	var tlsCfg api.TLSConfig
@@ -78,7 +80,7 @@ func main() {
 		defer stop()
 		*address, pid = addr, p
 	}
-	b := &bench{addr: strings.TrimRight(*address, "/"), run: *runID}
+	b := &bench{addr: strings.TrimRight(*address, "/"), run: *runID, atScale: *atScale, profileDir: *profDir}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}
 	if !tlsCfg.IsZero() {
 		var err error
@@ -157,6 +159,11 @@ type bench struct {
 	addr   string
 	run    string
 	client *http.Client
+	// atScale runs atScale after the placement scenario.
+	atScale bool
+	// profileDir, when set, is where the placement scenario saves
+	// profiles of the agent.
+	profileDir string
 }
 
 func (b *bench) jobID(i int) string { return fmt.Sprintf("bench-%s-%06d", b.run, i) }

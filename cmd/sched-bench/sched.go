@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -196,7 +197,15 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 	}
 	nextStep, lastMark, lastCount := step, start, 0
 	var rates []float64
+	profileAt := []int{total / 10, total * 3 / 10, total * 6 / 10, total * 9 / 10}
+	var profiles sync.WaitGroup
+	defer profiles.Wait()
 	last, err := b.waitCounts(prefix, 30*time.Minute, func(placed, _ int) bool {
+		for b.profileDir != "" && len(profileAt) > 0 && placed >= profileAt[0] && placed < total {
+			profiles.Add(1)
+			go b.profile(&profiles, placed)
+			profileAt = profileAt[1:]
+		}
 		for placed >= nextStep && nextStep <= total {
 			now := time.Now()
 			r := float64(placed-lastCount) / now.Sub(lastMark).Seconds()
@@ -217,14 +226,46 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 	if len(rates) >= 2 {
 		fmt.Printf("placement: last step at %.0f%% of the first step's rate\n", 100*rates[len(rates)-1]/rates[0])
 	}
-	return b.atScale(total)
+	profiles.Wait()
+	if !b.atScale {
+		return nil
+	}
+	return b.atScaleReport(total)
 }
 
-// atScale reports, once the placement scenario has placed total
+// profile saves a 10-second CPU profile and then a heap profile of the
+// agent into the profile directory, named after placed.
+func (b *bench) profile(wg *sync.WaitGroup, placed int) {
+	defer wg.Done()
+	for _, p := range []struct{ path, name string }{
+		{"/v1/agent/pprof/profile?seconds=10", "cpu"},
+		{"/v1/agent/pprof/heap", "heap"},
+	} {
+		resp, err := b.do(http.MethodGet, p.path, nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+			return
+		}
+		file := filepath.Join(b.profileDir, fmt.Sprintf("%s-%07d.pprof", p.name, placed))
+		f, err := os.Create(file)
+		if err == nil {
+			_, err = io.Copy(f, resp.Body)
+			f.Close()
+		}
+		resp.Body.Close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+			return
+		}
+		fmt.Printf("placement: %s profile at %d placed: %s\n", p.name, placed, file)
+	}
+}
+
+// atScaleReport reports, once the placement scenario has placed total
 // allocations: the agent's RSS per allocation (with -spawn), the size and
 // time of a snapshot saved and restored through the API, and (with
 // -spawn) the time a restart takes to serve a consistent read again.
-func (b *bench) atScale(total int) error {
+func (b *bench) atScaleReport(total int) error {
 	if spawned != nil {
 		if rss, err := rssOf(spawned.cmd.Process.Pid); err == nil {
 			fmt.Printf("placement: agent RSS %.1f MiB with %d allocations: %.2f KiB per allocation (dev agent: server and client)\n",

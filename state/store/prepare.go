@@ -24,10 +24,23 @@ type Checker interface {
 // Prepare accepts is never refused by Apply for what it is, only for what
 // the state has become; one it refuses answers ErrInvalid (a 400) and is
 // never proposed. The leader's writers call it for every write.
+//
+// A plan's results (PlanApplyRequestType) are the exception to the round
+// trip: the leader builds them from the state alone (the job as stored,
+// allocations of the scheduler's making), every value of which was judged
+// by Prepare when it was written, so decoding them again could only repeat
+// that verdict, at the cost of decoding every allocation twice. They are
+// still Checked.
 func Prepare(t MessageType, req any) ([]byte, error) {
 	data, err := Encode(t, req)
 	if err != nil {
 		return nil, state.Invalidf("", "the request cannot be encoded for the log: %v", err)
+	}
+	if t == PlanApplyRequestType {
+		if err := check(req); err != nil {
+			return nil, err
+		}
+		return data, nil
 	}
 	_, decoded, err := DecodeCommand(data)
 	if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -124,4 +125,62 @@ func FuzzDecodeCommand(f *testing.F) {
 		}
 		_ = check(req)
 	})
+}
+
+// A plan's results skip Prepare's decoding round trip (they are made of
+// values already judged when stored), but the entry Prepare returns is the
+// same as Encode's and decodes to the same plan; a plan whose job carries
+// what the log cannot decode (which a registration's Prepare refuses, so
+// no stored job ever does) is where the exception would be wrong, and
+// TestPrepareAgreesWithApply keeps registrations honest.
+func TestPreparePlanWithoutRoundTrip(t *testing.T) {
+	job := &state.Job{ID: "web", Namespace: "default", Type: state.JobTypeService, Version: 3}
+	req := &PlanApplyRequest{EvalID: "e1", Job: job, Now: 7, JobAllocs: []*state.Allocation{
+		{ID: "a1", Namespace: "default", JobID: "web", TaskGroup: "g", NodeID: "n1", Name: "web.g[0]"},
+		{ID: "a2", Namespace: "default", JobID: "web", TaskGroup: "g", NodeID: "n2", Name: "web.g[1]"},
+	}}
+	got, err := Prepare(PlanApplyRequestType, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Encode(PlanApplyRequestType, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatal("Prepare's entry differs from Encode's")
+	}
+	mt, decoded, err := DecodeCommand(got)
+	if err != nil || mt != PlanApplyRequestType {
+		t.Fatalf("decode: %v %v", mt, err)
+	}
+	d := decoded.(*PlanApplyRequest)
+	if d.EvalID != "e1" || d.Job.Version != 3 || len(d.JobAllocs) != 2 || d.JobAllocs[1].Name != "web.g[1]" || d.Now != 7 {
+		t.Errorf("decoded %+v", d)
+	}
+}
+
+// Encode's pooled buffer never leaks one entry into another: entries
+// encoded one after the other, large then small, are each exact.
+func TestEncodeReusesNoBytes(t *testing.T) {
+	big := &EvalStatusUpdateRequest{}
+	for i := range 2000 {
+		big.Evals = append(big.Evals, &state.Evaluation{ID: strconv.Itoa(i), Namespace: "default", Status: "complete"})
+	}
+	first, err := Encode(EvalStatusUpdateRequestType, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := string(first)
+	small, err := Encode(EvalStatusUpdateRequestType, &EvalStatusUpdateRequest{Evals: []*state.Evaluation{{ID: "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(first) != keep {
+		t.Fatal("a later Encode changed an earlier entry")
+	}
+	var out EvalStatusUpdateRequest
+	if err := Decode(small[1:], &out); err != nil || len(out.Evals) != 1 || out.Evals[0].ID != "x" {
+		t.Errorf("small entry: %v %+v", err, out)
+	}
 }
