@@ -235,6 +235,12 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 		fmt.Printf("placement: last step at %.0f%% of the first step's rate\n", 100*rates[len(rates)-1]/rates[0])
 	}
 	profiles.Wait()
+	if spawned != nil {
+		if rss, err := rssOf(spawned.cmd.Process.Pid); err == nil {
+			fmt.Printf("placement: agent RSS %.1f MiB with %d allocations: %.2f KiB per allocation (dev agent: server and client)\n",
+				float64(rss)/(1<<20), total, float64(rss)/1024/float64(total))
+		}
+	}
 	if !b.atScale {
 		return nil
 	}
@@ -270,16 +276,10 @@ func (b *bench) profile(wg *sync.WaitGroup, placed int) {
 }
 
 // atScaleReport reports, once the placement scenario has placed total
-// allocations: the agent's RSS per allocation (with -spawn), the size and
+// allocations: the size and
 // time of a snapshot saved and restored through the API, and (with
 // -spawn) the time a restart takes to serve a consistent read again.
 func (b *bench) atScaleReport(total int) error {
-	if spawned != nil {
-		if rss, err := rssOf(spawned.cmd.Process.Pid); err == nil {
-			fmt.Printf("placement: agent RSS %.1f MiB with %d allocations: %.2f KiB per allocation (dev agent: server and client)\n",
-				float64(rss)/(1<<20), total, float64(rss)/1024/float64(total))
-		}
-	}
 	began := time.Now()
 	resp, err := b.do(http.MethodGet, "/v1/operator/snapshot", nil)
 	if err != nil {
