@@ -152,19 +152,18 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 	defer txn.Abort()
 	compact := newCompactor(txn)
 	compact.restore = true
-	err = decodeSnapshot(r, func(name string, row any) error {
-		switch row := row.(type) {
-		case *state.Node:
-			row.SealSecret() // a snapshot written before node secrets were hashed
-		case *state.Allocation:
-			// Each allocation decodes its own copy of its job and
-			// strings: share them (compact.go).
-			if err := compact.alloc(nil, row); err != nil {
-				return fmt.Errorf("restore %s row: %w", name, err)
+	err = decodePipelined(r, func(rows []snapshotRow) error {
+		for _, rw := range rows {
+			if a, ok := rw.v.(*state.Allocation); ok {
+				// Each allocation decodes its own copy of its job and
+				// strings: share them (compact.go).
+				if err := compact.alloc(nil, a); err != nil {
+					return fmt.Errorf("restore %s row: %w", rw.name, err)
+				}
 			}
-		}
-		if err := txn.Insert(name, row); err != nil {
-			return fmt.Errorf("restore %s row: %w", name, err)
+			if err := txn.Insert(rw.name, rw.v); err != nil {
+				return fmt.Errorf("restore %s row: %w", rw.name, err)
+			}
 		}
 		return nil
 	})
@@ -180,6 +179,77 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 	txn.Commit()
 	return db, nil
 }
+
+// snapshotRow is one decoded row and the table it goes to.
+type snapshotRow struct {
+	name string
+	v    any
+}
+
+// Batches of the restore pipeline: a restore decodes on one goroutine and
+// inserts on another, so decoding (half of a restore's CPU) runs beside
+// the inserts into the single write transaction (the other half) rather
+// than before each of them. Rows travel in batches so that the hand-over
+// costs little per row; what is in flight at once is bounded by
+// restoreBatchRows × (restoreBatchesQueued + 2) rows.
+const (
+	restoreBatchRows     = 512
+	restoreBatchesQueued = 4
+)
+
+// decodePipelined decodes the stream Persist wrote on a goroutine of its
+// own and hands the rows to insert, on the caller's goroutine, in stream
+// order, in batches. The first error, of either side, ends both; the
+// decoding goroutine has returned when decodePipelined does.
+func decodePipelined(r io.Reader, insert func([]snapshotRow) error) error {
+	batches := make(chan []snapshotRow, restoreBatchesQueued)
+	stop := make(chan struct{})
+	decodeErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		batch := make([]snapshotRow, 0, restoreBatchRows)
+		send := func() bool {
+			select {
+			case batches <- batch:
+				batch = make([]snapshotRow, 0, restoreBatchRows)
+				return true
+			case <-stop:
+				return false
+			}
+		}
+		err := decodeSnapshot(r, func(name string, v any) error {
+			if n, ok := v.(*state.Node); ok {
+				n.SealSecret() // a snapshot written before node secrets were hashed
+			}
+			batch = append(batch, snapshotRow{name, v})
+			if len(batch) == restoreBatchRows && !send() {
+				return errRestoreStopped
+			}
+			return nil
+		})
+		if err == nil && len(batch) > 0 && !send() {
+			err = errRestoreStopped
+		}
+		decodeErr <- err
+	}()
+	var err error
+	for batch := range batches {
+		if err = insert(batch); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		close(stop)
+		for range batches { // let the decoder see stop and return
+		}
+		<-decodeErr
+		return err
+	}
+	return <-decodeErr
+}
+
+// errRestoreStopped ends the decoding of a restore whose inserts failed.
+var errRestoreStopped = errors.New("restore stopped")
 
 // VerifySnapshot reads a stream Persist wrote to its end and reports
 // whether Restore could load it (format, table names, every row
