@@ -34,8 +34,10 @@ func (s *StateSnapshot) Release() {}
 
 // snapshotFormat identifies the layout written by Persist. Format 2
 // writes each job an allocation runs once, however many allocations share
-// it (snapshotJobRow, snapshotAllocRow); Restore reads formats 1 and 2.
-const snapshotFormat = 2
+// it (snapshotJobRow, snapshotAllocRow); format 3 writes the allocations
+// as records of a layout of their own, in chunks (snapshot_allocs.go).
+// Restore reads formats 1, 2 and 3.
+const snapshotFormat = 3
 
 // Pseudo-table names of format 2: they never name a table of the store.
 const (
@@ -81,6 +83,20 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 	// jobRefs numbers the job objects allocations point at (one per job
 	// version, shared by the store).
 	jobRefs := map[*state.Job]int{}
+	var chunk recordWriter
+	flush := func() error {
+		if len(chunk.buf) == 0 {
+			return nil
+		}
+		if err := enc.Encode(snapshotAllocChunkName); err != nil {
+			return err
+		}
+		if err := enc.Encode(chunk.buf); err != nil {
+			return err
+		}
+		chunk.buf = chunk.buf[:0]
+		return nil
+	}
 	for _, def := range tableDefs() {
 		if def.derived {
 			continue
@@ -90,29 +106,41 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 			return fmt.Errorf("persist %s: %w", def.name, err)
 		}
 		for row := iter.Next(); row != nil; row = iter.Next() {
-			name, v := def.name, row
-			if a, ok := row.(*state.Allocation); ok && a.Job != nil {
-				ref, seen := jobRefs[a.Job]
-				if !seen {
-					ref = len(jobRefs)
-					jobRefs[a.Job] = ref
-					if err := enc.Encode(snapshotJobName); err != nil {
-						return fmt.Errorf("persist %s: %w", def.name, err)
+			if a, ok := row.(*state.Allocation); ok {
+				ref := -1
+				if a.Job != nil {
+					seen := false
+					if ref, seen = jobRefs[a.Job]; !seen {
+						ref = len(jobRefs)
+						jobRefs[a.Job] = ref
+						// Before the chunk that refers to it.
+						if err := enc.Encode(snapshotJobName); err != nil {
+							return fmt.Errorf("persist %s: %w", def.name, err)
+						}
+						if err := enc.Encode(&snapshotJobRow{Ref: ref, Job: a.Job}); err != nil {
+							return fmt.Errorf("persist %s: %w", def.name, err)
+						}
 					}
-					if err := enc.Encode(&snapshotJobRow{Ref: ref, Job: a.Job}); err != nil {
+				}
+				if err := chunk.alloc(ref, a); err != nil {
+					return fmt.Errorf("persist %s: %w", def.name, err)
+				}
+				if len(chunk.buf) >= allocChunkBytes {
+					if err := flush(); err != nil {
 						return fmt.Errorf("persist %s: %w", def.name, err)
 					}
 				}
-				bare := *a
-				bare.Job = nil
-				name, v = snapshotAllocName, &snapshotAllocRow{Ref: ref, Alloc: &bare}
+				continue
 			}
-			if err := enc.Encode(name); err != nil {
+			if err := enc.Encode(def.name); err != nil {
 				return fmt.Errorf("persist %s: %w", def.name, err)
 			}
-			if err := enc.Encode(v); err != nil {
+			if err := enc.Encode(row); err != nil {
 				return fmt.Errorf("persist %s: %w", def.name, err)
 			}
+		}
+		if err := flush(); err != nil {
+			return fmt.Errorf("persist %s: %w", def.name, err)
 		}
 	}
 	if err := enc.Encode(""); err != nil {
@@ -275,10 +303,12 @@ func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 	if err := dec.Decode(&hdr); err != nil {
 		return fmt.Errorf("read header: %w", err)
 	}
-	if hdr.Format != 1 && hdr.Format != snapshotFormat {
+	if hdr.Format < 1 || hdr.Format > snapshotFormat {
 		return fmt.Errorf("unsupported snapshot format %d", hdr.Format)
 	}
-	jobs := map[int]*state.Job{} // format 2's jobs, by reference
+	jobs := map[int]*state.Job{} // format 2's and 3's jobs, by reference
+	var chunk []byte               // format 3's chunk being read
+	records := recordReader{strs: map[string]string{}}
 	for {
 		var name string
 		if err := dec.Decode(&name); err != nil {
@@ -300,6 +330,28 @@ func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 				return fmt.Errorf("read %s row: job reference %d is repeated or empty", name, j.Ref)
 			}
 			jobs[j.Ref] = j.Job
+			continue
+		case hdr.Format >= 3 && name == snapshotAllocChunkName:
+			if err := dec.Decode(&chunk); err != nil {
+				return fmt.Errorf("read %s: %w", name, err)
+			}
+			records.buf = chunk
+			for len(records.buf) > 0 {
+				a, ref := records.alloc()
+				if records.err != nil {
+					return fmt.Errorf("read %s: %w", name, records.err)
+				}
+				if ref >= 0 {
+					job, ok := jobs[ref]
+					if !ok {
+						return fmt.Errorf("read %s: an allocation refers to job %d, which the snapshot does not hold before it", name, ref)
+					}
+					a.Job = job
+				}
+				if err := row(TableAllocs, a); err != nil {
+					return err
+				}
+			}
 			continue
 		case hdr.Format >= 2 && name == snapshotAllocName:
 			var a snapshotAllocRow
