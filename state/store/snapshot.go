@@ -307,7 +307,7 @@ func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 		return fmt.Errorf("unsupported snapshot format %d", hdr.Format)
 	}
 	jobs := map[int]*state.Job{} // format 2's and 3's jobs, by reference
-	var chunk []byte               // format 3's chunk being read
+	var chunk []byte             // format 3's chunk being read
 	records := recordReader{strs: map[string]string{}}
 	for {
 		var name string
