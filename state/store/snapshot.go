@@ -185,6 +185,7 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 			if a, ok := rw.v.(*state.Allocation); ok {
 				// Each allocation decodes its own copy of its job and
 				// strings: share them (compact.go).
+				compact.keysShared = rw.keysShared
 				if err := compact.alloc(nil, a); err != nil {
 					return fmt.Errorf("restore %s row: %w", rw.name, err)
 				}
@@ -212,6 +213,9 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 type snapshotRow struct {
 	name string
 	v    any
+	// keysShared marks an allocation of a format 3 chunk, whose strings
+	// its decoding shared already.
+	keysShared bool
 }
 
 // Batches of the restore pipeline: a restore decodes on one goroutine and
@@ -249,7 +253,11 @@ func decodePipelined(r io.Reader, insert func([]snapshotRow) error) error {
 			if n, ok := v.(*state.Node); ok {
 				n.SealSecret() // a snapshot written before node secrets were hashed
 			}
-			batch = append(batch, snapshotRow{name, v})
+			if name == snapshotAllocChunkName {
+				batch = append(batch, snapshotRow{TableAllocs, v, true})
+			} else {
+				batch = append(batch, snapshotRow{name: name, v: v})
+			}
 			if len(batch) == restoreBatchRows && !send() {
 				return errRestoreStopped
 			}
@@ -292,7 +300,8 @@ func VerifySnapshot(r io.Reader) error {
 }
 
 // decodeSnapshot reads a stream Persist wrote and hands each row, with
-// its table's name, to row.
+// its table's name, to row; an allocation of a format 3 chunk comes
+// named snapshotAllocChunkName (its strings are shared already).
 func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 	defs := make(map[string]tableDef)
 	for _, d := range tableDefs() {
@@ -348,7 +357,8 @@ func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 					}
 					a.Job = job
 				}
-				if err := row(TableAllocs, a); err != nil {
+				// Named by the chunk: its strings are shared already.
+				if err := row(snapshotAllocChunkName, a); err != nil {
 					return err
 				}
 			}
