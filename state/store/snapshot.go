@@ -94,7 +94,7 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 		if err := enc.Encode(chunk.buf); err != nil {
 			return err
 		}
-		chunk.buf = chunk.buf[:0]
+		chunk.reset()
 		return nil
 	}
 	for _, def := range tableDefs() {
@@ -344,7 +344,7 @@ func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 			if err := dec.Decode(&chunk); err != nil {
 				return fmt.Errorf("read %s: %w", name, err)
 			}
-			records.buf = chunk
+			records.chunk(chunk)
 			for len(records.buf) > 0 {
 				a, ref := records.alloc()
 				if records.err != nil {

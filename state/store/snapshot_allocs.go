@@ -21,27 +21,30 @@ import (
 // snapshotJobRow written before the chunk.
 //
 // A record, with uvarint and varint as in encoding/binary, a string as a
-// uvarint length and its bytes, and a blob as a uvarint length and that
+// uvarint length and its bytes, a shared string (*) as a uvarint n: 0 for
+// a string that follows and takes the next number of the chunk, else the
+// chunk's string number n-1 (score keys, node and evaluation IDs repeat
+// across a chunk's allocations), and a blob as a uvarint length and that
 // many bytes of msgpack (length 0: the zero value):
 //
 //	uvarint  job reference + 1 (0: no job)
-//	string × 16   ID, Namespace, EvalID, Name, NodeID, NodeName, JobID,
-//	              TaskGroup, DesiredStatus, DesiredDescription, ClientStatus,
-//	              ClientDescription, PreviousAllocation, NextAllocation,
-//	              DeploymentID, FollowupEvalID
+//	string × 16   ID, Namespace*, EvalID*, Name, NodeID*, NodeName*, JobID*,
+//	              TaskGroup*, DesiredStatus*, DesiredDescription*,
+//	              ClientStatus*, ClientDescription*, PreviousAllocation,
+//	              NextAllocation, DeploymentID*, FollowupEvalID*
 //	uvarint × 3   CreateIndex, ModifyIndex, AllocModifyIndex
 //	varint × 2    CreateTime, ModifyTime
 //	resources     byte 0 (nil) or 1, then: a map of tasks (below), each a
 //	              name, byte 0 (nil) or 1, varint CPU and MemoryMB, blob
-//	              Networks; varint Shared.DiskMB, blob Shared.Networks, blob
+//	              Networks (task names shared); varint Shared.DiskMB, blob Shared.Networks, blob
 //	              Shared.Ports
 //	metrics       byte 0 (nil) or 1, then varint NodesEvaluated,
 //	              NodesFiltered, NodesInPool, NodesExhausted,
 //	              CoalescedFailures, AllocationTime; maps NodesAvailable,
 //	              ClassFiltered, ConstraintFiltered, ClassExhausted,
-//	              DimensionExhausted (string keys, varint values); a list of
-//	              strings QuotaExhausted; a map Scores (string keys,
-//	              little-endian float64 bits)
+//	              DimensionExhausted (shared string keys, varint values); a
+//	              list of shared strings QuotaExhausted; a map Scores
+//	              (shared string keys, little-endian float64 bits)
 //	blob          allocExtras: the fields a placement leaves zero
 //
 // A map or list is a uvarint count + 1 (0: nil) and its entries. The
@@ -74,8 +77,30 @@ func (x *allocExtras) isZero() bool {
 // recordWriter appends allocation records to buf.
 type recordWriter struct {
 	buf []byte
+	// table numbers the shared strings written in the chunk so far.
+	table map[string]uint64
 	// blob is scratch space for the msgpack of one blob.
 	blob bytes.Buffer
+}
+
+// reset starts a new chunk.
+func (w *recordWriter) reset() {
+	w.buf = w.buf[:0]
+	clear(w.table)
+}
+
+// shared writes a string that repeats: by number when the chunk holds it.
+func (w *recordWriter) shared(s string) {
+	if n, ok := w.table[s]; ok {
+		w.uvarint(n + 1)
+		return
+	}
+	if w.table == nil {
+		w.table = map[string]uint64{}
+	}
+	w.table[s] = uint64(len(w.table))
+	w.uvarint(0)
+	w.str(s)
 }
 
 func (w *recordWriter) uvarint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
@@ -114,7 +139,7 @@ func (w *recordWriter) msgpack(v any, zero bool) error {
 func (w *recordWriter) intMap(m map[string]int) {
 	w.count(len(m), m == nil)
 	for k, v := range m {
-		w.str(k)
+		w.shared(k)
 		w.varint(int64(v))
 	}
 }
@@ -122,13 +147,19 @@ func (w *recordWriter) intMap(m map[string]int) {
 // alloc appends a's record; ref is its job's reference, -1 for none.
 func (w *recordWriter) alloc(ref int, a *state.Allocation) error {
 	w.uvarint(uint64(ref + 1))
+	w.str(a.ID)
+	w.shared(a.Namespace)
+	w.shared(a.EvalID)
+	w.str(a.Name)
 	for _, s := range [...]string{
-		a.ID, a.Namespace, a.EvalID, a.Name, a.NodeID, a.NodeName, a.JobID, a.TaskGroup, a.DesiredStatus,
-		a.DesiredDescription, a.ClientStatus, a.ClientDescription, a.PreviousAllocation, a.NextAllocation,
-		a.DeploymentID, a.FollowupEvalID,
+		a.NodeID, a.NodeName, a.JobID, a.TaskGroup, a.DesiredStatus, a.DesiredDescription, a.ClientStatus, a.ClientDescription,
 	} {
-		w.str(s)
+		w.shared(s)
 	}
+	w.str(a.PreviousAllocation)
+	w.str(a.NextAllocation)
+	w.shared(a.DeploymentID)
+	w.shared(a.FollowupEvalID)
 	w.uvarint(a.CreateIndex)
 	w.uvarint(a.ModifyIndex)
 	w.uvarint(a.AllocModifyIndex)
@@ -140,7 +171,7 @@ func (w *recordWriter) alloc(ref int, a *state.Allocation) error {
 		w.byte(1)
 		w.count(len(r.Tasks), r.Tasks == nil)
 		for name, t := range r.Tasks {
-			w.str(name)
+			w.shared(name)
 			if t == nil {
 				w.byte(0)
 				continue
@@ -175,11 +206,11 @@ func (w *recordWriter) alloc(ref int, a *state.Allocation) error {
 		}
 		w.count(len(m.QuotaExhausted), m.QuotaExhausted == nil)
 		for _, q := range m.QuotaExhausted {
-			w.str(q)
+			w.shared(q)
 		}
 		w.count(len(m.Scores), m.Scores == nil)
 		for k, v := range m.Scores {
-			w.str(k)
+			w.shared(k)
 			w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(v))
 		}
 	}
@@ -199,6 +230,14 @@ type recordReader struct {
 	// nodes, jobs and evaluations, statuses, map keys), so that most
 	// decode into a string already held rather than a new one.
 	strs map[string]string
+	// table holds the chunk's shared strings by number.
+	table []string
+}
+
+// chunk starts reading the records of a chunk.
+func (r *recordReader) chunk(b []byte) {
+	r.buf = b
+	r.table = r.table[:0]
 }
 
 func (r *recordReader) fail(what string) {
@@ -262,17 +301,26 @@ func (r *recordReader) bytes(n uint64) []byte {
 // str reads a string of its own (IDs that do not repeat).
 func (r *recordReader) str() string { return string(r.bytes(r.uvarint())) }
 
-// shared reads a string that repeats, interned.
+// shared reads a string that repeats: one of the chunk's by number, or a
+// new one, interned.
 func (r *recordReader) shared() string {
-	b := r.bytes(r.uvarint())
-	if len(b) == 0 {
+	if n := r.uvarint(); n > 0 {
+		if n > uint64(len(r.table)) {
+			r.fail("string number past the chunk's strings")
+			return ""
+		}
+		return r.table[n-1]
+	}
+	if r.err != nil {
 		return ""
 	}
-	if s, ok := r.strs[string(b)]; ok {
-		return s
+	b := r.bytes(r.uvarint())
+	s, ok := r.strs[string(b)]
+	if !ok {
+		s = string(b)
+		r.strs[s] = s
 	}
-	s := string(b)
-	r.strs[s] = s
+	r.table = append(r.table, s)
 	return s
 }
 

@@ -156,6 +156,12 @@ func TestAllocRecordMalformed(t *testing.T) {
 			t.Fatalf("cut at %d: %v does not wrap errBadRecord", cut, r.err)
 		}
 	}
+	// A string numbered past the chunk's strings: job 0, ID "", then
+	// the namespace as string 5 of a chunk that holds none.
+	r := recordReader{buf: []byte{1, 0, 6}, strs: map[string]string{}}
+	if r.alloc(); !errors.Is(r.err, errBadRecord) {
+		t.Fatalf("a string numbered past the chunk's: %v", r.err)
+	}
 	for i := range len(w.buf) {
 		bad := bytes.Clone(w.buf)
 		bad[i] = 0xff
