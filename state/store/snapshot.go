@@ -39,13 +39,15 @@ func (s *StateSnapshot) Release() {}
 // Restore reads formats 1, 2 and 3.
 const snapshotFormat = 3
 
-// Pseudo-table names of format 2: they never name a table of the store.
+// Pseudo-table names of formats 2 and 3: they never name a table of the
+// store. Format 3 writes job rows as format 2 did, and allocations in
+// chunks (snapshotAllocChunkName) rather than as snapshotAllocRows.
 const (
 	// snapshotJobName precedes a snapshotJobRow: a job allocations run,
 	// written before the first allocation that refers to it.
 	snapshotJobName = "_alloc_job"
-	// snapshotAllocName precedes a snapshotAllocRow: an allocation of the
-	// allocations table, its job given by reference.
+	// snapshotAllocName precedes a snapshotAllocRow (format 2): an
+	// allocation of the allocations table, its job given by reference.
 	snapshotAllocName = "_alloc_ref"
 )
 
@@ -219,9 +221,10 @@ type snapshotRow struct {
 }
 
 // Batches of the restore pipeline: a restore decodes on one goroutine and
-// inserts on another, so decoding (half of a restore's CPU) runs beside
-// the inserts into the single write transaction (the other half) rather
-// than before each of them. Rows travel in batches so that the hand-over
+// inserts on another, so decoding (half of a restore's CPU with format
+// 2's msgpack rows, a fifth with format 3's records) runs beside the
+// inserts into the single write transaction rather than before each of
+// them. Rows travel in batches so that the hand-over
 // costs little per row; what is in flight at once is bounded by
 // restoreBatchRows × (restoreBatchesQueued + 2) rows.
 const (
