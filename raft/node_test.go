@@ -346,6 +346,44 @@ func TestUserSnapshot(t *testing.T) {
 	}
 }
 
+// SnapshotIfBehind snapshots only past its number of entries, and a
+// restart after it replays nothing the snapshot covers.
+func TestSnapshotIfBehind(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, "s1", dir, true)
+	n, err := New(cfg, newKV())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, n, 5*time.Second)
+	snapIndex := func() uint64 {
+		i, _ := strconv.ParseUint(n.Stats()["last_snapshot_index"], 10, 64)
+		return i
+	}
+	var last uint64
+	for i := range 10 {
+		last = mustApply(t, n, fmt.Sprintf("k%d", i), "v")
+	}
+	if err := n.SnapshotIfBehind(100); err != nil || snapIndex() != 0 {
+		t.Fatalf("10 entries behind, threshold 100: %v, snapshot at %d", err, snapIndex())
+	}
+	if err := n.SnapshotIfBehind(10); err != nil || snapIndex() < last {
+		t.Fatalf("10 entries behind, threshold 10: %v, snapshot at %d, want >= %d", err, snapIndex(), last)
+	}
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	kv := newKV()
+	n2 := startNode(t, cfg, kv)
+	waitLeader(t, n2, 5*time.Second)
+	if err := n2.WaitForApplied(ctxT(t, 5*time.Second), last); err != nil {
+		t.Fatal(err)
+	}
+	if restores, replayed := kv.stats(); restores != 1 || len(replayed) != 0 || kv.len() != 10 {
+		t.Fatalf("after restart: %d restores, replayed %v, %d keys; want 1, none, 10", restores, replayed, kv.len())
+	}
+}
+
 func TestConcurrentAppliesAllSucceedAndShareWrites(t *testing.T) {
 	kv := newKV()
 	n := startNode(t, testConfig(t, "s1", t.TempDir(), true), kv)

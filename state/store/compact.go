@@ -37,6 +37,10 @@ type compactor struct {
 	// restore is set while restoring a snapshot: jobs are shared by row
 	// identity (rowKey) without being compared whole.
 	restore bool
+	// keysShared is set while compacting an allocation of a format 3
+	// snapshot, whose decoding shared its strings and score keys already
+	// (snapshot_allocs.go): its Scores map is kept rather than copied.
+	keysShared bool
 	// strs interns free-form strings (evaluation IDs, descriptions, score
 	// keys) within the command.
 	strs map[string]string
@@ -293,7 +297,7 @@ func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 			c.quota = append(c.quota, m.QuotaExhausted)
 		}
 	}
-	if len(m.Scores) > 0 {
+	if len(m.Scores) > 0 && !c.keysShared {
 		scores := make(map[string]float64, len(m.Scores))
 		for k, v := range m.Scores {
 			scores[c.str(k)] = v

@@ -34,8 +34,10 @@ func (s *StateSnapshot) Release() {}
 
 // snapshotFormat identifies the layout written by Persist. Format 2
 // writes each job an allocation runs once, however many allocations share
-// it (snapshotJobRow, snapshotAllocRow); Restore reads formats 1 and 2.
-const snapshotFormat = 2
+// it (snapshotJobRow, snapshotAllocRow); format 3 writes the allocations
+// as records of a layout of their own, in chunks (snapshot_allocs.go).
+// Restore reads formats 1, 2 and 3.
+const snapshotFormat = 3
 
 // Pseudo-table names of format 2: they never name a table of the store.
 const (
@@ -81,6 +83,20 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 	// jobRefs numbers the job objects allocations point at (one per job
 	// version, shared by the store).
 	jobRefs := map[*state.Job]int{}
+	var chunk recordWriter
+	flush := func() error {
+		if len(chunk.buf) == 0 {
+			return nil
+		}
+		if err := enc.Encode(snapshotAllocChunkName); err != nil {
+			return err
+		}
+		if err := enc.Encode(chunk.buf); err != nil {
+			return err
+		}
+		chunk.reset()
+		return nil
+	}
 	for _, def := range tableDefs() {
 		if def.derived {
 			continue
@@ -90,29 +106,41 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 			return fmt.Errorf("persist %s: %w", def.name, err)
 		}
 		for row := iter.Next(); row != nil; row = iter.Next() {
-			name, v := def.name, row
-			if a, ok := row.(*state.Allocation); ok && a.Job != nil {
-				ref, seen := jobRefs[a.Job]
-				if !seen {
-					ref = len(jobRefs)
-					jobRefs[a.Job] = ref
-					if err := enc.Encode(snapshotJobName); err != nil {
-						return fmt.Errorf("persist %s: %w", def.name, err)
+			if a, ok := row.(*state.Allocation); ok {
+				ref := -1
+				if a.Job != nil {
+					seen := false
+					if ref, seen = jobRefs[a.Job]; !seen {
+						ref = len(jobRefs)
+						jobRefs[a.Job] = ref
+						// Before the chunk that refers to it.
+						if err := enc.Encode(snapshotJobName); err != nil {
+							return fmt.Errorf("persist %s: %w", def.name, err)
+						}
+						if err := enc.Encode(&snapshotJobRow{Ref: ref, Job: a.Job}); err != nil {
+							return fmt.Errorf("persist %s: %w", def.name, err)
+						}
 					}
-					if err := enc.Encode(&snapshotJobRow{Ref: ref, Job: a.Job}); err != nil {
+				}
+				if err := chunk.alloc(ref, a); err != nil {
+					return fmt.Errorf("persist %s: %w", def.name, err)
+				}
+				if len(chunk.buf) >= allocChunkBytes {
+					if err := flush(); err != nil {
 						return fmt.Errorf("persist %s: %w", def.name, err)
 					}
 				}
-				bare := *a
-				bare.Job = nil
-				name, v = snapshotAllocName, &snapshotAllocRow{Ref: ref, Alloc: &bare}
+				continue
 			}
-			if err := enc.Encode(name); err != nil {
+			if err := enc.Encode(def.name); err != nil {
 				return fmt.Errorf("persist %s: %w", def.name, err)
 			}
-			if err := enc.Encode(v); err != nil {
+			if err := enc.Encode(row); err != nil {
 				return fmt.Errorf("persist %s: %w", def.name, err)
 			}
+		}
+		if err := flush(); err != nil {
+			return fmt.Errorf("persist %s: %w", def.name, err)
 		}
 	}
 	if err := enc.Encode(""); err != nil {
@@ -152,19 +180,19 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 	defer txn.Abort()
 	compact := newCompactor(txn)
 	compact.restore = true
-	err = decodeSnapshot(r, func(name string, row any) error {
-		switch row := row.(type) {
-		case *state.Node:
-			row.SealSecret() // a snapshot written before node secrets were hashed
-		case *state.Allocation:
-			// Each allocation decodes its own copy of its job and
-			// strings: share them (compact.go).
-			if err := compact.alloc(nil, row); err != nil {
-				return fmt.Errorf("restore %s row: %w", name, err)
+	err = decodePipelined(r, func(rows []snapshotRow) error {
+		for _, rw := range rows {
+			if a, ok := rw.v.(*state.Allocation); ok {
+				// Each allocation decodes its own copy of its job and
+				// strings: share them (compact.go).
+				compact.keysShared = rw.keysShared
+				if err := compact.alloc(nil, a); err != nil {
+					return fmt.Errorf("restore %s row: %w", rw.name, err)
+				}
 			}
-		}
-		if err := txn.Insert(name, row); err != nil {
-			return fmt.Errorf("restore %s row: %w", name, err)
+			if err := txn.Insert(rw.name, rw.v); err != nil {
+				return fmt.Errorf("restore %s row: %w", rw.name, err)
+			}
 		}
 		return nil
 	})
@@ -181,6 +209,84 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 	return db, nil
 }
 
+// snapshotRow is one decoded row and the table it goes to.
+type snapshotRow struct {
+	name string
+	v    any
+	// keysShared marks an allocation of a format 3 chunk, whose strings
+	// its decoding shared already.
+	keysShared bool
+}
+
+// Batches of the restore pipeline: a restore decodes on one goroutine and
+// inserts on another, so decoding (half of a restore's CPU) runs beside
+// the inserts into the single write transaction (the other half) rather
+// than before each of them. Rows travel in batches so that the hand-over
+// costs little per row; what is in flight at once is bounded by
+// restoreBatchRows × (restoreBatchesQueued + 2) rows.
+const (
+	restoreBatchRows     = 512
+	restoreBatchesQueued = 4
+)
+
+// decodePipelined decodes the stream Persist wrote on a goroutine of its
+// own and hands the rows to insert, on the caller's goroutine, in stream
+// order, in batches. The first error, of either side, ends both; the
+// decoding goroutine has returned when decodePipelined does.
+func decodePipelined(r io.Reader, insert func([]snapshotRow) error) error {
+	batches := make(chan []snapshotRow, restoreBatchesQueued)
+	stop := make(chan struct{})
+	decodeErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		batch := make([]snapshotRow, 0, restoreBatchRows)
+		send := func() bool {
+			select {
+			case batches <- batch:
+				batch = make([]snapshotRow, 0, restoreBatchRows)
+				return true
+			case <-stop:
+				return false
+			}
+		}
+		err := decodeSnapshot(r, func(name string, v any) error {
+			if n, ok := v.(*state.Node); ok {
+				n.SealSecret() // a snapshot written before node secrets were hashed
+			}
+			if name == snapshotAllocChunkName {
+				batch = append(batch, snapshotRow{TableAllocs, v, true})
+			} else {
+				batch = append(batch, snapshotRow{name: name, v: v})
+			}
+			if len(batch) == restoreBatchRows && !send() {
+				return errRestoreStopped
+			}
+			return nil
+		})
+		if err == nil && len(batch) > 0 && !send() {
+			err = errRestoreStopped
+		}
+		decodeErr <- err
+	}()
+	var err error
+	for batch := range batches {
+		if err = insert(batch); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		close(stop)
+		for range batches { // let the decoder see stop and return
+		}
+		<-decodeErr
+		return err
+	}
+	return <-decodeErr
+}
+
+// errRestoreStopped ends the decoding of a restore whose inserts failed.
+var errRestoreStopped = errors.New("restore stopped")
+
 // VerifySnapshot reads a stream Persist wrote to its end and reports
 // whether Restore could load it (format, table names, every row
 // decodable, not truncated), holding one row at a time: an operator's
@@ -194,7 +300,8 @@ func VerifySnapshot(r io.Reader) error {
 }
 
 // decodeSnapshot reads a stream Persist wrote and hands each row, with
-// its table's name, to row.
+// its table's name, to row; an allocation of a format 3 chunk comes
+// named snapshotAllocChunkName (its strings are shared already).
 func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 	defs := make(map[string]tableDef)
 	for _, d := range tableDefs() {
@@ -205,10 +312,12 @@ func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 	if err := dec.Decode(&hdr); err != nil {
 		return fmt.Errorf("read header: %w", err)
 	}
-	if hdr.Format != 1 && hdr.Format != snapshotFormat {
+	if hdr.Format < 1 || hdr.Format > snapshotFormat {
 		return fmt.Errorf("unsupported snapshot format %d", hdr.Format)
 	}
-	jobs := map[int]*state.Job{} // format 2's jobs, by reference
+	jobs := map[int]*state.Job{} // format 2's and 3's jobs, by reference
+	var chunk []byte             // format 3's chunk being read
+	records := recordReader{strs: map[string]string{}}
 	for {
 		var name string
 		if err := dec.Decode(&name); err != nil {
@@ -230,6 +339,29 @@ func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 				return fmt.Errorf("read %s row: job reference %d is repeated or empty", name, j.Ref)
 			}
 			jobs[j.Ref] = j.Job
+			continue
+		case hdr.Format >= 3 && name == snapshotAllocChunkName:
+			if err := dec.Decode(&chunk); err != nil {
+				return fmt.Errorf("read %s: %w", name, err)
+			}
+			records.chunk(chunk)
+			for len(records.buf) > 0 {
+				a, ref := records.alloc()
+				if records.err != nil {
+					return fmt.Errorf("read %s: %w", name, records.err)
+				}
+				if ref >= 0 {
+					job, ok := jobs[ref]
+					if !ok {
+						return fmt.Errorf("read %s: an allocation refers to job %d, which the snapshot does not hold before it", name, ref)
+					}
+					a.Job = job
+				}
+				// Named by the chunk: its strings are shared already.
+				if err := row(snapshotAllocChunkName, a); err != nil {
+					return err
+				}
+			}
 			continue
 		case hdr.Format >= 2 && name == snapshotAllocName:
 			var a snapshotAllocRow

@@ -1,0 +1,442 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// Format 3 of snapshots writes allocations in chunks of records of a
+// layout of its own rather than as msgpack maps: the reflection-driven
+// msgpack decoder spent a third of its time matching field names and most
+// of the rest allocating strings and maps that the restore then replaced
+// by shared ones (compact.go). A chunk is one msgpack byte string after
+// the pseudo-table name snapshotAllocChunkName, holding allocation
+// records back to back; each refers to a job by the number of a
+// snapshotJobRow written before the chunk.
+//
+// A record, with uvarint and varint as in encoding/binary, a string as a
+// uvarint length and its bytes, a shared string (*) as a uvarint n: 0 for
+// a string that follows and takes the next number of the chunk, else the
+// chunk's string number n-1 (score keys, node and evaluation IDs repeat
+// across a chunk's allocations), and a blob as a uvarint length and that
+// many bytes of msgpack (length 0: the zero value):
+//
+//	uvarint  job reference + 1 (0: no job)
+//	string × 16   ID, Namespace*, EvalID*, Name, NodeID*, NodeName*, JobID*,
+//	              TaskGroup*, DesiredStatus*, DesiredDescription*,
+//	              ClientStatus*, ClientDescription*, PreviousAllocation,
+//	              NextAllocation, DeploymentID*, FollowupEvalID*
+//	uvarint × 3   CreateIndex, ModifyIndex, AllocModifyIndex
+//	varint × 2    CreateTime, ModifyTime
+//	resources     byte 0 (nil) or 1, then: a map of tasks (below), each a
+//	              name, byte 0 (nil) or 1, varint CPU and MemoryMB, blob
+//	              Networks (task names shared); varint Shared.DiskMB, blob Shared.Networks, blob
+//	              Shared.Ports
+//	metrics       byte 0 (nil) or 1, then varint NodesEvaluated,
+//	              NodesFiltered, NodesInPool, NodesExhausted,
+//	              CoalescedFailures, AllocationTime; maps NodesAvailable,
+//	              ClassFiltered, ConstraintFiltered, ClassExhausted,
+//	              DimensionExhausted (shared string keys, varint values); a
+//	              list of shared strings QuotaExhausted; a map Scores
+//	              (shared string keys, little-endian float64 bits)
+//	blob          allocExtras: the fields a placement leaves zero
+//
+// A map or list is a uvarint count + 1 (0: nil) and its entries. The
+// layout is fixed for format 3: a field added to Allocation goes into
+// allocExtras, which msgpack encodes by name (TestAllocRecordRoundTrip
+// fails for a field the record drops).
+
+// snapshotAllocChunkName precedes a chunk of allocation records (format 3).
+const snapshotAllocChunkName = "_alloc_chunk"
+
+// allocChunkBytes is the size past which Persist ends a chunk.
+const allocChunkBytes = 64 << 10
+
+// allocExtras are the fields of an allocation that a placement leaves
+// zero, written as one msgpack blob when any is set.
+type allocExtras struct {
+	DesiredTransition state.DesiredTransition
+	TaskStates        map[string]*state.TaskState
+	DeploymentStatus  *state.AllocDeploymentStatus
+	RescheduleTracker *state.RescheduleTracker
+}
+
+// isZero reports whether x holds nothing to write.
+func (x *allocExtras) isZero() bool {
+	t := x.DesiredTransition
+	return t.Migrate == nil && t.Reschedule == nil && t.ForceReschedule == nil && t.NoShutdownDelay == nil &&
+		x.TaskStates == nil && x.DeploymentStatus == nil && x.RescheduleTracker == nil
+}
+
+// recordWriter appends allocation records to buf.
+type recordWriter struct {
+	buf []byte
+	// table numbers the shared strings written in the chunk so far.
+	table map[string]uint64
+	// blob is scratch space for the msgpack of one blob.
+	blob bytes.Buffer
+}
+
+// reset starts a new chunk.
+func (w *recordWriter) reset() {
+	w.buf = w.buf[:0]
+	clear(w.table)
+}
+
+// shared writes a string that repeats: by number when the chunk holds it.
+func (w *recordWriter) shared(s string) {
+	if n, ok := w.table[s]; ok {
+		w.uvarint(n + 1)
+		return
+	}
+	if w.table == nil {
+		w.table = map[string]uint64{}
+	}
+	w.table[s] = uint64(len(w.table))
+	w.uvarint(0)
+	w.str(s)
+}
+
+func (w *recordWriter) uvarint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
+func (w *recordWriter) varint(v int64)   { w.buf = binary.AppendVarint(w.buf, v) }
+func (w *recordWriter) byte(b byte)      { w.buf = append(w.buf, b) }
+
+func (w *recordWriter) str(s string) {
+	w.uvarint(uint64(len(s)))
+	w.buf = append(w.buf, s...)
+}
+
+// count writes a map's or list's size, nil apart from empty.
+func (w *recordWriter) count(n int, isNil bool) {
+	if isNil {
+		w.uvarint(0)
+		return
+	}
+	w.uvarint(uint64(n) + 1)
+}
+
+// msgpack writes v as a blob, or an empty one when zero is set.
+func (w *recordWriter) msgpack(v any, zero bool) error {
+	if zero {
+		w.uvarint(0)
+		return nil
+	}
+	w.blob.Reset()
+	if err := newStreamEncoder(&w.blob).Encode(v); err != nil {
+		return err
+	}
+	w.uvarint(uint64(w.blob.Len()))
+	w.buf = append(w.buf, w.blob.Bytes()...)
+	return nil
+}
+
+func (w *recordWriter) intMap(m map[string]int) {
+	w.count(len(m), m == nil)
+	for k, v := range m {
+		w.shared(k)
+		w.varint(int64(v))
+	}
+}
+
+// alloc appends a's record; ref is its job's reference, -1 for none.
+func (w *recordWriter) alloc(ref int, a *state.Allocation) error {
+	w.uvarint(uint64(ref + 1))
+	w.str(a.ID)
+	w.shared(a.Namespace)
+	w.shared(a.EvalID)
+	w.str(a.Name)
+	for _, s := range [...]string{
+		a.NodeID, a.NodeName, a.JobID, a.TaskGroup, a.DesiredStatus, a.DesiredDescription, a.ClientStatus, a.ClientDescription,
+	} {
+		w.shared(s)
+	}
+	w.str(a.PreviousAllocation)
+	w.str(a.NextAllocation)
+	w.shared(a.DeploymentID)
+	w.shared(a.FollowupEvalID)
+	w.uvarint(a.CreateIndex)
+	w.uvarint(a.ModifyIndex)
+	w.uvarint(a.AllocModifyIndex)
+	w.varint(a.CreateTime)
+	w.varint(a.ModifyTime)
+	if r := a.AllocatedResources; r == nil {
+		w.byte(0)
+	} else {
+		w.byte(1)
+		w.count(len(r.Tasks), r.Tasks == nil)
+		for name, t := range r.Tasks {
+			w.shared(name)
+			if t == nil {
+				w.byte(0)
+				continue
+			}
+			w.byte(1)
+			w.varint(int64(t.CPU))
+			w.varint(int64(t.MemoryMB))
+			if err := w.msgpack(t.Networks, t.Networks == nil); err != nil {
+				return err
+			}
+		}
+		w.varint(int64(r.Shared.DiskMB))
+		if err := w.msgpack(r.Shared.Networks, r.Shared.Networks == nil); err != nil {
+			return err
+		}
+		if err := w.msgpack(r.Shared.Ports, r.Shared.Ports == nil); err != nil {
+			return err
+		}
+	}
+	if m := a.Metrics; m == nil {
+		w.byte(0)
+	} else {
+		w.byte(1)
+		for _, v := range [...]int64{
+			int64(m.NodesEvaluated), int64(m.NodesFiltered), int64(m.NodesInPool), int64(m.NodesExhausted),
+			int64(m.CoalescedFailures), int64(m.AllocationTime),
+		} {
+			w.varint(v)
+		}
+		for _, cm := range [...]map[string]int{m.NodesAvailable, m.ClassFiltered, m.ConstraintFiltered, m.ClassExhausted, m.DimensionExhausted} {
+			w.intMap(cm)
+		}
+		w.count(len(m.QuotaExhausted), m.QuotaExhausted == nil)
+		for _, q := range m.QuotaExhausted {
+			w.shared(q)
+		}
+		w.count(len(m.Scores), m.Scores == nil)
+		for k, v := range m.Scores {
+			w.shared(k)
+			w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(v))
+		}
+	}
+	x := allocExtras{a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker}
+	return w.msgpack(&x, x.isZero())
+}
+
+// errBadRecord is the error of a record that does not parse.
+var errBadRecord = errors.New("malformed allocation record")
+
+// recordReader parses allocation records from buf. Errors are sticky: a
+// read past a malformed field returns zero values, and err says why.
+type recordReader struct {
+	buf []byte
+	err error
+	// strs interns the strings that repeat across allocations (IDs of
+	// nodes, jobs and evaluations, statuses, map keys), so that most
+	// decode into a string already held rather than a new one.
+	strs map[string]string
+	// table holds the chunk's shared strings by number.
+	table []string
+}
+
+// chunk starts reading the records of a chunk.
+func (r *recordReader) chunk(b []byte) {
+	r.buf = b
+	r.table = r.table[:0]
+}
+
+func (r *recordReader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s", errBadRecord, what)
+	}
+	r.buf = nil
+}
+
+func (r *recordReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.buf)
+	if n <= 0 {
+		r.fail("bad uvarint")
+		return 0
+	}
+	r.buf = r.buf[n:]
+	return v
+}
+
+func (r *recordReader) varint() int64 {
+	v, n := binary.Varint(r.buf)
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	r.buf = r.buf[n:]
+	return v
+}
+
+func (r *recordReader) int() int { return int(r.varint()) }
+
+func (r *recordReader) byte() byte {
+	if len(r.buf) == 0 {
+		r.fail("short")
+		return 0
+	}
+	b := r.buf[0]
+	r.buf = r.buf[1:]
+	return b
+}
+
+func (r *recordReader) float64() float64 {
+	b := r.bytes(8)
+	if len(b) < 8 {
+		return 0
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(b))
+}
+
+// bytes returns the next n bytes, which stay r.buf's.
+func (r *recordReader) bytes(n uint64) []byte {
+	if n > uint64(len(r.buf)) {
+		r.fail("length past the chunk")
+		return nil
+	}
+	b := r.buf[:n]
+	r.buf = r.buf[n:]
+	return b
+}
+
+// str reads a string of its own (IDs that do not repeat).
+func (r *recordReader) str() string { return string(r.bytes(r.uvarint())) }
+
+// shared reads a string that repeats: one of the chunk's by number, or a
+// new one, interned.
+func (r *recordReader) shared() string {
+	if n := r.uvarint(); n > 0 {
+		if n > uint64(len(r.table)) {
+			r.fail("string number past the chunk's strings")
+			return ""
+		}
+		return r.table[n-1]
+	}
+	if r.err != nil {
+		return ""
+	}
+	b := r.bytes(r.uvarint())
+	s, ok := r.strs[string(b)]
+	if !ok {
+		s = string(b)
+		r.strs[s] = s
+	}
+	r.table = append(r.table, s)
+	return s
+}
+
+// count reads a map's or list's size: -1 for nil. A size that the rest of
+// the chunk cannot hold (an entry takes a byte at least) is an error, so
+// a corrupt count allocates nothing.
+func (r *recordReader) count() int {
+	n := r.uvarint()
+	if n == 0 {
+		return -1
+	}
+	if n-1 > uint64(len(r.buf)) {
+		r.fail("count past the chunk")
+		return -1
+	}
+	return int(n - 1)
+}
+
+// msgpack decodes a blob into out; an empty blob leaves out zero.
+func (r *recordReader) msgpack(out any) {
+	b := r.bytes(r.uvarint())
+	if len(b) == 0 || r.err != nil {
+		return
+	}
+	if err := Decode(b, out); err != nil && r.err == nil {
+		r.err = fmt.Errorf("%w: %w", errBadRecord, err)
+	}
+}
+
+func (r *recordReader) intMap() map[string]int {
+	n := r.count()
+	if n < 0 {
+		return nil
+	}
+	m := make(map[string]int, n)
+	for range n {
+		k := r.shared()
+		m[k] = r.int()
+	}
+	return m
+}
+
+// alloc parses the next record: the allocation and its job's reference
+// (-1 for none).
+func (r *recordReader) alloc() (*state.Allocation, int) {
+	a := &state.Allocation{}
+	ref := int(r.uvarint()) - 1
+	a.ID = r.str()
+	a.Namespace = r.shared()
+	a.EvalID = r.shared()
+	a.Name = r.str()
+	a.NodeID = r.shared()
+	a.NodeName = r.shared()
+	a.JobID = r.shared()
+	a.TaskGroup = r.shared()
+	a.DesiredStatus = r.shared()
+	a.DesiredDescription = r.shared()
+	a.ClientStatus = r.shared()
+	a.ClientDescription = r.shared()
+	a.PreviousAllocation = r.str()
+	a.NextAllocation = r.str()
+	a.DeploymentID = r.shared()
+	a.FollowupEvalID = r.shared()
+	a.CreateIndex = r.uvarint()
+	a.ModifyIndex = r.uvarint()
+	a.AllocModifyIndex = r.uvarint()
+	a.CreateTime = r.varint()
+	a.ModifyTime = r.varint()
+	if r.byte() == 1 {
+		res := &state.AllocatedResources{}
+		if n := r.count(); n >= 0 {
+			res.Tasks = make(map[string]*state.AllocatedTaskResources, n)
+			for range n {
+				name := r.shared()
+				if r.byte() == 0 {
+					res.Tasks[name] = nil
+					continue
+				}
+				t := &state.AllocatedTaskResources{CPU: r.int(), MemoryMB: r.int()}
+				r.msgpack(&t.Networks)
+				res.Tasks[name] = t
+			}
+		}
+		res.Shared.DiskMB = r.int()
+		r.msgpack(&res.Shared.Networks)
+		r.msgpack(&res.Shared.Ports)
+		a.AllocatedResources = res
+	}
+	if r.byte() == 1 {
+		m := &state.AllocMetric{
+			NodesEvaluated: r.int(), NodesFiltered: r.int(), NodesInPool: r.int(), NodesExhausted: r.int(),
+			CoalescedFailures: r.int(),
+		}
+		m.AllocationTime = time.Duration(r.varint())
+		m.NodesAvailable = r.intMap()
+		m.ClassFiltered = r.intMap()
+		m.ConstraintFiltered = r.intMap()
+		m.ClassExhausted = r.intMap()
+		m.DimensionExhausted = r.intMap()
+		if n := r.count(); n >= 0 {
+			m.QuotaExhausted = make([]string, n)
+			for i := range m.QuotaExhausted {
+				m.QuotaExhausted[i] = r.shared()
+			}
+		}
+		if n := r.count(); n >= 0 {
+			m.Scores = make(map[string]float64, n)
+			for range n {
+				k := r.shared()
+				m.Scores[k] = r.float64()
+			}
+		}
+		a.Metrics = m
+	}
+	var x allocExtras
+	r.msgpack(&x)
+	a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker = x.DesiredTransition, x.TaskStates, x.DeploymentStatus, x.RescheduleTracker
+	return a, ref
+}

@@ -1,0 +1,322 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/schedhq/sched/state"
+)
+
+// stFillAll sets every field reachable from v (a pointer) to a value
+// that is not its zero, with n to vary it: strings name their path,
+// numbers are n, maps and slices hold one entry, pointers point at a
+// filled value.
+func stFillAll(t *testing.T, v reflect.Value, path string, n int) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.Type() == reflect.TypeFor[*state.Job]() {
+			return // an allocation's job travels by reference
+		}
+		v.Set(reflect.New(v.Type().Elem()))
+		stFillAll(t, v.Elem(), path, n)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Date(2024, 1, 2, 3, 4, 5, n, time.UTC)))
+			return
+		}
+		for i := range v.NumField() {
+			if !v.Type().Field(i).IsExported() {
+				t.Fatalf("%s has an unexported field: extend stFillAll", v.Type())
+			}
+			stFillAll(t, v.Field(i), path+"."+v.Type().Field(i).Name, n)
+		}
+	case reflect.String:
+		v.SetString(fmt.Sprintf("%s-%d", path, n))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(n) - 1000) // negative too
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(n) + 1<<40)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(float64(n) + 0.125)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		stFillAll(t, v.Index(0), path+"[0]", n)
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		k := reflect.New(v.Type().Key()).Elem()
+		stFillAll(t, k, path+".key", n)
+		e := reflect.New(v.Type().Elem()).Elem()
+		stFillAll(t, e, path+"[k]", n)
+		v.SetMapIndex(k, e)
+	case reflect.Interface:
+		v.Set(reflect.ValueOf(fmt.Sprintf("%s-%d", path, n)))
+	default:
+		t.Fatalf("%s: kind %s: extend stFillAll", path, v.Kind())
+	}
+}
+
+// stRecordRoundTrip writes allocs as format 3 records and reads them
+// back.
+func stRecordRoundTrip(t *testing.T, allocs []*state.Allocation) []*state.Allocation {
+	t.Helper()
+	var w recordWriter
+	for i, a := range allocs {
+		if err := w.alloc(i%3-1, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := recordReader{buf: w.buf, strs: map[string]string{}}
+	var out []*state.Allocation
+	for i := 0; len(r.buf) > 0; i++ {
+		a, ref := r.alloc()
+		if r.err != nil {
+			t.Fatalf("record %d: %v", i, r.err)
+		}
+		if ref != i%3-1 {
+			t.Fatalf("record %d: job reference %d, want %d", i, ref, i%3-1)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// Every field of an allocation survives a format 3 record, set or zero,
+// nil or empty: a field added to Allocation (or to the structs the record
+// writes field by field) that the record drops fails here.
+func TestAllocRecordRoundTrip(t *testing.T) {
+	full := func(n int) *state.Allocation {
+		a := &state.Allocation{}
+		stFillAll(t, reflect.ValueOf(a).Elem(), "a", n)
+		return a
+	}
+	empties := full(3)
+	empties.AllocatedResources.Tasks = map[string]*state.AllocatedTaskResources{"nil": nil, "empty": {Networks: []*state.NetworkResource{}}}
+	empties.AllocatedResources.Shared.Ports = []state.AllocatedPort{}
+	empties.Metrics.Scores = map[string]float64{}
+	empties.Metrics.QuotaExhausted = []string{}
+	empties.Metrics.NodesAvailable = map[string]int{}
+	empties.TaskStates = map[string]*state.TaskState{}
+	nils := full(4)
+	nils.AllocatedResources.Tasks = nil
+	nils.Metrics.Scores = nil
+	nils.Metrics.ClassFiltered = nil
+	nils.RescheduleTracker = nil
+	allocs := []*state.Allocation{
+		full(1), full(2), empties, nils,
+		{ID: "bare"},
+		{ID: "no-metrics", AllocatedResources: &state.AllocatedResources{}, Metrics: &state.AllocMetric{}},
+		{ID: "unicode ✓", Name: strings.Repeat("x", 300), DesiredTransition: state.DesiredTransition{Migrate: new(bool)}},
+	}
+	got := stRecordRoundTrip(t, allocs)
+	if len(got) != len(allocs) {
+		t.Fatalf("%d records read back, want %d", len(got), len(allocs))
+	}
+	for i := range allocs {
+		if !reflect.DeepEqual(got[i], allocs[i]) {
+			t.Errorf("allocation %s read back as\n%+v\nwant\n%+v", allocs[i].ID, got[i], allocs[i])
+		}
+	}
+	// Repeated strings come back as one string.
+	again := stRecordRoundTrip(t, []*state.Allocation{full(1), full(1)})
+	if !sameString(again[0].NodeID, again[1].NodeID) {
+		t.Error("a node ID read twice is not shared")
+	}
+}
+
+// sameString reports whether a and b share their bytes.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// A record cut anywhere, or with a field's length corrupted, is an error,
+// never a panic or a huge allocation.
+func TestAllocRecordMalformed(t *testing.T) {
+	a := &state.Allocation{}
+	stFillAll(t, reflect.ValueOf(a).Elem(), "a", 1)
+	var w recordWriter
+	if err := w.alloc(0, a); err != nil {
+		t.Fatal(err)
+	}
+	for cut := range len(w.buf) {
+		r := recordReader{buf: w.buf[:cut], strs: map[string]string{}}
+		r.alloc()
+		if r.err == nil {
+			t.Fatalf("a record cut at byte %d of %d parsed", cut, len(w.buf))
+		}
+		if !errors.Is(r.err, errBadRecord) {
+			t.Fatalf("cut at %d: %v does not wrap errBadRecord", cut, r.err)
+		}
+	}
+	// A string numbered past the chunk's strings: job 0, ID "", then
+	// the namespace as string 5 of a chunk that holds none.
+	r := recordReader{buf: []byte{1, 0, 6}, strs: map[string]string{}}
+	if r.alloc(); !errors.Is(r.err, errBadRecord) {
+		t.Fatalf("a string numbered past the chunk's: %v", r.err)
+	}
+	for i := range len(w.buf) {
+		bad := bytes.Clone(w.buf)
+		bad[i] = 0xff
+		r := recordReader{buf: bad, strs: map[string]string{}}
+		r.alloc() // must not panic; an error or a different allocation
+	}
+}
+
+// stPersistOld writes s as Persist wrote formats 1 (every allocation
+// with its job) and 2 (jobs once, allocations by reference as msgpack
+// rows), for the tests that older snapshots still restore.
+func stPersistOld(t *testing.T, s *Store, format int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := newStreamEncoder(&buf)
+	must := func(v any) {
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(snapshotHeader{Format: format})
+	txn := s.currentDB().Txn(false)
+	jobRefs := map[*state.Job]int{}
+	for _, def := range tableDefs() {
+		if def.derived {
+			continue
+		}
+		iter, err := txn.Get(def.name, indexID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for row := iter.Next(); row != nil; row = iter.Next() {
+			if a, ok := row.(*state.Allocation); ok && a.Job != nil && format == 2 {
+				ref, seen := jobRefs[a.Job]
+				if !seen {
+					ref = len(jobRefs)
+					jobRefs[a.Job] = ref
+					must(snapshotJobName)
+					must(&snapshotJobRow{Ref: ref, Job: a.Job})
+				}
+				bare := *a
+				bare.Job = nil
+				must(snapshotAllocName)
+				must(&snapshotAllocRow{Ref: ref, Alloc: &bare})
+				continue
+			}
+			must(def.name)
+			must(row)
+		}
+	}
+	must("")
+	return buf.Bytes()
+}
+
+// Snapshots of formats 1 and 2, which servers in the wild hold, restore to
+// the same contents as format 3; format 3 is what Persist writes, with
+// the allocations in chunks and each job once.
+func TestSnapshotFormatsRestoreAlike(t *testing.T) {
+	src := stStore(t, StoreConfig{})
+	stFillEveryTable(t, src)
+	job := stMust[*state.Job](t)(src.JobByID(nil, state.DefaultNamespace, "web"))
+	var allocs []*state.Allocation
+	for i := range 3000 { // several chunks
+		a := stAlloc(fmt.Sprintf("b%05d", i), job, "n1")
+		a.Job = job
+		a.Metrics = &state.AllocMetric{NodesEvaluated: 3, NodesAvailable: map[string]int{"dc1": 1},
+			Scores: map[string]float64{"n1.binpack": 0.25, "n1.normalized-score": float64(i) / 7}}
+		allocs = append(allocs, a)
+	}
+	stApply(t, src, 1000, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs, Now: 1000})
+	want := stDump(t, src)
+
+	snap := stMust[*StateSnapshot](t)(src.Snapshot())
+	var buf bytes.Buffer
+	if err := snap.Persist(&buf); err != nil {
+		t.Fatal(err)
+	}
+	current := buf.Bytes()
+	var hdr snapshotHeader
+	if err := newStreamDecoder(bytes.NewReader(current)).Decode(&hdr); err != nil || hdr.Format != 3 {
+		t.Fatalf("Persist wrote format %d (%v), want 3", hdr.Format, err)
+	}
+	if n := bytes.Count(current, []byte(snapshotAllocChunkName)); n < 2 {
+		t.Errorf("3,000 allocations in %d chunks", n)
+	}
+	if n := bytes.Count(current, []byte(snapshotJobName)); n < 1 || n > 2 {
+		t.Errorf("the stream holds %d job rows for the allocations of one job", n)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"format 1", stPersistOld(t, src, 1)},
+		{"format 2", stPersistOld(t, src, 2)},
+		{"format 3", current},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := VerifySnapshot(bytes.NewReader(c.data)); err != nil {
+				t.Fatal(err)
+			}
+			dst := stStore(t, StoreConfig{})
+			if err := dst.Restore(bytes.NewReader(c.data)); err != nil {
+				t.Fatal(err)
+			}
+			stCompareDumps(t, want, stDump(t, dst))
+			got := stMust[[]*state.Allocation](t)(dst.AllocsByNode(nil, "n1"))
+			keys := map[string]string{}
+			for _, a := range got[1:] {
+				if a.Job != got[0].Job && a.Job.ModifyIndex == got[0].Job.ModifyIndex {
+					t.Fatal("restored allocations of one job do not share it")
+				}
+				if !sameString(a.NodeID, got[0].NodeID) {
+					t.Fatalf("restored allocation %s does not share its node ID", a.ID)
+				}
+				if a.Metrics == nil {
+					continue
+				}
+				for k := range a.Metrics.Scores {
+					if seen, ok := keys[k]; ok && !sameString(seen, k) {
+						t.Fatalf("score key %q not shared", k)
+					}
+					keys[k] = k
+				}
+			}
+		})
+	}
+	// A chunk cut short, or referring to a job not written before it, is
+	// refused by both.
+	for name, bad := range map[string][]byte{
+		"cut":      bytes.Replace(current, []byte(snapshotAllocChunkName), []byte("_alloc_chunK"), 1),
+		"dangling": stDanglingChunk(t, allocs[0]),
+	} {
+		if VerifySnapshot(bytes.NewReader(bad)) == nil {
+			t.Errorf("%s: verified", name)
+		}
+		if stStore(t, StoreConfig{}).Restore(bytes.NewReader(bad)) == nil {
+			t.Errorf("%s: restored", name)
+		}
+	}
+}
+
+// stDanglingChunk is a format 3 stream whose one allocation refers to a
+// job it does not hold.
+func stDanglingChunk(t *testing.T, a *state.Allocation) []byte {
+	t.Helper()
+	var w recordWriter
+	if err := w.alloc(7, a); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	enc := newStreamEncoder(&buf)
+	for _, v := range []any{snapshotHeader{Format: 3}, snapshotAllocChunkName, w.buf, ""} {
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
