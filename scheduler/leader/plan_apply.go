@@ -226,7 +226,11 @@ func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *schedu
 	go func() {
 		defer close(op.done)
 		start := time.Now()
-		_, index, err := a.raft.Apply(ctx, store.PlanApplyRequestType, req)
+		packed, mt, err := req.Packed()
+		var index uint64
+		if err == nil {
+			_, index, err = a.raft.Apply(ctx, mt, packed)
+		}
 		a.observe.PlanApplied(time.Since(start))
 		op.index, op.err = index, err
 		if err != nil {

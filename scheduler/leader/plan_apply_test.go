@@ -188,7 +188,7 @@ func TestPlanApplierGroupCommitNeverOverCommits(t *testing.T) {
 	var calls atomic.Int64
 	testNeverOverCommits(t, func(r *memRaft) {
 		r.before = func(typ store.MessageType) {
-			if typ != store.PlanApplyRequestType {
+			if !isPlanEntry(typ) {
 				return
 			}
 			n := inApply.Add(1)
@@ -198,7 +198,7 @@ func TestPlanApplierGroupCommitNeverOverCommits(t *testing.T) {
 			inApply.Add(-1)
 		}
 		r.fail = func(typ store.MessageType) error {
-			if typ == store.PlanApplyRequestType && calls.Load()%10 == 0 {
+			if isPlanEntry(typ) && calls.Load()%10 == 0 {
 				return errors.New("injected: the commit failed")
 			}
 			return nil
@@ -226,7 +226,7 @@ func testNeverOverCommits(t *testing.T, configure func(*memRaft)) {
 	}
 	var violations []string
 	r.after = func(typ store.MessageType, index uint64) {
-		if typ == store.PlanApplyRequestType || typ == store.AllocClientUpdateRequestType {
+		if isPlanEntry(typ) || typ == store.AllocClientUpdateRequestType {
 			violations = append(violations, rtInvariants(r.store, nodes, index)...)
 		}
 	}
@@ -393,4 +393,9 @@ func rtSorted(s []string) []string {
 		}
 	}
 	return out
+}
+
+// isPlanEntry reports whether typ is a plan's results, packed or not.
+func isPlanEntry(typ store.MessageType) bool {
+	return typ == store.PlanApplyRequestType || typ == store.PlanApplyPackedRequestType
 }

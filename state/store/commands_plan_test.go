@@ -1,6 +1,10 @@
 package store
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/hashicorp/go-memdb"
@@ -155,5 +159,85 @@ func TestWatchIndexFiresOnTableWrites(t *testing.T) {
 	stApply(t, s, 6, EvalUpdateRequestType, &EvalUpdateRequest{Evals: []*state.Evaluation{stEval("e2", job)}})
 	if !stFired(evals) || s.WatchIndex(nil, TableEvals) != 6 {
 		t.Fatalf("the evaluations watch did not fire (index %d)", s.WatchIndex(nil, TableEvals))
+	}
+}
+
+// A plan written packed (PlanApplyRequest.Packed) stores exactly what the
+// same plan written as plain msgpack stores; the packed copy leaves the
+// request as it was; a plan without JobAllocs is not packed; a corrupt
+// packing is refused and changes nothing.
+func TestPlanApplyPackedAppliesAlike(t *testing.T) {
+	plain, packed := stStore(t, StoreConfig{}), stStore(t, StoreConfig{})
+	job := stJob("web")
+	for _, s := range []*Store{plain, packed} {
+		stRegister(t, s, 10, job, nil)
+	}
+	stored := stMust[*state.Job](t)(plain.JobByID(nil, state.DefaultNamespace, "web"))
+	var allocs []*state.Allocation
+	for i := range 50 {
+		a := stAlloc(fmt.Sprintf("a%02d", i), job, fmt.Sprintf("n%d", i%7))
+		a.EvalID = "eval-1"
+		a.Metrics = &state.AllocMetric{NodesEvaluated: 3, NodesInPool: 7, NodesAvailable: map[string]int{"dc1": 7},
+			Scores: map[string]float64{a.NodeID + ".binpack": 0.25 + float64(i)/100, a.NodeID + ".normalized-score": 0.5}}
+		a.AllocatedResources.Shared.Ports = []state.AllocatedPort{{Label: "http", Value: 20000 + i, HostIP: "10.0.0.1"}}
+		if i%2 == 0 {
+			a.DesiredTransition.Migrate = new(bool)
+		}
+		allocs = append(allocs, a)
+	}
+	req := &PlanApplyRequest{EvalID: "eval-1", Job: stored, JobAllocs: allocs, Now: 1100}
+	p, mt, err := req.Packed()
+	if err != nil || mt != PlanApplyPackedRequestType || p.JobAllocs != nil || len(p.PackedJobAllocs) == 0 {
+		t.Fatalf("Packed: %v type %d JobAllocs %d packed %d bytes", err, mt, len(p.JobAllocs), len(p.PackedJobAllocs))
+	}
+	if len(req.JobAllocs) != 50 || req.PackedJobAllocs != nil {
+		t.Fatal("Packed changed the request")
+	}
+	plainBytes, _ := Encode(PlanApplyRequestType, req)
+	packedBytes, _ := Encode(mt, p)
+	t.Logf("entry of 50 placements: %d bytes plain, %d packed", len(plainBytes), len(packedBytes))
+	if len(packedBytes) >= len(plainBytes)*2/3 {
+		t.Errorf("packed entry %d bytes, plain %d: packing saves less than a third", len(packedBytes), len(plainBytes))
+	}
+	stApply(t, plain, 11, PlanApplyRequestType, req)
+	stApply(t, packed, 11, mt, p)
+	for _, a := range allocs {
+		want := stMust[*state.Allocation](t)(plain.AllocByID(nil, a.ID))
+		got := stMust[*state.Allocation](t)(packed.AllocByID(nil, a.ID))
+		wj, _ := json.Marshal(want)
+		gj, _ := json.Marshal(got)
+		if want == nil || string(wj) != string(gj) {
+			t.Fatalf("allocation %s stored\n%s\npacked, want\n%s", a.ID, gj, wj)
+		}
+	}
+	ws, _ := json.Marshal(stMust[*state.JobSummary](t)(plain.JobSummaryByID(nil, state.DefaultNamespace, "web")))
+	gs, _ := json.Marshal(stMust[*state.JobSummary](t)(packed.JobSummaryByID(nil, state.DefaultNamespace, "web")))
+	if string(ws) != string(gs) {
+		t.Errorf("summary %s packed, want %s", gs, ws)
+	}
+
+	if q, mt, err := (&PlanApplyRequest{Stops: allocs[:1]}).Packed(); err != nil || mt != PlanApplyRequestType || q.PackedJobAllocs != nil {
+		t.Errorf("a plan without placements: type %d, %v", mt, err)
+	}
+	if _, _, err := (&PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{nil}}).Packed(); err == nil {
+		t.Error("a nil allocation packed")
+	}
+
+	before := packed.Index(TableAllocs)
+	for name, b := range map[string][]byte{
+		"truncated":  p.PackedJobAllocs[:len(p.PackedJobAllocs)/2],
+		"trailing":   append(bytes.Clone(p.PackedJobAllocs), 0),
+		"huge count": {0xff, 0xff, 0xff, 0xff, 0x0f},
+		"count only": {3},
+	} {
+		bad := *p
+		bad.PackedJobAllocs = b
+		resp := stApplyErr(t, packed, 12, PlanApplyPackedRequestType, &bad)
+		if err, ok := resp.(error); !ok || !errors.Is(err, state.ErrInvalid) {
+			t.Errorf("%s: applied (%v), want a validation error", name, resp)
+		}
+	}
+	if packed.Index(TableAllocs) != before || stMust[*state.Allocation](t)(packed.AllocByID(nil, "a00")).ModifyIndex != 11 {
+		t.Error("a refused packed plan changed the allocations")
 	}
 }

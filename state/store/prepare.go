@@ -25,7 +25,7 @@ type Checker interface {
 // the state has become; one it refuses answers ErrInvalid (a 400) and is
 // never proposed. The leader's writers call it for every write.
 //
-// A plan's results (PlanApplyRequestType) are the exception to the round
+// A plan's results (PlanApplyRequestType and PlanApplyPackedRequestType) are the exception to the round
 // trip: the leader builds them from the state alone (the job as stored,
 // allocations of the scheduler's making), every value of which was judged
 // by Prepare when it was written, so decoding them again could only repeat
@@ -36,7 +36,7 @@ func Prepare(t MessageType, req any) ([]byte, error) {
 	if err != nil {
 		return nil, state.Invalidf("", "the request cannot be encoded for the log: %v", err)
 	}
-	if t == PlanApplyRequestType {
+	if t == PlanApplyRequestType || t == PlanApplyPackedRequestType {
 		if err := check(req); err != nil {
 			return nil, err
 		}
