@@ -330,16 +330,7 @@ func collectJob(t *writeTxn, j GarbageCollectJob) error {
 // hasLiveAlloc reports whether an allocation found by an index lookup is
 // not terminal.
 func hasLiveAlloc(txn *memdb.Txn, index string, args ...any) (bool, error) {
-	allocs, err := list[*state.Allocation](nil, txn, nil, TableAllocs, index, args...)
-	if err != nil {
-		return false, err
-	}
-	for _, a := range allocs {
-		if !a.Terminal() {
-			return true, nil
-		}
-	}
-	return false, nil
+	return anyRow(txn, TableAllocs, index, func(a *state.Allocation) bool { return !a.Terminal() }, args...)
 }
 
 // WatchIndex returns the index of the last command that wrote table (0 if
