@@ -210,7 +210,8 @@ func (h *Harness) Process(factory Factory, eval *state.Evaluation) error {
 // SubmitPlan commits the plan (all of it, or what CheckFit or PlanFilter
 // accept) with the command the plan applier writes (leader.PlanApplyCommand):
 // a plan committed whole carries its EvalUpdate and CreatedEvals, recorded
-// as UpdateEval and CreateEval record them, unless CloseSeparately is set.
+// as UpdateEval and CreateEval record them, unless CloseSeparately is set;
+// a plan committed at all carries its FollowupEvals, recorded as created.
 func (h *Harness) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
 	h.mu.Lock()
 	h.Plans = append(h.Plans, plan)
@@ -238,6 +239,9 @@ func (h *Harness) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
 			EvalID: plan.EvalID, Deployment: result.Deployment, Now: h.clock().UnixNano(),
 			Job: c.Job, JobAllocs: c.JobAllocs, Allocs: c.Allocs, Stops: c.Stops,
 		}
+		for _, e := range plan.FollowupEvals {
+			req.Evals = append(req.Evals, e.Copy())
+		}
 		if carry {
 			for _, e := range plan.CreatedEvals {
 				req.EvalStatus = append(req.EvalStatus, e.Copy())
@@ -247,6 +251,9 @@ func (h *Harness) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
 		if _, err := h.apply(store.PlanApplyRequestType, req); err != nil {
 			return nil, nil, err
 		}
+		h.mu.Lock()
+		h.CreatedEvals = append(h.CreatedEvals, plan.FollowupEvals...)
+		h.mu.Unlock()
 		if carry {
 			result.EvalUpdated = true
 			h.mu.Lock()

@@ -117,6 +117,13 @@ type Plan struct {
 	// The Planner stamps them as UpdateEval and CreateEval would.
 	EvalUpdate   *state.Evaluation
 	CreatedEvals []*state.Evaluation
+	// FollowupEvals are the evaluations the plan's allocations name as
+	// their FollowupEvalID (delayed reschedules). They are written in the
+	// plan's entry whenever any of the plan is committed, whole or not,
+	// so an allocation never names an evaluation that does not exist and
+	// a plan that commits nothing leaves none behind. The Planner stamps
+	// them as CreateEval would.
+	FollowupEvals []*state.Evaluation
 }
 
 // IsNoOp reports whether the plan changes nothing.

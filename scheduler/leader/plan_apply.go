@@ -269,15 +269,16 @@ func (a *PlanApplier) count(fn func(*PlanApplierStats)) {
 
 // PlanApplyCommand returns the command that commits result, the accepted
 // part of plan, at leader time now (Unix nanoseconds): CommitOf's
-// allocations in a store command, and, when result.EvalUpdated, the
-// plan's created evaluations and then its evaluation's status, in the
-// order the scheduler would have written them. plan and result are not
-// changed.
+// allocations in a store command with the plan's follow-up evaluations,
+// and, when result.EvalUpdated, the plan's created evaluations and then
+// its evaluation's status, in the order the scheduler would have written
+// them. plan and result are not changed.
 func PlanApplyCommand(plan *scheduler.Plan, result *scheduler.PlanResult, now int64) *store.PlanApplyRequest {
 	c := scheduler.CommitOf(plan, result)
 	req := &store.PlanApplyRequest{
 		EvalID: plan.EvalID, Deployment: result.Deployment, Now: now,
 		Job: c.Job, JobAllocs: c.JobAllocs, Allocs: c.Allocs, Stops: c.Stops,
+		Evals: plan.FollowupEvals,
 	}
 	if result.EvalUpdated && plan.EvalUpdate != nil {
 		req.EvalStatus = make([]*state.Evaluation, 0, len(plan.CreatedEvals)+1)

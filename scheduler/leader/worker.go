@@ -198,6 +198,14 @@ func (w *workerPlanner) SubmitPlan(plan *scheduler.Plan) (*scheduler.PlanResult,
 	if plan.SnapshotIndex == 0 {
 		plan.SnapshotIndex = w.snapIndex
 	}
+	if len(plan.FollowupEvals) > 0 {
+		// Written with the plan: stamped as CreateEval stamps.
+		followups := make([]*state.Evaluation, len(plan.FollowupEvals))
+		for i, e := range plan.FollowupEvals {
+			followups[i] = w.stampCreate(e)
+		}
+		plan.FollowupEvals = followups
+	}
 	if plan.EvalUpdate != nil {
 		// Written with the plan if it commits whole: stamped as
 		// UpdateEval and CreateEval stamp what they write.
