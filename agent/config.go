@@ -151,7 +151,8 @@ type ServerConfig struct {
 	// are named as in Nomad.
 
 	// NumSchedulers is the number of scheduling workers, 0 to 128. 0, the
-	// default, means one per CPU core.
+	// default, means one per CPU core and at least 8
+	// (leader.DefaultWorkers).
 	NumSchedulers int
 	// HeartbeatGrace is added to a node's heartbeat TTL before the leader
 	// marks the node down, for network and client delays. Default 10s
@@ -320,7 +321,7 @@ func (c *Config) Finish() error {
 		c.Server.RaftMultiplier = d.Server.RaftMultiplier
 	}
 	// NumSchedulers stays 0 when unset: the scheduler runs one worker per
-	// CPU core.
+	// CPU core, at least 8.
 	if c.Server.MaxHeartbeatsPerSecond == 0 {
 		c.Server.MaxHeartbeatsPerSecond = d.Server.MaxHeartbeatsPerSecond
 	}

@@ -362,7 +362,7 @@ func TestConfigSchedulerDefaults(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"num_schedulers left to the scheduler (one per core)", s.NumSchedulers, 0},
+		{"num_schedulers left to the scheduler (one per core, at least 8)", s.NumSchedulers, 0},
 		{"heartbeat_grace", s.HeartbeatGrace, leader.DefaultHeartbeatGrace},
 		{"min_heartbeat_ttl", s.MinHeartbeatTTL, leader.DefaultMinHeartbeatTTL},
 		{"max_heartbeats_per_second", s.MaxHeartbeatsPerSecond, leader.DefaultMaxHeartbeatsPerSecond},

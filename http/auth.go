@@ -185,6 +185,16 @@ func (s *Server) check(rule aclRule, r *http.Request, p httprouter.Params, secre
 		}
 	}
 	acl, tok, err := s.cfg.ACL.ResolveToken(secret)
+	if errors.Is(err, state.ErrACLTokenNotFound) && secret != "" && !isStale(r) && s.cfg.Cluster != nil {
+		// A token created a moment ago through another server may not
+		// have reached this one's state yet: a request that is not stale
+		// looks again once this server has caught up with the leader, as
+		// its read would (a consistent read on a follower must accept a
+		// token the leader already acknowledged).
+		if berr := s.cfg.Cluster.ReadBarrier(r.Context()); berr == nil {
+			acl, tok, err = s.cfg.ACL.ResolveToken(secret)
+		}
+	}
 	if errors.Is(err, state.ErrACLTokenNotFound) {
 		return requestAuth{}, errTokenNotFound
 	}
@@ -420,4 +430,12 @@ func (s *Server) taskLacksIsolation(r *http.Request, p httprouter.Params, ns str
 		}
 	}
 	return false, nil
+}
+
+// isStale reports whether r asks for a stale read (?stale, as parseQuery
+// reads it).
+func isStale(r *http.Request) bool {
+	q := r.URL.Query()
+	_, ok := q["stale"]
+	return ok && q.Get("stale") != "false"
 }

@@ -139,6 +139,7 @@ var _ Planner = (*recordingPlanner)(nil)
 // SubmitPlan records the plan and reports it committed whole.
 func (p *recordingPlanner) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
 	p.plan = plan
+	p.created = append(p.created, plan.FollowupEvals...)
 	return &PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, Deployment: plan.Deployment}, nil, nil
 }
 

@@ -72,11 +72,7 @@ func (s *genericScheduler) compute() error {
 	s.desired = res.desired
 	s.plan.Deployment = res.deployment
 
-	for _, e := range res.followups {
-		if err := s.planner.CreateEval(e); err != nil {
-			return fmt.Errorf("create follow-up eval: %w", err)
-		}
-	}
+	s.plan.FollowupEvals = res.followups
 	for _, a := range res.attrUpdates {
 		s.ctx.planPlace(a)
 	}

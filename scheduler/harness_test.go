@@ -53,6 +53,10 @@ type Harness struct {
 	// PlanFilter, when set, decides what of a plan commits (a hook for
 	// partial-commit tests); it runs instead of CheckFit.
 	PlanFilter func(*Plan) *PlanResult
+	// CloseSeparately makes SubmitPlan ignore a plan's EvalUpdate and
+	// CreatedEvals, as a planner that writes the eval's status in an entry
+	// of its own does.
+	CloseSeparately bool
 }
 
 var _ Planner = (*Harness)(nil)
@@ -204,40 +208,65 @@ func (h *Harness) Process(factory Factory, eval *state.Evaluation) error {
 }
 
 // SubmitPlan commits the plan (all of it, or what CheckFit or PlanFilter
-// accept) with the command the plan applier writes (leader.PlanApplyCommand).
+// accept) with the command the plan applier writes (leader.PlanApplyCommand):
+// a plan committed whole carries its EvalUpdate and CreatedEvals, recorded
+// as UpdateEval and CreateEval record them, unless CloseSeparately is set;
+// a plan committed at all carries its FollowupEvals, recorded as created.
 func (h *Harness) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
 	h.mu.Lock()
 	h.Plans = append(h.Plans, plan)
-	filter, check := h.PlanFilter, h.CheckFit
+	filter, check, separately := h.PlanFilter, h.CheckFit, h.CloseSeparately
 	h.mu.Unlock()
 
 	var result *PlanResult
+	var rejected []Rejection
 	switch {
 	case filter != nil:
 		result = filter(plan)
 	case check:
 		var err error
-		if result, _, err = EvaluatePlan(h.Store, nil, plan); err != nil {
+		if result, rejected, err = EvaluatePlan(h.Store, nil, plan); err != nil {
 			return nil, nil, err
 		}
 	default:
 		result = &PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, Deployment: plan.Deployment}
 	}
-	if !ResultEmpty(result) {
+	full, _, _ := result.FullCommit(plan)
+	carry := !separately && plan.EvalUpdate != nil && full && len(rejected) == 0 && result.RefreshIndex == 0
+	if !ResultEmpty(result) || carry {
 		c := CommitOf(plan, result)
 		req := &store.PlanApplyRequest{
 			EvalID: plan.EvalID, Deployment: result.Deployment, Now: h.clock().UnixNano(),
 			Job: c.Job, JobAllocs: c.JobAllocs, Allocs: c.Allocs, Stops: c.Stops,
 		}
+		for _, e := range plan.FollowupEvals {
+			req.Evals = append(req.Evals, e.Copy())
+		}
+		if carry {
+			for _, e := range plan.CreatedEvals {
+				req.EvalStatus = append(req.EvalStatus, e.Copy())
+			}
+			req.EvalStatus = append(req.EvalStatus, plan.EvalUpdate.Copy())
+		}
 		if _, err := h.apply(store.PlanApplyRequestType, req); err != nil {
 			return nil, nil, err
+		}
+		h.mu.Lock()
+		h.CreatedEvals = append(h.CreatedEvals, plan.FollowupEvals...)
+		h.mu.Unlock()
+		if carry {
+			result.EvalUpdated = true
+			h.mu.Lock()
+			h.CreatedEvals = append(h.CreatedEvals, plan.CreatedEvals...)
+			h.UpdatedEvals = append(h.UpdatedEvals, plan.EvalUpdate)
+			h.mu.Unlock()
 		}
 	}
 	h.mu.Lock()
 	result.AllocIndex = h.index
 	h.Results = append(h.Results, result)
 	h.mu.Unlock()
-	if full, _, _ := result.FullCommit(plan); full {
+	if full {
 		return result, nil, nil
 	}
 	result.RefreshIndex = result.AllocIndex

@@ -159,6 +159,10 @@ func TestRescheduleFlow(t *testing.T) {
 	if got.FollowupEvalID != follow.ID || got.ClientStatus != state.AllocClientStatusFailed || got.TaskStates["web"] == nil {
 		t.Fatalf("failed alloc %+v: want FollowupEvalID set and the client's status kept", got)
 	}
+	// The follow-up is written in the entry of the plan that names it.
+	if fe, _ := h.Store.EvalByID(nil, follow.ID); fe == nil || fe.CreateIndex != got.ModifyIndex {
+		t.Fatalf("follow-up eval %+v: want it written with the plan, at %d", fe, got.ModifyIndex)
+	}
 	if n := len(h.LiveAllocs("default", "web")); n != 1 {
 		t.Fatalf("%d live allocations, want 1 until the delay passes", n)
 	}

@@ -107,6 +107,23 @@ type Plan struct {
 	Annotations *state.PlanAnnotations
 	// SnapshotIndex is the index of the state the plan was computed on.
 	SnapshotIndex uint64
+	// EvalUpdate, when set, is the evaluation's final status as the
+	// scheduler will write it if this plan commits in full, and
+	// CreatedEvals the evaluations it creates with it (a blocked eval).
+	// The plan applier writes them in the plan's own Raft entry when it
+	// commits the whole plan, and says so in PlanResult.EvalUpdated; when
+	// it leaves anything out, it writes neither, and the scheduler goes
+	// on as without them (retry, then UpdateEval and CreateEval itself).
+	// The Planner stamps them as UpdateEval and CreateEval would.
+	EvalUpdate   *state.Evaluation
+	CreatedEvals []*state.Evaluation
+	// FollowupEvals are the evaluations the plan's allocations name as
+	// their FollowupEvalID (delayed reschedules). They are written in the
+	// plan's entry whenever any of the plan is committed, whole or not,
+	// so an allocation never names an evaluation that does not exist and
+	// a plan that commits nothing leaves none behind. The Planner stamps
+	// them as CreateEval would.
+	FollowupEvals []*state.Evaluation
 }
 
 // IsNoOp reports whether the plan changes nothing.
@@ -124,6 +141,10 @@ type PlanResult struct {
 	RefreshIndex uint64
 	// AllocIndex is the Raft index the committed part was written at.
 	AllocIndex uint64
+	// EvalUpdated says the plan's EvalUpdate and CreatedEvals were written
+	// with it: the evaluation is closed, and the scheduler writes nothing
+	// more.
+	EvalUpdated bool
 }
 
 // FullCommit reports whether everything in plan was committed, with the

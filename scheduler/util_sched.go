@@ -61,11 +61,14 @@ func newCore(cfg Config, st State, p Planner, kind string) schedCore {
 
 // process runs compute (which fills c.plan from c.state) and submits the
 // plan until it commits whole, refreshing the state after each partial
-// commit, then closes the eval.
+// commit, then closes the eval. The plan carries the eval's closing, so
+// a plan the applier commits in full closes the eval in the same Raft
+// entry; otherwise the scheduler writes it once done.
 func (c *schedCore) process(eval *state.Evaluation, compute func() error) error {
 	c.eval = eval
 	c.logger = c.logger.With("eval_id", eval.ID, "job_id", eval.JobID, "namespace", eval.Namespace)
 	misses := 0
+	var cl closing
 	for {
 		if err := c.begin(); err != nil {
 			return err
@@ -76,8 +79,15 @@ func (c *schedCore) process(eval *state.Evaluation, compute func() error) error 
 		if len(c.desired) > 0 && c.eval.AnnotatePlan {
 			c.plan.Annotations = &state.PlanAnnotations{DesiredTGUpdates: c.desired}
 		}
+		cl = c.closing()
 		if c.plan.IsNoOp() && !c.eval.AnnotatePlan {
 			break
+		}
+		if !cl.reblock {
+			c.plan.EvalUpdate = cl.done
+			if cl.blocked != nil {
+				c.plan.CreatedEvals = []*state.Evaluation{cl.blocked}
+			}
 		}
 		result, fresh, err := c.planner.SubmitPlan(c.plan)
 		if err != nil {
@@ -88,6 +98,9 @@ func (c *schedCore) process(eval *state.Evaluation, compute func() error) error 
 		}
 		full, expected, actual := result.FullCommit(c.plan)
 		if full {
+			if result.EvalUpdated {
+				return nil
+			}
 			break
 		}
 		c.logger.Debug("plan partly committed, retrying", "expected", expected, "committed", actual)
@@ -100,7 +113,7 @@ func (c *schedCore) process(eval *state.Evaluation, compute func() error) error 
 			return c.giveUp()
 		}
 	}
-	return c.finish()
+	return c.finish(cl)
 }
 
 // begin resets the per-attempt state and loads the job.
@@ -216,10 +229,20 @@ func (c *schedCore) newEval(trigger, status, desc string) *state.Evaluation {
 	return e
 }
 
-// finish closes the eval: when placements failed it leaves a blocked eval
-// (or re-blocks the eval if it was itself blocked), then marks the eval
-// complete with its failure metrics and queued counts.
-func (c *schedCore) finish() error {
+// closing is how an evaluation ends once its plan committed whole.
+type closing struct {
+	// done is the evaluation's final status: complete, with its failure
+	// metrics and queued counts, or, when reblock is set, blocked again.
+	done *state.Evaluation
+	// blocked is the evaluation left to place what failed, when the eval
+	// is not itself a blocked one being re-blocked.
+	blocked *state.Evaluation
+	// reblock: the eval was blocked and still cannot place everything.
+	reblock bool
+}
+
+// closing builds the eval's closing from the attempt just computed.
+func (c *schedCore) closing() closing {
 	done := c.eval.Copy()
 	done.FailedTGAllocs = nil
 	if len(c.failed) > 0 {
@@ -227,29 +250,42 @@ func (c *schedCore) finish() error {
 	}
 	done.QueuedAllocations = c.queued
 	done.SnapshotIndex = c.plan.SnapshotIndex
+	if len(c.failed) > 0 && c.eval.Status == state.EvalStatusBlocked {
+		done.ClassEligibility = c.ctx.elig.classEligibility()
+		done.EscapedComputedClass = c.ctx.elig.escaped
+		return closing{done: done, reblock: true}
+	}
+	var blocked *state.Evaluation
 	if len(c.failed) > 0 {
-		if c.eval.Status == state.EvalStatusBlocked {
-			done.ClassEligibility = c.ctx.elig.classEligibility()
-			done.EscapedComputedClass = c.ctx.elig.escaped
-			if err := c.planner.ReblockEval(done); err != nil {
-				return fmt.Errorf("reblock eval: %w", err)
-			}
-			return nil
-		}
-		blocked := c.newEval(state.EvalTriggerQueuedAllocs, state.EvalStatusBlocked,
+		blocked = c.newEval(state.EvalTriggerQueuedAllocs, state.EvalStatusBlocked,
 			"created to place remaining allocations")
 		blocked.ClassEligibility = c.ctx.elig.classEligibility()
 		blocked.EscapedComputedClass = c.ctx.elig.escaped
 		blocked.QueuedAllocations = c.queued
-		if err := c.planner.CreateEval(blocked); err != nil {
-			return fmt.Errorf("create blocked eval: %w", err)
-		}
 		done.BlockedEval = blocked.ID
 	}
 	done.Status = state.EvalStatusComplete
 	done.StatusDescription = ""
 	done.ModifyTime = c.ctx.now.UnixNano()
-	if err := c.planner.UpdateEval(done); err != nil {
+	return closing{done: done, blocked: blocked}
+}
+
+// finish writes the eval's closing: when placements failed it leaves a
+// blocked eval (or re-blocks the eval if it was itself blocked), then
+// marks the eval complete with its failure metrics and queued counts.
+func (c *schedCore) finish(cl closing) error {
+	if cl.reblock {
+		if err := c.planner.ReblockEval(cl.done); err != nil {
+			return fmt.Errorf("reblock eval: %w", err)
+		}
+		return nil
+	}
+	if cl.blocked != nil {
+		if err := c.planner.CreateEval(cl.blocked); err != nil {
+			return fmt.Errorf("create blocked eval: %w", err)
+		}
+	}
+	if err := c.planner.UpdateEval(cl.done); err != nil {
 		return fmt.Errorf("update eval: %w", err)
 	}
 	return nil

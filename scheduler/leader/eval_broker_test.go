@@ -3,12 +3,14 @@ package leader
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
 )
 
 // rtStartBroker returns a running broker writing through r.
@@ -407,4 +409,57 @@ func rtEqual(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestBrokerCoalescesABurstOfOneJob: a job registered many times while
+// its first evaluation runs costs two evaluations, the first and the
+// newest; the ones in between are cancelled in one write when the first
+// is acked.
+func TestBrokerCoalescesABurstOfOneJob(t *testing.T) {
+	r := rtNewMemRaft(t)
+	const burst = 50
+	var evals []*state.Evaluation
+	for i := range burst {
+		id := fmt.Sprintf("e%02d", i)
+		r.putEvals(t, rtEval(id, "web", 50))
+		evals = append(evals, rtMustEval(t, r, id))
+	}
+	var log entryLog
+	log.record(r)
+	b := rtStartBroker(t, r, BrokerConfig{})
+	b.Enqueue(evals[0])
+	first, tok := rtDequeueNow(t, b)
+	for _, e := range evals[1:] {
+		b.Enqueue(e)
+	}
+	if st, _ := b.Stats(); st.TotalPending != burst-1 || st.TotalReady != 0 {
+		t.Fatalf("stats while the first runs = %+v, want %d pending and none ready", st, burst-1)
+	}
+	if err := b.Ack(first.ID, tok); err != nil {
+		t.Fatal(err)
+	}
+	next, tok := rtDequeueNow(t, b)
+	if next == nil || next.ID != evals[burst-1].ID {
+		t.Fatalf("after the ack delivered %v, want the newest, %s", next, evals[burst-1].ID)
+	}
+	if again, _ := rtDequeueNow(t, b); again != nil {
+		t.Fatalf("delivered %s too", again.ID)
+	}
+	rtWaitState(t, r.store, 5*time.Second, "the burst cancelled", func() bool {
+		for _, e := range evals[1 : burst-1] {
+			if rtMustEval(t, r, e.ID).Status != state.EvalStatusCancelled {
+				return false
+			}
+		}
+		return true
+	})
+	if n := log.count(store.EvalUpdateRequestType); n != 1 {
+		t.Fatalf("%d writes cancelled the burst, want 1", n)
+	}
+	if err := b.Ack(next.ID, tok); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := b.Stats(); st.TotalPending+st.TotalReady+st.TotalUnacked != 0 {
+		t.Fatalf("stats after the newest = %+v, want nothing left", st)
+	}
 }

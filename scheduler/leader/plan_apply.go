@@ -61,6 +61,8 @@ type PlanApplierStats struct {
 	Placements, Stops int
 	// NodesRejected counts node plans left out.
 	NodesRejected int
+	// EvalsClosed counts plans committed with their evaluation's status.
+	EvalsClosed int
 }
 
 // NewPlanApplier returns a stopped applier of queue's plans.
@@ -141,7 +143,10 @@ func (a *PlanApplier) loop(ctx context.Context) {
 		for _, r := range rejected {
 			a.log.Debug("plan applier left out a node", "eval_id", plan.EvalID, "node_id", r.Node, "reason", r.Reason)
 		}
-		if scheduler.ResultEmpty(result) {
+		// A plan committed whole closes its evaluation in the same entry;
+		// one with anything left out leaves that to its scheduler.
+		result.EvalUpdated = plan.EvalUpdate != nil && len(rejected) == 0 && result.RefreshIndex == 0
+		if scheduler.ResultEmpty(result) && !result.EvalUpdated {
 			if result.RefreshIndex != 0 {
 				result.RefreshIndex = max(result.RefreshIndex, a.store.LatestIndex())
 			}
@@ -251,6 +256,9 @@ func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *schedu
 			if rejected > 0 {
 				s.Partial++
 			}
+			if result.EvalUpdated {
+				s.EvalsClosed++
+			}
 		})
 		p.respond(result, nil)
 	}()
@@ -265,11 +273,21 @@ func (a *PlanApplier) count(fn func(*PlanApplierStats)) {
 
 // PlanApplyCommand returns the command that commits result, the accepted
 // part of plan, at leader time now (Unix nanoseconds): CommitOf's
-// allocations in a store command. plan and result are not changed.
+// allocations in a store command with the plan's follow-up evaluations,
+// and, when result.EvalUpdated, the plan's created evaluations and then
+// its evaluation's status, in the order the scheduler would have written
+// them. plan and result are not changed.
 func PlanApplyCommand(plan *scheduler.Plan, result *scheduler.PlanResult, now int64) *store.PlanApplyRequest {
 	c := scheduler.CommitOf(plan, result)
-	return &store.PlanApplyRequest{
+	req := &store.PlanApplyRequest{
 		EvalID: plan.EvalID, Deployment: result.Deployment, Now: now,
 		Job: c.Job, JobAllocs: c.JobAllocs, Allocs: c.Allocs, Stops: c.Stops,
+		Evals: plan.FollowupEvals,
 	}
+	if result.EvalUpdated && plan.EvalUpdate != nil {
+		req.EvalStatus = make([]*state.Evaluation, 0, len(plan.CreatedEvals)+1)
+		req.EvalStatus = append(req.EvalStatus, plan.CreatedEvals...)
+		req.EvalStatus = append(req.EvalStatus, plan.EvalUpdate)
+	}
+	return req
 }

@@ -198,6 +198,24 @@ func (w *workerPlanner) SubmitPlan(plan *scheduler.Plan) (*scheduler.PlanResult,
 	if plan.SnapshotIndex == 0 {
 		plan.SnapshotIndex = w.snapIndex
 	}
+	if len(plan.FollowupEvals) > 0 {
+		// Written with the plan: stamped as CreateEval stamps.
+		followups := make([]*state.Evaluation, len(plan.FollowupEvals))
+		for i, e := range plan.FollowupEvals {
+			followups[i] = w.stampCreate(e)
+		}
+		plan.FollowupEvals = followups
+	}
+	if plan.EvalUpdate != nil {
+		// Written with the plan if it commits whole: stamped as
+		// UpdateEval and CreateEval stamp what they write.
+		plan.EvalUpdate = w.stampUpdate(plan.EvalUpdate)
+		created := make([]*state.Evaluation, len(plan.CreatedEvals))
+		for i, e := range plan.CreatedEvals {
+			created[i] = w.stampCreate(e)
+		}
+		plan.CreatedEvals = created
+	}
 	w.pool.count(func(s *WorkerStats) { s.Plans++ })
 	pending, err := w.pool.plans.Enqueue(plan)
 	if err != nil {
@@ -226,17 +244,27 @@ func (w *workerPlanner) SubmitPlan(plan *scheduler.Plan) (*scheduler.PlanResult,
 // UpdateEval records the evaluation's new status (and its job's queued
 // counts).
 func (w *workerPlanner) UpdateEval(eval *state.Evaluation) error {
+	return w.write(w.stampUpdate(eval))
+}
+
+// stampUpdate returns a copy of eval as UpdateEval writes it.
+func (w *workerPlanner) stampUpdate(eval *state.Evaluation) *state.Evaluation {
 	c := eval.Copy()
 	if c.SnapshotIndex == 0 {
 		c.SnapshotIndex = w.snapIndex
 	}
 	c.ModifyTime = w.pool.now().UnixNano()
-	return w.write(c)
+	return c
 }
 
 // CreateEval creates a follow-up or blocked evaluation. The feed hands it
 // to the broker or blocked evals once it is in state.
 func (w *workerPlanner) CreateEval(eval *state.Evaluation) error {
+	return w.write(w.stampCreate(eval))
+}
+
+// stampCreate returns a copy of eval as CreateEval writes it.
+func (w *workerPlanner) stampCreate(eval *state.Evaluation) *state.Evaluation {
 	c := eval.Copy()
 	if c.SnapshotIndex == 0 {
 		c.SnapshotIndex = w.snapIndex
@@ -249,7 +277,7 @@ func (w *workerPlanner) CreateEval(eval *state.Evaluation) error {
 		c.CreateTime = now
 	}
 	c.ModifyTime = now
-	return w.write(c)
+	return c
 }
 
 // ReblockEval blocks again an evaluation that was unblocked and still

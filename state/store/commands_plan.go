@@ -64,6 +64,16 @@ type PlanApplyRequest struct {
 	Deployment *state.Deployment
 	// Evals are created or updated with the plan.
 	Evals []*state.Evaluation
+	// EvalStatus closes the plan's evaluation in the plan's own entry: the
+	// evaluation's final status and the evaluations created with it (a
+	// blocked one), written after everything else exactly as an
+	// EvalStatusUpdateRequest of the same list writes them (job summary
+	// queued counts included). The plan applier fills it only when it
+	// commits the plan in full, so the worker does not write the status
+	// again: one Raft entry per evaluation instead of two. Absent (nil) in
+	// entries written before it existed. An older server would ignore the
+	// field, so a cluster upgrades its leader last.
+	EvalStatus []*state.Evaluation
 	// Now is the leader's clock (Unix nanoseconds) for allocation
 	// CreateTime and ModifyTime.
 	Now int64
@@ -172,7 +182,10 @@ func applyPlanApply(t *writeTxn, req *PlanApplyRequest) (any, error) {
 			return nil, prefixField(state.Fieldf("Allocs", i, ""), err)
 		}
 	}
-	return nil, upsertEvals(t, "Evals", req.Evals)
+	if err := upsertEvals(t, "Evals", req.Evals); err != nil {
+		return nil, err
+	}
+	return nil, writeEvalStatus(t, "EvalStatus", req.EvalStatus)
 }
 
 // applyStop applies one stop of a PlanApplyRequest to the stored
@@ -224,16 +237,23 @@ type EvalStatusUpdateRequest struct {
 // applyEvalStatusUpdate writes evaluations and their queued counts; see
 // EvalStatusUpdateRequest.
 func applyEvalStatusUpdate(t *writeTxn, req *EvalStatusUpdateRequest) (any, error) {
-	if err := upsertEvals(t, "Evals", req.Evals); err != nil {
-		return nil, err
+	return nil, writeEvalStatus(t, "Evals", req.Evals)
+}
+
+// writeEvalStatus writes evaluations a worker processed, listed in the
+// request's field named field, and their queued counts: what
+// EvalStatusUpdateRequest and PlanApplyRequest.EvalStatus record.
+func writeEvalStatus(t *writeTxn, field string, evals []*state.Evaluation) error {
+	if err := upsertEvals(t, field, evals); err != nil {
+		return err
 	}
-	for _, e := range req.Evals {
+	for _, e := range evals {
 		if e.QueuedAllocations == nil {
 			continue
 		}
 		sum, err := first[*state.JobSummary](nil, t.Txn, TableJobSummary, indexID, e.Namespace, e.JobID)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if sum == nil {
 			continue
@@ -255,10 +275,10 @@ func applyEvalStatusUpdate(t *writeTxn, req *EvalStatusUpdateRequest) (any, erro
 		}
 		next.ModifyIndex = t.index
 		if err := t.insert(TableJobSummary, &next); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // GarbageCollectRequest deletes what the leader's garbage collector chose.
@@ -388,16 +408,7 @@ func collectJob(t *writeTxn, j GarbageCollectJob) error {
 // hasLiveAlloc reports whether an allocation found by an index lookup is
 // not terminal.
 func hasLiveAlloc(txn *memdb.Txn, index string, args ...any) (bool, error) {
-	allocs, err := list[*state.Allocation](nil, txn, nil, TableAllocs, index, args...)
-	if err != nil {
-		return false, err
-	}
-	for _, a := range allocs {
-		if !a.Terminal() {
-			return true, nil
-		}
-	}
-	return false, nil
+	return anyRow(txn, TableAllocs, index, func(a *state.Allocation) bool { return !a.Terminal() }, args...)
 }
 
 // WatchIndex returns the index of the last command that wrote table (0 if

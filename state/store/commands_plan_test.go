@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/hashicorp/go-memdb"
@@ -239,5 +240,127 @@ func TestPlanApplyPackedAppliesAlike(t *testing.T) {
 	}
 	if packed.Index(TableAllocs) != before || stMust[*state.Allocation](t)(packed.AllocByID(nil, "a00")).ModifyIndex != 11 {
 		t.Error("a refused packed plan changed the allocations")
+	}
+}
+
+// TestPlanApplyClosesEvalAsStatusUpdate writes an evaluation's closing
+// (a blocked eval and the eval's final status) two ways: after the plan,
+// in EvalStatusUpdateRequests of their own, and in the plan's entry
+// (PlanApplyRequest.EvalStatus). The evaluations, the job summary's queued
+// counts, the job's status and the evaluation events must be the same.
+func TestPlanApplyClosesEvalAsStatusUpdate(t *testing.T) {
+	job := stJob("web")
+	closing := func(s *Store) (*PlanApplyRequest, *state.Evaluation, *state.Evaluation) {
+		stored := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "web"))
+		plan := &PlanApplyRequest{EvalID: "e1", Job: stored, JobAllocs: []*state.Allocation{stAlloc("a1", job, "n1")}, Now: 1100}
+		blocked := stEval("b1", job)
+		blocked.Status, blocked.TriggeredBy, blocked.PreviousEval = state.EvalStatusBlocked, state.EvalTriggerQueuedAllocs, "e1"
+		blocked.QueuedAllocations = map[string]int{"web": 1}
+		blocked.CreateTime, blocked.ModifyTime, blocked.SnapshotIndex = 1100, 1100, 10
+		done := stMust[*state.Evaluation](t)(s.EvalByID(nil, "e1")).Copy()
+		done.Status, done.BlockedEval, done.SnapshotIndex, done.ModifyTime = state.EvalStatusComplete, "b1", 10, 1100
+		done.QueuedAllocations = map[string]int{"web": 1}
+		done.FailedTGAllocs = map[string]*state.AllocMetric{"web": {NodesEvaluated: 1, CoalescedFailures: 0}}
+		return plan, blocked, done
+	}
+
+	separate := stStore(t, StoreConfig{})
+	stRegister(t, separate, 10, job, stEval("e1", job))
+	plan, blocked, done := closing(separate)
+	stApply(t, separate, 11, PlanApplyRequestType, plan)
+	stApply(t, separate, 12, EvalStatusUpdateRequestType, &EvalStatusUpdateRequest{Evals: []*state.Evaluation{blocked}})
+	stApply(t, separate, 13, EvalStatusUpdateRequestType, &EvalStatusUpdateRequest{Evals: []*state.Evaluation{done}})
+
+	combined := stStore(t, StoreConfig{})
+	stRegister(t, combined, 10, job, stEval("e1", job))
+	plan, blocked, done = closing(combined)
+	plan.EvalStatus = []*state.Evaluation{blocked, done}
+	stApply(t, combined, 13, PlanApplyRequestType, plan)
+
+	// Only the index each was written at may differ.
+	atIndex := func(e *state.Evaluation) *state.Evaluation {
+		c := e.Copy()
+		if c.CreateIndex > 10 {
+			c.CreateIndex = 0
+		}
+		c.ModifyIndex = 0
+		return c
+	}
+	for _, id := range []string{"e1", "b1"} {
+		want := stMust[*state.Evaluation](t)(separate.EvalByID(nil, id))
+		got := stMust[*state.Evaluation](t)(combined.EvalByID(nil, id))
+		if !reflect.DeepEqual(atIndex(want), atIndex(got)) {
+			t.Fatalf("eval %s written with the plan:\n got %#v\nwant %#v", id, got, want)
+		}
+	}
+	if e := stMust[*state.Evaluation](t)(combined.EvalByID(nil, "e1")); e.Status != state.EvalStatusComplete || e.ModifyIndex != 13 {
+		t.Fatalf("e1 = %s at %d, want complete at 13", e.Status, e.ModifyIndex)
+	}
+	wantSum := stMust[*state.JobSummary](t)(separate.JobSummaryByID(nil, state.DefaultNamespace, "web"))
+	gotSum := stMust[*state.JobSummary](t)(combined.JobSummaryByID(nil, state.DefaultNamespace, "web"))
+	if !reflect.DeepEqual(wantSum.Summary, gotSum.Summary) || gotSum.Summary["web"].Queued != 1 {
+		t.Fatalf("summary written with the plan = %+v, want %+v (1 queued)", gotSum.Summary, wantSum.Summary)
+	}
+	wantJob := stMust[*state.Job](t)(separate.JobByID(nil, state.DefaultNamespace, "web"))
+	gotJob := stMust[*state.Job](t)(combined.JobByID(nil, state.DefaultNamespace, "web"))
+	if wantJob.Status != gotJob.Status {
+		t.Fatalf("job status %q, want %q", gotJob.Status, wantJob.Status)
+	}
+	evalEvents := func(s *Store) []state.Event {
+		batches, _ := s.Events().After(11, 0)
+		var out []state.Event
+		for _, b := range batches {
+			for _, ev := range b.Events {
+				if e, ok := ev.Object.(*state.Evaluation); ok {
+					ev.Index, ev.Object = 0, atIndex(e)
+					out = append(out, ev)
+				}
+			}
+		}
+		return out
+	}
+	if want, got := evalEvents(separate), evalEvents(combined); len(got) != 2 || !reflect.DeepEqual(want, got) {
+		t.Fatalf("evaluation events written with the plan:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestPlanApplyOldEntryDecodes applies a plan entry as servers wrote it
+// before PlanApplyRequest had EvalStatus: it decodes and leaves the
+// evaluation alone.
+func TestPlanApplyOldEntryDecodes(t *testing.T) {
+	type oldPlanApplyRequest struct {
+		EvalID     string
+		Job        *state.Job
+		JobAllocs  []*state.Allocation
+		Allocs     []*state.Allocation
+		Stops      []*state.Allocation
+		Deployment *state.Deployment
+		Evals      []*state.Evaluation
+		Now        int64
+	}
+	s := stStore(t, StoreConfig{})
+	job := stJob("web")
+	stRegister(t, s, 10, job, stEval("e1", job))
+	stored := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "web"))
+	data, err := Encode(PlanApplyRequestType, &oldPlanApplyRequest{EvalID: "e1", Job: stored,
+		JobAllocs: []*state.Allocation{stAlloc("a1", job, "n1")}, Now: 1100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, req, err := DecodeCommand(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.(*PlanApplyRequest); got.EvalStatus != nil || len(got.JobAllocs) != 1 {
+		t.Fatalf("old entry decoded as %+v", got)
+	}
+	if err, ok := s.Apply(11, data).(error); ok {
+		t.Fatal(err)
+	}
+	if a := stMust[*state.Allocation](t)(s.AllocByID(nil, "a1")); a == nil || a.CreateIndex != 11 {
+		t.Fatalf("allocation of the old entry = %+v", a)
+	}
+	if e := stMust[*state.Evaluation](t)(s.EvalByID(nil, "e1")); e.Status != state.EvalStatusPending || e.ModifyIndex != 10 {
+		t.Fatalf("eval after an old plan entry = %s at %d, want pending at 10", e.Status, e.ModifyIndex)
 	}
 }

@@ -323,6 +323,21 @@ func list[T any](ws memdb.WatchSet, txn *memdb.Txn, keep func(T) bool, table, in
 	return out, nil
 }
 
+// anyRow reports whether a row matching an index lookup satisfies match,
+// stopping at the first that does.
+func anyRow[T any](txn *memdb.Txn, table, index string, match func(T) bool, args ...any) (bool, error) {
+	iter, err := txn.Get(table, index, args...)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", table, err)
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if match(raw.(T)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // allNamespaces is the namespace argument that selects every namespace.
 const allNamespaces = "*"
 

@@ -165,30 +165,35 @@ func jobStatus(txn *memdb.Txn, job *state.Job) (string, error) {
 		}
 		return state.JobStatusRunning, nil
 	}
-	allocs, err := allocsOfJobByEval(nil, txn, job.Namespace, job.ID)
-	if err != nil {
-		return "", err
-	}
+	// Each lookup stops at its first live row, so a running job costs one
+	// allocation, a job whose evaluation is pending one evaluation, not a
+	// walk of everything the job ever had.
 	hasAllocs := false
-	for _, a := range allocs {
+	live, err := anyRow(txn, TableAllocs, indexJobEval+"_prefix", func(a *state.Allocation) bool {
 		if !sameJobInstance(a, job) {
-			continue
+			return false
 		}
 		hasAllocs = true
-		if !a.Terminal() {
-			return state.JobStatusRunning, nil
-		}
-	}
-	evals, err := list[*state.Evaluation](nil, txn, nil, TableEvals, indexJob, job.Namespace, job.ID)
+		return !a.Terminal()
+	}, job.Namespace, job.ID)
 	if err != nil {
 		return "", err
 	}
-	for _, e := range evals {
-		if !e.Terminal() {
-			return state.JobStatusPending, nil
-		}
+	if live {
+		return state.JobStatusRunning, nil
 	}
-	if len(evals) > 0 || hasAllocs || job.Stop {
+	hasEvals := false
+	pending, err := anyRow(txn, TableEvals, indexJob, func(e *state.Evaluation) bool {
+		hasEvals = true
+		return !e.Terminal()
+	}, job.Namespace, job.ID)
+	if err != nil {
+		return "", err
+	}
+	if pending {
+		return state.JobStatusPending, nil
+	}
+	if hasEvals || hasAllocs || job.Stop {
 		return state.JobStatusDead, nil
 	}
 	return state.JobStatusPending, nil
