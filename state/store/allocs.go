@@ -38,7 +38,7 @@ func (r reader) AllocsByJob(ws memdb.WatchSet, ns, jobID string, all bool) ([]*s
 
 // AllocsByNode lists the allocations placed on a node, ordered by ID.
 func (r reader) AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*state.Allocation, error) {
-	return list[*state.Allocation](ws, r.txn(), nil, TableAllocs, indexNode, nodeID)
+	return allocsOnNode(ws, r.txn(), nodeID)
 }
 
 // AllocsByEval lists the allocations an evaluation placed, ordered by ID;

@@ -264,7 +264,7 @@ func applyGarbageCollect(t *writeTxn, req *GarbageCollectRequest) (any, error) {
 		if n == nil || n.Status != state.NodeStatusDown {
 			continue
 		}
-		live, err := hasLiveAlloc(t.Txn, indexNode, id)
+		live, err := hasLiveAllocOnNode(t.Txn, id)
 		if err != nil || live {
 			return nil, err
 		}

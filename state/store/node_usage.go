@@ -21,7 +21,7 @@ func derivedTables() []tableDef {
 		derived: true,
 		indexes: map[string]keyFunc{indexID: func(o any) []any { return []any{o.(*state.NodeUsage).NodeID} }},
 		newRow:  func() any { return new(state.NodeUsage) },
-	}}
+	}, nodeAllocsTable()}
 }
 
 // NodeUsage returns what the live allocations on the node were granted,
@@ -69,9 +69,12 @@ func addUsage(txn *memdb.Txn, a *state.Allocation, sign int) error {
 	return txn.Insert(TableNodeUsage, &u)
 }
 
-// rebuildUsage computes the node usage table from the allocations (after
-// a restore).
+// rebuildUsage computes the derived tables from the allocations (after a
+// restore): node usage and the allocations by node (node_allocs.go).
 func rebuildUsage(txn *memdb.Txn) error {
+	if err := rebuildNodeAllocs(txn); err != nil {
+		return err
+	}
 	iter, err := txn.Get(TableAllocs, indexID)
 	if err != nil {
 		return err

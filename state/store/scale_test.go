@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -18,16 +19,30 @@ import (
 func usageFromAllocs(t *testing.T, s *Store, node string) state.NodeUsage {
 	t.Helper()
 	u := state.NodeUsage{NodeID: node}
-	for _, a := range stMust[[]*state.Allocation](t)(s.AllocsByNode(nil, node)) {
+	for _, a := range allocsOnNodeByScan(t, s, node) {
 		u.AddAlloc(a, +1)
 	}
 	return u
 }
 
+// allocsOnNodeByScan lists the allocations on node, ordered by ID, from a
+// scan of every allocation: what AllocsByNode must answer.
+func allocsOnNodeByScan(t *testing.T, s *Store, node string) []*state.Allocation {
+	t.Helper()
+	var out []*state.Allocation
+	for _, a := range stMust[[]*state.Allocation](t)(s.Allocs(nil, allNamespaces, "")) {
+		if a.NodeID == node {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // TestNodeUsageInvariant: after any sequence of placements (new and
 // in-place, moved between nodes), client reports, job stops and purges,
 // garbage collection and a snapshot round trip, each node's usage equals
-// the sum over its live allocations.
+// the sum over its live allocations, and its list of allocations (the
+// node_allocs table) is the one a scan of every allocation finds.
 func TestNodeUsageInvariant(t *testing.T) {
 	nodes := []string{"n1", "n2", "n3"}
 	for seed := uint64(1); seed <= 20; seed++ {
@@ -43,23 +58,39 @@ func TestNodeUsageInvariant(t *testing.T) {
 		var ids []string
 		for step := 0; step < 80; step++ {
 			index++
+			// What a snapshot taken before the step lists must not change
+			// (a write copies a node's list, never changes it in place).
+			before, err := s.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := map[string][]*state.Allocation{}
+			for _, n := range nodes {
+				listed[n] = stMust[[]*state.Allocation](t)(before.AllocsByNode(nil, n))
+			}
 			var op string
 			switch rng.IntN(7) {
 			case 0, 1:
+				// One to four allocations in one command: several on one
+				// node, or the same one twice, go through one transaction.
 				op = "place"
-				job := jobs[rng.IntN(len(jobs))]
-				id := fmt.Sprintf("a-%d", index)
-				if len(ids) > 0 && rng.IntN(3) == 0 {
-					id = ids[rng.IntN(len(ids))] // in place, maybe to another node
-				} else {
-					ids = append(ids, id)
+				var batch []*state.Allocation
+				for k := range 1 + rng.IntN(4) {
+					job := jobs[rng.IntN(len(jobs))]
+					id := fmt.Sprintf("a-%d-%d", index, k)
+					if len(ids) > 0 && rng.IntN(3) == 0 {
+						id = ids[rng.IntN(len(ids))] // in place, maybe to another node
+					} else {
+						ids = append(ids, id)
+					}
+					a := stAlloc(id, job, nodes[rng.IntN(len(nodes))])
+					a.AllocatedResources = &state.AllocatedResources{
+						Tasks:  map[string]*state.AllocatedTaskResources{"web": {CPU: 10 * (1 + rng.IntN(9)), MemoryMB: 16 * (1 + rng.IntN(9))}},
+						Shared: state.AllocatedSharedResources{DiskMB: rng.IntN(300)},
+					}
+					batch = append(batch, a)
 				}
-				a := stAlloc(id, job, nodes[rng.IntN(len(nodes))])
-				a.AllocatedResources = &state.AllocatedResources{
-					Tasks:  map[string]*state.AllocatedTaskResources{"web": {CPU: 10 * (1 + rng.IntN(9)), MemoryMB: 16 * (1 + rng.IntN(9))}},
-					Shared: state.AllocatedSharedResources{DiskMB: rng.IntN(300)},
-				}
-				stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{a}, Now: int64(index)})
+				stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: batch, Now: int64(index)})
 			case 2:
 				op = "report"
 				if len(ids) == 0 {
@@ -78,7 +109,7 @@ func TestNodeUsageInvariant(t *testing.T) {
 				if len(ids) == 0 {
 					continue
 				}
-				stApply(t, s, index, EvalDeleteRequestType, &EvalDeleteRequest{Allocs: []string{ids[rng.IntN(len(ids))]}})
+				stApply(t, s, index, EvalDeleteRequestType, &EvalDeleteRequest{Allocs: []string{ids[rng.IntN(len(ids))], ids[rng.IntN(len(ids))]}})
 			case 5:
 				op = "purge"
 				job := jobs[rng.IntN(len(jobs))]
@@ -100,6 +131,12 @@ func TestNodeUsageInvariant(t *testing.T) {
 				}
 			}
 			for _, n := range nodes {
+				if again := stMust[[]*state.Allocation](t)(before.AllocsByNode(nil, n)); !slices.Equal(again, listed[n]) {
+					t.Fatalf("seed %d step %d (%s): a snapshot taken before lists %d allocations on %s, %d before the step", seed, step, op, len(again), n, len(listed[n]))
+				}
+				if got, want := stMust[[]*state.Allocation](t)(s.AllocsByNode(nil, n)), allocsOnNodeByScan(t, s, n); !slices.Equal(got, want) {
+					t.Fatalf("seed %d step %d (%s): %s lists %d allocations, %d are on it", seed, step, op, n, len(got), len(want))
+				}
 				want := usageFromAllocs(t, s, n)
 				got := stMust[*state.NodeUsage](t)(s.NodeUsage(nil, n))
 				if *got != want {

@@ -145,9 +145,9 @@ func coreTableDefs() []tableDef {
 				indexID: func(o any) []any { return []any{o.(*state.Allocation).ID} },
 				// One index serves the lookups by job and by evaluation
 				// (allocsOfJob, AllocsByEval): an index costs some 450
-				// bytes per allocation (issue 19).
+				// bytes per allocation (issue 19). The lookup by node is
+				// a derived table (node_allocs.go).
 				indexJobEval: func(o any) []any { a := o.(*state.Allocation); return []any{a.Namespace, a.JobID, a.EvalID} },
-				indexNode:    func(o any) []any { return []any{o.(*state.Allocation).NodeID} },
 			},
 			newRow: func() any { return new(state.Allocation) },
 		},

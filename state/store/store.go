@@ -177,6 +177,9 @@ type writeTxn struct {
 	// compact shares the values of the allocations this command writes
 	// (compact.go); made on first use.
 	compact *compactor
+	// nodes holds the rows of TableNodeAllocs written so far
+	// (node_allocs.go).
+	nodes nodeAllocsTxn
 }
 
 // nsID names a namespaced object.
@@ -208,6 +211,9 @@ func (t *writeTxn) insert(table string, obj any) error {
 		if err := trackUsage(t.Txn, old, a); err != nil {
 			return err
 		}
+		if err := t.trackNodeAllocs(old, a); err != nil {
+			return err
+		}
 	}
 	if err := t.Insert(table, obj); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
@@ -227,6 +233,11 @@ func (t *writeTxn) delete(table string, obj any) error {
 		if err := trackUsage(t.Txn, old, nil); err != nil {
 			return err
 		}
+		if old != nil {
+			if err := t.trackNodeAllocs(old, nil); err != nil {
+				return err
+			}
+		}
 	}
 	if err := t.Delete(table, obj); err != nil {
 		return fmt.Errorf("delete from %s: %w", table, err)
@@ -242,6 +253,7 @@ func (t *writeTxn) commit() error {
 			return fmt.Errorf("update index of %s: %w", table, err)
 		}
 	}
+	t.clipNodeAllocs()
 	t.Commit()
 	return nil
 }
