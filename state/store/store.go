@@ -177,9 +177,9 @@ type writeTxn struct {
 	// compact shares the values of the allocations this command writes
 	// (compact.go); made on first use.
 	compact *compactor
-	// nodes holds the rows of TableNodeAllocs written so far
-	// (node_allocs.go).
-	nodes nodeAllocsTxn
+	// lists holds the rows of the allocations' lists by node and by job
+	// written so far (alloc_lists.go).
+	lists allocListsTxn
 }
 
 // nsID names a namespaced object.
@@ -211,7 +211,7 @@ func (t *writeTxn) insert(table string, obj any) error {
 		if err := trackUsage(t.Txn, old, a); err != nil {
 			return err
 		}
-		if err := t.trackNodeAllocs(old, a); err != nil {
+		if err := t.trackAllocLists(old, a); err != nil {
 			return err
 		}
 	}
@@ -234,7 +234,7 @@ func (t *writeTxn) delete(table string, obj any) error {
 			return err
 		}
 		if old != nil {
-			if err := t.trackNodeAllocs(old, nil); err != nil {
+			if err := t.trackAllocLists(old, nil); err != nil {
 				return err
 			}
 		}
@@ -253,7 +253,7 @@ func (t *writeTxn) commit() error {
 			return fmt.Errorf("update index of %s: %w", table, err)
 		}
 	}
-	t.clipNodeAllocs()
+	t.finishAllocLists()
 	t.Commit()
 	return nil
 }

@@ -165,7 +165,7 @@ func jobStatus(txn *memdb.Txn, job *state.Job) (string, error) {
 		}
 		return state.JobStatusRunning, nil
 	}
-	allocs, err := allocsOfJobByEval(nil, txn, job.Namespace, job.ID)
+	allocs, err := allocsOfJob(nil, txn, job.Namespace, job.ID)
 	if err != nil {
 		return "", err
 	}
