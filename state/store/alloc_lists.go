@@ -90,6 +90,29 @@ func listedAllocs(ws memdb.WatchSet, txn *memdb.Txn, table, key string) ([]*stat
 	return out, nil
 }
 
+// eachListedAlloc calls fn with the allocations of the row key of table,
+// in no particular order, until fn returns false: for a question that the
+// first few answer, without looking every allocation up.
+func eachListedAlloc(txn *memdb.Txn, table, key string, fn func(*state.Allocation) bool) error {
+	row, err := first[*allocList](nil, txn, table, indexID, key)
+	if err != nil || row == nil {
+		return err
+	}
+	for _, id := range row.IDs {
+		a, err := first[*state.Allocation](nil, txn, TableAllocs, indexID, id)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			return fmt.Errorf("%s %q: allocation %s is listed but not stored", table, key, id)
+		}
+		if !fn(a) {
+			return nil
+		}
+	}
+	return nil
+}
+
 // allocsOnNode lists the allocations on a node, ordered by ID.
 func allocsOnNode(ws memdb.WatchSet, txn *memdb.Txn, nodeID string) ([]*state.Allocation, error) {
 	return listedAllocs(ws, txn, TableNodeAllocs, nodeID)
@@ -104,8 +127,12 @@ func allocsOfJob(ws memdb.WatchSet, txn *memdb.Txn, ns, jobID string) ([]*state.
 // hasLiveAllocIn reports whether a live allocation is in the row key of
 // table.
 func hasLiveAllocIn(txn *memdb.Txn, table, key string) (bool, error) {
-	allocs, err := listedAllocs(nil, txn, table, key)
-	return slices.ContainsFunc(allocs, func(a *state.Allocation) bool { return !a.Terminal() }), err
+	live := false
+	err := eachListedAlloc(txn, table, key, func(a *state.Allocation) bool {
+		live = !a.Terminal()
+		return !live
+	})
+	return live, err
 }
 
 // allocListsTxn holds the rows of the list tables one write transaction

@@ -165,19 +165,19 @@ func jobStatus(txn *memdb.Txn, job *state.Job) (string, error) {
 		}
 		return state.JobStatusRunning, nil
 	}
-	allocs, err := allocsOfJob(nil, txn, job.Namespace, job.ID)
+	hasAllocs, running := false, false
+	err := eachListedAlloc(txn, TableJobAllocs, jobAllocsKey(job.Namespace, job.ID), func(a *state.Allocation) bool {
+		if sameJobInstance(a, job) {
+			hasAllocs = true
+			running = !a.Terminal()
+		}
+		return !running
+	})
 	if err != nil {
 		return "", err
 	}
-	hasAllocs := false
-	for _, a := range allocs {
-		if !sameJobInstance(a, job) {
-			continue
-		}
-		hasAllocs = true
-		if !a.Terminal() {
-			return state.JobStatusRunning, nil
-		}
+	if running {
+		return state.JobStatusRunning, nil
 	}
 	evals, err := list[*state.Evaluation](nil, txn, nil, TableEvals, indexJob, job.Namespace, job.ID)
 	if err != nil {
