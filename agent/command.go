@@ -73,7 +73,6 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	a.Start()
-	defer startGCPolicy()()
 	printBanner(stdout, cfg, a)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
