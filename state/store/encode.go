@@ -40,11 +40,6 @@ func Encode(t MessageType, req any) ([]byte, error) {
 	if err := codec.NewEncoder(&buf, msgpackHandle).Encode(req); err != nil {
 		return nil, fmt.Errorf("encode command %d: %w", t, err)
 	}
-	// The buffer grew by doubling: an entry raft keeps (in its log cache,
-	// and until it commits) would keep up to twice its size alive.
-	if data := buf.Bytes(); cap(data)-len(data) > len(data)/8 {
-		return bytes.Clone(data), nil
-	}
 	return buf.Bytes(), nil
 }
 
