@@ -37,9 +37,13 @@ const (
 	// maxAppendEntries bounds both the group-commit batch (proposals written
 	// by one disk write) and the entries per replication RPC.
 	maxAppendEntries = 256
-	// logCacheSize keeps recent entries in memory so replication to a
-	// follower that is only slightly behind does not read bolt.
-	logCacheSize = 512
+	// logCacheSize and logCacheBytes bound the recent entries kept in
+	// memory (log_cache.go) so replication to a follower that is only
+	// slightly behind, and a follower's apply, do not read bolt. A plan's
+	// entry can be a megabyte: the byte bound is the one that holds at
+	// scale (about thirty such entries).
+	logCacheSize  = 512
+	logCacheBytes = 32 << 20
 	// snapshotsRetained is how many snapshots stay on disk: the newest, and
 	// one to fall back on if the newest turns out unreadable.
 	snapshotsRetained = 2

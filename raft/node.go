@@ -97,10 +97,7 @@ func New(cfg Config, fsm FSM) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raft: opening log store in %s (is another server using this data dir?): %w", dir, err)
 	}
-	logs, err := hraft.NewLogCache(logCacheSize, n.store)
-	if err != nil {
-		return nil, fmt.Errorf("raft: log cache: %w", err)
-	}
+	logs := newLogCache(n.store, logCacheSize, logCacheBytes)
 	n.logs = logs
 	snaps, err := hraft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetained, raftLogger)
 	if err != nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
@@ -38,7 +37,7 @@ func (r reader) AllocsByJob(ws memdb.WatchSet, ns, jobID string, all bool) ([]*s
 
 // AllocsByNode lists the allocations placed on a node, ordered by ID.
 func (r reader) AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*state.Allocation, error) {
-	return list[*state.Allocation](ws, r.txn(), nil, TableAllocs, indexNode, nodeID)
+	return allocsOnNode(ws, r.txn(), nodeID)
 }
 
 // AllocsByEval lists the allocations an evaluation placed, ordered by ID;
@@ -50,24 +49,15 @@ func (r reader) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*state.Allocat
 	if err != nil || e == nil {
 		return nil, err
 	}
-	return list[*state.Allocation](ws, txn, nil, TableAllocs, indexJobEval+"_prefix", e.Namespace, e.JobID, evalID)
-}
-
-// allocsOfJob lists every allocation of a job ID, whichever instance of
-// the job it belongs to, ordered by ID.
-func allocsOfJob(ws memdb.WatchSet, txn *memdb.Txn, ns, jobID string) ([]*state.Allocation, error) {
-	allocs, err := allocsOfJobByEval(ws, txn, ns, jobID)
+	allocs, err := allocsOfJob(ws, txn, e.Namespace, e.JobID)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(allocs, func(a, b *state.Allocation) int { return strings.Compare(a.ID, b.ID) })
+	allocs = slices.DeleteFunc(allocs, func(a *state.Allocation) bool { return a.EvalID != evalID })
+	if len(allocs) == 0 {
+		return nil, nil
+	}
 	return allocs, nil
-}
-
-// allocsOfJobByEval is allocsOfJob in the index's order (by evaluation,
-// then ID), for readers that need no order and should not pay for one.
-func allocsOfJobByEval(ws memdb.WatchSet, txn *memdb.Txn, ns, jobID string) ([]*state.Allocation, error) {
-	return list[*state.Allocation](ws, txn, nil, TableAllocs, indexJobEval+"_prefix", ns, jobID)
 }
 
 // Allocs lists the allocations of namespace ns ("*" for every namespace)

@@ -362,7 +362,7 @@ func applyGarbageCollect(t *writeTxn, req *GarbageCollectRequest) (any, error) {
 		if n == nil || n.Status != state.NodeStatusDown {
 			continue
 		}
-		live, err := hasLiveAlloc(t.Txn, indexNode, id)
+		live, err := hasLiveAllocIn(t.Txn, TableNodeAllocs, id)
 		if err != nil || live {
 			return nil, err
 		}
@@ -398,17 +398,11 @@ func collectJob(t *writeTxn, j GarbageCollectJob) error {
 	if job.Status != state.JobStatusDead || job.JobModifyIndex != j.JobModifyIndex {
 		return nil
 	}
-	live, err := hasLiveAlloc(t.Txn, indexJobEval+"_prefix", j.Namespace, j.ID)
+	live, err := hasLiveAllocIn(t.Txn, TableJobAllocs, jobAllocsKey(j.Namespace, j.ID))
 	if err != nil || live {
 		return err
 	}
 	return purgeJob(t, job)
-}
-
-// hasLiveAlloc reports whether an allocation found by an index lookup is
-// not terminal.
-func hasLiveAlloc(txn *memdb.Txn, index string, args ...any) (bool, error) {
-	return anyRow(txn, TableAllocs, index, func(a *state.Allocation) bool { return !a.Terminal() }, args...)
 }
 
 // WatchIndex returns the index of the last command that wrote table (0 if

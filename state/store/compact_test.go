@@ -109,6 +109,49 @@ func TestCompactAllocsShareValues(t *testing.T) {
 	}
 }
 
+// TestCompactScoreKeysAcrossCommands: the score keys of a later plan share
+// the string data of an earlier plan's, and read back as planned.
+func TestCompactScoreKeysAcrossCommands(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	job, _ := compactPlan(t, s)
+	earlier := stMust[*state.Allocation](t)(s.AllocByID(nil, "a0"))
+	a := stAlloc("b0", job, "n1")
+	a.EvalID, a.Job = "e1", nil
+	a.Metrics = &state.AllocMetric{Scores: map[string]float64{"n1.binpack": 0.7, "n1.normalized-score": 0.6}}
+	want := a.Metrics.Copy()
+	stApply(t, s, 13, PlanApplyRequestType, &PlanApplyRequest{EvalID: "e1", Job: job, JobAllocs: []*state.Allocation{a}, Now: 1300})
+	later := stMust[*state.Allocation](t)(s.AllocByID(nil, "b0"))
+	if !reflect.DeepEqual(later.Metrics, want) {
+		t.Fatalf("metrics read back as %+v, want %+v", later.Metrics, want)
+	}
+	for k := range later.Metrics.Scores {
+		shared := false
+		for e := range earlier.Metrics.Scores {
+			shared = shared || (e == k && sameData(e, k))
+		}
+		if !shared {
+			t.Errorf("score key %q of the later plan does not share the earlier plan's", k)
+		}
+	}
+}
+
+func TestSharedKeysBounded(t *testing.T) {
+	var k sharedKeys
+	first := k.intern(string([]byte("n1.binpack")))
+	if again := k.intern(string([]byte("n1.binpack"))); !sameData(again, first) || again != "n1.binpack" {
+		t.Fatal("an equal key was not shared")
+	}
+	for i := range maxSharedKeys {
+		k.intern(fmt.Sprintf("n%d.binpack", i+2))
+	}
+	if len(k.m) > maxSharedKeys {
+		t.Fatalf("table holds %d keys, bound %d", len(k.m), maxSharedKeys)
+	}
+	if got := k.intern(string([]byte("n1.binpack"))); got != "n1.binpack" {
+		t.Fatalf("intern after emptying = %q", got)
+	}
+}
+
 // TestCompactKeepsWhatDiffers: an allocation's job that differs from the
 // stored row it claims to be (same indexes, other content) is kept as it
 // is, and so are resources that differ between allocations.

@@ -16,12 +16,12 @@ const TableNodeUsage = "node_usage"
 
 // derivedTables are tables computed from the others.
 func derivedTables() []tableDef {
-	return []tableDef{{
+	return append([]tableDef{{
 		name:    TableNodeUsage,
 		derived: true,
 		indexes: map[string]keyFunc{indexID: func(o any) []any { return []any{o.(*state.NodeUsage).NodeID} }},
 		newRow:  func() any { return new(state.NodeUsage) },
-	}}
+	}}, allocListTables()...)
 }
 
 // NodeUsage returns what the live allocations on the node were granted,
@@ -69,9 +69,12 @@ func addUsage(txn *memdb.Txn, a *state.Allocation, sign int) error {
 	return txn.Insert(TableNodeUsage, &u)
 }
 
-// rebuildUsage computes the node usage table from the allocations (after
-// a restore).
+// rebuildUsage computes the derived tables from the allocations (after a
+// restore): node usage and the allocations' lists (alloc_lists.go).
 func rebuildUsage(txn *memdb.Txn) error {
+	if err := rebuildAllocLists(txn); err != nil {
+		return err
+	}
 	iter, err := txn.Get(TableAllocs, indexID)
 	if err != nil {
 		return err

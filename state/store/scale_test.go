@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -18,16 +19,65 @@ import (
 func usageFromAllocs(t *testing.T, s *Store, node string) state.NodeUsage {
 	t.Helper()
 	u := state.NodeUsage{NodeID: node}
-	for _, a := range stMust[[]*state.Allocation](t)(s.AllocsByNode(nil, node)) {
+	for _, a := range allocsOnNodeByScan(t, s, node) {
 		u.AddAlloc(a, +1)
 	}
 	return u
 }
 
+// allocsOnNodeByScan lists the allocations on node, ordered by ID, from a
+// scan of every allocation: what AllocsByNode must answer.
+func allocsOnNodeByScan(t *testing.T, s *Store, node string) []*state.Allocation {
+	return allocsByScan(t, s, func(a *state.Allocation) bool { return a.NodeID == node })
+}
+
+// allocsByScan lists the allocations keep accepts, ordered by ID, from a
+// scan of every allocation.
+func allocsByScan(t *testing.T, s *Store, keep func(*state.Allocation) bool) []*state.Allocation {
+	t.Helper()
+	var out []*state.Allocation
+	for _, a := range stMust[[]*state.Allocation](t)(s.Allocs(nil, allNamespaces, "")) {
+		if keep(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// checkAllocLists checks that the lookups by node, by job and by
+// evaluation (the alloc_lists tables) answer what a scan of every
+// allocation finds.
+func checkAllocLists(t *testing.T, s *Store, nodes []string, jobs []*state.Job, evals []string) {
+	t.Helper()
+	for _, n := range nodes {
+		if got, want := stMust[[]*state.Allocation](t)(s.AllocsByNode(nil, n)), allocsOnNodeByScan(t, s, n); !slices.Equal(got, want) {
+			t.Fatalf("%s lists %d allocations, %d are on it", n, len(got), len(want))
+		}
+	}
+	for _, j := range jobs {
+		got := stMust[[]*state.Allocation](t)(s.AllocsByJob(nil, j.Namespace, j.ID, true))
+		want := allocsByScan(t, s, func(a *state.Allocation) bool { return a.Namespace == j.Namespace && a.JobID == j.ID })
+		if !slices.Equal(got, want) {
+			t.Fatalf("job %s lists %d allocations, %d are its", j.ID, len(got), len(want))
+		}
+	}
+	for _, e := range evals {
+		got := stMust[[]*state.Allocation](t)(s.AllocsByEval(nil, e))
+		want := allocsByScan(t, s, func(a *state.Allocation) bool { return a.EvalID == e })
+		if ev := stMust[*state.Evaluation](t)(s.EvalByID(nil, e)); ev == nil {
+			want = nil // none once the evaluation is gone
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("evaluation %s lists %d allocations, %d are its", e, len(got), len(want))
+		}
+	}
+}
+
 // TestNodeUsageInvariant: after any sequence of placements (new and
 // in-place, moved between nodes), client reports, job stops and purges,
 // garbage collection and a snapshot round trip, each node's usage equals
-// the sum over its live allocations.
+// the sum over its live allocations, and its list of allocations (the
+// node_allocs table) is the one a scan of every allocation finds.
 func TestNodeUsageInvariant(t *testing.T) {
 	nodes := []string{"n1", "n2", "n3"}
 	for seed := uint64(1); seed <= 20; seed++ {
@@ -37,29 +87,49 @@ func TestNodeUsageInvariant(t *testing.T) {
 			stApply(t, s, uint64(1+i), NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode(n)})
 		}
 		jobs := []*state.Job{stJob("a"), stJob("b")}
-		stRegister(t, s, 5, jobs[0], nil)
-		stRegister(t, s, 6, jobs[1], nil)
+		stRegister(t, s, 5, jobs[0], stEval("e-a", jobs[0]))
+		stRegister(t, s, 6, jobs[1], stEval("e-b", jobs[1]))
 		index := uint64(10)
 		var ids []string
 		for step := 0; step < 80; step++ {
 			index++
+			// What a snapshot taken before the step lists must not change
+			// (a write copies a node's list, never changes it in place).
+			before, err := s.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := map[string][]*state.Allocation{}
+			for _, n := range nodes {
+				listed[n] = stMust[[]*state.Allocation](t)(before.AllocsByNode(nil, n))
+			}
+			for _, j := range jobs {
+				listed[j.ID] = stMust[[]*state.Allocation](t)(before.AllocsByJob(nil, j.Namespace, j.ID, true))
+			}
 			var op string
 			switch rng.IntN(7) {
 			case 0, 1:
+				// One to four allocations in one command: several on one
+				// node, or the same one twice, go through one transaction.
 				op = "place"
-				job := jobs[rng.IntN(len(jobs))]
-				id := fmt.Sprintf("a-%d", index)
-				if len(ids) > 0 && rng.IntN(3) == 0 {
-					id = ids[rng.IntN(len(ids))] // in place, maybe to another node
-				} else {
-					ids = append(ids, id)
+				var batch []*state.Allocation
+				for k := range 1 + rng.IntN(4) {
+					job := jobs[rng.IntN(len(jobs))]
+					id := fmt.Sprintf("a-%d-%d", index, k)
+					if len(ids) > 0 && rng.IntN(3) == 0 {
+						id = ids[rng.IntN(len(ids))] // in place, maybe to another node
+					} else {
+						ids = append(ids, id)
+					}
+					a := stAlloc(id, job, nodes[rng.IntN(len(nodes))])
+					a.EvalID = "e-" + job.ID
+					a.AllocatedResources = &state.AllocatedResources{
+						Tasks:  map[string]*state.AllocatedTaskResources{"web": {CPU: 10 * (1 + rng.IntN(9)), MemoryMB: 16 * (1 + rng.IntN(9))}},
+						Shared: state.AllocatedSharedResources{DiskMB: rng.IntN(300)},
+					}
+					batch = append(batch, a)
 				}
-				a := stAlloc(id, job, nodes[rng.IntN(len(nodes))])
-				a.AllocatedResources = &state.AllocatedResources{
-					Tasks:  map[string]*state.AllocatedTaskResources{"web": {CPU: 10 * (1 + rng.IntN(9)), MemoryMB: 16 * (1 + rng.IntN(9))}},
-					Shared: state.AllocatedSharedResources{DiskMB: rng.IntN(300)},
-				}
-				stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{a}, Now: int64(index)})
+				stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: batch, Now: int64(index)})
 			case 2:
 				op = "report"
 				if len(ids) == 0 {
@@ -78,7 +148,7 @@ func TestNodeUsageInvariant(t *testing.T) {
 				if len(ids) == 0 {
 					continue
 				}
-				stApply(t, s, index, EvalDeleteRequestType, &EvalDeleteRequest{Allocs: []string{ids[rng.IntN(len(ids))]}})
+				stApply(t, s, index, EvalDeleteRequestType, &EvalDeleteRequest{Allocs: []string{ids[rng.IntN(len(ids))], ids[rng.IntN(len(ids))]}})
 			case 5:
 				op = "purge"
 				job := jobs[rng.IntN(len(jobs))]
@@ -99,7 +169,16 @@ func TestNodeUsageInvariant(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			checkAllocLists(t, s, nodes, jobs, []string{"e-a", "e-b"})
+			for _, j := range jobs {
+				if again := stMust[[]*state.Allocation](t)(before.AllocsByJob(nil, j.Namespace, j.ID, true)); !slices.Equal(again, listed[j.ID]) {
+					t.Fatalf("seed %d step %d (%s): a snapshot taken before lists %d allocations of %s, %d before the step", seed, step, op, len(again), j.ID, len(listed[j.ID]))
+				}
+			}
 			for _, n := range nodes {
+				if again := stMust[[]*state.Allocation](t)(before.AllocsByNode(nil, n)); !slices.Equal(again, listed[n]) {
+					t.Fatalf("seed %d step %d (%s): a snapshot taken before lists %d allocations on %s, %d before the step", seed, step, op, len(again), n, len(listed[n]))
+				}
 				want := usageFromAllocs(t, s, n)
 				got := stMust[*state.NodeUsage](t)(s.NodeUsage(nil, n))
 				if *got != want {

@@ -31,7 +31,6 @@ const (
 	indexJob       = "job"
 	indexNamespace = "namespace"
 	indexNode      = "node"
-	indexJobEval   = "job_eval"
 	indexAlloc     = "alloc"
 	indexService   = "service"
 	indexModify    = "modify"
@@ -143,11 +142,9 @@ func coreTableDefs() []tableDef {
 			name: TableAllocs,
 			indexes: map[string]keyFunc{
 				indexID: func(o any) []any { return []any{o.(*state.Allocation).ID} },
-				// One index serves the lookups by job and by evaluation
-				// (allocsOfJob, AllocsByEval): an index costs some 450
-				// bytes per allocation (issue 19).
-				indexJobEval: func(o any) []any { a := o.(*state.Allocation); return []any{a.Namespace, a.JobID, a.EvalID} },
-				indexNode:    func(o any) []any { return []any{o.(*state.Allocation).NodeID} },
+				// The lookups by node and by job (and through the job, by
+				// evaluation) are derived tables (alloc_lists.go): an
+				// index costs some 500 bytes per allocation (issue 19).
 			},
 			newRow: func() any { return new(state.Allocation) },
 		},

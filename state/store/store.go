@@ -55,6 +55,9 @@ type Store struct {
 
 	// events receives what every applied command wrote (events.go).
 	events *EventBuffer
+	// keys shares the allocation metrics' score keys across commands
+	// (compact.go).
+	keys sharedKeys
 }
 
 // NewStore returns a store holding only the built-in objects: the `default`
@@ -177,6 +180,11 @@ type writeTxn struct {
 	// compact shares the values of the allocations this command writes
 	// (compact.go); made on first use.
 	compact *compactor
+	// lists holds the rows of the allocations' lists by node and by job
+	// written so far (alloc_lists.go).
+	lists allocListsTxn
+	// keys is the store's table of shared score keys.
+	keys *sharedKeys
 }
 
 // nsID names a namespaced object.
@@ -185,6 +193,7 @@ type nsID struct{ ns, id string }
 func (s *Store) writeTxn(index uint64) *writeTxn {
 	return &writeTxn{
 		Txn:     s.currentDB().Txn(true),
+		keys:    &s.keys,
 		cfg:     s.cfg,
 		index:   index,
 		touched: map[string]bool{},
@@ -208,6 +217,9 @@ func (t *writeTxn) insert(table string, obj any) error {
 		if err := trackUsage(t.Txn, old, a); err != nil {
 			return err
 		}
+		if err := t.trackAllocLists(old, a); err != nil {
+			return err
+		}
 	}
 	if err := t.Insert(table, obj); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
@@ -227,6 +239,11 @@ func (t *writeTxn) delete(table string, obj any) error {
 		if err := trackUsage(t.Txn, old, nil); err != nil {
 			return err
 		}
+		if old != nil {
+			if err := t.trackAllocLists(old, nil); err != nil {
+				return err
+			}
+		}
 	}
 	if err := t.Delete(table, obj); err != nil {
 		return fmt.Errorf("delete from %s: %w", table, err)
@@ -242,6 +259,7 @@ func (t *writeTxn) commit() error {
 			return fmt.Errorf("update index of %s: %w", table, err)
 		}
 	}
+	t.finishAllocLists()
 	t.Commit()
 	return nil
 }

@@ -165,17 +165,17 @@ func jobStatus(txn *memdb.Txn, job *state.Job) (string, error) {
 		}
 		return state.JobStatusRunning, nil
 	}
-	// Each lookup stops at its first live row, so a running job costs one
+	// Each walk stops at its first live row, so a running job costs one
 	// allocation, a job whose evaluation is pending one evaluation, not a
 	// walk of everything the job ever had.
-	hasAllocs := false
-	live, err := anyRow(txn, TableAllocs, indexJobEval+"_prefix", func(a *state.Allocation) bool {
-		if !sameJobInstance(a, job) {
-			return false
+	hasAllocs, live := false, false
+	err := eachListedAlloc(txn, TableJobAllocs, jobAllocsKey(job.Namespace, job.ID), func(a *state.Allocation) bool {
+		if sameJobInstance(a, job) {
+			hasAllocs = true
+			live = !a.Terminal()
 		}
-		hasAllocs = true
-		return !a.Terminal()
-	}, job.Namespace, job.ID)
+		return !live
+	})
 	if err != nil {
 		return "", err
 	}

@@ -65,6 +65,17 @@ func TestWatchSets(t *testing.T) {
 			return AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: []*state.Allocation{{ID: id, ClientStatus: state.AllocClientStatusRunning}}}
 		}
 	}
+	place := func(id, node string) write {
+		return func() (MessageType, any) {
+			return AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{stAlloc(id, web, node)}}
+		}
+	}
+	collect := func(id string) write {
+		return func() (MessageType, any) { return EvalDeleteRequestType, &EvalDeleteRequest{Allocs: []string{id}} }
+	}
+	allocsOn := func(node string) read {
+		return func(s *Store, ws memdb.WatchSet) error { _, err := s.AllocsByNode(ws, node); return err }
+	}
 	completeWebEval := func() (MessageType, any) {
 		e := stEval("e-web", web)
 		e.Status = state.EvalStatusComplete
@@ -95,6 +106,10 @@ func TestWatchSets(t *testing.T) {
 		{"allocs by job, other job's alloc updated", allocsByJob, clientUpdate("a-api"), false},
 		{"allocs by node, alloc on it updated", allocsByNode, clientUpdate("a-web"), true},
 		{"allocs by node, alloc elsewhere updated", allocsByNode, clientUpdate("a-api"), false},
+		{"allocs by node, alloc placed on it", allocsByNode, place("a-new", "n1"), true},
+		{"allocs by node, alloc placed elsewhere", allocsByNode, place("a-new", "n2"), false},
+		{"allocs by node, its alloc collected", allocsByNode, collect("a-web"), true},
+		{"allocs by empty node, alloc placed on it", allocsOn("n3"), place("a-new", "n3"), true},
 		{"summary, its alloc updated", summary, clientUpdate("a-web"), true},
 		{"summary, other alloc updated", summary, clientUpdate("a-api"), false},
 		{"eval by id, eval updated", evalByID, completeWebEval, true},
