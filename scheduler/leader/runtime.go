@@ -83,11 +83,11 @@ const minDefaultWorkers = 8
 // DefaultWorkers is the number of scheduling workers when none is set: one
 // per CPU core, and at least minDefaultWorkers. A worker spends most of a
 // small evaluation waiting for its plan's Raft commit (a disk write or
-// two; computing the plan takes far less), so one per core left the
-// cores idle and evaluations queued: the running scenario of sched-bench
-// on 2 cores finished in 8.7-27 s with two workers and in 4.3-4.6 s with
-// eight or sixteen. The plan applier commits up to 16 plans at once, so
-// more workers still batch into the same disk writes.
+// two; computing the plan takes far less), so with one per core the
+// evaluations queued behind two commits at a time: sched-bench's running
+// scenario on 2 cores finished in 8.1-27 s with two workers and in
+// 4.3-4.6 s with eight or sixteen. The plan applier commits up to 16
+// plans at once, so more workers still batch into the same disk writes.
 func DefaultWorkers() int {
 	return max(runtime.NumCPU(), minDefaultWorkers)
 }
