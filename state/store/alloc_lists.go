@@ -39,6 +39,11 @@ type allocList struct {
 	// it while unsorted is set (sortedIDs sorts them).
 	IDs      []string
 	unsorted bool
+	// sortedTo is, in a row of the write transaction that made it, the
+	// length of the sorted prefix of IDs (the IDs it started from); the
+	// IDs after it were appended in any order. It is 0 in stored rows,
+	// which are sorted whole.
+	sortedTo int
 }
 
 // allocListTables are the tables' definitions (derived tables).
@@ -59,10 +64,32 @@ func jobAllocsKey(ns, jobID string) string { return ns + "\x00" + jobID }
 
 // sortedIDs returns the row's IDs in order. Only the write transaction
 // that owns an unsorted row sees it, so sorting it in place is safe.
+//
+// Only the appended IDs are sorted, then merged with the sorted prefix: a
+// plan adds one or a few IDs to each of its nodes' lists, and sorting a
+// node's whole list for each was most of the cost of a placement on a
+// node that already held hundreds.
 func (l *allocList) sortedIDs() []string {
 	if l.unsorted {
-		slices.Sort(l.IDs)
+		head, tail := l.IDs[:l.sortedTo], l.IDs[l.sortedTo:]
+		slices.Sort(tail)
+		if len(head) > 0 && len(tail) > 0 && head[len(head)-1] > tail[0] {
+			merged := make([]string, 0, len(l.IDs))
+			i, j := 0, 0
+			for i < len(head) && j < len(tail) {
+				if head[i] <= tail[j] {
+					merged = append(merged, head[i])
+					i++
+				} else {
+					merged = append(merged, tail[j])
+					j++
+				}
+			}
+			merged = append(append(merged, head[i:]...), tail[j:]...)
+			l.IDs = merged
+		}
 		l.unsorted = false
+		l.sortedTo = len(l.IDs)
 	}
 	return l.IDs
 }
@@ -210,6 +237,7 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 			ids := make([]string, len(row.IDs), len(row.IDs)+extra)
 			copy(ids, row.IDs)
 			row.IDs = ids
+			row.sortedTo = len(ids) // a stored row is sorted
 			t.lists.owned[row] = true
 		}
 	}
@@ -222,6 +250,9 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 			row.unsorted = true
 		}
 		row.IDs = append(row.IDs, id)
+		if !row.unsorted {
+			row.sortedTo = len(row.IDs)
+		}
 	case op < 0:
 		i, found := slices.BinarySearch(row.sortedIDs(), id)
 		if !found {
@@ -229,6 +260,7 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 		}
 		own(0)
 		row.IDs = slices.Delete(row.IDs, i, i+1)
+		row.sortedTo = len(row.IDs)
 	case mine:
 		// Already written in this transaction.
 		return nil
@@ -252,6 +284,7 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 func (t *writeTxn) finishAllocLists() {
 	for row := range t.lists.owned {
 		row.sortedIDs()
+		row.sortedTo = 0
 		if cap(row.IDs)-len(row.IDs) > len(row.IDs)/8 {
 			row.IDs = slices.Clone(row.IDs)
 		}
