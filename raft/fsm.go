@@ -67,6 +67,8 @@ type fsmAdapter struct {
 	// Diagnostics for Stats and the group-commit benchmark.
 	batches atomic.Uint64
 	entries atomic.Uint64
+	// bytes adds up the Data of the entries applied (snapshot_bytes.go).
+	bytes atomic.Uint64
 }
 
 var (
@@ -86,11 +88,14 @@ func (a *fsmAdapter) Apply(l *hraft.Log) any {
 // back always sees AppliedIndex at or past it.
 func (a *fsmAdapter) ApplyBatch(logs []*hraft.Log) []any {
 	out := make([]any, len(logs))
+	var n uint64
 	for i, l := range logs {
 		if l.Type == hraft.LogCommand && !isMarker(l) {
 			out[i] = a.fsm.Apply(l.Index, l.Data)
+			n += uint64(len(l.Data))
 		}
 	}
+	a.bytes.Add(n)
 	if len(logs) > 0 {
 		a.applied.set(logs[len(logs)-1].Index)
 	}

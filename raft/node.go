@@ -128,6 +128,9 @@ func New(cfg Config, fsm FSM) (*Node, error) {
 	n.raft.RegisterObserver(n.observer)
 	go n.run(notifyCh, obsCh)
 	go n.paused.run(n.shutdownCh)
+	if n.cfg.SnapshotBytes > 0 {
+		go n.snapshotOnBytes(snapshotBytesCheck)
+	}
 
 	n.hurrySoleVoter()
 	n.logger.Info("raft node started", "id", cfg.ID, "addr", n.Addr(),

@@ -385,6 +385,16 @@ func (a *spawnedAgent) start(limit time.Duration) (time.Duration, error) {
 }
 
 // stop ends the agent with SIGTERM and waits for it.
+// kill stops the agent as a crash does (SIGKILL): no snapshot at
+// shutdown, so the next start restores the last snapshot and replays the
+// log written since.
+func (a *spawnedAgent) kill() {
+	if a.cmd != nil && a.cmd.Process != nil {
+		a.cmd.Process.Kill()
+		a.cmd.Wait()
+	}
+}
+
 func (a *spawnedAgent) stop() {
 	if a.cmd != nil && a.cmd.Process != nil {
 		a.cmd.Process.Signal(syscall.SIGTERM)

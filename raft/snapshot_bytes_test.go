@@ -1,0 +1,67 @@
+package raft
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSnapshotOnBytes: the applied entries' bytes trigger a snapshot once
+// they reach the limit, not before; a snapshot taken otherwise restarts
+// the count; and a restart after it restores the snapshot instead of
+// replaying those entries.
+func TestSnapshotOnBytes(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, "s1", dir, true)
+	cfg.SnapshotBytes = -1 // no background loop: the test drives the check
+	cfg.SnapshotThreshold = 1 << 30
+	n, err := New(cfg, newKV())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, n, 5*time.Second)
+	value := strings.Repeat("v", 1000)
+	const limit = 10_000
+	tr := n.newBytesTrigger()
+	var last uint64
+	for i := range 5 { // ~5 kB: under the limit
+		last = mustApply(t, n, fmt.Sprintf("k%d", i), value)
+	}
+	if took, err := n.checkSnapshotBytes(&tr, limit); took || err != nil || n.lastSnapshotIndex() != 0 {
+		t.Fatalf("~5 kB applied, limit 10 kB: took %v (%v), snapshot at %d", took, err, n.lastSnapshotIndex())
+	}
+	for i := 5; i < 12; i++ { // ~12 kB in all
+		last = mustApply(t, n, fmt.Sprintf("k%d", i), value)
+	}
+	if took, err := n.checkSnapshotBytes(&tr, limit); !took || err != nil || n.lastSnapshotIndex() < last {
+		t.Fatalf("~12 kB applied, limit 10 kB: took %v (%v), snapshot at %d, want >= %d", took, err, n.lastSnapshotIndex(), last)
+	}
+	// The count starts again from the snapshot.
+	mustApply(t, n, "after", value)
+	if took, err := n.checkSnapshotBytes(&tr, limit); took || err != nil {
+		t.Fatalf("1 kB after the snapshot: took %v (%v)", took, err)
+	}
+	// A snapshot taken otherwise restarts the count too.
+	for i := range 12 {
+		last = mustApply(t, n, fmt.Sprintf("m%d", i), value)
+	}
+	if err := n.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if took, err := n.checkSnapshotBytes(&tr, limit); took || err != nil || tr.lastIndex < last {
+		t.Fatalf("after a snapshot of its own: took %v (%v), count from %d, want >= %d", took, err, tr.lastIndex, last)
+	}
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	kv := newKV()
+	n2 := startNode(t, cfg, kv)
+	waitLeader(t, n2, 5*time.Second)
+	if err := n2.WaitForApplied(ctxT(t, 5*time.Second), last); err != nil {
+		t.Fatal(err)
+	}
+	if restores, replayed := kv.stats(); restores != 1 || len(replayed) != 0 {
+		t.Fatalf("after restart: %d restores, replayed %v; want 1 and none", restores, replayed)
+	}
+}
