@@ -30,11 +30,11 @@ const (
 	// last snapshot trigger a new one; see Config.SnapshotBytes.
 	DefaultSnapshotBytes = 64 << 20
 	// snapshotBytesCheck is how often the bytes are checked.
-	snapshotBytesCheck = 2 * time.Second
-	DefaultSnapshotInterval  = 120 * time.Second
-	DefaultTrailingLogs      = 10240
-	DefaultHeartbeatTimeout  = 500 * time.Millisecond
-	DefaultCommitTimeout     = 50 * time.Millisecond
+	snapshotBytesCheck      = 2 * time.Second
+	DefaultSnapshotInterval = 120 * time.Second
+	DefaultTrailingLogs     = 10240
+	DefaultHeartbeatTimeout = 500 * time.Millisecond
+	DefaultCommitTimeout    = 50 * time.Millisecond
 )
 
 // Tuning that callers have no reason to change.
