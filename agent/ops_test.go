@@ -139,21 +139,26 @@ func TestJSONLogFormatEndToEnd(t *testing.T) {
 		}
 		close(lines)
 	}()
-	// Nothing else logs on cue: log until the monitor has seen a line.
-	var got string
-	testutil.WaitFor(t, 10*time.Second, "a monitored line", func() bool {
+	// Nothing else logs on cue: log until the monitor has seen the probe.
+	// Other lines may come first (the leader's own, just after its
+	// election); every line must be JSON.
+	testutil.WaitFor(t, 10*time.Second, "the probe, monitored", func() bool {
 		a.log.Info("monitor probe", "n", 1)
-		select {
-		case got = <-lines:
-			return true
-		default:
-			return false
+		for {
+			select {
+			case got := <-lines:
+				var obj map[string]any
+				if err := json.Unmarshal([]byte(got), &obj); err != nil {
+					t.Fatalf("monitor line %q is not JSON: %v", got, err)
+				}
+				if obj["msg"] == "monitor probe" {
+					return true
+				}
+			default:
+				return false
+			}
 		}
 	})
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(got), &obj); err != nil || obj["msg"] != "monitor probe" {
-		t.Errorf("monitor line %q: %v, want the probe as JSON", got, err)
-	}
 	// The caller hanging up is no error.
 	cancel()
 	resp.Body.Close()
