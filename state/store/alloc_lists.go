@@ -74,19 +74,19 @@ func (l *allocList) sortedIDs() []string {
 		head, tail := l.IDs[:l.sortedTo], l.IDs[l.sortedTo:]
 		slices.Sort(tail)
 		if len(head) > 0 && len(tail) > 0 && head[len(head)-1] > tail[0] {
-			merged := make([]string, 0, len(l.IDs))
-			i, j := 0, 0
-			for i < len(head) && j < len(tail) {
-				if head[i] <= tail[j] {
-					merged = append(merged, head[i])
-					i++
+			// Merged in place from the back: only the (few) appended IDs
+			// are copied aside, not the row's list.
+			added := slices.Clone(tail)
+			i, j := len(head)-1, len(added)-1
+			for w := len(l.IDs) - 1; j >= 0; w-- {
+				if i >= 0 && l.IDs[i] > added[j] {
+					l.IDs[w] = l.IDs[i]
+					i--
 				} else {
-					merged = append(merged, tail[j])
-					j++
+					l.IDs[w] = added[j]
+					j--
 				}
 			}
-			merged = append(append(merged, head[i:]...), tail[j:]...)
-			l.IDs = merged
 		}
 		l.unsorted = false
 		l.sortedTo = len(l.IDs)
