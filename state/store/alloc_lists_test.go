@@ -11,7 +11,9 @@ import (
 // interleaving, and the prefix mark follows.
 func TestAllocListMergesAppended(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
-	id := func() string { return string(rune('a'+r.IntN(26))) + string(rune('a'+r.IntN(26))) + string(rune('a'+r.IntN(26))) }
+	id := func() string {
+		return string(rune('a'+r.IntN(26))) + string(rune('a'+r.IntN(26))) + string(rune('a'+r.IntN(26)))
+	}
 	for round := range 500 {
 		head := make([]string, r.IntN(40))
 		for i := range head {
