@@ -304,7 +304,8 @@ func TestACLNodeSecret(t *testing.T) {
 		return err
 	}
 	for _, rt := range [][2]string{{"PUT", "/v1/node/:node_id/heartbeat"}, {"PUT", "/v1/node/:node_id/status"},
-		{"GET", "/v1/node/:node_id/allocations"}, {"POST", "/v1/node/:node_id/allocations"}, {"GET", "/v1/node/:node_id"}} {
+		{"GET", "/v1/node/:node_id/allocations"}, {"GET", "/v1/node/:node_id/allocations/changes"},
+		{"POST", "/v1/node/:node_id/allocations"}, {"GET", "/v1/node/:node_id"}} {
 		if err := try(rt[0], rt[1], nodeID, nodeSecret, nil); err != nil {
 			t.Errorf("%s %s with the node's secret: %v", rt[0], rt[1], err)
 		}
@@ -396,4 +397,35 @@ func TestACLActionExecAndHandshake(t *testing.T) {
 	if err := check("", "task=server"); err == nil {
 		t.Error("anonymous action without handshake allowed")
 	}
+}
+
+// TestTokenLookedUpAgainAfterTheBarrier: a token this server does not hold
+// yet (created through another server, not yet applied here) is looked up
+// again once the server has caught up, for a request that is not stale;
+// a stale request answers from what the server holds, and a token that
+// is still unknown after the barrier is refused.
+func TestTokenLookedUpAgainAfterTheBarrier(t *testing.T) {
+	a := newACLHarness(t, true, "")
+	secret := state.NewID()
+	caughtUp := false
+	a.cluster.OnBarrier = func() {
+		if caughtUp {
+			return
+		}
+		caughtUp = true
+		a.apply(store.ACLTokenUpsertRequestType, &store.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{{
+			AccessorID: state.NewID(), SecretHash: state.HashSecret(secret), Type: state.ACLTokenTypeManagement, CreateTime: a.clock.Now(),
+		}}})
+	}
+	calls := a.cluster.BarrierCalls.Load()
+	a.failAs(secret, http.MethodGet, "/v1/jobs?stale", nil, http.StatusForbidden, "ACL token not found")
+	if caughtUp || a.cluster.BarrierCalls.Load() != calls {
+		t.Fatal("a stale request waited on the read barrier")
+	}
+	a.okAs(secret, http.MethodGet, "/v1/jobs", nil, nil)
+	if !caughtUp {
+		t.Fatal("the token was accepted before the server caught up")
+	}
+	a.failAs(state.NewID(), http.MethodGet, "/v1/jobs", nil, http.StatusForbidden, "ACL token not found")
+	a.failAs("", http.MethodGet, "/v1/jobs", nil, http.StatusForbidden)
 }

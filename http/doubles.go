@@ -60,6 +60,9 @@ func (w *MemWriter) Apply(_ context.Context, t store.MessageType, req any) (any,
 type FakeCluster struct {
 	barrierErr   atomic.Pointer[error]
 	BarrierCalls atomic.Int64
+	// OnBarrier, when set, runs in every ReadBarrier before it answers:
+	// what a follower applies while it catches up with the leader.
+	OnBarrier func()
 }
 
 var _ Cluster = (*FakeCluster)(nil)
@@ -73,6 +76,9 @@ func (c *FakeCluster) LastContact() time.Duration { return 0 }
 // ReadBarrier counts the call and answers the failure set, if any.
 func (c *FakeCluster) ReadBarrier(context.Context) error {
 	c.BarrierCalls.Add(1)
+	if c.OnBarrier != nil {
+		c.OnBarrier()
+	}
 	if p := c.barrierErr.Load(); p != nil {
 		return *p
 	}

@@ -42,11 +42,7 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 			return 0, err
 		}
 		out, err = s.store.AllocsByNode(ws, n.ID)
-		var index uint64
-		for _, a := range out {
-			index = max(index, a.ModifyIndex)
-		}
-		return index, err
+		return nodeAllocsIndex(out), err
 	})
 	if err != nil {
 		return nil, err
@@ -82,21 +78,29 @@ func (s *Server) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 		}
 		out.Allocs = make(map[string]uint64, len(allocs))
 		out.Changed = out.Changed[:0]
-		var index uint64
 		for _, a := range allocs {
-			index = max(index, a.ModifyIndex)
 			out.Allocs[a.ID] = a.ModifyIndex
 			if a.ModifyIndex > since {
 				out.Changed = append(out.Changed, a)
 			}
 		}
-		return index, nil
+		return nodeAllocsIndex(allocs), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	out.Changed = nonNil(out.Changed)
 	return out, nil
+}
+
+// nodeAllocsIndex is the blocking index of a node's allocations: the
+// highest ModifyIndex among them.
+func nodeAllocsIndex(allocs []*state.Allocation) uint64 {
+	var index uint64
+	for _, a := range allocs {
+		index = max(index, a.ModifyIndex)
+	}
+	return index
 }
 
 // nodeUpdateAllocs serves POST /v1/node/:node_id/allocations. Every

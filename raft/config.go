@@ -28,9 +28,7 @@ const (
 	DefaultSnapshotThreshold = 8192
 	// DefaultSnapshotBytes is how many bytes of applied entries since the
 	// last snapshot trigger a new one; see Config.SnapshotBytes.
-	DefaultSnapshotBytes = 64 << 20
-	// snapshotBytesCheck is how often the bytes are checked.
-	snapshotBytesCheck      = 2 * time.Second
+	DefaultSnapshotBytes    = 64 << 20
 	DefaultSnapshotInterval = 120 * time.Second
 	DefaultTrailingLogs     = 10240
 	DefaultHeartbeatTimeout = 500 * time.Millisecond
@@ -42,6 +40,8 @@ const (
 	// maxAppendEntries bounds both the group-commit batch (proposals written
 	// by one disk write) and the entries per replication RPC.
 	maxAppendEntries = 256
+	// snapshotBytesCheck is how often Config.SnapshotBytes is checked.
+	snapshotBytesCheck = 2 * time.Second
 	// logCacheSize and logCacheBytes bound the recent entries kept in
 	// memory (log_cache.go) so replication to a follower that is only
 	// slightly behind, and a follower's apply, do not read bolt. A plan's

@@ -368,11 +368,7 @@ func (n *Node) Snapshot() error {
 // applied again), which takes longer once entries carry placements. A
 // crash, which skips it, still replays them all.
 func (n *Node) SnapshotIfBehind(min uint64) error {
-	last, err := strconv.ParseUint(n.raft.Stats()["last_snapshot_index"], 10, 64)
-	if err != nil {
-		return fmt.Errorf("raft: last snapshot index: %w", err)
-	}
-	if n.fsm.applied.load() < last+min {
+	if n.fsm.applied.load() < n.lastSnapshotIndex()+min {
 		return nil
 	}
 	return n.Snapshot()

@@ -25,7 +25,7 @@ type Checker interface {
 // the state has become; one it refuses answers ErrInvalid (a 400) and is
 // never proposed. The leader's writers call it for every write.
 //
-// A plan's results (PlanApplyRequestType and PlanApplyPackedRequestType) are the exception to the round
+// Requests built from the state alone (builtFromState: a plan's results) are the exception to the round
 // trip: the leader builds them from the state alone (the job as stored,
 // allocations of the scheduler's making), every value of which was judged
 // by Prepare when it was written, so decoding them again could only repeat
@@ -36,7 +36,7 @@ func Prepare(t MessageType, req any) ([]byte, error) {
 	if err != nil {
 		return nil, state.Invalidf("", "the request cannot be encoded for the log: %v", err)
 	}
-	if t == PlanApplyRequestType || t == PlanApplyPackedRequestType {
+	if _, ok := req.(builtFromState); ok {
 		if err := check(req); err != nil {
 			return nil, err
 		}
@@ -104,3 +104,12 @@ func checkNode(n *state.Node) error {
 	}
 	return nil
 }
+
+// builtFromState marks a request the leader builds from the state alone,
+// whose values were judged by Prepare when they were written: Prepare
+// only Checks it, without the decoding round trip.
+type builtFromState interface{ builtFromState() }
+
+// builtFromState implements builtFromState: the plan applier builds it
+// from the stored job and the scheduler's allocations.
+func (*PlanApplyRequest) builtFromState() {}
