@@ -101,9 +101,12 @@ func (a *PlanApplier) Stats() PlanApplierStats {
 
 // commitOp is a plan commit in flight.
 type commitOp struct {
-	// overlay holds the committed allocations by node, for checking the
-	// next plan before the commit lands.
-	overlay map[string][]*state.Allocation
+	// pending holds, by node, the live allocations the commit places,
+	// under IDs of their own (see pendingOverlay), for checking the next
+	// plans before the commit lands. They are made once per commit: a
+	// commit stays in flight while up to maxInflightCommits plans are
+	// checked.
+	pending map[string][]*state.Allocation
 	done    chan struct{}
 	index   uint64
 	err     error
@@ -198,17 +201,30 @@ func pendingOverlay(inflight []*commitOp) map[string][]*state.Allocation {
 	if len(inflight) == 0 {
 		return nil
 	}
+	if len(inflight) == 1 {
+		return inflight[0].pending // read only, like a merged one
+	}
 	out := map[string][]*state.Allocation{}
 	for _, op := range inflight {
-		for node, allocs := range op.overlay {
-			for _, a := range allocs {
-				if a.Terminal() {
-					continue
-				}
-				c := *a
-				c.ID = "in-flight/" + a.ID
-				out[node] = append(out[node], &c)
+		for node, allocs := range op.pending {
+			out[node] = append(out[node], allocs...)
+		}
+	}
+	return out
+}
+
+// inflightAllocs is a commit's part of pendingOverlay: the live
+// allocations of result, by node, copied under IDs of their own.
+func inflightAllocs(result *scheduler.PlanResult) map[string][]*state.Allocation {
+	out := map[string][]*state.Allocation{}
+	for node, allocs := range scheduler.ResultOverlay(result) {
+		for _, a := range allocs {
+			if a.Terminal() {
+				continue
 			}
+			c := *a
+			c.ID = "in-flight/" + a.ID
+			out[node] = append(out[node], &c)
 		}
 	}
 	return out
@@ -226,7 +242,7 @@ func (a *PlanApplier) evaluate(plan *scheduler.Plan, overlay map[string][]*state
 // commit writes result through Raft in the background and answers the
 // worker when it lands.
 func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *scheduler.PlanResult, rejected int) *commitOp {
-	op := &commitOp{overlay: scheduler.ResultOverlay(result), done: make(chan struct{})}
+	op := &commitOp{pending: inflightAllocs(result), done: make(chan struct{})}
 	req := PlanApplyCommand(p.Plan, result, a.now().UnixNano())
 	go func() {
 		defer close(op.done)
