@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"slices"
+	"sort"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -31,19 +33,128 @@ const (
 	TableJobAllocs = "job_allocs"
 )
 
-// allocList is one row of TableNodeAllocs or TableJobAllocs. A stored row
-// and its IDs are never changed: a write copies them (see allocListsTxn).
+// allocList is one row of TableNodeAllocs or TableJobAllocs: the IDs of
+// its allocations in order, in chunks of at most maxListChunk. A stored
+// row and its chunks are never changed: a write transaction copies the
+// row and, of its chunks, only those it changes (see editAllocList), so
+// adding an allocation to a node that holds hundreds copies a few dozen
+// IDs rather than all of them.
 type allocList struct {
 	Key string
-	// IDs are sorted, except in a row of the write transaction that made
-	// it while unsorted is set (sortedIDs sorts them).
-	IDs      []string
-	unsorted bool
-	// sortedTo is, in a row of the write transaction that made it, the
-	// length of the sorted prefix of IDs (the IDs it started from); the
-	// IDs after it were appended in any order. It is 0 in stored rows,
-	// which are sorted whole.
-	sortedTo int
+	// chunks are sorted, nonempty, and each one's IDs come before the
+	// next one's.
+	chunks []*idChunk
+	n      int
+}
+
+// idChunk is a run of a row's IDs, in order.
+type idChunk struct {
+	ids []string
+	// owner is the write transaction that made the chunk and may still
+	// change it (listTxnIDs); any other transaction copies it first.
+	owner uint64
+}
+
+// maxListChunk bounds a chunk: a write copies one chunk of at most this
+// many IDs, and the row's chunk pointers. A full chunk splits in two;
+// a chunk left small by removals joins its neighbour when they fit.
+const maxListChunk = 32
+
+// listTxnIDs numbers the write transactions that edit lists, so a chunk
+// knows whether the transaction at hand made it.
+var listTxnIDs atomic.Uint64
+
+// len is the number of IDs in the row.
+func (l *allocList) len() int { return l.n }
+
+// each calls fn with the row's IDs in order until it returns false.
+func (l *allocList) each(fn func(id string) bool) {
+	for _, c := range l.chunks {
+		for _, id := range c.ids {
+			if !fn(id) {
+				return
+			}
+		}
+	}
+}
+
+// ids returns the row's IDs in order, in a new slice.
+func (l *allocList) ids() []string {
+	out := make([]string, 0, l.n)
+	for _, c := range l.chunks {
+		out = append(out, c.ids...)
+	}
+	return out
+}
+
+// chunkFor is the index of the chunk id belongs in: the first whose last
+// ID is not before it, or the last chunk.
+func (l *allocList) chunkFor(id string) int {
+	i := sort.Search(len(l.chunks), func(k int) bool {
+		c := l.chunks[k].ids
+		return c[len(c)-1] >= id
+	})
+	return min(i, len(l.chunks)-1)
+}
+
+// own makes chunk i changeable by transaction txn, copying it unless txn
+// made it, with room for extra more IDs.
+func (l *allocList) own(i int, txn uint64, extra int) *idChunk {
+	c := l.chunks[i]
+	if c.owner == txn {
+		return c
+	}
+	ids := make([]string, len(c.ids), len(c.ids)+extra)
+	copy(ids, c.ids)
+	c = &idChunk{ids: ids, owner: txn}
+	l.chunks[i] = c
+	return c
+}
+
+// insert adds id, which the row does not hold, in its place. The row's
+// chunk slice must be the transaction's own.
+func (l *allocList) insert(id string, txn uint64) {
+	if len(l.chunks) == 0 {
+		l.chunks = append(l.chunks, &idChunk{ids: []string{id}, owner: txn})
+		l.n++
+		return
+	}
+	i := l.chunkFor(id)
+	c := l.own(i, txn, 1)
+	at, _ := slices.BinarySearch(c.ids, id)
+	c.ids = slices.Insert(c.ids, at, id)
+	l.n++
+	if len(c.ids) > maxListChunk {
+		half := len(c.ids) / 2
+		left := &idChunk{ids: slices.Clone(c.ids[:half]), owner: txn}
+		right := &idChunk{ids: slices.Clone(c.ids[half:]), owner: txn}
+		l.chunks[i] = left
+		l.chunks = slices.Insert(l.chunks, i+1, right)
+	}
+}
+
+// remove takes id out of the row and reports whether it was there. The
+// row's chunk slice must be the transaction's own.
+func (l *allocList) remove(id string, txn uint64) bool {
+	if len(l.chunks) == 0 {
+		return false
+	}
+	i := l.chunkFor(id)
+	at, found := slices.BinarySearch(l.chunks[i].ids, id)
+	if !found {
+		return false
+	}
+	c := l.own(i, txn, 0)
+	c.ids = slices.Delete(c.ids, at, at+1)
+	l.n--
+	switch {
+	case len(c.ids) == 0:
+		l.chunks = slices.Delete(l.chunks, i, i+1)
+	case len(c.ids) < maxListChunk/4 && i+1 < len(l.chunks) && len(c.ids)+len(l.chunks[i+1].ids) <= maxListChunk:
+		c.ids = append(c.ids, l.chunks[i+1].ids...)
+		l.chunks = slices.Delete(l.chunks, i+1, i+2)
+	}
+	return true
 }
 
 // allocListTables are the tables' definitions (derived tables).
@@ -62,38 +173,6 @@ func allocListTables() []tableDef {
 // jobAllocsKey is the key of a job's row in TableJobAllocs.
 func jobAllocsKey(ns, jobID string) string { return ns + "\x00" + jobID }
 
-// sortedIDs returns the row's IDs in order. Only the write transaction
-// that owns an unsorted row sees it, so sorting it in place is safe.
-//
-// Only the appended IDs are sorted, then merged with the sorted prefix: a
-// plan adds one or a few IDs to each of its nodes' lists, and sorting a
-// node's whole list for each was most of the cost of a placement on a
-// node that already held hundreds.
-func (l *allocList) sortedIDs() []string {
-	if l.unsorted {
-		head, tail := l.IDs[:l.sortedTo], l.IDs[l.sortedTo:]
-		slices.Sort(tail)
-		if len(head) > 0 && len(tail) > 0 && head[len(head)-1] > tail[0] {
-			// Merged in place from the back: only the (few) appended IDs
-			// are copied aside, not the row's list.
-			added := slices.Clone(tail)
-			i, j := len(head)-1, len(added)-1
-			for w := len(l.IDs) - 1; j >= 0; w-- {
-				if i >= 0 && l.IDs[i] > added[j] {
-					l.IDs[w] = l.IDs[i]
-					i--
-				} else {
-					l.IDs[w] = added[j]
-					j--
-				}
-			}
-		}
-		l.unsorted = false
-		l.sortedTo = len(l.IDs)
-	}
-	return l.IDs
-}
-
 // listedAllocs returns the allocations of the row key of table (a
 // TableNodeAllocs or TableJobAllocs), ordered by ID, and adds the row to
 // ws.
@@ -102,17 +181,17 @@ func listedAllocs(ws memdb.WatchSet, txn *memdb.Txn, table, key string) ([]*stat
 	if err != nil || row == nil {
 		return nil, err
 	}
-	ids := row.sortedIDs()
-	out := make([]*state.Allocation, 0, len(ids))
-	for _, id := range ids {
-		a, err := first[*state.Allocation](nil, txn, TableAllocs, indexID, id)
-		if err != nil {
-			return nil, err
-		}
-		if a == nil {
-			return nil, fmt.Errorf("%s %q: allocation %s is listed but not stored", table, key, id)
+	out := make([]*state.Allocation, 0, row.len())
+	row.each(func(id string) bool {
+		var a *state.Allocation
+		if a, err = first[*state.Allocation](nil, txn, TableAllocs, indexID, id); err == nil && a == nil {
+			err = fmt.Errorf("%s %q: allocation %s is listed but not stored", table, key, id)
 		}
 		out = append(out, a)
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -125,19 +204,14 @@ func eachListedAlloc(txn *memdb.Txn, table, key string, fn func(*state.Allocatio
 	if err != nil || row == nil {
 		return err
 	}
-	for _, id := range row.IDs {
-		a, err := first[*state.Allocation](nil, txn, TableAllocs, indexID, id)
-		if err != nil {
-			return err
+	row.each(func(id string) bool {
+		var a *state.Allocation
+		if a, err = first[*state.Allocation](nil, txn, TableAllocs, indexID, id); err == nil && a == nil {
+			err = fmt.Errorf("%s %q: allocation %s is listed but not stored", table, key, id)
 		}
-		if a == nil {
-			return fmt.Errorf("%s %q: allocation %s is listed but not stored", table, key, id)
-		}
-		if !fn(a) {
-			return nil
-		}
-	}
-	return nil
+		return err == nil && fn(a)
+	})
+	return err
 }
 
 // allocsOnNode lists the allocations on a node, ordered by ID.
@@ -164,13 +238,12 @@ func hasLiveAllocIn(txn *memdb.Txn, table, key string) (bool, error) {
 
 // allocListsTxn holds the rows of the list tables one write transaction
 // has written: they are not visible outside it until it commits, so it
-// changes them in place rather than copying a job's list for each of the
-// thousand allocations a plan writes. owned marks the rows whose IDs slice
-// was made in this transaction (the others share theirs with the stored
-// row).
+// changes them (and the chunks it copied) in place rather than copying a
+// job's list for each of the thousand allocations a plan writes. id is
+// the transaction's number in listTxnIDs.
 type allocListsTxn struct {
-	rows  map[listKey]*allocList
-	owned map[*allocList]bool
+	rows map[listKey]*allocList
+	id   uint64
 }
 
 // listKey names a row of one of the list tables.
@@ -218,7 +291,7 @@ func (t *writeTxn) trackAllocLists(old, new *state.Allocation) error {
 // once empty).
 func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 	if t.lists.rows == nil {
-		t.lists = allocListsTxn{rows: map[listKey]*allocList{}, owned: map[*allocList]bool{}}
+		t.lists = allocListsTxn{rows: map[listKey]*allocList{}, id: listTxnIDs.Add(1)}
 	}
 	row, mine := t.lists.rows[k]
 	if !mine {
@@ -228,44 +301,22 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 		}
 		row = &allocList{Key: k.key}
 		if stored != nil {
-			row.IDs = stored.IDs
+			row.chunks, row.n = slices.Clone(stored.chunks), stored.n
 		}
 		t.lists.rows[k] = row
 	}
-	own := func(extra int) {
-		if !t.lists.owned[row] {
-			ids := make([]string, len(row.IDs), len(row.IDs)+extra)
-			copy(ids, row.IDs)
-			row.IDs = ids
-			row.sortedTo = len(ids) // a stored row is sorted
-			t.lists.owned[row] = true
-		}
-	}
 	switch {
 	case op > 0:
-		own(1)
-		// Appended, sorted at commit or at the next read: a plan adds a
-		// thousand IDs at random places of its job's list.
-		if n := len(row.IDs); n > 0 && row.IDs[n-1] > id {
-			row.unsorted = true
-		}
-		row.IDs = append(row.IDs, id)
-		if !row.unsorted {
-			row.sortedTo = len(row.IDs)
-		}
+		row.insert(id, t.lists.id)
 	case op < 0:
-		i, found := slices.BinarySearch(row.sortedIDs(), id)
-		if !found {
+		if !row.remove(id, t.lists.id) {
 			return nil
 		}
-		own(0)
-		row.IDs = slices.Delete(row.IDs, i, i+1)
-		row.sortedTo = len(row.IDs)
 	case mine:
 		// Already written in this transaction.
 		return nil
 	}
-	if len(row.IDs) == 0 {
+	if row.len() == 0 {
 		if _, err := t.DeleteAll(k.table, indexID, k.key); err != nil {
 			return fmt.Errorf("%s %q: %w", k.table, k.key, err)
 		}
@@ -278,17 +329,10 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 	return nil
 }
 
-// finishAllocLists sorts the rows this transaction changed and gives those
-// it grew a list of their length, before they are committed: a row keeps
-// its list until it is next written.
+// finishAllocLists ends the transaction's hold on the rows it wrote,
+// before they are committed.
 func (t *writeTxn) finishAllocLists() {
-	for row := range t.lists.owned {
-		row.sortedIDs()
-		row.sortedTo = 0
-		if cap(row.IDs)-len(row.IDs) > len(row.IDs)/8 {
-			row.IDs = slices.Clone(row.IDs)
-		}
-	}
+	t.lists = allocListsTxn{}
 }
 
 // rebuildAllocLists computes the list tables from the allocations (after
@@ -298,6 +342,9 @@ func rebuildAllocLists(txn *memdb.Txn) error {
 	if err != nil {
 		return err
 	}
+	// IDs come in order: each row's chunks are filled to three quarters,
+	// leaving room for a few placements before a chunk splits.
+	const fill = maxListChunk * 3 / 4
 	rows := map[listKey]*allocList{}
 	add := func(k listKey, id string) {
 		row := rows[k]
@@ -305,7 +352,12 @@ func rebuildAllocLists(txn *memdb.Txn) error {
 			row = &allocList{Key: k.key}
 			rows[k] = row
 		}
-		row.IDs = append(row.IDs, id) // the iteration is in ID order
+		if n := len(row.chunks); n == 0 || len(row.chunks[n-1].ids) == fill {
+			row.chunks = append(row.chunks, &idChunk{ids: make([]string, 0, fill)})
+		}
+		c := row.chunks[len(row.chunks)-1]
+		c.ids = append(c.ids, id)
+		row.n++
 	}
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		a := raw.(*state.Allocation)
@@ -313,9 +365,7 @@ func rebuildAllocLists(txn *memdb.Txn) error {
 		add(listKey{TableJobAllocs, jobAllocsKey(a.Namespace, a.JobID)}, a.ID)
 	}
 	for k, row := range rows {
-		if cap(row.IDs)-len(row.IDs) > len(row.IDs)/8 {
-			row.IDs = slices.Clone(row.IDs)
-		}
+		row.chunks = slices.Clip(row.chunks)
 		if err := txn.Insert(k.table, row); err != nil {
 			return err
 		}

@@ -65,3 +65,25 @@ func BenchmarkAllocsByNodeAndJob(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPlaceOnFullNodes applies writes of 50 new allocations of one
+// job, each on another node, to a store whose 1,000 nodes hold 200
+// allocations each (C1M's density): every placement adds an ID to a full
+// node's list. Its B/op is the garbage a placement leaves in the lists.
+func BenchmarkPlaceOnFullNodes(b *testing.B) {
+	s, _ := benchAllocStore(b, 200, 1000, 1000)
+	job := stJob("more")
+	index := uint64(1 << 20)
+	stRegister(b, s, index, job, nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		allocs := make([]*state.Allocation, 50)
+		for k := range allocs {
+			n := i*50 + k
+			allocs[k] = stAlloc(fmt.Sprintf("%08x-more-%d", uint32(n*2654435761), n), job, fmt.Sprintf("n%d", n*7%1000))
+		}
+		index++
+		stApply(b, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs, Now: int64(index)})
+	}
+}

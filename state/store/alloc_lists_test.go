@@ -6,28 +6,89 @@ import (
 	"testing"
 )
 
-// TestAllocListMergesAppended: a row's sorted prefix and the IDs appended
-// after it in any order read back as one sorted list, whatever their
-// interleaving, and the prefix mark follows.
-func TestAllocListMergesAppended(t *testing.T) {
+// TestAllocListChunks: random inserts and removes, spread over many
+// transactions, keep a row equal to a sorted set, its chunks within
+// bounds and in order; and a row committed earlier is never changed by a
+// later transaction's edits of its copy.
+func TestAllocListChunks(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	id := func() string {
 		return string(rune('a'+r.IntN(26))) + string(rune('a'+r.IntN(26))) + string(rune('a'+r.IntN(26)))
 	}
-	for round := range 500 {
-		head := make([]string, r.IntN(40))
-		for i := range head {
-			head[i] = id()
+	var stored allocList // the committed row
+	model := map[string]bool{}
+	type frozen struct {
+		row *allocList
+		ids []string
+	}
+	var past []frozen
+	for range 400 {
+		txn := listTxnIDs.Add(1)
+		row := &allocList{chunks: slices.Clone(stored.chunks), n: stored.n}
+		for range r.IntN(60) {
+			switch k := id(); {
+			case r.IntN(3) > 0 && !model[k]:
+				row.insert(k, txn)
+				model[k] = true
+			default:
+				if got := row.remove(k, txn); got != model[k] {
+					t.Fatalf("remove %q reported %v, the set held it: %v", k, got, model[k])
+				}
+				delete(model, k)
+			}
 		}
-		slices.Sort(head)
-		tail := make([]string, r.IntN(6))
-		for i := range tail {
-			tail[i] = id()
+		want := slices.Sorted(func(yield func(string) bool) {
+			for k := range model {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		if got := row.ids(); !slices.Equal(got, want) || row.len() != len(want) {
+			t.Fatalf("row %v (len %d), want %v", got, row.len(), want)
 		}
-		l := &allocList{IDs: append(slices.Clone(head), tail...), sortedTo: len(head), unsorted: len(tail) > 0}
-		want := slices.Sorted(slices.Values(append(slices.Clone(head), tail...)))
-		if got := l.sortedIDs(); !slices.Equal(got, want) || l.unsorted || l.sortedTo != len(want) {
-			t.Fatalf("round %d: head %v + tail %v read %v (unsorted %v, sortedTo %d), want %v", round, head, tail, got, l.unsorted, l.sortedTo, want)
+		for i, c := range row.chunks {
+			if len(c.ids) == 0 || len(c.ids) > maxListChunk {
+				t.Fatalf("chunk %d holds %d IDs", i, len(c.ids))
+			}
+			if i > 0 {
+				prev := row.chunks[i-1].ids
+				if prev[len(prev)-1] >= c.ids[0] {
+					t.Fatalf("chunk %d starts at %q, before the end of the previous one %q", i, c.ids[0], prev[len(prev)-1])
+				}
+			}
 		}
+		stored = *row
+		past = append(past, frozen{row: &allocList{chunks: stored.chunks, n: stored.n}, ids: row.ids()})
+	}
+	for i, f := range past {
+		if got := f.row.ids(); !slices.Equal(got, f.ids) {
+			t.Fatalf("row committed by transaction %d changed afterwards: %v, was %v", i, got, f.ids)
+		}
+	}
+}
+
+// TestAllocListEditCopiesOneChunk: adding an ID to a long stored row
+// copies one chunk, and shares the others with the stored row.
+func TestAllocListEditCopiesOneChunk(t *testing.T) {
+	var row allocList
+	txn := listTxnIDs.Add(1)
+	for i := range 1000 {
+		row.insert(string(rune(0x4e00+2*i)), txn)
+	}
+	next := listTxnIDs.Add(1)
+	edit := &allocList{chunks: slices.Clone(row.chunks), n: row.n}
+	edit.insert(string(rune(0x4e00+501)), next)
+	shared := 0
+	for i, c := range edit.chunks {
+		if c == row.chunks[i] {
+			shared++
+		}
+	}
+	if len(edit.chunks) != len(row.chunks) || shared != len(row.chunks)-1 {
+		t.Fatalf("%d of %d chunks shared after one insert (row had %d chunks)", shared, len(edit.chunks), len(row.chunks))
+	}
+	if row.len() != 1000 || edit.len() != 1001 {
+		t.Fatalf("lengths %d and %d", row.len(), edit.len())
 	}
 }
