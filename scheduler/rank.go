@@ -10,13 +10,15 @@ import (
 )
 
 // Score components, named in AllocMetric.Scores as "<node-id>.<component>".
+// The order rank adds them in is the order state.Scores expects the
+// normalized score to be the mean of (it then keeps no copy of it).
 const (
-	scoreBinPack         = "binpack"
-	scoreJobAntiAffinity = "job-anti-affinity"
-	scoreReschedule      = "node-reschedule-penalty"
-	scoreAffinity        = "node-affinity"
-	scoreSpread          = "allocation-spread"
-	scoreNormalized      = "normalized-score"
+	scoreBinPack         = state.ScoreBinPack
+	scoreJobAntiAffinity = state.ScoreJobAntiAffinity
+	scoreReschedule      = state.ScoreReschedule
+	scoreAffinity        = state.ScoreAffinity
+	scoreSpread          = state.ScoreSpread
+	scoreNormalized      = state.ScoreNormalized
 )
 
 // Ranking limits.
@@ -192,13 +194,14 @@ func recordScores(m *state.AllocMetric, ranked []*option) {
 	if len(top) > topScores {
 		top = top[:topScores]
 	}
-	m.Scores = make(map[string]float64, len(top)*3)
+	var b state.ScoresBuilder
 	for _, o := range top {
 		for _, c := range o.components {
-			m.Scores[o.node.ID+"."+c.name] = c.value
+			b.Add(o.node.ID, c.name, c.value)
 		}
-		m.Scores[o.node.ID+"."+scoreNormalized] = o.score
+		b.Add(o.node.ID, scoreNormalized, o.score)
 	}
+	m.Scores = b.Scores()
 }
 
 // rank fits the group onto node n with the allocations proposed there and

@@ -35,7 +35,9 @@ func TestRankBinPackPrefersFullerNode(t *testing.T) {
 		t.Fatalf("placed on %v, want the fuller node %s", live, busy.ID)
 	}
 	m := live[0].Metrics
-	if m.Scores[busy.ID+"."+scoreBinPack] <= m.Scores[idle.ID+"."+scoreBinPack] {
+	busyScore, ok1 := m.Scores.Get(busy.ID, scoreBinPack)
+	idleScore, ok2 := m.Scores.Get(idle.ID, scoreBinPack)
+	if !ok1 || !ok2 || busyScore <= idleScore {
 		t.Fatalf("scores %v: the busy node must have the higher bin-pack score", m.Scores)
 	}
 }

@@ -39,13 +39,13 @@ type compactor struct {
 	// identity (rowKey) without being compared whole.
 	restore bool
 	// keysShared is set while compacting an allocation of a format 3
-	// snapshot, whose decoding shared its strings and score keys already
-	// (snapshot_allocs.go): its Scores map is kept rather than copied.
+	// snapshot, whose decoding shared its strings and score node IDs
+	// already (snapshot_allocs.go): its Scores are kept as they are.
 	keysShared bool
-	// strs interns free-form strings (evaluation IDs, descriptions, score
-	// keys) within the command.
+	// strs interns free-form strings (evaluation IDs, descriptions) within
+	// the command.
 	strs map[string]string
-	// keys, when set, interns score keys across commands.
+	// keys, when set, interns the node IDs of scores across commands.
 	keys *sharedKeys
 	// jobs maps a decoded job to the stored one that replaces it (itself
 	// when none does), so a job that many allocations of a command share
@@ -110,30 +110,29 @@ func (c *compactor) str(s string) string {
 	return s
 }
 
-// scoreKey returns a string equal to k, a key of AllocMetric.Scores, shared
-// across commands when the store keeps a table of them.
-func (c *compactor) scoreKey(k string) string {
+// scoreNode returns a string equal to id, the node ID of a score (see
+// state.Scores), shared across commands when the store keeps a table of
+// them.
+func (c *compactor) scoreNode(id string) string {
 	if c.keys == nil {
-		return c.str(k)
+		return c.str(id)
 	}
-	return c.keys.intern(k)
+	return c.keys.intern(id)
 }
 
-// sharedKeys interns the keys of allocation scores ("<node-id>.<score>")
-// across commands. Each plan decodes its own copies of the keys of the few
-// best nodes of each placement; shared only within the command, every plan
-// kept a copy of the keys of the nodes it ranked (some 165 bytes per
-// allocation at 200,000 allocations on 2,000 nodes, more with more nodes).
-// There are a few per node, so the table is small; it is emptied when it
-// reaches maxSharedKeys (nodes come and go), which only stops the sharing
-// of later keys with earlier ones. Values never change: the store's content
-// does not depend on it.
+// sharedKeys interns the node IDs of allocation scores across commands.
+// Each plan decodes its own copies of the IDs of the few best nodes of
+// each placement; shared only within the command, every plan kept a copy
+// of the IDs of the nodes it ranked. There is one per node, so the table
+// is small; it is emptied when it reaches maxSharedKeys (nodes come and
+// go), which only stops the sharing of later IDs with earlier ones.
+// Values never change: the store's content does not depend on it.
 type sharedKeys struct {
 	mu sync.Mutex
 	m  map[string]string
 }
 
-// maxSharedKeys bounds sharedKeys: 16 score keys for each of 4,096 nodes.
+// maxSharedKeys bounds sharedKeys: 65,536 nodes.
 const maxSharedKeys = 1 << 16
 
 // intern returns a string equal to s, the first one seen since the table
@@ -326,7 +325,7 @@ func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.
 }
 
 // metrics returns a copy of m that shares its maps with earlier equal ones
-// and its score keys with earlier scores.
+// and the node IDs of its scores with earlier scores.
 func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 	cp := *orig
 	m := &cp
@@ -342,12 +341,8 @@ func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 			c.quota = append(c.quota, m.QuotaExhausted)
 		}
 	}
-	if len(m.Scores) > 0 && !c.keysShared {
-		scores := make(map[string]float64, len(m.Scores))
-		for k, v := range m.Scores {
-			scores[c.scoreKey(k)] = v
-		}
-		m.Scores = scores
+	if !c.keysShared {
+		m.Scores = m.Scores.WithNodes(c.scoreNode)
 	}
 	return m
 }
