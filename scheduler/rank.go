@@ -195,6 +195,7 @@ func recordScores(m *state.AllocMetric, ranked []*option) {
 		top = top[:topScores]
 	}
 	var b state.ScoresBuilder
+	b.Grow(len(top) * 3)
 	for _, o := range top {
 		for _, c := range o.components {
 			b.Add(o.node.ID, c.name, c.value)

@@ -88,6 +88,9 @@ type ScoresBuilder struct {
 	t      []scoreTriple
 }
 
+// Grow makes room for n more components.
+func (b *ScoresBuilder) Grow(n int) { b.t = slices.Grow(b.t, n) }
+
 // Add records a component of a node. A component added twice keeps its
 // last value.
 func (b *ScoresBuilder) Add(nodeID, component string, v float64) {
