@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
+	"unique"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
@@ -51,10 +51,11 @@ const (
 // map from "<node-id>.<component>" to the score, and Scores reads and
 // writes that shape; in memory a map of some fifteen string keys cost
 // ~560 bytes per allocation, a quarter of the server's live heap at a
-// million allocations (issue 19), so Scores keeps one entry of two values
-// per node, its node ID shared, and leaves out the normalized score when
-// it is, bit for bit, the mean of the others (as the scheduler computes
-// it).
+// million allocations (issue 19), so Scores keeps one entry of 32 bytes
+// (two values) per node, its node ID a unique.Handle (one copy of each ID
+// in the process, however many allocations name it), and leaves out the
+// normalized score when it is, bit for bit, the mean of the others (as
+// the scheduler computes it).
 //
 // A Scores is immutable: copies share it. The zero value is nil (the map
 // was nil, JSON null); ScoresOf an empty map is empty but not nil. The
@@ -67,7 +68,7 @@ type Scores struct {
 // scoreEntry holds up to two components of one node, in scoreKinds order.
 // A node with more than two takes consecutive entries.
 type scoreEntry struct {
-	node string
+	node unique.Handle[string]
 	v    [2]float64
 	has  uint8
 }
@@ -82,10 +83,7 @@ type scoreTriple struct {
 // ScoresBuilder collects score components and makes Scores of them. The
 // zero value is ready; Add what a placement scored, then call Scores.
 type ScoresBuilder struct {
-	// Intern, when set, is applied to every node ID Scores keeps, so that
-	// the node IDs of many Scores share their bytes.
-	Intern func(string) string
-	t      []scoreTriple
+	t []scoreTriple
 }
 
 // Grow makes room for n more components.
@@ -131,10 +129,7 @@ func (b *ScoresBuilder) Scores() Scores {
 	var scratch [8]scoreEntry
 	out := scratch[:0]
 	for i := 0; i < len(t); {
-		node := t[i].node
-		if b.Intern != nil {
-			node = b.Intern(node)
-		}
+		node := unique.Make(t[i].node)
 		var vals [len(scoreKinds)]float64
 		var has uint8
 		var raw []scoreEntry
@@ -146,7 +141,7 @@ func (b *ScoresBuilder) Scores() Scores {
 				if n := len(raw); n > 0 {
 					raw[n-1].v[0] = x.v
 				} else {
-					raw = append(raw, scoreEntry{node: x.node, has: hasRaw, v: [2]float64{x.v}})
+					raw = append(raw, scoreEntry{node: node, has: hasRaw, v: [2]float64{x.v}})
 				}
 				continue
 			}
@@ -161,7 +156,7 @@ func (b *ScoresBuilder) Scores() Scores {
 }
 
 // appendNode appends the entries of one node's components.
-func appendNode(out []scoreEntry, node string, has uint8, vals *[len(scoreKinds)]float64) []scoreEntry {
+func appendNode(out []scoreEntry, node unique.Handle[string], has uint8, vals *[len(scoreKinds)]float64) []scoreEntry {
 	if has == 0 {
 		return out
 	}
@@ -224,8 +219,9 @@ func (s Scores) Len() int {
 // an empty component.
 func (s Scores) Each(f func(node, component string, v float64) bool) {
 	for _, e := range s.e {
+		node := e.node.Value()
 		if e.has&hasRaw != 0 {
-			if !f(e.node, "", e.v[0]) {
+			if !f(node, "", e.v[0]) {
 				return
 			}
 			continue
@@ -233,7 +229,7 @@ func (s Scores) Each(f func(node, component string, v float64) bool) {
 		j := 0
 		for k := range kindNormalized {
 			if e.has&(1<<k) != 0 {
-				if !f(e.node, scoreKinds[k], e.v[j]) {
+				if !f(node, scoreKinds[k], e.v[j]) {
 					return
 				}
 				j++
@@ -246,7 +242,7 @@ func (s Scores) Each(f func(node, component string, v float64) bool) {
 			} else {
 				v = e.v[j]
 			}
-			if !f(e.node, ScoreNormalized, v) {
+			if !f(node, ScoreNormalized, v) {
 				return
 			}
 		}
@@ -302,29 +298,6 @@ func ScoresOf(m map[string]float64) Scores {
 		b.AddKey(k, v)
 	}
 	return b.Scores()
-}
-
-// WithNodes returns s with each node ID replaced by intern's equal one:
-// s itself when intern returns the very strings s holds.
-func (s Scores) WithNodes(intern func(string) string) Scores {
-	var out []scoreEntry
-	for i, e := range s.e {
-		if e.has&hasRaw != 0 {
-			continue
-		}
-		n := intern(e.node)
-		if unsafe.StringData(n) == unsafe.StringData(e.node) {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(s.e)
-		}
-		out[i].node = n
-	}
-	if out == nil {
-		return s
-	}
-	return Scores{out}
 }
 
 // MarshalJSON writes s as the API's map: the keys sorted, numbers as

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -172,7 +171,7 @@ func TestScoresBuilderCompact(t *testing.T) {
 	}
 	for _, e := range s.e {
 		if e.has&hasDerived == 0 {
-			t.Errorf("node %s keeps its normalized score", e.node)
+			t.Errorf("node %s keeps its normalized score", e.node.Value())
 		}
 	}
 	if v, ok := s.Get("node-2", ScoreBinPack); !ok || v != 0.30000000000000004 {
@@ -315,32 +314,25 @@ func TestAllocMetricCopyScoresIsolated(t *testing.T) {
 	}
 }
 
-// WithNodes shares node IDs, and returns s itself when they are shared
-// already.
-func TestScoresWithNodes(t *testing.T) {
-	s := ScoresOf(map[string]float64{"n1.binpack": 1, "n1.normalized-score": 1, "n2.binpack": 2, "raw": 3})
-	table := map[string]string{}
-	intern := func(id string) string {
-		if v, ok := table[id]; ok {
-			return v
-		}
-		table[id] = id
-		return id
+// The node IDs of scores built apart (decoded from different entries)
+// share one copy.
+func TestScoresShareNodeIDs(t *testing.T) {
+	a := ScoresOf(map[string]float64{string([]byte("n1")) + ".binpack": 1, "raw": 3})
+	b := ScoresOf(map[string]float64{string([]byte("n1")) + ".binpack": 2, string([]byte("n1")) + ".normalized-score": 2})
+	var ids []string
+	for _, s := range []Scores{a, b} {
+		s.Each(func(node, comp string, _ float64) bool {
+			if comp != "" {
+				ids = append(ids, node)
+			}
+			return true
+		})
 	}
-	same := s.WithNodes(intern)
-	if &same.e[0] != &s.e[0] {
-		t.Error("WithNodes copied scores whose node IDs were the table's")
+	if len(ids) != 3 || !sameStringData(ids[0], ids[1]) || !sameStringData(ids[1], ids[2]) {
+		t.Fatalf("node IDs %q do not share their bytes", ids)
 	}
-	other := ScoresOf(map[string]float64{string([]byte("n1")) + ".binpack": 5})
-	shared := other.WithNodes(intern)
-	if &shared.e[0] == &other.e[0] || !sameScores(shared.Map(), other.Map()) {
-		t.Fatalf("WithNodes: %v, want a copy equal to %v", shared.Map(), other.Map())
-	}
-	if shared.e[0].node != "n1" || !sameStringData(shared.e[0].node, table["n1"]) {
-		t.Error("node ID not shared")
-	}
-	if !maps.Equal(other.Map(), map[string]float64{"n1.binpack": 5}) {
-		t.Error("WithNodes changed its receiver")
+	if unsafe.Sizeof(scoreEntry{}) != 32 {
+		t.Errorf("a score entry takes %d bytes, want 32", unsafe.Sizeof(scoreEntry{}))
 	}
 }
 

@@ -109,13 +109,12 @@ func (req *PlanApplyRequest) Packed() (*PlanApplyRequest, MessageType, error) {
 	return &out, PlanApplyPackedRequestType, nil
 }
 
-// unpack decodes PackedJobAllocs into JobAllocs; nodes, when set, shares
-// the node IDs of scores (the store's table).
-func (req *PlanApplyRequest) unpack(nodes func(string) string) error {
+// unpack decodes PackedJobAllocs into JobAllocs.
+func (req *PlanApplyRequest) unpack() error {
 	if req.PackedJobAllocs == nil {
 		return nil
 	}
-	r := &recordReader{strs: map[string]string{}, nodes: nodes}
+	r := &recordReader{strs: map[string]string{}}
 	r.chunk(req.PackedJobAllocs)
 	n := r.uvarint()
 	// A record takes dozens of bytes: a count the entry cannot hold is
@@ -145,7 +144,7 @@ func (req *PlanApplyRequest) unpack(nodes func(string) string) error {
 // applyPlanApplyPacked unpacks a plan's allocation records and applies it
 // as applyPlanApply does.
 func applyPlanApplyPacked(t *writeTxn, req *PlanApplyRequest) (any, error) {
-	if err := req.unpack(t.compactor().scoreNode); err != nil {
+	if err := req.unpack(); err != nil {
 		return nil, state.Invalidf("PackedJobAllocs", "%v", err)
 	}
 	return applyPlanApply(t, req)

@@ -324,8 +324,9 @@ func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.
 	return r
 }
 
-// metrics returns a copy of m that shares its maps with earlier equal ones
-// and the node IDs of its scores with earlier scores.
+// metrics returns a copy of m that shares its maps with earlier equal ones.
+// Its Scores need nothing: they hold each node ID as a unique.Handle, one
+// copy per process (state.Scores).
 func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 	cp := *orig
 	m := &cp
@@ -340,9 +341,6 @@ func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 		} else if len(c.quota) < sharedMaps {
 			c.quota = append(c.quota, m.QuotaExhausted)
 		}
-	}
-	if !c.keysShared {
-		m.Scores = m.Scores.WithNodes(c.scoreNode)
 	}
 	return m
 }

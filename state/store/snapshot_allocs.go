@@ -269,22 +269,6 @@ type recordReader struct {
 	strs map[string]string
 	// table holds the chunk's shared strings by number.
 	table []string
-	// nodes, when set, interns the node IDs of scores instead of strs
-	// (the store's table, for a plan's entry).
-	nodes func(string) string
-}
-
-// scoreNode returns a string equal to id, a score's node ID, shared.
-func (r *recordReader) scoreNode(id string) string {
-	if r.nodes != nil {
-		return r.nodes(id)
-	}
-	s, ok := r.strs[id]
-	if !ok {
-		s = id
-		r.strs[s] = s
-	}
-	return s
 }
 
 // chunk starts reading the records of a chunk.
@@ -480,7 +464,8 @@ func (r *recordReader) alloc() (*state.Allocation, int) {
 			}
 		}
 		if n := r.count(); n >= 0 {
-			b := state.ScoresBuilder{Intern: r.scoreNode}
+			var b state.ScoresBuilder
+			b.Grow(n)
 			for range n {
 				k := r.shared()
 				b.AddKey(k, r.float64())
