@@ -4,7 +4,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"sync"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -38,15 +37,9 @@ type compactor struct {
 	// restore is set while restoring a snapshot: jobs are shared by row
 	// identity (rowKey) without being compared whole.
 	restore bool
-	// keysShared is set while compacting an allocation of a format 3
-	// snapshot, whose decoding shared its strings and score node IDs
-	// already (snapshot_allocs.go): its Scores are kept as they are.
-	keysShared bool
 	// strs interns free-form strings (evaluation IDs, descriptions) within
 	// the command.
 	strs map[string]string
-	// keys, when set, interns the node IDs of scores across commands.
-	keys *sharedKeys
 	// jobs maps a decoded job to the stored one that replaces it (itself
 	// when none does), so a job that many allocations of a command share
 	// is compared once.
@@ -93,7 +86,6 @@ func newCompactor(txn *memdb.Txn) *compactor {
 func (t *writeTxn) compactor() *compactor {
 	if t.compact == nil {
 		t.compact = newCompactor(t.Txn)
-		t.compact.keys = t.keys
 	}
 	return t.compact
 }
@@ -107,46 +99,6 @@ func (c *compactor) str(s string) string {
 		return v
 	}
 	c.strs[s] = s
-	return s
-}
-
-// scoreNode returns a string equal to id, the node ID of a score (see
-// state.Scores), shared across commands when the store keeps a table of
-// them.
-func (c *compactor) scoreNode(id string) string {
-	if c.keys == nil {
-		return c.str(id)
-	}
-	return c.keys.intern(id)
-}
-
-// sharedKeys interns the node IDs of allocation scores across commands.
-// Each plan decodes its own copies of the IDs of the few best nodes of
-// each placement; shared only within the command, every plan kept a copy
-// of the IDs of the nodes it ranked. There is one per node, so the table
-// is small; it is emptied when it reaches maxSharedKeys (nodes come and
-// go), which only stops the sharing of later IDs with earlier ones.
-// Values never change: the store's content does not depend on it.
-type sharedKeys struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-// maxSharedKeys bounds sharedKeys: 65,536 nodes.
-const maxSharedKeys = 1 << 16
-
-// intern returns a string equal to s, the first one seen since the table
-// was last emptied.
-func (k *sharedKeys) intern(s string) string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if v, ok := k.m[s]; ok {
-		return v
-	}
-	if k.m == nil || len(k.m) >= maxSharedKeys {
-		k.m = make(map[string]string)
-	}
-	k.m[s] = s
 	return s
 }
 

@@ -109,9 +109,10 @@ func TestCompactAllocsShareValues(t *testing.T) {
 	}
 }
 
-// TestCompactScoreKeysAcrossCommands: the score keys of a later plan share
-// the string data of an earlier plan's, and read back as planned.
-func TestCompactScoreKeysAcrossCommands(t *testing.T) {
+// TestCompactScoreNodesAcrossCommands: the node IDs of a later plan's
+// scores share the string data of an earlier plan's, and read back as
+// planned.
+func TestCompactScoreNodesAcrossCommands(t *testing.T) {
 	s := stStore(t, StoreConfig{})
 	job, _ := compactPlan(t, s)
 	earlier := stMust[*state.Allocation](t)(s.AllocByID(nil, "a0"))
@@ -143,23 +144,6 @@ func scoreNodes(s state.Scores) []string {
 		return true
 	})
 	return out
-}
-
-func TestSharedKeysBounded(t *testing.T) {
-	var k sharedKeys
-	first := k.intern(string([]byte("n1.binpack")))
-	if again := k.intern(string([]byte("n1.binpack"))); !sameData(again, first) || again != "n1.binpack" {
-		t.Fatal("an equal key was not shared")
-	}
-	for i := range maxSharedKeys {
-		k.intern(fmt.Sprintf("n%d.binpack", i+2))
-	}
-	if len(k.m) > maxSharedKeys {
-		t.Fatalf("table holds %d keys, bound %d", len(k.m), maxSharedKeys)
-	}
-	if got := k.intern(string([]byte("n1.binpack"))); got != "n1.binpack" {
-		t.Fatalf("intern after emptying = %q", got)
-	}
 }
 
 // TestCompactKeepsWhatDiffers: an allocation's job that differs from the
