@@ -132,24 +132,22 @@ func (b *ScoresBuilder) Scores() Scores {
 		node := unique.Make(t[i].node)
 		var vals [len(scoreKinds)]float64
 		var has uint8
-		var raw []scoreEntry
+		// A raw key is the group's node string itself: one per group.
+		raw, isRaw := 0.0, false
 		j := i
 		for ; j < len(t) && t[j].node == t[i].node; j++ {
-			x := t[j]
-			if x.kind == kindRaw {
-				// Sorted stably: the last of equal keys wins.
-				if n := len(raw); n > 0 {
-					raw[n-1].v[0] = x.v
-				} else {
-					raw = append(raw, scoreEntry{node: node, has: hasRaw, v: [2]float64{x.v}})
-				}
-				continue
+			// Sorted stably: the last value of a component wins.
+			if x := t[j]; x.kind == kindRaw {
+				raw, isRaw = x.v, true
+			} else {
+				vals[x.kind] = x.v
+				has |= 1 << x.kind
 			}
-			vals[x.kind] = x.v
-			has |= 1 << x.kind
 		}
 		out = appendNode(out, node, has, &vals)
-		out = append(out, raw...)
+		if isRaw {
+			out = append(out, scoreEntry{node: node, has: hasRaw, v: [2]float64{raw}})
+		}
 		i = j
 	}
 	return Scores{append(make([]scoreEntry, 0, len(out)), out...)}
