@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -338,4 +339,74 @@ func TestScoresShareNodeIDs(t *testing.T) {
 
 func sameStringData(a, b string) bool {
 	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// BenchmarkAllocMetricBytes measures the live heap of one placement's
+// metric as the store keeps it: five nodes' scores (bin-pack,
+// anti-affinity and normalized, as the scheduler records them), node IDs
+// shared with other allocations. "map" is the map[string]float64 that
+// Scores replaced, its keys shared store-wide as compaction shared them.
+func BenchmarkAllocMetricBytes(b *testing.B) {
+	const nodes, keep = 500, 20000
+	rng := rand.New(rand.NewPCG(3, 4))
+	ids := make([]string, nodes)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%08x-0000-4000-8000-%012x", rng.Uint32(), i)
+	}
+	keys := map[string]string{}
+	shared := func(k string) string {
+		if v, ok := keys[k]; ok {
+			return v
+		}
+		keys[k] = k
+		return k
+	}
+	placement := func(i int, add func(node, comp string, v float64)) {
+		for k := range 5 {
+			node := ids[(i*7+k)%nodes]
+			bp, aa := rng.Float64(), -rng.Float64()
+			add(node, ScoreBinPack, bp)
+			add(node, ScoreJobAntiAffinity, aa)
+			add(node, ScoreNormalized, (bp+aa)/2)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		make func(i int) any
+	}{
+		{"map", func(i int) any {
+			m := &legacyAllocMetric{NodesEvaluated: 13, NodesInPool: nodes, AllocationTime: time.Duration(i), Scores: make(map[string]float64, 15)}
+			placement(i, func(node, comp string, v float64) { m.Scores[shared(node+"."+comp)] = v })
+			return m
+		}},
+		{"scores", func(i int) any {
+			m := &AllocMetric{NodesEvaluated: 13, NodesInPool: nodes, AllocationTime: time.Duration(i)}
+			var sb ScoresBuilder
+			sb.Grow(15)
+			placement(i, sb.Add)
+			m.Scores = sb.Scores()
+			return m
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := range keep { // warm the shared keys
+				c.make(i)
+			}
+			var perOp float64
+			for range b.N {
+				held := make([]any, keep)
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				for i := range held {
+					held[i] = c.make(i)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perOp = float64(after.HeapAlloc-before.HeapAlloc) / keep
+				runtime.KeepAlive(held)
+			}
+			b.ReportMetric(perOp, "heap-bytes/metric")
+		})
+	}
 }
