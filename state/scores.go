@@ -304,24 +304,33 @@ func (s Scores) MarshalJSON() ([]byte, error) {
 	if s.e == nil {
 		return []byte("null"), nil
 	}
+	// The keys, written once into one buffer, sorted as strings.
 	type kv struct {
-		k string
-		v float64
+		off, end int
+		v        float64
 	}
-	kvs := make([]kv, 0, s.Len())
+	n := s.Len()
+	kvs := make([]kv, 0, n)
+	keys := make([]byte, 0, n*48)
 	s.Each(func(node, component string, v float64) bool {
-		kvs = append(kvs, kv{ScoreKey(node, component), v})
+		off := len(keys)
+		keys = append(keys, node...)
+		if component != "" {
+			keys = append(keys, '.')
+			keys = append(keys, component...)
+		}
+		kvs = append(kvs, kv{off, len(keys), v})
 		return true
 	})
-	slices.SortFunc(kvs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
-	buf := make([]byte, 0, 2+len(kvs)*64)
+	slices.SortFunc(kvs, func(a, b kv) int { return bytes.Compare(keys[a.off:a.end], keys[b.off:b.end]) })
+	buf := make([]byte, 0, 2+len(keys)+n*24)
 	buf = append(buf, '{')
 	for i, p := range kvs {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
 		var err error
-		if buf, err = appendJSONString(buf, p.k); err != nil {
+		if buf, err = appendJSONString(buf, keys[p.off:p.end]); err != nil {
 			return nil, err
 		}
 		buf = append(buf, ':')
@@ -334,10 +343,10 @@ func (s Scores) MarshalJSON() ([]byte, error) {
 
 // appendJSONString appends s quoted as encoding/json quotes it: plainly
 // when it holds only printable ASCII that needs no escape.
-func appendJSONString(buf []byte, s string) ([]byte, error) {
+func appendJSONString(buf, s []byte) ([]byte, error) {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, err := json.Marshal(s)
+			q, err := json.Marshal(string(s))
 			return append(buf, q...), err
 		}
 	}

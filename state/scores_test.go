@@ -410,3 +410,24 @@ func BenchmarkAllocMetricBytes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAllocMetricJSON encodes one placement's metric for the API:
+// five nodes' scores as a map (before) and as Scores.
+func BenchmarkAllocMetricJSON(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	m := scheduledScores(rng, 5)
+	metric := &AllocMetric{NodesEvaluated: 13, NodesInPool: 5000, NodesAvailable: map[string]int{"dc1": 5000}, Scores: ScoresOf(m)}
+	for _, c := range []struct {
+		name string
+		v    any
+	}{{"map", legacyOf(metric)}, {"scores", metric}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := json.Marshal(c.v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
