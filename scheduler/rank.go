@@ -100,6 +100,8 @@ type groupRanker struct {
 	// ask caches the group's request when no task asks for whole cores,
 	// the only part that depends on the node.
 	ask *groupAsk
+	// scores builds each placement's scores, its room reused.
+	scores state.ScoresBuilder
 }
 
 // nodeCursor is the eval's node order, shared by its groups, with the
@@ -168,7 +170,7 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 				return nil, nil, err
 			}
 			if ok {
-				recordScores(m, ranked)
+				recordScores(&r.scores, m, ranked)
 				m.AllocationTime = time.Since(start)
 				return o, m, nil
 			}
@@ -188,13 +190,12 @@ func exhausted(m *state.AllocMetric, n *state.Node, dim string) {
 }
 
 // recordScores keeps the components of the best few options, ranked
-// best first, in m.Scores.
-func recordScores(m *state.AllocMetric, ranked []*option) {
+// best first, in m.Scores, built with b.
+func recordScores(b *state.ScoresBuilder, m *state.AllocMetric, ranked []*option) {
 	top := ranked
 	if len(top) > topScores {
 		top = top[:topScores]
 	}
-	var b state.ScoresBuilder
 	b.Grow(len(top) * 3)
 	for _, o := range top {
 		for _, c := range o.components {

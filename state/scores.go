@@ -116,10 +116,10 @@ func (b *ScoresBuilder) AddKey(key string, v float64) {
 }
 
 // Scores returns what was added, empty (not nil) when nothing was, and
-// resets b.
+// resets b, which keeps its room for the next Scores.
 func (b *ScoresBuilder) Scores() Scores {
 	t := b.t
-	b.t = nil
+	b.t = t[:0]
 	slices.SortStableFunc(t, func(x, y scoreTriple) int {
 		if c := strings.Compare(x.node, y.node); c != 0 {
 			return c

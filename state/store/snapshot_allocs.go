@@ -269,6 +269,8 @@ type recordReader struct {
 	strs map[string]string
 	// table holds the chunk's shared strings by number.
 	table []string
+	// scores builds each record's Scores, its room reused.
+	scores state.ScoresBuilder
 }
 
 // chunk starts reading the records of a chunk.
@@ -464,13 +466,12 @@ func (r *recordReader) alloc() (*state.Allocation, int) {
 			}
 		}
 		if n := r.count(); n >= 0 {
-			var b state.ScoresBuilder
-			b.Grow(n)
+			r.scores.Grow(n)
 			for range n {
 				k := r.shared()
-				b.AddKey(k, r.float64())
+				r.scores.AddKey(k, r.float64())
 			}
-			m.Scores = b.Scores()
+			m.Scores = r.scores.Scores()
 		}
 		a.Metrics = m
 	}
