@@ -50,8 +50,8 @@ const (
 // for a placement. The API (JSON) and the log (msgpack) carry them as a
 // map from "<node-id>.<component>" to the score, and Scores reads and
 // writes that shape; in memory a map of some fifteen string keys cost
-// ~560 bytes per allocation, a quarter of the server's live heap at a
-// million allocations (issue 19), so Scores keeps one entry of 32 bytes
+// ~1,000 bytes per allocation (BenchmarkAllocMetricBytes), a quarter of
+// the server's live heap (issue 19), so Scores keeps one entry of 32 bytes
 // (two values) per node, its node ID a unique.Handle (one copy of each ID
 // in the process, however many allocations name it), and leaves out the
 // normalized score when it is, bit for bit, the mean of the others (as
