@@ -10,13 +10,15 @@ import (
 )
 
 // Score components, named in AllocMetric.Scores as "<node-id>.<component>".
+// The order rank adds them in is the order state.Scores expects the
+// normalized score to be the mean of (it then keeps no copy of it).
 const (
-	scoreBinPack         = "binpack"
-	scoreJobAntiAffinity = "job-anti-affinity"
-	scoreReschedule      = "node-reschedule-penalty"
-	scoreAffinity        = "node-affinity"
-	scoreSpread          = "allocation-spread"
-	scoreNormalized      = "normalized-score"
+	scoreBinPack         = state.ScoreBinPack
+	scoreJobAntiAffinity = state.ScoreJobAntiAffinity
+	scoreReschedule      = state.ScoreReschedule
+	scoreAffinity        = state.ScoreAffinity
+	scoreSpread          = state.ScoreSpread
+	scoreNormalized      = state.ScoreNormalized
 )
 
 // Ranking limits.
@@ -98,6 +100,8 @@ type groupRanker struct {
 	// ask caches the group's request when no task asks for whole cores,
 	// the only part that depends on the node.
 	ask *groupAsk
+	// scores builds each placement's scores, its room reused.
+	scores state.ScoresBuilder
 }
 
 // nodeCursor is the eval's node order, shared by its groups, with the
@@ -166,7 +170,7 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 				return nil, nil, err
 			}
 			if ok {
-				recordScores(m, ranked)
+				recordScores(&r.scores, m, ranked)
 				m.AllocationTime = time.Since(start)
 				return o, m, nil
 			}
@@ -186,19 +190,20 @@ func exhausted(m *state.AllocMetric, n *state.Node, dim string) {
 }
 
 // recordScores keeps the components of the best few options, ranked
-// best first, in m.Scores.
-func recordScores(m *state.AllocMetric, ranked []*option) {
+// best first, in m.Scores, built with b.
+func recordScores(b *state.ScoresBuilder, m *state.AllocMetric, ranked []*option) {
 	top := ranked
 	if len(top) > topScores {
 		top = top[:topScores]
 	}
-	m.Scores = make(map[string]float64, len(top)*3)
+	b.Grow(len(top) * 3)
 	for _, o := range top {
 		for _, c := range o.components {
-			m.Scores[o.node.ID+"."+c.name] = c.value
+			b.Add(o.node.ID, c.name, c.value)
 		}
-		m.Scores[o.node.ID+"."+scoreNormalized] = o.score
+		b.Add(o.node.ID, scoreNormalized, o.score)
 	}
+	m.Scores = b.Scores()
 }
 
 // rank fits the group onto node n with the allocations proposed there and

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -35,7 +36,9 @@ func TestRankBinPackPrefersFullerNode(t *testing.T) {
 		t.Fatalf("placed on %v, want the fuller node %s", live, busy.ID)
 	}
 	m := live[0].Metrics
-	if m.Scores[busy.ID+"."+scoreBinPack] <= m.Scores[idle.ID+"."+scoreBinPack] {
+	busyScore, ok1 := m.Scores.Get(busy.ID, scoreBinPack)
+	idleScore, ok2 := m.Scores.Get(idle.ID, scoreBinPack)
+	if !ok1 || !ok2 || busyScore <= idleScore {
 		t.Fatalf("scores %v: the busy node must have the higher bin-pack score", m.Scores)
 	}
 }
@@ -197,5 +200,78 @@ func TestRankBlockedEvalReblocks(t *testing.T) {
 	}
 	if ev := h.LastEval(); ev.ID != blocked.ID || ev.Status != state.EvalStatusComplete || len(h.LiveAllocs("default", "web")) != 2 {
 		t.Fatalf("eval %+v: want the blocked eval complete with both placed", ev)
+	}
+}
+
+// TestRankScoresRecorded: every placement keeps the scores of at most
+// topScores of the nodes it compared, its own node among them with the
+// best normalized score, every node with a bin-pack score and a
+// normalized score that is the mean of its components; and the stored
+// allocation (through the plan's Raft command) reads them back alike.
+func TestRankScoresRecorded(t *testing.T) {
+	h := NewHarness(t)
+	for i := range 40 {
+		h.UpsertNodes(MockNode(fmt.Sprintf("n%02d", i)))
+	}
+	job := MockJob("web")
+	job.TaskGroups[0].Count = 60
+	job.TaskGroups[0].Tasks[0].Resources.CPU = 100
+	runEval(t, h, job)
+	live := h.LiveAllocs(job.Namespace, job.ID)
+	if len(live) != 60 {
+		t.Fatalf("%d placed, want 60", len(live))
+	}
+	planned := map[string]*state.Allocation{}
+	for _, p := range h.Plans {
+		for _, list := range p.NodeAllocation {
+			for _, a := range list {
+				planned[a.ID] = a
+			}
+		}
+	}
+	withPenalty := 0
+	for _, a := range live {
+		s := a.Metrics.Scores
+		comps := map[string][]float64{}
+		norm := map[string]float64{}
+		s.Each(func(node, comp string, v float64) bool {
+			if comp == scoreNormalized {
+				norm[node] = v
+			} else {
+				comps[node] = append(comps[node], v)
+			}
+			return true
+		})
+		if len(norm) == 0 || len(norm) > topScores || len(comps) != len(norm) {
+			t.Fatalf("allocation %s: scores of %d nodes (%d with components), want 1 to %d: %v", a.ID, len(norm), len(comps), topScores, s.Map())
+		}
+		own, ok := norm[a.NodeID]
+		if !ok {
+			t.Fatalf("allocation %s on %s: its node has no score: %v", a.ID, a.NodeID, s.Map())
+		}
+		for node, v := range norm {
+			if v > own {
+				t.Errorf("allocation %s: node %s scored %v, above its own node's %v", a.ID, node, v, own)
+			}
+			if _, ok := s.Get(node, scoreBinPack); !ok {
+				t.Errorf("allocation %s: node %s has no bin-pack score", a.ID, node)
+			}
+			sum := 0.0
+			for _, c := range comps[node] {
+				sum += c
+			}
+			if want := sum / float64(len(comps[node])); v != want {
+				t.Errorf("allocation %s: node %s normalized %v, want the mean %v", a.ID, node, v, want)
+			}
+			if len(comps[node]) > 1 {
+				withPenalty++
+			}
+		}
+		if p := planned[a.ID]; p == nil || !reflect.DeepEqual(p.Metrics.Scores, s) {
+			t.Errorf("allocation %s: stored scores %v, planned %v", a.ID, s.Map(), p)
+		}
+	}
+	if withPenalty == 0 {
+		t.Error("60 allocations on 40 nodes, and no node scored with an anti-affinity penalty")
 	}
 }

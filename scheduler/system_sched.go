@@ -318,7 +318,7 @@ func (s *systemScheduler) fit(rk *groupRanker, n *state.Node, m *state.AllocMetr
 		}
 		return nil, err
 	}
-	recordScores(m, []*option{o})
+	recordScores(&rk.scores, m, []*option{o})
 	return o, nil
 }
 

@@ -408,7 +408,8 @@ func (m *AllocMetric) Copy() *AllocMetric {
 	c.ClassExhausted = maps.Clone(m.ClassExhausted)
 	c.DimensionExhausted = maps.Clone(m.DimensionExhausted)
 	c.QuotaExhausted = slices.Clone(m.QuotaExhausted)
-	c.Scores = maps.Clone(m.Scores)
+	// Scores are immutable: the copy shares them.
+	c.Scores = m.Scores
 	return &c
 }
 

@@ -91,7 +91,7 @@ type AllocMetric struct {
 	ClassExhausted     map[string]int
 	DimensionExhausted map[string]int
 	QuotaExhausted     []string
-	Scores             map[string]float64
+	Scores             Scores
 	AllocationTime     time.Duration
 	CoalescedFailures  int
 }

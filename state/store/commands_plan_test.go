@@ -179,7 +179,7 @@ func TestPlanApplyPackedAppliesAlike(t *testing.T) {
 		a := stAlloc(fmt.Sprintf("a%02d", i), job, fmt.Sprintf("n%d", i%7))
 		a.EvalID = "eval-1"
 		a.Metrics = &state.AllocMetric{NodesEvaluated: 3, NodesInPool: 7, NodesAvailable: map[string]int{"dc1": 7},
-			Scores: map[string]float64{a.NodeID + ".binpack": 0.25 + float64(i)/100, a.NodeID + ".normalized-score": 0.5}}
+			Scores: state.ScoresOf(map[string]float64{a.NodeID + ".binpack": 0.25 + float64(i)/100, a.NodeID + ".normalized-score": 0.5})}
 		a.AllocatedResources.Shared.Ports = []state.AllocatedPort{{Label: "http", Value: 20000 + i, HostIP: "10.0.0.1"}}
 		if i%2 == 0 {
 			a.DesiredTransition.Migrate = new(bool)

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"sync"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -38,15 +37,9 @@ type compactor struct {
 	// restore is set while restoring a snapshot: jobs are shared by row
 	// identity (rowKey) without being compared whole.
 	restore bool
-	// keysShared is set while compacting an allocation of a format 3
-	// snapshot, whose decoding shared its strings and score keys already
-	// (snapshot_allocs.go): its Scores map is kept rather than copied.
-	keysShared bool
-	// strs interns free-form strings (evaluation IDs, descriptions, score
-	// keys) within the command.
+	// strs interns free-form strings (evaluation IDs, descriptions) within
+	// the command.
 	strs map[string]string
-	// keys, when set, interns score keys across commands.
-	keys *sharedKeys
 	// jobs maps a decoded job to the stored one that replaces it (itself
 	// when none does), so a job that many allocations of a command share
 	// is compared once.
@@ -93,7 +86,6 @@ func newCompactor(txn *memdb.Txn) *compactor {
 func (t *writeTxn) compactor() *compactor {
 	if t.compact == nil {
 		t.compact = newCompactor(t.Txn)
-		t.compact.keys = t.keys
 	}
 	return t.compact
 }
@@ -107,47 +99,6 @@ func (c *compactor) str(s string) string {
 		return v
 	}
 	c.strs[s] = s
-	return s
-}
-
-// scoreKey returns a string equal to k, a key of AllocMetric.Scores, shared
-// across commands when the store keeps a table of them.
-func (c *compactor) scoreKey(k string) string {
-	if c.keys == nil {
-		return c.str(k)
-	}
-	return c.keys.intern(k)
-}
-
-// sharedKeys interns the keys of allocation scores ("<node-id>.<score>")
-// across commands. Each plan decodes its own copies of the keys of the few
-// best nodes of each placement; shared only within the command, every plan
-// kept a copy of the keys of the nodes it ranked (some 165 bytes per
-// allocation at 200,000 allocations on 2,000 nodes, more with more nodes).
-// There are a few per node, so the table is small; it is emptied when it
-// reaches maxSharedKeys (nodes come and go), which only stops the sharing
-// of later keys with earlier ones. Values never change: the store's content
-// does not depend on it.
-type sharedKeys struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-// maxSharedKeys bounds sharedKeys: 16 score keys for each of 4,096 nodes.
-const maxSharedKeys = 1 << 16
-
-// intern returns a string equal to s, the first one seen since the table
-// was last emptied.
-func (k *sharedKeys) intern(s string) string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if v, ok := k.m[s]; ok {
-		return v
-	}
-	if k.m == nil || len(k.m) >= maxSharedKeys {
-		k.m = make(map[string]string)
-	}
-	k.m[s] = s
 	return s
 }
 
@@ -325,8 +276,9 @@ func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.
 	return r
 }
 
-// metrics returns a copy of m that shares its maps with earlier equal ones
-// and its score keys with earlier scores.
+// metrics returns a copy of m that shares its maps with earlier equal ones.
+// Its Scores need nothing: they hold each node ID as a unique.Handle, one
+// copy per process (state.Scores).
 func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 	cp := *orig
 	m := &cp
@@ -341,13 +293,6 @@ func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 		} else if len(c.quota) < sharedMaps {
 			c.quota = append(c.quota, m.QuotaExhausted)
 		}
-	}
-	if len(m.Scores) > 0 && !c.keysShared {
-		scores := make(map[string]float64, len(m.Scores))
-		for k, v := range m.Scores {
-			scores[c.scoreKey(k)] = v
-		}
-		m.Scores = scores
 	}
 	return m
 }

@@ -36,7 +36,7 @@ func compactPlan(t *testing.T, s *Store) (job *state.Job, planned []*state.Alloc
 			NodesEvaluated: 1,
 			NodesAvailable: map[string]int{"dc1": 1},
 			ClassFiltered:  map[string]int{},
-			Scores:         map[string]float64{"n1.binpack": float64(i) / 10, "n1.normalized-score": float64(i) / 10},
+			Scores:         state.ScoresOf(map[string]float64{"n1.binpack": float64(i) / 10, "n1.normalized-score": float64(i) / 10}),
 		}
 		planned = append(planned, a)
 	}
@@ -97,59 +97,53 @@ func TestCompactAllocsShareValues(t *testing.T) {
 			t.Errorf("allocation %d shares its metrics, which differ by score", i)
 		}
 	}
-	// Score keys are interned within the command.
+	// The node IDs of scores are interned within the command.
 	keys := map[string]string{}
 	for _, a := range allocs {
-		for k := range a.Metrics.Scores {
+		for _, k := range scoreNodes(a.Metrics.Scores) {
 			if seen, ok := keys[k]; ok && !sameData(seen, k) {
-				t.Errorf("score key %q not shared", k)
+				t.Errorf("score node %q not shared", k)
 			}
 			keys[k] = k
 		}
 	}
 }
 
-// TestCompactScoreKeysAcrossCommands: the score keys of a later plan share
-// the string data of an earlier plan's, and read back as planned.
-func TestCompactScoreKeysAcrossCommands(t *testing.T) {
+// TestCompactScoreNodesAcrossCommands: the node IDs of a later plan's
+// scores share the string data of an earlier plan's, and read back as
+// planned.
+func TestCompactScoreNodesAcrossCommands(t *testing.T) {
 	s := stStore(t, StoreConfig{})
 	job, _ := compactPlan(t, s)
 	earlier := stMust[*state.Allocation](t)(s.AllocByID(nil, "a0"))
 	a := stAlloc("b0", job, "n1")
 	a.EvalID, a.Job = "e1", nil
-	a.Metrics = &state.AllocMetric{Scores: map[string]float64{"n1.binpack": 0.7, "n1.normalized-score": 0.6}}
+	a.Metrics = &state.AllocMetric{Scores: state.ScoresOf(map[string]float64{"n1.binpack": 0.7, "n1.normalized-score": 0.6})}
 	want := a.Metrics.Copy()
 	stApply(t, s, 13, PlanApplyRequestType, &PlanApplyRequest{EvalID: "e1", Job: job, JobAllocs: []*state.Allocation{a}, Now: 1300})
 	later := stMust[*state.Allocation](t)(s.AllocByID(nil, "b0"))
 	if !reflect.DeepEqual(later.Metrics, want) {
 		t.Fatalf("metrics read back as %+v, want %+v", later.Metrics, want)
 	}
-	for k := range later.Metrics.Scores {
+	for _, k := range scoreNodes(later.Metrics.Scores) {
 		shared := false
-		for e := range earlier.Metrics.Scores {
+		for _, e := range scoreNodes(earlier.Metrics.Scores) {
 			shared = shared || (e == k && sameData(e, k))
 		}
 		if !shared {
-			t.Errorf("score key %q of the later plan does not share the earlier plan's", k)
+			t.Errorf("score node %q of the later plan does not share the earlier plan's", k)
 		}
 	}
 }
 
-func TestSharedKeysBounded(t *testing.T) {
-	var k sharedKeys
-	first := k.intern(string([]byte("n1.binpack")))
-	if again := k.intern(string([]byte("n1.binpack"))); !sameData(again, first) || again != "n1.binpack" {
-		t.Fatal("an equal key was not shared")
-	}
-	for i := range maxSharedKeys {
-		k.intern(fmt.Sprintf("n%d.binpack", i+2))
-	}
-	if len(k.m) > maxSharedKeys {
-		t.Fatalf("table holds %d keys, bound %d", len(k.m), maxSharedKeys)
-	}
-	if got := k.intern(string([]byte("n1.binpack"))); got != "n1.binpack" {
-		t.Fatalf("intern after emptying = %q", got)
-	}
+// scoreNodes lists the node IDs of s, one per component.
+func scoreNodes(s state.Scores) []string {
+	var out []string
+	s.Each(func(node, _ string, _ float64) bool {
+		out = append(out, node)
+		return true
+	})
+	return out
 }
 
 // TestCompactKeepsWhatDiffers: an allocation's job that differs from the

@@ -187,7 +187,6 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 			if a, ok := rw.v.(*state.Allocation); ok {
 				// Each allocation decodes its own copy of its job and
 				// strings: share them (compact.go).
-				compact.keysShared = rw.keysShared
 				if err := compact.alloc(nil, a); err != nil {
 					return fmt.Errorf("restore %s row: %w", rw.name, err)
 				}
@@ -215,9 +214,6 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 type snapshotRow struct {
 	name string
 	v    any
-	// keysShared marks an allocation of a format 3 chunk, whose strings
-	// its decoding shared already.
-	keysShared bool
 }
 
 // Batches of the restore pipeline: a restore decodes on one goroutine and
@@ -257,10 +253,9 @@ func decodePipelined(r io.Reader, insert func([]snapshotRow) error) error {
 				n.SealSecret() // a snapshot written before node secrets were hashed
 			}
 			if name == snapshotAllocChunkName {
-				batch = append(batch, snapshotRow{TableAllocs, v, true})
-			} else {
-				batch = append(batch, snapshotRow{name: name, v: v})
+				name = TableAllocs // an allocation of a format 3 chunk
 			}
+			batch = append(batch, snapshotRow{name: name, v: v})
 			if len(batch) == restoreBatchRows && !send() {
 				return errRestoreStopped
 			}

@@ -44,7 +44,9 @@ import (
 //	              ClassFiltered, ConstraintFiltered, ClassExhausted,
 //	              DimensionExhausted (shared string keys, varint values); a
 //	              list of shared strings QuotaExhausted; a map Scores
-//	              (shared string keys, little-endian float64 bits)
+//	              (shared string keys "<node-id>.<component>",
+//	              little-endian float64 bits: the map state.Scores
+//	              stands for, however it is held in memory)
 //	blob          allocExtras: the fields a placement leaves zero
 //
 // A map or list is a uvarint count + 1 (0: nil) and its entries. The
@@ -77,16 +79,26 @@ func (x *allocExtras) isZero() bool {
 // recordWriter appends allocation records to buf.
 type recordWriter struct {
 	buf []byte
-	// table numbers the shared strings written in the chunk so far.
-	table map[string]uint64
+	// table numbers the shared strings written in the chunk so far, and
+	// scoreKeys the score keys, by node and component (the key
+	// "<node-id>.<component>" is never built); next is the next number.
+	table     map[string]uint64
+	scoreKeys map[scoreKeyRef]uint64
+	next      uint64
 	// blob is scratch space for the msgpack of one blob.
 	blob bytes.Buffer
 }
+
+// scoreKeyRef is a score key "<node>.<component>" (node alone when
+// component is empty) as state.Scores.Each gives it.
+type scoreKeyRef struct{ node, component string }
 
 // reset starts a new chunk.
 func (w *recordWriter) reset() {
 	w.buf = w.buf[:0]
 	clear(w.table)
+	clear(w.scoreKeys)
+	w.next = 0
 }
 
 // shared writes a string that repeats: by number when the chunk holds it.
@@ -98,9 +110,33 @@ func (w *recordWriter) shared(s string) {
 	if w.table == nil {
 		w.table = map[string]uint64{}
 	}
-	w.table[s] = uint64(len(w.table))
+	w.table[s] = w.next
+	w.next++
 	w.uvarint(0)
 	w.str(s)
+}
+
+// scoreKey writes a score key as shared writes the string
+// state.ScoreKey(k.node, k.component).
+func (w *recordWriter) scoreKey(k scoreKeyRef) {
+	if n, ok := w.scoreKeys[k]; ok {
+		w.uvarint(n + 1)
+		return
+	}
+	if w.scoreKeys == nil {
+		w.scoreKeys = map[scoreKeyRef]uint64{}
+	}
+	w.scoreKeys[k] = w.next
+	w.next++
+	w.uvarint(0)
+	if k.component == "" {
+		w.str(k.node)
+		return
+	}
+	w.uvarint(uint64(len(k.node) + 1 + len(k.component)))
+	w.buf = append(w.buf, k.node...)
+	w.buf = append(w.buf, '.')
+	w.buf = append(w.buf, k.component...)
 }
 
 func (w *recordWriter) uvarint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
@@ -208,11 +244,12 @@ func (w *recordWriter) alloc(ref int, a *state.Allocation) error {
 		for _, q := range m.QuotaExhausted {
 			w.shared(q)
 		}
-		w.count(len(m.Scores), m.Scores == nil)
-		for k, v := range m.Scores {
-			w.shared(k)
+		w.count(m.Scores.Len(), m.Scores.IsNil())
+		m.Scores.Each(func(node, component string, v float64) bool {
+			w.scoreKey(scoreKeyRef{node, component})
 			w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(v))
-		}
+			return true
+		})
 	}
 	x := allocExtras{a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker}
 	return w.msgpack(&x, x.isZero())
@@ -232,6 +269,8 @@ type recordReader struct {
 	strs map[string]string
 	// table holds the chunk's shared strings by number.
 	table []string
+	// scores builds each record's Scores, its room reused.
+	scores state.ScoresBuilder
 }
 
 // chunk starts reading the records of a chunk.
@@ -427,11 +466,12 @@ func (r *recordReader) alloc() (*state.Allocation, int) {
 			}
 		}
 		if n := r.count(); n >= 0 {
-			m.Scores = make(map[string]float64, n)
+			r.scores.Grow(n)
 			for range n {
 				k := r.shared()
-				m.Scores[k] = r.float64()
+				r.scores.AddKey(k, r.float64())
 			}
+			m.Scores = r.scores.Scores()
 		}
 		a.Metrics = m
 	}

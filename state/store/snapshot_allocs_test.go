@@ -27,6 +27,17 @@ func stFillAll(t *testing.T, v reflect.Value, path string, n int) {
 		v.Set(reflect.New(v.Type().Elem()))
 		stFillAll(t, v.Elem(), path, n)
 	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[state.Scores]() {
+			// Every form an entry takes: a normalized score left out (the
+			// mean of the others), one kept, a node of more than two
+			// components, a key that names no known component.
+			v.Set(reflect.ValueOf(state.ScoresOf(map[string]float64{
+				path + "-n1.binpack": float64(n) + 0.125, path + "-n1.normalized-score": float64(n) + 0.125,
+				path + "-n2.binpack": 0.5, path + "-n2.job-anti-affinity": -0.25, path + "-n2.allocation-spread": 0.75,
+				path + "-n2.normalized-score": 1, path + "-raw": float64(n),
+			})))
+			return
+		}
 		if v.Type() == reflect.TypeFor[time.Time]() {
 			v.Set(reflect.ValueOf(time.Date(2024, 1, 2, 3, 4, 5, n, time.UTC)))
 			return
@@ -101,13 +112,13 @@ func TestAllocRecordRoundTrip(t *testing.T) {
 	empties := full(3)
 	empties.AllocatedResources.Tasks = map[string]*state.AllocatedTaskResources{"nil": nil, "empty": {Networks: []*state.NetworkResource{}}}
 	empties.AllocatedResources.Shared.Ports = []state.AllocatedPort{}
-	empties.Metrics.Scores = map[string]float64{}
+	empties.Metrics.Scores = state.ScoresOf(map[string]float64{})
 	empties.Metrics.QuotaExhausted = []string{}
 	empties.Metrics.NodesAvailable = map[string]int{}
 	empties.TaskStates = map[string]*state.TaskState{}
 	nils := full(4)
 	nils.AllocatedResources.Tasks = nil
-	nils.Metrics.Scores = nil
+	nils.Metrics.Scores = state.Scores{}
 	nils.Metrics.ClassFiltered = nil
 	nils.RescheduleTracker = nil
 	allocs := []*state.Allocation{
@@ -228,7 +239,7 @@ func TestSnapshotFormatsRestoreAlike(t *testing.T) {
 		a := stAlloc(fmt.Sprintf("b%05d", i), job, "n1")
 		a.Job = job
 		a.Metrics = &state.AllocMetric{NodesEvaluated: 3, NodesAvailable: map[string]int{"dc1": 1},
-			Scores: map[string]float64{"n1.binpack": 0.25, "n1.normalized-score": float64(i) / 7}}
+			Scores: state.ScoresOf(map[string]float64{"n1.binpack": 0.25, "n1.normalized-score": float64(i) / 7})}
 		allocs = append(allocs, a)
 	}
 	stApply(t, src, 1000, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs, Now: 1000})
@@ -279,9 +290,9 @@ func TestSnapshotFormatsRestoreAlike(t *testing.T) {
 				if a.Metrics == nil {
 					continue
 				}
-				for k := range a.Metrics.Scores {
+				for _, k := range scoreNodes(a.Metrics.Scores) {
 					if seen, ok := keys[k]; ok && !sameString(seen, k) {
-						t.Fatalf("score key %q not shared", k)
+						t.Fatalf("score node %q not shared", k)
 					}
 					keys[k] = k
 				}

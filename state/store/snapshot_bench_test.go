@@ -47,14 +47,16 @@ func benchPlacedStore(b *testing.B, jobs int) *Store {
 			a.ClientStatus = state.AllocClientStatusPending
 			a.Metrics = &state.AllocMetric{
 				NodesEvaluated: 10, NodesInPool: benchNodes, NodesAvailable: map[string]int{"dc1": benchNodes},
-				Scores: map[string]float64{}, AllocationTime: 12345,
+				AllocationTime: 12345,
 			}
+			scores := map[string]float64{}
 			for k := range 5 {
 				id := fmt.Sprintf("node-%04d", (node+k)%benchNodes)
-				a.Metrics.Scores[id+".binpack"] = 0.1 * float64(k)
-				a.Metrics.Scores[id+".job-anti-affinity"] = -0.2
-				a.Metrics.Scores[id+".normalized-score"] = 0.05 * float64(k)
+				scores[id+".binpack"] = 0.1 * float64(k)
+				scores[id+".job-anti-affinity"] = -0.2
+				scores[id+".normalized-score"] = 0.05 * float64(k)
 			}
+			a.Metrics.Scores = state.ScoresOf(scores)
 			a.CreateTime, a.ModifyTime = int64(index)*1e9, int64(index)*1e9
 			allocs[i] = a
 		}

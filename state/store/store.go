@@ -55,9 +55,6 @@ type Store struct {
 
 	// events receives what every applied command wrote (events.go).
 	events *EventBuffer
-	// keys shares the allocation metrics' score keys across commands
-	// (compact.go).
-	keys sharedKeys
 }
 
 // NewStore returns a store holding only the built-in objects: the `default`
@@ -183,8 +180,6 @@ type writeTxn struct {
 	// lists holds the rows of the allocations' lists by node and by job
 	// written so far (alloc_lists.go).
 	lists allocListsTxn
-	// keys is the store's table of shared score keys.
-	keys *sharedKeys
 }
 
 // nsID names a namespaced object.
@@ -193,7 +188,6 @@ type nsID struct{ ns, id string }
 func (s *Store) writeTxn(index uint64) *writeTxn {
 	return &writeTxn{
 		Txn:     s.currentDB().Txn(true),
-		keys:    &s.keys,
 		cfg:     s.cfg,
 		index:   index,
 		touched: map[string]bool{},
