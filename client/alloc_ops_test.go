@@ -146,7 +146,7 @@ func TestExecTaskCancelKillsTheGroup(t *testing.T) {
 func TestRestartAndSignalAlloc(t *testing.T) {
 	fs := newFakeServer(t)
 	c := testClient(t, fs, "")
-	j := job(state.JobTypeService, sh("web", `echo $$ >> "$SCHED_ALLOC_DIR/pids"; trap 'echo hup >> "$SCHED_ALLOC_DIR/sig"' HUP; while :; do sleep 0.05; done`))
+	j := job(state.JobTypeService, sh("web", `trap 'echo hup >> "$SCHED_ALLOC_DIR/sig"' HUP; echo $$ >> "$SCHED_ALLOC_DIR/pids"; while :; do sleep 0.05; done`))
 	a := allocFor(c, j)
 	fs.addAlloc(a)
 	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)

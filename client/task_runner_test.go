@@ -207,7 +207,7 @@ func TestKillSignalThenTimeoutThenSIGKILL(t *testing.T) {
 	c := testClient(t, fs, "")
 	// "polite" leaves on SIGTERM (its kill_signal); "stubborn" ignores
 	// SIGINT and has a child in its group, so both need the SIGKILL.
-	polite := sh("polite", `trap 'echo term > "$SCHED_ALLOC_DIR/polite"; exit 0' TERM; while :; do sleep 0.05; done`)
+	polite := sh("polite", `trap 'echo term > "$SCHED_ALLOC_DIR/polite"; exit 0' TERM; : > "$SCHED_ALLOC_DIR/polite-ready"; while :; do sleep 0.05; done`)
 	polite.KillSignal = "SIGTERM"
 	stubborn := sh("stubborn", `trap '' INT; sleep 300 & echo $! > "$SCHED_ALLOC_DIR/child"; while :; do sleep 0.05; done`)
 	stubborn.KillTimeout = 300 * time.Millisecond
@@ -222,6 +222,8 @@ func TestKillSignalThenTimeoutThenSIGKILL(t *testing.T) {
 		}
 		return nil
 	})
+	// Running means started, not that the shell has set its trap yet.
+	waitExists(t, allocPathOf(c, a.ID, "alloc", "polite-ready"))
 	start := time.Now()
 	fs.stopAlloc(a.ID, false)
 	got := waitAllocStatus(t, fs, a.ID, state.AllocClientStatusComplete)
@@ -347,10 +349,12 @@ func TestTemplateChangeSignalsTheTask(t *testing.T) {
 func TestDefaultKillSignalIsSIGINT(t *testing.T) {
 	fs := newFakeServer(t)
 	c := testClient(t, fs, "")
-	j := job(state.JobTypeService, sh("web", `trap 'echo int > "$SCHED_ALLOC_DIR/sig"; exit 0' INT; while :; do sleep 0.05; done`))
+	j := job(state.JobTypeService, sh("web", `trap 'echo int > "$SCHED_ALLOC_DIR/sig"; exit 0' INT; : > "$SCHED_ALLOC_DIR/ready"; while :; do sleep 0.05; done`))
 	a := allocFor(c, j)
 	fs.addAlloc(a)
 	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusRunning)
+	// Running means started, not that the shell has set its trap yet.
+	waitExists(t, allocPathOf(c, a.ID, "alloc", "ready"))
 	fs.stopAlloc(a.ID, true)
 	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusComplete)
 	if got := readFile(t, allocPathOf(c, a.ID, "alloc", "sig")); got != "int\n" {
@@ -421,4 +425,13 @@ func TestTemplateSourceChangeWhileRunningSignalsTheTask(t *testing.T) {
 	if got.TaskStates["web"].Restarts != 0 || got.ClientStatus != state.AllocClientStatusRunning {
 		t.Fatalf("a signal-mode change restarted the task: %s", statusOf(got))
 	}
+}
+
+// waitExists waits for the file at path to exist.
+func waitExists(t *testing.T, path string) {
+	t.Helper()
+	testutil.WaitFor(t, 10*time.Second, path+" to exist", func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
 }
