@@ -105,7 +105,7 @@ func listedAllocs(ws memdb.WatchSet, txn *memdb.Txn, table, key string) ([]*stat
 	ids := row.sortedIDs()
 	out := make([]*state.Allocation, 0, len(ids))
 	for _, id := range ids {
-		a, err := first[*state.Allocation](nil, txn, TableAllocs, indexID, id)
+		a, err := getAlloc(nil, txn, id)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func eachListedAlloc(txn *memdb.Txn, table, key string, fn func(*state.Allocatio
 		return err
 	}
 	for _, id := range row.IDs {
-		a, err := first[*state.Allocation](nil, txn, TableAllocs, indexID, id)
+		a, err := getAlloc(nil, txn, id)
 		if err != nil {
 			return err
 		}
@@ -294,10 +294,6 @@ func (t *writeTxn) finishAllocLists() {
 // rebuildAllocLists computes the list tables from the allocations (after
 // a restore).
 func rebuildAllocLists(txn *memdb.Txn) error {
-	iter, err := txn.Get(TableAllocs, indexID)
-	if err != nil {
-		return err
-	}
 	rows := map[listKey]*allocList{}
 	add := func(k listKey, id string) {
 		row := rows[k]
@@ -307,10 +303,13 @@ func rebuildAllocLists(txn *memdb.Txn) error {
 		}
 		row.IDs = append(row.IDs, id) // the iteration is in ID order
 	}
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		a := raw.(*state.Allocation)
+	err := eachAlloc(nil, txn, "", func(a *state.Allocation) bool {
 		add(listKey{TableNodeAllocs, a.NodeID}, a.ID)
 		add(listKey{TableJobAllocs, jobAllocsKey(a.Namespace, a.JobID)}, a.ID)
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	for k, row := range rows {
 		if cap(row.IDs)-len(row.IDs) > len(row.IDs)/8 {

@@ -128,6 +128,7 @@ func BenchmarkAllocTableRows(b *testing.B) {
 			}
 			benchTablePut(b, t, a)
 		}
+		t.finishAllocTable()
 		t.Txn.Commit()
 	}
 	b.StopTimer()
@@ -145,11 +146,11 @@ func BenchmarkAllocTableRows(b *testing.B) {
 
 // benchTableGet and benchTablePut are the table's lookup and write.
 func benchTableGet(b *testing.B, t *writeTxn, id string) *state.Allocation {
-	return stMust[*state.Allocation](b)(first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id))
+	return stMust[*state.Allocation](b)(t.allocByID(id))
 }
 
 func benchTablePut(b *testing.B, t *writeTxn, a *state.Allocation) {
-	if err := t.Txn.Insert(TableAllocs, a); err != nil {
+	if err := t.putAlloc(a); err != nil {
 		b.Fatal(err)
 	}
 }

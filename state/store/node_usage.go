@@ -75,15 +75,10 @@ func rebuildUsage(txn *memdb.Txn) error {
 	if err := rebuildAllocLists(txn); err != nil {
 		return err
 	}
-	iter, err := txn.Get(TableAllocs, indexID)
-	if err != nil {
-		return err
-	}
 	sums := map[string]*state.NodeUsage{}
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		a := raw.(*state.Allocation)
+	err := eachAlloc(nil, txn, "", func(a *state.Allocation) bool {
 		if a.Terminal() {
-			continue
+			return true
 		}
 		u := sums[a.NodeID]
 		if u == nil {
@@ -91,6 +86,10 @@ func rebuildUsage(txn *memdb.Txn) error {
 			sums[a.NodeID] = u
 		}
 		u.AddAlloc(a, +1)
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	for _, u := range sums {
 		if err := txn.Insert(TableNodeUsage, u); err != nil {

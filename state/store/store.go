@@ -185,14 +185,20 @@ type writeTxn struct {
 	lists allocListsTxn
 	// keys is the store's table of shared score keys.
 	keys *sharedKeys
+	// db is the database the transaction writes, and allocs what it
+	// holds of the allocations table (alloc_table.go).
+	db     *memdb.MemDB
+	allocs allocTableTxn
 }
 
 // nsID names a namespaced object.
 type nsID struct{ ns, id string }
 
 func (s *Store) writeTxn(index uint64) *writeTxn {
+	db := s.currentDB()
 	return &writeTxn{
-		Txn:     s.currentDB().Txn(true),
+		Txn:     db.Txn(true),
+		db:      db,
 		keys:    &s.keys,
 		cfg:     s.cfg,
 		index:   index,
@@ -204,10 +210,11 @@ func (s *Store) writeTxn(index uint64) *writeTxn {
 func (t *writeTxn) insert(table string, obj any) error {
 	t.touched[table] = true
 	if table == TableAllocs {
-		// Share what the allocation holds with the state (compact.go) and
-		// keep the node usage in step (node_usage.go).
+		// Share what the allocation holds with the state (compact.go),
+		// keep the node usage (node_usage.go) and the lists by node and
+		// job (alloc_lists.go) in step.
 		a := obj.(*state.Allocation)
-		old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, a.ID)
+		old, err := t.allocByID(a.ID)
 		if err != nil {
 			return err
 		}
@@ -220,8 +227,10 @@ func (t *writeTxn) insert(table string, obj any) error {
 		if err := t.trackAllocLists(old, a); err != nil {
 			return err
 		}
-	}
-	if err := t.Insert(table, obj); err != nil {
+		if err := t.putAlloc(a); err != nil {
+			return err
+		}
+	} else if err := t.Insert(table, obj); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
 	t.record(table, obj, false)
@@ -232,20 +241,23 @@ func (t *writeTxn) delete(table string, obj any) error {
 	t.touched[table] = true
 	if table == TableAllocs {
 		a := obj.(*state.Allocation)
-		old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, a.ID)
+		old, err := t.allocByID(a.ID)
 		if err != nil {
 			return err
+		}
+		if old == nil {
+			return fmt.Errorf("delete from %s: %w", table, memdb.ErrNotFound)
 		}
 		if err := trackUsage(t.Txn, old, nil); err != nil {
 			return err
 		}
-		if old != nil {
-			if err := t.trackAllocLists(old, nil); err != nil {
-				return err
-			}
+		if err := t.trackAllocLists(old, nil); err != nil {
+			return err
 		}
-	}
-	if err := t.Delete(table, obj); err != nil {
+		if err := t.removeAlloc(a.ID); err != nil {
+			return err
+		}
+	} else if err := t.Delete(table, obj); err != nil {
 		return fmt.Errorf("delete from %s: %w", table, err)
 	}
 	t.record(table, obj, true)
@@ -260,6 +272,7 @@ func (t *writeTxn) commit() error {
 		}
 	}
 	t.finishAllocLists()
+	t.finishAllocTable()
 	t.Commit()
 	return nil
 }

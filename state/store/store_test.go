@@ -135,12 +135,12 @@ func stDump(t testing.TB, s *Store) map[string][]any {
 	txn := s.currentDB().Txn(false)
 	out := map[string][]any{}
 	for _, def := range tableDefs() {
-		iter, err := txn.Get(def.name, indexID)
+		err := tableRows(txn, def.name, func(row any) error {
+			out[def.name] = append(out[def.name], row)
+			return nil
+		})
 		if err != nil {
 			t.Fatalf("dump %s: %v", def.name, err)
-		}
-		for row := iter.Next(); row != nil; row = iter.Next() {
-			out[def.name] = append(out[def.name], row)
 		}
 	}
 	return out
