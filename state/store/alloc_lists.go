@@ -165,12 +165,15 @@ func hasLiveAllocIn(txn *memdb.Txn, table, key string) (bool, error) {
 // allocListsTxn holds the rows of the list tables one write transaction
 // has written: they are not visible outside it until it commits, so it
 // changes them in place rather than copying a job's list for each of the
-// thousand allocations a plan writes. owned marks the rows whose IDs slice
-// was made in this transaction (the others share theirs with the stored
-// row).
+// thousand allocations a plan writes, and writes each to its table once
+// (the rows it has not written are read in writeTxn.baseTxn). owned marks
+// the rows whose IDs slice was made in this transaction (the others share
+// theirs with the stored row); inTable those in the transaction's table
+// (a row emptied is deleted from it, and kept here empty).
 type allocListsTxn struct {
-	rows  map[listKey]*allocList
-	owned map[*allocList]bool
+	rows    map[listKey]*allocList
+	owned   map[*allocList]bool
+	inTable map[*allocList]bool
 }
 
 // listKey names a row of one of the list tables.
@@ -218,17 +221,23 @@ func (t *writeTxn) trackAllocLists(old, new *state.Allocation) error {
 // once empty).
 func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 	if t.lists.rows == nil {
-		t.lists = allocListsTxn{rows: map[listKey]*allocList{}, owned: map[*allocList]bool{}}
+		t.lists = allocListsTxn{rows: map[listKey]*allocList{}, owned: map[*allocList]bool{}, inTable: map[*allocList]bool{}}
 	}
 	row, mine := t.lists.rows[k]
 	if !mine {
-		stored, err := first[*allocList](nil, t.Txn, k.table, indexID, k.key)
+		stored, err := first[*allocList](nil, t.baseTxn(), k.table, indexID, k.key)
 		if err != nil {
 			return err
 		}
 		row = &allocList{Key: k.key}
 		if stored != nil {
 			row.IDs = stored.IDs
+			// Written again even if unchanged: a read that watched the
+			// row wakes whenever one of its allocations is written.
+			if err := t.Insert(k.table, row); err != nil {
+				return fmt.Errorf("%s %q: %w", k.table, k.key, err)
+			}
+			t.lists.inTable[row] = true
 		}
 		t.lists.rows[k] = row
 	}
@@ -261,19 +270,18 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 		own(0)
 		row.IDs = slices.Delete(row.IDs, i, i+1)
 		row.sortedTo = len(row.IDs)
-	case mine:
-		// Already written in this transaction.
-		return nil
 	}
-	if len(row.IDs) == 0 {
-		if _, err := t.DeleteAll(k.table, indexID, k.key); err != nil {
+	switch {
+	case len(row.IDs) == 0 && t.lists.inTable[row]:
+		t.lists.inTable[row] = false
+		if err := t.Delete(k.table, row); err != nil {
 			return fmt.Errorf("%s %q: %w", k.table, k.key, err)
 		}
-		delete(t.lists.rows, k)
-		return nil
-	}
-	if err := t.Insert(k.table, row); err != nil {
-		return fmt.Errorf("%s %q: %w", k.table, k.key, err)
+	case len(row.IDs) > 0 && !t.lists.inTable[row]:
+		t.lists.inTable[row] = true
+		if err := t.Insert(k.table, row); err != nil {
+			return fmt.Errorf("%s %q: %w", k.table, k.key, err)
+		}
 	}
 	return nil
 }

@@ -203,23 +203,15 @@ func tableRows(txn *memdb.Txn, table string, fn func(any) error) error {
 
 // allocTableTxn is what one write transaction holds of the allocations
 // table: the buckets it copied (by key; n is 0 in a bucket it emptied and
-// deleted), which it changes in place until it commits, and a read
-// transaction of the database as the write transaction started, to look
-// up the buckets it has not copied. Reading those through the write
-// transaction would clone its index at every read after a write, which
-// drops the radix tree's cache of the nodes it already copied and makes
-// every write copy the path again.
+// deleted), which it changes in place until it commits. The buckets it
+// has not copied are read in writeTxn.baseTxn.
 type allocTableTxn struct {
 	buckets map[string]*allocBucket
-	base    *memdb.Txn
 }
 
 // storedBucket returns the committed bucket key, or nil.
 func (t *writeTxn) storedBucket(key string) (*allocBucket, error) {
-	if t.allocs.base == nil {
-		t.allocs.base = t.db.Txn(false)
-	}
-	return first[*allocBucket](nil, t.allocs.base, TableAllocs, indexID, key)
+	return first[*allocBucket](nil, t.baseTxn(), TableAllocs, indexID, key)
 }
 
 // allocByID returns the allocation id as this transaction has it, or nil.

@@ -185,10 +185,29 @@ type writeTxn struct {
 	lists allocListsTxn
 	// keys is the store's table of shared score keys.
 	keys *sharedKeys
-	// db is the database the transaction writes, and allocs what it
-	// holds of the allocations table (alloc_table.go).
-	db     *memdb.MemDB
+	// db is the database the transaction writes, and base a read
+	// transaction of it as this one started (baseTxn).
+	db   *memdb.MemDB
+	base *memdb.Txn
+	// allocs holds what the transaction wrote of the allocations table
+	// (alloc_table.go), usage the node usage rows (node_usage.go).
 	allocs allocTableTxn
+	usage  usageTxn
+}
+
+// baseTxn returns a read transaction of the database as this write
+// transaction started. A row this transaction has not written yet is read
+// there: a read of a table through the write transaction after a write to
+// it clones the table's index, which drops the radix tree's cache of the
+// nodes the transaction already copied, so that every later write copies
+// its path again (most of a placement's garbage). Only a table whose rows
+// the transaction keeps aside once written (the allocations' buckets and
+// lists, the node usage) may be read there.
+func (t *writeTxn) baseTxn() *memdb.Txn {
+	if t.base == nil {
+		t.base = t.db.Txn(false)
+	}
+	return t.base
 }
 
 // nsID names a namespaced object.
@@ -221,7 +240,7 @@ func (t *writeTxn) insert(table string, obj any) error {
 		if err := t.compactor().alloc(old, a); err != nil {
 			return err
 		}
-		if err := trackUsage(t.Txn, old, a); err != nil {
+		if err := t.trackUsage(old, a); err != nil {
 			return err
 		}
 		if err := t.trackAllocLists(old, a); err != nil {
@@ -248,7 +267,7 @@ func (t *writeTxn) delete(table string, obj any) error {
 		if old == nil {
 			return fmt.Errorf("delete from %s: %w", table, memdb.ErrNotFound)
 		}
-		if err := trackUsage(t.Txn, old, nil); err != nil {
+		if err := t.trackUsage(old, nil); err != nil {
 			return err
 		}
 		if err := t.trackAllocLists(old, nil); err != nil {
