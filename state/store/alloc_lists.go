@@ -252,7 +252,10 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 	}
 	switch {
 	case op > 0:
-		own(1)
+		// Room for a few more: a plan adds one or a few IDs to each of
+		// its nodes' lists, and a list that grew by doubling would be
+		// copied again at commit (finishAllocLists).
+		own(1 + len(row.IDs)/16)
 		// Appended, sorted at commit or at the next read: a plan adds a
 		// thousand IDs at random places of its job's list.
 		if n := len(row.IDs); n > 0 && row.IDs[n-1] > id {

@@ -193,6 +193,9 @@ type writeTxn struct {
 	// (alloc_table.go), usage the node usage rows (node_usage.go).
 	allocs allocTableTxn
 	usage  usageTxn
+	// summaries marks the job summaries this transaction copied and
+	// wrote (summary.go).
+	summaries map[*state.JobSummary]bool
 }
 
 // baseTxn returns a read transaction of the database as this write
