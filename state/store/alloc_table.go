@@ -207,11 +207,25 @@ func tableRows(txn *memdb.Txn, table string, fn func(any) error) error {
 // has not copied are read in writeTxn.baseTxn.
 type allocTableTxn struct {
 	buckets map[string]*allocBucket
+	// last is the stored bucket read last, under the key lastKey (when
+	// read is set): a write of an allocation reads its bucket two or three
+	// times before it copies it.
+	lastKey string
+	last    *allocBucket
+	read    bool
 }
 
 // storedBucket returns the committed bucket key, or nil.
 func (t *writeTxn) storedBucket(key string) (*allocBucket, error) {
-	return first[*allocBucket](nil, t.baseTxn(), TableAllocs, indexID, key)
+	if t.allocs.read && t.allocs.lastKey == key {
+		return t.allocs.last, nil
+	}
+	b, err := first[*allocBucket](nil, t.baseTxn(), TableAllocs, indexID, key)
+	if err != nil {
+		return nil, err
+	}
+	t.allocs.lastKey, t.allocs.last, t.allocs.read = key, b, true
+	return b, nil
 }
 
 // allocByID returns the allocation id as this transaction has it, or nil.
