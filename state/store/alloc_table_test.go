@@ -185,10 +185,10 @@ func TestAllocTableRestoreInAnyOrder(t *testing.T) {
 	}
 }
 
-// TestAllocTableWatch checks that a read's watch set fires when its
-// allocation, or another of its bucket, changes or appears, and not for
-// an allocation of another bucket; and that a prefix query wakes for a
-// new allocation under its prefix only.
+// TestAllocTableWatch checks that a read of one allocation wakes when it
+// changes, appears or goes, and not for another allocation, even of its
+// bucket (alloc_watch.go); and that a prefix query wakes for a new
+// allocation of the buckets it read only.
 func TestAllocTableWatch(t *testing.T) {
 	web := stJob("web")
 	// aaa0… and aaa1… share a bucket (and not a part); bbb0… is elsewhere.
@@ -222,7 +222,7 @@ func TestAllocTableWatch(t *testing.T) {
 		wantFire bool
 	}{
 		{"by id, it changed", byID(a1), AllocClientUpdateRequestType, report(a1), true},
-		{"by id, same bucket changed", byID(a1), AllocClientUpdateRequestType, report(a2), true},
+		{"by id, same bucket changed", byID(a1), AllocClientUpdateRequestType, report(a2), false},
 		{"by id, other bucket changed", byID(a1), AllocClientUpdateRequestType, report(b1), false},
 		{"by id, missing one placed", byID(missing), AllocUpdateRequestType, place(missing), true},
 		{"by id, missing bucket, placed", byID("ccc0"), AllocUpdateRequestType, place("ccc0"), true},
@@ -302,4 +302,42 @@ func stModelOf(allocs []*state.Allocation) stModel {
 		m[a.ID] = a
 	}
 	return m
+}
+
+// TestAllocWatchSnapshotAndRestore checks that a read of one allocation
+// through a snapshot wakes when the store writes it, and that a restore
+// wakes every read of one allocation.
+func TestAllocWatchSnapshotAndRestore(t *testing.T) {
+	web := stJob("web")
+	s := stStore(t, StoreConfig{})
+	stApply(t, s, 2, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
+	stRegister(t, s, 3, web, nil)
+	stApply(t, s, 4, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{stAlloc("aaa0", web, "n1"), stAlloc("aaa1", web, "n1")}})
+
+	snap := stMust[*StateSnapshot](t)(s.Snapshot())
+	ws := memdb.NewWatchSet()
+	if a := stMust[*state.Allocation](t)(snap.AllocByID(ws, "aaa0")); a == nil {
+		t.Fatal("allocation not read")
+	}
+	stApply(t, s, 5, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: []*state.Allocation{{ID: "aaa1", ClientStatus: state.AllocClientStatusRunning}}})
+	if stFired(ws) {
+		t.Fatal("fired for another allocation")
+	}
+	stApply(t, s, 6, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: []*state.Allocation{{ID: "aaa0", ClientStatus: state.AllocClientStatusRunning}}})
+	if !stFired(ws) {
+		t.Fatal("did not fire when the store wrote the allocation")
+	}
+
+	ws = memdb.NewWatchSet()
+	stMust[*state.Allocation](t)(s.AllocByID(ws, "aaa1"))
+	var buf bytes.Buffer
+	if err := stMust[*StateSnapshot](t)(s.Snapshot()).Persist(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restore(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !stFired(ws) {
+		t.Fatal("did not fire on restore")
+	}
 }

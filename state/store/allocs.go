@@ -7,8 +7,13 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// AllocByID returns an allocation, or nil.
+// AllocByID returns an allocation, or nil. Its watch set fires when that
+// allocation is written (alloc_watch.go).
 func (r reader) AllocByID(ws memdb.WatchSet, id string) (*state.Allocation, error) {
+	if ws != nil && r.allocs != nil {
+		r.allocs.add(ws, id) // before the read
+		return getAlloc(nil, r.txn(), id)
+	}
 	return getAlloc(ws, r.txn(), id)
 }
 

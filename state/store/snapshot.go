@@ -24,7 +24,7 @@ type StateSnapshot struct {
 // view shares the store's immutable trees.
 func (s *Store) Snapshot() (*StateSnapshot, error) {
 	db := s.currentDB().Snapshot()
-	return &StateSnapshot{reader: reader{txn: func() *memdb.Txn { return db.Txn(false) }}, db: db}, nil
+	return &StateSnapshot{reader: reader{txn: func() *memdb.Txn { return db.Txn(false) }, allocs: s.allocs}, db: db}, nil
 }
 
 // Release frees the snapshot. It does nothing (the garbage collector
@@ -165,6 +165,7 @@ func (s *Store) Restore(r io.Reader) error {
 	s.abandonCh = make(chan struct{})
 	s.mu.Unlock()
 	close(abandoned)
+	s.allocs.closeAll()
 	return nil
 }
 

@@ -68,7 +68,7 @@ func NewStore(cfg StoreConfig) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{cfg: cfg.withDefaults(), db: db, abandonCh: make(chan struct{}), events: NewEventBuffer(cfg.EventBufferSize)}
-	s.reader = reader{txn: s.readTxn}
+	s.reader = reader{txn: s.readTxn, allocs: new(allocWatch)}
 	return s, nil
 }
 
@@ -311,6 +311,9 @@ type reader struct {
 	// txn opens a read transaction; each read method uses one, so what it
 	// returns is consistent.
 	txn func() *memdb.Txn
+	// allocs wakes reads of one allocation (alloc_watch.go); nil means
+	// its bucket's channel is watched instead.
+	allocs *allocWatch
 }
 
 // LatestIndex returns the highest index of any table: the index of the
