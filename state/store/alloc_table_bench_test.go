@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/schedhq/sched/state"
 )
@@ -47,8 +49,10 @@ func benchPlacedAllocs(job *state.Job, ids []string, nodes, first int) []*state.
 // live heap the store grew by per allocation (heap-bytes/alloc) and what
 // was allocated per allocation while applying the commands
 // (applied-bytes/alloc: the garbage of a placement, besides what stays).
-// The scheduler's benchmark of the same name measures the whole server
-// side of a placement; this one isolates the store.
+// It then persists the store and reports how long a restore takes per
+// allocation (restore-ns/alloc). The scheduler's benchmark of the same
+// name measures the whole server side of a placement; this one isolates
+// the store.
 func BenchmarkStoredAllocBytes(b *testing.B) {
 	const perJob, nodes = 1000, 500
 	s := stStore(b, StoreConfig{})
@@ -100,6 +104,16 @@ func BenchmarkStoredAllocBytes(b *testing.B) {
 	if got := len(stMust[[]*state.Allocation](b)(s.Allocs(nil, allNamespaces, ""))); got != b.N*perJob {
 		b.Fatalf("%d allocations stored, want %d", got, b.N*perJob)
 	}
+	var buf bytes.Buffer
+	if err := stMust[*StateSnapshot](b)(s.Snapshot()).Persist(&buf); err != nil {
+		b.Fatal(err)
+	}
+	dst := stStore(b, StoreConfig{})
+	start := time.Now()
+	if err := dst.Restore(&buf); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/placed, "restore-ns/alloc")
 }
 
 // BenchmarkAllocTableRows measures the allocations table's own structure:
