@@ -23,10 +23,10 @@ import (
 //
 // What memdb does for rows it does for buckets: a read transaction or a
 // snapshot sees the buckets as they were, a write transaction's changes
-// show only when it commits, an abort leaves nothing. A watch set fires per
-// bucket: a read of one allocation wakes when any allocation of its bucket
-// changes (a blocking query then re-runs and compares indexes, so it is
-// coarser but still correct).
+// show only when it commits, an abort leaves nothing. The table's watch
+// channels are per bucket: a listing by ID prefix wakes when any
+// allocation of the buckets it read changes; a read of one allocation
+// watches a channel of its own instead (alloc_watch.go).
 //
 // Every read and write of an allocation goes through this file: getAlloc
 // and eachAlloc for any transaction, writeTxn.allocByID, putAlloc and
