@@ -184,7 +184,7 @@ func listedAllocs(ws memdb.WatchSet, txn *memdb.Txn, table, key string) ([]*stat
 	out := make([]*state.Allocation, 0, row.len())
 	row.each(func(id string) bool {
 		var a *state.Allocation
-		if a, err = first[*state.Allocation](nil, txn, TableAllocs, indexID, id); err == nil && a == nil {
+		if a, err = getAlloc(nil, txn, id); err == nil && a == nil {
 			err = fmt.Errorf("%s %q: allocation %s is listed but not stored", table, key, id)
 		}
 		out = append(out, a)
@@ -206,7 +206,7 @@ func eachListedAlloc(txn *memdb.Txn, table, key string, fn func(*state.Allocatio
 	}
 	row.each(func(id string) bool {
 		var a *state.Allocation
-		if a, err = first[*state.Allocation](nil, txn, TableAllocs, indexID, id); err == nil && a == nil {
+		if a, err = getAlloc(nil, txn, id); err == nil && a == nil {
 			err = fmt.Errorf("%s %q: allocation %s is listed but not stored", table, key, id)
 		}
 		return err == nil && fn(a)
@@ -239,11 +239,15 @@ func hasLiveAllocIn(txn *memdb.Txn, table, key string) (bool, error) {
 // allocListsTxn holds the rows of the list tables one write transaction
 // has written: they are not visible outside it until it commits, so it
 // changes them (and the chunks it copied) in place rather than copying a
-// job's list for each of the thousand allocations a plan writes. id is
-// the transaction's number in listTxnIDs.
+// job's list for each of the thousand allocations a plan writes, and
+// writes each to its table once (the rows it has not written are read in
+// writeTxn.baseTxn). inTable marks the rows in the transaction's table (a
+// row emptied is deleted from it, and kept here empty). id is the
+// transaction's number in listTxnIDs.
 type allocListsTxn struct {
-	rows map[listKey]*allocList
-	id   uint64
+	rows    map[listKey]*allocList
+	inTable map[*allocList]bool
+	id      uint64
 }
 
 // listKey names a row of one of the list tables.
@@ -291,17 +295,23 @@ func (t *writeTxn) trackAllocLists(old, new *state.Allocation) error {
 // once empty).
 func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 	if t.lists.rows == nil {
-		t.lists = allocListsTxn{rows: map[listKey]*allocList{}, id: listTxnIDs.Add(1)}
+		t.lists = allocListsTxn{rows: map[listKey]*allocList{}, inTable: map[*allocList]bool{}, id: listTxnIDs.Add(1)}
 	}
 	row, mine := t.lists.rows[k]
 	if !mine {
-		stored, err := first[*allocList](nil, t.Txn, k.table, indexID, k.key)
+		stored, err := first[*allocList](nil, t.baseTxn(), k.table, indexID, k.key)
 		if err != nil {
 			return err
 		}
 		row = &allocList{Key: k.key}
 		if stored != nil {
 			row.chunks, row.n = slices.Clone(stored.chunks), stored.n
+			// Written again even if unchanged: a read that watched the
+			// row wakes whenever one of its allocations is written.
+			if err := t.Insert(k.table, row); err != nil {
+				return fmt.Errorf("%s %q: %w", k.table, k.key, err)
+			}
+			t.lists.inTable[row] = true
 		}
 		t.lists.rows[k] = row
 	}
@@ -312,19 +322,18 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 		if !row.remove(id, t.lists.id) {
 			return nil
 		}
-	case mine:
-		// Already written in this transaction.
-		return nil
 	}
-	if row.len() == 0 {
-		if _, err := t.DeleteAll(k.table, indexID, k.key); err != nil {
+	switch {
+	case row.len() == 0 && t.lists.inTable[row]:
+		t.lists.inTable[row] = false
+		if err := t.Delete(k.table, row); err != nil {
 			return fmt.Errorf("%s %q: %w", k.table, k.key, err)
 		}
-		delete(t.lists.rows, k)
-		return nil
-	}
-	if err := t.Insert(k.table, row); err != nil {
-		return fmt.Errorf("%s %q: %w", k.table, k.key, err)
+	case row.len() > 0 && !t.lists.inTable[row]:
+		t.lists.inTable[row] = true
+		if err := t.Insert(k.table, row); err != nil {
+			return fmt.Errorf("%s %q: %w", k.table, k.key, err)
+		}
 	}
 	return nil
 }
@@ -338,10 +347,6 @@ func (t *writeTxn) finishAllocLists() {
 // rebuildAllocLists computes the list tables from the allocations (after
 // a restore).
 func rebuildAllocLists(txn *memdb.Txn) error {
-	iter, err := txn.Get(TableAllocs, indexID)
-	if err != nil {
-		return err
-	}
 	// IDs come in order: each row's chunks are filled to three quarters,
 	// leaving room for a few placements before a chunk splits.
 	const fill = maxListChunk * 3 / 4
@@ -359,10 +364,13 @@ func rebuildAllocLists(txn *memdb.Txn) error {
 		c.ids = append(c.ids, id)
 		row.n++
 	}
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		a := raw.(*state.Allocation)
+	err := eachAlloc(nil, txn, "", func(a *state.Allocation) bool {
 		add(listKey{TableNodeAllocs, a.NodeID}, a.ID)
 		add(listKey{TableJobAllocs, jobAllocsKey(a.Namespace, a.JobID)}, a.ID)
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	for k, row := range rows {
 		row.chunks = slices.Clip(row.chunks)

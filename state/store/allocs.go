@@ -7,9 +7,14 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// AllocByID returns an allocation, or nil.
+// AllocByID returns an allocation, or nil. Its watch set fires when that
+// allocation is written (alloc_watch.go).
 func (r reader) AllocByID(ws memdb.WatchSet, id string) (*state.Allocation, error) {
-	return first[*state.Allocation](ws, r.txn(), TableAllocs, indexID, id)
+	if ws != nil && r.allocs != nil {
+		r.allocs.add(ws, id) // before the read
+		return getAlloc(nil, r.txn(), id)
+	}
+	return getAlloc(ws, r.txn(), id)
 }
 
 // AllocsByJob lists a job's allocations, ordered by ID. Unless all is set,
@@ -63,7 +68,17 @@ func (r reader) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*state.Allocat
 // Allocs lists the allocations of namespace ns ("*" for every namespace)
 // whose ID starts with prefix, ordered by ID.
 func (r reader) Allocs(ws memdb.WatchSet, ns, prefix string) ([]*state.Allocation, error) {
-	return byNamespaceAndPrefix(ws, r.txn(), TableAllocs, ns, prefix, func(a *state.Allocation) string { return a.Namespace })
+	var out []*state.Allocation
+	err := eachAlloc(ws, r.txn(), prefix, func(a *state.Allocation) bool {
+		if ns == allNamespaces || a.Namespace == ns {
+			out = append(out, a)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // applyAllocUpdate records a plan's results; see AllocUpdateRequest.
@@ -90,7 +105,7 @@ func upsertAlloc(t *writeTxn, a *state.Allocation, now int64) error {
 	if a.Job != nil && a.Namespace == "" && a.JobID == "" {
 		a.Namespace, a.JobID = a.Job.Namespace, a.Job.ID
 	}
-	old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, a.ID)
+	old, err := t.allocByID(a.ID)
 	if err != nil {
 		return err
 	}
@@ -147,7 +162,7 @@ func applyAllocClientUpdate(t *writeTxn, req *AllocClientUpdateRequest) (any, er
 		if u == nil || u.ID == "" {
 			return nil, state.Invalidf(state.Fieldf("Allocs", i, "ID"), "missing allocation ID")
 		}
-		old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, u.ID)
+		old, err := t.allocByID(u.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -2,9 +2,12 @@ package store
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
 )
@@ -72,8 +75,11 @@ func TestAllocUpdateStampsAndKeepsClientFields(t *testing.T) {
 }
 
 // TestJobSummaryMatchesAllocs drives allocations of two jobs through random
-// status changes, plans and garbage collection, and checks after every
-// command that each summary counts exactly the allocations present.
+// status changes, plans and garbage collection, several per command (a
+// command counts a summary in place after copying it once), and checks
+// after every command that each summary counts exactly the allocations
+// present, and that a snapshot taken before the command still reads the
+// summaries it read.
 func TestJobSummaryMatchesAllocs(t *testing.T) {
 	s := stStore(t, StoreConfig{})
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -89,20 +95,36 @@ func TestJobSummaryMatchesAllocs(t *testing.T) {
 	statuses := []string{state.AllocClientStatusPending, state.AllocClientStatusRunning, state.AllocClientStatusComplete,
 		state.AllocClientStatusFailed, state.AllocClientStatusLost, state.AllocClientStatusUnknown}
 	var ids []string
+	summaries := func(r interface {
+		JobSummaryByID(memdb.WatchSet, string, string) (*state.JobSummary, error)
+	}) map[string]map[string]state.TaskGroupSummary {
+		out := map[string]map[string]state.TaskGroupSummary{}
+		for _, j := range jobs {
+			out[j.ID] = maps.Clone(stMust[*state.JobSummary](t)(r.JobSummaryByID(nil, state.DefaultNamespace, j.ID)).Summary)
+		}
+		return out
+	}
 	for step := range 200 {
 		index++
+		snap := stMust[*StateSnapshot](t)(s.Snapshot())
+		before := summaries(snap)
 		switch op := rng.IntN(4); {
 		case op == 0 || len(ids) == 0:
-			j := jobs[rng.IntN(len(jobs))]
-			a := stAlloc(fmt.Sprintf("alloc-%03d", step), j, "n1")
-			a.TaskGroup = j.TaskGroups[rng.IntN(len(j.TaskGroups))].Name
-			ids = append(ids, a.ID)
-			stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{a}})
+			var allocs []*state.Allocation
+			for k := range 1 + rng.IntN(4) {
+				j := jobs[rng.IntN(len(jobs))]
+				a := stAlloc(fmt.Sprintf("alloc-%03d-%d", step, k), j, "n1")
+				a.TaskGroup = j.TaskGroups[rng.IntN(len(j.TaskGroups))].Name
+				ids = append(ids, a.ID)
+				allocs = append(allocs, a)
+			}
+			stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs})
 		case op == 1 || op == 2:
-			id := ids[rng.IntN(len(ids))]
-			stApply(t, s, index, AllocClientUpdateRequestType, &AllocClientUpdateRequest{
-				Allocs: []*state.Allocation{{ID: id, ClientStatus: statuses[rng.IntN(len(statuses))]}},
-			})
+			var reports []*state.Allocation
+			for range 1 + rng.IntN(4) { // the same allocation may be reported twice
+				reports = append(reports, &state.Allocation{ID: ids[rng.IntN(len(ids))], ClientStatus: statuses[rng.IntN(len(statuses))]})
+			}
+			stApply(t, s, index, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: reports})
 		default:
 			i := rng.IntN(len(ids))
 			stApply(t, s, index, EvalDeleteRequestType, &EvalDeleteRequest{Allocs: []string{ids[i]}})
@@ -122,6 +144,9 @@ func TestJobSummaryMatchesAllocs(t *testing.T) {
 			if !reflect.DeepEqual(got.Summary, want) {
 				t.Fatalf("step %d job %s: summary %+v, allocations say %+v", step, j.ID, got.Summary, want)
 			}
+		}
+		if after := summaries(snap); !reflect.DeepEqual(after, before) {
+			t.Fatalf("step %d: a snapshot taken before the command reads %+v, read %+v", step, after, before)
 		}
 	}
 }

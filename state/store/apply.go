@@ -50,6 +50,7 @@ func (s *Store) Apply(index uint64, data []byte) any {
 	if err := txn.commit(); err != nil {
 		return err
 	}
+	s.allocs.notify(written)
 	s.events.publish(index, eventsOf(index, written))
 	return resp
 }

@@ -159,7 +159,7 @@ func applyDeploymentPromote(t *writeTxn, req *DeploymentPromoteRequest) (any, er
 	}
 	var readErr error
 	groups, err := d.PromoteGroups(req.All, req.Groups, func(id string) bool {
-		a, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id)
+		a, err := t.allocByID(id)
 		if err != nil {
 			readErr = err
 		}
@@ -217,7 +217,7 @@ func applyDeploymentAllocHealth(t *writeTxn, req *DeploymentAllocHealthRequest) 
 	}
 	set := func(field string, ids []string, healthy bool) error {
 		for i, id := range ids {
-			old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id)
+			old, err := t.allocByID(id)
 			if err != nil {
 				return err
 			}

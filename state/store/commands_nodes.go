@@ -235,7 +235,7 @@ func applyAllocUpdateDesiredTransition(t *writeTxn, req *AllocUpdateDesiredTrans
 		if tr == nil {
 			continue
 		}
-		a, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id)
+		a, err := t.allocByID(id)
 		if err != nil {
 			return nil, err
 		}

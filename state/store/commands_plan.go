@@ -194,7 +194,7 @@ func applyStop(t *writeTxn, s *state.Allocation, now int64) error {
 	if s == nil || s.ID == "" {
 		return state.Invalidf("ID", "missing allocation ID")
 	}
-	old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, s.ID)
+	old, err := t.allocByID(s.ID)
 	if err != nil || old == nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func applyGarbageCollect(t *writeTxn, req *GarbageCollectRequest) (any, error) {
 		t.jobs[nsID{e.Namespace, e.JobID}] = true
 	}
 	for _, id := range req.Allocs {
-		a, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id)
+		a, err := t.allocByID(id)
 		if err != nil {
 			return nil, err
 		}

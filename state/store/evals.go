@@ -100,7 +100,7 @@ func applyEvalDelete(t *writeTxn, req *EvalDeleteRequest) (any, error) {
 		t.jobs[nsID{e.Namespace, e.JobID}] = true
 	}
 	for _, id := range req.Allocs {
-		a, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, id)
+		a, err := t.allocByID(id)
 		if err != nil {
 			return nil, err
 		}

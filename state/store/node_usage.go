@@ -36,37 +36,66 @@ func (r reader) NodeUsage(ws memdb.WatchSet, nodeID string) (*state.NodeUsage, e
 
 // trackUsage moves the node usage from old to new (either may be nil) of
 // one allocation.
-func trackUsage(txn *memdb.Txn, old, new *state.Allocation) error {
+func (t *writeTxn) trackUsage(old, new *state.Allocation) error {
 	if old != nil && !old.Terminal() {
-		if err := addUsage(txn, old, -1); err != nil {
+		if err := t.addUsage(old, -1); err != nil {
 			return err
 		}
 	}
 	if new != nil && !new.Terminal() {
-		return addUsage(txn, new, +1)
+		return t.addUsage(new, +1)
 	}
 	return nil
 }
 
-// addUsage adds (sign +1) or removes (-1) a's grant on its node, copying
-// the row (rows read from the store are never changed in place).
-func addUsage(txn *memdb.Txn, a *state.Allocation, sign int) error {
-	raw, err := txn.First(TableNodeUsage, indexID, a.NodeID)
-	if err != nil {
-		return fmt.Errorf("node usage of %s: %w", a.NodeID, err)
-	}
-	u := state.NodeUsage{NodeID: a.NodeID}
-	if raw != nil {
-		u = *raw.(*state.NodeUsage)
+// usageTxn holds the node usage rows one write transaction has written:
+// copies of the stored ones, written to the table once and then changed
+// in place (nobody sees them before the transaction commits), rather than
+// copied and written again for each of a plan's allocations on the node.
+// inTable tells whether a row is in the transaction's table (a row that
+// fell to no allocation is deleted, and kept here as such).
+type usageTxn struct {
+	rows    map[string]*state.NodeUsage
+	inTable map[*state.NodeUsage]bool
+}
+
+// addUsage adds (sign +1) or removes (-1) a's grant on its node.
+func (t *writeTxn) addUsage(a *state.Allocation, sign int) error {
+	u, mine := t.usage.rows[a.NodeID]
+	if !mine {
+		raw, err := t.baseTxn().First(TableNodeUsage, indexID, a.NodeID)
+		if err != nil {
+			return fmt.Errorf("node usage of %s: %w", a.NodeID, err)
+		}
+		u = &state.NodeUsage{NodeID: a.NodeID}
+		if raw != nil {
+			*u = *raw.(*state.NodeUsage)
+		}
+		if t.usage.rows == nil {
+			t.usage = usageTxn{rows: map[string]*state.NodeUsage{}, inTable: map[*state.NodeUsage]bool{}}
+		}
+		t.usage.rows[a.NodeID] = u
+		if raw != nil {
+			// Replaces the stored row, which stays as it was.
+			if err := t.Insert(TableNodeUsage, u); err != nil {
+				return err
+			}
+			t.usage.inTable[u] = true
+		}
 	}
 	u.AddAlloc(a, sign)
-	if u.Allocs == 0 {
-		if raw != nil {
-			return txn.Delete(TableNodeUsage, raw)
+	switch {
+	case u.Allocs == 0:
+		*u = state.NodeUsage{NodeID: u.NodeID}
+		if t.usage.inTable[u] {
+			t.usage.inTable[u] = false
+			return t.Delete(TableNodeUsage, u)
 		}
-		return nil
+	case !t.usage.inTable[u]:
+		t.usage.inTable[u] = true
+		return t.Insert(TableNodeUsage, u)
 	}
-	return txn.Insert(TableNodeUsage, &u)
+	return nil
 }
 
 // rebuildUsage computes the derived tables from the allocations (after a
@@ -75,15 +104,10 @@ func rebuildUsage(txn *memdb.Txn) error {
 	if err := rebuildAllocLists(txn); err != nil {
 		return err
 	}
-	iter, err := txn.Get(TableAllocs, indexID)
-	if err != nil {
-		return err
-	}
 	sums := map[string]*state.NodeUsage{}
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		a := raw.(*state.Allocation)
+	err := eachAlloc(nil, txn, "", func(a *state.Allocation) bool {
 		if a.Terminal() {
-			continue
+			return true
 		}
 		u := sums[a.NodeID]
 		if u == nil {
@@ -91,6 +115,10 @@ func rebuildUsage(txn *memdb.Txn) error {
 			sums[a.NodeID] = u
 		}
 		u.AddAlloc(a, +1)
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	for _, u := range sums {
 		if err := txn.Insert(TableNodeUsage, u); err != nil {

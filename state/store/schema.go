@@ -138,16 +138,10 @@ func coreTableDefs() []tableDef {
 			},
 			newRow: func() any { return new(state.Evaluation) },
 		},
-		{
-			name: TableAllocs,
-			indexes: map[string]keyFunc{
-				indexID: func(o any) []any { return []any{o.(*state.Allocation).ID} },
-				// The lookups by node and by job (and through the job, by
-				// evaluation) are derived tables (alloc_lists.go): an
-				// index costs some 500 bytes per allocation (issue 19).
-			},
-			newRow: func() any { return new(state.Allocation) },
-		},
+		// Buckets of allocations, not a row per allocation
+		// (alloc_table.go); the lookups by node and by job (and through
+		// the job, by evaluation) are derived tables (alloc_lists.go).
+		allocTableDef(),
 		{
 			name: TableDeployment,
 			indexes: map[string]keyFunc{

@@ -24,7 +24,7 @@ type StateSnapshot struct {
 // view shares the store's immutable trees.
 func (s *Store) Snapshot() (*StateSnapshot, error) {
 	db := s.currentDB().Snapshot()
-	return &StateSnapshot{reader: reader{txn: func() *memdb.Txn { return db.Txn(false) }}, db: db}, nil
+	return &StateSnapshot{reader: reader{txn: func() *memdb.Txn { return db.Txn(false) }, allocs: s.allocs}, db: db}, nil
 }
 
 // Release frees the snapshot. It does nothing (the garbage collector
@@ -103,11 +103,7 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 		if def.derived {
 			continue
 		}
-		iter, err := txn.Get(def.name, indexID)
-		if err != nil {
-			return fmt.Errorf("persist %s: %w", def.name, err)
-		}
-		for row := iter.Next(); row != nil; row = iter.Next() {
+		err := tableRows(txn, def.name, func(row any) error {
 			if a, ok := row.(*state.Allocation); ok {
 				ref := -1
 				if a.Job != nil {
@@ -117,29 +113,28 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 						jobRefs[a.Job] = ref
 						// Before the chunk that refers to it.
 						if err := enc.Encode(snapshotJobName); err != nil {
-							return fmt.Errorf("persist %s: %w", def.name, err)
+							return err
 						}
 						if err := enc.Encode(&snapshotJobRow{Ref: ref, Job: a.Job}); err != nil {
-							return fmt.Errorf("persist %s: %w", def.name, err)
+							return err
 						}
 					}
 				}
 				if err := chunk.alloc(ref, a); err != nil {
-					return fmt.Errorf("persist %s: %w", def.name, err)
+					return err
 				}
 				if len(chunk.buf) >= allocChunkBytes {
-					if err := flush(); err != nil {
-						return fmt.Errorf("persist %s: %w", def.name, err)
-					}
+					return flush()
 				}
-				continue
+				return nil
 			}
 			if err := enc.Encode(def.name); err != nil {
-				return fmt.Errorf("persist %s: %w", def.name, err)
+				return err
 			}
-			if err := enc.Encode(row); err != nil {
-				return fmt.Errorf("persist %s: %w", def.name, err)
-			}
+			return enc.Encode(row)
+		})
+		if err != nil {
+			return fmt.Errorf("persist %s: %w", def.name, err)
 		}
 		if err := flush(); err != nil {
 			return fmt.Errorf("persist %s: %w", def.name, err)
@@ -170,6 +165,7 @@ func (s *Store) Restore(r io.Reader) error {
 	s.abandonCh = make(chan struct{})
 	s.mu.Unlock()
 	close(abandoned)
+	s.allocs.closeAll()
 	return nil
 }
 
@@ -182,6 +178,7 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 	defer txn.Abort()
 	compact := newCompactor(txn)
 	compact.restore = true
+	allocs := allocLoader{txn: txn}
 	err = decodePipelined(r, func(rows []snapshotRow) error {
 		for _, rw := range rows {
 			if a, ok := rw.v.(*state.Allocation); ok {
@@ -190,6 +187,10 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 				if err := compact.alloc(nil, a); err != nil {
 					return fmt.Errorf("restore %s row: %w", rw.name, err)
 				}
+				if err := allocs.add(a); err != nil {
+					return fmt.Errorf("restore %s row: %w", rw.name, err)
+				}
+				continue
 			}
 			if err := txn.Insert(rw.name, rw.v); err != nil {
 				return fmt.Errorf("restore %s row: %w", rw.name, err)
@@ -197,6 +198,9 @@ func restoreDB(r io.Reader) (*memdb.MemDB, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = allocs.flush()
+	}
 	if err != nil {
 		return nil, err
 	}

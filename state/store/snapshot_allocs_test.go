@@ -200,11 +200,11 @@ func stPersistOld(t *testing.T, s *Store, format int) []byte {
 		if def.derived {
 			continue
 		}
-		iter, err := txn.Get(def.name, indexID)
-		if err != nil {
+		var rows []any
+		if err := tableRows(txn, def.name, func(row any) error { rows = append(rows, row); return nil }); err != nil {
 			t.Fatal(err)
 		}
-		for row := iter.Next(); row != nil; row = iter.Next() {
+		for _, row := range rows {
 			if a, ok := row.(*state.Allocation); ok && a.Job != nil && format == 2 {
 				ref, seen := jobRefs[a.Job]
 				if !seen {

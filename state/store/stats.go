@@ -16,7 +16,11 @@ func (s *Store) TableSizes() map[string]int {
 		}
 		n := 0
 		for o := it.Next(); o != nil; o = it.Next() {
-			n++
+			if b, ok := o.(*allocBucket); ok {
+				n += b.n // a bucket of allocations (alloc_table.go)
+			} else {
+				n++
+			}
 		}
 		out[name] = n
 	}
@@ -27,14 +31,11 @@ func (s *Store) TableSizes() map[string]int {
 func (s *Store) RunningAllocsByNode() map[string]int {
 	txn := s.readTxn()
 	out := map[string]int{}
-	it, err := txn.Get(TableAllocs, indexID)
-	if err != nil {
-		return out
-	}
-	for o := it.Next(); o != nil; o = it.Next() {
-		if a := o.(*state.Allocation); a.ClientStatus == state.AllocClientStatusRunning {
+	_ = eachAlloc(nil, txn, "", func(a *state.Allocation) bool {
+		if a.ClientStatus == state.AllocClientStatusRunning {
 			out[a.NodeID]++
 		}
-	}
+		return true
+	})
 	return out
 }

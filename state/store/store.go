@@ -65,7 +65,7 @@ func NewStore(cfg StoreConfig) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{cfg: cfg.withDefaults(), db: db, abandonCh: make(chan struct{}), events: NewEventBuffer(cfg.EventBufferSize)}
-	s.reader = reader{txn: s.readTxn}
+	s.reader = reader{txn: s.readTxn, allocs: new(allocWatch)}
 	return s, nil
 }
 
@@ -180,14 +180,42 @@ type writeTxn struct {
 	// lists holds the rows of the allocations' lists by node and by job
 	// written so far (alloc_lists.go).
 	lists allocListsTxn
+	// db is the database the transaction writes, and base a read
+	// transaction of it as this one started (baseTxn).
+	db   *memdb.MemDB
+	base *memdb.Txn
+	// allocs holds what the transaction wrote of the allocations table
+	// (alloc_table.go), usage the node usage rows (node_usage.go).
+	allocs allocTableTxn
+	usage  usageTxn
+	// summaries marks the job summaries this transaction copied and
+	// wrote (summary.go).
+	summaries map[*state.JobSummary]bool
+}
+
+// baseTxn returns a read transaction of the database as this write
+// transaction started. A row this transaction has not written yet is read
+// there: a read of a table through the write transaction after a write to
+// it clones the table's index, which drops the radix tree's cache of the
+// nodes the transaction already copied, so that every later write copies
+// its path again (most of a placement's garbage). Only a table whose rows
+// the transaction keeps aside once written (the allocations' buckets and
+// lists, the node usage) may be read there.
+func (t *writeTxn) baseTxn() *memdb.Txn {
+	if t.base == nil {
+		t.base = t.db.Txn(false)
+	}
+	return t.base
 }
 
 // nsID names a namespaced object.
 type nsID struct{ ns, id string }
 
 func (s *Store) writeTxn(index uint64) *writeTxn {
+	db := s.currentDB()
 	return &writeTxn{
-		Txn:     s.currentDB().Txn(true),
+		Txn:     db.Txn(true),
+		db:      db,
 		cfg:     s.cfg,
 		index:   index,
 		touched: map[string]bool{},
@@ -198,24 +226,27 @@ func (s *Store) writeTxn(index uint64) *writeTxn {
 func (t *writeTxn) insert(table string, obj any) error {
 	t.touched[table] = true
 	if table == TableAllocs {
-		// Share what the allocation holds with the state (compact.go) and
-		// keep the node usage in step (node_usage.go).
+		// Share what the allocation holds with the state (compact.go),
+		// keep the node usage (node_usage.go) and the lists by node and
+		// job (alloc_lists.go) in step.
 		a := obj.(*state.Allocation)
-		old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, a.ID)
+		old, err := t.allocByID(a.ID)
 		if err != nil {
 			return err
 		}
 		if err := t.compactor().alloc(old, a); err != nil {
 			return err
 		}
-		if err := trackUsage(t.Txn, old, a); err != nil {
+		if err := t.trackUsage(old, a); err != nil {
 			return err
 		}
 		if err := t.trackAllocLists(old, a); err != nil {
 			return err
 		}
-	}
-	if err := t.Insert(table, obj); err != nil {
+		if err := t.putAlloc(a); err != nil {
+			return err
+		}
+	} else if err := t.Insert(table, obj); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
 	t.record(table, obj, false)
@@ -226,20 +257,23 @@ func (t *writeTxn) delete(table string, obj any) error {
 	t.touched[table] = true
 	if table == TableAllocs {
 		a := obj.(*state.Allocation)
-		old, err := first[*state.Allocation](nil, t.Txn, TableAllocs, indexID, a.ID)
+		old, err := t.allocByID(a.ID)
 		if err != nil {
 			return err
 		}
-		if err := trackUsage(t.Txn, old, nil); err != nil {
+		if old == nil {
+			return fmt.Errorf("delete from %s: %w", table, memdb.ErrNotFound)
+		}
+		if err := t.trackUsage(old, nil); err != nil {
 			return err
 		}
-		if old != nil {
-			if err := t.trackAllocLists(old, nil); err != nil {
-				return err
-			}
+		if err := t.trackAllocLists(old, nil); err != nil {
+			return err
 		}
-	}
-	if err := t.Delete(table, obj); err != nil {
+		if err := t.removeAlloc(a.ID); err != nil {
+			return err
+		}
+	} else if err := t.Delete(table, obj); err != nil {
 		return fmt.Errorf("delete from %s: %w", table, err)
 	}
 	t.record(table, obj, true)
@@ -254,6 +288,7 @@ func (t *writeTxn) commit() error {
 		}
 	}
 	t.finishAllocLists()
+	t.finishAllocTable()
 	t.Commit()
 	return nil
 }
@@ -270,6 +305,9 @@ type reader struct {
 	// txn opens a read transaction; each read method uses one, so what it
 	// returns is consistent.
 	txn func() *memdb.Txn
+	// allocs wakes reads of one allocation (alloc_watch.go); nil means
+	// its bucket's channel is watched instead.
+	allocs *allocWatch
 }
 
 // LatestIndex returns the highest index of any table: the index of the

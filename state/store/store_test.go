@@ -135,17 +135,17 @@ func stDump(t testing.TB, s *Store) map[string][]any {
 	txn := s.currentDB().Txn(false)
 	out := map[string][]any{}
 	for _, def := range tableDefs() {
-		iter, err := txn.Get(def.name, indexID)
-		if err != nil {
-			t.Fatalf("dump %s: %v", def.name, err)
-		}
-		for row := iter.Next(); row != nil; row = iter.Next() {
+		err := tableRows(txn, def.name, func(row any) error {
 			if l, ok := row.(*allocList); ok {
 				// Compared by content: how a row is cut in chunks
 				// depends on the order of its writes.
 				row = dumpedAllocList{Key: l.Key, IDs: l.ids()}
 			}
 			out[def.name] = append(out[def.name], row)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("dump %s: %v", def.name, err)
 		}
 	}
 	return out

@@ -95,10 +95,23 @@ func updateSummaryForAlloc(t *writeTxn, before, after *state.Allocation) error {
 	}
 	countAlloc(&tg, oldStatus, -1)
 	countAlloc(&tg, newStatus, +1)
+	if t.summaries[sum] {
+		// This transaction's copy, written already: changed in place
+		// rather than copied and written again for each allocation of
+		// a plan (nobody sees it before the transaction commits).
+		sum.Summary[a.TaskGroup] = tg
+		t.touched[TableJobSummary] = true
+		t.record(TableJobSummary, sum, false)
+		return nil
+	}
 	next := *sum
 	next.Summary = maps.Clone(sum.Summary)
 	next.Summary[a.TaskGroup] = tg
 	next.ModifyIndex = t.index
+	if t.summaries == nil {
+		t.summaries = map[*state.JobSummary]bool{}
+	}
+	t.summaries[&next] = true
 	return t.insert(TableJobSummary, &next)
 }
 
