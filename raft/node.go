@@ -99,6 +99,7 @@ func New(cfg Config, fsm FSM) (*Node, error) {
 	}
 	logs := newLogCache(n.store, logCacheSize, logCacheBytes)
 	n.logs = logs
+	removeUnfinishedSnapshots(dir, cfg.Logger)
 	snaps, err := hraft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetained, raftLogger)
 	if err != nil {
 		return nil, fmt.Errorf("raft: snapshot store: %w", err)

@@ -2,6 +2,8 @@ package raft
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +65,53 @@ func TestSnapshotOnBytes(t *testing.T) {
 	}
 	if restores, replayed := kv.stats(); restores != 1 || len(replayed) != 0 {
 		t.Fatalf("after restart: %d restores, replayed %v; want 1 and none", restores, replayed)
+	}
+}
+
+// TestUnfinishedSnapshotRemovedAtStart: a snapshot folder a crash left
+// unfinished (".tmp") is removed when the node starts; complete
+// snapshots stay and are restored.
+func TestUnfinishedSnapshotRemovedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, "s1", dir, true)
+	cfg.SnapshotBytes = -1
+	n, err := New(cfg, newKV())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, n, 5*time.Second)
+	last := mustApply(t, n, "k", "v")
+	if err := n.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	snaps := filepath.Join(dir, "server", "raft", "snapshots")
+	tmp := filepath.Join(snaps, "2-99-1700000000000.tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "state.bin"), []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kv := newKV()
+	n2 := startNode(t, cfg, kv)
+	waitLeader(t, n2, 5*time.Second)
+	if err := n2.WaitForApplied(ctxT(t, 5*time.Second), last); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Fatalf("the unfinished snapshot is still there: %v", err)
+	}
+	entries, err := os.ReadDir(snaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Fatalf("snapshot store holds %d entries, want the one complete snapshot", len(entries))
+	}
+	if restores, _ := kv.stats(); restores != 1 {
+		t.Fatalf("%d restores after restart, want 1", restores)
 	}
 }
