@@ -191,8 +191,14 @@ type writeTxn struct {
 type nsID struct{ ns, id string }
 
 func (s *Store) writeTxn(index uint64) *writeTxn {
+	return s.writeTxnOn(s.currentDB().Txn(true), index)
+}
+
+// writeTxnOn is the write transaction of one command at index within txn,
+// a memdb write transaction that ApplyBatch may share among commands.
+func (s *Store) writeTxnOn(txn *memdb.Txn, index uint64) *writeTxn {
 	return &writeTxn{
-		Txn:     s.currentDB().Txn(true),
+		Txn:     txn,
 		keys:    &s.keys,
 		cfg:     s.cfg,
 		index:   index,
@@ -254,13 +260,23 @@ func (t *writeTxn) delete(table string, obj any) error {
 
 // commit stamps the index row of every touched table and commits.
 func (t *writeTxn) commit() error {
+	if err := t.finish(); err != nil {
+		return err
+	}
+	t.Commit()
+	return nil
+}
+
+// finish completes the command's writes (the index rows of the tables it
+// wrote, its allocation lists) without committing the memdb transaction,
+// which ApplyBatch shares among several commands.
+func (t *writeTxn) finish() error {
 	for table := range t.touched {
 		if err := t.Insert(TableIndex, &indexEntry{Key: table, Value: t.index}); err != nil {
 			return fmt.Errorf("update index of %s: %w", table, err)
 		}
 	}
 	t.finishAllocLists()
-	t.Commit()
 	return nil
 }
 
