@@ -13,9 +13,19 @@ type fsm struct {
 	store *store.Store
 }
 
-var _ raft.FSM = (*fsm)(nil)
+var _ raft.BatchFSM = (*fsm)(nil)
 
 func (f *fsm) Apply(index uint64, data []byte) any { return f.store.Apply(index, data) }
+
+// ApplyBatch applies the commands of one commit round in one store
+// transaction (store.ApplyBatch).
+func (f *fsm) ApplyBatch(entries []raft.Entry) []any {
+	in := make([]store.Entry, len(entries))
+	for i, e := range entries {
+		in[i] = store.Entry{Index: e.Index, Data: e.Data}
+	}
+	return f.store.ApplyBatch(in)
+}
 
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	snap, err := f.store.Snapshot()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,15 +76,45 @@ func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
 		if _, done := v.(alreadyWritten); done {
 			return // the handler streamed its own response
 		}
-		buf, err := json.Marshal(v)
-		if err != nil {
+		buf := responseBuffers.Get().(*bytes.Buffer)
+		defer putResponseBuffer(buf)
+		if err := encodeResponse(buf, v); err != nil {
 			s.log.Error("encode response", "path", r.URL.Path, "error", err)
 			writeError(w, fmt.Errorf("encode response: %w", err))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(buf)
+		w.Write(buf.Bytes())
 	}
+}
+
+// responseBuffers holds the buffers responses are encoded into. With
+// json.Marshal every answer was encoded and then copied out into a slice
+// of its own, garbage as large as the answer (a client's blocking read of
+// its allocations carries their jobs).
+var responseBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledResponse bounds the buffers kept for reuse, so one large answer
+// does not stay allocated.
+const maxPooledResponse = 1 << 20
+
+func putResponseBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > maxPooledResponse {
+		return
+	}
+	buf.Reset()
+	responseBuffers.Put(buf)
+}
+
+// encodeResponse writes v's JSON into buf exactly as json.Marshal encodes
+// it (HTML escaped, no trailing newline).
+func encodeResponse(buf *bytes.Buffer, v any) error {
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
 }
 
 // decodeBody decodes a JSON request body into v. An empty body, malformed

@@ -79,7 +79,16 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	var token string
 	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
 		out, token = make([]*state.JobListStub, 0), ""
-		jobs, err := s.store.Jobs(ws, ns, prefix)
+		// One view for the jobs, their summaries and the index. Read from a
+		// transaction each, a write landing in between gave an answer whose
+		// index covered a summary it did not show, and the next blocking
+		// read, asking past that index, then waited for its whole timeout
+		// to show it.
+		view, err := s.store.Snapshot()
+		if err != nil {
+			return 0, err
+		}
+		jobs, err := view.Jobs(ws, ns, prefix)
 		if err != nil {
 			return 0, err
 		}
@@ -92,7 +101,7 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 			if nextToken != "" && beforeToken(ns, j, nextToken) {
 				continue
 			}
-			summary, err := s.store.JobSummaryByID(ws, j.Namespace, j.ID)
+			summary, err := view.JobSummaryByID(ws, j.Namespace, j.ID)
 			if err != nil {
 				return 0, err
 			}
@@ -112,7 +121,7 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 			}
 			out = append(out, stub)
 		}
-		return s.maxIndex("jobs", "job_summary"), nil
+		return max(view.Index("jobs"), view.Index("job_summary")), nil
 	})
 	if err != nil {
 		return nil, err

@@ -32,6 +32,23 @@ type FSM interface {
 	Restore(r io.Reader) error
 }
 
+// BatchFSM is an FSM that can apply the committed commands of one commit
+// round at once. The node uses ApplyBatch instead of Apply when the FSM has
+// it; it must give every entry the response Apply would have given, in
+// the same order, and leave the same state.
+type BatchFSM interface {
+	FSM
+	// ApplyBatch applies entries in order and returns one response per
+	// entry, as Apply would.
+	ApplyBatch(entries []Entry) []any
+}
+
+// Entry is one committed command: its log index and its data.
+type Entry struct {
+	Index uint64
+	Data  []byte
+}
+
 // FSMSnapshot is a point-in-time view returned by FSM.Snapshot.
 type FSMSnapshot interface {
 	// Persist writes the view to w. It runs concurrently with FSM.Apply, so
@@ -89,10 +106,31 @@ func (a *fsmAdapter) Apply(l *hraft.Log) any {
 func (a *fsmAdapter) ApplyBatch(logs []*hraft.Log) []any {
 	out := make([]any, len(logs))
 	var n uint64
+	var cmds []int // positions in logs of the commands, for a BatchFSM
+	batch, isBatch := a.fsm.(BatchFSM)
 	for i, l := range logs {
 		if l.Type == hraft.LogCommand && !isMarker(l) {
-			out[i] = a.fsm.Apply(l.Index, l.Data)
 			n += uint64(len(l.Data))
+			if isBatch {
+				cmds = append(cmds, i)
+				continue
+			}
+			out[i] = a.fsm.Apply(l.Index, l.Data)
+		}
+	}
+	switch {
+	case len(cmds) == 1:
+		l := logs[cmds[0]]
+		out[cmds[0]] = a.fsm.Apply(l.Index, l.Data)
+	case len(cmds) > 1:
+		// Markers and configuration entries change no FSM state, so the
+		// commands around them can be applied together.
+		entries := make([]Entry, len(cmds))
+		for j, i := range cmds {
+			entries[j] = Entry{Index: logs[i].Index, Data: logs[i].Data}
+		}
+		for j, resp := range batch.ApplyBatch(entries) {
+			out[cmds[j]] = resp
 		}
 	}
 	a.bytes.Add(n)

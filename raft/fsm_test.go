@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -197,5 +198,62 @@ func TestAdapterResponsesLineUpWithLogs(t *testing.T) {
 	}
 	if err, _ := out[2].(error); !errors.Is(err, errRejected) {
 		t.Errorf("fail response = %v, want errRejected", out[2])
+	}
+}
+
+// batchKV is a kvFSM with ApplyBatch, recording the batches it was given.
+type batchKV struct {
+	*kvFSM
+	batches [][]uint64
+}
+
+var _ BatchFSM = (*batchKV)(nil)
+
+func (f *batchKV) ApplyBatch(entries []Entry) []any {
+	var idx []uint64
+	out := make([]any, len(entries))
+	for i, e := range entries {
+		idx = append(idx, e.Index)
+		out[i] = f.Apply(e.Index, e.Data)
+	}
+	f.batches = append(f.batches, idx)
+	return out
+}
+
+// TestAdapterHandsCommandsToBatchFSM: a BatchFSM gets every command of a
+// commit round in one call, without the markers and configuration entries
+// between them, and each response reaches its own log's position.
+func TestAdapterHandsCommandsToBatchFSM(t *testing.T) {
+	kv := &batchKV{kvFSM: newKV()}
+	a := &fsmAdapter{fsm: kv}
+	out := a.ApplyBatch([]*hraft.Log{
+		{Index: 1, Type: hraft.LogConfiguration},
+		{Index: 2, Type: hraft.LogCommand, Data: setCmd("k", "v")},
+		{Index: 3, Type: hraft.LogCommand, Extensions: markerExtension},
+		{Index: 4, Type: hraft.LogCommand, Data: []byte("fail nope")},
+		{Index: 5, Type: hraft.LogCommand, Data: setCmd("j", "w")},
+	})
+	if want := [][]uint64{{2, 4, 5}}; !slices.EqualFunc(kv.batches, want, slices.Equal) {
+		t.Errorf("batches = %v, want %v", kv.batches, want)
+	}
+	if out[0] != nil || out[2] != nil {
+		t.Errorf("configuration and marker responses = %v, %v, want nil", out[0], out[2])
+	}
+	if out[1] != "ok k" || out[4] != "ok j" {
+		t.Errorf("set responses = %v, %v, want ok k, ok j", out[1], out[4])
+	}
+	if err, _ := out[3].(error); !errors.Is(err, errRejected) {
+		t.Errorf("fail response = %v, want errRejected", out[3])
+	}
+	if got := a.applied.load(); got != 5 {
+		t.Errorf("applied = %d, want 5", got)
+	}
+	// A round of one command goes through Apply.
+	a.ApplyBatch([]*hraft.Log{{Index: 6, Type: hraft.LogCommand, Data: setCmd("x", "y")}})
+	if len(kv.batches) != 1 {
+		t.Errorf("batches = %v: a single command was batched", kv.batches)
+	}
+	if v, _ := kv.get("x"); v != "y" {
+		t.Errorf("x = %q, want y", v)
 	}
 }

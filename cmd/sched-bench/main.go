@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,6 +63,7 @@ func main() {
 		runNodes  = flag.Int("run-nodes", 50, "simulated client nodes of the running scenario")
 		atScale   = flag.Bool("at-scale", true, "after the placement scenario, save and restore a snapshot and (with -spawn) restart the agent")
 		profDir   = flag.String("profile-dir", "", "during the placement scenario, save 10-second CPU profiles and heap profiles of the agent here at 10%, 30%, 60% and 90% of the placements")
+		selfProf  = flag.String("self-profile", "", "write sched-bench's own CPU profile to this file (what the measuring costs the machine)")
 		runID     = flag.String("run", strconv.FormatInt(time.Now().UnixNano()%1e6, 36), "prefix that keeps job IDs of this run distinct")
 	)
 	var tlsCfg api.TLSConfig
@@ -71,6 +73,19 @@ func main() {
 	flag.StringVar(&tlsCfg.ServerName, "tls-server-name", "", "name the agent's certificate carries; default: the address's host")
 	flag.Parse()
 
+	if *selfProf != "" {
+		f, err := os.Create(*selfProf)
+		if err != nil {
+			fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatal(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	pid := 0
 	if *spawn != "" {
 		addr, p, stop, err := spawnAgent(*spawn)
@@ -194,7 +209,22 @@ func (b *bench) do(method, path string, body []byte) (*http.Response, error) {
 		resp.Body.Close()
 		return nil, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
+	resp.Body = drainOnClose{resp.Body}
 	return resp, nil
+}
+
+// drainOnClose reads what is left of a response body before closing it,
+// as the Go client (http/api) does: net/http reuses a connection only
+// after its response was read to the end. The register loops closed the
+// answer unread, so every register dialled a new connection, and the
+// agent accepted one: a cost of the benchmark, not of the agent's work,
+// that real clients do not pay.
+type drainOnClose struct{ io.ReadCloser }
+
+// Close drains the body (at most 1 MiB more) and closes it.
+func (d drainOnClose) Close() error {
+	_, _ = io.Copy(io.Discard, io.LimitReader(d.ReadCloser, 1<<20))
+	return d.ReadCloser.Close()
 }
 
 // register registers jobs [from, from+n) from c clients and returns how

@@ -340,8 +340,8 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 
 // finishAllocLists ends the transaction's hold on the rows it wrote,
 // before they are committed.
-func (t *writeTxn) finishAllocLists() {
-	t.lists = allocListsTxn{}
+func (r *txnRows) finishAllocLists() {
+	r.lists = allocListsTxn{}
 }
 
 // rebuildAllocLists computes the list tables from the allocations (after

@@ -329,8 +329,8 @@ func (t *writeTxn) removeAlloc(id string) error {
 // finishAllocTable seals the buckets this transaction wrote before it
 // commits: their parts are not to change any more, and a part that grew
 // past its length by more than an eighth gets a slice of its length.
-func (t *writeTxn) finishAllocTable() {
-	for _, b := range t.allocs.buckets {
+func (r *txnRows) finishAllocTable() {
+	for _, b := range r.allocs.buckets {
 		if b.owned == 0 {
 			continue
 		}
@@ -341,7 +341,7 @@ func (t *writeTxn) finishAllocTable() {
 		}
 		b.owned = 0
 	}
-	t.allocs.buckets = nil
+	r.allocs.buckets = nil
 }
 
 // trimmed returns s, or a copy of it without its spare capacity when that

@@ -177,20 +177,32 @@ type writeTxn struct {
 	// compact shares the values of the allocations this command writes
 	// (compact.go); made on first use.
 	compact *compactor
+	// txnRows holds what the memdb transaction keeps aside of the tables
+	// whose rows it writes once and then changes in place; the commands
+	// of a batch (ApplyBatch) share it, as they share the transaction.
+	*txnRows
+	// summaries marks the job summaries this transaction copied and
+	// wrote (summary.go).
+	summaries map[*state.JobSummary]bool
+}
+
+// txnRows is what one memdb write transaction keeps aside of the tables
+// whose rows it writes once and changes in place afterwards (nobody sees
+// them before the commit): the allocations' buckets, the node usage rows
+// and the allocation lists. A row it has not written is read in base, a
+// read transaction of the database as the write transaction started.
+type txnRows struct {
 	// lists holds the rows of the allocations' lists by node and by job
 	// written so far (alloc_lists.go).
 	lists allocListsTxn
 	// db is the database the transaction writes, and base a read
-	// transaction of it as this one started (baseTxn).
+	// transaction of it as the transaction started (baseTxn).
 	db   *memdb.MemDB
 	base *memdb.Txn
 	// allocs holds what the transaction wrote of the allocations table
 	// (alloc_table.go), usage the node usage rows (node_usage.go).
 	allocs allocTableTxn
 	usage  usageTxn
-	// summaries marks the job summaries this transaction copied and
-	// wrote (summary.go).
-	summaries map[*state.JobSummary]bool
 }
 
 // baseTxn returns a read transaction of the database as this write
@@ -201,11 +213,11 @@ type writeTxn struct {
 // its path again (most of a placement's garbage). Only a table whose rows
 // the transaction keeps aside once written (the allocations' buckets and
 // lists, the node usage) may be read there.
-func (t *writeTxn) baseTxn() *memdb.Txn {
-	if t.base == nil {
-		t.base = t.db.Txn(false)
+func (r *txnRows) baseTxn() *memdb.Txn {
+	if r.base == nil {
+		r.base = r.db.Txn(false)
 	}
-	return t.base
+	return r.base
 }
 
 // nsID names a namespaced object.
@@ -213,9 +225,16 @@ type nsID struct{ ns, id string }
 
 func (s *Store) writeTxn(index uint64) *writeTxn {
 	db := s.currentDB()
+	return s.writeTxnOn(db.Txn(true), &txnRows{db: db}, index)
+}
+
+// writeTxnOn is the write transaction of one command at index within txn,
+// a memdb write transaction of the current database that ApplyBatch may
+// share among commands, with rows, what txn keeps aside, shared alike.
+func (s *Store) writeTxnOn(txn *memdb.Txn, rows *txnRows, index uint64) *writeTxn {
 	return &writeTxn{
-		Txn:     db.Txn(true),
-		db:      db,
+		Txn:     txn,
+		txnRows: rows,
 		cfg:     s.cfg,
 		index:   index,
 		touched: map[string]bool{},
@@ -282,15 +301,32 @@ func (t *writeTxn) delete(table string, obj any) error {
 
 // commit stamps the index row of every touched table and commits.
 func (t *writeTxn) commit() error {
+	if err := t.finish(); err != nil {
+		return err
+	}
+	t.seal()
+	t.Commit()
+	return nil
+}
+
+// finish completes the command's writes (the index rows of the tables it
+// wrote) without committing the memdb transaction, which ApplyBatch
+// shares among several commands.
+func (t *writeTxn) finish() error {
 	for table := range t.touched {
 		if err := t.Insert(TableIndex, &indexEntry{Key: table, Value: t.index}); err != nil {
 			return fmt.Errorf("update index of %s: %w", table, err)
 		}
 	}
-	t.finishAllocLists()
-	t.finishAllocTable()
-	t.Commit()
 	return nil
+}
+
+// seal ends the transaction's hold on the rows it kept aside, once its
+// last command is finished and just before it commits: from then on they
+// are stored rows, never changed again.
+func (r *txnRows) seal() {
+	r.finishAllocLists()
+	r.finishAllocTable()
 }
 
 // Events returns the buffer of recent events, which Apply fills.
