@@ -78,15 +78,6 @@ func (l *allocList) each(fn func(id string) bool) {
 	}
 }
 
-// ids returns the row's IDs in order, in a new slice.
-func (l *allocList) ids() []string {
-	out := make([]string, 0, l.n)
-	for _, c := range l.chunks {
-		out = append(out, c.ids...)
-	}
-	return out
-}
-
 // chunkFor is the index of the chunk id belongs in: the first whose last
 // ID is not before it, or the last chunk.
 func (l *allocList) chunkFor(id string) int {
@@ -182,13 +173,9 @@ func listedAllocs(ws memdb.WatchSet, txn *memdb.Txn, table, key string) ([]*stat
 		return nil, err
 	}
 	out := make([]*state.Allocation, 0, row.len())
-	row.each(func(id string) bool {
-		var a *state.Allocation
-		if a, err = getAlloc(nil, txn, id); err == nil && a == nil {
-			err = fmt.Errorf("%s %q: allocation %s is listed but not stored", table, key, id)
-		}
+	err = row.eachAlloc(txn, table, func(a *state.Allocation) bool {
 		out = append(out, a)
-		return err == nil
+		return true
 	})
 	if err != nil {
 		return nil, err
@@ -197,17 +184,24 @@ func listedAllocs(ws memdb.WatchSet, txn *memdb.Txn, table, key string) ([]*stat
 }
 
 // eachListedAlloc calls fn with the allocations of the row key of table,
-// in no particular order, until fn returns false: for a question that the
-// first few answer, without looking every allocation up.
+// in ID order, until fn returns false: for a question that the first few
+// answer, without looking every allocation up.
 func eachListedAlloc(txn *memdb.Txn, table, key string, fn func(*state.Allocation) bool) error {
 	row, err := first[*allocList](nil, txn, table, indexID, key)
 	if err != nil || row == nil {
 		return err
 	}
-	row.each(func(id string) bool {
+	return row.eachAlloc(txn, table, fn)
+}
+
+// eachAlloc looks up in txn the allocations of row, a row of table, and
+// calls fn with each in ID order until it returns false.
+func (l *allocList) eachAlloc(txn *memdb.Txn, table string, fn func(*state.Allocation) bool) error {
+	var err error
+	l.each(func(id string) bool {
 		var a *state.Allocation
 		if a, err = getAlloc(nil, txn, id); err == nil && a == nil {
-			err = fmt.Errorf("%s %q: allocation %s is listed but not stored", table, key, id)
+			err = fmt.Errorf("%s %q: allocation %s is listed but not stored", table, l.Key, id)
 		}
 		return err == nil && fn(a)
 	})

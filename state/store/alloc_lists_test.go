@@ -92,3 +92,12 @@ func TestAllocListEditCopiesOneChunk(t *testing.T) {
 		t.Fatalf("lengths %d and %d", row.len(), edit.len())
 	}
 }
+
+// ids returns the row's IDs in order, in a new slice.
+func (l *allocList) ids() []string {
+	out := make([]string, 0, l.n)
+	for _, c := range l.chunks {
+		out = append(out, c.ids...)
+	}
+	return out
+}
