@@ -83,3 +83,16 @@ func mustApply(t testing.TB, n *Node, k, v string) uint64 {
 	}
 	return idx
 }
+
+// restartApplied starts a node of cfg (stopped before) on a new KV, waits
+// for it to lead and to have applied index last, and returns its KV.
+func restartApplied(t testing.TB, cfg Config, last uint64) *kvFSM {
+	t.Helper()
+	kv := newKV()
+	n := startNode(t, cfg, kv)
+	waitLeader(t, n, 5*time.Second)
+	if err := n.WaitForApplied(ctxT(t, 5*time.Second), last); err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}

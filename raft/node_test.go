@@ -373,12 +373,7 @@ func TestSnapshotIfBehind(t *testing.T) {
 	if err := n.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	kv := newKV()
-	n2 := startNode(t, cfg, kv)
-	waitLeader(t, n2, 5*time.Second)
-	if err := n2.WaitForApplied(ctxT(t, 5*time.Second), last); err != nil {
-		t.Fatal(err)
-	}
+	kv := restartApplied(t, cfg, last)
 	if restores, replayed := kv.stats(); restores != 1 || len(replayed) != 0 || kv.len() != 10 {
 		t.Fatalf("after restart: %d restores, replayed %v, %d keys; want 1, none, 10", restores, replayed, kv.len())
 	}

@@ -57,12 +57,7 @@ func TestSnapshotOnBytes(t *testing.T) {
 	if err := n.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	kv := newKV()
-	n2 := startNode(t, cfg, kv)
-	waitLeader(t, n2, 5*time.Second)
-	if err := n2.WaitForApplied(ctxT(t, 5*time.Second), last); err != nil {
-		t.Fatal(err)
-	}
+	kv := restartApplied(t, cfg, last)
 	if restores, replayed := kv.stats(); restores != 1 || len(replayed) != 0 {
 		t.Fatalf("after restart: %d restores, replayed %v; want 1 and none", restores, replayed)
 	}
@@ -95,12 +90,7 @@ func TestUnfinishedSnapshotRemovedAtStart(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tmp, "state.bin"), []byte("half"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kv := newKV()
-	n2 := startNode(t, cfg, kv)
-	waitLeader(t, n2, 5*time.Second)
-	if err := n2.WaitForApplied(ctxT(t, 5*time.Second), last); err != nil {
-		t.Fatal(err)
-	}
+	kv := restartApplied(t, cfg, last)
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 		t.Fatalf("the unfinished snapshot is still there: %v", err)
 	}
