@@ -14,10 +14,12 @@ import (
 // entryLog counts the commands a memRaft applied, by type.
 type entryLog struct {
 	mu     sync.Mutex
+	r      *memRaft
 	counts map[store.MessageType]int
 }
 
 func (l *entryLog) record(r *memRaft) {
+	l.r = r
 	l.counts = map[store.MessageType]int{}
 	r.after = func(typ store.MessageType, _ uint64) {
 		l.mu.Lock()
@@ -26,7 +28,13 @@ func (l *entryLog) record(r *memRaft) {
 	}
 }
 
+// count says how many entries of typ were applied. It takes the Raft
+// double's lock first: the store wakes its watchers inside Apply, before
+// the double records the entry, so a test that saw an entry's effect in
+// the store waits here until that entry is counted too.
 func (l *entryLog) count(typ store.MessageType) int {
+	l.r.mu.Lock()
+	defer l.r.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.counts[typ]
