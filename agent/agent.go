@@ -67,6 +67,8 @@ type Agent struct {
 	cancelReqs context.CancelFunc
 	// started is set by Start; Shutdown stops only what Start began.
 	started bool
+	// stopMemory ends the memory releaser (agent/memory.go).
+	stopMemory context.CancelFunc
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -196,6 +198,9 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 // client.
 func (a *Agent) Start() {
 	a.started = true
+	memCtx, stopMemory := context.WithCancel(context.Background())
+	a.stopMemory = stopMemory
+	go releaseMemory(memCtx, memoryReleaseInterval, a.log)
 	if a.leader != nil {
 		go a.leader.run()
 	}
@@ -288,6 +293,9 @@ func (a *Agent) WaitForLeader(ctx context.Context) error {
 func (a *Agent) Shutdown() error {
 	a.shutdownOnce.Do(func() {
 		var errs []error
+		if a.stopMemory != nil {
+			a.stopMemory()
+		}
 		if a.client != nil {
 			if err := a.client.Shutdown(); err != nil {
 				errs = append(errs, fmt.Errorf("client shutdown: %w", err))

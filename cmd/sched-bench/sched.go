@@ -246,11 +246,43 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 			fmt.Printf("placement: agent RSS %.1f MiB with %d allocations: %.2f KiB per allocation (dev agent: server and client)\n",
 				float64(rss)/(1<<20), total, float64(rss)/1024/float64(total))
 		}
+		// Once placing is over the agent returns its heap's free headroom
+		// to the system (agent/memory.go): the steady state.
+		if rss, after, err := settledRSS(spawned.cmd.Process.Pid, 60*time.Second); err == nil {
+			fmt.Printf("placement: agent RSS %.1f MiB %v after the last placement: %.2f KiB per allocation (settled)\n",
+				float64(rss)/(1<<20), after.Round(time.Second), float64(rss)/1024/float64(total))
+		}
 	}
 	if !b.atScale {
 		return nil
 	}
 	return b.atScaleReport(total)
+}
+
+// settledRSS reads a process's RSS every second for up to limit and
+// returns the lowest it saw and when, stopping early once it has fallen by
+// a fifth or more and held for 5 s.
+func settledRSS(pid int, limit time.Duration) (int64, time.Duration, error) {
+	start := time.Now()
+	first, err := rssOf(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	low, at := first, time.Duration(0)
+	for time.Since(start) < limit {
+		time.Sleep(time.Second)
+		rss, err := rssOf(pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		if rss < low {
+			low, at = rss, time.Since(start)
+		}
+		if low < first*4/5 && time.Since(start)-at >= 5*time.Second {
+			break
+		}
+	}
+	return low, at, nil
 }
 
 // profile saves a 10-second CPU profile and then a heap profile of the
