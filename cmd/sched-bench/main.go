@@ -64,6 +64,7 @@ func main() {
 		atScale   = flag.Bool("at-scale", true, "after the placement scenario, save and restore a snapshot and (with -spawn) restart the agent")
 		profDir   = flag.String("profile-dir", "", "during the placement scenario, save 10-second CPU profiles and heap profiles of the agent here at 10%, 30%, 60% and 90% of the placements")
 		selfProf  = flag.String("self-profile", "", "write sched-bench's own CPU profile to this file (what the measuring costs the machine)")
+		agentHCL  = flag.String("agent-config", "", "with -spawn, HCL appended to the spawned agent's config file (e.g. 'server { num_schedulers = 4 }')")
 		runID     = flag.String("run", strconv.FormatInt(time.Now().UnixNano()%1e6, 36), "prefix that keeps job IDs of this run distinct")
 	)
 	var tlsCfg api.TLSConfig
@@ -88,7 +89,7 @@ func main() {
 	}
 	pid := 0
 	if *spawn != "" {
-		addr, p, stop, err := spawnAgent(*spawn)
+		addr, p, stop, err := spawnAgent(*spawn, *agentHCL)
 		if err != nil {
 			fatal(err)
 		}
@@ -362,7 +363,7 @@ var spawned *spawnedAgent
 
 // spawnAgent starts `bin agent -dev` on free ports and waits for it to
 // serve.
-func spawnAgent(bin string) (string, int, func(), error) {
+func spawnAgent(bin, extraHCL string) (string, int, func(), error) {
 	dir, err := os.MkdirTemp("", "sched-bench-")
 	if err != nil {
 		return "", 0, nil, err
@@ -377,8 +378,8 @@ func spawnAgent(bin string) (string, int, func(), error) {
 		l.Close()
 	}
 	a := &spawnedAgent{bin: bin, dir: dir, cfg: filepath.Join(dir, "bench.hcl"), addr: fmt.Sprintf("http://127.0.0.1:%d", ports[0])}
-	os.WriteFile(a.cfg, []byte(fmt.Sprintf("data_dir = %q\nlog_level = \"warn\"\nports {\n http = %d\n raft = %d\n gossip = %d\n}\n",
-		filepath.Join(dir, "data"), ports[0], ports[1], ports[2])), 0o600)
+	os.WriteFile(a.cfg, []byte(fmt.Sprintf("data_dir = %q\nlog_level = \"warn\"\nports {\n http = %d\n raft = %d\n gossip = %d\n}\n%s\n",
+		filepath.Join(dir, "data"), ports[0], ports[1], ports[2], extraHCL)), 0o600)
 	stop := func() {
 		a.stop()
 		os.RemoveAll(dir)
