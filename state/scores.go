@@ -216,10 +216,41 @@ func (s Scores) Len() int {
 // false. A key that names no known component comes whole as node, with
 // an empty component.
 func (s Scores) Each(f func(node, component string, v float64) bool) {
+	s.EachRef(func(r ScoreRef, v float64) bool { return f(r.Node(), r.Component(), v) })
+}
+
+// ScoreRef names one component of one node in a Scores: what Each gives
+// as a node and a component, held as the node's unique handle and the
+// component's number. It is comparable, and much cheaper to hash or
+// compare than the key "<node-id>.<component>" it stands for (snapshot
+// records number the keys they write by it).
+type ScoreRef struct {
+	node unique.Handle[string]
+	kind uint8
+}
+
+// Node is the ref's node ID (a whole raw key, when Component is empty).
+func (r ScoreRef) Node() string { return r.node.Value() }
+
+// Kind numbers the ref's component (the same component, the same
+// number, within a process).
+func (r ScoreRef) Kind() uint8 { return r.kind }
+
+// Component is the ref's component, empty for a key that names no known
+// component.
+func (r ScoreRef) Component() string {
+	if r.kind == kindRaw {
+		return ""
+	}
+	return scoreKinds[r.kind]
+}
+
+// EachRef calls f with each score as Each does, naming it by a ScoreRef,
+// until f returns false.
+func (s Scores) EachRef(f func(r ScoreRef, v float64) bool) {
 	for _, e := range s.e {
-		node := e.node.Value()
 		if e.has&hasRaw != 0 {
-			if !f(node, "", e.v[0]) {
+			if !f(ScoreRef{e.node, kindRaw}, e.v[0]) {
 				return
 			}
 			continue
@@ -227,7 +258,7 @@ func (s Scores) Each(f func(node, component string, v float64) bool) {
 		j := 0
 		for k := range kindNormalized {
 			if e.has&(1<<k) != 0 {
-				if !f(node, scoreKinds[k], e.v[j]) {
+				if !f(ScoreRef{e.node, uint8(k)}, e.v[j]) {
 					return
 				}
 				j++
@@ -240,7 +271,7 @@ func (s Scores) Each(f func(node, component string, v float64) bool) {
 			} else {
 				v = e.v[j]
 			}
-			if !f(node, ScoreNormalized, v) {
+			if !f(ScoreRef{e.node, kindNormalized}, v) {
 				return
 			}
 		}

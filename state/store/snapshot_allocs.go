@@ -83,21 +83,43 @@ type recordWriter struct {
 	// scoreKeys the score keys, by node and component (the key
 	// "<node-id>.<component>" is never built); next is the next number.
 	table     map[string]uint64
-	scoreKeys map[scoreKeyRef]uint64
-	next      uint64
+	scoreKeys map[state.ScoreRef]uint64
+	// recent caches scoreKeys by a cheap hash of the ref: a placement's
+	// scores name the same few hundred nodes again and again, and a map
+	// lookup of a ScoreRef was most of a record's cost.
+	recent [1024]scoreSlot
+	next   uint64
 	// blob is scratch space for the msgpack of one blob.
 	blob bytes.Buffer
 }
 
-// scoreKeyRef is a score key "<node>.<component>" (node alone when
-// component is empty) as state.Scores.Each gives it.
-type scoreKeyRef struct{ node, component string }
+// scoreSlot is an entry of recordWriter.recent: the number of ref, when
+// set in this chunk.
+type scoreSlot struct {
+	ref state.ScoreRef
+	n   uint64
+	set bool
+}
+
+// slotOf is ref's entry in recordWriter.recent: from the node ID's first
+// and last bytes (random in a UUID) and the component.
+func slotOf(r state.ScoreRef) int {
+	node := r.Node()
+	h := uint(len(node))*0x9e3779b1 + uint(r.Kind())
+	if n := len(node); n >= 8 {
+		h ^= uint(node[0]) | uint(node[1])<<8 | uint(node[2])<<16 | uint(node[3])<<24
+		h ^= (uint(node[n-1]) | uint(node[n-2])<<8 | uint(node[n-3])<<16 | uint(node[n-4])<<24) << 5
+	}
+	h ^= h >> 13
+	return int(h % uint(len(recordWriter{}.recent)))
+}
 
 // reset starts a new chunk.
 func (w *recordWriter) reset() {
 	w.buf = w.buf[:0]
 	clear(w.table)
 	clear(w.scoreKeys)
+	clear(w.recent[:])
 	w.next = 0
 }
 
@@ -117,26 +139,35 @@ func (w *recordWriter) shared(s string) {
 }
 
 // scoreKey writes a score key as shared writes the string
-// state.ScoreKey(k.node, k.component).
-func (w *recordWriter) scoreKey(k scoreKeyRef) {
-	if n, ok := w.scoreKeys[k]; ok {
+// state.ScoreKey(r.Node(), r.Component()), numbering it by its ref (a
+// node handle and a component number hash much faster than the key).
+func (w *recordWriter) scoreKey(r state.ScoreRef) {
+	slot := &w.recent[slotOf(r)]
+	if slot.set && slot.ref == r {
+		w.uvarint(slot.n + 1)
+		return
+	}
+	if n, ok := w.scoreKeys[r]; ok {
+		*slot = scoreSlot{r, n, true}
 		w.uvarint(n + 1)
 		return
 	}
 	if w.scoreKeys == nil {
-		w.scoreKeys = map[scoreKeyRef]uint64{}
+		w.scoreKeys = map[state.ScoreRef]uint64{}
 	}
-	w.scoreKeys[k] = w.next
+	*slot = scoreSlot{r, w.next, true}
+	w.scoreKeys[r] = w.next
 	w.next++
 	w.uvarint(0)
-	if k.component == "" {
-		w.str(k.node)
+	node, component := r.Node(), r.Component()
+	if component == "" {
+		w.str(node)
 		return
 	}
-	w.uvarint(uint64(len(k.node) + 1 + len(k.component)))
-	w.buf = append(w.buf, k.node...)
+	w.uvarint(uint64(len(node) + 1 + len(component)))
+	w.buf = append(w.buf, node...)
 	w.buf = append(w.buf, '.')
-	w.buf = append(w.buf, k.component...)
+	w.buf = append(w.buf, component...)
 }
 
 func (w *recordWriter) uvarint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
@@ -245,8 +276,8 @@ func (w *recordWriter) alloc(ref int, a *state.Allocation) error {
 			w.shared(q)
 		}
 		w.count(m.Scores.Len(), m.Scores.IsNil())
-		m.Scores.Each(func(node, component string, v float64) bool {
-			w.scoreKey(scoreKeyRef{node, component})
+		m.Scores.EachRef(func(r state.ScoreRef, v float64) bool {
+			w.scoreKey(r)
 			w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(v))
 			return true
 		})

@@ -331,3 +331,57 @@ func stDanglingChunk(t *testing.T, a *state.Allocation) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestRecordScoreKeysAcrossManyNodes: score keys of thousands of nodes in
+// one chunk, more than recordWriter.recent has entries (so refs collide
+// in it), come back exactly; a key seen again is written by number, so
+// the chunk is smaller than the same scores with every key whole.
+func TestRecordScoreKeysAcrossManyNodes(t *testing.T) {
+	nodes := make([]string, 3000)
+	for i := range nodes {
+		nodes[i] = state.NewID()
+	}
+	nodes = append(nodes, "short", "node-0001", "node-0002") // under 8 bytes, and alike but for the end
+	var allocs []*state.Allocation
+	for i := range 400 {
+		scores := map[string]float64{}
+		for k := range 5 {
+			n := nodes[(i*7+k*13)%len(nodes)]
+			scores[n+"."+state.ScoreBinPack] = float64(i) / 1000
+			scores[n+"."+state.ScoreJobAntiAffinity] = -float64(k) / 10
+			scores[n+".custom"] = 1 // a key that names no known component
+		}
+		scores[nodes[len(nodes)-1-i%3]+"."+state.ScoreNormalized] = 0.25
+		allocs = append(allocs, &state.Allocation{ID: fmt.Sprintf("a-%03d", i), Metrics: &state.AllocMetric{Scores: state.ScoresOf(scores)}})
+	}
+	got := stRecordRoundTrip(t, allocs)
+	for i := range allocs {
+		if want, have := allocs[i].Metrics.Scores.Map(), got[i].Metrics.Scores.Map(); !reflect.DeepEqual(have, want) {
+			t.Fatalf("allocation %d scores read back as %v, want %v", i, have, want)
+		}
+	}
+	// The same allocations again in the same chunk: every key is known
+	// by then, and written by number (a byte or two) rather than whole.
+	var w recordWriter
+	for _, a := range allocs {
+		if err := w.alloc(-1, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := len(w.buf)
+	for _, a := range allocs {
+		if err := w.alloc(-1, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := len(w.buf) - first
+	whole := 0
+	for _, a := range allocs {
+		for k := range a.Metrics.Scores.Map() {
+			whole += len(k)
+		}
+	}
+	if second > first-whole*3/4 {
+		t.Fatalf("the second pass took %d bytes, the first %d: keys (%d bytes whole) were written again", second, first, whole)
+	}
+}
