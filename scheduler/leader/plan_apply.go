@@ -33,6 +33,14 @@ import (
 // plan's allocations. It waits for that commit before starting the next;
 // if the commit failed, it checks the next plan again without it.
 //
+// A node left out because of a commit still in flight (the overlay) is
+// answered only once that commit has landed, with a refresh index that
+// covers it: the scheduler's fresh state then shows what the node was
+// refused for. Answered at once, the worker refreshed to a state without
+// the in-flight placements, picked the same node again, and was refused
+// again until its plan attempts ran out (scheduler.maxPlanAttempts) and
+// its job waited for a follow-up evaluation 5 s later.
+//
 // The applier refuses a plan whose EvalToken is no longer the broker's
 // outstanding delivery of its evaluation: that evaluation was redelivered
 // to another worker, whose plan is the one that counts.
@@ -46,6 +54,12 @@ type PlanApplier struct {
 	log     *slog.Logger
 	now     func() time.Time
 	run     runner
+
+	// answers counts the goroutines that have a plan still to answer:
+	// its commit's, or one held until the commits in flight it was
+	// refused for land (refreshAfter). The loop waits for them as it
+	// exits.
+	answers sync.WaitGroup
 
 	mu    sync.Mutex
 	stats PlanApplierStats
@@ -118,11 +132,7 @@ func (a *PlanApplier) loop(ctx context.Context) {
 	// plans of several evaluations in one disk write (group commit)
 	// instead of one write per plan.
 	var inflight []*commitOp
-	defer func() {
-		for _, op := range inflight {
-			<-op.done
-		}
-	}()
+	defer a.answers.Wait()
 	for {
 		p, err := a.queue.Dequeue(ctx)
 		if err != nil {
@@ -146,6 +156,9 @@ func (a *PlanApplier) loop(ctx context.Context) {
 		for _, r := range rejected {
 			a.log.Debug("plan applier left out a node", "eval_id", plan.EvalID, "node_id", r.Node, "reason", r.Reason)
 		}
+		// The commits in flight on the nodes left out: the worker's
+		// refreshed state must include them.
+		refusedFor := inflightOn(inflight, rejected)
 		// A plan committed whole closes its evaluation in the same entry;
 		// one with anything left out leaves that to its scheduler.
 		result.EvalUpdated = plan.EvalUpdate != nil && len(rejected) == 0 && result.RefreshIndex == 0
@@ -160,31 +173,74 @@ func (a *PlanApplier) loop(ctx context.Context) {
 					s.Partial++
 				}
 			})
-			p.respond(result, nil)
+			if result.RefreshIndex == 0 || len(refusedFor) == 0 {
+				p.respond(result, nil)
+				continue
+			}
+			// Answered when those commits land; the applier goes on
+			// with the next plan meanwhile.
+			a.answers.Add(1)
+			go func() {
+				defer a.answers.Done()
+				refreshAfter(result, refusedFor)
+				p.respond(result, nil)
+			}()
 			continue
 		}
 		if len(inflight) >= maxInflightCommits {
 			<-inflight[0].done
 			inflight = inflight[1:]
 		}
-		inflight = append(inflight, a.commit(ctx, p, result, len(rejected)))
+		inflight = append(inflight, a.commit(ctx, p, result, len(rejected), refusedFor))
 	}
 }
 
 // maxInflightCommits bounds the plan commits in flight at once.
 const maxInflightCommits = 16
 
-// landed drops the commits that have landed from the front of inflight.
-func landed(inflight []*commitOp) []*commitOp {
-	for len(inflight) > 0 {
-		select {
-		case <-inflight[0].done:
-			inflight = inflight[1:]
-		default:
-			return inflight
+// inflightOn returns the commits of inflight that place allocations on a
+// node of rejected: what those nodes may have been refused for.
+func inflightOn(inflight []*commitOp, rejected []scheduler.Rejection) []*commitOp {
+	var out []*commitOp
+	for _, op := range inflight {
+		for _, r := range rejected {
+			if len(op.pending[r.Node]) > 0 {
+				out = append(out, op)
+				break
+			}
 		}
 	}
-	return inflight
+	return out
+}
+
+// refreshAfter waits for ops to land and raises result's RefreshIndex to
+// cover those that committed, so the worker's refreshed state shows what
+// its plan was refused for.
+func refreshAfter(result *scheduler.PlanResult, ops []*commitOp) {
+	for _, op := range ops {
+		<-op.done
+		if op.err == nil {
+			result.RefreshIndex = max(result.RefreshIndex, op.index)
+		}
+	}
+}
+
+// landed drops the commits that have landed from inflight, wherever they
+// are, not only from its front: a landed commit is in the state, and
+// counted in the overlay as well it would make its node look fuller than
+// it is (a plan refused for it would be refused again after its refresh,
+// for as long as an older commit stayed in flight).
+func landed(inflight []*commitOp) []*commitOp {
+	out := inflight[:0]
+	for _, op := range inflight {
+		select {
+		case <-op.done:
+		default:
+			out = append(out, op)
+		}
+	}
+	clear(inflight[len(out):])
+	return out
 }
 
 // pendingOverlay is what the next plan is checked against besides the
@@ -240,12 +296,14 @@ func (a *PlanApplier) evaluate(plan *scheduler.Plan, overlay map[string][]*state
 }
 
 // commit writes result through Raft in the background and answers the
-// worker when it lands.
-func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *scheduler.PlanResult, rejected int) *commitOp {
+// worker when it lands and, when nodes were left out, once refusedFor
+// (the commits in flight on them) have landed too.
+func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *scheduler.PlanResult, rejected int, refusedFor []*commitOp) *commitOp {
 	op := &commitOp{pending: inflightAllocs(result), done: make(chan struct{})}
 	req := PlanApplyCommand(p.Plan, result, a.now().UnixNano())
+	a.answers.Add(1)
 	go func() {
-		defer close(op.done)
+		defer a.answers.Done()
 		start := time.Now()
 		packed, mt, err := req.Packed()
 		var index uint64
@@ -254,6 +312,7 @@ func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *schedu
 		}
 		a.observe.PlanApplied(time.Since(start))
 		op.index, op.err = index, err
+		close(op.done) // landed (or failed): no longer part of the overlay
 		if err != nil {
 			a.count(func(s *PlanApplierStats) { s.Plans++ })
 			p.respond(nil, fmt.Errorf("commit plan of eval %s: %w", p.Plan.EvalID, err))
@@ -262,6 +321,9 @@ func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *schedu
 		result.AllocIndex = index
 		if result.RefreshIndex != 0 {
 			result.RefreshIndex = max(result.RefreshIndex, index)
+			// Commits sent earlier may land later (each goes to Raft
+			// from its own goroutine).
+			refreshAfter(result, refusedFor)
 		}
 		a.count(func(s *PlanApplierStats) {
 			s.Plans++

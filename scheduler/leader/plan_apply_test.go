@@ -399,3 +399,193 @@ func rtSorted(s []string) []string {
 func isPlanEntry(typ store.MessageType) bool {
 	return typ == store.PlanApplyRequestType || typ == store.PlanApplyPackedRequestType
 }
+
+// evaluatedObserver counts the plans the applier checked.
+type evaluatedObserver struct {
+	nopObserver
+	evaluated chan struct{}
+}
+
+func (o evaluatedObserver) PlanEvaluated(time.Duration) { o.evaluated <- struct{}{} }
+
+// TestPlanApplierRefusalRefreshesPastTheCommitInFlight: a plan refused on
+// a node because a commit still in flight fills it is answered only once
+// that commit has landed, with a refresh index that covers it. Answered
+// at once with the store's index, the worker refreshed to a state that
+// did not show the in-flight placements, chose the same node again, was
+// refused again, and after five such attempts gave its evaluation up to a
+// follow-up 5 s later (sched-bench's "running" scenario: the last job
+// running ~5 s late in one run of ten or twenty, on the dev agent's own
+// node, the smallest, which fills first).
+func TestPlanApplierRefusalRefreshesPastTheCommitInFlight(t *testing.T) {
+	r := rtNewMemRaft(t)
+	job := scheduler.MockJob("web")
+	r.registerJob(t, job)
+	stored, _ := r.store.JobByID(nil, job.Namespace, job.ID)
+	node := rtSmallNode("n1")
+	r.registerNode(t, node)
+
+	// The first plan's commit is held in "Raft" until released.
+	held, release := make(chan struct{}), make(chan struct{})
+	var plans atomic.Int64
+	r.before = func(typ store.MessageType) {
+		if isPlanEntry(typ) && plans.Add(1) == 1 {
+			close(held)
+			<-release
+		}
+	}
+	released := false
+	releaseOnce := func() {
+		if !released {
+			released = true
+			close(release)
+		}
+	}
+
+	obs := evaluatedObserver{evaluated: make(chan struct{}, 4)}
+	rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1, Observe: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []Service{rt.Broker, rt.Applier} {
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Stop)
+	}
+	t.Cleanup(releaseOnce) // before the applier stops: it waits for the held commit
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	waitEvaluated := func(what string) {
+		t.Helper()
+		select {
+		case <-obs.evaluated:
+		case <-ctx.Done():
+			t.Fatalf("the applier did not check %s", what)
+		}
+	}
+	submit := func(evalID, allocID string) *PendingPlan {
+		t.Helper()
+		rt.Broker.Enqueue(rtEval(evalID, evalID, 50))
+		e, tok := rtDequeueNow(t, rt.Broker)
+		if e == nil {
+			t.Fatalf("evaluation %s not delivered", evalID)
+		}
+		a := rtAlloc(allocID, node.ID, 800, 100, 100)
+		a.Job = stored
+		p, err := rt.Plans.Enqueue(&scheduler.Plan{EvalID: e.ID, EvalToken: tok, Job: stored, Priority: 50,
+			NodeAllocation: map[string][]*state.Allocation{node.ID: {a}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	// 800 of the node's 1000 MHz, committed but not landed yet.
+	first := submit("e-first", "a-first")
+	waitEvaluated("the first plan")
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatal("the first plan's commit did not reach Raft")
+	}
+	before := r.store.LatestIndex()
+	// 800 more: refused, the node being full with the commit in flight.
+	second := submit("e-second", "a-second")
+	waitEvaluated("the second plan")
+	select {
+	case <-second.done:
+		t.Errorf("the refused plan was answered before the commit it was refused for landed")
+	default:
+	}
+	releaseOnce()
+
+	res1, err := first.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res1.NodeAllocation[node.ID]) != 1 || res1.AllocIndex <= before {
+		t.Fatalf("first plan: committed %v at %d (store at %d before it)", res1.NodeAllocation, res1.AllocIndex, before)
+	}
+	res2, err := second.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res2.NodeAllocation) != 0 {
+		t.Fatalf("second plan committed %v on a node the first one fills", res2.NodeAllocation)
+	}
+	if res2.RefreshIndex < res1.AllocIndex {
+		t.Fatalf("refused plan's refresh index %d is before the commit it was refused for (%d): "+
+			"the scheduler's fresh state would not show what the node was refused for", res2.RefreshIndex, res1.AllocIndex)
+	}
+	// And that state shows the node full: a retry goes elsewhere.
+	snap, err := snapshotAt(ctx, r.store, res2.RefreshIndex, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := snap.AllocByID(nil, "a-first"); a == nil {
+		t.Fatalf("the state at the refresh index %d does not hold the allocation the node was refused for", res2.RefreshIndex)
+	}
+}
+
+// TestPlanApplierLandedCommitsLeaveTheOverlay: a commit that has landed
+// behind an older one still in flight is no longer counted in the
+// overlay, where it would count twice (it is in the state): a plan that
+// fits beside it is accepted.
+func TestPlanApplierLandedCommitsLeaveTheOverlay(t *testing.T) {
+	r := rtNewMemRaft(t)
+	job := scheduler.MockJob("web")
+	r.registerJob(t, job)
+	stored, _ := r.store.JobByID(nil, job.Namespace, job.ID)
+	n1, n2 := rtSmallNode("n1"), rtSmallNode("n2")
+	r.registerNode(t, n1)
+	r.registerNode(t, n2)
+
+	// The first plan's commit is held in "Raft" until released.
+	held, release := make(chan struct{}), make(chan struct{})
+	var plans atomic.Int64
+	r.before = func(typ store.MessageType) {
+		if isPlanEntry(typ) && plans.Add(1) == 1 {
+			close(held)
+			<-release
+		}
+	}
+	rt := rtStartApplier(t, r)
+	t.Cleanup(func() { close(release) }) // before the applier stops: it waits for the held commit
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	submit := func(evalID, allocID, nodeID string, cpu int) *PendingPlan {
+		t.Helper()
+		rt.Broker.Enqueue(rtEval(evalID, evalID, 50))
+		e, tok := rtDequeueNow(t, rt.Broker)
+		if e == nil {
+			t.Fatalf("evaluation %s not delivered", evalID)
+		}
+		a := rtAlloc(allocID, nodeID, cpu, 100, 100)
+		a.Job = stored
+		p, err := rt.Plans.Enqueue(&scheduler.Plan{EvalID: e.ID, EvalToken: tok, Job: stored, Priority: 50,
+			NodeAllocation: map[string][]*state.Allocation{nodeID: {a}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	submit("e-held", "a-held", n1.ID, 100) // stays in flight
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatal("the first plan's commit did not reach Raft")
+	}
+	res, err := submit("e-landed", "a-landed", n2.ID, 600).Wait(ctx)
+	if err != nil || len(res.NodeAllocation[n2.ID]) != 1 {
+		t.Fatalf("second plan: %v, committed %v", err, res)
+	}
+	res, err = submit("e-beside", "a-beside", n2.ID, 300).Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NodeAllocation[n2.ID]) != 1 {
+		t.Fatalf("300 MHz beside 600 of 1000 refused (refresh index %d): the landed commit was counted twice", res.RefreshIndex)
+	}
+}
