@@ -426,21 +426,7 @@ func TestPlanApplierRefusalRefreshesPastTheCommitInFlight(t *testing.T) {
 	r.registerNode(t, node)
 
 	// The first plan's commit is held in "Raft" until released.
-	held, release := make(chan struct{}), make(chan struct{})
-	var plans atomic.Int64
-	r.before = func(typ store.MessageType) {
-		if isPlanEntry(typ) && plans.Add(1) == 1 {
-			close(held)
-			<-release
-		}
-	}
-	released := false
-	releaseOnce := func() {
-		if !released {
-			released = true
-			close(release)
-		}
-	}
+	held, releaseOnce := holdFirstPlanCommit(r)
 
 	obs := evaluatedObserver{evaluated: make(chan struct{}, 4)}
 	rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1, Observe: obs})
@@ -542,16 +528,9 @@ func TestPlanApplierLandedCommitsLeaveTheOverlay(t *testing.T) {
 	r.registerNode(t, n2)
 
 	// The first plan's commit is held in "Raft" until released.
-	held, release := make(chan struct{}), make(chan struct{})
-	var plans atomic.Int64
-	r.before = func(typ store.MessageType) {
-		if isPlanEntry(typ) && plans.Add(1) == 1 {
-			close(held)
-			<-release
-		}
-	}
+	held, release := holdFirstPlanCommit(r)
 	rt := rtStartApplier(t, r)
-	t.Cleanup(func() { close(release) }) // before the applier stops: it waits for the held commit
+	t.Cleanup(release) // before the applier stops: it waits for the held commit
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	submit := func(evalID, allocID, nodeID string, cpu int) *PendingPlan {
@@ -588,4 +567,20 @@ func TestPlanApplierLandedCommitsLeaveTheOverlay(t *testing.T) {
 	if len(res.NodeAllocation[n2.ID]) != 1 {
 		t.Fatalf("300 MHz beside 600 of 1000 refused (refresh index %d): the landed commit was counted twice", res.RefreshIndex)
 	}
+}
+
+// holdFirstPlanCommit makes r hold the first plan entry it is asked to
+// apply: held is closed once that commit is waiting, and release (safe to
+// call more than once) lets it go on.
+func holdFirstPlanCommit(r *memRaft) (held <-chan struct{}, release func()) {
+	h, rel := make(chan struct{}), make(chan struct{})
+	var plans atomic.Int64
+	r.before = func(typ store.MessageType) {
+		if isPlanEntry(typ) && plans.Add(1) == 1 {
+			close(h)
+			<-rel
+		}
+	}
+	var once sync.Once
+	return h, func() { once.Do(func() { close(rel) }) }
 }
