@@ -351,6 +351,12 @@ func (b *bench) atScaleReport(total int) error {
 	if spawned == nil {
 		return nil
 	}
+	// A restore builds the new store beside the old one; the agent gives
+	// the old one's memory back once it is quiet.
+	if rss, after, err := settledRSS(spawned.cmd.Process.Pid, 60*time.Second); err == nil {
+		fmt.Printf("placement: agent RSS %.1f MiB %v after the snapshot restore: %.2f KiB per allocation (settled)\n",
+			float64(rss)/(1<<20), after.Round(time.Second), float64(rss)/1024/float64(total))
+	}
 	spawned.stop()
 	took, err := spawned.start(10 * time.Minute)
 	if err != nil {
