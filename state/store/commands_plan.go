@@ -95,6 +95,7 @@ func (req *PlanApplyRequest) Packed() (*PlanApplyRequest, MessageType, error) {
 		return req, PlanApplyRequestType, nil
 	}
 	w := &recordWriter{}
+	defer w.release()
 	w.uvarint(uint64(len(req.JobAllocs)))
 	for i, a := range req.JobAllocs {
 		if a == nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/schedhq/sched/state"
@@ -86,19 +88,53 @@ type recordWriter struct {
 	scoreKeys map[state.ScoreRef]uint64
 	// recent caches scoreKeys by a cheap hash of the ref: a placement's
 	// scores name the same few hundred nodes again and again, and a map
-	// lookup of a ScoreRef was most of a record's cost.
-	recent [1024]scoreSlot
+	// lookup of a ScoreRef was most of a record's cost. Taken from a pool
+	// on first use (a plan of one placement need not zero 32 KiB), its
+	// slots valid for generation gen only (so nothing is cleared).
+	recent *scoreCache
+	gen    uint64
+	// fields caches, per field of a record (sharedAt), the last string
+	// written there and its number; last is what sharedNumber found.
+	fields [12]fieldSlot
+	last   uint64
 	next   uint64
 	// blob is scratch space for the msgpack of one blob.
 	blob bytes.Buffer
 }
 
-// scoreSlot is an entry of recordWriter.recent: the number of ref, when
+// fieldSlot is an entry of recordWriter.fields: the number of s, when
 // set in this chunk.
+type fieldSlot struct {
+	s   string
+	n   uint64
+	set bool
+}
+
+// scoreSlot is an entry of recordWriter.recent: the number of ref in the
+// chunk of generation gen.
 type scoreSlot struct {
 	ref state.ScoreRef
 	n   uint64
-	set bool
+	gen uint64
+}
+
+// scoreCache is recordWriter.recent.
+type scoreCache [1024]scoreSlot
+
+var (
+	// scoreCaches pools recordWriter.recent.
+	scoreCaches = sync.Pool{New: func() any { return new(scoreCache) }}
+	// scoreGens numbers the chunks that use a scoreCache: a slot of
+	// another generation is empty.
+	scoreGens atomic.Uint64
+)
+
+// release returns w's score cache to the pool; w may be used again.
+func (w *recordWriter) release() {
+	if w.recent != nil {
+		scoreCaches.Put(w.recent)
+		w.recent = nil
+	}
 }
 
 // slotOf is ref's entry in recordWriter.recent: from the node ID's first
@@ -111,7 +147,7 @@ func slotOf(r state.ScoreRef) int {
 		h ^= (uint(node[n-1]) | uint(node[n-2])<<8 | uint(node[n-3])<<16 | uint(node[n-4])<<24) << 5
 	}
 	h ^= h >> 13
-	return int(h % uint(len(recordWriter{}.recent)))
+	return int(h % uint(len(scoreCache{})))
 }
 
 // reset starts a new chunk.
@@ -119,43 +155,76 @@ func (w *recordWriter) reset() {
 	w.buf = w.buf[:0]
 	clear(w.table)
 	clear(w.scoreKeys)
-	clear(w.recent[:])
+	if w.recent != nil {
+		w.gen = scoreGens.Add(1)
+	}
+	clear(w.fields[:])
 	w.next = 0
 }
 
 // shared writes a string that repeats: by number when the chunk holds it.
 func (w *recordWriter) shared(s string) {
-	if n, ok := w.table[s]; ok {
-		w.uvarint(n + 1)
+	w.uvarint(w.sharedNumber(s))
+	if w.last == 0 {
+		w.str(s)
+	}
+}
+
+// sharedAt is shared for the string of field f of a record, which is
+// often the string the previous record had there (the namespace, the
+// statuses, and in a plan's records the job, evaluation and deployment):
+// then its number is known without a map lookup.
+func (w *recordWriter) sharedAt(f int, s string) {
+	if c := &w.fields[f]; c.set && c.s == s {
+		w.uvarint(c.n + 1)
 		return
+	}
+	w.shared(s)
+	n := w.next - 1
+	if w.last != 0 {
+		n = w.last - 1
+	}
+	w.fields[f] = fieldSlot{s: s, n: n, set: true}
+}
+
+// sharedNumber returns what shared writes before the string: 0 for a
+// string new to the chunk (numbered next; w.last is then 0), or its
+// number plus one (also left in w.last).
+func (w *recordWriter) sharedNumber(s string) uint64 {
+	if n, ok := w.table[s]; ok {
+		w.last = n + 1
+		return w.last
 	}
 	if w.table == nil {
 		w.table = map[string]uint64{}
 	}
 	w.table[s] = w.next
 	w.next++
-	w.uvarint(0)
-	w.str(s)
+	w.last = 0
+	return 0
 }
 
 // scoreKey writes a score key as shared writes the string
 // state.ScoreKey(r.Node(), r.Component()), numbering it by its ref (a
 // node handle and a component number hash much faster than the key).
 func (w *recordWriter) scoreKey(r state.ScoreRef) {
+	if w.recent == nil {
+		w.recent, w.gen = scoreCaches.Get().(*scoreCache), scoreGens.Add(1)
+	}
 	slot := &w.recent[slotOf(r)]
-	if slot.set && slot.ref == r {
+	if slot.gen == w.gen && slot.ref == r {
 		w.uvarint(slot.n + 1)
 		return
 	}
 	if n, ok := w.scoreKeys[r]; ok {
-		*slot = scoreSlot{r, n, true}
+		*slot = scoreSlot{r, n, w.gen}
 		w.uvarint(n + 1)
 		return
 	}
 	if w.scoreKeys == nil {
 		w.scoreKeys = map[state.ScoreRef]uint64{}
 	}
-	*slot = scoreSlot{r, w.next, true}
+	*slot = scoreSlot{r, w.next, w.gen}
 	w.scoreKeys[r] = w.next
 	w.next++
 	w.uvarint(0)
@@ -215,18 +284,18 @@ func (w *recordWriter) intMap(m map[string]int) {
 func (w *recordWriter) alloc(ref int, a *state.Allocation) error {
 	w.uvarint(uint64(ref + 1))
 	w.str(a.ID)
-	w.shared(a.Namespace)
-	w.shared(a.EvalID)
+	w.sharedAt(0, a.Namespace)
+	w.sharedAt(1, a.EvalID)
 	w.str(a.Name)
-	for _, s := range [...]string{
+	for i, s := range [...]string{
 		a.NodeID, a.NodeName, a.JobID, a.TaskGroup, a.DesiredStatus, a.DesiredDescription, a.ClientStatus, a.ClientDescription,
 	} {
-		w.shared(s)
+		w.sharedAt(2+i, s)
 	}
 	w.str(a.PreviousAllocation)
 	w.str(a.NextAllocation)
-	w.shared(a.DeploymentID)
-	w.shared(a.FollowupEvalID)
+	w.sharedAt(10, a.DeploymentID)
+	w.sharedAt(11, a.FollowupEvalID)
 	w.uvarint(a.CreateIndex)
 	w.uvarint(a.ModifyIndex)
 	w.uvarint(a.AllocModifyIndex)

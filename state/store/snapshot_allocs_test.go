@@ -385,3 +385,74 @@ func TestRecordScoreKeysAcrossManyNodes(t *testing.T) {
 		t.Fatalf("the second pass took %d bytes, the first %d: keys (%d bytes whole) were written again", second, first, whole)
 	}
 }
+
+// TestRecordWriterCachesStartAfreshPerChunk: what the writer remembers of
+// a chunk (a field's last string, a score key's number) is not used in the
+// next chunk, nor by the next writer that takes its pooled score cache:
+// each chunk decodes alone, with fields that change from record to record
+// and back.
+func TestRecordWriterCachesStartAfreshPerChunk(t *testing.T) {
+	mk := func(i int, node string) *state.Allocation {
+		return &state.Allocation{
+			ID: fmt.Sprintf("a-%03d", i), Namespace: []string{"default", "other"}[i%2], EvalID: fmt.Sprintf("e-%d", i%3),
+			NodeID: node, JobID: "web", TaskGroup: "g", DesiredStatus: state.AllocDesiredStatusRun,
+			ClientStatus: []string{"pending", "running", "pending"}[i%3], DeploymentID: fmt.Sprintf("d-%d", i/4),
+			Metrics: &state.AllocMetric{Scores: state.ScoresOf(map[string]float64{node + "." + state.ScoreBinPack: float64(i)})},
+		}
+	}
+	decode := func(buf []byte) []*state.Allocation {
+		t.Helper()
+		r := recordReader{buf: buf, strs: map[string]string{}}
+		var out []*state.Allocation
+		for len(r.buf) > 0 {
+			a, _ := r.alloc()
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			out = append(out, a)
+		}
+		return out
+	}
+	check := func(what string, got, want []*state.Allocation) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d records, want %d", what, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].ID != want[i].ID || got[i].Namespace != want[i].Namespace || got[i].EvalID != want[i].EvalID ||
+				got[i].ClientStatus != want[i].ClientStatus || got[i].DeploymentID != want[i].DeploymentID || got[i].NodeID != want[i].NodeID ||
+				!reflect.DeepEqual(got[i].Metrics.Scores.Map(), want[i].Metrics.Scores.Map()) {
+				t.Fatalf("%s: record %d read back as %+v, want %+v", what, i, got[i], want[i])
+			}
+		}
+	}
+	var first, second []*state.Allocation
+	for i := range 12 {
+		first = append(first, mk(i, fmt.Sprintf("node-%04d", i%5)))
+		second = append(second, mk(i+1, fmt.Sprintf("node-%04d", (i+1)%5))) // the same strings, in other places
+	}
+	var w recordWriter
+	for _, a := range first {
+		if err := w.alloc(-1, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("first chunk", decode(bytes.Clone(w.buf)), first)
+	w.reset()
+	for _, a := range second {
+		if err := w.alloc(-1, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("second chunk", decode(bytes.Clone(w.buf)), second)
+	w.release()
+	// Another writer, likely with the same pooled score cache.
+	var w2 recordWriter
+	defer w2.release()
+	for _, a := range second {
+		if err := w2.alloc(-1, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("next writer", decode(w2.buf), second)
+}
