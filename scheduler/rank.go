@@ -102,6 +102,30 @@ type groupRanker struct {
 	ask *groupAsk
 	// scores builds each placement's scores, its room reused.
 	scores state.ScoresBuilder
+	// options are the options rank made, reused from one selectNode to
+	// the next (usedOptions of them in use): a placement ranks some
+	// fifteen nodes, and an option and its components each was a tenth
+	// of the scheduler's garbage. An option selectNode returns is valid
+	// until the next call.
+	options     []*option
+	usedOptions int
+	// ranked and skipped are selectNode's lists, their room reused.
+	ranked, skipped []*option
+}
+
+// newOption returns an option for node n, reusing one of an earlier
+// selectNode's.
+func (r *groupRanker) newOption(n *state.Node, ask groupAsk) *option {
+	if r.usedOptions < len(r.options) {
+		o := r.options[r.usedOptions]
+		*o = option{node: n, ask: ask, components: o.components[:0]}
+		r.usedOptions++
+		return o
+	}
+	o := &option{node: n, ask: ask, components: make([]scoreComponent, 0, 2)}
+	r.options = append(r.options, o)
+	r.usedOptions++
+	return o
 }
 
 // nodeCursor is the eval's node order, shared by its groups, with the
@@ -121,6 +145,7 @@ type placeOptions struct {
 // and a metric explaining why when no node is feasible and fits.
 func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric, error) {
 	start := time.Now()
+	r.usedOptions = 0
 	m := r.base.Copy()
 	if err := r.checker.prepare(r.jobAllocs); err != nil {
 		return nil, nil, err
@@ -132,7 +157,7 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 	}
 	cur := r.nodes
 	for seen := 0; seen < len(cur.nodes); {
-		var ranked, skipped []*option
+		ranked, skipped := r.ranked[:0], r.skipped[:0]
 		for ; seen < len(cur.nodes) && len(ranked) < r.limit; seen++ {
 			n := cur.nodes[cur.offset%len(cur.nodes)]
 			cur.offset++
@@ -163,6 +188,7 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 		// Best first; ports are granted on the way down, and a node
 		// whose ports are taken counts as exhausted. When none can
 		// grant them, the walk goes on.
+		r.ranked, r.skipped = ranked, skipped
 		slices.SortStableFunc(ranked, func(a, b *option) int { return cmp.Compare(b.score, a.score) })
 		for _, o := range ranked {
 			ok, err := r.grant(o, m)
@@ -223,7 +249,7 @@ func (r *groupRanker) rank(n *state.Node, opts placeOptions) (*option, string, e
 	if dim := total.exceeds(capa); dim != "" {
 		return nil, dim, nil
 	}
-	o := &option{node: n, ask: ask}
+	o := r.newOption(n, ask)
 	o.components = append(o.components, scoreComponent{scoreBinPack, binPackScore(capa, total)})
 	if collisions > 0 {
 		penalty := -float64(collisions) / float64(max(r.tg.Count, 1))

@@ -86,6 +86,9 @@ type ScoresBuilder struct {
 	t []scoreTriple
 }
 
+// Reset drops what was added, keeping the room.
+func (b *ScoresBuilder) Reset() { b.t = b.t[:0] }
+
 // Grow makes room for n more components.
 func (b *ScoresBuilder) Grow(n int) { b.t = slices.Grow(b.t, n) }
 

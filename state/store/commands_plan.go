@@ -3,6 +3,7 @@ package store
 import (
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
@@ -94,8 +95,15 @@ func (req *PlanApplyRequest) Packed() (*PlanApplyRequest, MessageType, error) {
 	if len(req.JobAllocs) == 0 {
 		return req, PlanApplyRequestType, nil
 	}
-	w := &recordWriter{}
-	defer w.release()
+	// A pooled writer: its maps and caches keep their room from plan to
+	// plan; its buffer is the entry's, sized for the records up front.
+	w := planWriters.Get().(*recordWriter)
+	w.reset()
+	w.buf = make([]byte, 0, 16+len(req.JobAllocs)*packedRecordGuess)
+	defer func() {
+		w.buf = nil
+		planWriters.Put(w)
+	}()
 	w.uvarint(uint64(len(req.JobAllocs)))
 	for i, a := range req.JobAllocs {
 		if a == nil {
@@ -110,12 +118,34 @@ func (req *PlanApplyRequest) Packed() (*PlanApplyRequest, MessageType, error) {
 	return &out, PlanApplyPackedRequestType, nil
 }
 
+// packedRecordGuess is about what one placement's record takes in a
+// packed plan (a placement with five nodes' scores: ~250 bytes), so that
+// the entry's buffer rarely grows.
+const packedRecordGuess = 320
+
+var (
+	// planWriters and planReaders pool the record writers and readers of
+	// packed plans: a plan of a thousand placements filled maps of
+	// thousands of strings and score keys from empty, every plan.
+	planWriters = sync.Pool{New: func() any { return new(recordWriter) }}
+	planReaders = sync.Pool{New: func() any { return &recordReader{strs: map[string]string{}} }}
+)
+
 // unpack decodes PackedJobAllocs into JobAllocs.
 func (req *PlanApplyRequest) unpack() error {
 	if req.PackedJobAllocs == nil {
 		return nil
 	}
-	r := &recordReader{strs: map[string]string{}}
+	r := planReaders.Get().(*recordReader)
+	defer func() {
+		// The strings and scores decoded stay with the allocations;
+		// the reader keeps only its room.
+		r.buf, r.err = nil, nil
+		clear(r.strs)
+		clear(r.table)
+		r.scores.Reset() // a record that failed half-way leaves scores added
+		planReaders.Put(r)
+	}()
 	r.chunk(req.PackedJobAllocs)
 	n := r.uvarint()
 	// A record takes dozens of bytes: a count the entry cannot hold is

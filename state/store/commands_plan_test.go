@@ -364,3 +364,49 @@ func TestPlanApplyOldEntryDecodes(t *testing.T) {
 		t.Fatalf("eval after an old plan entry = %s at %d, want pending at 10", e.Status, e.ModifyIndex)
 	}
 }
+
+// TestPackedPlanReadersKeepNothing: the pooled readers and writers of
+// packed plans carry nothing from one plan to the next, even from one
+// that failed half-way: after every truncation of an entry fails to
+// unpack, the whole entry still unpacks to what was packed.
+func TestPackedPlanReadersKeepNothing(t *testing.T) {
+	job := stJob("web")
+	var allocs []*state.Allocation
+	for i := range 4 {
+		a := stAlloc(fmt.Sprintf("a%02d", i), job, fmt.Sprintf("n%d", i))
+		a.Metrics = &state.AllocMetric{NodesAvailable: map[string]int{"dc1": 4},
+			Scores: state.ScoresOf(map[string]float64{a.NodeID + ".binpack": float64(i) / 10, "n9.binpack": 0.5, "n9.custom": 1})}
+		allocs = append(allocs, a)
+	}
+	p, _, err := (&PlanApplyRequest{Job: job, JobAllocs: allocs}).Packed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := p.PackedJobAllocs
+	want := func() []byte {
+		q := &PlanApplyRequest{PackedJobAllocs: full}
+		if err := q.unpack(); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(q.JobAllocs)
+		return b
+	}()
+	for cut := 1; cut < len(full); cut++ {
+		bad := &PlanApplyRequest{PackedJobAllocs: bytes.Clone(full[:cut])}
+		if err := bad.unpack(); err == nil {
+			continue
+		}
+		q := &PlanApplyRequest{PackedJobAllocs: full}
+		if err := q.unpack(); err != nil {
+			t.Fatalf("after a failed unpack cut at %d: %v", cut, err)
+		}
+		if got, _ := json.Marshal(q.JobAllocs); !bytes.Equal(got, want) {
+			t.Fatalf("after a failed unpack cut at %d, the entry unpacks as\n%s\nwant\n%s", cut, got, want)
+		}
+	}
+	// Packing again (a pooled writer) gives the same bytes.
+	again, _, err := (&PlanApplyRequest{Job: job, JobAllocs: allocs}).Packed()
+	if err != nil || !bytes.Equal(again.PackedJobAllocs, full) {
+		t.Fatalf("packed again: %v, %d bytes against %d, or different", err, len(again.PackedJobAllocs), len(full))
+	}
+}

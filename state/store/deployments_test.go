@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -167,5 +168,58 @@ func TestDeploymentResumeExtendsProgressDeadline(t *testing.T) {
 	set(13, state.DeploymentStatusRunning, resumeAt)
 	if got, want := stDeploymentState(t, s).RequireProgressBy, time.Unix(0, resumeAt+int64(time.Minute)); !got.Equal(want) {
 		t.Fatalf("RequireProgressBy %v after resume, want %v", got, want)
+	}
+}
+
+// TestDeploymentCountedInPlaceWithinACommand: a plan's placements of one
+// deployment are counted on one copy of it per command (written once,
+// then counted in place): the counts come out right, the command's events
+// carry the deployment once with its final counts, a snapshot taken
+// before still reads the counts it had, and a later command counts on a
+// copy of its own.
+func TestDeploymentCountedInPlaceWithinACommand(t *testing.T) {
+	s := stDeploymentFixture(t) // d1 with a1 and a2 placed at 11
+	job := stMust[*state.Job](t)(s.JobByID(nil, "default", "web"))
+	before, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	place := func(index uint64, from, n int) {
+		t.Helper()
+		var allocs []*state.Allocation
+		for i := from; i < from+n; i++ {
+			a := stAlloc(fmt.Sprintf("p%03d", i), job, fmt.Sprintf("n%d", i%3))
+			a.DeploymentID = "d1"
+			allocs = append(allocs, a)
+		}
+		stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs, Now: int64(index)})
+	}
+	place(12, 0, 50)
+	d := stMust[*state.Deployment](t)(s.DeploymentByID(nil, "d1"))
+	if ds := d.TaskGroups["web"]; ds.PlacedAllocs != 52 || d.ModifyIndex != 12 {
+		t.Fatalf("after 50 placements in one command: %+v at %d, want 52 placed at 12", ds, d.ModifyIndex)
+	}
+	old := stMust[*state.Deployment](t)(before.DeploymentByID(nil, "d1"))
+	if old.TaskGroups["web"].PlacedAllocs != 2 || old.ModifyIndex != 11 {
+		t.Fatalf("a snapshot taken before reads %+v at %d, want 2 placed at 11", old.TaskGroups["web"], old.ModifyIndex)
+	}
+	batches, _ := s.Events().After(11, 0)
+	var seen []*state.Deployment
+	for _, b := range batches {
+		for _, e := range b.Events {
+			if dep, ok := e.Object.(*state.Deployment); ok && b.Index == 12 {
+				seen = append(seen, dep)
+			}
+		}
+	}
+	if len(seen) != 1 || seen[0].TaskGroups["web"].PlacedAllocs != 52 {
+		t.Fatalf("command 12's events carry the deployment %d times (%v), want once with 52 placed", len(seen), seen)
+	}
+	place(13, 50, 10)
+	if ds := stDeploymentState(t, s); ds.PlacedAllocs != 62 {
+		t.Fatalf("after 10 more: %d placed, want 62", ds.PlacedAllocs)
+	}
+	if seen[0].TaskGroups["web"].PlacedAllocs != 52 {
+		t.Fatalf("the next command changed command 12's deployment: %d placed", seen[0].TaskGroups["web"].PlacedAllocs)
 	}
 }

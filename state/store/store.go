@@ -184,6 +184,9 @@ type writeTxn struct {
 	// summaries marks the job summaries this transaction copied and
 	// wrote (summary.go).
 	summaries map[*state.JobSummary]bool
+	// deployments marks the deployments this command copied and wrote
+	// while counting its allocations (updateDeploymentWithAlloc).
+	deployments map[*state.Deployment]bool
 }
 
 // txnRows is what one memdb write transaction keeps aside of the tables
