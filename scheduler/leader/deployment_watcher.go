@@ -278,6 +278,17 @@ func (w *DeploymentWatcher) count(d *state.Deployment) (map[string]groupCounts, 
 	if c := w.counted[d.ID]; c != nil && c.fresh() {
 		return c.counts, nil
 	}
+	// No allocation of the deployment has been judged healthy or
+	// unhealthy yet (the store counts every first judgement): there is
+	// nothing to count, and a job of a thousand allocations need not be
+	// read after each of its plans.
+	judged := false
+	for _, ds := range d.TaskGroups {
+		judged = judged || ds != nil && (ds.HealthyAllocs > 0 || ds.UnhealthyAllocs > 0)
+	}
+	if !judged {
+		return map[string]groupCounts{}, nil
+	}
 	ws := memdb.NewWatchSet()
 	allocs, err := w.store.AllocsByJob(ws, d.Namespace, d.JobID, false)
 	if err != nil {

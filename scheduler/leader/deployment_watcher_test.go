@@ -302,3 +302,22 @@ func TestDeploymentWatcherRecountsOnlyChangedJobs(t *testing.T) {
 		t.Error("a report on job a made the watcher recount job b")
 	}
 }
+
+// TestDeploymentWatcherCountsJudgedAllocations: a deployment none of whose
+// allocations was judged yet counts nothing (without reading them); once
+// some are judged, the count is of the allocations, healthy and not.
+func TestDeploymentWatcherCountsJudgedAllocations(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := rtNewDeployFixture(t)
+		dep, allocs := f.rollout("web", 3, rtUpdate)
+		if c, err := f.w.count(f.deployment(dep)); err != nil || len(c) != 0 {
+			t.Fatalf("counts %v (%v) before any judgement, want none", c, err)
+		}
+		f.health(true, allocs[0], allocs[1])
+		f.health(false, allocs[2])
+		c, err := f.w.count(f.deployment(dep))
+		if err != nil || c["web"].healthy != 2 || c["web"].unhealthy != 1 {
+			t.Fatalf("counts %v (%v), want 2 healthy and 1 unhealthy", c, err)
+		}
+	})
+}
