@@ -247,7 +247,23 @@ func (k keyIndexer) PrefixFromArgs(args ...any) ([]byte, error) {
 }
 
 func encodeKey(parts []any, allowPrefix bool) ([]byte, error) {
+	// Sized first: one allocation per key, not one per part appended (a
+	// lookup by ID is made for every node a placement ranks).
+	n := 0
+	for _, p := range parts {
+		switch v := p.(type) {
+		case string:
+			n += len(v) + 1
+		case uint64:
+			n += 8
+		case prefixArg:
+			n += len(v)
+		}
+	}
 	var key []byte
+	if n > 0 {
+		key = make([]byte, 0, n)
+	}
 	for i, p := range parts {
 		switch v := p.(type) {
 		case string:
