@@ -113,6 +113,17 @@ type groupRanker struct {
 	ranked, skipped []*option
 }
 
+// newMetric returns a placement's metric, started from the group's base.
+// The base holds only NodesAvailable among the metric's maps, and nothing
+// writes that map once the base is built (the other maps are made by the
+// first inc of a placement, and stored metrics are never changed), so
+// every placement of the evaluation shares it rather than copying it.
+func (r *groupRanker) newMetric() *state.AllocMetric {
+	m := new(state.AllocMetric)
+	*m = r.base
+	return m
+}
+
 // newOption returns an option for node n, reusing one of an earlier
 // selectNode's.
 func (r *groupRanker) newOption(n *state.Node, ask groupAsk) *option {
@@ -146,7 +157,7 @@ type placeOptions struct {
 func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric, error) {
 	start := time.Now()
 	r.usedOptions = 0
-	m := r.base.Copy()
+	m := r.newMetric()
 	if err := r.checker.prepare(r.jobAllocs); err != nil {
 		return nil, nil, err
 	}

@@ -275,3 +275,30 @@ func TestRankScoresRecorded(t *testing.T) {
 		t.Error("60 allocations on 40 nodes, and no node scored with an anti-affinity penalty")
 	}
 }
+
+// TestRankMetricPerPlacement: each placement's metric counts its own walk
+// (the maps one placement fills are never another's), while all of them
+// report the same nodes available, a map the placements of an evaluation
+// share.
+func TestRankMetricPerPlacement(t *testing.T) {
+	h := NewHarness(t)
+	linux, windows := MockNode("linux"), MockNode("windows")
+	windows.Attributes["kernel.name"] = "windows"
+	windows.ComputedClass = ComputeClass(windows)
+	linux.ComputedClass = ComputeClass(linux)
+	h.UpsertNodes(linux, windows)
+	job := MockJob("web")
+	job.TaskGroups[0].Constraints = []*state.Constraint{{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"}}
+	runEval(t, h, job)
+	allocs := h.LiveAllocs("default", "web")
+	if len(allocs) < 2 {
+		t.Fatalf("%d placed, want several", len(allocs))
+	}
+	for _, a := range allocs {
+		m := a.Metrics
+		if m.NodesFiltered != 1 || m.ConstraintFiltered["${attr.kernel.name} = linux"] != 1 || m.NodesAvailable["dc1"] != 2 {
+			t.Fatalf("%s: filtered %d, %v, available %v; want its own one filtered node of two available",
+				a.Name, m.NodesFiltered, m.ConstraintFiltered, m.NodesAvailable)
+		}
+	}
+}

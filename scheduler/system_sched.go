@@ -233,7 +233,7 @@ func (s *systemScheduler) node(rk *groupRanker, nodeID string, sl *nodeSlot, rea
 		}
 		return nil
 	}
-	m := rk.base.Copy()
+	m := rk.newMetric()
 	m.NodesEvaluated++
 	if !rk.checker.feasible(n, m) {
 		if live != nil {
