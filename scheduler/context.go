@@ -58,7 +58,19 @@ func groupKey(namespace, jobID, group string) string {
 	return namespace + "\x00" + jobID + "\x00" + group
 }
 
-func allocGroupKey(a *state.Allocation) string { return groupKey(a.Namespace, a.JobID, a.TaskGroup) }
+// inGroup reports whether a belongs to the group key names, that is
+// whether groupKey(a.Namespace, a.JobID, a.TaskGroup) == key, without
+// building the key (ranking compares every plan allocation on a node it
+// looks at).
+func inGroup(a *state.Allocation, key string) bool {
+	ns, job, g := a.Namespace, a.JobID, a.TaskGroup
+	if len(key) != len(ns)+len(job)+len(g)+2 {
+		return false
+	}
+	j := len(ns) + 1
+	k := j + len(job) + 1
+	return key[:len(ns)] == ns && key[j-1] == 0 && key[j:k-1] == job && key[k-1] == 0 && key[k:] == g
+}
 
 // baseOf returns the node's summary, read once per eval from the store's
 // node usage: constant time, however many allocations the node holds.
@@ -89,7 +101,7 @@ func (c *evalContext) groupCounts(namespace, jobID, key string) (map[string]int,
 	}
 	m := map[string]int{}
 	for _, a := range allocs {
-		if !a.Terminal() && allocGroupKey(a) == key {
+		if !a.Terminal() && inGroup(a, key) {
 			m[a.NodeID]++
 		}
 	}
@@ -142,7 +154,7 @@ func (c *evalContext) proposedUsage(nodeID, namespace, jobID, key string) (usage
 			return err
 		}
 		used.sub(e.AllocatedResources)
-		if allocGroupKey(e) == key {
+		if inGroup(e, key) {
 			n--
 		}
 		return nil
@@ -160,7 +172,7 @@ func (c *evalContext) proposedUsage(nodeID, namespace, jobID, key string) (usage
 	for _, a := range places {
 		if !a.Terminal() {
 			used.add(a.AllocatedResources)
-			if allocGroupKey(a) == key {
+			if inGroup(a, key) {
 				n++
 			}
 		}

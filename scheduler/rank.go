@@ -111,6 +111,9 @@ type groupRanker struct {
 	usedOptions int
 	// ranked and skipped are selectNode's lists, their room reused.
 	ranked, skipped []*option
+	// key is the group's groupKey, made once (rank needs it for every
+	// node it ranks).
+	key string
 }
 
 // newMetric returns a placement's metric, started from the group's base.
@@ -247,7 +250,10 @@ func recordScores(b *state.ScoresBuilder, m *state.AllocMetric, ranked []*option
 // scores the result. It returns the exhausted dimension when the group
 // does not fit.
 func (r *groupRanker) rank(n *state.Node, opts placeOptions) (*option, string, error) {
-	used, collisions, err := r.ctx.proposedUsage(n.ID, r.job.Namespace, r.job.ID, groupKey(r.job.Namespace, r.job.ID, r.tg.Name))
+	if r.key == "" {
+		r.key = groupKey(r.job.Namespace, r.job.ID, r.tg.Name)
+	}
+	used, collisions, err := r.ctx.proposedUsage(n.ID, r.job.Namespace, r.job.ID, r.key)
 	if err != nil {
 		return nil, "", err
 	}

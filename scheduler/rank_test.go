@@ -302,3 +302,28 @@ func TestRankMetricPerPlacement(t *testing.T) {
 		}
 	}
 }
+
+func allocGroupKey(a *state.Allocation) string { return groupKey(a.Namespace, a.JobID, a.TaskGroup) }
+
+// TestInGroupAsTheKey: inGroup agrees with comparing allocGroupKey, for
+// names that differ, that share prefixes, and that hold the separator.
+func TestInGroupAsTheKey(t *testing.T) {
+	names := []string{"", "a", "ab", "a\x00", "\x00b", "web", "we", "b"}
+	for _, ns := range names {
+		for _, job := range names {
+			for _, g := range names {
+				a := &state.Allocation{Namespace: ns, JobID: job, TaskGroup: g}
+				for _, kns := range names {
+					for _, kjob := range names {
+						for _, kg := range names {
+							key := groupKey(kns, kjob, kg)
+							if got, want := inGroup(a, key), allocGroupKey(a) == key; got != want {
+								t.Fatalf("inGroup(%q/%q/%q, %q) = %v, want %v", ns, job, g, key, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
