@@ -116,6 +116,17 @@ func readMemSample() memSample {
 
 // releaseMemory runs the releaser every interval until ctx ends.
 func releaseMemory(ctx context.Context, interval time.Duration, log *slog.Logger) {
+	runReleaser(ctx, interval, readMemSample, debug.FreeOSMemory, log)
+}
+
+// runReleaser is releaseMemory reading the heap with sample and giving
+// memory back with release.
+//
+// live is the live heap as of the last collection: garbage that was still
+// referenced then counts as live until the next one (the runtime forces a
+// collection at least every two minutes), so a release may come that much
+// later than the quiet intervals alone would make it.
+func runReleaser(ctx context.Context, interval time.Duration, sample func() memSample, release func(), log *slog.Logger) {
 	r := &memReleaser{policy: defaultMemPolicy}
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -125,13 +136,13 @@ func releaseMemory(ctx context.Context, interval time.Duration, log *slog.Logger
 			return
 		case <-t.C:
 		}
-		s := readMemSample()
+		s := sample()
 		if !r.tick(s) {
 			continue
 		}
 		began := time.Now()
-		debug.FreeOSMemory()
-		after := readMemSample()
+		release()
+		after := sample()
 		log.Debug("returned free heap memory to the system after a burst",
 			"held_mib", s.held>>20, "held_after_mib", after.held>>20, "live_mib", after.live>>20,
 			"took", time.Since(began).Round(time.Millisecond))

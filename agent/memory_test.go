@@ -1,10 +1,16 @@
 package agent
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 // TestMemReleaserWaitsForTheBurstToEnd: no release while the heap keeps
@@ -75,6 +81,61 @@ func TestMemReleaserWaitsForTheBurstToEnd(t *testing.T) {
 			t.Fatalf("released a 20 MiB heap holding 70 MiB (tick %d)", i)
 		}
 	}
+}
+
+// TestRunReleaserReleasesOnceABurstEnds: the loop samples every interval
+// and releases when the policy says so, once per burst: samples of a burst
+// (much allocated per interval) release nothing; the quiet intervals after
+// it, with the headroom still held, release once; then nothing more.
+func TestRunReleaserReleasesOnceABurstEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const mib = 1 << 20
+		var (
+			mu       sync.Mutex
+			allocs   uint64
+			held     = uint64(2000 * mib)
+			releases []int
+			ticks    int
+		)
+		sample := func() memSample {
+			mu.Lock()
+			defer mu.Unlock()
+			return memSample{allocs: allocs, live: 1000 * mib, held: held}
+		}
+		release := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			releases = append(releases, ticks)
+			held = 1010 * mib
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runReleaser(ctx, time.Second, sample, release, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		}()
+		step := func(allocated uint64) {
+			mu.Lock()
+			allocs += allocated
+			ticks++
+			mu.Unlock()
+			time.Sleep(time.Second)
+			synctest.Wait()
+		}
+		for range 5 {
+			step(500 * mib) // a burst
+		}
+		for range 6 {
+			step(mib) // quiet
+		}
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if len(releases) != 1 || releases[0] < 7 {
+			t.Fatalf("released at ticks %v, want once, after two quiet intervals (tick 7 or later)", releases)
+		}
+	})
 }
 
 // TestReadMemSampleSeesGarbageGoBack: the runtime figures the releaser

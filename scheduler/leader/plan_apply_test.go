@@ -157,7 +157,13 @@ func TestPlanApplierRefusesStaleToken(t *testing.T) {
 // rtStartApplier runs the broker and plan applier on r's store.
 func rtStartApplier(t *testing.T, r *memRaft) *Runtime {
 	t.Helper()
-	rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1})
+	return rtStartObservedApplier(t, r, nil)
+}
+
+// rtStartObservedApplier is rtStartApplier reporting to obs (nil: none).
+func rtStartObservedApplier(t *testing.T, r *memRaft, obs Observer) *Runtime {
+	t.Helper()
+	rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1, Observe: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,16 +435,7 @@ func TestPlanApplierRefusalRefreshesPastTheCommitInFlight(t *testing.T) {
 	held, releaseOnce := holdFirstPlanCommit(r)
 
 	obs := evaluatedObserver{evaluated: make(chan struct{}, 4)}
-	rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1, Observe: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []Service{rt.Broker, rt.Applier} {
-		if err := s.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Stop)
-	}
+	rt := rtStartObservedApplier(t, r, obs)
 	t.Cleanup(releaseOnce) // before the applier stops: it waits for the held commit
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

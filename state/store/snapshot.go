@@ -92,7 +92,6 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 	// version, shared by the store).
 	jobRefs := map[*state.Job]int{}
 	var chunk recordWriter
-	defer chunk.release()
 	flush := func() error {
 		if len(chunk.buf) == 0 {
 			return nil

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/schedhq/sched/state"
@@ -88,15 +86,14 @@ type recordWriter struct {
 	scoreKeys map[state.ScoreRef]uint64
 	// recent caches scoreKeys by a cheap hash of the ref: a placement's
 	// scores name the same few hundred nodes again and again, and a map
-	// lookup of a ScoreRef was most of a record's cost. Taken from a pool
-	// on first use (a plan of one placement need not zero 32 KiB), its
-	// slots valid for generation gen only (so nothing is cleared).
+	// lookup of a ScoreRef was most of a record's cost. Made on first
+	// use and kept by the writer (plan writers are pooled); its slots are
+	// valid for the chunk numbered gen only, so reset clears nothing.
 	recent *scoreCache
 	gen    uint64
 	// fields caches, per field of a record (sharedAt), the last string
-	// written there and its number; last is what sharedNumber found.
+	// written there and its number.
 	fields [12]fieldSlot
-	last   uint64
 	next   uint64
 	// blob is scratch space for the msgpack of one blob.
 	blob bytes.Buffer
@@ -111,7 +108,7 @@ type fieldSlot struct {
 }
 
 // scoreSlot is an entry of recordWriter.recent: the number of ref in the
-// chunk of generation gen.
+// chunk numbered gen (0 is no chunk: the writer's chunks count from 1).
 type scoreSlot struct {
 	ref state.ScoreRef
 	n   uint64
@@ -120,22 +117,6 @@ type scoreSlot struct {
 
 // scoreCache is recordWriter.recent.
 type scoreCache [1024]scoreSlot
-
-var (
-	// scoreCaches pools recordWriter.recent.
-	scoreCaches = sync.Pool{New: func() any { return new(scoreCache) }}
-	// scoreGens numbers the chunks that use a scoreCache: a slot of
-	// another generation is empty.
-	scoreGens atomic.Uint64
-)
-
-// release returns w's score cache to the pool; w may be used again.
-func (w *recordWriter) release() {
-	if w.recent != nil {
-		scoreCaches.Put(w.recent)
-		w.recent = nil
-	}
-}
 
 // slotOf is ref's entry in recordWriter.recent: from the node ID's first
 // and last bytes (random in a UUID) and the component.
@@ -155,19 +136,28 @@ func (w *recordWriter) reset() {
 	w.buf = w.buf[:0]
 	clear(w.table)
 	clear(w.scoreKeys)
-	if w.recent != nil {
-		w.gen = scoreGens.Add(1)
-	}
+	w.gen++
 	clear(w.fields[:])
 	w.next = 0
 }
 
-// shared writes a string that repeats: by number when the chunk holds it.
-func (w *recordWriter) shared(s string) {
-	w.uvarint(w.sharedNumber(s))
-	if w.last == 0 {
-		w.str(s)
+// shared writes a string that repeats: by number when the chunk holds it,
+// whole (numbered next) when it is new to the chunk. It returns the
+// string's number.
+func (w *recordWriter) shared(s string) uint64 {
+	if n, ok := w.table[s]; ok {
+		w.uvarint(n + 1)
+		return n
 	}
+	if w.table == nil {
+		w.table = map[string]uint64{}
+	}
+	n := w.next
+	w.table[s] = n
+	w.next++
+	w.uvarint(0)
+	w.str(s)
+	return n
 }
 
 // sharedAt is shared for the string of field f of a record, which is
@@ -179,29 +169,7 @@ func (w *recordWriter) sharedAt(f int, s string) {
 		w.uvarint(c.n + 1)
 		return
 	}
-	w.shared(s)
-	n := w.next - 1
-	if w.last != 0 {
-		n = w.last - 1
-	}
-	w.fields[f] = fieldSlot{s: s, n: n, set: true}
-}
-
-// sharedNumber returns what shared writes before the string: 0 for a
-// string new to the chunk (numbered next; w.last is then 0), or its
-// number plus one (also left in w.last).
-func (w *recordWriter) sharedNumber(s string) uint64 {
-	if n, ok := w.table[s]; ok {
-		w.last = n + 1
-		return w.last
-	}
-	if w.table == nil {
-		w.table = map[string]uint64{}
-	}
-	w.table[s] = w.next
-	w.next++
-	w.last = 0
-	return 0
+	w.fields[f] = fieldSlot{s: s, n: w.shared(s), set: true}
 }
 
 // scoreKey writes a score key as shared writes the string
@@ -209,7 +177,10 @@ func (w *recordWriter) sharedNumber(s string) uint64 {
 // node handle and a component number hash much faster than the key).
 func (w *recordWriter) scoreKey(r state.ScoreRef) {
 	if w.recent == nil {
-		w.recent, w.gen = scoreCaches.Get().(*scoreCache), scoreGens.Add(1)
+		w.recent = new(scoreCache)
+	}
+	if w.gen == 0 {
+		w.gen = 1 // a writer never reset: its first chunk
 	}
 	slot := &w.recent[slotOf(r)]
 	if slot.gen == w.gen && slot.ref == r {

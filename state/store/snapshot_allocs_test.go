@@ -388,9 +388,8 @@ func TestRecordScoreKeysAcrossManyNodes(t *testing.T) {
 
 // TestRecordWriterCachesStartAfreshPerChunk: what the writer remembers of
 // a chunk (a field's last string, a score key's number) is not used in the
-// next chunk, nor by the next writer that takes its pooled score cache:
-// each chunk decodes alone, with fields that change from record to record
-// and back.
+// next chunk: each chunk decodes alone, with fields that change from
+// record to record and back.
 func TestRecordWriterCachesStartAfreshPerChunk(t *testing.T) {
 	mk := func(i int, node string) *state.Allocation {
 		return &state.Allocation{
@@ -445,10 +444,17 @@ func TestRecordWriterCachesStartAfreshPerChunk(t *testing.T) {
 		}
 	}
 	check("second chunk", decode(bytes.Clone(w.buf)), second)
-	w.release()
-	// Another writer, likely with the same pooled score cache.
+	// A third chunk, after a reset with nothing written in between.
+	w.reset()
+	w.reset()
+	for _, a := range first {
+		if err := w.alloc(-1, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("third chunk", decode(bytes.Clone(w.buf)), first)
+	// A writer of its own, never reset.
 	var w2 recordWriter
-	defer w2.release()
 	for _, a := range second {
 		if err := w2.alloc(-1, a); err != nil {
 			t.Fatal(err)
