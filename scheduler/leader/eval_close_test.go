@@ -62,8 +62,13 @@ func TestRuntimeClosesEvalWithPlan(t *testing.T) {
 	if len(allocs) != 10 || allocs[0].CreateIndex != e.ModifyIndex {
 		t.Fatalf("%d allocations created at %d, eval closed at %d: want 10 written with the eval", len(allocs), allocs[0].CreateIndex, e.ModifyIndex)
 	}
-	if p, s := (log.count(store.PlanApplyRequestType) + log.count(store.PlanApplyPackedRequestType)), log.count(store.EvalStatusUpdateRequestType); p != 1 || s != 0 {
+	if p, s := (log.count(store.PlanApplyRequestType) + log.count(store.PlanApplyPackedRequestType) + log.count(store.PlanApplyRefRequestType)), log.count(store.EvalStatusUpdateRequestType); p != 1 || s != 0 {
 		t.Fatalf("%d plan entries and %d eval status entries, want 1 and 0", p, s)
+	}
+	// The scheduler planned with the job as stored: the entry names it
+	// (PlanApplyRequest.JobRef) rather than carrying it.
+	if n := log.count(store.PlanApplyRefRequestType); n != 1 {
+		t.Errorf("%d plan entries naming the job by reference, want 1", n)
 	}
 
 	// 21 slots, 10 taken: 11 of big's 20 fit; the blocked eval for the
@@ -81,7 +86,7 @@ func TestRuntimeClosesEvalWithPlan(t *testing.T) {
 		t.Fatalf("big's eval %+v, its blocked eval %+v: want 9 queued and the blocked eval written with it", e, blocked)
 	}
 	rtWaitTracked(t, rt, blocked.ID, true)
-	if p, s := (log.count(store.PlanApplyRequestType) + log.count(store.PlanApplyPackedRequestType)), log.count(store.EvalStatusUpdateRequestType); p != 2 || s != 0 {
+	if p, s := (log.count(store.PlanApplyRequestType) + log.count(store.PlanApplyPackedRequestType) + log.count(store.PlanApplyRefRequestType)), log.count(store.EvalStatusUpdateRequestType); p != 2 || s != 0 {
 		t.Fatalf("%d plan entries and %d eval status entries, want 2 and 0", p, s)
 	}
 	if st := rt.Applier.Stats(); st.EvalsClosed != 2 {
@@ -211,7 +216,7 @@ func TestLeaderChangeAfterPlanLosesNothing(t *testing.T) {
 			if e := rtMustEval(t, r, evalID); e.Status != state.EvalStatusComplete || e.QueuedAllocations["web"] != 0 {
 				t.Fatalf("eval = %+v", e)
 			}
-			if (log.count(store.PlanApplyRequestType) + log.count(store.PlanApplyPackedRequestType)) != 0 {
+			if (log.count(store.PlanApplyRequestType) + log.count(store.PlanApplyPackedRequestType) + log.count(store.PlanApplyRefRequestType)) != 0 {
 				t.Fatal("the new leader committed a plan")
 			}
 		})

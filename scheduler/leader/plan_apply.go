@@ -305,7 +305,7 @@ func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *schedu
 	go func() {
 		defer a.answers.Done()
 		start := time.Now()
-		packed, mt, err := req.Packed()
+		packed, mt, err := req.Packed(a.store.HoldsJob)
 		var index uint64
 		if err == nil {
 			_, index, err = a.raft.Apply(ctx, mt, packed)

@@ -403,7 +403,7 @@ func rtSorted(s []string) []string {
 
 // isPlanEntry reports whether typ is a plan's results, packed or not.
 func isPlanEntry(typ store.MessageType) bool {
-	return typ == store.PlanApplyRequestType || typ == store.PlanApplyPackedRequestType
+	return typ == store.PlanApplyRequestType || typ == store.PlanApplyPackedRequestType || typ == store.PlanApplyRefRequestType
 }
 
 // evaluatedObserver counts the plans the applier checked.

@@ -20,6 +20,11 @@ const (
 	// that a server too old to unpack them refuses the entry rather than
 	// applying the plan without its placements.
 	PlanApplyPackedRequestType MessageType = 23
+	// PlanApplyRefRequestType is a packed PlanApplyRequest whose job is
+	// named by JobRef rather than carried whole. A type of its own for the
+	// same reason as type 23: an older server would find no job for the
+	// placements and fail the entry that the others apply.
+	PlanApplyRefRequestType MessageType = 24
 )
 
 // planCommand returns the command of type t in this area's range, if any.
@@ -29,6 +34,8 @@ func planCommand(t MessageType) (command, bool) {
 		return handler(applyPlanApply), true
 	case PlanApplyPackedRequestType:
 		return handler(applyPlanApplyPacked), true
+	case PlanApplyRefRequestType:
+		return handler(applyPlanApplyRef), true
 	case EvalStatusUpdateRequestType:
 		return handler(applyEvalStatusUpdate), true
 	case GarbageCollectRequestType:
@@ -82,18 +89,64 @@ type PlanApplyRequest struct {
 	// of snapshot format 3, snapshot_allocs.go) in entries of type
 	// PlanApplyPackedRequestType; see Packed.
 	PackedJobAllocs []byte
+	// JobRef names the stored version of the job that JobAllocs run, in
+	// entries of type PlanApplyRefRequestType, in place of Job; see
+	// Packed.
+	JobRef *JobRef
+}
+
+// JobRef names one stored version of a job: the row of the job versions
+// table with these namespace, ID and version, whose CreateIndex and
+// JobModifyIndex match (a job purged and registered again starts over at
+// version 0 with another CreateIndex). It leaves out what changes in the
+// row without a new version (Status, Stable, ModifyIndex): the
+// allocations of a plan that names it share the row as it is when the plan
+// is applied.
+type JobRef struct {
+	Namespace, ID                        string
+	Version, CreateIndex, JobModifyIndex uint64
+}
+
+// refOf returns the reference that names j's version.
+func refOf(j *state.Job) *JobRef {
+	return &JobRef{Namespace: j.Namespace, ID: j.ID, Version: j.Version, CreateIndex: j.CreateIndex, JobModifyIndex: j.JobModifyIndex}
+}
+
+// resolve returns the stored job version ref names, or a conflict when it
+// is no longer stored (pruned or purged since the plan was made).
+func (ref *JobRef) resolve(txn *memdb.Txn) (*state.Job, error) {
+	j, err := first[*state.Job](nil, txn, TableJobVersion, indexID, ref.Namespace, ref.ID, ref.Version)
+	if err != nil {
+		return nil, err
+	}
+	if j == nil || j.CreateIndex != ref.CreateIndex || j.JobModifyIndex != ref.JobModifyIndex {
+		return nil, state.Conflictf("version %d of job %q in namespace %q (job modify index %d) is no longer stored",
+			ref.Version, ref.ID, ref.Namespace, ref.JobModifyIndex)
+	}
+	return j, nil
 }
 
 // Packed returns a copy of req whose JobAllocs travel as allocation
-// records in PackedJobAllocs, and the type to write it with. Msgpack
+// records in PackedJobAllocs, and the type to write it with. When stored
+// reports that req.Job is a row of the store the entry will be applied to
+// (the scheduler planned with the job as read, not a copy of its own), the
+// job travels as a JobRef (type PlanApplyRefRequestType): a job decoded
+// from every plan's entry, and compared whole with the stored row it then
+// gave way to, was a tenth of a busy leader's time. A plan without
+// JobAllocs needs no job at all and carries none. Msgpack
 // writes every field's name with every allocation, and decodes it by
 // reflection: a plan of a thousand placements was ~1.2 MB in the log,
 // and its encoding and decoding a large share of the leader's garbage.
 // The records write each repeated string (node, job, evaluation IDs,
 // score keys) once per entry. req is not changed.
-func (req *PlanApplyRequest) Packed() (*PlanApplyRequest, MessageType, error) {
+func (req *PlanApplyRequest) Packed(stored func(*state.Job) bool) (*PlanApplyRequest, MessageType, error) {
 	if len(req.JobAllocs) == 0 {
-		return req, PlanApplyRequestType, nil
+		if req.Job == nil {
+			return req, PlanApplyRequestType, nil
+		}
+		out := *req
+		out.Job = nil
+		return &out, PlanApplyRequestType, nil
 	}
 	// A pooled writer: its maps and caches keep their room from plan to
 	// plan; its buffer is the entry's, sized for the records up front.
@@ -115,6 +168,10 @@ func (req *PlanApplyRequest) Packed() (*PlanApplyRequest, MessageType, error) {
 	}
 	out := *req
 	out.JobAllocs, out.PackedJobAllocs = nil, w.buf
+	if req.Job != nil && stored != nil && stored(req.Job) {
+		out.Job, out.JobRef = nil, refOf(req.Job)
+		return &out, PlanApplyRefRequestType, nil
+	}
 	return &out, PlanApplyPackedRequestType, nil
 }
 
@@ -179,6 +236,20 @@ func applyPlanApplyPacked(t *writeTxn, req *PlanApplyRequest) (any, error) {
 		return nil, state.Invalidf("PackedJobAllocs", "%v", err)
 	}
 	return applyPlanApply(t, req)
+}
+
+// applyPlanApplyRef finds the job version a packed plan names and applies
+// the plan as applyPlanApplyPacked does.
+func applyPlanApplyRef(t *writeTxn, req *PlanApplyRequest) (any, error) {
+	if req.JobRef == nil {
+		return nil, state.Invalidf("JobRef", "missing job reference")
+	}
+	job, err := req.JobRef.resolve(t.Txn)
+	if err != nil {
+		return nil, prefixField("JobRef", err)
+	}
+	req.Job = job
+	return applyPlanApplyPacked(t, req)
 }
 
 // applyPlanApply records a plan's results; see PlanApplyRequest.

@@ -187,7 +187,7 @@ func TestPlanApplyPackedAppliesAlike(t *testing.T) {
 		allocs = append(allocs, a)
 	}
 	req := &PlanApplyRequest{EvalID: "eval-1", Job: stored, JobAllocs: allocs, Now: 1100}
-	p, mt, err := req.Packed()
+	p, mt, err := req.Packed(nil)
 	if err != nil || mt != PlanApplyPackedRequestType || p.JobAllocs != nil || len(p.PackedJobAllocs) == 0 {
 		t.Fatalf("Packed: %v type %d JobAllocs %d packed %d bytes", err, mt, len(p.JobAllocs), len(p.PackedJobAllocs))
 	}
@@ -217,10 +217,10 @@ func TestPlanApplyPackedAppliesAlike(t *testing.T) {
 		t.Errorf("summary %s packed, want %s", gs, ws)
 	}
 
-	if q, mt, err := (&PlanApplyRequest{Stops: allocs[:1]}).Packed(); err != nil || mt != PlanApplyRequestType || q.PackedJobAllocs != nil {
+	if q, mt, err := (&PlanApplyRequest{Stops: allocs[:1]}).Packed(nil); err != nil || mt != PlanApplyRequestType || q.PackedJobAllocs != nil {
 		t.Errorf("a plan without placements: type %d, %v", mt, err)
 	}
-	if _, _, err := (&PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{nil}}).Packed(); err == nil {
+	if _, _, err := (&PlanApplyRequest{Job: stored, JobAllocs: []*state.Allocation{nil}}).Packed(nil); err == nil {
 		t.Error("a nil allocation packed")
 	}
 
@@ -240,6 +240,73 @@ func TestPlanApplyPackedAppliesAlike(t *testing.T) {
 	}
 	if packed.Index(TableAllocs) != before || stMust[*state.Allocation](t)(packed.AllocByID(nil, "a00")).ModifyIndex != 11 {
 		t.Error("a refused packed plan changed the allocations")
+	}
+}
+
+// A plan whose job the store holds travels with a JobRef (type
+// PlanApplyRefRequestType): its allocations then share the stored version
+// row, and are stored as the plan carrying the job stores them. A copy of
+// the job is not held (it travels whole); a plan without placements
+// carries no job; a reference to a version no longer stored (here: the
+// job purged and registered again) is refused and changes nothing.
+func TestPlanApplyByJobRef(t *testing.T) {
+	whole, byRef := stStore(t, StoreConfig{}), stStore(t, StoreConfig{})
+	job := stJob("web")
+	for _, s := range []*Store{whole, byRef} {
+		stRegister(t, s, 10, job, nil)
+	}
+	stored := stMust[*state.Job](t)(byRef.JobByID(nil, state.DefaultNamespace, "web"))
+	if !byRef.HoldsJob(stored) || byRef.HoldsJob(stored.Copy()) || byRef.HoldsJob(nil) {
+		t.Fatal("HoldsJob: want true for the stored row only")
+	}
+	placements := func() []*state.Allocation {
+		return []*state.Allocation{stAlloc("a1", job, "n1"), stAlloc("a2", job, "n2")}
+	}
+	req := &PlanApplyRequest{EvalID: "e1", Job: stored, JobAllocs: placements(), Now: 1100}
+	p, mt, err := req.Packed(byRef.HoldsJob)
+	if err != nil || mt != PlanApplyRefRequestType || p.Job != nil || p.JobRef == nil || *p.JobRef != (JobRef{"default", "web", 0, 10, 10}) {
+		t.Fatalf("Packed: %v type %d job %v ref %+v", err, mt, p.Job, p.JobRef)
+	}
+	if req.Job != stored || req.JobRef != nil {
+		t.Fatal("Packed changed the request")
+	}
+	if _, mt, _ := (&PlanApplyRequest{Job: stored.Copy(), JobAllocs: placements()}).Packed(byRef.HoldsJob); mt != PlanApplyPackedRequestType {
+		t.Errorf("a copy of the job: type %d, want it carried whole (%d)", mt, PlanApplyPackedRequestType)
+	}
+	if q, mt, _ := (&PlanApplyRequest{Job: stored, Stops: placements()[:1]}).Packed(byRef.HoldsJob); mt != PlanApplyRequestType || q.Job != nil || q.JobRef != nil {
+		t.Errorf("a plan without placements: type %d, job %v ref %v", mt, q.Job, q.JobRef)
+	}
+
+	stApply(t, whole, 11, PlanApplyRequestType, &PlanApplyRequest{EvalID: "e1", Job: stored, JobAllocs: placements(), Now: 1100})
+	stApply(t, byRef, 11, mt, p)
+	for _, id := range []string{"a1", "a2"} {
+		want := stMust[*state.Allocation](t)(whole.AllocByID(nil, id))
+		got := stMust[*state.Allocation](t)(byRef.AllocByID(nil, id))
+		wj, _ := json.Marshal(want)
+		gj, _ := json.Marshal(got)
+		if string(wj) != string(gj) {
+			t.Fatalf("allocation %s stored\n%s\nby reference, want\n%s", id, gj, wj)
+		}
+		if got.Job != stored { // the row as the plan found it (the plan's write then refreshed the job's status)
+			t.Errorf("allocation %s: its job is not the stored version row", id)
+		}
+	}
+
+	// Purged and registered again: version 0 again, another CreateIndex.
+	stApply(t, byRef, 12, JobDeregisterRequestType, &JobDeregisterRequest{Namespace: state.DefaultNamespace, JobID: "web", Purge: true})
+	stRegister(t, byRef, 13, job, nil)
+	before := byRef.Index(TableAllocs)
+	stale := *p
+	stale.PackedJobAllocs = bytes.Clone(p.PackedJobAllocs)
+	resp := stApplyErr(t, byRef, 14, PlanApplyRefRequestType, &stale)
+	if err, ok := resp.(error); !ok || !errors.Is(err, state.ErrConflict) {
+		t.Errorf("a plan naming a purged version: %v, want a conflict", resp)
+	}
+	if byRef.Index(TableAllocs) != before {
+		t.Error("a refused plan changed the allocations")
+	}
+	if resp := stApplyErr(t, byRef, 15, PlanApplyRefRequestType, &PlanApplyRequest{PackedJobAllocs: p.PackedJobAllocs}); resp == nil {
+		t.Error("a plan of type 24 without a JobRef applied")
 	}
 }
 
@@ -378,7 +445,7 @@ func TestPackedPlanReadersKeepNothing(t *testing.T) {
 			Scores: state.ScoresOf(map[string]float64{a.NodeID + ".binpack": float64(i) / 10, "n9.binpack": 0.5, "n9.custom": 1})}
 		allocs = append(allocs, a)
 	}
-	p, _, err := (&PlanApplyRequest{Job: job, JobAllocs: allocs}).Packed()
+	p, _, err := (&PlanApplyRequest{Job: job, JobAllocs: allocs}).Packed(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +472,7 @@ func TestPackedPlanReadersKeepNothing(t *testing.T) {
 		}
 	}
 	// Packing again (a pooled writer) gives the same bytes.
-	again, _, err := (&PlanApplyRequest{Job: job, JobAllocs: allocs}).Packed()
+	again, _, err := (&PlanApplyRequest{Job: job, JobAllocs: allocs}).Packed(nil)
 	if err != nil || !bytes.Equal(again.PackedJobAllocs, full) {
 		t.Fatalf("packed again: %v, %d bytes against %d, or different", err, len(again.PackedJobAllocs), len(full))
 	}

@@ -43,6 +43,21 @@ func (r reader) JobByIDAndVersion(ws memdb.WatchSet, ns, id string, version uint
 	return first[*state.Job](ws, r.txn(), TableJobVersion, indexID, ns, id, version)
 }
 
+// HoldsJob reports whether j is itself (the same object, not an equal
+// copy) the current row of its job or of its version: a job read from the
+// store and not copied since. A plan whose job the store holds can name
+// it by JobRef.
+func (r reader) HoldsJob(j *state.Job) bool {
+	if j == nil {
+		return false
+	}
+	if cur, err := r.JobByID(nil, j.Namespace, j.ID); err == nil && cur == j {
+		return true
+	}
+	v, err := r.JobByIDAndVersion(nil, j.Namespace, j.ID, j.Version)
+	return err == nil && v == j
+}
+
 // JobSubmission returns the source a job version was registered from, or
 // nil when none was given or it is no longer retained.
 func (r reader) JobSubmission(ws memdb.WatchSet, ns, id string, version uint64) (*state.JobSubmission, error) {
