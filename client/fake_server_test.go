@@ -164,9 +164,13 @@ func (fs *fakeServer) listAllocs(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			ch := &state.NodeAllocChanges{Allocs: map[string]uint64{}, Changed: []*state.Allocation{}}
+			indexOf := func(a *state.Allocation) uint64 { return a.ModifyIndex }
+			if r.URL.Query().Get("server_changes") == "true" {
+				indexOf = func(a *state.Allocation) uint64 { return a.AllocModifyIndex }
+			}
 			for _, a := range out {
-				ch.Allocs[a.ID] = a.ModifyIndex
-				if a.ModifyIndex > since {
+				ch.Allocs[a.ID] = indexOf(a)
+				if indexOf(a) > since {
 					ch.Changed = append(ch.Changed, a)
 				}
 			}

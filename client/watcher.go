@@ -10,9 +10,11 @@ import (
 
 // watchLoop learns the node's allocations by blocking query and brings
 // the local runners in line with them (syncAllocs). It reads them as
-// changes (GET /v1/node/:id/allocations/changes): every answer names all
-// the node's allocations, but carries whole only those modified since the
-// previous answer; the others come from known, the allocations last read.
+// changes (GET /v1/node/:id/allocations/changes?server_changes=true):
+// every answer names all the node's allocations, but carries whole only
+// those the servers modified since the previous answer; the others come
+// from known, the allocations last read. The client's own reports do not
+// count as changes: they neither wake it nor come back to it.
 func (c *Client) watchLoop(ctx context.Context) {
 	select {
 	case <-c.registered:
@@ -27,7 +29,7 @@ func (c *Client) watchLoop(ctx context.Context) {
 		var meta *api.QueryMeta
 		err := c.servers.call(ctx, func(s *api.Client) error {
 			var err error
-			changes, meta, err = s.Nodes().AllocationChanges(ctx, c.nodeID, index, &api.QueryOptions{
+			changes, meta, err = s.Nodes().AllocationChanges(ctx, c.nodeID, index, true, &api.QueryOptions{
 				WaitIndex: index, WaitTime: c.cfg.WatchWait, AllowStale: true,
 			})
 			return err
@@ -66,10 +68,10 @@ func (c *Client) watchLoop(ctx context.Context) {
 }
 
 // mergeChanges brings known (allocation ID → latest allocation read) up to
-// date with an answer of the changes endpoint and returns the node's whole
-// list. complete is false when the answer names an allocation that it
-// does not carry and known does not hold (or holds at another index); known
-// is then left as it was.
+// date with an answer of the changes endpoint (indexes by AllocModifyIndex)
+// and returns the node's whole list. complete is false when the answer
+// names an allocation that it does not carry and known does not hold (or
+// holds at another index); known is then left as it was.
 func mergeChanges(known map[string]*state.Allocation, changes *state.NodeAllocChanges) (allocs []*state.Allocation, complete bool) {
 	changed := make(map[string]*state.Allocation, len(changes.Changed))
 	for _, a := range changes.Changed {
@@ -80,7 +82,7 @@ func mergeChanges(known map[string]*state.Allocation, changes *state.NodeAllocCh
 		a := changed[id]
 		if a == nil {
 			a = known[id]
-			if a == nil || a.ModifyIndex != mi {
+			if a == nil || a.AllocModifyIndex != mi {
 				return nil, false
 			}
 		}

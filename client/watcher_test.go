@@ -8,12 +8,13 @@ import (
 )
 
 // TestMergeChanges: the client's list is the changed allocations plus the
-// known ones the answer names at the same index; one it drops is gone; an
+// known ones the answer names at the same index (AllocModifyIndex: the
+// client asks for the servers' changes); one it drops is gone; an
 // answer naming an allocation it neither carries nor matches what is known
 // is incomplete and leaves known as it was.
 func TestMergeChanges(t *testing.T) {
-	a := &state.Allocation{ID: "a", ModifyIndex: 5}
-	b := &state.Allocation{ID: "b", ModifyIndex: 6}
+	a := &state.Allocation{ID: "a", AllocModifyIndex: 5}
+	b := &state.Allocation{ID: "b", AllocModifyIndex: 6}
 	known := map[string]*state.Allocation{}
 	list, ok := mergeChanges(known, &state.NodeAllocChanges{Allocs: map[string]uint64{"a": 5, "b": 6}, Changed: []*state.Allocation{a, b}})
 	if !ok || len(list) != 2 || known["a"] != a || known["b"] != b {
@@ -21,10 +22,10 @@ func TestMergeChanges(t *testing.T) {
 	}
 
 	// b changed, a did not, c is new.
-	b2 := &state.Allocation{ID: "b", ModifyIndex: 9, ClientStatus: "running"}
-	c := &state.Allocation{ID: "c", ModifyIndex: 8}
+	b2 := &state.Allocation{ID: "b", AllocModifyIndex: 9, DesiredStatus: "stop"}
+	c := &state.Allocation{ID: "c", AllocModifyIndex: 8}
 	list, ok = mergeChanges(known, &state.NodeAllocChanges{Allocs: map[string]uint64{"a": 5, "b": 9, "c": 8}, Changed: []*state.Allocation{b2, c}})
-	slices.SortFunc(list, func(x, y *state.Allocation) int { return int(x.ModifyIndex) - int(y.ModifyIndex) })
+	slices.SortFunc(list, func(x, y *state.Allocation) int { return int(x.AllocModifyIndex) - int(y.AllocModifyIndex) })
 	if !ok || !slices.Equal(list, []*state.Allocation{a, c, b2}) || known["b"] != b2 {
 		t.Fatalf("second answer: %v %v", list, ok)
 	}

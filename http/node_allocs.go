@@ -57,6 +57,13 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 // change rather than its node's whole list at every change; the blocking
 // index is the node's own, as for nodeAllocations. The ACL rule is the
 // same as the list's: node:read, or the node's own secret.
+//
+// With server_changes=true every index in the answer is AllocModifyIndex
+// instead: the last change the servers made (placement, stop, new job
+// version), not what a client reported. That is all a client agent acts
+// on, and its own report (running, task events) then neither wakes its
+// blocking read nor comes back to it whole, with its job: in the running
+// scenario a report brought every allocation back a second time.
 func (s *Server) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var since uint64
 	if v := r.URL.Query().Get("since"); v != "" {
@@ -66,28 +73,41 @@ func (s *Server) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 		}
 		since = n
 	}
-	out := &state.NodeAllocChanges{}
-	err := s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
+	byServers, err := boolParam(r, "server_changes")
+	if err != nil {
+		return nil, err
+	}
+	indexOf := func(a *state.Allocation) uint64 { return a.ModifyIndex }
+	if byServers {
+		indexOf = func(a *state.Allocation) uint64 { return a.AllocModifyIndex }
+	}
+	// A wake-up that finds nothing past the caller's index answers
+	// nothing: the answer is built once, from the last read.
+	var allocs []*state.Allocation
+	err = s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		n, err := s.lookupNode(ws, p.ByName("node_id"))
 		if err != nil {
 			return 0, err
 		}
-		allocs, err := s.store.AllocsByNode(ws, n.ID)
-		if err != nil {
+		if allocs, err = s.store.AllocsByNode(ws, n.ID); err != nil {
 			return 0, err
 		}
-		out.Allocs = make(map[string]uint64, len(allocs))
-		out.Changed = out.Changed[:0]
+		var index uint64
 		for _, a := range allocs {
-			out.Allocs[a.ID] = a.ModifyIndex
-			if a.ModifyIndex > since {
-				out.Changed = append(out.Changed, a)
-			}
+			index = max(index, indexOf(a))
 		}
-		return nodeAllocsIndex(allocs), nil
+		return index, nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	out := &state.NodeAllocChanges{Allocs: make(map[string]uint64, len(allocs))}
+	for _, a := range allocs {
+		i := indexOf(a)
+		out.Allocs[a.ID] = i
+		if i > since {
+			out.Changed = append(out.Changed, a)
+		}
 	}
 	out.Changed = nonNil(out.Changed)
 	return out, nil

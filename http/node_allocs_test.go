@@ -196,7 +196,8 @@ func TestNodeAllocationsBlockUntilPlaced(t *testing.T) {
 // TestNodeAllocationChanges: the changes endpoint names every allocation
 // of the node with its ModifyIndex and carries whole only those modified
 // after since; a client report moves the reported one into the next
-// answer; a since that is not an index is a 400.
+// answer, unless server_changes=true asks for AllocModifyIndex, which only
+// the servers' writes move; a since that is not an index is a 400.
 func TestNodeAllocationChanges(t *testing.T) {
 	h, _ := newSchedHarness(t)
 	n := testNode(1)
@@ -237,6 +238,25 @@ func TestNodeAllocationChanges(t *testing.T) {
 	if len(one.Changed) != 1 || one.Changed[0].ID != a2 || one.Changed[0].ClientStatus != "running" || one.Allocs[a2] != out.Index || one.Allocs[a1] != all.Allocs[a1] {
 		t.Fatalf("after a report: %+v, want only %s whole at index %d", one, a2, out.Index)
 	}
+
+	// server_changes=true: indexes are AllocModifyIndex, so a2's report
+	// above is not a change, and the index is where the placements left it.
+	var servers state.NodeAllocChanges
+	rec = h.ok(http.MethodGet, url+"?server_changes=true&since="+strconv.FormatUint(index, 10), nil, &servers)
+	if headerIndex(t, rec) != index || len(servers.Changed) != 0 || servers.Allocs[a2] != all.Allocs[a2] {
+		t.Fatalf("server changes after a report: index %d, %+v; want index %d and nothing changed", headerIndex(t, rec), servers, index)
+	}
+	// A server-side write (a stop) is one.
+	stop := h.alloc(a1).Copy()
+	stop.DesiredStatus = state.AllocDesiredStatusStop
+	h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{stop}, Now: testNow.UnixNano()})
+	rec = h.ok(http.MethodGet, url+"?server_changes=true&since="+strconv.FormatUint(index, 10), nil, &servers)
+	stopped := h.alloc(a1)
+	if headerIndex(t, rec) != stopped.AllocModifyIndex || len(servers.Changed) != 1 || servers.Changed[0].ID != a1 ||
+		servers.Changed[0].DesiredStatus != state.AllocDesiredStatusStop || servers.Allocs[a1] != stopped.AllocModifyIndex {
+		t.Fatalf("server changes after a stop: index %d, %+v; want only %s at %d", headerIndex(t, rec), servers, a1, stopped.AllocModifyIndex)
+	}
+	h.fail(http.MethodGet, url+"?server_changes=maybe", nil, http.StatusBadRequest)
 
 	before := h.writes()
 	h.fail(http.MethodGet, url+"?since=soon", nil, http.StatusBadRequest)

@@ -129,7 +129,7 @@ func (b *bench) simulateHealthyClient(ctx context.Context, n *simNode) {
 	index := "0"
 	reported := map[string]string{}
 	for ctx.Err() == nil {
-		resp, err := b.do(http.MethodGet, "/v1/node/"+n.ID+"/allocations/changes?stale=true&wait=30s&index="+index+"&since="+index, nil)
+		resp, err := b.do(http.MethodGet, "/v1/node/"+n.ID+"/allocations/changes?server_changes=true&stale=true&wait=30s&index="+index+"&since="+index, nil)
 		if err != nil {
 			return
 		}

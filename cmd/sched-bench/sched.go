@@ -417,14 +417,14 @@ func (b *bench) running(nodes, jobs, clients int) error {
 // simulateClient follows a node's allocations by blocking query and
 // reports each new one running, in one batch per wake-up, as a client
 // agent does: it reads them as changes since its previous answer
-// (/allocations/changes), so each allocation is read whole once per
+// (/allocations/changes?server_changes=true), so each allocation is read whole once per
 // change, and with stale=true, as a client agent does (client/watcher.go):
 // no read barrier through the leader for every wake-up.
 func (b *bench) simulateClient(ctx context.Context, n *simNode) {
 	index := "0"
 	reported := map[string]bool{}
 	for ctx.Err() == nil {
-		resp, err := b.do(http.MethodGet, "/v1/node/"+n.ID+"/allocations/changes?stale=true&wait=30s&index="+index+"&since="+index, nil)
+		resp, err := b.do(http.MethodGet, "/v1/node/"+n.ID+"/allocations/changes?server_changes=true&stale=true&wait=30s&index="+index+"&since="+index, nil)
 		if err != nil {
 			return
 		}

@@ -39,10 +39,15 @@ func (n *Nodes) Allocations(ctx context.Context, id string, q *QueryOptions) ([]
 // and whole (with their job) those modified after since: with since the
 // index of its previous answer, a client reads each allocation once per
 // change. With q.WaitIndex it blocks until the node's allocations change.
-func (n *Nodes) AllocationChanges(ctx context.Context, id string, since uint64, q *QueryOptions) (*state.NodeAllocChanges, *QueryMeta, error) {
+// With serverChanges, every index is AllocModifyIndex, so only what the
+// servers changed counts (server_changes=true): what a client agent asks.
+func (n *Nodes) AllocationChanges(ctx context.Context, id string, since uint64, serverChanges bool, q *QueryOptions) (*state.NodeAllocChanges, *QueryMeta, error) {
 	params := url.Values{}
 	if since > 0 {
 		params.Set("since", strconv.FormatUint(since, 10))
+	}
+	if serverChanges {
+		params.Set("server_changes", "true")
 	}
 	return get[*state.NodeAllocChanges](ctx, n.c, PathOf("v1", "node", id, "allocations", "changes"), params, q)
 }
