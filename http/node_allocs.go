@@ -60,7 +60,9 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 //
 // With server_changes=true every index in the answer is AllocModifyIndex
 // instead: the last change the servers made (placement, stop, new job
-// version), not what a client reported. That is all a client agent acts
+// version), not what a client reported; the blocking index is the last
+// such change to the node's allocations, removals included (an allocation
+// read after the wait may be newer: the next answer carries it again). That is all a client agent acts
 // on, and its own report (running, task events) then neither wakes its
 // blocking read nor comes back to it whole, with its job: in the running
 // scenario a report brought every allocation back a second time.
@@ -82,12 +84,21 @@ func (s *Server) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 		indexOf = func(a *state.Allocation) uint64 { return a.AllocModifyIndex }
 	}
 	// A wake-up that finds nothing past the caller's index answers
-	// nothing: the answer is built once, from the last read.
+	// nothing: the answer is built once, from the last read. With
+	// server_changes the index is the node's list's own
+	// (NodeAllocsServerIndex), so a wake-up for a client's report reads
+	// no allocation at all; the allocations are read after the wait,
+	// from a state at least as new as that index.
+	var nodeID string
 	var allocs []*state.Allocation
 	err = s.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		n, err := s.lookupNode(ws, p.ByName("node_id"))
 		if err != nil {
 			return 0, err
+		}
+		nodeID = n.ID
+		if byServers {
+			return s.store.NodeAllocsServerIndex(ws, n.ID)
 		}
 		if allocs, err = s.store.AllocsByNode(ws, n.ID); err != nil {
 			return 0, err
@@ -100,6 +111,11 @@ func (s *Server) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 	})
 	if err != nil {
 		return nil, err
+	}
+	if byServers {
+		if allocs, err = s.store.AllocsByNode(nil, nodeID); err != nil {
+			return nil, err
+		}
 	}
 	out := &state.NodeAllocChanges{Allocs: make(map[string]uint64, len(allocs))}
 	for _, a := range allocs {

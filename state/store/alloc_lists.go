@@ -45,6 +45,13 @@ type allocList struct {
 	// next one's.
 	chunks []*idChunk
 	n      int
+	// serverIndex is the index of the last write that changed what the
+	// servers decide of the row's allocations: one added or removed, or
+	// written with a new AllocModifyIndex (placed, stopped, moved to a new
+	// job version), not a client's report. After a restore it is the
+	// highest AllocModifyIndex of the row. It is a client's blocking index
+	// (NodeAllocsServerIndex).
+	serverIndex uint64
 }
 
 // idChunk is a run of a row's IDs, in order.
@@ -256,27 +263,28 @@ func (t *writeTxn) trackAllocLists(old, new *state.Allocation) error {
 	switch {
 	case new == nil:
 		for _, k := range keys(old) {
-			if err := t.editAllocList(k, old.ID, -1); err != nil {
+			if err := t.editAllocList(k, old.ID, -1, true); err != nil {
 				return err
 			}
 		}
 	case old == nil:
 		for _, k := range keys(new) {
-			if err := t.editAllocList(k, new.ID, +1); err != nil {
+			if err := t.editAllocList(k, new.ID, +1, true); err != nil {
 				return err
 			}
 		}
 	default:
 		was, is := keys(old), keys(new)
+		byServer := new.AllocModifyIndex != old.AllocModifyIndex
 		for i := range is {
 			op := 0
 			if was[i] != is[i] {
-				if err := t.editAllocList(was[i], old.ID, -1); err != nil {
+				if err := t.editAllocList(was[i], old.ID, -1, true); err != nil {
 					return err
 				}
 				op = +1
 			}
-			if err := t.editAllocList(is[i], new.ID, op); err != nil {
+			if err := t.editAllocList(is[i], new.ID, op, byServer || op != 0); err != nil {
 				return err
 			}
 		}
@@ -286,8 +294,9 @@ func (t *writeTxn) trackAllocLists(old, new *state.Allocation) error {
 
 // editAllocList adds (op +1; id is not listed yet), removes (-1) or keeps
 // (0) id in the row k, writing the row in this transaction (deleting it
-// once empty).
-func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
+// once empty). byServer says the write is the servers' (see
+// allocList.serverIndex).
+func (t *writeTxn) editAllocList(k listKey, id string, op int, byServer bool) error {
 	if t.lists.rows == nil {
 		t.lists = allocListsTxn{rows: map[listKey]*allocList{}, inTable: map[*allocList]bool{}, id: listTxnIDs.Add(1)}
 	}
@@ -299,7 +308,7 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 		}
 		row = &allocList{Key: k.key}
 		if stored != nil {
-			row.chunks, row.n = slices.Clone(stored.chunks), stored.n
+			row.chunks, row.n, row.serverIndex = slices.Clone(stored.chunks), stored.n, stored.serverIndex
 			// Written again even if unchanged: a read that watched the
 			// row wakes whenever one of its allocations is written.
 			if err := t.Insert(k.table, row); err != nil {
@@ -308,6 +317,9 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int) error {
 			t.lists.inTable[row] = true
 		}
 		t.lists.rows[k] = row
+	}
+	if byServer {
+		row.serverIndex = t.index
 	}
 	switch {
 	case op > 0:
@@ -345,12 +357,14 @@ func rebuildAllocLists(txn *memdb.Txn) error {
 	// leaving room for a few placements before a chunk splits.
 	const fill = maxListChunk * 3 / 4
 	rows := map[listKey]*allocList{}
-	add := func(k listKey, id string) {
+	add := func(k listKey, a *state.Allocation) {
 		row := rows[k]
 		if row == nil {
 			row = &allocList{Key: k.key}
 			rows[k] = row
 		}
+		row.serverIndex = max(row.serverIndex, a.AllocModifyIndex)
+		id := a.ID
 		if n := len(row.chunks); n == 0 || len(row.chunks[n-1].ids) == fill {
 			row.chunks = append(row.chunks, &idChunk{ids: make([]string, 0, fill)})
 		}
@@ -359,8 +373,8 @@ func rebuildAllocLists(txn *memdb.Txn) error {
 		row.n++
 	}
 	err := eachAlloc(nil, txn, "", func(a *state.Allocation) bool {
-		add(listKey{TableNodeAllocs, a.NodeID}, a.ID)
-		add(listKey{TableJobAllocs, jobAllocsKey(a.Namespace, a.JobID)}, a.ID)
+		add(listKey{TableNodeAllocs, a.NodeID}, a)
+		add(listKey{TableJobAllocs, jobAllocsKey(a.Namespace, a.JobID)}, a)
 		return true
 	})
 	if err != nil {

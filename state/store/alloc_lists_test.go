@@ -1,9 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/schedhq/sched/state"
 )
 
 // TestAllocListChunks: random inserts and removes, spread over many
@@ -100,4 +105,58 @@ func (l *allocList) ids() []string {
 		out = append(out, c.ids...)
 	}
 	return out
+}
+
+// TestNodeAllocsServerIndex: a node's server index moves with the
+// servers' writes of its allocations (placed, stopped, collected), not
+// with a client's report, and wakes a read that watched it; a restored
+// store starts from the highest AllocModifyIndex of each node.
+func TestNodeAllocsServerIndex(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	job := stJob("web")
+	stRegister(t, s, 10, job, nil)
+	at := func(node string) uint64 { return stMust[uint64](t)(s.NodeAllocsServerIndex(nil, node)) }
+	if got := at("n1"); got != 0 {
+		t.Fatalf("a node without allocations: %d, want 0", got)
+	}
+	stApply(t, s, 11, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{stAlloc("a1", job, "n1"), stAlloc("a2", job, "n1")}})
+	stApply(t, s, 12, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{stAlloc("a3", job, "n2")}})
+	if at("n1") != 11 || at("n2") != 12 {
+		t.Fatalf("after placements: n1 %d, n2 %d; want 11 and 12", at("n1"), at("n2"))
+	}
+
+	ws := memdb.NewWatchSet()
+	s.NodeAllocsServerIndex(ws, "n1")
+	stApply(t, s, 13, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: []*state.Allocation{{ID: "a1", ClientStatus: state.AllocClientStatusRunning}}})
+	if at("n1") != 11 {
+		t.Errorf("after a client's report: %d, want 11 still", at("n1"))
+	}
+	if !stFired(ws) {
+		t.Error("a report did not wake the node's read (it must re-run it to see)")
+	}
+
+	stop := stMust[*state.Allocation](t)(s.AllocByID(nil, "a2")).Copy()
+	stop.DesiredStatus = state.AllocDesiredStatusStop
+	stApply(t, s, 14, PlanApplyRequestType, &PlanApplyRequest{Stops: []*state.Allocation{stop}})
+	if at("n1") != 14 || at("n2") != 12 {
+		t.Errorf("after a stop: n1 %d, n2 %d; want 14 and 12", at("n1"), at("n2"))
+	}
+	stApply(t, s, 15, GarbageCollectRequestType, &GarbageCollectRequest{Allocs: []string{"a2"}})
+	if at("n1") != 15 {
+		t.Errorf("after a collection: %d, want 15", at("n1"))
+	}
+
+	snap := stMust[*StateSnapshot](t)(s.Snapshot())
+	var buf bytes.Buffer
+	if err := snap.Persist(&buf); err != nil {
+		t.Fatal(err)
+	}
+	snap.Release()
+	restored := stStore(t, StoreConfig{})
+	if err := restored.Restore(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := stMust[uint64](t)(restored.NodeAllocsServerIndex(nil, "n1")); got != 11 {
+		t.Errorf("restored: n1 %d, want 11 (a1's AllocModifyIndex)", got)
+	}
 }

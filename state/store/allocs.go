@@ -45,6 +45,20 @@ func (r reader) AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*state.Allocat
 	return allocsOnNode(ws, r.txn(), nodeID)
 }
 
+// NodeAllocsServerIndex returns the index of the servers' last change to
+// the allocations of a node (one placed, stopped, removed or moved to a
+// new job version; not a client's report), 0 when it has none, and
+// watches the node's list in ws: the blocking index of a client that
+// follows only what the servers change, without reading every allocation
+// of its node at every wake-up.
+func (r reader) NodeAllocsServerIndex(ws memdb.WatchSet, nodeID string) (uint64, error) {
+	row, err := first[*allocList](ws, r.txn(), TableNodeAllocs, indexID, nodeID)
+	if err != nil || row == nil {
+		return 0, err
+	}
+	return row.serverIndex, nil
+}
+
 // AllocsByEval lists the allocations an evaluation placed, ordered by ID;
 // none once the evaluation itself is gone (the allocations are found
 // through its job).
