@@ -30,6 +30,9 @@ type Node struct {
 	// VerifyLeader reads it to turn the commit index into a read index.
 	logs  hraft.LogStore
 	trans *hraft.NetworkTransport
+	// snaps is the snapshot store; the byte trigger reads the size of
+	// the newest snapshot from it (snapshot_bytes.go).
+	snaps hraft.SnapshotStore
 
 	observer *hraft.Observer
 	// leaderCh carries this server's latest leadership state to the one
@@ -104,6 +107,7 @@ func New(cfg Config, fsm FSM) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raft: snapshot store: %w", err)
 	}
+	n.snaps = snaps
 	if n.trans, err = newTransport(cfg, raftLogger); err != nil {
 		return nil, err
 	}

@@ -6,20 +6,29 @@ import (
 )
 
 // snapshotOnBytes takes a snapshot whenever the entries applied since the
-// last snapshot (whoever took it) add up to Config.SnapshotBytes, checking
-// every interval until shutdown. Raft's own trigger counts entries; this
-// one bounds what a restart after a crash replays by its size.
+// last snapshot (whoever took it) add up to the byte trigger
+// (snapshotLimit: Config.SnapshotBytes, grown with the state up to
+// Config.SnapshotBytesMax), checking every interval until shutdown.
+// Raft's own trigger counts entries; this one bounds what a restart after
+// a crash replays by its size.
 func (n *Node) snapshotOnBytes(interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	tr := n.newBytesTrigger()
+	// The limit is read from the snapshot store when a snapshot is new,
+	// not at every check: listing the store while a snapshot is being
+	// written logs a warning about its temporary folder.
+	limitAt, limit := tr.lastIndex, n.snapshotLimit(n.cfg.SnapshotBytes, n.cfg.SnapshotBytesMax)
 	for {
 		select {
 		case <-n.shutdownCh:
 			return
 		case <-t.C:
 		}
-		if _, err := n.checkSnapshotBytes(&tr, n.cfg.SnapshotBytes); err != nil {
+		if idx := n.lastSnapshotIndex(); idx != limitAt {
+			limitAt, limit = idx, n.snapshotLimit(n.cfg.SnapshotBytes, n.cfg.SnapshotBytesMax)
+		}
+		if _, err := n.checkSnapshotBytes(&tr, limit); err != nil {
 			n.logger.Warn("snapshot after a large log failed; retrying at the next check", "error", err)
 		}
 	}
@@ -61,4 +70,20 @@ func (n *Node) checkSnapshotBytes(tr *bytesTrigger, limit int64) (bool, error) {
 func (n *Node) lastSnapshotIndex() uint64 {
 	idx, _ := strconv.ParseUint(n.raft.Stats()["last_snapshot_index"], 10, 64)
 	return idx
+}
+
+// snapshotLimit is the byte trigger: the size of the newest snapshot,
+// within [least, most] (least when there is none, or most < least). A
+// snapshot costs about its size to write, so a trigger that keeps up with
+// it spends a bounded share of the writes on snapshots however large the
+// state grows.
+func (n *Node) snapshotLimit(least, most int64) int64 {
+	if most <= least {
+		return least
+	}
+	metas, err := n.snaps.List()
+	if err != nil || len(metas) == 0 {
+		return least
+	}
+	return min(max(metas[0].Size, least), most)
 }

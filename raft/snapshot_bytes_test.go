@@ -105,3 +105,42 @@ func TestUnfinishedSnapshotRemovedAtStart(t *testing.T) {
 		t.Fatalf("%d restores after restart, want 1", restores)
 	}
 }
+
+// TestSnapshotLimitGrowsWithTheState: the byte trigger is the newest
+// snapshot's size, within its bounds; the least without a snapshot.
+func TestSnapshotLimitGrowsWithTheState(t *testing.T) {
+	cfg := testConfig(t, "s1", t.TempDir(), true)
+	cfg.SnapshotBytes = -1
+	cfg.SnapshotThreshold = 1 << 30
+	n, err := New(cfg, newKV())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Shutdown()
+	waitLeader(t, n, 5*time.Second)
+	if got := n.snapshotLimit(1000, 1<<30); got != 1000 {
+		t.Fatalf("no snapshot yet: limit %d, want the least (1000)", got)
+	}
+	value := strings.Repeat("v", 1000)
+	for i := range 50 { // a state of ~50 kB
+		mustApply(t, n, fmt.Sprintf("k%d", i), value)
+	}
+	if err := n.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	metas, err := n.snaps.List()
+	if err != nil || len(metas) == 0 || metas[0].Size < 50_000 {
+		t.Fatalf("snapshot metas %v (%v): want one of at least 50 kB", metas, err)
+	}
+	size := metas[0].Size
+	for _, c := range []struct{ least, most, want int64 }{
+		{1000, 1 << 30, size},  // the snapshot's size
+		{1000, 20_000, 20_000}, // capped
+		{1 << 20, 1 << 30, 1 << 20},
+		{1 << 20, 1000, 1 << 20}, // a fixed trigger
+	} {
+		if got := n.snapshotLimit(c.least, c.most); got != c.want {
+			t.Errorf("limit within [%d, %d] = %d, want %d (snapshot of %d bytes)", c.least, c.most, got, c.want, size)
+		}
+	}
+}
