@@ -78,18 +78,23 @@ type RuntimeConfig struct {
 }
 
 // minDefaultWorkers is the least number of workers by default.
-const minDefaultWorkers = 8
+const minDefaultWorkers = 4
 
-// DefaultWorkers is the number of scheduling workers when none is set: one
+// DefaultWorkers is the number of scheduling workers when none is set: two
 // per CPU core, and at least minDefaultWorkers. A worker spends most of a
 // small evaluation waiting for its plan's Raft commit (a disk write or
 // two; computing the plan takes far less), so with one per core the
-// evaluations queued behind two commits at a time: sched-bench's running
-// scenario on 2 cores finished in 8.1-27 s with two workers and in
-// 4.3-4.6 s with eight or sixteen. The plan applier commits up to 16
-// plans at once, so more workers still batch into the same disk writes.
+// evaluations queue behind two commits at a time: on 2 cores sched-bench's
+// running scenario ran its last job 3.4-3.8 s after the first register
+// with two workers. More workers than that keep more plans committing
+// while the API registers, and the two compete for the same cores: with
+// eight, 2,000 registers from 16 clients took 1.31-1.44 s and a million
+// placements 1 m 5-10 s; with four, 1.03-1.05 s and 57 s, the last job
+// running after 2.5-2.7 s (2.1 s with eight). The plan applier commits
+// up to 16 plans at once, so the workers' plans batch into the same disk
+// writes.
 func DefaultWorkers() int {
-	return max(runtime.NumCPU(), minDefaultWorkers)
+	return max(2*runtime.NumCPU(), minDefaultWorkers)
 }
 
 // withDefaults validates c and fills its defaults.
