@@ -151,7 +151,7 @@ type ServerConfig struct {
 	// are named as in Nomad.
 
 	// NumSchedulers is the number of scheduling workers, 0 to 128. 0, the
-	// default, means two per CPU core and at least 4
+	// default, means three per CPU core and at least 6
 	// (leader.DefaultWorkers).
 	NumSchedulers int
 	// HeartbeatGrace is added to a node's heartbeat TTL before the leader
@@ -320,8 +320,8 @@ func (c *Config) Finish() error {
 	if c.Server.RaftMultiplier == 0 {
 		c.Server.RaftMultiplier = d.Server.RaftMultiplier
 	}
-	// NumSchedulers stays 0 when unset: the scheduler runs two workers per
-	// CPU core, at least 4.
+	// NumSchedulers stays 0 when unset: the scheduler runs three workers
+	// per CPU core, at least 6.
 	if c.Server.MaxHeartbeatsPerSecond == 0 {
 		c.Server.MaxHeartbeatsPerSecond = d.Server.MaxHeartbeatsPerSecond
 	}

@@ -78,23 +78,24 @@ type RuntimeConfig struct {
 }
 
 // minDefaultWorkers is the least number of workers by default.
-const minDefaultWorkers = 4
+const minDefaultWorkers = 6
 
-// DefaultWorkers is the number of scheduling workers when none is set: two
-// per CPU core, and at least minDefaultWorkers. A worker spends most of a
-// small evaluation waiting for its plan's Raft commit (a disk write or
-// two; computing the plan takes far less), so with one per core the
+// DefaultWorkers is the number of scheduling workers when none is set:
+// three per CPU core, and at least minDefaultWorkers. A worker spends most
+// of a small evaluation waiting for its plan's Raft commit (a disk write
+// or two; computing the plan takes far less), so with one per core the
 // evaluations queue behind two commits at a time: on 2 cores sched-bench's
 // running scenario ran its last job 3.4-3.8 s after the first register
-// with two workers. More workers than that keep more plans committing
-// while the API registers, and the two compete for the same cores: with
-// eight, 2,000 registers from 16 clients took 1.31-1.44 s and a million
-// placements 1 m 5-10 s; with four, 1.03-1.05 s and 57 s, the last job
-// running after 2.5-2.7 s (2.1 s with eight). The plan applier commits
-// up to 16 plans at once, so the workers' plans batch into the same disk
-// writes.
+// with two workers. More workers keep more plans committing while the API
+// registers, and the two compete for the same cores. Back to back on 2
+// cores, 2,000 registers from 16 clients and the last job running: four
+// workers 1.06-1.16 s and 2.68-2.73 s (once 3.15 s), six 1.15-1.35 s and
+// 2.0-2.5 s, eight 1.31-1.64 s and 1.9-2.5 s; a million placements took
+// 57 s with four, 60 s with six, 65-70 s with eight. The plan applier
+// commits up to 16 plans at once, so the workers' plans batch into the
+// same disk writes.
 func DefaultWorkers() int {
-	return max(2*runtime.NumCPU(), minDefaultWorkers)
+	return max(3*runtime.NumCPU(), minDefaultWorkers)
 }
 
 // withDefaults validates c and fills its defaults.
