@@ -231,6 +231,8 @@ func stPersistOld(t *testing.T, s *Store, format int) []byte {
 // the same contents as format 3; format 3 is what Persist writes, with
 // the allocations in chunks and each job once.
 func TestSnapshotFormatsRestoreAlike(t *testing.T) {
+	defer func(n int) { allocChunkBytes = n }(allocChunkBytes)
+	allocChunkBytes = 64 << 10 // 3,000 allocations in several chunks
 	src := stStore(t, StoreConfig{})
 	stFillEveryTable(t, src)
 	job := stMust[*state.Job](t)(src.JobByID(nil, state.DefaultNamespace, "web"))
