@@ -102,8 +102,8 @@ type Config struct {
 	// a crash replayed every placement. Zero means DefaultSnapshotBytes;
 	// negative turns it off.
 	SnapshotBytes int64
-	// SnapshotBytesMax: the byte trigger grows with the state, to the
-	// size of the last snapshot, but not past this. A snapshot persists
+	// SnapshotBytesMax: the byte trigger grows with the state, to twice
+	// the size of the last snapshot, but not past this. A snapshot persists
 	// the whole state: taken every SnapshotBytes whatever the state's
 	// size, its cost per write grew with the state (at a million
 	// allocations, a snapshot every 250,000 placements, each persisting

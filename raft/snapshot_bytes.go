@@ -72,11 +72,11 @@ func (n *Node) lastSnapshotIndex() uint64 {
 	return idx
 }
 
-// snapshotLimit is the byte trigger: the size of the newest snapshot,
-// within [least, most] (least when there is none, or most < least). A
-// snapshot costs about its size to write, so a trigger that keeps up with
-// it spends a bounded share of the writes on snapshots however large the
-// state grows.
+// snapshotLimit is the byte trigger: snapshotLogRatio times the size of
+// the newest snapshot, within [least, most] (least when there is none, or
+// most < least). A snapshot costs about its size to write, so a trigger
+// that keeps up with it spends a bounded share of the writes on snapshots
+// however large the state grows.
 func (n *Node) snapshotLimit(least, most int64) int64 {
 	if most <= least {
 		return least
@@ -85,5 +85,13 @@ func (n *Node) snapshotLimit(least, most int64) int64 {
 	if err != nil || len(metas) == 0 {
 		return least
 	}
-	return min(max(metas[0].Size, least), most)
+	return min(max(snapshotLogRatio*metas[0].Size, least), most)
 }
+
+// snapshotLogRatio is how many bytes of log the trigger lets through per
+// byte of the newest snapshot. A placement takes ~480 bytes in the log (a
+// packed plan's record, and its share of the entry) and ~300 in a
+// snapshot (the same record with the chunk's strings shared more widely),
+// so at 2 the snapshots come about every 1.2 times the allocations
+// already held: two or three while a million are placed.
+const snapshotLogRatio = 2

@@ -107,7 +107,8 @@ func TestUnfinishedSnapshotRemovedAtStart(t *testing.T) {
 }
 
 // TestSnapshotLimitGrowsWithTheState: the byte trigger is the newest
-// snapshot's size, within its bounds; the least without a snapshot.
+// snapshot's size times snapshotLogRatio, within its bounds; the least
+// without a snapshot.
 func TestSnapshotLimitGrowsWithTheState(t *testing.T) {
 	cfg := testConfig(t, "s1", t.TempDir(), true)
 	cfg.SnapshotBytes = -1
@@ -134,8 +135,8 @@ func TestSnapshotLimitGrowsWithTheState(t *testing.T) {
 	}
 	size := metas[0].Size
 	for _, c := range []struct{ least, most, want int64 }{
-		{1000, 1 << 30, size},  // the snapshot's size
-		{1000, 20_000, 20_000}, // capped
+		{1000, 1 << 30, snapshotLogRatio * size}, // the snapshot's size, times the ratio
+		{1000, 20_000, 20_000},                   // capped
 		{1 << 20, 1 << 30, 1 << 20},
 		{1 << 20, 1000, 1 << 20}, // a fixed trigger
 	} {
