@@ -133,6 +133,7 @@ func (a *PlanApplier) loop(ctx context.Context) {
 	// instead of one write per plan.
 	var inflight []*commitOp
 	defer a.answers.Wait()
+	defer a.queue.setInflight(nil)
 	for {
 		p, err := a.queue.Dequeue(ctx)
 		if err != nil {
@@ -145,8 +146,10 @@ func (a *PlanApplier) loop(ctx context.Context) {
 			continue
 		}
 		inflight = landed(inflight)
+		overlay := pendingOverlay(inflight)
+		a.queue.setInflight(overlay)
 		start := time.Now()
-		result, rejected, err := a.evaluate(plan, pendingOverlay(inflight))
+		result, rejected, err := a.evaluate(plan, overlay)
 		a.observe.PlanEvaluated(time.Since(start))
 		if err != nil {
 			a.count(func(s *PlanApplierStats) { s.Plans++ })
@@ -192,8 +195,12 @@ func (a *PlanApplier) loop(ctx context.Context) {
 			inflight = inflight[1:]
 		}
 		inflight = append(inflight, a.commit(ctx, p, result, len(rejected), refusedFor))
+		a.queue.setInflight(pendingOverlay(inflight))
 	}
 }
+
+// inflightPrefix starts the IDs of pendingOverlay's copies.
+const inflightPrefix = "in-flight/"
 
 // maxInflightCommits bounds the plan commits in flight at once.
 const maxInflightCommits = 16
@@ -279,7 +286,7 @@ func inflightAllocs(result *scheduler.PlanResult) map[string][]*state.Allocation
 				continue
 			}
 			c := *a
-			c.ID = "in-flight/" + a.ID
+			c.ID = inflightPrefix + a.ID
 			out[node] = append(out[node], &c)
 		}
 	}

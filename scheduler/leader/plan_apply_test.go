@@ -581,3 +581,53 @@ func holdFirstPlanCommit(r *memRaft) (held <-chan struct{}, release func()) {
 	var once sync.Once
 	return h, func() { once.Do(func() { close(rel) }) }
 }
+
+// TestInflightStateCountsPendingPlacements: a worker's snapshot counts, in
+// a node's usage, the placements of the commits in flight that it does
+// not hold, once; one it holds (landed) is not counted twice; without
+// anything in flight the snapshot is handed over as it is; the applier's
+// published overlay is what the workers read.
+func TestInflightStateCountsPendingPlacements(t *testing.T) {
+	r := rtNewMemRaft(t)
+	job := scheduler.MockJob("web")
+	r.registerJob(t, job)
+	n1, n2 := rtSmallNode("n1"), rtSmallNode("n2")
+	r.registerNode(t, n1)
+	r.registerNode(t, n2)
+	landedAlloc := rtAlloc("landed", n1.ID, 100, 64, 10)
+	landedAlloc.Job, _ = r.store.JobByID(nil, job.Namespace, job.ID)
+	r.must(t, store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{landedAlloc}})
+	snap, err := r.store.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	q := NewPlanQueue()
+	pool := &WorkerPool{plans: q}
+	if got := pool.withInflight(snap); got != scheduler.State(snap) {
+		t.Fatal("nothing in flight: the snapshot should be handed over as it is")
+	}
+	result := &scheduler.PlanResult{NodeAllocation: map[string][]*state.Allocation{
+		n1.ID: {rtAlloc("landed", n1.ID, 100, 64, 10), rtAlloc("p1", n1.ID, 200, 128, 20), rtAlloc("p2", n1.ID, 300, 256, 30)},
+	}}
+	q.setInflight(pendingOverlay([]*commitOp{{pending: inflightAllocs(result)}}))
+	st := pool.withInflight(snap)
+	u, err := st.NodeUsage(nil, n1.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.CPU != 600 || u.MemoryMB != 448 || u.DiskMB != 60 || u.Allocs != 3 {
+		t.Errorf("n1 usage %+v: want the landed allocation once plus p1 and p2 (cpu 600, memory 448, disk 60, 3 allocations)", *u)
+	}
+	base, _ := snap.NodeUsage(nil, n1.ID)
+	if base.CPU != 100 || base.Allocs != 1 {
+		t.Errorf("the snapshot's own usage changed: %+v", *base)
+	}
+	if u2, _ := st.NodeUsage(nil, n2.ID); u2 != nil && (u2.CPU != 0 || u2.Allocs != 0) {
+		t.Errorf("n2, with nothing in flight: %+v", *u2)
+	}
+	q.setInflight(nil)
+	if q.Inflight() != nil {
+		t.Error("an empty overlay is still published")
+	}
+}

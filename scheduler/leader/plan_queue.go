@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/state"
 )
 
 // PlanQueue holds submitted plans for the plan applier, by priority
@@ -20,6 +22,30 @@ type PlanQueue struct {
 	queue   planHeap
 	seq     uint64
 	readyCh chan struct{}
+	// inflight is the applier's pendingOverlay as of its last change:
+	// the placements of the commits it sent to Raft that may not have
+	// landed, by node, for the workers to rank with (Inflight). Never
+	// changed once published.
+	inflight atomic.Pointer[map[string][]*state.Allocation]
+}
+
+// setInflight publishes the placements of the commits in flight.
+func (q *PlanQueue) setInflight(m map[string][]*state.Allocation) {
+	if len(m) == 0 {
+		q.inflight.Store(nil)
+		return
+	}
+	q.inflight.Store(&m)
+}
+
+// Inflight returns the placements of the plan commits in flight, by node,
+// under IDs prefixed "in-flight/" (see pendingOverlay); read only. Some
+// may have landed already.
+func (q *PlanQueue) Inflight() map[string][]*state.Allocation {
+	if m := q.inflight.Load(); m != nil {
+		return *m
+	}
+	return nil
 }
 
 // NewPlanQueue returns a disabled queue.
