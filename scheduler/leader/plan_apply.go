@@ -146,10 +146,9 @@ func (a *PlanApplier) loop(ctx context.Context) {
 			continue
 		}
 		inflight = landed(inflight)
-		overlay := pendingOverlay(inflight)
-		a.queue.setInflight(overlay)
+		a.queue.setInflight(inflight)
 		start := time.Now()
-		result, rejected, err := a.evaluate(plan, overlay)
+		result, rejected, err := a.evaluate(plan, pendingOverlay(inflight))
 		a.observe.PlanEvaluated(time.Since(start))
 		if err != nil {
 			a.count(func(s *PlanApplierStats) { s.Plans++ })
@@ -195,7 +194,7 @@ func (a *PlanApplier) loop(ctx context.Context) {
 			inflight = inflight[1:]
 		}
 		inflight = append(inflight, a.commit(ctx, p, result, len(rejected), refusedFor))
-		a.queue.setInflight(pendingOverlay(inflight))
+		a.queue.setInflight(inflight)
 	}
 }
 

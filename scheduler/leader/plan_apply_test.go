@@ -610,7 +610,7 @@ func TestInflightStateCountsPendingPlacements(t *testing.T) {
 	result := &scheduler.PlanResult{NodeAllocation: map[string][]*state.Allocation{
 		n1.ID: {rtAlloc("landed", n1.ID, 100, 64, 10), rtAlloc("p1", n1.ID, 200, 128, 20), rtAlloc("p2", n1.ID, 300, 256, 30)},
 	}}
-	q.setInflight(pendingOverlay([]*commitOp{{pending: inflightAllocs(result)}}))
+	q.setInflight([]*commitOp{{pending: inflightAllocs(result)}, {pending: map[string][]*state.Allocation{}}})
 	st := pool.withInflight(snap)
 	u, err := st.NodeUsage(nil, n1.ID)
 	if err != nil {

@@ -22,26 +22,29 @@ type PlanQueue struct {
 	queue   planHeap
 	seq     uint64
 	readyCh chan struct{}
-	// inflight is the applier's pendingOverlay as of its last change:
-	// the placements of the commits it sent to Raft that may not have
-	// landed, by node, for the workers to rank with (Inflight). Never
-	// changed once published.
-	inflight atomic.Pointer[map[string][]*state.Allocation]
+	// inflight holds, as of the applier's last change, each commit in
+	// flight's placements by node (commitOp.pending), for the workers to
+	// rank with (Inflight). Never changed once published.
+	inflight atomic.Pointer[[]map[string][]*state.Allocation]
 }
 
 // setInflight publishes the placements of the commits in flight.
-func (q *PlanQueue) setInflight(m map[string][]*state.Allocation) {
-	if len(m) == 0 {
+func (q *PlanQueue) setInflight(ops []*commitOp) {
+	if len(ops) == 0 {
 		q.inflight.Store(nil)
 		return
+	}
+	m := make([]map[string][]*state.Allocation, len(ops))
+	for i, op := range ops {
+		m[i] = op.pending
 	}
 	q.inflight.Store(&m)
 }
 
-// Inflight returns the placements of the plan commits in flight, by node,
-// under IDs prefixed "in-flight/" (see pendingOverlay); read only. Some
-// may have landed already.
-func (q *PlanQueue) Inflight() map[string][]*state.Allocation {
+// Inflight returns the placements of the plan commits in flight: per
+// commit, by node, under IDs prefixed "in-flight/" (see pendingOverlay);
+// read only. Some may have landed already.
+func (q *PlanQueue) Inflight() []map[string][]*state.Allocation {
 	if m := q.inflight.Load(); m != nil {
 		return *m
 	}

@@ -334,34 +334,41 @@ func (p *WorkerPool) withInflight(snap scheduler.State) scheduler.State {
 // commit that fails or lands meanwhile costs at most a refusal.
 type inflightState struct {
 	scheduler.State
-	inflight map[string][]*state.Allocation
+	inflight []map[string][]*state.Allocation
 }
 
 // NodeUsage adds to the node's usage the in-flight placements that the
 // snapshot does not hold.
 func (s inflightState) NodeUsage(ws memdb.WatchSet, nodeID string) (*state.NodeUsage, error) {
 	u, err := s.State.NodeUsage(ws, nodeID)
-	pending := s.inflight[nodeID]
-	if err != nil || len(pending) == 0 {
-		return u, err
+	if err != nil {
+		return nil, err
 	}
-	out := state.NodeUsage{NodeID: nodeID}
-	if u != nil {
-		out = *u
-	}
-	for _, a := range pending {
-		held, err := s.State.AllocByID(nil, strings.TrimPrefix(a.ID, inflightPrefix))
-		if err != nil {
-			return nil, err
+	var out *state.NodeUsage
+	for _, op := range s.inflight {
+		for _, a := range op[nodeID] {
+			held, err := s.State.AllocByID(nil, strings.TrimPrefix(a.ID, inflightPrefix))
+			if err != nil {
+				return nil, err
+			}
+			if held != nil {
+				continue // landed, or an update of one the snapshot counts
+			}
+			if out == nil {
+				out = &state.NodeUsage{NodeID: nodeID}
+				if u != nil {
+					*out = *u
+				}
+			}
+			cpu, mem, disk := a.AllocatedResources.Totals()
+			out.CPU += cpu
+			out.MemoryMB += mem
+			out.DiskMB += disk
+			out.Allocs++
 		}
-		if held != nil {
-			continue // landed, or an update of one the snapshot counts
-		}
-		cpu, mem, disk := a.AllocatedResources.Totals()
-		out.CPU += cpu
-		out.MemoryMB += mem
-		out.DiskMB += disk
-		out.Allocs++
 	}
-	return &out, nil
+	if out == nil {
+		return u, nil
+	}
+	return out, nil
 }
