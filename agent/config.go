@@ -151,7 +151,7 @@ type ServerConfig struct {
 	// are named as in Nomad.
 
 	// NumSchedulers is the number of scheduling workers, 0 to 128. 0, the
-	// default, means three per CPU core and at least 6
+	// default, means three per CPU core, at least 6 and at most 64
 	// (leader.DefaultWorkers).
 	NumSchedulers int
 	// HeartbeatGrace is added to a node's heartbeat TTL before the leader

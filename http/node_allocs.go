@@ -62,10 +62,11 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 // instead: the last change the servers made (placement, stop, new job
 // version), not what a client reported; the blocking index is the last
 // such change to the node's allocations, removals included (an allocation
-// read after the wait may be newer: the next answer carries it again). That is all a client agent acts
-// on, and its own report (running, task events) then neither wakes its
-// blocking read nor comes back to it whole, with its job: in the running
-// scenario a report brought every allocation back a second time.
+// read after the wait may be newer: the next answer carries it again).
+// That is all a client agent acts on, and its own report (running, task
+// events) then neither wakes its blocking read nor comes back to it
+// whole, with its job: in the running scenario a report brought every
+// allocation back a second time.
 func (s *Server) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var since uint64
 	if v := r.URL.Query().Get("since"); v != "" {
@@ -100,14 +101,8 @@ func (s *Server) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 		if byServers {
 			return s.store.NodeAllocsServerIndex(ws, n.ID)
 		}
-		if allocs, err = s.store.AllocsByNode(ws, n.ID); err != nil {
-			return 0, err
-		}
-		var index uint64
-		for _, a := range allocs {
-			index = max(index, indexOf(a))
-		}
-		return index, nil
+		allocs, err = s.store.AllocsByNode(ws, n.ID)
+		return nodeAllocsIndex(allocs), err
 	})
 	if err != nil {
 		return nil, err

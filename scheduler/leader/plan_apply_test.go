@@ -557,6 +557,10 @@ func TestPlanApplierLandedCommitsLeaveTheOverlay(t *testing.T) {
 	if err != nil || len(res.NodeAllocation[n2.ID]) != 1 {
 		t.Fatalf("second plan: %v, committed %v", err, res)
 	}
+	// The workers see the held commit's placement (PlanQueue.Inflight).
+	if !inflightHas(rt.Plans, n1.ID, inflightPrefix+"a-held") {
+		t.Errorf("the commit in flight is not published to the workers: %v", rt.Plans.Inflight())
+	}
 	res, err = submit("e-beside", "a-beside", n2.ID, 300).Wait(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -564,6 +568,27 @@ func TestPlanApplierLandedCommitsLeaveTheOverlay(t *testing.T) {
 	if len(res.NodeAllocation[n2.ID]) != 1 {
 		t.Fatalf("300 MHz beside 600 of 1000 refused (refresh index %d): the landed commit was counted twice", res.RefreshIndex)
 	}
+	if inflightHas(rt.Plans, n2.ID, inflightPrefix+"a-landed") {
+		t.Error("a landed commit is still published after the next plan")
+	}
+	release()
+	rt.Applier.Stop()
+	if m := rt.Plans.Inflight(); m != nil {
+		t.Errorf("a stopped applier leaves commits published: %v", m)
+	}
+}
+
+// inflightHas reports whether q publishes an in-flight placement id on
+// node.
+func inflightHas(q *PlanQueue, node, id string) bool {
+	for _, op := range q.Inflight() {
+		for _, a := range op[node] {
+			if a.ID == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // holdFirstPlanCommit makes r hold the first plan entry it is asked to
@@ -585,8 +610,8 @@ func holdFirstPlanCommit(r *memRaft) (held <-chan struct{}, release func()) {
 // TestInflightStateCountsPendingPlacements: a worker's snapshot counts, in
 // a node's usage, the placements of the commits in flight that it does
 // not hold, once; one it holds (landed) is not counted twice; without
-// anything in flight the snapshot is handed over as it is; the applier's
-// published overlay is what the workers read.
+// anything in flight the snapshot is handed over as it is. What the
+// applier publishes: TestPlanApplierLandedCommitsLeaveTheOverlay.
 func TestInflightStateCountsPendingPlacements(t *testing.T) {
 	r := rtNewMemRaft(t)
 	job := scheduler.MockJob("web")

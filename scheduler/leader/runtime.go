@@ -81,7 +81,8 @@ type RuntimeConfig struct {
 const minDefaultWorkers = 6
 
 // DefaultWorkers is the number of scheduling workers when none is set:
-// three per CPU core, and at least minDefaultWorkers. A worker spends most
+// three per CPU core, at least minDefaultWorkers and at most
+// maxDefaultWorkers. A worker spends most
 // of a small evaluation waiting for its plan's Raft commit (a disk write
 // or two; computing the plan takes far less), so with one per core the
 // evaluations queue behind two commits at a time: on 2 cores sched-bench's
@@ -94,8 +95,14 @@ const minDefaultWorkers = 6
 // 57 s with four, 60 s with six, 65-70 s with eight. The plan applier
 // commits up to 16 plans at once, so the workers' plans batch into the
 // same disk writes.
-func DefaultWorkers() int {
-	return max(3*runtime.NumCPU(), minDefaultWorkers)
+func DefaultWorkers() int { return defaultWorkers(runtime.NumCPU()) }
+
+// maxDefaultWorkers bounds the default on large machines, below the
+// configurable maximum (128, as Nomad's).
+const maxDefaultWorkers = 64
+
+func defaultWorkers(cpus int) int {
+	return min(max(3*cpus, minDefaultWorkers), maxDefaultWorkers)
 }
 
 // withDefaults validates c and fills its defaults.

@@ -225,3 +225,12 @@ func TestRuntimeFailsEvalOverLimits(t *testing.T) {
 		t.Errorf("worker stats %+v: the failed evaluation was nacked, to be retried", st)
 	}
 }
+
+// TestDefaultWorkers: three per core, at least 6, at most 64.
+func TestDefaultWorkers(t *testing.T) {
+	for cpus, want := range map[int]int{1: 6, 2: 6, 4: 12, 16: 48, 64: 64} {
+		if got := defaultWorkers(cpus); got != want {
+			t.Errorf("%d cores: %d workers, want %d", cpus, got, want)
+		}
+	}
+}

@@ -96,32 +96,32 @@ type PlanApplyRequest struct {
 }
 
 // JobRef names one stored version of a job: the row of the job versions
-// table with these namespace, ID and version, whose CreateIndex and
+// table of its JobVersionRef whose CreateIndex and
 // JobModifyIndex match (a job purged and registered again starts over at
 // version 0 with another CreateIndex). It leaves out what changes in the
 // row without a new version (Status, Stable, ModifyIndex): the
 // allocations of a plan that names it share the row as it is when the plan
 // is applied.
 type JobRef struct {
-	Namespace, ID                        string
-	Version, CreateIndex, JobModifyIndex uint64
+	JobVersionRef
+	CreateIndex, JobModifyIndex uint64
 }
 
 // refOf returns the reference that names j's version.
 func refOf(j *state.Job) *JobRef {
-	return &JobRef{Namespace: j.Namespace, ID: j.ID, Version: j.Version, CreateIndex: j.CreateIndex, JobModifyIndex: j.JobModifyIndex}
+	return &JobRef{JobVersionRef{j.Namespace, j.ID, j.Version}, j.CreateIndex, j.JobModifyIndex}
 }
 
 // resolve returns the stored job version ref names, or a conflict when it
 // is no longer stored (pruned or purged since the plan was made).
 func (ref *JobRef) resolve(txn *memdb.Txn) (*state.Job, error) {
-	j, err := first[*state.Job](nil, txn, TableJobVersion, indexID, ref.Namespace, ref.ID, ref.Version)
+	j, err := first[*state.Job](nil, txn, TableJobVersion, indexID, ref.Namespace, ref.JobID, ref.Version)
 	if err != nil {
 		return nil, err
 	}
 	if j == nil || j.CreateIndex != ref.CreateIndex || j.JobModifyIndex != ref.JobModifyIndex {
 		return nil, state.Conflictf("version %d of job %q in namespace %q (job modify index %d) is no longer stored",
-			ref.Version, ref.ID, ref.Namespace, ref.JobModifyIndex)
+			ref.Version, ref.JobID, ref.Namespace, ref.JobModifyIndex)
 	}
 	return j, nil
 }

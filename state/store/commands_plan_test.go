@@ -264,7 +264,7 @@ func TestPlanApplyByJobRef(t *testing.T) {
 	}
 	req := &PlanApplyRequest{EvalID: "e1", Job: stored, JobAllocs: placements(), Now: 1100}
 	p, mt, err := req.Packed(byRef.HoldsJob)
-	if err != nil || mt != PlanApplyRefRequestType || p.Job != nil || p.JobRef == nil || *p.JobRef != (JobRef{"default", "web", 0, 10, 10}) {
+	if err != nil || mt != PlanApplyRefRequestType || p.Job != nil || p.JobRef == nil || *p.JobRef != (JobRef{JobVersionRef{"default", "web", 0}, 10, 10}) {
 		t.Fatalf("Packed: %v type %d job %v ref %+v", err, mt, p.Job, p.JobRef)
 	}
 	if req.Job != stored || req.JobRef != nil {
