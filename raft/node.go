@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	hraft "github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 )
 
 // Node is one server's member of the Raft cluster. All methods are safe for
@@ -92,11 +91,7 @@ func New(cfg Config, fsm FSM) (*Node, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("raft: creating %s: %w", dir, err)
 	}
-	n.store, err = raftboltdb.New(raftboltdb.Options{
-		Path:        filepath.Join(dir, "raft.db"),
-		BoltOptions: &bbolt.Options{Timeout: boltOpenTimeout},
-		NoSync:      false,
-	})
+	n.store, err = openLogStore(filepath.Join(dir, "raft.db"))
 	if err != nil {
 		return nil, fmt.Errorf("raft: opening log store in %s (is another server using this data dir?): %w", dir, err)
 	}
