@@ -121,9 +121,12 @@ type commitOp struct {
 	// commit stays in flight while up to maxInflightCommits plans are
 	// checked.
 	pending map[string][]*state.Allocation
-	done    chan struct{}
-	index   uint64
-	err     error
+	// adds is what the commit adds to its nodes, for the workers
+	// (PlanQueue.Inflight); nil when it creates no allocation.
+	adds  *InflightCommit
+	done  chan struct{}
+	index uint64
+	err   error
 }
 
 func (a *PlanApplier) loop(ctx context.Context) {
@@ -305,7 +308,7 @@ func (a *PlanApplier) evaluate(plan *scheduler.Plan, overlay map[string][]*state
 // worker when it lands and, when nodes were left out, once refusedFor
 // (the commits in flight on them) have landed too.
 func (a *PlanApplier) commit(ctx context.Context, p *PendingPlan, result *scheduler.PlanResult, rejected int, refusedFor []*commitOp) *commitOp {
-	op := &commitOp{pending: inflightAllocs(result), done: make(chan struct{})}
+	op := &commitOp{pending: inflightAllocs(result), adds: inflightCommit(result), done: make(chan struct{})}
 	req := PlanApplyCommand(p.Plan, result, a.now().UnixNano())
 	a.answers.Add(1)
 	go func() {

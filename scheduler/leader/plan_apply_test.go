@@ -558,7 +558,7 @@ func TestPlanApplierLandedCommitsLeaveTheOverlay(t *testing.T) {
 		t.Fatalf("second plan: %v, committed %v", err, res)
 	}
 	// The workers see the held commit's placement (PlanQueue.Inflight).
-	if !inflightHas(rt.Plans, n1.ID, inflightPrefix+"a-held") {
+	if !inflightHas(rt.Plans, n1.ID, "a-held") {
 		t.Errorf("the commit in flight is not published to the workers: %v", rt.Plans.Inflight())
 	}
 	res, err = submit("e-beside", "a-beside", n2.ID, 300).Wait(ctx)
@@ -568,7 +568,7 @@ func TestPlanApplierLandedCommitsLeaveTheOverlay(t *testing.T) {
 	if len(res.NodeAllocation[n2.ID]) != 1 {
 		t.Fatalf("300 MHz beside 600 of 1000 refused (refresh index %d): the landed commit was counted twice", res.RefreshIndex)
 	}
-	if inflightHas(rt.Plans, n2.ID, inflightPrefix+"a-landed") {
+	if inflightHas(rt.Plans, n2.ID, "a-landed") {
 		t.Error("a landed commit is still published after the next plan")
 	}
 	release()
@@ -578,14 +578,12 @@ func TestPlanApplierLandedCommitsLeaveTheOverlay(t *testing.T) {
 	}
 }
 
-// inflightHas reports whether q publishes an in-flight placement id on
-// node.
+// inflightHas reports whether q publishes a commit in flight whose probe
+// is id and which adds to node.
 func inflightHas(q *PlanQueue, node, id string) bool {
-	for _, op := range q.Inflight() {
-		for _, a := range op[node] {
-			if a.ID == id {
-				return true
-			}
+	for _, c := range q.Inflight() {
+		if _, ok := c.Usage[node]; ok && c.Probe == id {
+			return true
 		}
 	}
 	return false
@@ -608,9 +606,11 @@ func holdFirstPlanCommit(r *memRaft) (held <-chan struct{}, release func()) {
 }
 
 // TestInflightStateCountsPendingPlacements: a worker's snapshot counts, in
-// a node's usage, the placements of the commits in flight that it does
-// not hold, once; one it holds (landed) is not counted twice; without
-// anything in flight the snapshot is handed over as it is. What the
+// a node's usage, the allocations the commits in flight create and it
+// does not hold, once; an update in place is not counted again; a commit
+// it holds (landed: its probe is stored) is not counted twice; a commit
+// that creates nothing is not published; without anything in flight that
+// the snapshot lacks, the snapshot is handed over as it is. What the
 // applier publishes: TestPlanApplierLandedCommitsLeaveTheOverlay.
 func TestInflightStateCountsPendingPlacements(t *testing.T) {
 	r := rtNewMemRaft(t)
@@ -632,11 +632,33 @@ func TestInflightStateCountsPendingPlacements(t *testing.T) {
 	if got := pool.withInflight(snap); got != scheduler.State(snap) {
 		t.Fatal("nothing in flight: the snapshot should be handed over as it is")
 	}
-	result := &scheduler.PlanResult{NodeAllocation: map[string][]*state.Allocation{
-		n1.ID: {rtAlloc("landed", n1.ID, 100, 64, 10), rtAlloc("p1", n1.ID, 200, 128, 20), rtAlloc("p2", n1.ID, 300, 256, 30)},
+	// An update in place of the stored allocation (it has a CreateIndex)
+	// and two new placements, in flight; a commit that landed; a commit
+	// that creates nothing.
+	update := rtAlloc("landed", n1.ID, 150, 64, 10)
+	update.CreateIndex = landedAlloc.CreateIndex
+	if update.CreateIndex == 0 {
+		update.CreateIndex = 1
+	}
+	pendingResult := &scheduler.PlanResult{NodeAllocation: map[string][]*state.Allocation{
+		n1.ID: {update, rtAlloc("p1", n1.ID, 200, 128, 20), rtAlloc("p2", n1.ID, 300, 256, 30)},
 	}}
-	q.setInflight([]*commitOp{{pending: inflightAllocs(result)}, {pending: map[string][]*state.Allocation{}}})
+	landedResult := &scheduler.PlanResult{NodeAllocation: map[string][]*state.Allocation{
+		n1.ID: {rtAlloc("landed", n1.ID, 100, 64, 10)},
+		n2.ID: {rtAlloc("landed", n2.ID, 100, 64, 10)},
+	}}
+	stopsOnly := &scheduler.PlanResult{NodeUpdate: map[string][]*state.Allocation{n1.ID: {rtStop(landedAlloc)}}}
+	if inflightCommit(stopsOnly) != nil {
+		t.Error("a commit that creates nothing adds to the workers' usage")
+	}
+	q.setInflight([]*commitOp{{adds: inflightCommit(landedResult)}, {adds: inflightCommit(pendingResult)}, {adds: inflightCommit(stopsOnly)}})
+	if n := len(q.Inflight()); n != 2 {
+		t.Errorf("%d commits published, want the two that create allocations", n)
+	}
 	st := pool.withInflight(snap)
+	if is, ok := st.(inflightState); !ok || len(is.inflight) != 1 {
+		t.Fatalf("the snapshot should be wrapped with the one commit it does not hold: %#v", st)
+	}
 	u, err := st.NodeUsage(nil, n1.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -649,7 +671,11 @@ func TestInflightStateCountsPendingPlacements(t *testing.T) {
 		t.Errorf("the snapshot's own usage changed: %+v", *base)
 	}
 	if u2, _ := st.NodeUsage(nil, n2.ID); u2 != nil && (u2.CPU != 0 || u2.Allocs != 0) {
-		t.Errorf("n2, with nothing in flight: %+v", *u2)
+		t.Errorf("n2, whose only commit in flight landed: %+v", *u2)
+	}
+	q.setInflight([]*commitOp{{adds: inflightCommit(landedResult)}})
+	if got := pool.withInflight(snap); got != scheduler.State(snap) {
+		t.Error("only landed commits in flight: the snapshot should be handed over as it is")
 	}
 	q.setInflight(nil)
 	if q.Inflight() != nil {

@@ -22,29 +22,69 @@ type PlanQueue struct {
 	queue   planHeap
 	seq     uint64
 	readyCh chan struct{}
-	// inflight holds, as of the applier's last change, each commit in
-	// flight's placements by node (commitOp.pending), for the workers to
+	// inflight holds, as of the applier's last change, what each commit
+	// in flight adds to its nodes (commitOp.adds), for the workers to
 	// rank with (Inflight). Never changed once published.
-	inflight atomic.Pointer[[]map[string][]*state.Allocation]
+	inflight atomic.Pointer[[]*InflightCommit]
 }
 
-// setInflight publishes the placements of the commits in flight.
+// InflightCommit is what a plan commit in flight adds to the nodes it
+// places on, as the workers see it (PlanQueue.Inflight).
+type InflightCommit struct {
+	// Probe is the ID of one allocation the commit creates. Raft applies
+	// a commit's entry whole, so a state that holds Probe holds every
+	// allocation of the commit, and one that does not holds none.
+	Probe string
+	// Usage is, by node, what the allocations the commit creates were
+	// granted, and how many they are (Allocs). Allocations it updates in
+	// place are not in it: the state counts them already.
+	Usage map[string]state.NodeUsage
+}
+
+// inflightCommit sums the live allocations result creates (those not
+// stored yet: no CreateIndex) by node. It returns nil when result
+// creates none.
+func inflightCommit(result *scheduler.PlanResult) *InflightCommit {
+	var c *InflightCommit
+	for node, allocs := range result.NodeAllocation {
+		for _, a := range allocs {
+			if a.CreateIndex != 0 || a.Terminal() {
+				continue
+			}
+			if c == nil {
+				c = &InflightCommit{Probe: a.ID, Usage: map[string]state.NodeUsage{}}
+			}
+			u := c.Usage[node]
+			cpu, mem, disk := a.AllocatedResources.Totals()
+			u.NodeID = node
+			u.CPU += cpu
+			u.MemoryMB += mem
+			u.DiskMB += disk
+			u.Allocs++
+			c.Usage[node] = u
+		}
+	}
+	return c
+}
+
+// setInflight publishes what the commits in flight add to their nodes.
 func (q *PlanQueue) setInflight(ops []*commitOp) {
-	if len(ops) == 0 {
+	var m []*InflightCommit
+	for _, op := range ops {
+		if op.adds != nil {
+			m = append(m, op.adds)
+		}
+	}
+	if len(m) == 0 {
 		q.inflight.Store(nil)
 		return
-	}
-	m := make([]map[string][]*state.Allocation, len(ops))
-	for i, op := range ops {
-		m[i] = op.pending
 	}
 	q.inflight.Store(&m)
 }
 
-// Inflight returns the placements of the plan commits in flight: per
-// commit, by node, under IDs prefixed "in-flight/" (see pendingOverlay);
-// read only. Some may have landed already.
-func (q *PlanQueue) Inflight() []map[string][]*state.Allocation {
+// Inflight returns what the plan commits in flight add to their nodes,
+// oldest first; read only. Some may have landed already.
+func (q *PlanQueue) Inflight() []*InflightCommit {
 	if m := q.inflight.Load(); m != nil {
 		return *m
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -311,61 +310,67 @@ func (w *workerPlanner) write(e *state.Evaluation) error {
 	return nil
 }
 
-// withInflight returns snap with the placements of the plan commits in
-// flight counted in each node's usage (inflightState), or snap itself
-// when none are.
+// withInflight returns snap with what the plan commits in flight add to
+// their nodes counted in each node's usage (inflightState), or snap
+// itself when no commit it does not hold is in flight.
 func (p *WorkerPool) withInflight(snap scheduler.State) scheduler.State {
-	m := p.plans.Inflight()
-	if len(m) == 0 {
+	var pending []*InflightCommit
+	for _, c := range p.plans.Inflight() {
+		held, err := snap.AllocByID(nil, c.Probe)
+		if err != nil || held != nil {
+			// Landed (or unreadable: the applier checks every plan
+			// anyway, so the ranking may go without it).
+			continue
+		}
+		pending = append(pending, c)
+	}
+	if len(pending) == 0 {
 		return snap
 	}
-	return inflightState{State: snap, inflight: m}
+	return inflightState{State: snap, inflight: pending}
 }
 
-// inflightState is a snapshot whose NodeUsage also counts the placements
-// of the plan commits in flight that it does not hold yet: accepted by
-// the plan applier, on their way through Raft. A large plan takes a few
-// hundred milliseconds to land, and computing the next one takes a few
-// dozen: workers that ranked nodes on the snapshot alone piled onto the
-// nodes such a commit was filling, and the applier refused them there
-// (at a million placements on 5,000 nodes, 5,626 nodes refused and 787
-// plans made again out of 1,787). It only steers the ranking: the applier
-// still checks every plan against the state and its own overlay, so a
-// commit that fails or lands meanwhile costs at most a refusal.
+// inflightState is a snapshot whose NodeUsage also counts the
+// allocations of the plan commits in flight that it does not hold yet:
+// accepted by the plan applier, on their way through Raft. A large plan
+// takes a few hundred milliseconds to land, and computing the next one
+// takes a few dozen: workers that ranked nodes on the snapshot alone
+// piled onto the nodes such a commit was filling, and the applier
+// refused them there (at a million placements on 5,000 nodes, 5,626
+// nodes refused and 787 plans made again out of 1,787). It only steers
+// the ranking: the applier still checks every plan against the state and
+// its own overlay, so a commit that fails or lands meanwhile costs at
+// most a refusal. Whether a commit landed is decided once, when the
+// snapshot is wrapped, from one allocation of it (InflightCommit.Probe);
+// a node's usage then costs a map lookup per commit.
 type inflightState struct {
 	scheduler.State
-	inflight []map[string][]*state.Allocation
+	inflight []*InflightCommit
 }
 
-// NodeUsage adds to the node's usage the in-flight placements that the
-// snapshot does not hold.
+// NodeUsage adds to the node's usage what the commits in flight that the
+// snapshot does not hold add to it.
 func (s inflightState) NodeUsage(ws memdb.WatchSet, nodeID string) (*state.NodeUsage, error) {
 	u, err := s.State.NodeUsage(ws, nodeID)
 	if err != nil {
 		return nil, err
 	}
 	var out *state.NodeUsage
-	for _, op := range s.inflight {
-		for _, a := range op[nodeID] {
-			held, err := s.State.AllocByID(nil, strings.TrimPrefix(a.ID, inflightPrefix))
-			if err != nil {
-				return nil, err
-			}
-			if held != nil {
-				continue // landed, or an update of one the snapshot counts
-			}
-			if out == nil {
-				out = &state.NodeUsage{NodeID: nodeID}
-				if u != nil {
-					*out = *u
-				}
-			}
-			cpu, mem, disk := a.AllocatedResources.Totals()
-			out.CPU += cpu
-			out.MemoryMB += mem
-			out.DiskMB += disk
-			out.Allocs++
+	for _, c := range s.inflight {
+		add, ok := c.Usage[nodeID]
+		if !ok {
+			continue
 		}
+		if out == nil {
+			out = &state.NodeUsage{NodeID: nodeID}
+			if u != nil {
+				*out = *u
+			}
+		}
+		out.CPU += add.CPU
+		out.MemoryMB += add.MemoryMB
+		out.DiskMB += add.DiskMB
+		out.Allocs += add.Allocs
 	}
 	if out == nil {
 		return u, nil
