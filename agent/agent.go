@@ -63,6 +63,9 @@ type Agent struct {
 	clientAPI clientAPI
 	// metrics is the agent's metrics registry (agent/metrics.go).
 	metrics *agentMetrics
+	// foreground counts the API's writes in flight; the scheduling
+	// workers give way to them (leader.Foreground).
+	foreground *leader.Foreground
 	// cancelReqs ends the context of every in-flight request.
 	cancelReqs context.CancelFunc
 	// started is set by Start; Shutdown stops only what Start began.
@@ -84,7 +87,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	// Every line the agent logs also reaches /v1/agent/monitor.
 	logs := newLogHub()
 	logger = slog.New(logs.wrap(logger.Handler()))
-	a = &Agent{cfg: cfg, log: logger, serveDone: make(chan struct{}), metrics: newAgentMetrics()}
+	a = &Agent{cfg: cfg, log: logger, serveDone: make(chan struct{}), metrics: newAgentMetrics(), foreground: leader.NewForeground()}
 	// The agent being built: a failing return sets a to nil before this
 	// deferred cleanup runs.
 	self := a

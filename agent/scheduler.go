@@ -28,6 +28,7 @@ func (a *Agent) schedulerRuntime() (*leader.Runtime, error) {
 	cfg.Raft = &raftWriter{node: a.node}
 	cfg.Logger = a.log.With("component", "scheduler")
 	cfg.Observe = a.metrics
+	cfg.Foreground = a.foreground
 	rt, err := leader.NewRuntime(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler runtime: %w", err)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
@@ -176,4 +178,59 @@ func pingRateLimit(t *testing.T, a *Agent) string {
 		t.Fatalf("ping: %d", resp.StatusCode)
 	}
 	return resp.Header.Get(mgmt.HeaderRateLimitLimit)
+}
+
+// TestAPIWritesHoldTheWorkersBack checks the wiring of leader.Foreground:
+// the HTTP API's writer counts its writes in flight on the gauge the
+// scheduler's workers read, and the client agents' reports are not
+// counted (the workers give way to users' writes only).
+func TestAPIWritesHoldTheWorkersBack(t *testing.T) {
+	a := startSchedulerAgent(t)
+	w := a.newWriter()
+	if w.fg == nil || w.fg != a.foreground {
+		t.Fatal("the HTTP API's writer does not count on the agent's gauge")
+	}
+	for _, typ := range []store.MessageType{store.AllocClientUpdateRequestType, store.NodeUpsertRequestType, store.NodeUpdateStatusRequestType} {
+		if !clientTraffic(typ) {
+			t.Errorf("type %d counted as an API write", typ)
+		}
+	}
+	for _, typ := range []store.MessageType{store.JobRegisterRequestType, store.JobDeregisterRequestType, store.JobDispatchRequestType, store.WorkspaceCreateRequestType} {
+		if clientTraffic(typ) {
+			t.Errorf("type %d not counted as an API write", typ)
+		}
+	}
+
+	// Writes in flight are seen on the gauge while they wait for Raft,
+	// and none is left once they return.
+	done := make(chan error, 1)
+	go func() {
+		for i := range 200 {
+			ns := &state.Namespace{Name: fmt.Sprintf("ns-%d", i)}
+			if _, _, err := w.Apply(context.Background(), store.NamespaceUpsertRequestType, &store.NamespaceUpsertRequest{Namespaces: []*state.Namespace{ns}}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	seen := false
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+			seen = seen || a.foreground.InFlight() > 0
+			runtime.Gosched()
+		}
+	}
+	if !seen {
+		t.Error("200 API writes made and none seen in flight on the gauge")
+	}
+	if n := a.foreground.InFlight(); n != 0 {
+		t.Errorf("%d writes counted in flight after every write returned", n)
+	}
 }

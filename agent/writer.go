@@ -12,6 +12,7 @@ import (
 
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/raft"
+	"github.com/schedhq/sched/scheduler/leader"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -31,6 +32,10 @@ type raftWriter struct {
 	// on a follower. Nil (a writer built for leader-only duties) means
 	// consistent reads work only while this server leads.
 	cluster *clusterState
+	// fg counts the API's writes in flight for the scheduling workers
+	// to give way to (leader.Foreground); nil for the scheduler's own
+	// writer.
+	fg *leader.Foreground
 }
 
 var (
@@ -41,7 +46,7 @@ var (
 // newWriter is the writer of the HTTP API.
 func (a *Agent) newWriter() *raftWriter {
 	a.cluster.a = a
-	return &raftWriter{node: a.node, cluster: &a.cluster}
+	return &raftWriter{node: a.node, cluster: &a.cluster, fg: a.foreground}
 }
 
 // Apply encodes the command, waits a bounded time for leadership, and
@@ -51,6 +56,9 @@ func (w *raftWriter) Apply(ctx context.Context, t store.MessageType, req any) (a
 	if err != nil {
 		return nil, 0, err
 	}
+	if w.fg != nil && !clientTraffic(t) {
+		defer w.fg.Begin()()
+	}
 	if err := w.awaitLeadership(ctx); err != nil {
 		return nil, 0, err
 	}
@@ -59,6 +67,17 @@ func (w *raftWriter) Apply(ctx context.Context, t store.MessageType, req any) (a
 		return nil, 0, mapRaftErr(err)
 	}
 	return resp, index, nil
+}
+
+// clientTraffic reports whether writes of type t come from client agents
+// (node registration and status, allocation reports) rather than from the
+// API's users: the scheduling workers give way only to the latter.
+func clientTraffic(t store.MessageType) bool {
+	switch t {
+	case store.AllocClientUpdateRequestType, store.NodeUpsertRequestType, store.NodeUpdateStatusRequestType:
+		return true
+	}
+	return false
 }
 
 // awaitLeadership returns nil once this server leads, waiting up to

@@ -25,7 +25,7 @@ func (b *bench) dispatch(nodes, n, clients, pid int) error {
 	defer cancel()
 	b.heartbeat(ctx, ns)
 	for _, node := range ns {
-		go b.simulateClient(ctx, node)
+		go b.simulateClient(ctx, node, newRunTally())
 	}
 
 	parent := "disp-" + b.run

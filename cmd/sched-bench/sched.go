@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -378,11 +379,26 @@ func (b *bench) running(nodes, jobs, clients int) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b.heartbeat(ctx, ns)
-	for _, n := range ns {
-		go b.simulateClient(ctx, n)
-	}
 
 	prefix := "run-" + b.run + "-"
+	// The tally of allocations running, kept as they start rather than
+	// by listing every job every few milliseconds: the simulated clients
+	// count what they report, and the other nodes (the dev agent's own
+	// client) are followed through their allocation changes.
+	tally := newRunTally()
+	others, err := b.nodes()
+	if err != nil {
+		return err
+	}
+	for _, n := range others {
+		if !strings.HasPrefix(n.Name, "sim-") {
+			go b.followRunning(ctx, n.ID, prefix, tally)
+		}
+	}
+	for _, n := range ns {
+		go b.simulateClient(ctx, n, tally)
+	}
+
 	start := time.Now()
 	var wg sync.WaitGroup
 	var next atomic.Int64
@@ -405,9 +421,15 @@ func (b *bench) running(nodes, jobs, clients int) error {
 	}
 	wg.Wait()
 	registered := time.Since(start)
-	last, err := b.waitCounts(prefix, 5*time.Minute, func(_, running int) bool { return running >= jobs })
+	last, err := tally.wait(jobs, 5*time.Minute)
 	if err != nil {
 		return err
+	}
+	// The servers' job summaries must agree with the tally.
+	if _, running, _, err := b.jobCounts(prefix, ""); err != nil {
+		return err
+	} else if running < jobs {
+		return fmt.Errorf("the clients reported %d allocations running, the job summaries count %d of %d", jobs, running, jobs)
 	}
 	fmt.Printf("running: %d one-alloc jobs from %d clients on %d simulated nodes: registered in %v, last running after %v\n",
 		jobs, clients, nodes, registered.Round(time.Millisecond), last.Sub(start).Round(time.Millisecond))
@@ -420,7 +442,7 @@ func (b *bench) running(nodes, jobs, clients int) error {
 // (/allocations/changes?server_changes=true), so each allocation is read whole once per
 // change, and with stale=true, as a client agent does (client/watcher.go):
 // no read barrier through the leader for every wake-up.
-func (b *bench) simulateClient(ctx context.Context, n *simNode) {
+func (b *bench) simulateClient(ctx context.Context, n *simNode, tally *runTally) {
 	index := "0"
 	reported := map[string]bool{}
 	for ctx.Err() == nil {
@@ -447,6 +469,88 @@ func (b *bench) simulateClient(ctx context.Context, n *simNode) {
 		body, _ := json.Marshal(map[string]any{"Allocs": updates})
 		if r, err := b.do(http.MethodPost, "/v1/node/"+n.ID+"/allocations", body); err == nil {
 			r.Body.Close()
+			// Applied when the POST answers: the servers hold them
+			// running now.
+			tally.add(len(updates))
 		}
+	}
+}
+
+// runTally counts the allocations of the running scenario that the
+// servers hold as running.
+type runTally struct {
+	mu      sync.Mutex
+	n       int
+	changed chan struct{} // closed and replaced at every change
+}
+
+func newRunTally() *runTally { return &runTally{changed: make(chan struct{})} }
+
+// add changes the count by d.
+func (t *runTally) add(d int) {
+	if d == 0 {
+		return
+	}
+	t.mu.Lock()
+	t.n += d
+	close(t.changed)
+	t.changed = make(chan struct{})
+	t.mu.Unlock()
+}
+
+// wait returns when the count reached n, or an error after limit.
+func (t *runTally) wait(n int, limit time.Duration) (time.Time, error) {
+	deadline := time.After(limit)
+	for {
+		t.mu.Lock()
+		got, changed := t.n, t.changed
+		t.mu.Unlock()
+		if got >= n {
+			return time.Now(), nil
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			return time.Time{}, fmt.Errorf("not done after %v: %d of %d running", limit, got, n)
+		}
+	}
+}
+
+// followRunning follows a real client's node by blocking query on its
+// allocations' changes and keeps tally of those of jobs with prefix that
+// it reports running.
+func (b *bench) followRunning(ctx context.Context, nodeID, prefix string, tally *runTally) {
+	index := "0"
+	running := map[string]bool{}
+	for ctx.Err() == nil {
+		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?wait=30s&index="+index+"&since="+index, nil)
+		if err != nil {
+			return
+		}
+		var changes struct {
+			Changed []struct{ ID, JobID, ClientStatus string }
+		}
+		err = json.NewDecoder(resp.Body).Decode(&changes)
+		resp.Body.Close()
+		if err != nil {
+			return
+		}
+		index = resp.Header.Get("X-Sched-Index")
+		d := 0
+		for _, a := range changes.Changed {
+			if !strings.HasPrefix(a.JobID, prefix) {
+				continue
+			}
+			now := a.ClientStatus == "running"
+			if now != running[a.ID] {
+				running[a.ID] = now
+				if now {
+					d++
+				} else {
+					d--
+				}
+			}
+		}
+		tally.add(d)
 	}
 }

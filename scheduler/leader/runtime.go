@@ -75,6 +75,9 @@ type RuntimeConfig struct {
 	JobLimits state.JobLimits
 	// Observe receives timings for metrics; nil observes nothing.
 	Observe Observer
+	// Foreground counts the API's writes in flight, which the workers
+	// give way to; nil means they never do.
+	Foreground *Foreground
 }
 
 // minDefaultWorkers is the least number of workers by default.

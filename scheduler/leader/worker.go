@@ -41,7 +41,10 @@ type WorkerPool struct {
 	now        func() time.Time
 	newID      func() string
 	limits     state.JobLimits
-	run        runner
+	// fg holds every worker but the first back while API writes are in
+	// flight (Foreground); nil holds none back.
+	fg  *Foreground
+	run runner
 
 	mu    sync.Mutex
 	stats WorkerStats
@@ -53,6 +56,9 @@ type WorkerStats struct {
 	// Plans counts plans submitted, and PlanRefused those the applier
 	// refused for a stale token.
 	Plans, PlanRefused int
+	// GaveWay counts the times a worker waited for the API's writes in
+	// flight before taking an evaluation (Foreground).
+	GaveWay int
 }
 
 // NewWorkerPool returns stopped workers; cfg must have its defaults.
@@ -73,6 +79,7 @@ func NewWorkerPool(cfg RuntimeConfig, broker *EvalBroker, plans *PlanQueue) *Wor
 		newID:      cfg.NewID,
 		limits:     cfg.JobLimits,
 		observe:    cfg.Observe,
+		fg:         cfg.Foreground,
 	}
 }
 
@@ -106,9 +113,13 @@ func (p *WorkerPool) count(fn func(*WorkerStats)) {
 	fn(&p.stats)
 }
 
-// work is one worker's loop.
+// work is one worker's loop. Every worker but the first gives way to the
+// API's writes in flight before it takes an evaluation (Foreground).
 func (p *WorkerPool) work(ctx context.Context, id int) {
 	for {
+		if id > 0 {
+			p.fg.giveWay(ctx, foregroundQuiet, giveWayMax, func() { p.count(func(s *WorkerStats) { s.GaveWay++ }) })
+		}
 		eval, token, err := p.broker.Dequeue(ctx, p.types, 0)
 		if err != nil {
 			return
