@@ -36,6 +36,9 @@ type raftWriter struct {
 	// to give way to (leader.Foreground); nil for the scheduler's own
 	// writer.
 	fg *leader.Foreground
+	// store, when set, is this server's state store: the command Prepare
+	// decodes is handed to its Apply of the entry (store.Store.Prepare).
+	store *store.Store
 }
 
 var (
@@ -46,14 +49,22 @@ var (
 // newWriter is the writer of the HTTP API.
 func (a *Agent) newWriter() *raftWriter {
 	a.cluster.a = a
-	return &raftWriter{node: a.node, cluster: &a.cluster, fg: a.foreground}
+	return &raftWriter{node: a.node, cluster: &a.cluster, fg: a.foreground, store: a.store}
 }
 
 // Apply encodes the command, waits a bounded time for leadership, and
 // proposes it. The state machine's error answers come back unchanged.
 func (w *raftWriter) Apply(ctx context.Context, t store.MessageType, req any) (any, uint64, error) {
-	data, err := store.Prepare(t, req) // judged here as Apply will judge it
-	if err != nil {
+	// Judged here as Apply will judge it.
+	var data []byte
+	var err error
+	if w.store != nil {
+		var release func()
+		if data, release, err = w.store.Prepare(t, req); err != nil {
+			return nil, 0, err
+		}
+		defer release()
+	} else if data, err = store.Prepare(t, req); err != nil {
 		return nil, 0, err
 	}
 	if w.fg != nil && !clientTraffic(t) {

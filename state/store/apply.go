@@ -23,7 +23,7 @@ var ErrUnknownCommand = errors.New("unknown command type")
 //
 // Apply must be called from one goroutine at a time (the Raft FSM's).
 func (s *Store) Apply(index uint64, data []byte) any {
-	t, req, err := DecodeCommand(data)
+	t, req, err := s.decodeEntry(data)
 	if err != nil {
 		if errors.Is(err, ErrUnknownCommand) && MessageType(data[0])&IgnoreUnknownTypeFlag != 0 {
 			return nil

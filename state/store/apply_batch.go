@@ -95,7 +95,7 @@ var errNoWrite = errors.New("entry refused before any write")
 // than errNoWrite means the entry may have written part of itself into
 // txn.
 func (s *Store) applyInto(txn *memdb.Txn, rows *txnRows, e Entry) (any, []written, error) {
-	t, req, err := DecodeCommand(e.Data)
+	t, req, err := s.decodeEntry(e.Data)
 	if err != nil {
 		if errors.Is(err, ErrUnknownCommand) && MessageType(e.Data[0])&IgnoreUnknownTypeFlag != 0 {
 			return nil, nil, errNoWrite

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -236,5 +237,109 @@ func BenchmarkApplyBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(entries)-setup), "ns/entry")
 		})
+	}
+}
+
+// TestApplyBatchTakesPreparedCommands: entries made by Store.Prepare are
+// applied from the command Prepare decoded (each taken once), alone and
+// in batches of random sizes, with the same responses, tables and events
+// as entries decoded from their bytes, failures included: a batch that
+// fails half way applies its earlier entries again, from their bytes,
+// since the first attempt may have changed the commands it took.
+func TestApplyBatchTakesPreparedCommands(t *testing.T) {
+	entries := stBatchEntries(t)
+	one := stStore(t, StoreConfig{})
+	want := make([]any, len(entries))
+	for i, e := range entries {
+		want[i] = one.Apply(e.Index, e.Data)
+	}
+	wantDump := stDump(t, one)
+	wantEvents, _ := one.Events().After(1, 0)
+
+	for seed := range uint64(10) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 23))
+			s := stStore(t, StoreConfig{})
+			// The same log, each entry that decodes made again by
+			// s.Prepare from its command.
+			prepared := make([]Entry, len(entries))
+			var releases []func()
+			for i, e := range entries {
+				prepared[i] = e
+				mt, req, err := DecodeCommand(e.Data)
+				if err != nil {
+					continue
+				}
+				data, release, err := s.Prepare(mt, req)
+				if err != nil {
+					continue // refused before proposing; the log keeps its bytes
+				}
+				prepared[i].Data = data
+				releases = append(releases, release)
+			}
+			if len(releases) < len(entries)/2 {
+				t.Fatalf("only %d of %d entries prepared", len(releases), len(entries))
+			}
+			got := make([]any, 0, len(entries))
+			for from := 0; from < len(prepared); {
+				n := 1 + rng.IntN(len(prepared)-from)
+				if seed == 0 {
+					n = 1 // Apply's path: one entry at a time
+					got = append(got, s.Apply(prepared[from].Index, prepared[from].Data))
+					from++
+					continue
+				}
+				got = append(got, s.ApplyBatch(prepared[from:from+n])...)
+				from += n
+			}
+			left := 0
+			s.prepared.Range(func(_, _ any) bool { left++; return true })
+			if left != 0 {
+				t.Errorf("%d prepared commands not taken by the Apply of their entry", left)
+			}
+			for _, release := range releases {
+				release()
+			}
+			stSameResponses(t, entries, want, got)
+			stCompareDumps(t, wantDump, stDump(t, s))
+			gotEvents, _ := s.Events().After(1, 0)
+			if w, g := eventSummary(wantEvents), eventSummary(gotEvents); !reflect.DeepEqual(w, g) {
+				t.Errorf("events:\n got %v\nwant %v", g, w)
+			}
+		})
+	}
+}
+
+// TestPreparedCommandOnlyForItsBytes: a copy of a prepared entry (as a
+// follower or a restart reads it) is decoded, and the command stays for
+// the entry itself until released.
+func TestPreparedCommandOnlyForItsBytes(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	job := stJob("web")
+	data, release, err := s.Prepare(JobRegisterRequestType, &JobRegisterRequest{Job: job, Eval: stEval("e", job), Now: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.decodeEntry(bytes.Clone(data)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.prepared.Load(&data[0]); !ok {
+		t.Fatal("decoding a copy of the entry took its prepared command")
+	}
+	release()
+	if _, ok := s.prepared.Load(&data[0]); ok {
+		t.Fatal("release left the prepared command behind")
+	}
+	// A request built from the state is not decoded by Prepare, so
+	// nothing is handed over for it.
+	_, release, err = s.Prepare(PlanApplyRequestType, &PlanApplyRequest{EvalID: "e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	n := 0
+	s.prepared.Range(func(_, _ any) bool { n++; return true })
+	if n != 0 {
+		t.Errorf("%d commands held for a request built from the state", n)
 	}
 }

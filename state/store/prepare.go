@@ -32,24 +32,65 @@ type Checker interface {
 // that verdict, at the cost of decoding every allocation twice. They are
 // still Checked.
 func Prepare(t MessageType, req any) ([]byte, error) {
+	data, _, err := prepare(t, req)
+	return data, err
+}
+
+// prepare is Prepare, also returning the command it decoded from the
+// entry (nil for a request built from the state, which it does not
+// decode).
+func prepare(t MessageType, req any) ([]byte, any, error) {
 	data, err := Encode(t, req)
 	if err != nil {
-		return nil, state.Invalidf("", "the request cannot be encoded for the log: %v", err)
+		return nil, nil, state.Invalidf("", "the request cannot be encoded for the log: %v", err)
 	}
 	if _, ok := req.(builtFromState); ok {
 		if err := check(req); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return data, nil
+		return data, nil, nil
 	}
 	_, decoded, err := DecodeCommand(data)
 	if err != nil {
-		return nil, state.Invalidf("", "the request cannot be carried by the log: %v", err)
+		return nil, nil, state.Invalidf("", "the request cannot be carried by the log: %v", err)
 	}
 	if err := check(decoded); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return data, nil
+	return data, decoded, nil
+}
+
+// Prepare is the package's Prepare that also hands the command it decoded
+// from the entry to this store's Apply of that very entry: on the leader
+// raft gives the state machine the bytes it was given, and the store
+// then applies the decoded command instead of decoding the bytes again
+// (it decodes them as every other server does when it has none: the
+// command is exactly what decoding them gives, and nothing else holds
+// it). release, to call once the entry is applied or abandoned, forgets
+// the command if no Apply took it.
+func (s *Store) Prepare(t MessageType, req any) (data []byte, release func(), err error) {
+	data, decoded, err := prepare(t, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if decoded == nil {
+		return data, func() {}, nil
+	}
+	key := &data[0]
+	s.prepared.Store(key, decoded)
+	return data, func() { s.prepared.Delete(key) }, nil
+}
+
+// decodeEntry decodes the command of an entry, or takes the one Prepare
+// decoded from these very bytes (Store.Prepare); a taken command is not
+// given out twice.
+func (s *Store) decodeEntry(data []byte) (MessageType, any, error) {
+	if len(data) > 0 {
+		if req, ok := s.prepared.LoadAndDelete(&data[0]); ok {
+			return MessageType(data[0]) &^ IgnoreUnknownTypeFlag, req, nil
+		}
+	}
+	return DecodeCommand(data)
 }
 
 // check runs req's Check when it has one.

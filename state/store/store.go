@@ -55,6 +55,9 @@ type Store struct {
 
 	// events receives what every applied command wrote (events.go).
 	events *EventBuffer
+	// prepared holds the commands Store.Prepare decoded, by the address
+	// of their entry's first byte, until Apply takes them.
+	prepared sync.Map
 }
 
 // NewStore returns a store holding only the built-in objects: the `default`
