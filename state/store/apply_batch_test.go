@@ -93,11 +93,8 @@ func stSameResponses(t *testing.T, entries []Entry, want, got []any) {
 // way through leaves nothing in the batch's shared transaction).
 func TestApplyBatchAgreesWithApply(t *testing.T) {
 	entries := stBatchEntries(t)
-	one := stStore(t, StoreConfig{})
-	want := make([]any, len(entries))
-	for i, e := range entries {
-		want[i] = one.Apply(e.Index, e.Data)
-	}
+	ref := stApplyOneByOne(t, entries)
+	want := ref.responses
 	var failed int
 	for _, r := range want {
 		if _, ok := r.(error); ok {
@@ -107,8 +104,6 @@ func TestApplyBatchAgreesWithApply(t *testing.T) {
 	if failed < 3 {
 		t.Fatalf("only %d entries failed; the log must exercise failures: %v", failed, want)
 	}
-	wantDump := stDump(t, one)
-	wantEvents, _ := one.Events().After(1, 0)
 
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
@@ -123,13 +118,41 @@ func TestApplyBatchAgreesWithApply(t *testing.T) {
 				got = append(got, s.ApplyBatch(entries[from:from+n])...)
 				from += n
 			}
-			stSameResponses(t, entries, want, got)
-			stCompareDumps(t, wantDump, stDump(t, s))
-			gotEvents, _ := s.Events().After(1, 0)
-			if w, g := eventSummary(wantEvents), eventSummary(gotEvents); !reflect.DeepEqual(w, g) {
-				t.Errorf("events:\n got %v\nwant %v", g, w)
-			}
+			ref.check(t, entries, s, got)
 		})
+	}
+}
+
+// stApplied is what a log applied entry by entry gave: the responses,
+// the tables and the events.
+type stApplied struct {
+	responses []any
+	dump      map[string][]any
+	events    []state.EventBatch
+}
+
+// stApplyOneByOne applies entries one by one to a new store.
+func stApplyOneByOne(t *testing.T, entries []Entry) *stApplied {
+	t.Helper()
+	one := stStore(t, StoreConfig{})
+	ref := &stApplied{responses: make([]any, len(entries))}
+	for i, e := range entries {
+		ref.responses[i] = one.Apply(e.Index, e.Data)
+	}
+	ref.dump = stDump(t, one)
+	ref.events, _ = one.Events().After(1, 0)
+	return ref
+}
+
+// check compares s, which applied entries with the responses got, with
+// the reference.
+func (ref *stApplied) check(t *testing.T, entries []Entry, s *Store, got []any) {
+	t.Helper()
+	stSameResponses(t, entries, ref.responses, got)
+	stCompareDumps(t, ref.dump, stDump(t, s))
+	gotEvents, _ := s.Events().After(1, 0)
+	if w, g := eventSummary(ref.events), eventSummary(gotEvents); !reflect.DeepEqual(w, g) {
+		t.Errorf("events:\n got %v\nwant %v", g, w)
 	}
 }
 
@@ -248,14 +271,7 @@ func BenchmarkApplyBatch(b *testing.B) {
 // since the first attempt may have changed the commands it took.
 func TestApplyBatchTakesPreparedCommands(t *testing.T) {
 	entries := stBatchEntries(t)
-	one := stStore(t, StoreConfig{})
-	want := make([]any, len(entries))
-	for i, e := range entries {
-		want[i] = one.Apply(e.Index, e.Data)
-	}
-	wantDump := stDump(t, one)
-	wantEvents, _ := one.Events().After(1, 0)
-
+	ref := stApplyOneByOne(t, entries)
 	for seed := range uint64(10) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 23))
@@ -300,12 +316,7 @@ func TestApplyBatchTakesPreparedCommands(t *testing.T) {
 			for _, release := range releases {
 				release()
 			}
-			stSameResponses(t, entries, want, got)
-			stCompareDumps(t, wantDump, stDump(t, s))
-			gotEvents, _ := s.Events().After(1, 0)
-			if w, g := eventSummary(wantEvents), eventSummary(gotEvents); !reflect.DeepEqual(w, g) {
-				t.Errorf("events:\n got %v\nwant %v", g, w)
-			}
+			ref.check(t, entries, s, got)
 		})
 	}
 }
