@@ -109,6 +109,7 @@ func (a *Agent) registerServerMetrics(m *agentMetrics, rt *leader.Runtime) {
 		pending     = gaugeDesc("sched_broker_pending", "Evaluations waiting for an earlier one of their job.")
 		planQueue   = gaugeDesc("sched_plan_queue_depth", "Plans waiting for the plan applier.")
 		rejected    = gaugeDesc("sched_plan_nodes_rejected_total", "Node plans the applier left out (over-committed or ineligible).")
+		refused     = gaugeDesc("sched_plan_placements_refused_total", "Allocations of the node plans the applier left out, which the scheduler places again.")
 		nacks       = gaugeDesc("sched_worker_nacks_total", "Evaluations workers gave back (nacked).")
 		eventsIndex = gaugeDesc("sched_event_last_index", "Index of the last log entry the event buffer saw.")
 	)
@@ -138,6 +139,7 @@ func (a *Agent) registerServerMetrics(m *agentMetrics, rt *leader.Runtime) {
 		}
 		ps := rt.Applier.Stats()
 		ch <- prometheus.MustNewConstMetric(rejected, prometheus.CounterValue, float64(ps.NodesRejected))
+		ch <- prometheus.MustNewConstMetric(refused, prometheus.CounterValue, float64(ps.PlacementsRefused))
 		ch <- prometheus.MustNewConstMetric(nacks, prometheus.CounterValue, float64(rt.Workers.Stats().Nacked))
 		ch <- prometheus.MustNewConstMetric(planQueue, prometheus.GaugeValue, float64(rt.Plans.Len()))
 		bs, err := rt.BrokerStats()

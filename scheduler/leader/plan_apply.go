@@ -73,8 +73,10 @@ type PlanApplierStats struct {
 	Plans, Committed, Partial, Refused int
 	// Placements and Stops count committed allocations.
 	Placements, Stops int
-	// NodesRejected counts node plans left out.
-	NodesRejected int
+	// NodesRejected counts node plans left out, and PlacementsRefused
+	// the allocations they would have placed or updated (the scheduler
+	// places them again).
+	NodesRejected, PlacementsRefused int
 	// EvalsClosed counts plans committed with their evaluation's status.
 	EvalsClosed int
 }
@@ -158,8 +160,17 @@ func (a *PlanApplier) loop(ctx context.Context) {
 			p.respond(nil, fmt.Errorf("check plan of eval %s: %w", plan.EvalID, err))
 			continue
 		}
+		refused := 0
 		for _, r := range rejected {
 			a.log.Debug("plan applier left out a node", "eval_id", plan.EvalID, "node_id", r.Node, "reason", r.Reason)
+			for _, al := range plan.NodeAllocation[r.Node] {
+				if !al.Terminal() {
+					refused++
+				}
+			}
+		}
+		if refused > 0 {
+			a.count(func(s *PlanApplierStats) { s.PlacementsRefused += refused })
 		}
 		// The commits in flight on the nodes left out: the worker's
 		// refreshed state must include them.

@@ -287,6 +287,11 @@ func testNeverOverCommits(t *testing.T, configure func(*memRaft)) {
 	if st.Placements == 0 || st.NodesRejected == 0 {
 		t.Fatalf("the workload did not contend (placements %d, nodes rejected %d)", st.Placements, st.NodesRejected)
 	}
+	// A node plan is left out only for what it places: each refused one
+	// counts at least one placement.
+	if st.PlacementsRefused < st.NodesRejected {
+		t.Errorf("%d placements refused for %d node plans left out", st.PlacementsRefused, st.NodesRejected)
+	}
 }
 
 // rtRandomPlan plans one to three placements and maybe a stop from a
