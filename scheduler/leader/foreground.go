@@ -11,29 +11,35 @@ import (
 // sustained stream of writes slows the scheduling but never stops it.
 const giveWayMax = 100 * time.Millisecond
 
-// foregroundQuiet is how long after the last write ended the API counts
-// as busy still: a client that writes in a loop has no write in flight
-// while its answer travels and its next request is read and decoded.
+// foregroundQuiet is how long after a burst's writes in flight fell
+// under foregroundBusy the API counts as busy still: clients that write
+// in a loop have no write in flight while their answers travel and their
+// next requests are read and decoded.
 const foregroundQuiet = 10 * time.Millisecond
+
+// foregroundBusy is how many writes in flight at once make a burst the
+// workers give way to.
+const foregroundBusy = 4
 
 // Foreground counts the API's writes in flight: the writes users make and
 // wait for (job registrations, deregistrations, dispatches, management
-// API changes), not the client agents' reports. While any is in flight
-// the scheduling workers give way to them: the first worker goes on, the
-// others wait (at most giveWayMax at a time) before taking their next
-// evaluation. On two cores the scheduler and the clients' traffic it
-// causes took half the machine from a burst of registrations: 2,000
-// one-allocation jobs from 16 clients registered at ~1,500/s with six
-// workers and ~2,700/s with one; the work a burst leaves behind is done
-// by all the workers once it ends. A nil *Foreground counts nothing and
-// never holds a worker back.
+// API changes), not the client agents' reports. While a burst of them is
+// in flight (foregroundBusy or more at once) the scheduling workers give
+// way to it: the first worker goes on, the others wait (at most
+// giveWayMax at a time) before taking their next evaluation. On two
+// cores the scheduler and the clients' traffic it causes took half the
+// machine from a burst of registrations: 2,000 one-allocation jobs from
+// 16 clients registered at ~1,500/s with six workers and ~2,700/s with
+// one; the work a burst leaves behind is done by all the workers once it
+// ends. A trickle of writes (fewer in flight at once) holds no worker
+// back. A nil *Foreground counts nothing and never holds a worker back.
 type Foreground struct {
 	mu sync.Mutex
 	n  int
-	// idle is closed when n falls to zero; a new one is made when n
-	// leaves zero.
+	// idle is closed while n is under foregroundBusy; a new one is made
+	// when n reaches it.
 	idle chan struct{}
-	// lastEnd is when n last fell to zero.
+	// lastEnd is when n last fell under foregroundBusy.
 	lastEnd time.Time
 }
 
@@ -50,20 +56,20 @@ func (f *Foreground) Begin() (end func()) {
 		return func() {}
 	}
 	f.mu.Lock()
-	if f.n == 0 {
+	f.n++
+	if f.n == foregroundBusy {
 		f.idle = make(chan struct{})
 	}
-	f.n++
 	f.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			f.mu.Lock()
-			f.n--
-			if f.n == 0 {
+			if f.n == foregroundBusy {
 				close(f.idle)
 				f.lastEnd = time.Now()
 			}
+			f.n--
 			f.mu.Unlock()
 		})
 	}
@@ -79,9 +85,10 @@ func (f *Foreground) InFlight() int {
 	return f.n
 }
 
-// giveWay returns once no write has been in flight for quiet, max has
-// passed, or ctx ends, and reports whether it waited at all; waiting (when
-// not nil) is called once, when it starts to wait.
+// giveWay returns once fewer than foregroundBusy writes have been in
+// flight for quiet, max has passed, or ctx ends, and reports whether it
+// waited at all; waiting (when not nil) is called once, when it starts
+// to wait. Without a burst since quiet ago it returns at once.
 func (f *Foreground) giveWay(ctx context.Context, quiet, max time.Duration, waiting func()) bool {
 	if f == nil {
 		return false
@@ -92,7 +99,7 @@ func (f *Foreground) giveWay(ctx context.Context, quiet, max time.Duration, wait
 		n, idle, lastEnd := f.n, f.idle, f.lastEnd
 		f.mu.Unlock()
 		var wake <-chan time.Time
-		if n == 0 {
+		if n < foregroundBusy {
 			rest := quiet - time.Since(lastEnd)
 			if rest <= 0 {
 				return waited

@@ -10,9 +10,23 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// TestForegroundGiveWay: a worker gives way while a write is in flight
-// and for the quiet time after the last one ends, never past max, and not
-// at all when the API has been idle; a nil gauge never holds it.
+// burst begins foregroundBusy writes on f and returns what ends them all.
+func burst(f *Foreground) (end func()) {
+	var ends []func()
+	for range foregroundBusy {
+		ends = append(ends, f.Begin())
+	}
+	return func() {
+		for _, e := range ends {
+			e()
+		}
+	}
+}
+
+// TestForegroundGiveWay: a worker gives way while a burst of writes is in
+// flight and for the quiet time after it falls under foregroundBusy,
+// never past max, not for a trickle of writes, and not at all when the
+// API has been idle; a nil gauge never holds it.
 func TestForegroundGiveWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -27,12 +41,20 @@ func TestForegroundGiveWay(t *testing.T) {
 		if f.giveWay(ctx, quiet, max, nil) {
 			t.Fatal("gave way with no write ever made")
 		}
+		// A trickle: one write fewer than a burst.
+		var trickle []func()
+		for range foregroundBusy - 1 {
+			trickle = append(trickle, f.Begin())
+		}
+		if f.giveWay(ctx, quiet, max, nil) {
+			t.Fatalf("gave way to %d writes in flight", f.InFlight())
+		}
 
-		// A write that ends after 30 ms: the worker waits for it and
-		// then for the quiet time.
+		// One more makes a burst; its writes end after 30 ms: the
+		// worker waits for them and then for the quiet time.
 		end := f.Begin()
-		if f.InFlight() != 1 {
-			t.Fatalf("in flight %d, want 1", f.InFlight())
+		if f.InFlight() != foregroundBusy {
+			t.Fatalf("in flight %d, want %d", f.InFlight(), foregroundBusy)
 		}
 		go func(end func()) {
 			time.Sleep(30 * time.Millisecond)
@@ -41,27 +63,30 @@ func TestForegroundGiveWay(t *testing.T) {
 		}(end)
 		start := time.Now()
 		if !f.giveWay(ctx, quiet, max, nil) {
-			t.Fatal("did not give way to a write in flight")
+			t.Fatal("did not give way to a burst in flight")
 		}
 		if waited := time.Since(start); waited != 40*time.Millisecond {
-			t.Errorf("gave way for %v, want the write's 30 ms and the quiet 10 ms", waited)
+			t.Errorf("gave way for %v, want the burst's 30 ms and the quiet 10 ms", waited)
 		}
-		if f.InFlight() != 0 {
-			t.Fatalf("in flight %d after the write ended", f.InFlight())
+		if f.InFlight() != foregroundBusy-1 {
+			t.Fatalf("in flight %d after a write ended, want %d", f.InFlight(), foregroundBusy-1)
 		}
 		time.Sleep(quiet)
 		if f.giveWay(ctx, quiet, max, nil) {
 			t.Error("gave way after the quiet time had passed")
 		}
+		for _, e := range trickle {
+			e()
+		}
 
-		// Writes that never drain: the worker goes on after max.
-		end = f.Begin()
+		// A burst that never drains: the worker goes on after max.
+		end = burst(f)
 		start = time.Now()
 		if !f.giveWay(ctx, quiet, max, nil) {
-			t.Fatal("did not give way to a write in flight")
+			t.Fatal("did not give way to a burst in flight")
 		}
 		if waited := time.Since(start); waited != max {
-			t.Errorf("gave way for %v under a sustained write, want max %v", waited, max)
+			t.Errorf("gave way for %v under a sustained burst, want max %v", waited, max)
 		}
 		// A cancelled context ends the wait at once.
 		cctx, cancel := context.WithCancel(ctx)
@@ -72,12 +97,15 @@ func TestForegroundGiveWay(t *testing.T) {
 			t.Error("a cancelled context did not end the wait")
 		}
 		end()
+		if f.InFlight() != 0 {
+			t.Errorf("in flight %d after every write ended", f.InFlight())
+		}
 	})
 }
 
-// TestWorkersGiveWayToTheAPI: while an API write is in flight, the first
-// worker goes on scheduling and the others hold back, so evaluations are
-// still placed; GaveWay counts the waits.
+// TestWorkersGiveWayToTheAPI: while a burst of API writes is in flight,
+// the first worker goes on scheduling and the others hold back, so
+// evaluations are still placed; GaveWay counts the waits.
 func TestWorkersGiveWayToTheAPI(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := rtNewMemRaft(t)
@@ -88,7 +116,7 @@ func TestWorkersGiveWayToTheAPI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		end := fg.Begin() // a write in flight throughout
+		end := burst(fg) // a burst in flight throughout
 		services := rt.Services()
 		for _, s := range services {
 			if err := s.Start(context.Background()); err != nil {
@@ -113,7 +141,7 @@ func TestWorkersGiveWayToTheAPI(t *testing.T) {
 		synctest.Wait()
 		for _, id := range evals {
 			if e, _ := r.store.EvalByID(nil, id); e == nil || e.Status != state.EvalStatusComplete {
-				t.Fatalf("evaluation %s not complete while a write is in flight: %+v", id, e)
+				t.Fatalf("evaluation %s not complete while a burst is in flight: %+v", id, e)
 			}
 		}
 		if st := rt.Workers.Stats(); st.GaveWay == 0 || st.Acked != len(evals) {
