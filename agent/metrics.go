@@ -111,6 +111,7 @@ func (a *Agent) registerServerMetrics(m *agentMetrics, rt *leader.Runtime) {
 		rejected    = gaugeDesc("sched_plan_nodes_rejected_total", "Node plans the applier left out (over-committed or ineligible).")
 		refused     = gaugeDesc("sched_plan_placements_refused_total", "Allocations of the node plans the applier left out, which the scheduler places again.")
 		nacks       = gaugeDesc("sched_worker_nacks_total", "Evaluations workers gave back (nacked).")
+		gaveWay     = gaugeDesc("sched_worker_gave_way_total", "Times a worker waited for a burst of API writes before taking an evaluation.")
 		eventsIndex = gaugeDesc("sched_event_last_index", "Index of the last log entry the event buffer saw.")
 	)
 	m.reg.MustRegister(collectFunc(func(ch chan<- prometheus.Metric) {
@@ -140,7 +141,9 @@ func (a *Agent) registerServerMetrics(m *agentMetrics, rt *leader.Runtime) {
 		ps := rt.Applier.Stats()
 		ch <- prometheus.MustNewConstMetric(rejected, prometheus.CounterValue, float64(ps.NodesRejected))
 		ch <- prometheus.MustNewConstMetric(refused, prometheus.CounterValue, float64(ps.PlacementsRefused))
-		ch <- prometheus.MustNewConstMetric(nacks, prometheus.CounterValue, float64(rt.Workers.Stats().Nacked))
+		ws := rt.Workers.Stats()
+		ch <- prometheus.MustNewConstMetric(nacks, prometheus.CounterValue, float64(ws.Nacked))
+		ch <- prometheus.MustNewConstMetric(gaveWay, prometheus.CounterValue, float64(ws.GaveWay))
 		ch <- prometheus.MustNewConstMetric(planQueue, prometheus.GaugeValue, float64(rt.Plans.Len()))
 		bs, err := rt.BrokerStats()
 		if err != nil {
