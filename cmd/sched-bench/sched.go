@@ -531,7 +531,10 @@ func (b *bench) followRunning(ctx context.Context, nodeID, prefix string, tally 
 	for ctx.Err() == nil {
 		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?wait=30s&index="+index+"&since="+index, nil)
 		if err != nil {
-			return
+			// Asked again from the same index: a read that failed
+			// must not leave the tally short for the rest of the run.
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
 		var changes struct {
 			Changed []struct{ ID, JobID, ClientStatus string }
@@ -539,7 +542,8 @@ func (b *bench) followRunning(ctx context.Context, nodeID, prefix string, tally 
 		err = json.NewDecoder(resp.Body).Decode(&changes)
 		resp.Body.Close()
 		if err != nil {
-			return
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
 		index = resp.Header.Get("X-Sched-Index")
 		d := 0

@@ -341,6 +341,11 @@ func TestPreparedCommandOnlyForItsBytes(t *testing.T) {
 	if _, ok := s.prepared.Load(&data[0]); ok {
 		t.Fatal("release left the prepared command behind")
 	}
+	// A request Prepare refuses is not proposed, and nothing is held
+	// for it.
+	if _, _, err := s.Prepare(JobRegisterRequestType, &JobRegisterRequest{Now: 1}); err == nil {
+		t.Fatal("a register without a job was prepared")
+	}
 	// A request built from the state is not decoded by Prepare, so
 	// nothing is handed over for it.
 	_, release, err = s.Prepare(PlanApplyRequestType, &PlanApplyRequest{EvalID: "e"})

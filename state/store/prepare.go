@@ -23,7 +23,8 @@ type Checker interface {
 // can carry), and the decoded command must pass its Check. A command
 // Prepare accepts is never refused by Apply for what it is, only for what
 // the state has become; one it refuses answers ErrInvalid (a 400) and is
-// never proposed. The leader's writers call it for every write.
+// never proposed. The leader's writers call it for every write, through
+// Store.Prepare, which also hands the decoded command to the store's Apply.
 //
 // Requests built from the state alone (builtFromState: a plan's results) are the exception to the round
 // trip: the leader builds them from the state alone (the job as stored,
