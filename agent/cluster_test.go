@@ -189,7 +189,11 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// leaderOf waits until exactly one of servers leads and returns it.
+// leaderOf waits until exactly one of servers leads, every one of
+// servers names it as its leader and its configuration holds them all,
+// and returns it. Waiting for the whole cluster to agree, not just for a
+// leader, keeps a server that joined after the first election from
+// starting another one under the test's first write.
 func leaderOf(t *testing.T, servers []*testServer, d time.Duration) *testServer {
 	t.Helper()
 	deadline := time.Now().Add(d)
@@ -200,7 +204,7 @@ func leaderOf(t *testing.T, servers []*testServer, d time.Duration) *testServer 
 				leaders = append(leaders, s)
 			}
 		}
-		if len(leaders) == 1 {
+		if len(leaders) == 1 && settled(leaders[0], servers) {
 			return leaders[0]
 		}
 		if time.Now().After(deadline) {
@@ -211,6 +215,25 @@ func leaderOf(t *testing.T, servers []*testServer, d time.Duration) *testServer 
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// settled reports whether every one of servers follows leader and
+// leader's configuration holds them all.
+func settled(leader *testServer, servers []*testServer) bool {
+	conf, err := leader.a.node.Configuration()
+	if err != nil {
+		return false
+	}
+	voters := map[string]bool{}
+	for _, c := range conf {
+		voters[c.ID] = true
+	}
+	for _, s := range servers {
+		if _, id := s.a.node.Leader(); id != leader.a.node.ID() || !voters[s.a.node.ID()] {
+			return false
+		}
+	}
+	return true
 }
 
 func TestClusterFormsForwardsWritesAndReadsConsistently(t *testing.T) {

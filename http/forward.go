@@ -176,10 +176,20 @@ func (s *Server) proxyOnce(w http.ResponseWriter, r *http.Request, scheme, addr 
 	defer cancel(nil)
 	changed := fwd.LeaderChanged()
 	go func() {
-		select {
-		case <-changed:
-			cancel(errLeaderChanged)
-		case <-ctx.Done():
+		for {
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return
+			}
+			// A wake-up is not always a new leader: one queued before
+			// the request was sent can arrive after it. Abandon the
+			// request only when the leader really is another now.
+			changed = fwd.LeaderChanged()
+			if !stillLeader(fwd, addr) {
+				cancel(errLeaderChanged)
+				return
+			}
 		}
 	}()
 	target := &url.URL{Scheme: scheme, Host: addr}
@@ -213,6 +223,15 @@ func (s *Server) proxyOnce(w http.ResponseWriter, r *http.Request, scheme, addr 
 	}
 	rp.ServeHTTP(w, r.WithContext(ctx))
 	return retry && r.Context().Err() == nil
+}
+
+// stillLeader reports whether the server at the HTTP address addr is the
+// leader this server knows right now, without waiting for one.
+func stillLeader(fwd Forwarder, addr string) bool {
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	cur, self, err := fwd.LeaderHTTPAddr(now, "")
+	return err == nil && !self && cur == addr
 }
 
 // bufferBody reads a small body of known length into memory so the request

@@ -83,10 +83,12 @@ func (f *fakeForwarder) LeaderChanged() <-chan struct{} {
 	return f.changed
 }
 
-// changeLeader fires LeaderChanged.
-func (f *fakeForwarder) changeLeader() {
+// changeLeader makes to the leader ("" for none, "self") and fires
+// LeaderChanged.
+func (f *fakeForwarder) changeLeader(to string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.leaders = []string{to}
 	close(f.changed)
 	f.changed = make(chan struct{})
 }
@@ -339,7 +341,7 @@ func TestForwardAbandonsALeaderThatLosesLeadership(t *testing.T) {
 	_, follower := followerServer(t, fwd)
 	go func() {
 		<-arrived
-		fwd.changeLeader()
+		fwd.changeLeader("")
 	}()
 	resp, err := http.Post(follower.URL+"/v1/jobs", "application/json", strings.NewReader(`{}`))
 	if err != nil {
@@ -349,6 +351,43 @@ func TestForwardAbandonsALeaderThatLosesLeadership(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "lost leadership") {
 		t.Fatalf("got %d %q, want 503 naming the lost leadership", resp.StatusCode, body)
+	}
+}
+
+// A leader-change wake-up that names the same leader (one queued before
+// the request went out) does not abandon the request.
+func TestForwardKeepsARequestWhenTheLeaderIsUnchanged(t *testing.T) {
+	arrived, answer := make(chan struct{}), make(chan struct{})
+	leader, _, _ := recordingLeader(t, func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-answer
+		io.WriteString(w, `{"ok":true}`)
+	})
+	fwd := newFakeForwarder(hostOf(leader))
+	_, follower := followerServer(t, fwd)
+	go func() {
+		<-arrived
+		fwd.changeLeader(hostOf(leader))
+		// Answer once the forwarder has looked again and found the same
+		// leader: its second LeaderHTTPAddr call.
+		defer close(answer)
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			fwd.mu.Lock()
+			n := len(fwd.asked)
+			fwd.mu.Unlock()
+			if n >= 2 {
+				return
+			}
+		}
+	}()
+	resp, err := http.Post(follower.URL+"/v1/jobs", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != `{"ok":true}` {
+		t.Fatalf("got %d %q, want the leader's answer", resp.StatusCode, body)
 	}
 }
 
