@@ -449,6 +449,42 @@ func rssOf(pid int) (int64, error) {
 	return 0, errors.New("no VmRSS in /proc status")
 }
 
+// clockTicks is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on
+// Linux everywhere).
+const clockTicks = 100
+
+// cpuOf is the CPU time (user and system) process pid has used.
+func cpuOf(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return statCPU(string(data))
+}
+
+// statCPU reads utime and stime from a /proc/PID/stat line. The command
+// name, in parentheses, may hold spaces: the fields are counted after its
+// closing parenthesis (state is field 3, utime 14, stime 15).
+func statCPU(line string) (time.Duration, error) {
+	i := strings.LastIndexByte(line, ')')
+	if i < 0 {
+		return 0, errors.New("no command name in /proc stat")
+	}
+	f := strings.Fields(line[i+1:])
+	if len(f) < 13 {
+		return 0, errors.New("too few fields in /proc stat")
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc stat CPU time %q: %w", s, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "sched-bench:", err)
 	os.Exit(1)

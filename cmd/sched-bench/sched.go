@@ -212,6 +212,16 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 	}
 	nextStep, lastMark, lastCount := step, start, 0
 	var rates []float64
+	// With -spawn, the agent's CPU time per placement over each step too:
+	// unlike the rate, it does not move with what else the machine runs,
+	// so it shows whether the cost per placement stays flat.
+	var cpuPer []time.Duration
+	lastCPU := time.Duration(-1)
+	if spawned != nil {
+		if c, err := cpuOf(spawned.cmd.Process.Pid); err == nil {
+			lastCPU = c
+		}
+	}
 	profileAt := []int{total / 10, total * 3 / 10, total * 6 / 10, total * 9 / 10}
 	var profiles sync.WaitGroup
 	defer profiles.Wait()
@@ -225,8 +235,17 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 			now := time.Now()
 			r := float64(placed-lastCount) / now.Sub(lastMark).Seconds()
 			rates = append(rates, r)
-			fmt.Printf("placement: %7d/%d placed at %8v: %6.0f placements/s over the last %d\n",
-				placed, total, now.Sub(start).Round(time.Millisecond), r, placed-lastCount)
+			cpuNote := ""
+			if lastCPU >= 0 {
+				if c, err := cpuOf(spawned.cmd.Process.Pid); err == nil {
+					per := (c - lastCPU) / time.Duration(max(placed-lastCount, 1))
+					cpuPer = append(cpuPer, per)
+					cpuNote = fmt.Sprintf(", agent CPU %v per placement", per.Round(100*time.Nanosecond))
+					lastCPU = c
+				}
+			}
+			fmt.Printf("placement: %7d/%d placed at %8v: %6.0f placements/s over the last %d%s\n",
+				placed, total, now.Sub(start).Round(time.Millisecond), r, placed-lastCount, cpuNote)
 			lastMark, lastCount = now, placed
 			nextStep = (placed/step + 1) * step
 		}
@@ -240,6 +259,11 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 		total, jobs, perJob, nodes, took.Round(time.Millisecond), float64(total)/took.Seconds())
 	if len(rates) >= 2 {
 		fmt.Printf("placement: last step at %.0f%% of the first step's rate\n", 100*rates[len(rates)-1]/rates[0])
+	}
+	if len(cpuPer) >= 2 && len(cpuPer) == len(rates) {
+		first, last := cpuPer[0], cpuPer[len(cpuPer)-1]
+		fmt.Printf("placement: agent CPU per placement %v in the first step, %v in the last (%.0f%%)\n",
+			first.Round(100*time.Nanosecond), last.Round(100*time.Nanosecond), 100*float64(last)/float64(max(first, 1)))
 	}
 	profiles.Wait()
 	if spawned != nil {
