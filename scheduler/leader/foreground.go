@@ -32,7 +32,10 @@ const foregroundBusy = 4
 // 16 clients registered at ~1,500/s with six workers and ~2,700/s with
 // one; the work a burst leaves behind is done by all the workers once it
 // ends. A trickle of writes (fewer in flight at once) holds no worker
-// back. A nil *Foreground counts nothing and never holds a worker back.
+// back. During a burst the plan applier also keeps fewer large commits
+// in flight (busyInflightAllocs), since each write waits in Raft's queue
+// behind them. A nil *Foreground counts nothing and never holds a worker
+// back.
 type Foreground struct {
 	mu sync.Mutex
 	n  int
@@ -83,6 +86,16 @@ func (f *Foreground) InFlight() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.n
+}
+
+// busy reports whether a burst is in flight, or was less than quiet ago.
+func (f *Foreground) busy(quiet time.Duration) bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n >= foregroundBusy || time.Since(f.lastEnd) < quiet
 }
 
 // giveWay returns once fewer than foregroundBusy writes have been in

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -685,5 +686,112 @@ func TestInflightStateCountsPendingPlacements(t *testing.T) {
 	q.setInflight(nil)
 	if q.Inflight() != nil {
 		t.Error("an empty overlay is still published")
+	}
+}
+
+// TestPlanApplierSendsFewerCommitsDuringABurst: while a burst of the
+// API's writes is in flight, the commits waiting in Raft at once write at
+// most busyInflightAllocs allocations past the first (a write queues
+// behind every one of them): two plans of 700, not three; small plans,
+// or any plans without a burst, go up to maxInflightCommits at once.
+func TestPlanApplierSendsFewerCommitsDuringABurst(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		burst    bool
+		perPlan  int
+		want     int
+		bigNodes bool
+	}{
+		{"burst, large plans", true, 700, 2, true},
+		{"burst, small plans", true, 1, 5, false},
+		{"quiet, large plans", false, 700, 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rtNewMemRaft(t)
+			job := scheduler.MockJob("web")
+			r.registerJob(t, job)
+			stored, _ := r.store.JobByID(nil, job.Namespace, job.ID)
+			var nodes []*state.Node
+			for i := range 5 {
+				n := rtSmallNode(fmt.Sprintf("n%d", i))
+				if tc.bigNodes {
+					n.NodeResources = &state.NodeResources{CPU: 100000, MemoryMB: 100000, DiskMB: 100000}
+				}
+				r.registerNode(t, n)
+				nodes = append(nodes, n)
+			}
+			// Every plan commit waits in "Raft" until released.
+			var waiting, most atomic.Int64
+			rel := make(chan struct{})
+			var once sync.Once
+			release := func() { once.Do(func() { close(rel) }) }
+			r.before = func(typ store.MessageType) {
+				if !isPlanEntry(typ) {
+					return
+				}
+				n := waiting.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				<-rel
+				waiting.Add(-1)
+			}
+			fg := NewForeground()
+			if tc.burst {
+				for range foregroundBusy {
+					t.Cleanup(fg.Begin())
+				}
+			}
+			rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1, Foreground: fg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []Service{rt.Broker, rt.Applier} {
+				if err := s.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(s.Stop)
+			}
+			t.Cleanup(release) // before the applier stops: it waits for its commits
+			var pending []*PendingPlan
+			for i, n := range nodes {
+				id := fmt.Sprintf("e%d", i)
+				rt.Broker.Enqueue(rtEval(id, id, 50))
+				e, tok := rtDequeueNow(t, rt.Broker)
+				if e == nil {
+					t.Fatalf("evaluation %s not delivered", id)
+				}
+				var allocs []*state.Allocation
+				for j := range tc.perPlan {
+					a := rtAlloc(fmt.Sprintf("a%s-%d", id, j), n.ID, 10, 10, 10)
+					a.Job = stored
+					allocs = append(allocs, a)
+				}
+				p, err := rt.Plans.Enqueue(&scheduler.Plan{EvalID: e.ID, EvalToken: tok, Job: stored, Priority: 50,
+					NodeAllocation: map[string][]*state.Allocation{n.ID: allocs}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pending = append(pending, p)
+			}
+			// The applier stops sending at the limit: that many commits
+			// wait in Raft, the next plan is checked and held, the rest
+			// stay queued.
+			queued := max(len(nodes)-tc.want-1, 0)
+			testutil.WaitFor(t, 10*time.Second, "the commits to reach the limit", func() bool {
+				return waiting.Load() == int64(tc.want) && rt.Plans.Len() == queued
+			})
+			if m := most.Load(); m != int64(tc.want) {
+				t.Fatalf("%d commits waited in Raft at once, want %d", m, tc.want)
+			}
+			release()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for i, p := range pending {
+				res, err := p.Wait(ctx)
+				if err != nil || len(res.NodeAllocation[nodes[i].ID]) != tc.perPlan {
+					t.Fatalf("plan %d: %v, committed %v", i, err, res)
+				}
+			}
+		})
 	}
 }

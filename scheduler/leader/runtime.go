@@ -185,6 +185,7 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 		feed:        &evalFeed{store: cfg.Store, broker: broker, blocked: blocked, log: cfg.Logger},
 	}
 	r.Applier.observe = cfg.Observe
+	r.Applier.fg = cfg.Foreground
 	r.Heartbeats.observe = cfg.Observe
 	return r, nil
 }
