@@ -55,7 +55,7 @@ type PlanApplier struct {
 	now     func() time.Time
 	run     runner
 	// fg is the API's writes in flight: while a burst of them is, fewer
-	// commits go in flight at once (busyInflightCommits). nil: never.
+	// large commits go in flight at once (busyInflightAllocs). nil: never.
 	fg *Foreground
 
 	// answers counts the goroutines that have a plan still to answer:
@@ -226,8 +226,9 @@ const inflightPrefix = "in-flight/"
 const maxInflightCommits = 16
 
 // busyInflightAllocs bounds the allocations the commits in flight write
-// while a burst of the API's writes is in flight (Foreground), past the
-// first commit. A write waits in Raft's queue behind every commit sent
+// while a burst of the API's writes is in flight (Foreground): a commit
+// goes only if it and those in flight write at most this many, or if it
+// would be the only one in flight. A write waits in Raft's queue behind every commit sent
 // before it, and a plan placing a thousand allocations is a megabyte the
 // state machine takes tens of milliseconds to apply: behind sixteen of
 // them a job registration waited most of a second, and 1,000

@@ -691,7 +691,7 @@ func TestInflightStateCountsPendingPlacements(t *testing.T) {
 
 // TestPlanApplierSendsFewerCommitsDuringABurst: while a burst of the
 // API's writes is in flight, the commits waiting in Raft at once write at
-// most busyInflightAllocs allocations past the first (a write queues
+// most busyInflightAllocs allocations, or are one commit (a write queues
 // behind every one of them): two plans of 700, not three; small plans,
 // or any plans without a burst, go up to maxInflightCommits at once.
 func TestPlanApplierSendsFewerCommitsDuringABurst(t *testing.T) {
