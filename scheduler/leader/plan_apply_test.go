@@ -158,13 +158,15 @@ func TestPlanApplierRefusesStaleToken(t *testing.T) {
 // rtStartApplier runs the broker and plan applier on r's store.
 func rtStartApplier(t *testing.T, r *memRaft) *Runtime {
 	t.Helper()
-	return rtStartObservedApplier(t, r, nil)
+	return rtStartApplierWith(t, r, RuntimeConfig{})
 }
 
-// rtStartObservedApplier is rtStartApplier reporting to obs (nil: none).
-func rtStartObservedApplier(t *testing.T, r *memRaft, obs Observer) *Runtime {
+// rtStartApplierWith is rtStartApplier with the rest of cfg (an Observer,
+// a Foreground); its store, Raft, logger and workers are r's and one.
+func rtStartApplierWith(t *testing.T, r *memRaft, cfg RuntimeConfig) *Runtime {
 	t.Helper()
-	rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1, Observe: obs})
+	cfg.Store, cfg.Raft, cfg.Logger, cfg.Workers = r.store, r, rtLog(), 1
+	rt, err := NewRuntime(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +443,7 @@ func TestPlanApplierRefusalRefreshesPastTheCommitInFlight(t *testing.T) {
 	held, releaseOnce := holdFirstPlanCommit(r)
 
 	obs := evaluatedObserver{evaluated: make(chan struct{}, 4)}
-	rt := rtStartObservedApplier(t, r, obs)
+	rt := rtStartApplierWith(t, r, RuntimeConfig{Observe: obs})
 	t.Cleanup(releaseOnce) // before the applier stops: it waits for the held commit
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -741,16 +743,7 @@ func TestPlanApplierSendsFewerCommitsDuringABurst(t *testing.T) {
 					t.Cleanup(fg.Begin())
 				}
 			}
-			rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1, Foreground: fg})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range []Service{rt.Broker, rt.Applier} {
-				if err := s.Start(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(s.Stop)
-			}
+			rt := rtStartApplierWith(t, r, RuntimeConfig{Foreground: fg})
 			t.Cleanup(release) // before the applier stops: it waits for its commits
 			var pending []*PendingPlan
 			for i, n := range nodes {
