@@ -72,6 +72,10 @@ type Client struct {
 
 	mu      sync.Mutex
 	runners map[string]*allocRunner
+	// collected are the allocations garbage collection destroyed while
+	// the servers still list them: a list read before they finished must
+	// not start them again. An ID leaves once the servers drop it.
+	collected map[string]bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -102,6 +106,7 @@ func New(cfg Config) (*Client, error) {
 		dir:        filepath.Join(cfg.DataDir, "client"),
 		drivers:    map[string]driver.Driver{},
 		runners:    map[string]*allocRunner{},
+		collected:  map[string]bool{},
 		registered: make(chan struct{}),
 		reregister: make(chan struct{}, 1),
 		fetcher:    &taskinput.Fetcher{},

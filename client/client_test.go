@@ -221,6 +221,37 @@ func TestGarbageCollection(t *testing.T) {
 	}
 }
 
+// A list read before a collected allocation finished (the servers still
+// have it running) does not start it again; once the servers no longer
+// list it, the client forgets it was collected.
+func TestCollectedAllocationIsNotStartedAgain(t *testing.T) {
+	fs := newFakeServer(t)
+	c := testClient(t, fs, "", func(cfg *Config) {
+		cfg.GCInterval, cfg.GCAllocAge, cfg.GCMaxAllocs = time.Hour, time.Hour, 10
+	})
+	c.cfg.GCAllocAge = 0 // past the defaults: collect once terminal
+	a := allocFor(c, job(state.JobTypeBatch, mock("x", map[string]any{"run_for": "1ms"})))
+	fs.addAlloc(a)
+	stale := fs.alloc(a.ID) // as listed before it ran
+	waitAllocStatus(t, fs, a.ID, state.AllocClientStatusComplete)
+	// The runner marks itself terminal once its report is out.
+	testutil.WaitFor(t, 5*time.Second, "the allocation to be collected", func() bool { return c.collect() == 1 })
+	c.syncAllocs([]*state.Allocation{stale}, stale.AllocModifyIndex)
+	c.mu.Lock()
+	_, restarted := c.runners[a.ID]
+	remembered := c.collected[a.ID]
+	c.mu.Unlock()
+	if restarted || !remembered {
+		t.Fatalf("after a stale list: runner started again %v, still known as collected %v", restarted, remembered)
+	}
+	c.syncAllocs(nil, stale.AllocModifyIndex+1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.collected[a.ID] {
+		t.Fatal("the servers dropped the allocation, the client still remembers it")
+	}
+}
+
 func waitPID(t *testing.T, path string) int {
 	t.Helper()
 	var pid int

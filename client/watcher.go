@@ -152,14 +152,19 @@ func (c *Client) syncAllocs(allocs []*state.Allocation, serverIndex uint64) {
 		ar := c.runners[a.ID]
 		switch {
 		case ar == nil:
-			if a.ServerTerminal() || a.ClientTerminal() || a.Job == nil {
-				continue // nothing to run
+			if a.ServerTerminal() || a.ClientTerminal() || a.Job == nil || c.collected[a.ID] {
+				continue // nothing to run, or run and collected already
 			}
 			ar = newAllocRunner(c, a, nil)
 			c.runners[a.ID] = ar
 			c.runAlloc(ar)
 		case a.AllocModifyIndex > ar.alloc().AllocModifyIndex:
 			ar.update(a)
+		}
+	}
+	for id := range c.collected {
+		if !seen[id] {
+			delete(c.collected, id)
 		}
 	}
 	for id, ar := range c.runners {
@@ -211,6 +216,7 @@ func (c *Client) collect() int {
 		tooOld := now.Sub(t.ar.terminalAtTime()) >= c.cfg.GCAllocAge
 		if tooMany || tooOld {
 			delete(c.runners, t.ar.id)
+			c.collected[t.ar.id] = true
 			victims = append(victims, t.ar)
 		}
 	}
