@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 
 	hraft "github.com/hashicorp/raft"
 )
@@ -86,6 +87,12 @@ type fsmAdapter struct {
 	entries atomic.Uint64
 	// bytes adds up the Data of the entries applied (snapshot_bytes.go).
 	bytes atomic.Uint64
+	// persists counts the snapshots written since start; persistNanos and
+	// persistBytes describe the last one (how long Persist took and what it
+	// wrote), for Stats and sched-bench's progress lines.
+	persists     atomic.Uint64
+	persistNanos atomic.Int64
+	persistBytes atomic.Uint64
 }
 
 var (
@@ -148,7 +155,7 @@ func (a *fsmAdapter) Snapshot() (hraft.FSMSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fsmSnapshot{inner: s, index: a.applied.load()}, nil
+	return &fsmSnapshot{inner: s, index: a.applied.load(), stats: a}, nil
 }
 
 // Restore implements hraft.FSM.
@@ -196,6 +203,20 @@ func fsmVisible(l *hraft.Log) bool {
 type fsmSnapshot struct {
 	inner FSMSnapshot
 	index uint64
+	// stats, when set, records a successful Persist.
+	stats *fsmAdapter
+}
+
+// countingWriter counts what passes through it.
+type countingWriter struct {
+	w io.Writer
+	n uint64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += uint64(n)
+	return n, err
 }
 
 // Persist implements hraft.FSMSnapshot.
@@ -207,11 +228,21 @@ func (s *fsmSnapshot) Persist(sink hraft.SnapshotSink) error {
 		_ = sink.Cancel()
 		return err
 	}
-	if err := s.inner.Persist(sink); err != nil {
+	start := time.Now()
+	cw := &countingWriter{w: sink}
+	if err := s.inner.Persist(cw); err != nil {
 		_ = sink.Cancel()
 		return err
 	}
-	return sink.Close()
+	if err := sink.Close(); err != nil {
+		return err
+	}
+	if s.stats != nil {
+		s.stats.persistNanos.Store(int64(time.Since(start)))
+		s.stats.persistBytes.Store(cw.n + uint64(snapshotHeaderLen))
+		s.stats.persists.Add(1)
+	}
+	return nil
 }
 
 // Release implements hraft.FSMSnapshot.

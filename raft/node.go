@@ -377,10 +377,15 @@ func (n *Node) SnapshotIfBehind(min uint64) error {
 // Stats returns hashicorp/raft's stats (state, term, indexes, peers, last
 // contact) plus the FSM's applied index and how many entries and batches it
 // has applied since start; entries per batch shows group commit at work.
+// snapshots_persisted counts the snapshots this node wrote since start, and
+// last_persist_seconds and last_persist_bytes describe the newest one.
 func (n *Node) Stats() map[string]string {
 	s := n.raft.Stats()
 	s["fsm_applied_index"] = strconv.FormatUint(n.fsm.applied.load(), 10)
 	s["fsm_apply_batches"] = strconv.FormatUint(n.fsm.batches.Load(), 10)
 	s["fsm_applied_entries"] = strconv.FormatUint(n.fsm.entries.Load(), 10)
+	s["snapshots_persisted"] = strconv.FormatUint(n.fsm.persists.Load(), 10)
+	s["last_persist_seconds"] = strconv.FormatFloat(time.Duration(n.fsm.persistNanos.Load()).Seconds(), 'f', 3, 64)
+	s["last_persist_bytes"] = strconv.FormatUint(n.fsm.persistBytes.Load(), 10)
 	return s
 }

@@ -367,8 +367,20 @@ func TestSnapshotIfBehind(t *testing.T) {
 	if err := n.SnapshotIfBehind(100); err != nil || snapIndex() != 0 {
 		t.Fatalf("10 entries behind, threshold 100: %v, snapshot at %d", err, snapIndex())
 	}
+	if st := n.Stats(); st["snapshots_persisted"] != "0" || st["last_persist_bytes"] != "0" {
+		t.Fatalf("before any snapshot: persisted %s, last %s bytes", st["snapshots_persisted"], st["last_persist_bytes"])
+	}
 	if err := n.SnapshotIfBehind(10); err != nil || snapIndex() < last {
 		t.Fatalf("10 entries behind, threshold 10: %v, snapshot at %d, want >= %d", err, snapIndex(), last)
+	}
+	// The persist stats name the one snapshot: its bytes are the header
+	// plus the ten keys, at least.
+	if st := n.Stats(); st["snapshots_persisted"] != "1" {
+		t.Fatalf("snapshots_persisted = %s, want 1", st["snapshots_persisted"])
+	} else if b, _ := strconv.Atoi(st["last_persist_bytes"]); b < snapshotHeaderLen+10*len("k0v") {
+		t.Fatalf("last_persist_bytes = %d, want at least the header and ten keys", b)
+	} else if _, err := strconv.ParseFloat(st["last_persist_seconds"], 64); err != nil {
+		t.Fatalf("last_persist_seconds = %q: %v", st["last_persist_seconds"], err)
 	}
 	if err := n.Shutdown(); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
@@ -24,5 +27,29 @@ func TestStatCPU(t *testing.T) {
 	}
 	if _, err := cpuOf(os.Getpid()); err != nil {
 		t.Fatalf("cpuOf(self): %v", err)
+	}
+}
+
+// TestSnapshotStats reads the snapshot counters from the agent's
+// /v1/agent/self, as the agent writes them (Stats.raft), and refuses an
+// answer without them.
+func TestSnapshotStats(t *testing.T) {
+	body := `{"Stats":{"raft":{"snapshots_persisted":"3","last_persist_seconds":"4.250","last_persist_bytes":"123456789"}}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/agent/self" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	b := &bench{addr: srv.URL, client: srv.Client()}
+	n, secs, size, err := b.snapshotStats()
+	if err != nil || n != 3 || secs != 4.25 || size != 123456789 {
+		t.Fatalf("snapshotStats = %d, %v, %d, %v; want 3, 4.25, 123456789, nil", n, secs, size, err)
+	}
+	body = `{"Stats":{"raft":{}}}`
+	if _, _, _, err := b.snapshotStats(); err == nil {
+		t.Fatal("an agent without snapshot stats gave no error")
 	}
 }

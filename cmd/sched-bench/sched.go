@@ -222,6 +222,9 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 			lastCPU = c
 		}
 	}
+	// The snapshots the agent finished writing, per step: a step that
+	// pays for one is slower for it.
+	lastSnaps, _, _, _ := b.snapshotStats()
 	profileAt := []int{total / 10, total * 3 / 10, total * 6 / 10, total * 9 / 10}
 	var profiles sync.WaitGroup
 	defer profiles.Wait()
@@ -243,6 +246,10 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 					cpuNote = fmt.Sprintf(", agent CPU %v per placement", per.Round(100*time.Nanosecond))
 					lastCPU = c
 				}
+			}
+			if n, secs, size, err := b.snapshotStats(); err == nil && n > lastSnaps {
+				cpuNote += fmt.Sprintf(", %d snapshot(s) written (the last %.0f MB in %.1fs)", n-lastSnaps, float64(size)/1e6, secs)
+				lastSnaps = n
 			}
 			fmt.Printf("placement: %7d/%d placed at %8v: %6.0f placements/s over the last %d%s\n",
 				placed, total, now.Sub(start).Round(time.Millisecond), r, placed-lastCount, cpuNote)
@@ -282,6 +289,30 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 		return nil
 	}
 	return b.atScaleReport(total)
+}
+
+// snapshotStats reads how many snapshots the agent has written since it
+// started, and how long the newest took to write and its size.
+func (b *bench) snapshotStats() (n int, secs float64, size int64, err error) {
+	resp, err := b.do(http.MethodGet, "/v1/agent/self", nil)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer resp.Body.Close()
+	var self struct {
+		Stats struct{ Raft map[string]string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&self); err != nil {
+		return 0, 0, 0, err
+	}
+	r := self.Stats.Raft
+	n, err = strconv.Atoi(r["snapshots_persisted"])
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("agent stats: snapshots_persisted %q: %w", r["snapshots_persisted"], err)
+	}
+	secs, _ = strconv.ParseFloat(r["last_persist_seconds"], 64)
+	size, _ = strconv.ParseInt(r["last_persist_bytes"], 10, 64)
+	return n, secs, size, nil
 }
 
 // settledRSS reads a process's RSS every second for up to limit and
