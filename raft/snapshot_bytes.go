@@ -8,13 +8,15 @@ import (
 // snapshotOnBytes takes a snapshot whenever the entries applied since the
 // last snapshot (whoever took it) add up to the byte trigger
 // (snapshotLimit: Config.SnapshotBytes, grown with the state up to
-// Config.SnapshotBytesMax), checking every interval until shutdown.
-// Raft's own trigger counts entries; this one bounds what a restart after
-// a crash replays by its size.
+// Config.SnapshotBytesMax), checking every interval until shutdown. While
+// a burst is applied (Config.SnapshotBusyRate) the trigger is
+// Config.SnapshotBytesMax instead. Raft's own trigger counts entries; this
+// one bounds what a restart after a crash replays by its size.
 func (n *Node) snapshotOnBytes(interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	tr := n.newBytesTrigger()
+	rate := busyMeter{bytes: n.fsm.bytes.Load(), at: time.Now()}
 	// The limit is read from the snapshot store when a snapshot is new,
 	// not at every check: listing the store while a snapshot is being
 	// written logs a warning about its temporary folder.
@@ -28,10 +30,39 @@ func (n *Node) snapshotOnBytes(interval time.Duration) {
 		if idx := n.lastSnapshotIndex(); idx != limitAt {
 			limitAt, limit = idx, n.snapshotLimit(n.cfg.SnapshotBytes, n.cfg.SnapshotBytesMax)
 		}
-		if _, err := n.checkSnapshotBytes(&tr, limit); err != nil {
+		busy := rate.busy(n.fsm.bytes.Load(), time.Now(), n.cfg.SnapshotBusyRate)
+		if _, err := n.checkSnapshotBytes(&tr, burstLimit(limit, n.cfg.SnapshotBytesMax, busy)); err != nil {
 			n.logger.Warn("snapshot after a large log failed; retrying at the next check", "error", err)
 		}
 	}
+}
+
+// busyMeter tells a burst from the applied bytes' rate between two
+// checks.
+type busyMeter struct {
+	bytes uint64
+	at    time.Time
+}
+
+// busy reports whether the bytes applied since the last call, up to
+// applied at now, came at least at rate bytes per second (never, for a
+// rate <= 0), and starts the next measure.
+func (m *busyMeter) busy(applied uint64, now time.Time, rate int64) bool {
+	n, d := applied-m.bytes, now.Sub(m.at)
+	m.bytes, m.at = applied, now
+	if rate <= 0 || d <= 0 {
+		return false
+	}
+	return float64(n) >= float64(rate)*d.Seconds()
+}
+
+// burstLimit is the byte trigger in force: limit, or during a burst the
+// cap most (when it is higher).
+func burstLimit(limit, most int64, busy bool) int64 {
+	if busy {
+		return max(limit, most)
+	}
+	return limit
 }
 
 // bytesTrigger is where the count of applied bytes starts: at the last

@@ -145,3 +145,65 @@ func TestSnapshotLimitGrowsWithTheState(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotWaitsForTheBurst: while entries are applied at the busy rate
+// or more, the byte trigger is the cap; once the rate falls under it, the
+// trigger is the usual one again. A negative rate never waits.
+func TestSnapshotWaitsForTheBurst(t *testing.T) {
+	start := time.Unix(1000, 0)
+	m := busyMeter{bytes: 0, at: start}
+	const rate = 1 << 20
+	if !m.busy(3<<20, start.Add(2*time.Second), rate) {
+		t.Fatal("3 MiB in 2 s at a busy rate of 1 MiB/s: not busy")
+	}
+	if m.busy(3<<20+1<<20, start.Add(4*time.Second), rate) {
+		t.Fatal("1 MiB in the next 2 s: still busy")
+	}
+	if m.busy(10<<20, start.Add(6*time.Second), -1) {
+		t.Fatal("a negative rate made a burst")
+	}
+	if m.busy(20<<20, start.Add(6*time.Second), rate) {
+		t.Fatal("no time passed: busy")
+	}
+	const limit, most = 10_000, 30_000
+	if got := burstLimit(limit, most, false); got != limit {
+		t.Fatalf("quiet: limit %d, want %d", got, limit)
+	}
+	if got := burstLimit(limit, most, true); got != most {
+		t.Fatalf("busy: limit %d, want the cap %d", got, most)
+	}
+	if got := burstLimit(most, limit, true); got != most {
+		t.Fatalf("busy, cap under the trigger: limit %d, want %d", got, most)
+	}
+
+	// Through the check: ~12 kB waits during a burst, is taken after it,
+	// and past the cap a burst waits no more.
+	dir := t.TempDir()
+	cfg := testConfig(t, "s1", dir, true)
+	cfg.SnapshotBytes = -1 // the test drives the check
+	cfg.SnapshotThreshold = 1 << 30
+	n, err := New(cfg, newKV())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Shutdown()
+	waitLeader(t, n, 5*time.Second)
+	value := strings.Repeat("v", 1000)
+	tr := n.newBytesTrigger()
+	for i := range 12 {
+		mustApply(t, n, fmt.Sprintf("k%d", i), value)
+	}
+	if took, err := n.checkSnapshotBytes(&tr, burstLimit(limit, most, true)); took || err != nil {
+		t.Fatalf("~12 kB during a burst, cap 30 kB: took %v (%v)", took, err)
+	}
+	if took, err := n.checkSnapshotBytes(&tr, burstLimit(limit, most, false)); !took || err != nil {
+		t.Fatalf("~12 kB after the burst, limit 10 kB: took %v (%v)", took, err)
+	}
+	var last uint64
+	for i := range 31 {
+		last = mustApply(t, n, fmt.Sprintf("m%d", i), value)
+	}
+	if took, err := n.checkSnapshotBytes(&tr, burstLimit(limit, most, true)); !took || err != nil || n.lastSnapshotIndex() < last {
+		t.Fatalf("~31 kB during a burst, cap 30 kB: took %v (%v), snapshot at %d, want >= %d", took, err, n.lastSnapshotIndex(), last)
+	}
+}
