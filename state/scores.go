@@ -2,13 +2,13 @@ package state
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
-	"unique"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
@@ -27,8 +27,8 @@ const (
 	ScoreNormalized = "normalized-score"
 )
 
-// scoreKinds are the components Scores keeps by number: bit k of a
-// scoreEntry's has is scoreKinds[k]. The order is the one the scheduler
+// scoreKinds are the components Scores keeps by number: bit k of an
+// entry's header is scoreKinds[k]. The order is the one the scheduler
 // adds them in, which is the order the normalized score is the mean of.
 var scoreKinds = [...]string{
 	ScoreBinPack, ScoreJobAntiAffinity, ScoreReschedule, ScoreAffinity, ScoreSpread, ScoreNormalized,
@@ -36,41 +36,48 @@ var scoreKinds = [...]string{
 
 const (
 	kindNormalized = 5
+	// kindBits are the header bits of the components.
+	kindBits = 1<<len(scoreKinds) - 1
 	// hasDerived marks an entry whose normalized score is the mean of its
 	// other components, and is not stored.
 	hasDerived = 1 << 6
 	// hasRaw marks an entry whose node is a whole key that names no known
-	// component, with its value in v[0].
+	// component, with one value.
 	hasRaw = 1 << 7
 	// kindRaw sorts raw keys after every component of a node.
 	kindRaw = 7
+	// uuidLen is the length of a node ID in the canonical UUID form
+	// (lowercase hex, hyphens at 8, 13, 18 and 23), which an entry holds
+	// as its 16 bytes.
+	uuidLen = 36
 )
 
 // Scores are the score components of the nodes a scheduler ranked best
 // for a placement. The API (JSON) and the log (msgpack) carry them as a
 // map from "<node-id>.<component>" to the score, and Scores reads and
-// writes that shape; in memory a map of some fifteen string keys cost
+// writes that shape. In memory a map of some fifteen string keys cost
 // ~1,000 bytes per allocation (BenchmarkAllocMetricBytes), a quarter of
-// the server's live heap (issue 19), so Scores keeps one entry of 32 bytes
-// (two values) per node, its node ID a unique.Handle (one copy of each ID
-// in the process, however many allocations name it), and leaves out the
-// normalized score when it is, bit for bit, the mean of the others (as
-// the scheduler computes it).
+// the server's live heap (issue 19), and any pointer in what a stored
+// allocation holds is work for every cycle of the garbage collector; so
+// Scores packs its entries in one byte slice, which holds no pointer and
+// which the collector never scans. An entry per node (or per raw key):
+//
+//   - a header byte: which components follow (bit k is scoreKinds[k]),
+//     hasDerived when the normalized score is, bit for bit, the mean of
+//     the others (as the scheduler computes it) and is left out, hasRaw
+//     for a key that names no known component;
+//   - the node: a uvarint 0 and 16 bytes for an ID in the canonical UUID
+//     form, else the uvarint len+1 and the ID's bytes (a raw key whole);
+//   - its values, 8 bytes each (IEEE 754 bits, little endian), in
+//     scoreKinds order: one for a raw key.
 //
 // A Scores is immutable: copies share it. The zero value is nil (the map
 // was nil, JSON null); ScoresOf an empty map is empty but not nil. The
-// representation is canonical (entries sorted by node and component), so
-// equal scores are reflect.DeepEqual whatever built them.
+// representation is canonical (entries sorted by node, as strings, and a
+// raw key after the components of the node it equals), so equal scores
+// are reflect.DeepEqual whatever built them.
 type Scores struct {
-	e []scoreEntry
-}
-
-// scoreEntry holds up to two components of one node, in scoreKinds order.
-// A node with more than two takes consecutive entries.
-type scoreEntry struct {
-	node unique.Handle[string]
-	v    [2]float64
-	has  uint8
+	b []byte
 }
 
 // scoreTriple is one component of one node while Scores are built.
@@ -83,7 +90,8 @@ type scoreTriple struct {
 // ScoresBuilder collects score components and makes Scores of them. The
 // zero value is ready; Add what a placement scored, then call Scores.
 type ScoresBuilder struct {
-	t []scoreTriple
+	t   []scoreTriple
+	buf []byte
 }
 
 // Reset drops what was added, keeping the room.
@@ -129,16 +137,15 @@ func (b *ScoresBuilder) Scores() Scores {
 		}
 		return int(x.kind) - int(y.kind)
 	})
-	var scratch [8]scoreEntry
-	out := scratch[:0]
+	out := b.buf[:0]
 	for i := 0; i < len(t); {
-		node := unique.Make(t[i].node)
+		node := t[i].node
 		var vals [len(scoreKinds)]float64
 		var has uint8
 		// A raw key is the group's node string itself: one per group.
 		raw, isRaw := 0.0, false
 		j := i
-		for ; j < len(t) && t[j].node == t[i].node; j++ {
+		for ; j < len(t) && t[j].node == node; j++ {
 			// Sorted stably: the last value of a component wins.
 			if x := t[j]; x.kind == kindRaw {
 				raw, isRaw = x.v, true
@@ -149,44 +156,102 @@ func (b *ScoresBuilder) Scores() Scores {
 		}
 		out = appendNode(out, node, has, &vals)
 		if isRaw {
-			out = append(out, scoreEntry{node: node, has: hasRaw, v: [2]float64{raw}})
+			out = append(out, hasRaw)
+			out = appendScoreNode(out, node, false)
+			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(raw))
 		}
 		i = j
 	}
-	return Scores{append(make([]scoreEntry, 0, len(out)), out...)}
+	b.buf = out
+	return Scores{append(make([]byte, 0, len(out)), out...)}
 }
 
-// appendNode appends the entries of one node's components.
-func appendNode(out []scoreEntry, node unique.Handle[string], has uint8, vals *[len(scoreKinds)]float64) []scoreEntry {
+// appendNode appends the entry of one node's components, if it has any.
+func appendNode(out []byte, node string, has uint8, vals *[len(scoreKinds)]float64) []byte {
 	if has == 0 {
 		return out
 	}
 	var vs [len(scoreKinds)]float64
-	var kinds [len(scoreKinds)]uint8
 	n := 0
 	for k := range uint8(kindNormalized) {
 		if has&(1<<k) != 0 {
-			vs[n], kinds[n] = vals[k], k
+			vs[n] = vals[k]
 			n++
 		}
 	}
-	norm := has&(1<<kindNormalized) != 0
-	if norm && n > 0 && n <= 2 && math.Float64bits(meanOf(vs[:n])) == math.Float64bits(vals[kindNormalized]) {
-		return append(out, scoreEntry{node: node, has: has | hasDerived, v: [2]float64{vs[0], vs[1]}})
-	}
-	if norm {
-		vs[n], kinds[n] = vals[kindNormalized], kindNormalized
-		n++
-	}
-	for i := 0; i < n; i += 2 {
-		e := scoreEntry{node: node, has: 1 << kinds[i], v: [2]float64{vs[i]}}
-		if i+1 < n {
-			e.has |= 1 << kinds[i+1]
-			e.v[1] = vs[i+1]
+	if has&(1<<kindNormalized) != 0 {
+		if n > 0 && math.Float64bits(meanOf(vs[:n])) == math.Float64bits(vals[kindNormalized]) {
+			has |= hasDerived
+		} else {
+			vs[n] = vals[kindNormalized]
+			n++
 		}
-		out = append(out, e)
+	}
+	out = append(out, has)
+	out = appendScoreNode(out, node, true)
+	for _, v := range vs[:n] {
+		out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
 	}
 	return out
+}
+
+// appendScoreNode appends an entry's node: 16 bytes for a node ID in the
+// canonical UUID form (when uuid is allowed), else its text.
+func appendScoreNode(out []byte, node string, uuid bool) []byte {
+	if uuid {
+		if id, ok := parseUUID(node); ok {
+			out = append(out, 0)
+			return append(out, id[:]...)
+		}
+	}
+	out = binary.AppendUvarint(out, uint64(len(node))+1)
+	return append(out, node...)
+}
+
+// parseUUID reads s in the canonical UUID form: 32 lowercase hex digits
+// and hyphens at 8, 13, 18 and 23. Only that form is packed, so that the
+// text comes back as it was.
+func parseUUID(s string) (id [16]byte, ok bool) {
+	if len(s) != uuidLen || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return id, false
+	}
+	j := 0
+	for i := 0; i < uuidLen; i += 2 {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			i--
+			continue
+		}
+		hi, lo := unhex(s[i]), unhex(s[i+1])
+		if hi > 15 || lo > 15 {
+			return id, false
+		}
+		id[j] = hi<<4 | lo
+		j++
+	}
+	return id, true
+}
+
+// unhex is the value of a lowercase hex digit, 255 for anything else.
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return 255
+}
+
+// appendUUID appends id in the canonical UUID form.
+func appendUUID(dst []byte, id *[16]byte) []byte {
+	const digits = "0123456789abcdef"
+	for i, b := range id {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst = append(dst, '-')
+		}
+		dst = append(dst, digits[b>>4], digits[b&15])
+	}
+	return dst
 }
 
 // meanOf is the normalized score of components, as the scheduler takes
@@ -200,19 +265,51 @@ func meanOf(vs []float64) float64 {
 }
 
 // IsNil reports whether s is nil (the zero Scores).
-func (s Scores) IsNil() bool { return s.e == nil }
+func (s Scores) IsNil() bool { return s.b == nil }
 
 // Len is how many keys s has in the API's map.
 func (s Scores) Len() int {
 	n := 0
-	for _, e := range s.e {
-		if e.has&hasRaw != 0 {
+	s.entries(func(has uint8, _ ScoreRef, _ []byte) bool {
+		if has&hasRaw != 0 {
 			n++
-			continue
+		} else {
+			n += bits.OnesCount8(has & kindBits)
 		}
-		n += bits.OnesCount8(e.has & (1<<len(scoreKinds) - 1))
-	}
+		return true
+	})
 	return n
+}
+
+// entries calls f with each entry of s: its header, its node (kind
+// unset) and its values' bytes, until f returns false.
+func (s Scores) entries(f func(has uint8, node ScoreRef, vals []byte) bool) {
+	b := s.b
+	for len(b) > 0 {
+		has := b[0]
+		b = b[1:]
+		var r ScoreRef
+		l, w := binary.Uvarint(b)
+		b = b[w:]
+		if l == 0 {
+			copy(r.id[:], b[:16])
+			b = b[16:]
+		} else {
+			r.text, r.isText = string(b[:l-1]), true
+			b = b[l-1:]
+		}
+		n := 1
+		if has&hasRaw == 0 {
+			n = bits.OnesCount8(has & kindBits)
+			if has&hasDerived != 0 {
+				n--
+			}
+		}
+		if !f(has, r, b[:8*n]) {
+			return
+		}
+		b = b[8*n:]
+	}
 }
 
 // Each calls f for every component of s, node by node, until f returns
@@ -223,17 +320,26 @@ func (s Scores) Each(f func(node, component string, v float64) bool) {
 }
 
 // ScoreRef names one component of one node in a Scores: what Each gives
-// as a node and a component, held as the node's unique handle and the
+// as a node and a component, held as the node ID's 16 bytes (its text
+// for an ID that is not a UUID in the canonical form) and the
 // component's number. It is comparable, and much cheaper to hash or
 // compare than the key "<node-id>.<component>" it stands for (snapshot
 // records number the keys they write by it).
 type ScoreRef struct {
-	node unique.Handle[string]
-	kind uint8
+	id     [16]byte
+	text   string
+	isText bool
+	kind   uint8
 }
 
 // Node is the ref's node ID (a whole raw key, when Component is empty).
-func (r ScoreRef) Node() string { return r.node.Value() }
+func (r ScoreRef) Node() string {
+	if r.isText {
+		return r.text
+	}
+	var buf [uuidLen]byte
+	return string(appendUUID(buf[:0], &r.id))
+}
 
 // Kind numbers the ref's component (the same component, the same
 // number, within a process).
@@ -248,37 +354,71 @@ func (r ScoreRef) Component() string {
 	return scoreKinds[r.kind]
 }
 
+// AppendKey appends the ref's key as the API names it: ScoreKey(r.Node(),
+// r.Component()), without making either string.
+func (r ScoreRef) AppendKey(dst []byte) []byte {
+	if r.isText {
+		dst = append(dst, r.text...)
+	} else {
+		dst = appendUUID(dst, &r.id)
+	}
+	if r.kind == kindRaw {
+		return dst
+	}
+	dst = append(dst, '.')
+	return append(dst, scoreKinds[r.kind]...)
+}
+
+// Hash mixes the ref's node and component into a number, the same for
+// equal refs: for direct-mapped caches of refs.
+func (r ScoreRef) Hash() uint64 {
+	h := uint64(r.kind) * 0x9e3779b97f4a7c15
+	if r.isText {
+		for i := 0; i < len(r.text); i++ {
+			h = (h ^ uint64(r.text[i])) * 0x100000001b3
+		}
+		return h ^ h>>29
+	}
+	h ^= binary.LittleEndian.Uint64(r.id[:8])
+	h ^= binary.LittleEndian.Uint64(r.id[8:]) * 0xbf58476d1ce4e5b9
+	return h ^ h>>31
+}
+
 // EachRef calls f with each score as Each does, naming it by a ScoreRef,
 // until f returns false.
 func (s Scores) EachRef(f func(r ScoreRef, v float64) bool) {
-	for _, e := range s.e {
-		if e.has&hasRaw != 0 {
-			if !f(ScoreRef{e.node, kindRaw}, e.v[0]) {
-				return
-			}
-			continue
+	s.entries(func(has uint8, r ScoreRef, vals []byte) bool {
+		value := func(i int) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(vals[8*i:])) }
+		if has&hasRaw != 0 {
+			r.kind = kindRaw
+			return f(r, value(0))
 		}
 		j := 0
-		for k := range kindNormalized {
-			if e.has&(1<<k) != 0 {
-				if !f(ScoreRef{e.node, uint8(k)}, e.v[j]) {
-					return
+		for k := range uint8(kindNormalized) {
+			if has&(1<<k) != 0 {
+				r.kind = k
+				if !f(r, value(j)) {
+					return false
 				}
 				j++
 			}
 		}
-		if e.has&(1<<kindNormalized) != 0 {
+		if has&(1<<kindNormalized) != 0 {
 			var v float64
-			if e.has&hasDerived != 0 {
-				v = meanOf(e.v[:j])
+			if has&hasDerived != 0 {
+				var vs [len(scoreKinds)]float64
+				for i := range j {
+					vs[i] = value(i)
+				}
+				v = meanOf(vs[:j])
 			} else {
-				v = e.v[j]
+				v = value(j)
 			}
-			if !f(ScoreRef{e.node, kindNormalized}, v) {
-				return
-			}
+			r.kind = kindNormalized
+			return f(r, v)
 		}
-	}
+		return true
+	})
 }
 
 // ScoreKey is the API's key of a node's component: "<node-id>.<component>",
@@ -307,12 +447,14 @@ func (s Scores) Get(nodeID, component string) (float64, bool) {
 // Map returns s as the API shows it: "<node-id>.<component>" to score;
 // nil when s is nil.
 func (s Scores) Map() map[string]float64 {
-	if s.e == nil {
+	if s.b == nil {
 		return nil
 	}
 	m := make(map[string]float64, s.Len())
-	s.Each(func(node, component string, v float64) bool {
-		m[ScoreKey(node, component)] = v
+	var key []byte
+	s.EachRef(func(r ScoreRef, v float64) bool {
+		key = r.AppendKey(key[:0])
+		m[string(key)] = v
 		return true
 	})
 	return m
@@ -335,7 +477,7 @@ func ScoresOf(m map[string]float64) Scores {
 // MarshalJSON writes s as the API's map: the keys sorted, numbers as
 // encoding/json writes a float64, null when s is nil.
 func (s Scores) MarshalJSON() ([]byte, error) {
-	if s.e == nil {
+	if s.b == nil {
 		return []byte("null"), nil
 	}
 	// The keys, written once into one buffer, sorted as strings.
@@ -346,13 +488,9 @@ func (s Scores) MarshalJSON() ([]byte, error) {
 	n := s.Len()
 	kvs := make([]kv, 0, n)
 	keys := make([]byte, 0, n*48)
-	s.Each(func(node, component string, v float64) bool {
+	s.EachRef(func(r ScoreRef, v float64) bool {
 		off := len(keys)
-		keys = append(keys, node...)
-		if component != "" {
-			keys = append(keys, '.')
-			keys = append(keys, component...)
-		}
+		keys = r.AppendKey(keys)
 		kvs = append(kvs, kv{off, len(keys), v})
 		return true
 	})

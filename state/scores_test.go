@@ -8,9 +8,10 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
@@ -167,13 +168,16 @@ func TestScoresBuilderCompact(t *testing.T) {
 		b.Add(node, ScoreNormalized, (bp+aa)/2)
 	}
 	s := b.Scores()
-	if len(s.e) != 5 {
-		t.Fatalf("%d entries for 5 nodes, want 5: %#v", len(s.e), s.e)
-	}
-	for _, e := range s.e {
-		if e.has&hasDerived == 0 {
-			t.Errorf("node %s keeps its normalized score", e.node.Value())
+	entries := 0
+	s.entries(func(has uint8, r ScoreRef, vals []byte) bool {
+		entries++
+		if has&hasDerived == 0 || len(vals) != 16 {
+			t.Errorf("node %s keeps its normalized score (%d bytes of values)", r.Node(), len(vals))
 		}
+		return true
+	})
+	if entries != 5 {
+		t.Fatalf("%d entries for 5 nodes, want 5", entries)
 	}
 	if v, ok := s.Get("node-2", ScoreBinPack); !ok || v != 0.30000000000000004 {
 		t.Errorf("binpack of node-2 = %v %v, want the last value added", v, ok)
@@ -315,30 +319,53 @@ func TestAllocMetricCopyScoresIsolated(t *testing.T) {
 	}
 }
 
-// The node IDs of scores built apart (decoded from different entries)
-// share one copy.
-func TestScoresShareNodeIDs(t *testing.T) {
-	a := ScoresOf(map[string]float64{string([]byte("n1")) + ".binpack": 1, "raw": 3})
-	b := ScoresOf(map[string]float64{string([]byte("n1")) + ".binpack": 2, string([]byte("n1")) + ".normalized-score": 2})
-	var ids []string
-	for _, s := range []Scores{a, b} {
-		s.Each(func(node, comp string, _ float64) bool {
-			if comp != "" {
-				ids = append(ids, node)
-			}
-			return true
-		})
+// Scores hold no pointer, so the garbage collector never scans them: a
+// node ID in the canonical UUID form takes its 16 bytes; any other ID,
+// and a raw key, keep their text and come back as they were.
+func TestScoresPacked(t *testing.T) {
+	if reflect.TypeFor[Scores]().Field(0).Type != reflect.TypeFor[[]byte]() {
+		t.Fatal("Scores is not one byte slice")
 	}
-	if len(ids) != 3 || !sameStringData(ids[0], ids[1]) || !sameStringData(ids[1], ids[2]) {
-		t.Fatalf("node IDs %q do not share their bytes", ids)
+	const id = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	s := ScoresOf(map[string]float64{id + ".binpack": 0.5, id + ".job-anti-affinity": -0.5, id + ".normalized-score": 0})
+	// Header, tag, 16 bytes of ID, two values (the normalized is derived).
+	if want := 1 + 1 + 16 + 16; len(s.b) != want {
+		t.Errorf("a UUID node's entry takes %d bytes, want %d", len(s.b), want)
 	}
-	if unsafe.Sizeof(scoreEntry{}) != 32 {
-		t.Errorf("a score entry takes %d bytes, want 32", unsafe.Sizeof(scoreEntry{}))
+	for _, m := range []map[string]float64{
+		{strings.ToUpper(id) + ".binpack": 1},              // not the canonical form
+		{id[:35] + "g.binpack": 1},                         // not hex
+		{strings.ReplaceAll(id, "-", "_") + ".binpack": 1}, // no hyphens
+		{id: 3, id + ".binpack": 1},                        // a raw key equal to a node
+		{"": 4, ".binpack": 5},                             // empty raw key and node
+	} {
+		got := ScoresOf(m)
+		if !sameScores(got.Map(), m) {
+			t.Errorf("ScoresOf(%v).Map() = %v", m, got.Map())
+		}
 	}
-}
-
-func sameStringData(a, b string) bool {
-	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+	// A ref's key, hash and node agree with the key it stands for.
+	var refs []ScoreRef
+	ScoresOf(map[string]float64{id + ".binpack": 1, "n1.binpack": 2, "raw": 3}).EachRef(func(r ScoreRef, _ float64) bool {
+		refs = append(refs, r)
+		if key := string(r.AppendKey(nil)); key != ScoreKey(r.Node(), r.Component()) {
+			t.Errorf("AppendKey = %q, want %q", key, ScoreKey(r.Node(), r.Component()))
+		}
+		return true
+	})
+	var again []ScoreRef
+	ScoresOf(map[string]float64{id + ".binpack": 9, "n1.binpack": 8, "raw": 7}).EachRef(func(r ScoreRef, _ float64) bool {
+		again = append(again, r)
+		return true
+	})
+	if !slices.Equal(refs, again) || len(refs) != 3 {
+		t.Fatalf("refs %v and %v of the same keys differ", refs, again)
+	}
+	for i := range refs {
+		if refs[i].Hash() != again[i].Hash() {
+			t.Errorf("equal refs hash apart: %v", refs[i])
+		}
+	}
 }
 
 // BenchmarkAllocMetricBytes measures the live heap of one placement's

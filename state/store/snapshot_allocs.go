@@ -103,8 +103,10 @@ type recordWriter struct {
 	// written there and its number.
 	fields [12]fieldSlot
 	next   uint64
-	// blob is scratch space for the msgpack of one blob.
+	// blob is scratch space for the msgpack of one blob, key for a score
+	// key.
 	blob bytes.Buffer
+	key  []byte
 }
 
 // fieldSlot is an entry of recordWriter.fields: the number of s, when
@@ -126,17 +128,9 @@ type scoreSlot struct {
 // scoreCache is recordWriter.recent.
 type scoreCache [1024]scoreSlot
 
-// slotOf is ref's entry in recordWriter.recent: from the node ID's first
-// and last bytes (random in a UUID) and the component.
+// slotOf is ref's entry in recordWriter.recent.
 func slotOf(r state.ScoreRef) int {
-	node := r.Node()
-	h := uint(len(node))*0x9e3779b1 + uint(r.Kind())
-	if n := len(node); n >= 8 {
-		h ^= uint(node[0]) | uint(node[1])<<8 | uint(node[2])<<16 | uint(node[3])<<24
-		h ^= (uint(node[n-1]) | uint(node[n-2])<<8 | uint(node[n-3])<<16 | uint(node[n-4])<<24) << 5
-	}
-	h ^= h >> 13
-	return int(h % uint(len(scoreCache{})))
+	return int(r.Hash() % uint64(len(scoreCache{})))
 }
 
 // reset starts a new chunk.
@@ -182,7 +176,8 @@ func (w *recordWriter) sharedAt(f int, s string) {
 
 // scoreKey writes a score key as shared writes the string
 // state.ScoreKey(r.Node(), r.Component()), numbering it by its ref (a
-// node handle and a component number hash much faster than the key).
+// node ID's 16 bytes and a component number hash much faster than the
+// key).
 func (w *recordWriter) scoreKey(r state.ScoreRef) {
 	if w.recent == nil {
 		w.recent = new(scoreCache)
@@ -207,15 +202,9 @@ func (w *recordWriter) scoreKey(r state.ScoreRef) {
 	w.scoreKeys[r] = w.next
 	w.next++
 	w.uvarint(0)
-	node, component := r.Node(), r.Component()
-	if component == "" {
-		w.str(node)
-		return
-	}
-	w.uvarint(uint64(len(node) + 1 + len(component)))
-	w.buf = append(w.buf, node...)
-	w.buf = append(w.buf, '.')
-	w.buf = append(w.buf, component...)
+	w.key = r.AppendKey(w.key[:0])
+	w.uvarint(uint64(len(w.key)))
+	w.buf = append(w.buf, w.key...)
 }
 
 func (w *recordWriter) uvarint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
