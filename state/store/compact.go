@@ -1,9 +1,12 @@
 package store
 
 import (
+	"encoding/binary"
+	"hash/maphash"
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -277,8 +280,8 @@ func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.
 }
 
 // metrics returns a copy of m that shares its maps with earlier equal ones.
-// Its Scores need nothing: they hold each node ID as a unique.Handle, one
-// copy per process (state.Scores).
+// Its Scores need nothing: they are one byte slice with no pointer, node
+// IDs packed in it (state.Scores).
 func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 	cp := *orig
 	m := &cp
@@ -298,7 +301,8 @@ func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 }
 
 // countMap returns a map equal to m (nil when m is nil), shared with an
-// earlier one of field i when there is one.
+// earlier one of field i when there is one: of this command, or of any
+// command before (sharedCountMaps).
 func (c *compactor) countMap(i int, m map[string]int) map[string]int {
 	if m == nil {
 		return nil
@@ -309,11 +313,78 @@ func (c *compactor) countMap(i int, m map[string]int) map[string]int {
 			return s
 		}
 	}
+	m = sharedCountMaps.intern(m)
 	if len(seen) < sharedMaps {
 		c.counts[i] = append(seen, m)
 	} else {
 		seen[len(seen)-1] = m
 	}
+	return m
+}
+
+// countMapCache interns the small count maps of allocation metrics
+// (nodes exhausted per class and per dimension, filtered per class and
+// per constraint) across commands. A command shares the maps its own
+// placements repeat, but once nodes fill up every placement records how
+// many were exhausted, a count that changes from one evaluation to the
+// next and comes back in later ones: at half a million allocations a
+// store held 36,000 distinct maps of nodes exhausted per class (issue
+// 19), each an object the garbage collector scans at every cycle. The
+// cache is direct-mapped by the map's contents: a collision replaces the
+// slot, so it holds at most countMapSlots maps, and a map it does not
+// know is kept as it is. Maps are shared across stores too, which is as
+// safe as within one: a stored map is never changed.
+type countMapCache struct {
+	mu    sync.Mutex
+	seed  maphash.Seed
+	slots [countMapSlots]countMapSlot
+	// key and names are scratch space for a map's canonical form.
+	key   []byte
+	names []string
+}
+
+// countMapSlot is one map of a countMapCache and its canonical form.
+type countMapSlot struct {
+	key string
+	m   map[string]int
+}
+
+const (
+	// countMapSlots is the size of the cache of count maps.
+	countMapSlots = 1 << 13
+	// countMapMaxLen bounds the maps the cache takes: the count maps of a
+	// placement name a dimension or a class or two.
+	countMapMaxLen = 8
+)
+
+var sharedCountMaps = countMapCache{seed: maphash.MakeSeed()}
+
+// intern returns a map equal to m: one the cache holds, or m itself,
+// which it then holds.
+func (c *countMapCache) intern(m map[string]int) map[string]int {
+	if len(m) > countMapMaxLen {
+		return m
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := c.names[:0]
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	key := c.key[:0]
+	for _, k := range names {
+		key = binary.AppendUvarint(key, uint64(len(k)))
+		key = append(key, k...)
+		key = binary.AppendVarint(key, int64(m[k]))
+	}
+	clear(names)
+	c.names, c.key = names[:0], key
+	s := &c.slots[maphash.Bytes(c.seed, key)%countMapSlots]
+	if s.m != nil && s.key == string(key) {
+		return s.m
+	}
+	*s = countMapSlot{key: string(key), m: m}
 	return m
 }
 

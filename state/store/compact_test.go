@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
 	"testing"
@@ -97,25 +98,14 @@ func TestCompactAllocsShareValues(t *testing.T) {
 			t.Errorf("allocation %d shares its metrics, which differ by score", i)
 		}
 	}
-	// The node IDs of scores are interned within the command.
-	keys := map[string]string{}
-	for _, a := range allocs {
-		for _, k := range scoreNodes(a.Metrics.Scores) {
-			if seen, ok := keys[k]; ok && !sameData(seen, k) {
-				t.Errorf("score node %q not shared", k)
-			}
-			keys[k] = k
-		}
-	}
 }
 
-// TestCompactScoreNodesAcrossCommands: the node IDs of a later plan's
-// scores share the string data of an earlier plan's, and read back as
-// planned.
-func TestCompactScoreNodesAcrossCommands(t *testing.T) {
+// TestCompactScoresAcrossCommands: a later plan's scores on the nodes of
+// an earlier plan read back as planned (scores hold no strings to share:
+// state.Scores packs node IDs).
+func TestCompactScoresAcrossCommands(t *testing.T) {
 	s := stStore(t, StoreConfig{})
 	job, _ := compactPlan(t, s)
-	earlier := stMust[*state.Allocation](t)(s.AllocByID(nil, "a0"))
 	a := stAlloc("b0", job, "n1")
 	a.EvalID, a.Job = "e1", nil
 	a.Metrics = &state.AllocMetric{Scores: state.ScoresOf(map[string]float64{"n1.binpack": 0.7, "n1.normalized-score": 0.6})}
@@ -125,25 +115,47 @@ func TestCompactScoreNodesAcrossCommands(t *testing.T) {
 	if !reflect.DeepEqual(later.Metrics, want) {
 		t.Fatalf("metrics read back as %+v, want %+v", later.Metrics, want)
 	}
-	for _, k := range scoreNodes(later.Metrics.Scores) {
-		shared := false
-		for _, e := range scoreNodes(earlier.Metrics.Scores) {
-			shared = shared || (e == k && sameData(e, k))
-		}
-		if !shared {
-			t.Errorf("score node %q of the later plan does not share the earlier plan's", k)
-		}
-	}
 }
 
-// scoreNodes lists the node IDs of s, one per component.
-func scoreNodes(s state.Scores) []string {
-	var out []string
-	s.Each(func(node, _ string, _ float64) bool {
-		out = append(out, node)
-		return true
-	})
-	return out
+// TestCompactSharesCountMapsAcrossCommands: a metric's count maps equal to
+// those of an allocation stored by an earlier command are shared with it,
+// even with other maps in between (more than a command keeps); the values
+// read back as planned, and the cache takes no large map.
+func TestCompactSharesCountMapsAcrossCommands(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	job, _ := compactPlan(t, s)
+	index := uint64(13)
+	plan := func(id string, exhausted int) *state.Allocation {
+		t.Helper()
+		a := stAlloc(id, job, "n1")
+		a.EvalID, a.Job = "e1", nil
+		a.Metrics = &state.AllocMetric{NodesExhausted: exhausted, ClassExhausted: map[string]int{"gpu": exhausted}}
+		stApply(t, s, index, PlanApplyRequestType, &PlanApplyRequest{EvalID: "e1", Job: job, JobAllocs: []*state.Allocation{a}, Now: int64(index)})
+		index++
+		return stMust[*state.Allocation](t)(s.AllocByID(nil, id))
+	}
+	first := plan("c0", 7)
+	for i := range 2 * sharedMaps {
+		plan(fmt.Sprintf("c%d", i+1), 100+i)
+	}
+	again := plan("d0", 7)
+	if !reflect.DeepEqual(again.Metrics.ClassExhausted, map[string]int{"gpu": 7}) {
+		t.Fatalf("read back %v", again.Metrics.ClassExhausted)
+	}
+	if !sameMap(again.Metrics.ClassExhausted, first.Metrics.ClassExhausted) {
+		t.Error("an equal count map of an earlier command is not shared")
+	}
+	big := map[string]int{}
+	for i := range countMapMaxLen + 1 {
+		big[fmt.Sprint(i)] = i
+	}
+	if got := sharedCountMaps.intern(big); !sameMap(got, big) {
+		t.Error("a large map was replaced")
+	}
+	cp := maps.Clone(big)
+	if got := sharedCountMaps.intern(cp); !sameMap(got, cp) {
+		t.Error("a large map was interned")
+	}
 }
 
 // TestCompactKeepsWhatDiffers: an allocation's job that differs from the
