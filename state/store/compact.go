@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-memdb"
@@ -338,9 +339,8 @@ type countMapCache struct {
 	mu    sync.Mutex
 	seed  maphash.Seed
 	slots [countMapSlots]countMapSlot
-	// key and names are scratch space for a map's canonical form.
-	key   []byte
-	names []string
+	// key is scratch space for a map's canonical form.
+	key []byte
 }
 
 // countMapSlot is one map of a countMapCache and its canonical form.
@@ -359,30 +359,66 @@ const (
 
 var sharedCountMaps = countMapCache{seed: maphash.MakeSeed()}
 
+// countPair is one entry of a count map.
+type countPair struct {
+	k string
+	v int
+}
+
 // intern returns a map equal to m: one the cache holds, or m itself,
 // which it then holds.
 func (c *countMapCache) intern(m map[string]int) map[string]int {
 	if len(m) > countMapMaxLen {
 		return m
 	}
+	var buf [countMapMaxLen]countPair
+	pairs := buf[:0]
+	for k, v := range m {
+		pairs = append(pairs, countPair{k, v})
+	}
+	return c.lookup(pairs, m)
+}
+
+// fromPairs returns a map of pairs (keys distinct, in any order; a key
+// that repeats keeps its last value, as a map filled in order would): one
+// the cache holds, or a new one, which it then holds. It sorts pairs.
+func (c *countMapCache) fromPairs(pairs []countPair) map[string]int {
+	if len(pairs) > countMapMaxLen {
+		m := make(map[string]int, len(pairs))
+		for _, p := range pairs {
+			m[p.k] = p.v
+		}
+		return m
+	}
+	return c.lookup(pairs, nil)
+}
+
+// lookup returns the map the cache holds for pairs, or else m (made from
+// pairs when nil), which it then holds.
+func (c *countMapCache) lookup(pairs []countPair, m map[string]int) map[string]int {
+	// Stable: of a key that repeats, the last pair is the map's value.
+	slices.SortStableFunc(pairs, func(a, b countPair) int { return strings.Compare(a.k, b.k) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	names := c.names[:0]
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
 	key := c.key[:0]
-	for _, k := range names {
-		key = binary.AppendUvarint(key, uint64(len(k)))
-		key = append(key, k...)
-		key = binary.AppendVarint(key, int64(m[k]))
+	for i, p := range pairs {
+		if i+1 < len(pairs) && pairs[i+1].k == p.k {
+			continue
+		}
+		key = binary.AppendUvarint(key, uint64(len(p.k)))
+		key = append(key, p.k...)
+		key = binary.AppendVarint(key, int64(p.v))
 	}
-	clear(names)
-	c.names, c.key = names[:0], key
+	c.key = key
 	s := &c.slots[maphash.Bytes(c.seed, key)%countMapSlots]
 	if s.m != nil && s.key == string(key) {
 		return s.m
+	}
+	if m == nil {
+		m = make(map[string]int, len(pairs))
+		for _, p := range pairs {
+			m[p.k] = p.v
+		}
 	}
 	*s = countMapSlot{key: string(key), m: m}
 	return m

@@ -145,6 +145,21 @@ func TestCompactSharesCountMapsAcrossCommands(t *testing.T) {
 	if !sameMap(again.Metrics.ClassExhausted, first.Metrics.ClassExhausted) {
 		t.Error("an equal count map of an earlier command is not shared")
 	}
+	// A snapshot's or a plan's reader gets the held map from its pairs,
+	// in any order; of a key that repeats, the last value counts.
+	two := sharedCountMaps.intern(map[string]int{"a": 1, "b": 2})
+	if got := sharedCountMaps.fromPairs([]countPair{{"b", 2}, {"a", 1}}); !sameMap(got, two) {
+		t.Errorf("pairs of a held map made %v, not the held one", got)
+	}
+	if got := sharedCountMaps.fromPairs([]countPair{{"b", 9}, {"a", 1}, {"b", 2}}); !sameMap(got, two) {
+		t.Errorf("pairs with a key repeated made %v, want the held {a:1 b:2}", got)
+	}
+	if got := sharedCountMaps.fromPairs([]countPair{{"b", 2}, {"a", 1}, {"b", 9}}); !reflect.DeepEqual(got, map[string]int{"a": 1, "b": 9}) {
+		t.Errorf("pairs with a key repeated made %v, want the last value", got)
+	}
+	if got := sharedCountMaps.fromPairs(nil); got == nil || len(got) != 0 {
+		t.Errorf("no pairs made %v, want an empty map", got)
+	}
 	big := map[string]int{}
 	for i := range countMapMaxLen + 1 {
 		big[fmt.Sprint(i)] = i

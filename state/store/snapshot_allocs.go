@@ -339,6 +339,8 @@ type recordReader struct {
 	table []string
 	// scores builds each record's Scores, its room reused.
 	scores state.ScoresBuilder
+	// pairs holds a count map's entries while it is read.
+	pairs []countPair
 }
 
 // chunk starts reading the records of a chunk.
@@ -462,11 +464,16 @@ func (r *recordReader) intMap() map[string]int {
 	if n < 0 {
 		return nil
 	}
-	m := make(map[string]int, n)
+	pairs := r.pairs[:0]
 	for range n {
 		k := r.shared()
-		m[k] = r.int()
+		pairs = append(pairs, countPair{k, r.int()})
 	}
+	// A map the store already holds is shared as it is read, rather than
+	// made and then replaced by compaction.
+	m := sharedCountMaps.fromPairs(pairs)
+	clear(pairs)
+	r.pairs = pairs[:0]
 	return m
 }
 
