@@ -110,7 +110,7 @@ func (b *bench) runOnNode(jobID, nodeID string, count int) (time.Duration, error
 		return 0, err
 	}
 	resp.Body.Close()
-	end, err := b.waitCounts(jobID, 5*time.Minute, func(_, running int) bool { return running >= count })
+	end, err := b.waitCounts(jobID, 5*time.Minute, 20*time.Millisecond, func(_, running int) bool { return running >= count })
 	if err != nil {
 		return 0, err
 	}

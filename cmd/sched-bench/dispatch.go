@@ -70,7 +70,7 @@ func (b *bench) dispatch(nodes, n, clients, pid int) error {
 	fmt.Printf("dispatch: %d dispatches of one parameterized mock job from %d clients (%d failed): %.0f dispatches/s (%v)\n",
 		n, clients, failed.Load(), float64(n)/dispatched.Seconds(), dispatched.Round(time.Millisecond))
 	if nodes > 0 {
-		last, err := b.waitCounts(parent+"/", 10*time.Minute, func(_, running int) bool { return running >= n })
+		last, err := b.waitCounts(parent+"/", 10*time.Minute, 20*time.Millisecond, func(_, running int) bool { return running >= n })
 		if err != nil {
 			return err
 		}
