@@ -49,13 +49,60 @@ const (
 // changes (writeTxn.ownBucket).
 type allocBucket struct {
 	Key   string
-	parts [allocBucketParts][]*state.Allocation
+	parts [allocBucketParts][]allocEntry
 	// n is how many allocations the parts hold.
 	n int
 	// owned marks, in a bucket a write transaction copied and has not
 	// committed, the parts it copied too (and may change in place). It is
 	// 0 in stored buckets.
 	owned uint16
+}
+
+// allocEntry is an allocation in its bucket's part, with its ID's sort
+// key: a lookup's binary search compares the keys, which lie side by side
+// in the part, and reads an allocation's ID only among the entries whose
+// key equals the one it looks for (one, for UUIDs). Comparing IDs read
+// through every probed allocation was two cache misses a probe, and a
+// job's thousand allocations listed by ID cost a worker 7 µs per placement
+// at a million allocations (issue 19).
+type allocEntry struct {
+	key uint64
+	a   *state.Allocation
+}
+
+// idSortKey is the big-endian number of the eight bytes of id after its
+// bucket's key, zeros past its end. IDs of one bucket share that key, so
+// a smaller sort key means a smaller ID; equal sort keys leave the order
+// to the IDs.
+func idSortKey(id string) uint64 {
+	var k uint64
+	for i := allocBucketKeyLen; i < allocBucketKeyLen+8; i++ {
+		k <<= 8
+		if i < len(id) {
+			k |= uint64(id[i])
+		}
+	}
+	return k
+}
+
+// searchPart returns where id is or would be in part, and whether it is.
+func searchPart(part []allocEntry, id string) (int, bool) {
+	k := idSortKey(id)
+	i, j := 0, len(part)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if part[h].key < k {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	for ; i < len(part) && part[i].key == k; i++ {
+		if c := strings.Compare(part[i].a.ID, id); c >= 0 {
+			return i, c == 0
+		}
+	}
+	return i, false
 }
 
 // allocBucketKey is the key of the bucket of the allocation id.
@@ -87,13 +134,10 @@ func partOf(id string) int {
 	}
 }
 
-// compareAllocID orders allocations by ID, for binary searches.
-func compareAllocID(a *state.Allocation, id string) int { return strings.Compare(a.ID, id) }
-
 // find returns where id is or would be in its part, and whether it is.
 func (b *allocBucket) find(id string) (part, i int, found bool) {
 	part = partOf(id)
-	i, found = slices.BinarySearchFunc(b.parts[part], id, compareAllocID)
+	i, found = searchPart(b.parts[part], id)
 	return part, i, found
 }
 
@@ -103,7 +147,7 @@ func (b *allocBucket) get(id string) *state.Allocation {
 		return nil
 	}
 	if p, i, found := b.find(id); found {
-		return b.parts[p][i]
+		return b.parts[p][i].a
 	}
 	return nil
 }
@@ -120,13 +164,13 @@ func (b *allocBucket) each(prefix string, fn func(*state.Allocation) bool) bool 
 		part := b.parts[p]
 		i := 0
 		if prefix != "" {
-			i, _ = slices.BinarySearchFunc(part, prefix, compareAllocID)
+			i, _ = searchPart(part, prefix)
 		}
 		for ; i < len(part); i++ {
-			if !strings.HasPrefix(part[i].ID, prefix) {
+			if !strings.HasPrefix(part[i].a.ID, prefix) {
 				break
 			}
-			if !fn(part[i]) {
+			if !fn(part[i].a) {
 				return false
 			}
 		}
@@ -274,7 +318,7 @@ func (b *allocBucket) ownPart(p, extra int) {
 		return
 	}
 	old := b.parts[p]
-	b.parts[p] = make([]*state.Allocation, len(old), len(old)+extra)
+	b.parts[p] = make([]allocEntry, len(old), len(old)+extra)
 	copy(b.parts[p], old)
 	b.owned |= 1 << p
 }
@@ -289,11 +333,11 @@ func (t *writeTxn) putAlloc(a *state.Allocation) error {
 	p, i, found := b.find(a.ID)
 	if found {
 		b.ownPart(p, 0)
-		b.parts[p][i] = a
+		b.parts[p][i].a = a
 		return nil
 	}
 	b.ownPart(p, 1)
-	b.parts[p] = slices.Insert(b.parts[p], i, a)
+	b.parts[p] = slices.Insert(b.parts[p], i, allocEntry{idSortKey(a.ID), a})
 	b.n++
 	if b.n == 1 {
 		// A new bucket, or one this transaction emptied.
@@ -372,7 +416,7 @@ func (l *allocLoader) add(a *state.Allocation) error {
 	key := allocBucketKey(a.ID)
 	if l.cur != nil && l.cur.Key == key && a.ID > l.last.ID {
 		p := partOf(a.ID)
-		l.cur.parts[p] = append(l.cur.parts[p], a)
+		l.cur.parts[p] = append(l.cur.parts[p], allocEntry{idSortKey(a.ID), a})
 		l.cur.n++
 		l.last = a
 		return nil
@@ -387,7 +431,7 @@ func (l *allocLoader) add(a *state.Allocation) error {
 	if raw == nil {
 		l.cur = &allocBucket{Key: strings.Clone(key)}
 		p := partOf(a.ID)
-		l.cur.parts[p] = append(l.cur.parts[p], a)
+		l.cur.parts[p] = append(l.cur.parts[p], allocEntry{idSortKey(a.ID), a})
 		l.cur.n, l.last = 1, a
 		return nil
 	}
@@ -396,10 +440,10 @@ func (l *allocLoader) add(a *state.Allocation) error {
 	b := raw.(*allocBucket)
 	p, i, found := b.find(a.ID)
 	if found {
-		b.parts[p][i] = a
+		b.parts[p][i].a = a
 		return nil
 	}
-	b.parts[p] = slices.Insert(b.parts[p], i, a)
+	b.parts[p] = slices.Insert(b.parts[p], i, allocEntry{idSortKey(a.ID), a})
 	b.n++
 	return nil
 }

@@ -17,7 +17,10 @@ import (
 // to one, and with characters around the hex digits, so that the buckets'
 // order and parts are checked beyond what the leader generates.
 var stOddIDs = []string{"", "a", "ab", "abc", "abc0", "abc-", "abc/", "abc:", "abca", "abcg", "abcz", "abc\xff",
-	"ab-", "ab0", "A-1", "zzzz", "~", "0", "00", "000", "0000", "fff", "ffff", "fffg"}
+	"ab-", "ab0", "A-1", "zzzz", "~", "0", "00", "000", "0000", "fff", "ffff", "fffg",
+	// IDs whose sort keys (allocEntry) are equal: the same eight bytes
+	// after their bucket's key, zero bytes or nothing past it.
+	"abc12345678", "abc12345678\x00", "abc12345678-a", "abc12345678-b", "abc1234567", "abc1234567\x00", "abc1234567\x00\x00"}
 
 // stModel is what the allocations table must hold: allocations by ID.
 type stModel map[string]*state.Allocation

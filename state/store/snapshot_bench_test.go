@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -20,11 +21,19 @@ const (
 // benchPlacedStore returns a store holding jobs×1,000 allocations placed
 // as the scheduler places them, through the real commands.
 func benchPlacedStore(b *testing.B, jobs int) *Store {
+	return benchPlacedStoreOn(b, jobs, func(n int) string { return fmt.Sprintf("node-%04d", n) }, false)
+}
+
+// benchPlacedStoreOn is benchPlacedStore on the nodes nodeID names; with
+// full, the nodes are filling up: each placement's metric counts the
+// nodes it found exhausted, by class and by dimension, as the scheduler
+// does once nodes fill.
+func benchPlacedStoreOn(b *testing.B, jobs int, nodeID func(n int) string, full bool) *Store {
 	b.Helper()
 	s := stStore(b, StoreConfig{})
 	index := uint64(1)
 	for n := range benchNodes {
-		stApply(b, s, index, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode(fmt.Sprintf("node-%04d", n))})
+		stApply(b, s, index, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode(nodeID(n))})
 		index++
 	}
 	for j := range jobs {
@@ -40,7 +49,7 @@ func benchPlacedStore(b *testing.B, jobs int) *Store {
 		allocs := make([]*state.Allocation, benchAllocsPerJob)
 		for i := range allocs {
 			node := (j*benchAllocsPerJob + i) % benchNodes
-			a := stAlloc(fmt.Sprintf("%08x-%04x-4000-8000-%012x", j, i, j*benchAllocsPerJob+i), job, fmt.Sprintf("node-%04d", node))
+			a := stAlloc(fmt.Sprintf("%08x-%04x-4000-8000-%012x", j, i, j*benchAllocsPerJob+i), job, nodeID(node))
 			a.Name = fmt.Sprintf("%s.%s[%d]", job.ID, job.TaskGroups[0].Name, i)
 			a.NodeName = "node-" + a.NodeID
 			a.EvalID = eval.ID
@@ -51,12 +60,18 @@ func benchPlacedStore(b *testing.B, jobs int) *Store {
 			}
 			scores := map[string]float64{}
 			for k := range 5 {
-				id := fmt.Sprintf("node-%04d", (node+k)%benchNodes)
+				id := nodeID((node + k) % benchNodes)
 				scores[id+".binpack"] = 0.1 * float64(k)
 				scores[id+".job-anti-affinity"] = -0.2
 				scores[id+".normalized-score"] = 0.05 * float64(k)
 			}
 			a.Metrics.Scores = state.ScoresOf(scores)
+			if full {
+				n := (j*31 + i*7) % 400
+				a.Metrics.NodesExhausted = n
+				a.Metrics.ClassExhausted = map[string]int{"": n}
+				a.Metrics.DimensionExhausted = map[string]int{"memory": n}
+			}
 			a.CreateTime, a.ModifyTime = int64(index)*1e9, int64(index)*1e9
 			allocs[i] = a
 		}
@@ -101,4 +116,25 @@ func BenchmarkSnapshotPersist(b *testing.B) {
 	for range b.N {
 		benchSnapshot(b, s)
 	}
+}
+
+// BenchmarkCollectPlacedStore times a full collection of a heap holding a
+// store of 200,000 allocations placed on nodes with UUIDs (as agents name
+// their nodes) that are filling up, and reports the heap's objects per allocation: what every
+// cycle of the collector marks, and so what a placement pays for in
+// collections as the state grows (issue 19).
+func BenchmarkCollectPlacedStore(b *testing.B) {
+	s := benchPlacedStoreOn(b, 200, func(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(n*2654435761), n) }, true)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ResetTimer()
+	for range b.N {
+		runtime.GC()
+	}
+	b.StopTimer()
+	allocs := float64(200 * benchAllocsPerJob)
+	b.ReportMetric(float64(ms.HeapObjects)/allocs, "heap-objects/alloc")
+	b.ReportMetric(float64(ms.HeapAlloc)/allocs, "heap-bytes/alloc")
+	runtime.KeepAlive(s)
 }
