@@ -26,6 +26,9 @@ type evalContext struct {
 	// checks counts feasibility evaluations that were not answered from
 	// the class memo; tests use it to prove memoization works.
 	checks int
+	// ranks counts the nodes ranked for a placement (groupRanker.rank),
+	// for tests.
+	ranks int
 
 	regexps  map[string]*regexp.Regexp
 	versions map[string]version.Constraints

@@ -114,6 +114,21 @@ type groupRanker struct {
 	// key is the group's groupKey, made once (rank needs it for every
 	// node it ranks).
 	key string
+	// full remembers the nodes rank found without room for the group in
+	// this evaluation, and how many stops the plan held on each then. A
+	// node's proposed usage only grows while the evaluation places, unless
+	// the plan stops something on it, so such a node is full again at the
+	// next placement's walk and is counted exhausted without being ranked
+	// again: once nodes fill up under bin-packing, the walk passes many of
+	// them (issue 19).
+	full map[string]fullMark
+}
+
+// fullMark is an entry of groupRanker.full: the dimension the node ran
+// out of and the plan's stops on it when it did.
+type fullMark struct {
+	dim   string
+	stops int
 }
 
 // newMetric returns a placement's metric, started from the group's base.
@@ -179,11 +194,19 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 			if !r.checker.feasible(n, m) {
 				continue
 			}
+			if f, ok := r.full[n.ID]; ok && f.stops == len(r.ctx.plan.NodeUpdate[n.ID]) {
+				exhausted(m, n, f.dim)
+				continue
+			}
 			o, dim, err := r.rank(n, opts)
 			if err != nil {
 				return nil, nil, err
 			}
 			if dim != "" {
+				if r.full == nil {
+					r.full = map[string]fullMark{}
+				}
+				r.full[n.ID] = fullMark{dim, len(r.ctx.plan.NodeUpdate[n.ID])}
 				exhausted(m, n, dim)
 				continue
 			}
@@ -250,6 +273,7 @@ func recordScores(b *state.ScoresBuilder, m *state.AllocMetric, ranked []*option
 // scores the result. It returns the exhausted dimension when the group
 // does not fit.
 func (r *groupRanker) rank(n *state.Node, opts placeOptions) (*option, string, error) {
+	r.ctx.ranks++
 	if r.key == "" {
 		r.key = groupKey(r.job.Namespace, r.job.ID, r.tg.Name)
 	}

@@ -327,3 +327,47 @@ func TestInGroupAsTheKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRankFullNodeOncePerEval: a node found without room for the group is
+// ranked once per evaluation; the later placements' walks count it
+// exhausted without ranking it, and their metrics still say so.
+func TestRankFullNodeOncePerEval(t *testing.T) {
+	h := NewHarness(t)
+	small := MockNode("small")
+	small.NodeResources.MemoryMB = 400 // 144 MB free after the reserved 256
+	small.ComputedClass = ComputeClass(small)
+	h.UpsertNodes(small, MockNode("a"), MockNode("b"))
+	job := MockJob("web")
+	job.TaskGroups[0].Count = 6
+	job = h.UpsertJob(job)
+	snap, _ := h.Store.Snapshot()
+	s := NewServiceScheduler(h.Config(), snap, h).(*genericScheduler)
+	if err := s.Process(h.NewEval(job, state.EvalTriggerJobRegister)); err != nil {
+		t.Fatal(err)
+	}
+	live := h.LiveAllocs(job.Namespace, job.ID)
+	if len(live) != 6 {
+		t.Fatalf("placed %d, want 6", len(live))
+	}
+	// Each placement ranks both roomy nodes (the limit is 2); the small
+	// node is ranked once.
+	if s.ctx.ranks != 6*2+1 {
+		t.Errorf("ranked %d nodes, want %d", s.ctx.ranks, 6*2+1)
+	}
+	counted := 0
+	for _, a := range live {
+		if a.NodeID == small.ID {
+			t.Fatalf("allocation %s placed on the full node", a.ID)
+		}
+		m := a.Metrics
+		if m.DimensionExhausted[DimensionMemory] != m.NodesExhausted || m.NodesExhausted > 1 {
+			t.Errorf("allocation %s: exhausted %d, by dimension %v", a.ID, m.NodesExhausted, m.DimensionExhausted)
+		}
+		counted += m.NodesExhausted
+	}
+	// The walks pass the small node in at least four placements (three
+	// nodes, two ranked per walk), all but one of them from the memo.
+	if counted < 4 {
+		t.Errorf("the small node counted exhausted in %d placements, want at least 4", counted)
+	}
+}
