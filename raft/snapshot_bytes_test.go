@@ -110,15 +110,7 @@ func TestUnfinishedSnapshotRemovedAtStart(t *testing.T) {
 // snapshot's size times snapshotLogRatio, within its bounds; the least
 // without a snapshot.
 func TestSnapshotLimitGrowsWithTheState(t *testing.T) {
-	cfg := testConfig(t, "s1", t.TempDir(), true)
-	cfg.SnapshotBytes = -1
-	cfg.SnapshotThreshold = 1 << 30
-	n, err := New(cfg, newKV())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Shutdown()
-	waitLeader(t, n, 5*time.Second)
+	n := startTestDrivenSnapshots(t)
 	if got := n.snapshotLimit(1000, 1<<30); got != 1000 {
 		t.Fatalf("no snapshot yet: limit %d, want the least (1000)", got)
 	}
@@ -178,16 +170,7 @@ func TestSnapshotWaitsForTheBurst(t *testing.T) {
 
 	// Through the check: ~12 kB waits during a burst, is taken after it,
 	// and past the cap a burst waits no more.
-	dir := t.TempDir()
-	cfg := testConfig(t, "s1", dir, true)
-	cfg.SnapshotBytes = -1 // the test drives the check
-	cfg.SnapshotThreshold = 1 << 30
-	n, err := New(cfg, newKV())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Shutdown()
-	waitLeader(t, n, 5*time.Second)
+	n := startTestDrivenSnapshots(t)
 	value := strings.Repeat("v", 1000)
 	tr := n.newBytesTrigger()
 	for i := range 12 {
@@ -206,4 +189,21 @@ func TestSnapshotWaitsForTheBurst(t *testing.T) {
 	if took, err := n.checkSnapshotBytes(&tr, burstLimit(limit, most, true)); !took || err != nil || n.lastSnapshotIndex() < last {
 		t.Fatalf("~31 kB during a burst, cap 30 kB: took %v (%v), snapshot at %d, want >= %d", took, err, n.lastSnapshotIndex(), last)
 	}
+}
+
+// startTestDrivenSnapshots starts a single-server node, the leader, that
+// takes no snapshot on its own (no byte trigger loop, an entry threshold
+// out of reach): the test drives the checks. It is shut down at cleanup.
+func startTestDrivenSnapshots(t *testing.T) *Node {
+	t.Helper()
+	cfg := testConfig(t, "s1", t.TempDir(), true)
+	cfg.SnapshotBytes = -1
+	cfg.SnapshotThreshold = 1 << 30
+	n, err := New(cfg, newKV())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Shutdown() })
+	waitLeader(t, n, 5*time.Second)
+	return n
 }
