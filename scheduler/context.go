@@ -29,6 +29,10 @@ type evalContext struct {
 	// ranks counts the nodes ranked for a placement (groupRanker.rank),
 	// for tests.
 	ranks int
+	// planVersions counts, per node, the changes of the plan on it (a
+	// placement, a stop, a stop taken back): what a node found full is
+	// remembered with (groupRanker.full).
+	planVersions map[string]int
 
 	regexps  map[string]*regexp.Regexp
 	versions map[string]version.Constraints
@@ -341,8 +345,17 @@ func (c *evalContext) semverConstraint(s string) ([]semverTerm, error) {
 	return t, nil
 }
 
+// planChanged counts a change of the plan on a node (planVersions).
+func (c *evalContext) planChanged(nodeID string) {
+	if c.planVersions == nil {
+		c.planVersions = map[string]int{}
+	}
+	c.planVersions[nodeID]++
+}
+
 // planPlace adds a new or updated allocation to the plan.
 func (c *evalContext) planPlace(a *state.Allocation) {
+	c.planChanged(a.NodeID)
 	if c.plan.NodeAllocation == nil {
 		c.plan.NodeAllocation = map[string][]*state.Allocation{}
 	}
@@ -351,6 +364,7 @@ func (c *evalContext) planPlace(a *state.Allocation) {
 
 // planStop adds a stop to the plan.
 func (c *evalContext) planStop(a *state.Allocation) {
+	c.planChanged(a.NodeID)
 	if c.plan.NodeUpdate == nil {
 		c.plan.NodeUpdate = map[string][]*state.Allocation{}
 	}
@@ -360,6 +374,7 @@ func (c *evalContext) planStop(a *state.Allocation) {
 // planUnstop takes back the last stop added for a node, when the
 // placement it made room for failed.
 func (c *evalContext) planUnstop(a *state.Allocation) {
+	c.planChanged(a.NodeID)
 	list := c.plan.NodeUpdate[a.NodeID]
 	for i := len(list) - 1; i >= 0; i-- {
 		if list[i].ID == a.ID {

@@ -115,20 +115,19 @@ type groupRanker struct {
 	// node it ranks).
 	key string
 	// full remembers the nodes rank found without room for the group in
-	// this evaluation, and how many stops the plan held on each then. A
-	// node's proposed usage only grows while the evaluation places, unless
-	// the plan stops something on it, so such a node is full again at the
-	// next placement's walk and is counted exhausted without being ranked
-	// again: once nodes fill up under bin-packing, the walk passes many of
-	// them (issue 19).
+	// this evaluation, with the version of the plan on each then. Until
+	// the plan changes on the node (a stop could free room, an in-place
+	// update could shrink), it is full again at the next placement's walk
+	// and is counted exhausted without being ranked again: once nodes fill
+	// up under bin-packing, the walk passes many of them (issue 19).
 	full map[string]fullMark
 }
 
 // fullMark is an entry of groupRanker.full: the dimension the node ran
-// out of and the plan's stops on it when it did.
+// out of, and the node's evalContext.planVersions when it did.
 type fullMark struct {
-	dim   string
-	stops int
+	dim     string
+	version int
 }
 
 // newMetric returns a placement's metric, started from the group's base.
@@ -194,7 +193,7 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 			if !r.checker.feasible(n, m) {
 				continue
 			}
-			if f, ok := r.full[n.ID]; ok && f.stops == len(r.ctx.plan.NodeUpdate[n.ID]) {
+			if f, ok := r.full[n.ID]; ok && f.version == r.ctx.planVersions[n.ID] {
 				exhausted(m, n, f.dim)
 				continue
 			}
@@ -206,7 +205,7 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 				if r.full == nil {
 					r.full = map[string]fullMark{}
 				}
-				r.full[n.ID] = fullMark{dim, len(r.ctx.plan.NodeUpdate[n.ID])}
+				r.full[n.ID] = fullMark{dim, r.ctx.planVersions[n.ID]}
 				exhausted(m, n, dim)
 				continue
 			}
