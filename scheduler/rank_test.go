@@ -371,3 +371,41 @@ func TestRankFullNodeOncePerEval(t *testing.T) {
 		t.Errorf("the small node counted exhausted in %d placements, want at least 4", counted)
 	}
 }
+
+// TestRankFullNodeAgainAfterAPlanChange: the memo of a full node holds
+// only while the plan is unchanged on that node: a stop there (which may
+// free room) has the next walk rank it again.
+func TestRankFullNodeAgainAfterAPlanChange(t *testing.T) {
+	h := NewHarness(t)
+	small, a, b := MockNode("small"), MockNode("a"), MockNode("b")
+	small.NodeResources.MemoryMB = 400 // 144 MB free after the reserved 256
+	for _, n := range []*state.Node{small, a, b} {
+		n.ComputedClass = ComputeClass(n)
+	}
+	h.UpsertNodes(small, a, b)
+	job := h.UpsertJob(MockJob("web"))
+	tg := job.TaskGroups[0]
+	snap, _ := h.Store.Snapshot()
+	ctx := newEvalContext(snap, &Plan{}, nil, harnessEpoch, 1)
+	rk := &groupRanker{ctx: ctx, job: job, tg: tg, checker: newGroupChecker(ctx, job, tg),
+		nodes: &nodeCursor{nodes: []*state.Node{small, a, b}}, limit: 2}
+	walk := func(wantRanks int, what string) {
+		t.Helper()
+		before := ctx.ranks
+		o, m, err := rk.selectNode(placeOptions{})
+		if err != nil || o == nil || o.node.ID == small.ID {
+			t.Fatalf("%s: selected %v (%v)", what, o, err)
+		}
+		if got := ctx.ranks - before; got != wantRanks {
+			t.Errorf("%s: ranked %d nodes, want %d", what, got, wantRanks)
+		}
+		if m.NodesExhausted != 1 || m.DimensionExhausted[DimensionMemory] != 1 {
+			t.Errorf("%s: exhausted %d, by dimension %v; want the small node's memory", what, m.NodesExhausted, m.DimensionExhausted)
+		}
+	}
+	walk(3, "first walk")
+	walk(2, "second walk, the small node remembered full")
+	ctx.planStop(&state.Allocation{ID: "gone", NodeID: small.ID})
+	walk(3, "after a stop on the small node")
+	walk(2, "the next walk")
+}
