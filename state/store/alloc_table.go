@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -88,15 +89,8 @@ func idSortKey(id string) uint64 {
 // searchPart returns where id is or would be in part, and whether it is.
 func searchPart(part []allocEntry, id string) (int, bool) {
 	k := idSortKey(id)
-	i, j := 0, len(part)
-	for i < j {
-		h := int(uint(i+j) >> 1)
-		if part[h].key < k {
-			i = h + 1
-		} else {
-			j = h
-		}
-	}
+	// The first entry whose key is k or more; then, among equal keys, by ID.
+	i, _ := slices.BinarySearchFunc(part, k, func(e allocEntry, k uint64) int { return cmp.Compare(e.key, k) })
 	for ; i < len(part) && part[i].key == k; i++ {
 		if c := strings.Compare(part[i].a.ID, id); c >= 0 {
 			return i, c == 0
