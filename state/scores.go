@@ -129,6 +129,13 @@ func (b *ScoresBuilder) AddKey(key string, v float64) {
 // Scores returns what was added, empty (not nil) when nothing was, and
 // resets b, which keeps its room for the next Scores.
 func (b *ScoresBuilder) Scores() Scores {
+	return b.ScoresIn(func(n int) []byte { return make([]byte, n) })
+}
+
+// ScoresIn is Scores with the result's bytes in room(n), which returns n
+// bytes (length n) that no one else writes: a store decoding many
+// allocations takes them from a larger block.
+func (b *ScoresBuilder) ScoresIn(room func(n int) []byte) Scores {
 	t := b.t
 	b.t = t[:0]
 	slices.SortStableFunc(t, func(x, y scoreTriple) int {
@@ -163,7 +170,9 @@ func (b *ScoresBuilder) Scores() Scores {
 		i = j
 	}
 	b.buf = out
-	return Scores{append(make([]byte, 0, len(out)), out...)}
+	dst := room(len(out))[:len(out)]
+	copy(dst, out)
+	return Scores{dst[:len(out):len(out)]}
 }
 
 // appendNode appends the entry of one node's components, if it has any.

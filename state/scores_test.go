@@ -458,3 +458,22 @@ func BenchmarkAllocMetricJSON(b *testing.B) {
 		})
 	}
 }
+
+// TestScoresInUsesTheRoomGiven: ScoresIn writes what Scores would make
+// into the room it is given, capped at its length.
+func TestScoresInUsesTheRoomGiven(t *testing.T) {
+	var b ScoresBuilder
+	b.Add("n1", ScoreBinPack, 0.5)
+	b.Add("n2", ScoreBinPack, 0.25)
+	want := b.Scores()
+	b.Add("n1", ScoreBinPack, 0.5)
+	b.Add("n2", ScoreBinPack, 0.25)
+	room := make([]byte, 256)
+	got := b.ScoresIn(func(n int) []byte { return room[8 : 8+n] })
+	if string(got.b) != string(want.b) || got.Len() != want.Len() {
+		t.Fatalf("ScoresIn %v, Scores %v", got, want)
+	}
+	if &got.b[0] != &room[8] || cap(got.b) != len(got.b) {
+		t.Errorf("not in the room given, or not capped: cap %d len %d", cap(got.b), len(got.b))
+	}
+}

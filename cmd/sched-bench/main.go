@@ -62,7 +62,8 @@ func main() {
 		runJobs   = flag.Int("run-jobs", 2000, "one-allocation jobs of the running scenario")
 		runNodes  = flag.Int("run-nodes", 50, "simulated client nodes of the running scenario")
 		atScale   = flag.Bool("at-scale", true, "after the placement scenario, save and restore a snapshot and (with -spawn) restart the agent")
-		profDir   = flag.String("profile-dir", "", "during the placement scenario, save 10-second CPU profiles and heap profiles of the agent here at 10%, 30%, 60% and 90% of the placements")
+		profDir   = flag.String("profile-dir", "", "during the placement scenario, save CPU profiles (-profile-seconds long) and heap profiles of the agent here at 10%, 30%, 60% and 90% of the placements")
+		profSecs  = flag.Int("profile-seconds", 10, "length of each CPU profile of -profile-dir, in seconds (a C1M step lasts 3-6 s on a fast machine)")
 		selfProf  = flag.String("self-profile", "", "write sched-bench's own CPU profile to this file (what the measuring costs the machine)")
 		agentHCL  = flag.String("agent-config", "", "with -spawn, HCL appended to the spawned agent's config file (e.g. 'server { num_schedulers = 4 }')")
 		runID     = flag.String("run", strconv.FormatInt(time.Now().UnixNano()%1e6, 36), "prefix that keeps job IDs of this run distinct")
@@ -96,7 +97,7 @@ func main() {
 		defer stop()
 		*address, pid = addr, p
 	}
-	b := &bench{addr: strings.TrimRight(*address, "/"), run: *runID, atScale: *atScale, profileDir: *profDir}
+	b := &bench{addr: strings.TrimRight(*address, "/"), run: *runID, atScale: *atScale, profileDir: *profDir, profileSeconds: max(*profSecs, 1)}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}
 	if !tlsCfg.IsZero() {
 		var err error
@@ -180,6 +181,9 @@ type bench struct {
 	// profileDir, when set, is where the placement scenario saves
 	// profiles of the agent.
 	profileDir string
+	// profileSeconds is the length of each CPU profile saved into
+	// profileDir.
+	profileSeconds int
 }
 
 func (b *bench) jobID(i int) string { return fmt.Sprintf("bench-%s-%06d", b.run, i) }

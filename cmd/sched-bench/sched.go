@@ -346,12 +346,12 @@ func settledRSS(pid int, limit time.Duration) (int64, time.Duration, error) {
 	return low, at, nil
 }
 
-// profile saves a 10-second CPU profile and then a heap profile of the
-// agent into the profile directory, named after placed.
+// profile saves a CPU profile (b.profileSeconds long) and then a heap
+// profile of the agent into the profile directory, named after placed.
 func (b *bench) profile(wg *sync.WaitGroup, placed int) {
 	defer wg.Done()
 	for _, p := range []struct{ path, name string }{
-		{"/v1/agent/pprof/profile?seconds=10", "cpu"},
+		{fmt.Sprintf("/v1/agent/pprof/profile?seconds=%d", b.profileSeconds), "cpu"},
 		{"/v1/agent/pprof/heap", "heap"},
 	} {
 		resp, err := b.do(http.MethodGet, p.path, nil)

@@ -185,7 +185,9 @@ var (
 	// packed plans: a plan of a thousand placements filled maps of
 	// thousands of strings and score keys from empty, every plan.
 	planWriters = sync.Pool{New: func() any { return new(recordWriter) }}
-	planReaders = sync.Pool{New: func() any { return &recordReader{strs: map[string]string{}} }}
+	// A reader's slab stays with it: the allocations of the next plan
+	// go on filling its blocks.
+	planReaders = sync.Pool{New: func() any { return &recordReader{strs: map[string]string{}, slab: new(allocSlab)} }}
 )
 
 // unpack decodes PackedJobAllocs into JobAllocs.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -280,25 +281,36 @@ func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.
 	return r
 }
 
-// metrics returns a copy of m that shares its maps with earlier equal ones.
-// Its Scores need nothing: they are one byte slice with no pointer, node
+// metrics returns orig, or a copy of it when its maps are not yet the
+// shared ones, sharing its maps with earlier equal ones (orig itself is
+// never changed). Its Scores need nothing: they are one byte slice with no pointer, node
 // IDs packed in it (state.Scores).
 func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
-	cp := *orig
-	m := &cp
-	for i, p := range []*map[string]int{
-		&m.NodesAvailable, &m.ClassFiltered, &m.ConstraintFiltered, &m.ClassExhausted, &m.DimensionExhausted,
-	} {
-		*p = c.countMap(i, *p)
+	maps := [...]map[string]int{orig.NodesAvailable, orig.ClassFiltered, orig.ConstraintFiltered, orig.ClassExhausted, orig.DimensionExhausted}
+	changed := false
+	for i, m := range maps {
+		maps[i] = c.countMap(i, m)
+		changed = changed || !sameMap(maps[i], m)
 	}
-	if m.QuotaExhausted != nil {
-		if i := slices.IndexFunc(c.quota, func(q []string) bool { return slices.Equal(q, m.QuotaExhausted) }); i >= 0 {
-			m.QuotaExhausted = c.quota[i]
+	quota := orig.QuotaExhausted
+	if quota != nil {
+		if i := slices.IndexFunc(c.quota, func(q []string) bool { return slices.Equal(q, quota) }); i >= 0 {
+			changed = changed || unsafe.SliceData(c.quota[i]) != unsafe.SliceData(quota)
+			quota = c.quota[i]
 		} else if len(c.quota) < sharedMaps {
-			c.quota = append(c.quota, m.QuotaExhausted)
+			c.quota = append(c.quota, quota)
 		}
 	}
-	return m
+	// A metric whose maps are the shared ones already (a packed plan's
+	// reader interns them as it decodes) is kept as it is: copying it
+	// made every placement's metric twice.
+	if !changed {
+		return orig
+	}
+	cp := *orig
+	cp.NodesAvailable, cp.ClassFiltered, cp.ConstraintFiltered, cp.ClassExhausted, cp.DimensionExhausted = maps[0], maps[1], maps[2], maps[3], maps[4]
+	cp.QuotaExhausted = quota
+	return &cp
 }
 
 // countMap returns a map equal to m (nil when m is nil), shared with an

@@ -325,7 +325,7 @@ func decodeSnapshot(r io.Reader, row func(name string, v any) error) error {
 	}
 	jobs := map[int]*state.Job{} // format 2's and 3's jobs, by reference
 	var chunk []byte             // format 3's chunk being read
-	records := recordReader{strs: map[string]string{}}
+	records := recordReader{strs: map[string]string{}, slab: new(allocSlab)}
 	for {
 		var name string
 		if err := dec.Decode(&name); err != nil {

@@ -341,6 +341,9 @@ type recordReader struct {
 	scores state.ScoresBuilder
 	// pairs holds a count map's entries while it is read.
 	pairs []countPair
+	// slab, when set, is where alloc takes the objects of what it
+	// decodes; else each is an object of its own.
+	slab *allocSlab
 }
 
 // chunk starts reading the records of a chunk.
@@ -408,7 +411,13 @@ func (r *recordReader) bytes(n uint64) []byte {
 }
 
 // str reads a string of its own (IDs that do not repeat).
-func (r *recordReader) str() string { return string(r.bytes(r.uvarint())) }
+func (r *recordReader) str() string {
+	b := r.bytes(r.uvarint())
+	if r.slab != nil {
+		return r.slab.string(b)
+	}
+	return string(b)
+}
 
 // shared reads a string that repeats: one of the chunk's by number, or a
 // new one, interned.
@@ -480,7 +489,12 @@ func (r *recordReader) intMap() map[string]int {
 // alloc parses the next record: the allocation and its job's reference
 // (-1 for none).
 func (r *recordReader) alloc() (*state.Allocation, int) {
-	a := &state.Allocation{}
+	var a *state.Allocation
+	if r.slab != nil {
+		a = r.slab.alloc()
+	} else {
+		a = &state.Allocation{}
+	}
 	ref := int(r.uvarint()) - 1
 	a.ID = r.str()
 	a.Namespace = r.shared()
@@ -524,10 +538,14 @@ func (r *recordReader) alloc() (*state.Allocation, int) {
 		a.AllocatedResources = res
 	}
 	if r.byte() == 1 {
-		m := &state.AllocMetric{
-			NodesEvaluated: r.int(), NodesFiltered: r.int(), NodesInPool: r.int(), NodesExhausted: r.int(),
-			CoalescedFailures: r.int(),
+		var m *state.AllocMetric
+		if r.slab != nil {
+			m = r.slab.metric()
+		} else {
+			m = new(state.AllocMetric)
 		}
+		m.NodesEvaluated, m.NodesFiltered, m.NodesInPool, m.NodesExhausted = r.int(), r.int(), r.int(), r.int()
+		m.CoalescedFailures = r.int()
 		m.AllocationTime = time.Duration(r.varint())
 		m.NodesAvailable = r.intMap()
 		m.ClassFiltered = r.intMap()
@@ -546,7 +564,11 @@ func (r *recordReader) alloc() (*state.Allocation, int) {
 				k := r.shared()
 				r.scores.AddKey(k, r.float64())
 			}
-			m.Scores = r.scores.Scores()
+			if r.slab != nil {
+				m.Scores = r.scores.ScoresIn(r.slab.take)
+			} else {
+				m.Scores = r.scores.Scores()
+			}
 		}
 		a.Metrics = m
 	}
