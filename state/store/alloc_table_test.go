@@ -344,3 +344,26 @@ func TestAllocWatchSnapshotAndRestore(t *testing.T) {
 		t.Fatal("did not fire on restore")
 	}
 }
+
+// TestAllocTableIDsSharingAPrefix: allocation IDs whose first bytes are
+// all the same (sequential numbers, as the scheduler harness makes them)
+// share one bucket and one sort key, and are still each found, and an ID
+// between two of them is not.
+func TestAllocTableIDsSharingAPrefix(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	job := stJob("web")
+	stRegister(t, s, 10, job, nil)
+	var allocs []*state.Allocation
+	for i := range 600 {
+		allocs = append(allocs, stAlloc(fmt.Sprintf("00000000-0000-4000-8000-%012d", 2*i), job, "n1"))
+	}
+	stApply(t, s, 11, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs, Now: 1})
+	for _, a := range allocs {
+		if got := stMust[*state.Allocation](t)(s.AllocByID(nil, a.ID)); got == nil || got.ID != a.ID {
+			t.Fatalf("%s read back as %v", a.ID, got)
+		}
+	}
+	if got := stMust[*state.Allocation](t)(s.AllocByID(nil, fmt.Sprintf("00000000-0000-4000-8000-%012d", 301))); got != nil {
+		t.Fatalf("an ID between two stored ones found %s", got.ID)
+	}
+}
