@@ -24,7 +24,14 @@ func BenchmarkServiceSchedule1000On5000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := h.Config()
+	benchScheduleWhole(b, h.Config(), snap, eval, 1000)
+}
+
+// benchScheduleWhole runs the service scheduler on eval b.N times with a
+// planner that records the plan, and fails unless each plan places want
+// allocations, whole.
+func benchScheduleWhole(b *testing.B, cfg Config, snap State, eval *state.Evaluation, want int) {
+	b.Helper()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -39,8 +46,8 @@ func BenchmarkServiceSchedule1000On5000(b *testing.B) {
 		for _, list := range p.plan.NodeAllocation {
 			n += len(list)
 		}
-		if n != 1000 {
-			b.Fatalf("placed %d, want 1000", n)
+		if n != want {
+			b.Fatalf("placed %d, want %d", n, want)
 		}
 	}
 }
@@ -218,21 +225,7 @@ func BenchmarkServiceScheduleFilled(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				p := &recordingPlanner{}
-				if err := NewServiceScheduler(cfg, snap, p).Process(eval); err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for _, list := range p.plan.NodeAllocation {
-					n += len(list)
-				}
-				if n != 1000 {
-					b.Fatalf("placed %d, want 1000", n)
-				}
-			}
+			benchScheduleWhole(b, cfg, snap, eval, 1000)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/placement")
 		})
 	}
