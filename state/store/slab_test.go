@@ -118,3 +118,44 @@ func TestCompactKeepsASharedMetric(t *testing.T) {
 		t.Error("the original metric was changed")
 	}
 }
+
+// TestClientReportsStoredInBlocks: the versions a client report stores
+// are side by side too, in blocks no larger than what the command
+// writes: a report of one allocation makes a block of one.
+func TestClientReportsStoredInBlocks(t *testing.T) {
+	s := stStore(t, StoreConfig{})
+	job := stJob("web")
+	stRegister(t, s, 10, job, nil)
+	const n = slabAllocs + 8
+	var allocs, reports []*state.Allocation
+	for i := range n {
+		a := stAlloc(fmt.Sprintf("a%03d", i), job, "n1")
+		allocs = append(allocs, a)
+		reports = append(reports, &state.Allocation{ID: a.ID, ClientStatus: state.AllocClientStatusRunning})
+	}
+	stApply(t, s, 11, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs, Now: 1})
+	stApply(t, s, 12, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: reports, Now: 2})
+	var got []*state.Allocation
+	for _, a := range allocs {
+		g := stMust[*state.Allocation](t)(s.AllocByID(nil, a.ID))
+		if g.ClientStatus != state.AllocClientStatusRunning || g.ModifyIndex != 12 || g.Name != a.Name {
+			t.Fatalf("%s read back as %+v", a.ID, g)
+		}
+		got = append(got, g)
+	}
+	adjacent := 0
+	for i := 1; i < n; i++ {
+		if uintptr(unsafe.Pointer(got[i]))-uintptr(unsafe.Pointer(got[i-1])) == unsafe.Sizeof(state.Allocation{}) {
+			adjacent++
+		}
+	}
+	if adjacent != n-2 { // two blocks: slabAllocs, then the 8 left
+		t.Errorf("%d of %d reported versions follow their neighbour, want %d", adjacent, n-1, n-2)
+	}
+	var one allocSlab
+	one.left = 1
+	one.alloc()
+	if cap(one.allocs) != 1 {
+		t.Errorf("a slab with one allocation left made a block of %d", cap(one.allocs))
+	}
+}
