@@ -172,10 +172,6 @@ func upsertAlloc(t *writeTxn, a *state.Allocation, now int64) error {
 // AllocClientUpdateRequest. An allocation reported complete, failed or lost
 // loses its service registrations in the same command.
 func applyAllocClientUpdate(t *writeTxn, req *AllocClientUpdateRequest) (any, error) {
-	// The new versions are stored side by side, as a packed plan's
-	// allocations are (slab.go): once clients have reported, every
-	// stored allocation of a running cluster is one of these.
-	var slab allocSlab
 	for i, u := range req.Allocs {
 		if u == nil || u.ID == "" {
 			return nil, state.Invalidf(state.Fieldf("Allocs", i, "ID"), "missing allocation ID")
@@ -187,9 +183,7 @@ func applyAllocClientUpdate(t *writeTxn, req *AllocClientUpdateRequest) (any, er
 		if old == nil {
 			continue
 		}
-		slab.left = len(req.Allocs) - i
-		next := slab.alloc()
-		*next = *old
+		next := *old
 		next.ClientStatus = u.ClientStatus
 		next.ClientDescription = u.ClientDescription
 		next.TaskStates = u.TaskStates
@@ -202,17 +196,17 @@ func applyAllocClientUpdate(t *writeTxn, req *AllocClientUpdateRequest) (any, er
 		}
 		next.ModifyIndex = t.index
 		next.ModifyTime = req.Now
-		if err := t.insert(TableAllocs, next); err != nil {
+		if err := t.insert(TableAllocs, &next); err != nil {
 			return nil, err
 		}
-		if err := deleteServicesOfEndedAlloc(t, next); err != nil {
+		if err := deleteServicesOfEndedAlloc(t, &next); err != nil {
 			return nil, err
 		}
 		t.jobs[nsID{next.Namespace, next.JobID}] = true
-		if err := updateDeploymentWithAlloc(t, old, next, req.Now); err != nil {
+		if err := updateDeploymentWithAlloc(t, old, &next, req.Now); err != nil {
 			return nil, err
 		}
-		if err := updateSummaryForAlloc(t, old, next); err != nil {
+		if err := updateSummaryForAlloc(t, old, &next); err != nil {
 			return nil, err
 		}
 	}

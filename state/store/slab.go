@@ -37,20 +37,12 @@ type allocSlab struct {
 	allocs  []state.Allocation
 	metrics []state.AllocMetric
 	bytes   []byte
-	// left, when above 0, is how many more allocations the caller will
-	// take: a new block is made no larger (a command that writes one
-	// allocation makes a block of one, which nothing else can share).
-	left int
 }
 
 // alloc returns a zero allocation from the current block.
 func (s *allocSlab) alloc() *state.Allocation {
 	if len(s.allocs) == cap(s.allocs) {
-		n := slabAllocs
-		if s.left > 0 {
-			n = min(n, s.left)
-		}
-		s.allocs = make([]state.Allocation, 0, n)
+		s.allocs = make([]state.Allocation, 0, slabAllocs)
 	}
 	s.allocs = s.allocs[:len(s.allocs)+1]
 	return &s.allocs[len(s.allocs)-1]
