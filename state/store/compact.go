@@ -283,14 +283,14 @@ func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.
 
 // metrics returns orig, or a copy of it when its maps are not yet the
 // shared ones, sharing its maps with earlier equal ones (orig itself is
-// never changed). Its Scores need nothing: they are one byte slice with no pointer, node
-// IDs packed in it (state.Scores).
+// never changed). Its Scores need nothing: they are one byte slice with
+// no pointer, node IDs packed in it (state.Scores).
 func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
-	maps := [...]map[string]int{orig.NodesAvailable, orig.ClassFiltered, orig.ConstraintFiltered, orig.ClassExhausted, orig.DimensionExhausted}
+	counts := [...]map[string]int{orig.NodesAvailable, orig.ClassFiltered, orig.ConstraintFiltered, orig.ClassExhausted, orig.DimensionExhausted}
 	changed := false
-	for i, m := range maps {
-		maps[i] = c.countMap(i, m)
-		changed = changed || !sameMap(maps[i], m)
+	for i, m := range counts {
+		counts[i] = c.countMap(i, m)
+		changed = changed || !sameMap(counts[i], m)
 	}
 	quota := orig.QuotaExhausted
 	if quota != nil {
@@ -308,7 +308,7 @@ func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 		return orig
 	}
 	cp := *orig
-	cp.NodesAvailable, cp.ClassFiltered, cp.ConstraintFiltered, cp.ClassExhausted, cp.DimensionExhausted = maps[0], maps[1], maps[2], maps[3], maps[4]
+	cp.NodesAvailable, cp.ClassFiltered, cp.ConstraintFiltered, cp.ClassExhausted, cp.DimensionExhausted = counts[0], counts[1], counts[2], counts[3], counts[4]
 	cp.QuotaExhausted = quota
 	return &cp
 }
@@ -321,6 +321,14 @@ func (c *compactor) countMap(i int, m map[string]int) map[string]int {
 		return nil
 	}
 	seen := c.counts[i]
+	// The same map first: a packed plan's reader hands every placement
+	// of an evaluation the one map it interned, which maps.Equal would
+	// walk entry by entry at every placement.
+	for _, s := range seen {
+		if sameMap(s, m) {
+			return s
+		}
+	}
 	for _, s := range seen {
 		if maps.Equal(s, m) {
 			return s
