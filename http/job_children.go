@@ -69,6 +69,11 @@ func (s *Server) jobDispatch(w http.ResponseWriter, r *http.Request, p httproute
 	var suffix [4]byte
 	_, _ = rand.Read(suffix[:]) // crypto/rand.Read never fails
 	child := parent.Dispatch(state.DispatchChildID(parent.ID, req.IdPrefixTemplate, now, hex.EncodeToString(suffix[:])), &req, token)
+	if err := s.cfg.JobLimits.CheckCounts(child); err != nil {
+		// The parent passed the limits when it was registered; they may
+		// have been lowered since.
+		return nil, prefixFields("Job", err)
+	}
 	cmd := &store.JobDispatchRequest{Child: child, Now: now.UnixNano(),
 		Eval: s.newEval(child, 0, state.EvalTriggerJobDispatch, now.UnixNano())}
 	resp, index, err := s.apply(w, r, store.JobDispatchRequestType, cmd)

@@ -65,6 +65,11 @@ func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request, p httprouter.
 	}
 	job := target.Copy()
 	job.Stop = false
+	if err := s.cfg.JobLimits.CheckCounts(job); err != nil {
+		// The servers' limits may have been lowered since that version
+		// was registered: a revert is held to today's, as a register is.
+		return nil, prefixFields("Job", err)
+	}
 	now := s.cfg.Now().UnixNano()
 	cmd := &store.JobRegisterRequest{Job: job, EnforceIndex: true, JobModifyIndex: cur.JobModifyIndex, Now: now}
 	if !job.IsPeriodic() && !job.IsParameterized() {
@@ -226,6 +231,11 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.P
 	}
 	if pol := tg.Scaling; req.Count != nil && pol != nil && pol.Enabled && (*req.Count < pol.Min || (pol.Max > 0 && *req.Count > pol.Max)) {
 		return nil, badRequest("Count: %d is outside the group's scaling policy bounds [%d, %d]", *req.Count, pol.Min, pol.Max)
+	}
+	if req.Count != nil {
+		if err := s.checkScaledCounts(job, group, *req.Count); err != nil {
+			return nil, err
+		}
 	}
 	if req.Count != nil {
 		d, err := s.store.LatestDeploymentByJob(nil, ns, id)

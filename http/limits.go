@@ -68,3 +68,23 @@ func (s *Server) checkJob(job *state.Job) error {
 	}
 	return nil
 }
+
+// checkScaledCounts applies the servers' group and job count limits to job
+// as it would be with group's count set to count: a scale request is held
+// to the same limits as a register, before anything is proposed.
+func (s *Server) checkScaledCounts(job *state.Job, group string, count int64) error {
+	l := s.cfg.JobLimits.WithDefaults()
+	if count > int64(l.MaxGroupCount) {
+		return state.Invalidf("Count", "count %d is above the limit of %d per group (server max_group_count)", count, l.MaxGroupCount)
+	}
+	total := int(count) // at most MaxGroupCount here
+	for _, tg := range job.TaskGroups {
+		if tg != nil && tg.Name != group && tg.Count > 0 {
+			total += min(tg.Count, l.MaxJobCount+1) // no overflow
+		}
+	}
+	if total > l.MaxJobCount {
+		return state.Invalidf("Count", "the groups' counts would add up to %d, above the limit of %d allocations per job (server max_job_count)", total, l.MaxJobCount)
+	}
+	return nil
+}

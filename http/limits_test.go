@@ -83,3 +83,57 @@ func TestDeepBodiesRefused(t *testing.T) {
 	// Brackets inside a JSON string are no nesting.
 	h.ok(http.MethodPost, "/v1/jobs/parse", JobParseRequest{JobHCL: `job "x" { meta = { a = "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[" } }`}, nil)
 }
+
+// Every path that changes a count is held to the register's limits before
+// anything is proposed: scale (issue 28), and a revert or a dispatch after
+// the limits were lowered.
+func TestCountLimitsAtEveryDoor(t *testing.T) {
+	limits := state.JobLimits{MaxGroupCount: 10, MaxJobCount: 15}
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.JobLimits = limits })
+	j := testJob("web")
+	j.TaskGroups[0].Count = 2
+	second := testJob("web").TaskGroups[0]
+	second.Name, second.Count = "db", 8
+	j.TaskGroups = append(j.TaskGroups, second)
+	h.register(j)
+	scale := func(count int64) map[string]any {
+		return map[string]any{"Count": count, "Message": "m", "Target": map[string]string{"Group": "web"}}
+	}
+	before := h.writer.Applied
+	h.fail(http.MethodPost, "/v1/job/web/scale", scale(1_000_000_000), 400, "Count", "max_group_count")
+	h.fail(http.MethodPost, "/v1/job/web/scale", scale(1<<62), 400, "Count", "max_group_count")
+	h.fail(http.MethodPost, "/v1/job/web/scale", scale(8), 400, "Count", "add up to 16", "max_job_count")
+	if h.writer.Applied != before {
+		t.Fatalf("refused scales proposed %d command(s)", h.writer.Applied-before)
+	}
+	if got := h.job("default", "web").TaskGroups[0].Count; got != 2 {
+		t.Fatalf("count after refused scales = %d, want 2", got)
+	}
+	h.ok(http.MethodPost, "/v1/job/web/scale", scale(7), nil)
+	if got := h.job("default", "web").TaskGroups[0].Count; got != 7 {
+		t.Fatalf("count after scale = %d, want 7", got)
+	}
+}
+
+// A revert and a dispatch are held to the limits in force now, not to the
+// ones the job version or the parameterized parent passed.
+func TestCountLimitsLoweredSinceRegister(t *testing.T) {
+	h := newHarness(t)
+	big := testJob("web")
+	big.TaskGroups[0].Count = 50
+	h.register(big)
+	small := testJob("web")
+	small.TaskGroups[0].Count = 1
+	h.register(small)
+	tmpl := parameterizedJob("tmpl")
+	tmpl.TaskGroups[0].Count = 50
+	h.register(tmpl)
+
+	h.srv.cfg.JobLimits = state.JobLimits{MaxGroupCount: 10}
+	before := h.writer.Applied
+	h.fail(http.MethodPost, "/v1/job/web/revert", map[string]any{"JobID": "web", "JobVersion": 0}, 400, "max_group_count")
+	h.fail(http.MethodPost, "/v1/job/tmpl/dispatch", map[string]any{}, 400, "max_group_count")
+	if h.writer.Applied != before {
+		t.Fatalf("refused writes proposed %d command(s)", h.writer.Applied-before)
+	}
+}
