@@ -72,6 +72,9 @@ type Agent struct {
 	started bool
 	// stopMemory ends the memory releaser (agent/memory.go).
 	stopMemory context.CancelFunc
+	// security is what the configuration leaves open (agent/exposure.go):
+	// logged by Start outside -dev, served in /v1/agent/self.
+	security *state.AgentSecurity
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -103,6 +106,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 		}
 		a.tmpDir, cfg.DataDir = dir, dir
 	}
+	a.security = securityReport(cfg, currentHostFacts(cfg)) // exposure.go
 	if !cfg.Server.Enabled {
 		if err := a.newClientOnly(logs); err != nil { // agent/client.go
 			return nil, err
@@ -201,6 +205,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 // client.
 func (a *Agent) Start() {
 	a.started = true
+	a.logExposure() // exposure.go: one warning per open door, none in -dev
 	memCtx, stopMemory := context.WithCancel(context.Background())
 	a.stopMemory = stopMemory
 	go releaseMemory(memCtx, memoryReleaseInterval, a.log)

@@ -277,7 +277,7 @@ func (a *Agent) newClientOnly(logs *logHub) error {
 	a.lis = a.serveTLS(a.lis)
 	a.http = &http.Server{
 		Handler: schedhttp.WithTimeouts(schedhttp.NewClientHandlerWith(&a.clientAPI, a.log,
-			schedhttp.ClientHandlerConfig{Metrics: a.newClientMetrics(), Monitor: logs}), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
+			schedhttp.ClientHandlerConfig{Metrics: a.newClientMetrics(), Monitor: logs, Security: a.security}), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
 		ReadHeaderTimeout: lim.HTTPReadHeaderTimeout,
 		IdleTimeout:       lim.HTTPIdleTimeout,
 		MaxHeaderBytes:    lim.HTTPMaxHeaderBytes,

@@ -246,7 +246,8 @@ func (c *clusterState) Self() *state.AgentSelf {
 			"ACL":     map[string]bool{"Enabled": cfg.ACL.Enabled},
 			"Version": buildVersion(),
 		},
-		Member: c.localMember(),
+		Member:   c.localMember(),
+		Security: c.a.security, // exposure.go
 		Stats: map[string]map[string]string{
 			"raft": c.a.node.Stats(),
 			"serf": gossipStats,

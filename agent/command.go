@@ -129,6 +129,9 @@ func printBanner(w io.Writer, cfg *Config, a *Agent) {
 	fmt.Fprintf(w, "   Data dir: %s\n", cfg.DataDir)
 	fmt.Fprintf(w, "     Region: %s (dc %s)\n", cfg.Region, cfg.Datacenter)
 	fmt.Fprintf(w, "       ACLs: %s on /v1; get a management token with `sched acl bootstrap`\n", map[bool]string{true: "enforced", false: "not enforced"}[cfg.ACL.Enabled])
+	if s := a.security; s != nil && !s.DevMode && len(s.Findings) > 0 {
+		fmt.Fprintf(w, "   Security: %d open door(s), each logged above with its fix (sched operator doctor; docs/security.md)\n", len(s.Findings))
+	}
 	if a.tmpDir != "" {
 		fmt.Fprintln(w, "   Dev mode: the data dir is temporary and removed on exit")
 	}

@@ -111,6 +111,8 @@ func withClientStats(self *state.AgentSelf, c ClientAPI) *state.AgentSelf {
 type ClientAgentSelf struct {
 	Config map[string]any               `json:"config"`
 	Stats  map[string]map[string]string `json:"stats"`
+	// Security is as in state.AgentSelf.
+	Security *state.AgentSecurity `json:"security,omitempty"`
 }
 
 // NewClientHandler serves the node-local endpoints of a client-only agent
@@ -146,6 +148,9 @@ type ClientHandlerConfig struct {
 	// caller's token, sends it back signed (client_sign.go). Nil: the
 	// request goes to the server unchanged.
 	Monitor LogMonitor
+	// Security is what the agent's configuration leaves open, served in
+	// /v1/agent/self; nil leaves it out.
+	Security *state.AgentSecurity
 }
 
 // NewClientHandlerWith is NewClientHandler serving also the agent's own
@@ -259,8 +264,9 @@ func NewClientHandlerWith(c ClientAPI, logger *slog.Logger, cfg ClientHandlerCon
 	}
 	rt.Handle(http.MethodGet, "/v1/agent/self", open(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
 		return &ClientAgentSelf{
-			Config: map[string]any{"Client": map[string]any{"Enabled": true}, "Server": map[string]any{"Enabled": false}},
-			Stats:  map[string]map[string]string{"client": {"node_id": c.NodeID()}},
+			Config:   map[string]any{"Client": map[string]any{"Enabled": true}, "Server": map[string]any{"Enabled": false}},
+			Stats:    map[string]map[string]string{"client": {"node_id": c.NodeID()}},
+			Security: cfg.Security,
 		}, nil
 	}))
 	rt.Handle(http.MethodGet, "/v1/agent/health", open(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {

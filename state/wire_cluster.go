@@ -37,6 +37,9 @@ type AgentSelf struct {
 	// Stats groups counters: "raft" (hashicorp/raft's own), "serf"
 	// (gossip member counts), "runtime" (Go runtime).
 	Stats map[string]map[string]string `json:"stats"`
+	// Security lists what the agent's configuration leaves open
+	// (wire_security.go); absent from agents older than the field.
+	Security *AgentSecurity `json:"security,omitempty"`
 }
 
 // AgentHealth is one role's health.
