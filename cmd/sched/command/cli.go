@@ -74,7 +74,7 @@ func topCommands() []command {
 		{"monitor", "Stream an agent's logs", (*cli).monitorCommand}, // ops.go
 		{"namespace", "Interact with namespaces", (*cli).namespaceCommand},
 		{"node", "Interact with nodes", (*cli).nodeCommand},
-		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys", (*cli).operatorCommand},
+		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys, security check", (*cli).operatorCommand},
 		{"org", "Interact with organizations", (*cli).orgCommand},
 		{"project", "Interact with projects", (*cli).projectCommand},
 		{"server", "Interact with servers: members and join", (*cli).serverCommand},

@@ -14,7 +14,8 @@ func operatorCommands() []command {
 	return []command{
 		{"raft", "Inspect and change the Raft configuration", (*cli).operatorRaftCommand},
 		{"snapshot", "Save and restore snapshots of the cluster's state", (*cli).operatorSnapshotCommand},
-		{"gossip", "Manage the gossip encryption keyring", (*cli).operatorGossipCommand}, // operator_gossip.go
+		{"gossip", "Manage the gossip encryption keyring", (*cli).operatorGossipCommand},                      // operator_gossip.go
+		{"doctor", "List the doors the agents' configuration leaves open, with fixes", (*cli).operatorDoctor}, // operator_doctor.go
 	}
 }
 
