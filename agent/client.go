@@ -72,6 +72,7 @@ func (a *Agent) newClient() error {
 		GCInterval:       cc.GCInterval,
 		GCMaxAllocs:      cc.GCMaxAllocs,
 		GCAllocAge:       cc.GCAllocAge,
+		WorkloadUsers:    cc.Users.Range(),
 		// A temporary data dir is removed on exit: nothing could find
 		// the tasks again, so they go with the agent.
 		DestroyOnShutdown: a.tmpDir != "",

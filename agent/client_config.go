@@ -3,11 +3,13 @@ package agent
 import (
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/schedhq/sched/client/workloaduser"
 	"github.com/schedhq/sched/scheduler"
 )
 
@@ -27,6 +29,7 @@ import (
 //	  gc_alloc_age      = "1h"
 //	  intro_token       = "<secret of a token with node:write>"
 //	  raw_exec { enabled = true, default_user = "nobody", denied_users = ["root"] }
+//	  users { dynamic = true, dynamic_user_min = 80000, dynamic_user_max = 89999 }
 //	  reserved { cpu = 500, memory = 512, disk = 1024, reserved_ports = "22,80" }
 //	  host_network "public" { cidr = "203.0.113.0/24", interface = "eth1", reserved_ports = "22" }
 //	}
@@ -62,6 +65,87 @@ type ClientConfig struct {
 	IntroToken string
 	// RawExec is what the raw_exec driver may do on this node.
 	RawExec RawExecConfig
+	// Users is the workload uids the node gives its allocations.
+	Users UsersConfig
+}
+
+// UsersConfig is the client block's users block:
+//
+//	users {
+//	  dynamic          = true    # a uid of its own per allocation, on a root client. -dev: false
+//	  dynamic_user_min = 80000
+//	  dynamic_user_max = 89999
+//	}
+//
+// With dynamic on, a root client gives each allocation a uid (and a gid of
+// the same number) of that range: its tasks that name no user run as it,
+// instead of raw_exec's default_user, and only it may enter the
+// allocation's directory, so one allocation's tasks cannot signal or read
+// another's. The range's uids need not exist in /etc/passwd and must not
+// be any real user's. A client that is not root runs every task as its
+// own user, as before.
+type UsersConfig struct {
+	Dynamic                        bool
+	DynamicUserMin, DynamicUserMax int
+	// dynamicSet records that a file (or -dev) set dynamic.
+	dynamicSet bool
+}
+
+type fileUsers struct {
+	Dynamic        *bool `hcl:"dynamic,optional"`
+	DynamicUserMin *int  `hcl:"dynamic_user_min,optional"`
+	DynamicUserMax *int  `hcl:"dynamic_user_max,optional"`
+}
+
+// merge applies a config file's users block over u.
+func (u *UsersConfig) merge(f *fileUsers) {
+	if f == nil {
+		return
+	}
+	if f.Dynamic != nil {
+		u.Dynamic, u.dynamicSet = *f.Dynamic, true
+	}
+	set(&u.DynamicUserMin, f.DynamicUserMin)
+	set(&u.DynamicUserMax, f.DynamicUserMax)
+}
+
+// devUsers is -dev's users block: tasks run as the user who runs the
+// agent, as -dev's raw_exec says.
+func devUsers() UsersConfig { return UsersConfig{dynamicSet: true} }
+
+// finish fills the keys left unset and checks the range.
+func (u *UsersConfig) finish() []error {
+	if !u.dynamicSet {
+		u.Dynamic, u.dynamicSet = true, true
+	}
+	if u.DynamicUserMin == 0 {
+		u.DynamicUserMin = int(workloaduser.DefaultMin)
+	}
+	if u.DynamicUserMax == 0 {
+		u.DynamicUserMax = int(workloaduser.DefaultMax)
+	}
+	if !u.Dynamic {
+		return nil
+	}
+	var errs []error
+	for name, v := range map[string]int{"dynamic_user_min": u.DynamicUserMin, "dynamic_user_max": u.DynamicUserMax} {
+		if v < 1 || int64(v) > math.MaxUint32-1 {
+			errs = append(errs, fmt.Errorf("client.users.%s: %d is not a uid above 0 (root)", name, v))
+		}
+	}
+	if len(errs) == 0 && u.DynamicUserMax < u.DynamicUserMin {
+		errs = append(errs, fmt.Errorf("client.users: dynamic_user_max %d is below dynamic_user_min %d", u.DynamicUserMax, u.DynamicUserMin))
+	}
+	return errs
+}
+
+// Range is the workload uids a client hands out; the zero Range (off)
+// when dynamic is off.
+func (u UsersConfig) Range() workloaduser.Range {
+	if !u.Dynamic {
+		return workloaduser.Range{}
+	}
+	return workloaduser.Range{Min: uint32(u.DynamicUserMin), Max: uint32(u.DynamicUserMax)}
 }
 
 // RawExecConfig is the client block's raw_exec block:
@@ -152,6 +236,7 @@ type fileClient struct {
 	GCAllocAge       *string            `hcl:"gc_alloc_age,optional"`
 	IntroToken       *string            `hcl:"intro_token,optional"`
 	RawExec          *fileRawExec       `hcl:"raw_exec,block"`
+	Users            *fileUsers         `hcl:"users,block"`
 	Reserved         *fileReserved      `hcl:"reserved,block"`
 	HostNetworks     []fileHostNetwork  `hcl:"host_network,block"`
 }
@@ -181,6 +266,7 @@ func (c *ClientConfig) merge(f *fileClient) error {
 	set(&c.GCMaxAllocs, f.GCMaxAllocs)
 	set(&c.IntroToken, f.IntroToken)
 	c.RawExec.merge(f.RawExec)
+	c.Users.merge(f.Users)
 	if f.Meta != nil {
 		if c.Meta == nil {
 			c.Meta = map[string]string{}
@@ -234,7 +320,7 @@ func (c *ClientConfig) finish(server bool) []error {
 		return nil
 	}
 	c.RawExec.finish()
-	var errs []error
+	errs := c.Users.finish()
 	if len(c.Servers) == 0 && !server {
 		errs = append(errs, fmt.Errorf("client.servers: a client-only agent needs the servers' HTTP addresses"))
 	}

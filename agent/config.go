@@ -266,6 +266,7 @@ func (c *Config) applyDev() {
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
 	c.Client.RawExec = devRawExec() // client_config.go; a config file may still turn it off
+	c.Client.Users = devUsers()     // client_config.go: tasks run as the agent's user
 	c.EnableDebug = true
 }
 

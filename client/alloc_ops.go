@@ -76,7 +76,7 @@ func (c *Client) ExecTask(ctx context.Context, allocID string, opts *ExecOptions
 	code, err := ex.ExecTask(ctx, &driver.ExecRequest{
 		TaskID: tr.id, Command: opts.Command, Env: env, Dir: ar.dir.TaskDir(opts.Task), User: user,
 		TTY: opts.TTY, Size: opts.Size, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr,
-		Resize: opts.Resize,
+		Resize: opts.Resize, WorkloadUID: ar.workloadUID(),
 	})
 	if errors.Is(err, driver.ErrTaskNotFound) {
 		return 0, fmt.Errorf("%w: task %q of allocation %s", ErrTaskNotRunning, opts.Task, allocID)

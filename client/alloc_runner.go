@@ -44,6 +44,10 @@ type allocRunner struct {
 	destroyed bool
 	// groupRegistered: the group's services are registered.
 	groupRegistered bool
+	// uid is the allocation's workload uid (workload_user.go); 0: none.
+	// noUser: the allocation ran before without one, and keeps so.
+	uid    uint32
+	noUser bool
 
 	stopCh   chan struct{}
 	stopOnce sync.Once
@@ -68,6 +72,7 @@ func newAllocRunner(c *Client, a *state.Allocation, restored *persistedRun) *all
 	}
 	if restored != nil {
 		ar.failed, ar.desc, ar.terminalAt = restored.Failed, restored.Description, restored.TerminalAt
+		ar.restoreUser(restored)
 	}
 	if tg := ar.group(); tg != nil {
 		for _, t := range tg.Tasks {
@@ -167,11 +172,19 @@ func (ar *allocRunner) run() {
 		ar.fail("the allocation's task group is not in its job")
 		return
 	}
+	if err := ar.acquireUser(); err != nil {
+		ar.fail(err.Error())
+		return
+	}
 	names := make([]string, len(ar.tasks))
 	for i, t := range ar.tasks {
 		names[i] = t.name
 	}
 	if err := ar.dir.build(names); err != nil {
+		ar.fail(err.Error())
+		return
+	}
+	if err := ar.ownDirs(); err != nil {
 		ar.fail(err.Error())
 		return
 	}
@@ -602,7 +615,7 @@ func (ar *allocRunner) persist() {
 	}
 	a := ar.a
 	r := &persistedRun{Tasks: make(map[string]*persistedTask, len(ar.tasks)), Stopping: ar.stopping,
-		Failed: ar.failed, Description: ar.desc, TerminalAt: ar.terminalAt}
+		Failed: ar.failed, Description: ar.desc, TerminalAt: ar.terminalAt, WorkloadUID: ar.uid}
 	ar.mu.Unlock()
 	for _, t := range ar.tasks {
 		r.Tasks[t.name] = t.snapshot()
@@ -684,8 +697,12 @@ func (ar *allocRunner) destroy() {
 		ar.c.log.Warn("remove alloc state", "alloc", ar.id, "error", err)
 	}
 	ar.persistMu.Unlock()
+	release := ar.killUser()
 	if err := ar.dir.destroy(); err != nil {
 		ar.c.log.Warn("remove alloc dir", "alloc", ar.id, "error", err)
+	}
+	if release {
+		ar.releaseUser()
 	}
 }
 

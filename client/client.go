@@ -28,6 +28,7 @@ import (
 	"github.com/schedhq/sched/client/driver"
 	"github.com/schedhq/sched/client/services"
 	"github.com/schedhq/sched/client/taskinput"
+	"github.com/schedhq/sched/client/workloaduser"
 	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
@@ -63,6 +64,9 @@ type Client struct {
 	ownSvc     *services.Manager // closed on Shutdown when we made it
 	fetcher    *taskinput.Fetcher
 	updater    *updater
+	// users hands out the allocations' workload uids; nil when they are
+	// off or the client is not root (workload_user.go).
+	users *workloaduser.Pool
 	// httpClient carries every request to the servers; its idle
 	// connections are closed on Shutdown.
 	httpClient *http.Client
@@ -117,6 +121,9 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: data dir: %w", err)
 	}
 	c.store = &stateStore{dir: filepath.Join(c.dir, "state")}
+	if err := c.setupWorkloadUsers(); err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
 	var err error
 	if c.nodeID, c.secretID, err = nodeIdentity(c.dir); err != nil {
 		return nil, fmt.Errorf("client: node identity: %w", err)

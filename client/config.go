@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/client/driver"
+	"github.com/schedhq/sched/client/workloaduser"
 	"github.com/schedhq/sched/state"
 )
 
@@ -108,6 +109,15 @@ type Config struct {
 	GCInterval  time.Duration
 	GCAllocAge  time.Duration
 	GCMaxAllocs int
+	// WorkloadUsers is the range of uids a root client hands out, one per
+	// allocation (client/workloaduser): the allocation's tasks that name
+	// no user run as it and own its directory, so that they cannot signal
+	// or read another allocation's. The uid is kept in the allocation's
+	// state across client restarts and freed when the allocation is
+	// destroyed; an allocation that finds none free fails. The zero
+	// value turns this off (tasks run as the driver's default user). A
+	// client that does not run as root cannot switch uids and ignores it.
+	WorkloadUsers workloaduser.Range
 	// DestroyOnShutdown kills every task on Shutdown (dev mode with a
 	// temporary data dir). Otherwise tasks keep running and a client
 	// restarted on the same data dir finds them again.
@@ -150,6 +160,11 @@ func (c *Config) finish() error {
 	}
 	if c.HeartbeatFraction < 0 || c.HeartbeatFraction >= 1 {
 		errs = append(errs, fmt.Errorf("client: heartbeat fraction %v is not in (0, 1)", c.HeartbeatFraction))
+	}
+	if !c.WorkloadUsers.IsZero() {
+		if err := c.WorkloadUsers.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("client: %w", err))
+		}
 	}
 	seen := map[string]bool{}
 	for _, d := range c.Drivers {

@@ -50,6 +50,9 @@ type persistedRun struct {
 	Description string `json:",omitempty"`
 	// TerminalAt is when every task had finished; zero while running.
 	TerminalAt time.Time `json:",omitempty"`
+	// WorkloadUID is the allocation's workload uid (workload_user.go),
+	// which its tasks may still run as; 0: none.
+	WorkloadUID uint32 `json:",omitempty"`
 }
 
 // stateStore reads and writes the per-allocation files.

@@ -515,7 +515,7 @@ func (tr *taskRunner) prepare(ctx context.Context, first, render bool) (*driver.
 		ID: tr.id, AllocID: tr.ar.id, TaskName: task.Name,
 		JobID: tr.ar.alloc().JobID, Namespace: tr.ar.alloc().Namespace,
 		Config: interpolateConfig(task.Config, env, c.nodeSnapshot()),
-		Env:    env, User: task.User,
+		Env:    env, User: task.User, WorkloadUID: tr.ar.workloadUID(),
 		TaskDir: dir.TaskDir(task.Name), LocalDir: dir.LocalDir(task.Name),
 		SecretsDir: dir.SecretsDir(task.Name), AllocDir: dir.Shared(),
 		LogDir: dir.LogDir(), LogConfig: task.LogConfig,

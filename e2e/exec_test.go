@@ -42,7 +42,8 @@ func newExecWorld(t *testing.T) *execWorld {
     enabled      = true
     default_user = ""
     denied_users = []
-  }`)
+  }
+  users { dynamic = false } # the task runs as the test's user: it writes into t.TempDir`)
 	follower := c.others(leader)[0].client()
 	cmd := taskThatCleansUp(t)
 	job := &state.Job{

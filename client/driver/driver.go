@@ -23,8 +23,16 @@ type TaskConfig struct {
 	Config map[string]any
 	// Env is the task's complete, interpolated environment.
 	Env map[string]string
-	// User to run as; empty means the client's own user.
+	// User to run as; empty means the client's own user, or WorkloadUID.
 	User string
+	// WorkloadUID, when not zero, is the uid the client gave the task's
+	// allocation (client/workloaduser; its gid is the same number): on a
+	// root client a task that names no User runs as it, owning its
+	// directories, and a task that names one gets its gid as a
+	// supplementary group, to share alloc/. Zero: none (dynamic users are
+	// off, or the client is not root), and RawExecPolicy.DefaultUser
+	// applies.
+	WorkloadUID uint32
 	// TaskDir is <alloc dir>/<task>, the working directory; LocalDir and
 	// SecretsDir are its local/ and secrets/; AllocDir is the shared alloc/.
 	TaskDir    string

@@ -28,6 +28,8 @@ type ExecRequest struct {
 	Env  map[string]string
 	Dir  string
 	User string
+	// WorkloadUID is the allocation's uid, as TaskConfig.WorkloadUID.
+	WorkloadUID uint32
 	// TTY runs the command on a new pseudo terminal (its stdin, stdout
 	// and stderr), of Size when that is not zero.
 	TTY  bool
@@ -80,7 +82,7 @@ func (d *RawExec) ExecTask(ctx context.Context, req *ExecRequest) (int, error) {
 	if len(req.Command) == 0 || req.Command[0] == "" {
 		return 0, fmt.Errorf("%w: no command", ErrBadConfig)
 	}
-	name, cred, err := d.Policy.taskUser(req.User)
+	tu, err := d.Policy.taskUser(req.User, req.WorkloadUID)
 	if err != nil {
 		return 0, err
 	}
@@ -89,11 +91,8 @@ func (d *RawExec) ExecTask(ctx context.Context, req *ExecRequest) (int, error) {
 		args = append(args, a)
 	}
 	cfg := &TaskConfig{ID: req.TaskID, Config: map[string]any{"command": req.Command[0], "args": args},
-		Env: req.Env, TaskDir: req.Dir, User: name}
-	if cred == nil {
-		cfg.User = ""
-	}
-	cmd, err := buildCommand(cfg)
+		Env: tu.env(req.Env, req.Dir), TaskDir: req.Dir}
+	cmd, err := buildCommand(cfg, tu.cred)
 	if err != nil {
 		if errors.Is(err, ErrBadConfig) {
 			return 0, err

@@ -41,7 +41,8 @@ const (
 var _ Driver = (*RawExec)(nil)
 
 // RawExec runs a task as a plain child process of the client: no
-// isolation, the client's user (or Task.User when the client is root).
+// isolation, the client's user (or, when the client is root, Task.User
+// or the allocation's workload uid: TaskConfig.WorkloadUID).
 //
 // Config: `command` (required; a bare name is looked up in the task's
 // PATH, a relative path is relative to the task directory) and `args` (a
@@ -193,21 +194,18 @@ func (d *RawExec) start(cfg *TaskConfig) (*rawTask, error) {
 	if d.Policy.Disabled {
 		return nil, ErrRawExecDisabled
 	}
-	name, cred, err := d.Policy.taskUser(cfg.User)
+	tu, err := d.Policy.taskUser(cfg.User, cfg.WorkloadUID)
 	if err != nil {
 		return nil, err
 	}
-	if cred != nil {
-		if err := giveDirs(cfg, cred); err != nil {
+	if tu.cred != nil {
+		if err := giveDirs(cfg, tu); err != nil {
 			return nil, err
 		}
 	}
 	cfg = ptrCopy(cfg)
-	cfg.User = name
-	if cred == nil {
-		cfg.User = "" // the client's own user: no credential to set
-	}
-	cmd, err := buildCommand(cfg)
+	cfg.Env = tu.env(cfg.Env, cfg.TaskDir)
+	cmd, err := buildCommand(cfg, tu.cred)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +218,7 @@ func (d *RawExec) start(cfg *TaskConfig) (*rawTask, error) {
 	if err := cmd.Start(); err != nil {
 		tl.abort()
 		removeFifos(logs)
-		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+		return nil, fmt.Errorf("start %s as %s: %w", cmd.Path, tu.name, err)
 	}
 	tl.closeChildEnds()
 	t := &rawTask{id: cfg.ID, pid: cmd.Process.Pid, startedAt: time.Now(), logs: logs,
@@ -232,8 +230,9 @@ func (d *RawExec) start(cfg *TaskConfig) (*rawTask, error) {
 	return t, nil
 }
 
-// buildCommand turns a task config into an exec.Cmd.
-func buildCommand(cfg *TaskConfig) (*exec.Cmd, error) {
+// buildCommand turns a task config into an exec.Cmd that runs as cred
+// (nil: the client's own user). cfg.User is not looked at.
+func buildCommand(cfg *TaskConfig, cred *syscall.Credential) (*exec.Cmd, error) {
 	command, err := configString(cfg.Config, "command")
 	if err != nil {
 		return nil, err
@@ -262,14 +261,7 @@ func buildCommand(cfg *TaskConfig) (*exec.Cmd, error) {
 		return nil, err
 	}
 	cmd := &exec.Cmd{Path: bin, Args: append([]string{command}, args...), Env: env, Dir: cfg.TaskDir}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if cfg.User != "" {
-		cred, err := credentialFor(cfg.User)
-		if err != nil {
-			return nil, err
-		}
-		cmd.SysProcAttr.Credential = cred
-	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	return cmd, nil
 }
 
