@@ -27,6 +27,8 @@ import (
 //	  gc_interval       = "1m"
 //	  gc_max_allocs     = 50
 //	  gc_alloc_age      = "1h"
+//	  fs_max_reads_per_alloc = 32  # file system and log reads served at once
+//	  fs_max_reads           = 256
 //	  intro_token       = "<secret of a token with node:write>"
 //	  raw_exec { enabled = true, default_user = "nobody", denied_users = ["root"] }
 //	  users { dynamic = true, dynamic_user_min = 80000, dynamic_user_max = 89999 }
@@ -58,6 +60,11 @@ type ClientConfig struct {
 	GCInterval  time.Duration
 	GCMaxAllocs int
 	GCAllocAge  time.Duration
+	// FSMaxReadsPerAlloc and FSMaxReads cap the file system and log
+	// reads (/v1/client/fs/*) the agent serves at once, for one
+	// allocation (default 32) and in all (256); one more is a 429.
+	FSMaxReadsPerAlloc int
+	FSMaxReads         int
 	// IntroToken is the secret of an ACL token with node:write that
 	// introduces this node to servers with ACLs on (a new node cannot
 	// register with a secret of its own choosing). Empty on an agent that
@@ -239,6 +246,9 @@ type fileClient struct {
 	Users            *fileUsers         `hcl:"users,block"`
 	Reserved         *fileReserved      `hcl:"reserved,block"`
 	HostNetworks     []fileHostNetwork  `hcl:"host_network,block"`
+
+	FSMaxReadsPerAlloc *int `hcl:"fs_max_reads_per_alloc,optional"`
+	FSMaxReads         *int `hcl:"fs_max_reads,optional"`
 }
 
 type fileReserved struct {
@@ -264,6 +274,8 @@ func (c *ClientConfig) merge(f *fileClient) error {
 	set(&c.NodePool, f.NodePool)
 	set(&c.NetworkInterface, f.NetworkInterface)
 	set(&c.GCMaxAllocs, f.GCMaxAllocs)
+	set(&c.FSMaxReadsPerAlloc, f.FSMaxReadsPerAlloc)
+	set(&c.FSMaxReads, f.FSMaxReads)
 	set(&c.IntroToken, f.IntroToken)
 	c.RawExec.merge(f.RawExec)
 	c.Users.merge(f.Users)
@@ -336,6 +348,11 @@ func (c *ClientConfig) finish(server bool) []error {
 	}
 	if c.GCMaxAllocs < 0 {
 		errs = append(errs, fmt.Errorf("client.gc_max_allocs: must not be negative"))
+	}
+	for name, v := range map[string]int{"fs_max_reads_per_alloc": c.FSMaxReadsPerAlloc, "fs_max_reads": c.FSMaxReads} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("client.%s: must not be negative (0: the default)", name))
+		}
 	}
 	r := c.Reserved
 	for name, v := range map[string]int{"cpu": r.CPU, "memory": r.MemoryMB, "disk": r.DiskMB} {
