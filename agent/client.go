@@ -16,6 +16,7 @@ import (
 	"github.com/schedhq/sched/client"
 	"github.com/schedhq/sched/client/driver"
 	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/http/allocfs"
 	"github.com/schedhq/sched/state"
 )
 
@@ -83,6 +84,7 @@ func (a *Agent) newClient() error {
 	}
 	a.client = c
 	a.clientAPI.serverTLS = a.httpDialTLS
+	a.clientAPI.fsGate.Limits = allocfs.Limits{PerAlloc: cc.FSMaxReadsPerAlloc, PerAgent: cc.FSMaxReads}
 	a.clientAPI.c.Store(c)
 	return nil
 }
@@ -106,6 +108,9 @@ func (a *Agent) Client() *client.Client { return a.client }
 type clientAPI struct {
 	c         atomic.Pointer[client.Client]
 	serverTLS *tls.Config
+	// fsGate caps the file system and log reads this agent serves; its
+	// Limits are set before the client is stored in c.
+	fsGate allocfs.Gate
 }
 
 var _ schedhttp.ClientAPI = (*clientAPI)(nil)
@@ -198,6 +203,15 @@ func (x *clientAPI) AllocDir(id string) (string, error) {
 	}
 	dir, err := c.AllocDir(id)
 	return dir, clientError(err)
+}
+
+// FSGate implements schedhttp.ClientAPI: nil (no cap) until the client
+// runs, when no read gets as far as opening a file anyway.
+func (x *clientAPI) FSGate() *allocfs.Gate {
+	if x.c.Load() == nil {
+		return nil
+	}
+	return &x.fsGate
 }
 
 // AllocExec implements schedhttp.ClientAPI.

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/allocfs"
 	"github.com/schedhq/sched/state"
 )
 
@@ -25,6 +28,13 @@ import (
 // directory (through "..", or through a symbolic link that points
 // outside) is a 400 and is not read. Opening goes through os.Root, so a
 // link swapped in between the check and the open cannot lead out either.
+//
+// Only regular files are read (http/allocfs): cat and readat of a named
+// pipe, a socket or a device are a 400 naming its type, and nothing is
+// opened in a way that can block (a task's pipe used to hold a thread in
+// open(2) for good). ls and stat list and describe such entries without
+// opening them. Every read, logs included, takes a place under the
+// client's caps (ClientAPI.FSGate): over one, a 429 at once.
 
 // maxFSPathBytes bounds the path parameter.
 const maxFSPathBytes = 4096
@@ -48,7 +58,7 @@ func (s *Server) clientFS(op string) handlerFunc {
 		if err != nil || local == nil {
 			return alreadyWrittenOr(err)
 		}
-		return serveFS(w, local, id, op, q)
+		return serveFS(w, r, local, id, op, q)
 	}
 }
 
@@ -147,7 +157,12 @@ func checkInside(dir string, q fsQuery) error {
 
 // fsError maps an error of an os.Root operation.
 func fsError(err error, q fsQuery) error {
+	var nr *allocfs.NotRegularError
 	switch {
+	case errors.As(err, &nr) && nr.Mode.IsDir():
+		return badRequest("path %q is a directory (list it with /v1/client/fs/ls)", q.shown)
+	case errors.As(err, &nr):
+		return &CodedError{Code: http.StatusBadRequest, Message: nr.Error(), Err: err}
 	case errors.Is(err, fs.ErrNotExist):
 		return state.NotFoundf("no file %q in the allocation directory", q.shown)
 	case strings.Contains(err.Error(), "escapes"):
@@ -156,12 +171,28 @@ func fsError(err error, q fsQuery) error {
 	return fmt.Errorf("path %q: %w", q.shown, err)
 }
 
+// admitFSRead takes a place for one read of allocID's files under c's
+// caps; over one it is a 429, with Retry-After, at once.
+func admitFSRead(w http.ResponseWriter, c ClientAPI, allocID string) (release func(), err error) {
+	release, err = c.FSGate().Acquire(allocID)
+	if busy, ok := errors.AsType[*allocfs.BusyError](err); ok {
+		w.Header().Set("Retry-After", "1")
+		return nil, &CodedError{Code: http.StatusTooManyRequests, Message: busy.Error(), Err: err}
+	}
+	return release, err
+}
+
 // serveFS runs op against the allocation directory of the local client c.
-func serveFS(w http.ResponseWriter, c ClientAPI, allocID, op string, q fsQuery) (any, error) {
+func serveFS(w http.ResponseWriter, r *http.Request, c ClientAPI, allocID, op string, q fsQuery) (any, error) {
 	dir, err := c.AllocDir(allocID)
 	if err != nil {
 		return nil, err
 	}
+	release, err := admitFSRead(w, c, allocID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := checkInside(dir, q); err != nil {
 		return nil, err
 	}
@@ -180,18 +211,15 @@ func serveFS(w http.ResponseWriter, c ClientAPI, allocID, op string, q fsQuery) 
 	case "ls":
 		return listDir(root, q)
 	}
-	f, err := root.Open(q.rel)
+	f, err := allocfs.OpenInRoot(root, q.rel, q.shown)
 	if err != nil {
 		return nil, fsError(err, q)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fsError(err, q)
-	}
-	if info.IsDir() {
-		return nil, badRequest("path %q is a directory (list it with /v1/client/fs/ls)", q.shown)
-	}
+	// A caller that goes away ends the copy: closing the file fails the
+	// next read (or sendfile) at once.
+	stop := context.AfterFunc(r.Context(), func() { f.Close() })
+	defer stop()
 	var body io.Reader = f
 	if op == "readat" {
 		if _, err := f.Seek(q.offset, io.SeekStart); err != nil {
@@ -209,20 +237,24 @@ func serveFS(w http.ResponseWriter, c ClientAPI, allocID, op string, q fsQuery) 
 }
 
 // listDir lists a directory, sorted by name; links are listed as links,
-// not followed.
+// not followed. Only a directory is opened (O_DIRECTORY, and O_NONBLOCK:
+// a pipe swapped in after the check fails the open rather than block it).
 func listDir(root *os.Root, q fsQuery) ([]*state.AllocFileInfo, error) {
-	f, err := root.Open(q.rel)
-	if err != nil {
-		return nil, fsError(err, q)
-	}
-	defer f.Close()
-	info, err := f.Stat()
+	info, err := root.Stat(q.rel)
 	if err != nil {
 		return nil, fsError(err, q)
 	}
 	if !info.IsDir() {
 		return nil, badRequest("path %q is not a directory (read it with /v1/client/fs/cat)", q.shown)
 	}
+	f, err := root.OpenFile(q.rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, badRequest("path %q is not a directory (read it with /v1/client/fs/cat)", q.shown)
+	}
+	if err != nil {
+		return nil, fsError(err, q)
+	}
+	defer f.Close()
 	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return nil, fsError(err, q)

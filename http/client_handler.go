@@ -235,7 +235,7 @@ func NewClientHandlerWith(c ClientAPI, logger *slog.Logger, cfg ClientHandlerCon
 			if err := clientHasAlloc(r, c, id); err != nil {
 				return nil, err
 			}
-			return serveFS(w, c, id, op, q)
+			return serveFS(w, r, c, id, op, q)
 		}))
 	}
 	for _, m := range []string{http.MethodPost, http.MethodPut} {

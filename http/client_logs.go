@@ -15,6 +15,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/allocfs"
 	"github.com/schedhq/sched/state"
 )
 
@@ -135,8 +136,16 @@ func serveLogs(w http.ResponseWriter, r *http.Request, c ClientAPI, allocID stri
 	if err != nil {
 		return nil, err
 	}
+	release, err := admitFSRead(w, c, allocID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ls := &logStream{dir: dir, prefix: lr.Task + "." + lr.Type + ".", relDir: "alloc/logs"}
 	files, err := ls.list()
+	if nr, ok := errors.AsType[*allocfs.NotRegularError](err); ok {
+		return nil, &CodedError{Code: http.StatusBadRequest, Message: nr.Error(), Err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +197,10 @@ func allocHasTask(alloc *state.Allocation, task string) bool {
 	return tg == nil || tg.LookupTask(task) != nil
 }
 
-// logStream reads the rotated files <prefix>N of dir in order of N.
+// logStream reads the rotated files <prefix>N of dir in order of N. They
+// are the driver's regular files: anything else under such a name (a
+// pipe, a socket, a symbolic link, which could lead anywhere on the
+// host) is a *allocfs.NotRegularError, never opened nor followed.
 type logStream struct {
 	dir    string
 	prefix string
@@ -204,7 +216,8 @@ type logFile struct {
 }
 
 // list returns the stream's files ordered by index. A directory that does
-// not exist yet (the task has not started) holds none.
+// not exist yet (the task has not started) holds none. One that is not a
+// regular file is an error.
 func (ls *logStream) list() ([]logFile, error) {
 	entries, err := os.ReadDir(ls.dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -222,6 +235,9 @@ func (ls *logStream) list() ([]logFile, error) {
 		n, err := strconv.Atoi(rest)
 		if err != nil || n < 0 {
 			continue
+		}
+		if !e.Type().IsRegular() {
+			return nil, &allocfs.NotRegularError{Path: ls.relDir + "/" + e.Name(), Mode: e.Type()}
 		}
 		info, err := e.Info()
 		if err != nil {
@@ -271,7 +287,7 @@ func (ls *logStream) stream(ctx context.Context, pos logPos, out *logWriter, fol
 	var ticker *time.Ticker
 	idle := 0
 	for {
-		f, err := os.Open(filepath.Join(ls.dir, ls.prefix+strconv.Itoa(pos.index)))
+		f, err := ls.open(pos.index)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			f = nil // not written yet, or rotated away: look for a newer one below
@@ -279,7 +295,7 @@ func (ls *logStream) stream(ctx context.Context, pos logPos, out *logWriter, fol
 			return err
 		}
 		if f != nil {
-			n, err := ls.copyFrom(f, pos, out, buf)
+			n, err := ls.copyFrom(ctx, f, pos, out, buf)
 			f.Close()
 			if err != nil {
 				return err
@@ -297,8 +313,8 @@ func (ls *logStream) stream(ctx context.Context, pos logPos, out *logWriter, fol
 			if f != nil {
 				// Data written before the rotation may have landed
 				// after the copy: read the file once more.
-				if g, err := os.Open(filepath.Join(ls.dir, ls.prefix+strconv.Itoa(pos.index))); err == nil {
-					n, err := ls.copyFrom(g, pos, out, buf)
+				if g, err := ls.open(pos.index); err == nil {
+					n, err := ls.copyFrom(ctx, g, pos, out, buf)
 					g.Close()
 					if err != nil {
 						return err
@@ -319,8 +335,8 @@ func (ls *logStream) stream(ctx context.Context, pos logPos, out *logWriter, fol
 		idle++
 		if taskDead != nil && idle%logTaskCheckEvery == 0 && taskDead() {
 			// One last look: the task's final words may be unread.
-			if g, err := os.Open(filepath.Join(ls.dir, ls.prefix+strconv.Itoa(pos.index))); err == nil {
-				_, err := ls.copyFrom(g, pos, out, buf)
+			if g, err := ls.open(pos.index); err == nil {
+				_, err := ls.copyFrom(ctx, g, pos, out, buf)
 				g.Close()
 				return err
 			}
@@ -344,14 +360,24 @@ func nextFile(files []logFile, index int) (int, bool) {
 	return 0, false
 }
 
-// copyFrom copies f from pos.offset to its current end and returns the
-// number of bytes sent.
-func (ls *logStream) copyFrom(f *os.File, pos logPos, out *logWriter, buf []byte) (int64, error) {
+// open opens the file of index: a regular file only, never blocking in
+// open and never through a link (allocfs.OpenNoFollow).
+func (ls *logStream) open(index int) (*os.File, error) {
+	name := ls.prefix + strconv.Itoa(index)
+	return allocfs.OpenNoFollow(filepath.Join(ls.dir, name), ls.relDir+"/"+name)
+}
+
+// copyFrom copies f from pos.offset to its current end, or until ctx
+// ends, and returns the number of bytes sent.
+func (ls *logStream) copyFrom(ctx context.Context, f *os.File, pos logPos, out *logWriter, buf []byte) (int64, error) {
 	if _, err := f.Seek(pos.offset, io.SeekStart); err != nil {
 		return 0, err
 	}
 	var sent int64
 	for {
+		if err := ctx.Err(); err != nil {
+			return sent, err
+		}
 		n, err := f.Read(buf)
 		if n > 0 {
 			name := ls.relDir + "/" + ls.prefix + strconv.Itoa(pos.index)

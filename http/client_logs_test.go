@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/http/allocfs"
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -28,9 +29,14 @@ type fakeClientAPI struct {
 	mu     sync.Mutex
 	allocs map[string]*state.Allocation
 	stats  *state.AllocResourceUsage
+	// gate caps its file system reads, with the defaults unless a test
+	// sets its Limits first.
+	gate allocfs.Gate
 }
 
 var _ ClientAPI = (*fakeClientAPI)(nil)
+
+func (f *fakeClientAPI) FSGate() *allocfs.Gate { return &f.gate }
 
 func (f *fakeClientAPI) NodeID() string { return f.nodeID }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/schedhq/sched/http/allocfs"
 	"github.com/schedhq/sched/state"
 )
 
@@ -44,6 +45,11 @@ type ClientAPI interface {
 	// AllocSignal sends signal to one task, or to every running task when
 	// task is empty.
 	AllocSignal(ctx context.Context, allocID, task, signal string) error
+	// FSGate caps the file system and log reads served at once for this
+	// client (client.fs_max_reads_per_alloc, client.fs_max_reads): one
+	// gate per client agent, whichever HTTP surface serves the read. Nil
+	// admits every read.
+	FSGate() *allocfs.Gate
 }
 
 // ExecRequest is a command to run inside a task (ClientAPI.AllocExec).
