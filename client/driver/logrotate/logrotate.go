@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Config says where and how much to write.
@@ -144,13 +145,21 @@ func (r *Rotator) Close() error {
 	return err
 }
 
-// openLocked opens the file of r.idx for appending.
+// openLocked opens the file of r.idx for appending. The client writes as
+// root into a directory a task may reach: a link or a FIFO put at the next
+// file's name must neither redirect the write nor block the client, so the
+// open follows no link, never waits, and anything but a regular file is
+// refused.
 func (r *Rotator) openLocked() error {
-	f, err := os.OpenFile(Path(r.cfg.Dir, r.cfg.Name, r.idx), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	name := Path(r.cfg.Dir, r.cfg.Name, r.idx)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o644)
 	if err != nil {
 		return err
 	}
 	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("log file %s is not a regular file (%s)", name, info.Mode().Type())
+	}
 	if err != nil {
 		f.Close()
 		return err

@@ -2,8 +2,10 @@ package logrotate
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -115,5 +117,43 @@ func TestConfigChecked(t *testing.T) {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("config %+v accepted", cfg)
 		}
+	}
+}
+
+// A FIFO or a link put at a log file's name by a task is refused at once:
+// the client neither blocks in open nor writes through the link.
+func TestOpenRefusesFIFOAndLink(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(Path(dir, "web.stdout", 0), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Without a reader the open fails at once (ENXIO); with one, the type
+	// check refuses it.
+	if _, err := New(Config{Dir: dir, Name: "web.stdout", MaxFiles: 2, MaxFileSize: 10}); err == nil {
+		t.Fatal("FIFO without a reader: New succeeded")
+	}
+	rd, err := os.OpenFile(Path(dir, "web.stdout", 0), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if _, err := New(Config{Dir: dir, Name: "web.stdout", MaxFiles: 2, MaxFileSize: 10}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("FIFO with a reader: New = %v, want a refusal naming the type", err)
+	}
+
+	target := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(target, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, Path(dir, "web.stderr", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := New(Config{Dir: dir, Name: "web.stderr", MaxFiles: 2, MaxFileSize: 10}); err == nil {
+		r.Write([]byte("x"))
+		r.Close()
+		t.Fatal("link: New succeeded")
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Fatalf("link target written: %q", b)
 	}
 }
