@@ -639,6 +639,15 @@ func (c *Config) LoadFile(path string) error {
 // blocks are checked whole before anything is merged, so a file they
 // refuse leaves c as it was.
 func (c *Config) loadHCL(filename string, src []byte) error {
+	// Before the parser recurses into it: a file nested too deep would
+	// overflow the stack, killing the agent without a word.
+	depthCheck := state.CheckHCLDepth
+	if strings.HasSuffix(strings.ToLower(filename), ".json") {
+		depthCheck = state.CheckHCLJSONDepth // hclsimple parses it as JSON
+	}
+	if err := depthCheck(filename, src, state.MaxHCLDepth); err != nil {
+		return fmt.Errorf("config %w", err)
+	}
 	var f fileConfig
 	if err := hclsimple.Decode(filename, src, nil, &f); err != nil {
 		var diags hcl.Diagnostics

@@ -111,12 +111,17 @@ func ParsePolicyRules(rules string) (*PolicyRules, error) {
 	}
 	// Before a parser recurses: no valid policy nests nearly this deep, so
 	// the check changes no verdict of Apply on an older log.
-	if err := CheckHCLDepth("Rules", []byte(rules), MaxHCLDepth); err != nil {
+	isJSON := strings.HasPrefix(strings.TrimSpace(rules), "{")
+	check := CheckHCLDepth
+	if isJSON {
+		check = CheckHCLJSONDepth
+	}
+	if err := check("Rules", []byte(rules), MaxHCLDepth); err != nil {
 		return nil, err
 	}
 	var file *hcl.File
 	var diags hcl.Diagnostics
-	if strings.HasPrefix(strings.TrimSpace(rules), "{") {
+	if isJSON {
 		file, diags = hcljson.Parse([]byte(rules), "rules")
 	} else {
 		file, diags = hclsyntax.ParseConfig([]byte(rules), "rules", hcl.InitialPos)

@@ -73,6 +73,9 @@ func ParseRequest(raw []byte) (*RequestDoc, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, Invalid([]*Error{PointerError("", "a request document is required")})
 	}
+	if err := checkDepth(raw, MaxDepth); err != nil {
+		return nil, err
+	}
 	var top map[string]json.RawMessage
 	if err := strictUnmarshal(raw, &top); err != nil {
 		var te *json.UnmarshalTypeError
@@ -87,6 +90,42 @@ func ParseRequest(raw []byte) (*RequestDoc, error) {
 		return nil, Invalid([]*Error{PointerError("/data", "is required")})
 	}
 	return d, nil
+}
+
+// MaxDepth bounds how deeply a request document may nest objects and
+// arrays: a resource needs a few levels around its attributes, which may
+// nest 64 more (the bound the jobs API puts on free-form values).
+// encoding/json recurses once per level as it decodes.
+const MaxDepth = 64 + 36
+
+// checkDepth scans raw, without recursion, and returns a 400 naming the
+// byte offset where it nests deeper than max. It does not check that raw
+// is JSON: the decoder that follows does.
+func checkDepth(raw []byte, max int) error {
+	depth, inString, escaped := 0, false, false
+	for i, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return NewError(http.StatusBadRequest, TitleBadRequest,
+					fmt.Sprintf("the document is nested more than %d levels deep (limit %d) at byte %d", max, max, i+1))
+			}
+		case (c == '}' || c == ']') && depth > 0:
+			depth--
+		}
+	}
+	return nil
 }
 
 func strictUnmarshal(raw []byte, v any) error {

@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
+	"github.com/schedhq/sched/state"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
@@ -33,7 +34,7 @@ func functions() map[string]function.Function {
 		"formatlist":      stdlib.FormatListFunc,
 		"indent":          stdlib.IndentFunc,
 		"join":            stdlib.JoinFunc,
-		"jsondecode":      stdlib.JSONDecodeFunc,
+		"jsondecode":      jsonDecodeFunc(),
 		"jsonencode":      stdlib.JSONEncodeFunc,
 		"keys":            stdlib.KeysFunc,
 		"length":          lengthFunc(),
@@ -89,6 +90,29 @@ func lengthFunc() function.Function {
 				return stdlib.Strlen(args[0])
 			}
 			return stdlib.Length(args[0])
+		},
+	})
+}
+
+// jsonDecodeFunc is stdlib's jsondecode, refusing a text nested deeper
+// than state.MaxHCLDepth before the decoder (which recurses once per
+// level) sees it: the text may be built by other functions, so the check
+// of the job file's own nesting cannot see it.
+func jsonDecodeFunc() function.Function {
+	inner := stdlib.JSONDecodeFunc
+	return function.New(&function.Spec{
+		Description: inner.Description(),
+		Params:      inner.Params(),
+		Type: func(args []cty.Value) (cty.Type, error) {
+			if v, _ := args[0].Unmark(); v.IsKnown() && !v.IsNull() && v.Type() == cty.String {
+				if err := state.CheckJSONDepth("jsondecode", []byte(v.AsString()), state.MaxHCLDepth); err != nil {
+					return cty.NilType, function.NewArgError(0, err)
+				}
+			}
+			return inner.ReturnTypeForValues(args)
+		},
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return inner.Call(args)
 		},
 	})
 }

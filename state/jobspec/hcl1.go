@@ -1,12 +1,14 @@
 package jobspec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/hashicorp/hcl/hcl/ast"
 	hcl1parser "github.com/hashicorp/hcl/hcl/parser"
+	hcl1scanner "github.com/hashicorp/hcl/hcl/scanner"
 	"github.com/hashicorp/hcl/hcl/token"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/schedhq/sched/state"
@@ -21,7 +23,7 @@ func ParseHCL1(filename string, body []byte) (*state.Job, error) {
 	if filename == "" {
 		filename = DefaultFilename
 	}
-	if err := state.CheckHCLDepth(filename, body, state.MaxHCLDepth); err != nil {
+	if err := checkHCL1Depth(filename, body, state.MaxHCLDepth); err != nil {
 		return nil, err
 	}
 	f, err := hcl1parser.Parse(body)
@@ -44,6 +46,58 @@ func ParseHCL1(filename string, body []byte) (*state.Job, error) {
 		return nil, err
 	}
 	return job, nil
+}
+
+// checkHCL1Depth is state.CheckHCLDepth for the legacy syntax, which has
+// no expressions: its parser recurses once per '{' and '[', and an item
+// with several keys (`a "b" "c" { }`) becomes one object per key, so each
+// key but the first counts as a level too. It reads the tokens of HCL1's
+// own scanner (which does not recurse), over the text as the parser gets
+// it, so no bracket the parser reads is hidden in what the check took for
+// a string, a comment or a heredoc.
+func checkHCL1Depth(filename string, src []byte, max int) error {
+	sc := hcl1scanner.New(bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n")))
+	sc.Error = func(token.Pos, string) {} // the parser reports them
+	type open struct {
+		brace  bool
+		levels int
+	}
+	var stack []open
+	depth, keys := 0, 0
+	prev := token.ILLEGAL
+	for tok := sc.Scan(); tok.Type != token.EOF; tok = sc.Scan() {
+		switch tok.Type {
+		case token.LBRACE, token.LBRACK:
+			o := open{brace: tok.Type == token.LBRACE, levels: 1 + max0(keys-1)}
+			stack = append(stack, o)
+			if depth += o.levels; depth > max {
+				return state.Invalidf(filename, "line %d: nested more than %d levels deep (limit %d)", tok.Pos.Line, max, max)
+			}
+		case token.RBRACE, token.RBRACK:
+			if n := len(stack); n > 0 && stack[n-1].brace == (tok.Type == token.RBRACE) {
+				depth -= stack[n-1].levels
+				stack = stack[:n-1]
+			}
+		}
+		switch tok.Type {
+		case token.COMMENT:
+		case token.IDENT, token.STRING:
+			if keys++; prev == token.ASSIGN {
+				keys = 0 // a value, not a key
+			}
+			prev = tok.Type
+		default:
+			keys, prev = 0, tok.Type
+		}
+	}
+	return nil
+}
+
+func max0(n int) int {
+	if n < 0 {
+		return 0
+	}
+	return n
 }
 
 // hcl1Body presents an HCL1 object list as an hcl.Body, so the one decoder

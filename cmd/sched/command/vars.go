@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/schedhq/sched/state"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -86,9 +87,17 @@ func parseVarFile(path string, src []byte, set func(string, cty.Value)) error {
 		f     *hcl.File
 		diags hcl.Diagnostics
 	)
+	// The parsers recurse once per level: a file nested too deep would
+	// crash the CLI with a stack overflow rather than name the line.
 	if strings.HasSuffix(strings.ToLower(path), ".json") {
+		if err := state.CheckHCLJSONDepth(path, src, state.MaxHCLDepth); err != nil {
+			return fmt.Errorf("parsing var file: %w", err)
+		}
 		f, diags = p.ParseJSON(src, path)
 	} else {
+		if err := state.CheckHCLDepth(path, src, state.MaxHCLDepth); err != nil {
+			return fmt.Errorf("parsing var file: %w", err)
+		}
 		f, diags = p.ParseHCL(src, path)
 	}
 	if diags.HasErrors() {
@@ -117,7 +126,7 @@ func parseVarFile(path string, src []byte, set func(string, cty.Value)) error {
 // varFlagValue turns the text of a -var flag into a value.
 func varFlagValue(name, value string) cty.Value {
 	t := strings.TrimSpace(value)
-	if strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{") {
+	if (strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{")) && state.CheckHCLDepth("-var "+name, []byte(t), state.MaxHCLDepth) == nil {
 		expr, diags := hclsyntax.ParseExpression([]byte(t), "-var "+name, hcl.InitialPos)
 		if !diags.HasErrors() {
 			if v, diags := expr.Value(nil); !diags.HasErrors() {

@@ -1,0 +1,52 @@
+package state
+
+import (
+	"strings"
+	"testing"
+)
+
+// A policy is refused before its parser recurses: in HCL through brackets
+// or operators, in JSON through brackets (issue 28).
+func TestParsePolicyRulesRefusesDeepNesting(t *testing.T) {
+	for name, rules := range map[string]string{
+		"nots":     "namespace \"default\" {\n policy = " + strings.Repeat("!", 60_000) + "true\n}",
+		"brackets": "namespace \"default\" {\n capabilities = " + strings.Repeat("[", 60_000) + "\n}",
+		"json":     `{"namespace": {"default": {"capabilities": ` + strings.Repeat("[", 60_000) + `}}}`,
+	} {
+		_, err := ParsePolicyRules(rules)
+		if err == nil || !strings.Contains(err.Error(), "nested more than 100 levels deep (limit 100)") {
+			t.Errorf("%s: %v, want the nesting limit", name, err)
+		}
+	}
+}
+
+// The JSON checks skip strings as their parsers do: HCL's JSON scanner
+// ends a string before a control character and steps over a grapheme
+// cluster at a time (a prepended character takes the quote after it);
+// encoding/json steps over a byte after each backslash.
+func TestCheckJSONDepth(t *testing.T) {
+	const max = 10
+	open := strings.Repeat("[", max+1)
+	for _, tc := range []struct {
+		name   string
+		src    string
+		hclOK  bool
+		jsonOK bool
+	}{
+		{"at the limit", strings.Repeat("[", max) + strings.Repeat("]", max), true, true},
+		{"over the limit", open, false, false},
+		{"in a string", `["` + open + `"]`, true, true},
+		{"escaped quote", `["\"` + open + `"]`, true, true},
+		{"escaped backslash", `["\\"` + open, false, false},
+		{"a control character ends an HCL string", "[\"\n" + open + `"]`, false, true},
+		{"a prepended quote", "[\"\u0600\"" + open + `"]`, true, false},
+		{"mismatched closers close nothing", strings.Repeat("[}", max+1), false, false},
+	} {
+		if err := CheckHCLJSONDepth("f.json", []byte(tc.src), max); (err == nil) != tc.hclOK {
+			t.Errorf("%s: HCL JSON: %v, want ok=%v", tc.name, err, tc.hclOK)
+		}
+		if err := CheckJSONDepth("f.json", []byte(tc.src), max); (err == nil) != tc.jsonOK {
+			t.Errorf("%s: JSON: %v, want ok=%v", tc.name, err, tc.jsonOK)
+		}
+	}
+}
