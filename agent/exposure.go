@@ -97,6 +97,11 @@ func securityFindings(cfg *Config, h hostFacts) []state.SecurityFinding {
 			"raw_exec is on: whoever may submit a job runs code on this node without isolation, "+who,
 			"client { raw_exec { enabled = false } } unless job submitters are trusted with code on the nodes")
 	}
+	if cl.Enabled && cl.RawExec.Enabled && h.Root && !cl.Users.Dynamic {
+		add("shared-workload-user", state.SeverityMedium,
+			"client.users.dynamic = false: every raw_exec task that names no user runs as "+cl.RawExec.DefaultUser+", so one allocation's tasks may signal another's processes and read what they leave readable",
+			"client { users { dynamic = true } } (the default outside -dev): each allocation runs as a uid of its own")
+	}
 	if srv.Enabled && cfg.EnableDebug && !cfg.ACL.Enabled {
 		add("enable-debug", state.SeverityLow,
 			"enable_debug with ACLs off: /v1/agent/pprof serves CPU profiles and execution traces, up to 300 s of work each, to anyone who reaches the HTTP port",

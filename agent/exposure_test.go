@@ -67,7 +67,11 @@ func TestSecurityFindings(t *testing.T) {
 		{name: "dev", dev: true,
 			want: []string{"raft-tls", "acl-disabled", "http-tls", "raw-exec", "enable-debug"}},
 		{name: "dev as root", dev: true, host: hostFacts{Root: true},
-			want: []string{"raft-tls", "acl-disabled", "raw-exec-root", "http-tls", "raw-exec", "enable-debug"}},
+			want: []string{"raft-tls", "acl-disabled", "raw-exec-root", "http-tls", "raw-exec", "shared-workload-user", "enable-debug"}},
+		{name: "raw_exec on a root client without workload users", mod: []func(*Config){clientOnly, func(c *Config) {
+			c.Client.RawExec.Enabled = true
+			c.Client.Users.Dynamic, c.Client.Users.dynamicSet = false, true
+		}}, host: hostFacts{Root: true}, want: []string{"http-tls", "raw-exec", "shared-workload-user"}},
 		{name: "client-only, raw_exec off", mod: []func(*Config){clientOnly}, host: hostFacts{Root: true},
 			want: []string{"http-tls"}},
 		{name: "client-only with TLS", mod: []func(*Config){clientOnly, func(c *Config) {
