@@ -164,7 +164,7 @@ func (m *nestMeter) token(toks hclsyntax.Tokens, i int) bool {
 					return false
 				}
 			case "endif", "endfor":
-				if t := m.top(); t.ops > 0 {
+				if t := m.top(); t.kind == frameTemplate && t.ops > 0 {
 					t.ops--
 					m.level--
 				}

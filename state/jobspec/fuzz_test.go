@@ -29,6 +29,12 @@ func addJobFiles(f *testing.F, suffix string) {
 // executes tens of thousands).
 const maxFuzzJobBytes = 16 << 10
 
+// fuzzStack is the stack the HCL targets parse within: a text the depth
+// check accepts needs well under it (the parser takes up to 4 KB a level),
+// while one that slipped past the check recursing once per byte of an
+// input of maxFuzzJobBytes would overflow it, a crash the fuzzer reports.
+const fuzzStack = 16 << 20
+
 // FuzzParseHCL2: no job file crashes the parser, nor the checks behind it;
 // a parsed job canonicalizes and validates without a panic.
 func FuzzParseHCL2(f *testing.F) {
@@ -38,6 +44,7 @@ func FuzzParseHCL2(f *testing.F) {
 		if len(src) > maxFuzzJobBytes {
 			return
 		}
+		defer debug.SetMaxStack(debug.SetMaxStack(fuzzStack))
 		job, err := Parse(ParseConfig{Body: src})
 		if err != nil || job == nil {
 			return
@@ -55,6 +62,7 @@ func FuzzParseHCL1(f *testing.F) {
 		if len(src) > maxFuzzJobBytes {
 			return
 		}
+		defer debug.SetMaxStack(debug.SetMaxStack(fuzzStack))
 		job, err := ParseHCL1("", src)
 		if err != nil || job == nil {
 			return
