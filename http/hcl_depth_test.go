@@ -26,7 +26,7 @@ func TestParseRefusesDeepExpressions(t *testing.T) {
 	} {
 		start := time.Now()
 		h.fail(http.MethodPost, "/v1/jobs/parse", JobParseRequest{JobHCL: "job \"x\" {\n meta = { a = " + value + " }\n}\n"}, 400, want)
-		if d := time.Since(start); d > 3*time.Second {
+		if d := time.Since(start); d > 10*time.Second { // about 1 s on 2 cores
 			t.Errorf("%.10s...: answered after %v", value, d)
 		}
 	}
