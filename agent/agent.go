@@ -141,7 +141,8 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 
 	w := a.newWriter()
 	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger, JobLimits: cfg.Server.JobLimits(),
-		ForwardTLS: a.httpDialTLS, NodeTLS: a.nodeTLS(), EnableDebug: cfg.EnableDebug, Monitor: logs, Metrics: a.metrics}
+		ForwardTLS: a.httpDialTLS, NodeTLS: a.nodeTLS(), EnableDebug: cfg.EnableDebug, Monitor: logs, Metrics: a.metrics,
+		MaxBlockingQueries: cfg.Limits.MaxBlockingQueries}
 	a.configureHTTPScheduler(&hcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)

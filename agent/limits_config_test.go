@@ -16,6 +16,7 @@ limits {
   http_read_timeout         = "5s"
   http_write_timeout        = "20s"
   http_max_header_bytes     = 4096
+  max_blocking_queries      = 500
 }
 `)); err != nil {
 		t.Fatal(err)
@@ -24,7 +25,8 @@ limits {
 		t.Fatal(err)
 	}
 	want := LimitsConfig{HTTPMaxConnsPerClient: 7, HTTPReadTimeout: 5 * time.Second, HTTPReadHeaderTimeout: DefaultHTTPReadHeaderTimeout,
-		HTTPWriteTimeout: 20 * time.Second, HTTPIdleTimeout: DefaultHTTPIdleTimeout, HTTPMaxHeaderBytes: 4096}
+		HTTPWriteTimeout: 20 * time.Second, HTTPIdleTimeout: DefaultHTTPIdleTimeout, HTTPMaxHeaderBytes: 4096,
+		MaxBlockingQueries: 500}
 	if c.Limits != want {
 		t.Errorf("limits %+v, want %+v", c.Limits, want)
 	}
@@ -33,6 +35,9 @@ limits {
 	prod := &Config{DataDir: "/d", Server: ServerConfig{Enabled: true}}
 	if err := prod.Finish(); err != nil || prod.Limits.HTTPMaxConnsPerClient != DefaultHTTPMaxConnsPerClient {
 		t.Errorf("production default cap %d (%v)", prod.Limits.HTTPMaxConnsPerClient, err)
+	}
+	if prod.Limits.MaxBlockingQueries != DefaultMaxBlockingQueries {
+		t.Errorf("default max_blocking_queries %d", prod.Limits.MaxBlockingQueries)
 	}
 	dev := &Config{}
 	dev.applyDev()
@@ -43,6 +48,14 @@ limits {
 	bad := &Config{}
 	if err := bad.LoadFile(writeConfig(t, "limits {\n  http_idle_timeout = \"soon\"\n}\n")); err == nil || !strings.Contains(err.Error(), "limits.http_idle_timeout") {
 		t.Errorf("bad duration: %v", err)
+	}
+	uncapped := &Config{DataDir: "/d", Server: ServerConfig{Enabled: true}, Limits: LimitsConfig{MaxBlockingQueries: -1}}
+	if err := uncapped.Finish(); err != nil || uncapped.Limits.MaxBlockingQueries != -1 {
+		t.Errorf("max_blocking_queries = -1: %d (%v), want no cap", uncapped.Limits.MaxBlockingQueries, err)
+	}
+	negative := &Config{DataDir: "/d", Server: ServerConfig{Enabled: true}, Limits: LimitsConfig{MaxBlockingQueries: -2}}
+	if err := negative.Finish(); err == nil || !strings.Contains(err.Error(), "limits.max_blocking_queries") {
+		t.Errorf("max_blocking_queries = -2: %v", err)
 	}
 }
 

@@ -39,7 +39,9 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 // error. A nil value with a nil error writes JSON null, which is what
 // readers of an absent optional object (the latest deployment) expect.
 func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
-	h = s.authorized(rt, h) // auth.go: the route's capability check
+	// auth.go: the route's capability check; answers.go: a blocking read
+	// answered once for every caller of the same question.
+	h = s.authorized(rt, s.shareAnswers(rt, h))
 	// The route's latency series per status class, made on first use (a
 	// route never called exports nothing) and kept, so that a request
 	// costs no label lookup.
@@ -321,6 +323,16 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, query func(ws memd
 	if err != nil {
 		return err
 	}
+	if m := readModeOf(r); m != nil {
+		// A shared answer's run (answers.go): once, now, watched for the
+		// callers, who passed the barrier before they waited.
+		index, err := m.run(func(ws memdb.WatchSet) (uint64, error) { return query(ws, o.Namespace) })
+		if err != nil {
+			return err
+		}
+		s.setMeta(w, index)
+		return nil
+	}
 	if !o.Stale {
 		if err := s.cfg.Cluster.ReadBarrier(r.Context()); err != nil {
 			return err
@@ -330,7 +342,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, query func(ws memd
 		s.metrics.blocking.Inc()
 		defer s.metrics.blocking.Dec()
 	}
-	index, err := blocking.Run(r.Context(), s.store, blocking.Options{MinIndex: o.MinIndex, Wait: o.Wait},
+	index, err := blocking.Run(r.Context(), s.store, blocking.Options{MinIndex: o.MinIndex, Wait: o.Wait, Limit: s.answers.limit},
 		func(ws memdb.WatchSet) (uint64, error) { return query(ws, o.Namespace) })
 	if err != nil {
 		return err

@@ -32,6 +32,9 @@ type httpMetrics struct {
 	requests *prometheus.HistogramVec
 	// blocking counts blocking queries waiting right now.
 	blocking prometheus.Gauge
+	// blockingEarly counts blocking queries answered at once because
+	// limits.max_blocking_queries were already waiting (answers.go).
+	blockingEarly prometheus.CounterFunc
 	// eventSubscribers counts open event streams.
 	eventSubscribers prometheus.Gauge
 }
@@ -57,7 +60,7 @@ func newHTTPMetrics() *httpMetrics {
 // Collectors returns the metrics the HTTP layer measures, for the agent
 // to register with its registry.
 func (s *Server) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.metrics.requests, s.metrics.blocking, s.metrics.eventSubscribers}
+	return []prometheus.Collector{s.metrics.requests, s.metrics.blocking, s.metrics.blockingEarly, s.metrics.eventSubscribers}
 }
 
 // statusClass is "2xx", "4xx", ... for a status code.

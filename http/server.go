@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -106,6 +108,11 @@ type Config struct {
 	Monitor LogMonitor
 	// Metrics serves /v1/metrics; nil answers it 501.
 	Metrics MetricsSource
+	// MaxBlockingQueries bounds the blocking reads (?index=) waiting at
+	// once; one beyond it is answered at once with the current result
+	// and index (agent config limits.max_blocking_queries). Zero means
+	// DefaultMaxBlockingQueries; negative means no bound.
+	MaxBlockingQueries int
 }
 
 // LogMonitor copies an agent's log lines to a reader.
@@ -134,6 +141,9 @@ type Server struct {
 	metrics *httpMetrics
 	// events encodes each event once for every stream (events.go).
 	events eventCache
+	// answers are the blocking reads' shared answers and their bound
+	// (answers.go).
+	answers answers
 }
 
 // New validates cfg, fills its defaults and builds the routes.
@@ -156,8 +166,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxSubmissionBytes == 0 {
 		cfg.MaxSubmissionBytes = 1 << 20
 	}
+	if cfg.MaxBlockingQueries == 0 {
+		cfg.MaxBlockingQueries = DefaultMaxBlockingQueries
+	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter(),
-		execTimes: defaultExecTimings(cfg.ExecIdleTimeout), metrics: newHTTPMetrics()}
+		execTimes: defaultExecTimings(cfg.ExecIdleTimeout), metrics: newHTTPMetrics(),
+		answers: newAnswers(cfg.Store, cfg.MaxBlockingQueries)}
+	s.metrics.blockingEarly = prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: "sched", Subsystem: "http", Name: "blocking_queries_answered_early_total",
+		Help: "Blocking queries answered at once, without waiting, because limits.max_blocking_queries were waiting.",
+	}, func() float64 { return float64(s.answers.limit.Early()) })
 	s.clientUpdates = &clientUpdateBatcher{apply: func(ctx context.Context, req *store.AllocClientUpdateRequest) (uint64, error) {
 		_, index, err := s.cfg.Writer.Apply(ctx, store.AllocClientUpdateRequestType, req)
 		return index, err

@@ -3,10 +3,12 @@
 // go-memdb watch channels the query registered until something it read
 // changes, the wait ends, or the caller goes away.
 //
-// Every blocking endpoint goes through Run, so the rules live in one place:
-// the default and maximum wait, the jitter that spreads out wake-ups of many
-// readers, and the floor of 1 on returned indexes (an index of 0 would make
-// a client loop without blocking).
+// Every blocking endpoint goes through Run, or through Shared when many
+// callers ask the same question (one watch and one answer for all of
+// them), so the rules live in one place: the default and maximum wait, the
+// jitter that spreads out wake-ups of many readers, the floor of 1 on
+// returned indexes (an index of 0 would make a client loop without
+// blocking), and the Limit on callers waiting at once.
 package blocking
 
 import (
@@ -47,6 +49,10 @@ type Options struct {
 	// Wait is the longest the caller is willing to wait. Zero means
 	// DefaultWait; anything above MaxWait is capped.
 	Wait time.Duration
+	// Limit bounds the callers waiting at once; a caller beyond it gets
+	// the current result at once, as if its wait had just ended. Nil
+	// means no bound.
+	Limit *Limit
 }
 
 // Run runs query until its index passes opts.MinIndex, the wait (plus
@@ -57,15 +63,11 @@ func Run(ctx context.Context, store Store, opts Options, query Query) (uint64, e
 	if opts.MinIndex == 0 {
 		return runOnce(nil, store, query)
 	}
-	wait := opts.Wait
-	if wait <= 0 {
-		wait = DefaultWait
+	if !opts.Limit.acquire() {
+		return runOnce(nil, store, query)
 	}
-	if wait > MaxWait {
-		wait = MaxWait
-	}
-	wait += rand.N(wait/jitterFraction + 1)
-	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer opts.Limit.release()
+	ctx, cancel := context.WithTimeout(ctx, waitOf(opts.Wait))
 	defer cancel()
 
 	for {
@@ -79,6 +81,18 @@ func Run(ctx context.Context, store Store, opts Options, query Query) (uint64, e
 			return index, nil
 		}
 	}
+}
+
+// waitOf is how long a caller asking for wait blocks: the default for
+// zero, capped at MaxWait, plus jitter.
+func waitOf(wait time.Duration) time.Duration {
+	if wait <= 0 {
+		wait = DefaultWait
+	}
+	if wait > MaxWait {
+		wait = MaxWait
+	}
+	return wait + rand.N(wait/jitterFraction+1)
 }
 
 func runOnce(ws memdb.WatchSet, store Store, query Query) (uint64, error) {
