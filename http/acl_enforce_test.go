@@ -160,8 +160,9 @@ func TestACLJobsThroughHandlers(t *testing.T) {
 	sneaky := testJob("sneaky")
 	sneaky.Namespace = "prod"
 	before := a.store.LatestIndex()
-	a.deniedAs(devWriter, http.MethodPost, "/v1/jobs?namespace=dev", &JobRegisterRequest{Job: sneaky})
-	a.deniedAs(devWriter, http.MethodPost, "/v1/job/sneaky?namespace=dev", &JobRegisterRequest{Job: sneaky})
+	a.deniedAs(devWriter, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: sneaky})
+	a.failAs(devWriter, http.MethodPost, "/v1/jobs?namespace=dev", &JobRegisterRequest{Job: sneaky}, http.StatusBadRequest, `namespace in query "dev" and body "prod" disagree`)
+	a.failAs(devWriter, http.MethodPost, "/v1/job/sneaky?namespace=dev", &JobRegisterRequest{Job: sneaky}, http.StatusBadRequest, "disagree")
 	a.deniedAs(devWriter, http.MethodPost, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: testJob("x")})
 	if a.store.LatestIndex() != before {
 		t.Error("a denied write wrote something")

@@ -67,7 +67,8 @@ type aclRule struct {
 	// PolicyOverride.
 	override bool
 	// bodyNamespace: the body's Job.Namespace, when set, is the namespace
-	// checked (it is where the job is written), not the query's.
+	// checked (it is where the job is written); a query naming another is
+	// a 400 (requestScope).
 	bodyNamespace bool
 	// filters: with namespace=* the handler drops what the token may not
 	// see (namespaceFilter), so holding the capability in some namespace
@@ -114,14 +115,6 @@ func (r aclRule) orNodeSecret(src nodeSecretSource) aclRule {
 	return r
 }
 func (r aclRule) alwaysEnforced() aclRule { r.always = true; return r }
-
-// carriesAuth reports whether the route's handler reads the caller's auth
-// (aclOf, namespaceFilter, authOf), so the guard must put it in the
-// request's context. Other handlers never see it, which saves a request
-// copy on every call.
-func (r aclRule) carriesAuth() bool {
-	return r.filters || r.always || r.wsHandshake || r.kind == ruleNamespaceAny || r.kind == ruleFiltering
-}
 
 // aclRuleTable is the one table of what every /v1 endpoint needs, keyed by
 // method and pattern (parameter names do not matter: see ruleKey). The

@@ -211,9 +211,16 @@ func callersFor(a *aclHarness, rule aclRule) []caller {
 			return out
 		}
 		for _, c := range rule.caps {
+			// The exec rules' task does not exist here, so its isolation
+			// is not shown: alloc-node-exec is needed as well
+			// (taskLacksIsolation).
 			out = append(out,
-				caller{name: "only " + c, secret: a.clientToken(rulesText("*", []string{c}, "", "", "")), allowed: true},
-				caller{name: "only " + c + " in default", secret: a.clientToken(rulesText("default", []string{c}, "", "", "")), allowed: true})
+				caller{name: "only " + c, secret: a.clientToken(rulesText("*", []string{c}, "", "", "")), allowed: !rule.execDriver},
+				caller{name: "only " + c + " in default", secret: a.clientToken(rulesText("default", []string{c}, "", "", "")), allowed: !rule.execDriver})
+			if rule.execDriver {
+				both := []string{c, state.NamespaceCapabilityAllocNodeExec}
+				out = append(out, caller{name: "alloc-node-exec and " + c, secret: a.clientToken(rulesText("default", both, "", "", "")), allowed: true})
+			}
 		}
 		out = append(out, caller{name: "everything but " + strings.Join(rule.caps, "/"), secret: a.clientToken(rulesText("*", capsExcept(rule.caps...), "write", "write", "write"))})
 		return append(out, caller{name: "everything in another namespace", secret: a.clientToken(rulesText("other", capsExcept(), "", "", ""))})

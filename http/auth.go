@@ -2,7 +2,6 @@ package http
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -50,7 +49,7 @@ func tokenOf(r *http.Request) string {
 }
 
 // requestAuth is what the guard learned about a request's caller; it rides
-// in the request's context.
+// in the request's scope.
 type requestAuth struct {
 	// acl is what the caller may do; nil when nothing was checked
 	// (enforcement off, or an open endpoint).
@@ -62,12 +61,13 @@ type requestAuth struct {
 	pending func(secret string) error
 }
 
-type authKey struct{}
-
-// authOf returns the request's auth, or nil when no check was made.
+// authOf returns the request's auth, or nil for a request without a
+// scope. Its fields are zero when nothing was checked.
 func authOf(r *http.Request) *requestAuth {
-	a, _ := r.Context().Value(authKey{}).(*requestAuth)
-	return a
+	if sc := scopeOf(r); sc != nil {
+		return &sc.auth
+	}
+	return nil
 }
 
 // aclOf returns the caller's ACL, or nil when capabilities are not checked
@@ -101,8 +101,8 @@ func namespaceVisible(r *http.Request) func(ns string) bool {
 	return acl.AllowNamespace
 }
 
-// authorized wraps a route's handler with its capability check (called by
-// wrap for every route). The rule is looked up once, here, at
+// authorized wraps a route's handler with its scope and capability check
+// (called by wrap for every route). The rule is looked up once, here, at
 // registration.
 func (s *Server) authorized(rt route, h handlerFunc) handlerFunc {
 	if !strings.HasPrefix(rt.Path, "/v1/") {
@@ -125,9 +125,20 @@ var aclRules = aclRuleTable()
 // aclTable returns the enforcement table.
 func (s *Server) aclTable() map[route]aclRule { return aclRules }
 
-// authorize checks r against rule. It returns r carrying the caller's
-// auth in its context, or a 403.
+// authorize resolves r's scope (requestScope), whether or not
+// capabilities are enforced, so that handlers see the same namespace
+// either way, and checks r against rule. It returns r carrying the scope
+// and the caller's auth in its context, or a 400 (a scope that does not
+// resolve) or a 403.
 func (s *Server) authorize(rule aclRule, r *http.Request, p httprouter.Params) (*http.Request, error) {
+	sc := scopeOf(r)
+	if sc == nil {
+		resolved, err := resolveQuery(r)
+		if err != nil {
+			return nil, err
+		}
+		r, sc = withScope(r, resolved)
+	}
 	resolver := s.cfg.ACL
 	if resolver == nil || (!rule.always && !resolver.Enforcing()) || rule.kind == ruleOpen {
 		return r, nil
@@ -135,26 +146,19 @@ func (s *Server) authorize(rule aclRule, r *http.Request, p httprouter.Params) (
 	secret := tokenOf(r)
 	if rule.wsHandshake && secret == "" {
 		if hs, _ := boolParam(r, "ws_handshake"); hs {
-			auth := requestAuth{pending: func(secret string) error {
+			sc.auth = requestAuth{pending: func(secret string) error {
 				_, err := s.check(rule, r, p, secret)
 				return err
 			}}
-			return withAuth(r, auth), nil
+			return r, nil
 		}
 	}
 	auth, err := s.check(rule, r, p, secret)
 	if err != nil {
 		return nil, err
 	}
-	if !rule.carriesAuth() {
-		// The handler does not look: skip the request copy.
-		return r, nil
-	}
-	return withAuth(r, auth), nil
-}
-
-func withAuth(r *http.Request, a requestAuth) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), authKey{}, &a))
+	sc.auth = auth
+	return r, nil
 }
 
 // completeHandshakeAuth finishes the check of a WebSocket request whose
@@ -246,24 +250,20 @@ func (s *Server) allows(rule aclRule, r *http.Request, p httprouter.Params, acl 
 	return false, nil // ruleManagement, and anything unknown
 }
 
-// allowsNamespace evaluates a namespace-capability rule.
+// allowsNamespace evaluates a namespace-capability rule in the namespace
+// of r's scope, which authorize resolved from the query. A job write's
+// body completes it here, where it is needed: a request that is not
+// checked (enforcement off, a management token) has its body's namespace
+// settled by the handler from the job it decodes (placeJob), by the same
+// rule, with no second decoding of the job.
 func (s *Server) allowsNamespace(rule aclRule, r *http.Request, p httprouter.Params, acl *state.ACL) (bool, error) {
-	ns := state.DefaultNamespace
-	if strings.Contains(r.URL.RawQuery, "namespace") {
-		ns = namespaceOf(r) // parses the query: only when it may say something
-	}
-	var body bodyPeek
-	peeked := false
-	if rule.bodyNamespace {
-		var err error
-		if body, err = peekBody(r); err != nil {
+	sc := scopeOf(r)
+	if rule.bodyNamespace && !sc.bodyRead {
+		if err := sc.readBody(r); err != nil {
 			return false, err
 		}
-		peeked = true
-		if body.Job != nil && body.Job.Namespace != "" {
-			ns = body.Job.Namespace
-		}
 	}
+	ns := sc.namespace
 	has := func(capability string) bool {
 		switch {
 		case ns != allNamespaces:
@@ -286,7 +286,8 @@ func (s *Server) allowsNamespace(rule aclRule, r *http.Request, p httprouter.Par
 		return false, nil
 	}
 	if rule.override && !has(state.NamespaceCapabilityGateOverride) {
-		if !peeked {
+		body := sc.body
+		if !sc.bodyRead {
 			var err error
 			if body, err = peekBody(r); err != nil {
 				return false, err
@@ -297,7 +298,7 @@ func (s *Server) allowsNamespace(rule aclRule, r *http.Request, p httprouter.Par
 		}
 	}
 	if rule.execDriver && !has(state.NamespaceCapabilityAllocNodeExec) {
-		unisolated, err := s.taskLacksIsolation(r, p, ns)
+		unisolated, err := s.taskLacksIsolation(p, sc)
 		if err != nil || unisolated {
 			return false, err
 		}
@@ -389,53 +390,84 @@ func constantTimeEqual(a, b string) bool {
 // alloc-node-exec as well as alloc-exec.
 var isolatingDrivers = map[string]bool{"exec": true, "docker": true, "podman": true, "java": true, "mock": true}
 
-// taskLacksIsolation reports whether the task named by ?task= in the job
-// of the path runs under a driver without file-system isolation. The task
-// is looked up in the allocation's group when ?alloc_id= names one of the
-// job's allocations, otherwise in every group.
+// taskLacksIsolation reports whether the task the request runs a command
+// in (?task=) may run under a driver without file-system isolation. The
+// task is looked up where the handler finds it, in the namespace of the
+// request's scope: the allocation (named by the path on the exec route, by
+// ?alloc_id= on the action route) in the servers' state or, once
+// collected there, on the local client; the task in the job version the
+// allocation runs (its Job), in its group. Without an allocation, every
+// group of the job's current version is searched.
 //
-// On the exec route (/v1/client/allocation/:alloc_id/exec) the path names
-// the allocation, whose job and group are looked up.
-func (s *Server) taskLacksIsolation(r *http.Request, p httprouter.Params, ns string) (bool, error) {
-	q := r.URL.Query()
-	task, group := q.Get("task"), ""
-	jobID, allocID := firstParam(p), q.Get("alloc_id")
-	if allocID == "" {
-		allocID = q.Get("allocID")
-	}
-	if p.ByName("alloc_id") != "" {
-		a, err := s.store.AllocByID(nil, p.ByName("alloc_id"))
-		if err != nil || a == nil || a.Namespace != ns {
-			return false, err // the handler answers 404
+// Isolation must be shown: a task, allocation or job that is not found
+// counts as unisolated (the caller then needs alloc-node-exec, or gets the
+// 403 rather than the handler's 404), so that no lookup the guard gets
+// wrong lets a command into a raw_exec task.
+func (s *Server) taskLacksIsolation(p httprouter.Params, sc *requestScope) (bool, error) {
+	ns, allocID := sc.namespace, sc.allocID
+	var job *state.Job
+	if id := p.ByName("alloc_id"); id != "" {
+		allocID = id
+	} else {
+		var err error
+		if job, err = s.store.JobByID(nil, ns, firstParam(p)); err != nil || job == nil {
+			return true, err
 		}
-		jobID, allocID = a.JobID, a.ID
 	}
-	job, err := s.store.JobByID(nil, ns, jobID)
-	if err != nil || job == nil {
-		return false, err
-	}
+	group := ""
 	if allocID != "" {
-		if a, err := s.store.AllocByID(nil, allocID); err == nil && a != nil && a.JobID == job.ID && a.Namespace == job.Namespace {
-			group = a.TaskGroup
+		a, err := s.execAlloc(allocID)
+		if err != nil {
+			return true, err
+		}
+		if a == nil || !inNamespace(ns, a.Namespace) || job != nil && (a.JobID != job.ID || a.Namespace != job.Namespace) {
+			return true, nil
+		}
+		group = a.TaskGroup
+		switch {
+		case a.Job != nil:
+			job = a.Job // the version the allocation runs
+		case job == nil:
+			if job, err = s.store.JobByID(nil, a.Namespace, a.JobID); err != nil || job == nil {
+				return true, err
+			}
 		}
 	}
+	found := false
 	for _, tg := range job.TaskGroups {
 		if group != "" && tg.Name != group {
 			continue
 		}
 		for _, t := range tg.Tasks {
-			if t.Name == task && !isolatingDrivers[t.Driver] {
-				return true, nil
+			if t.Name == sc.task {
+				if !isolatingDrivers[t.Driver] {
+					return true, nil
+				}
+				found = true
 			}
 		}
 	}
-	return false, nil
+	return !found, nil
+}
+
+// execAlloc returns allocation id as the exec handlers find it: in the
+// servers' state or, once collected there, on the local client; nil when
+// neither holds it.
+func (s *Server) execAlloc(id string) (*state.Allocation, error) {
+	a, err := s.store.AllocByID(nil, id)
+	if err != nil || a != nil || s.cfg.Client == nil {
+		return a, err
+	}
+	if a, err := s.cfg.Client.Alloc(id); err == nil && a != nil {
+		return a, nil
+	}
+	return nil, nil
 }
 
 // isStale reports whether r asks for a stale read (?stale, as parseQuery
 // reads it).
 func isStale(r *http.Request) bool {
-	q := r.URL.Query()
+	q := queryOf(r)
 	_, ok := q["stale"]
 	return ok && q.Get("stale") != "false"
 }

@@ -66,13 +66,18 @@ func jobActionList(job *state.Job) []*state.JobAction {
 // arguments, with a terminal when ?tty=true.
 func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	jobID := p.ByName("job_id")
-	q := r.URL.Query()
-	allocID := q.Get("alloc_id")
-	if allocID == "" {
-		allocID = q.Get("allocID")
+	// The allocation and task the guard checked (requestScope).
+	sc := scopeOf(r)
+	if sc == nil {
+		resolved, err := resolveQuery(r)
+		if err != nil {
+			return nil, err
+		}
+		sc = &resolved
 	}
+	q, allocID, task := sc.query, sc.allocID, sc.task
 	var v state.ValidationError
-	for _, req := range []struct{ name, value string }{{"action", q.Get("action")}, {"alloc_id", allocID}, {"task", q.Get("task")}} {
+	for _, req := range []struct{ name, value string }{{"action", q.Get("action")}, {"alloc_id", allocID}, {"task", task}} {
 		if req.value == "" {
 			v.Add(req.name, "required query parameter")
 		}
@@ -87,7 +92,7 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p httprouter.
 	if !isWebSocket(r) {
 		return nil, badRequest("a WebSocket upgrade is required (Connection: Upgrade, Upgrade: websocket)")
 	}
-	task, name := q.Get("task"), q.Get("action")
+	name := q.Get("action")
 	resolve := func(loc allocLocation) (ExecRequest, error) {
 		job, err := s.store.JobByID(nil, namespaceOf(r), jobID)
 		if err != nil {
@@ -176,12 +181,16 @@ func findTask(job *state.Job, group, task string) *state.Task {
 	return nil
 }
 
-// parseExecQuery reads the query of an exec request: task (required),
-// command (a JSON array of strings, required, bounded), tty.
+// parseExecQuery reads the query of an exec request: task (required; as
+// the core resolved it, when it did: requestScope), command (a JSON array
+// of strings, required, bounded), tty.
 func parseExecQuery(r *http.Request) (ExecRequest, error) {
-	q := r.URL.Query()
+	q := queryOf(r)
 	var v state.ValidationError
 	req := ExecRequest{Task: q.Get("task")}
+	if sc := scopeOf(r); sc != nil {
+		req.Task = sc.task
+	}
 	if req.Task == "" {
 		v.Add("task", "required query parameter")
 	}
@@ -230,7 +239,7 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID strin
 		}
 		cmd, _ := json.Marshal(req.Command)
 		query := url.Values{"task": {req.Task}, "command": {string(cmd)}, "tty": {fmt.Sprint(req.TTY)}}
-		if ns := r.URL.Query().Get("namespace"); ns != "" {
+		if ns := namespaceOf(r); ns != state.DefaultNamespace {
 			query.Set("namespace", ns)
 		}
 		node, err := dialNodeExec(ctx, r, loc.node, "/v1/client/allocation/"+url.PathEscape(allocID)+"/exec", query, s.execTimes)

@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/schedhq/sched/http/blocking"
-	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -238,10 +237,10 @@ type queryOptions struct {
 	Stale     bool
 }
 
-// parseQuery reads namespace, index, wait and stale. A malformed value is a
-// 400 naming the parameter.
+// parseQuery reads namespace (as the core resolved it: namespaceOf),
+// index, wait and stale. A malformed value is a 400 naming the parameter.
 func parseQuery(r *http.Request) (queryOptions, error) {
-	q := r.URL.Query()
+	q := queryOf(r)
 	o := queryOptions{Namespace: namespaceOf(r)}
 	if v := q.Get("index"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -276,18 +275,10 @@ func parseWait(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// namespaceOf returns the request's namespace query parameter, or default.
-func namespaceOf(r *http.Request) string {
-	if ns := r.URL.Query().Get("namespace"); ns != "" {
-		return ns
-	}
-	return state.DefaultNamespace
-}
-
 // boolParam reads a boolean query parameter; absent is false, present
 // without a value is true.
 func boolParam(r *http.Request, name string) (bool, error) {
-	q := r.URL.Query()
+	q := queryOf(r)
 	vs, ok := q[name]
 	if !ok {
 		return false, nil
@@ -304,7 +295,7 @@ func boolParam(r *http.Request, name string) (bool, error) {
 
 // intParam reads an integer query parameter; absent is def.
 func intParam(r *http.Request, name string, def int64) (int64, error) {
-	v := r.URL.Query().Get(name)
+	v := queryOf(r).Get(name)
 	if v == "" {
 		return def, nil
 	}

@@ -177,8 +177,8 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request, pathID stri
 	if pathID != "" && job.ID != pathID {
 		return nil, badRequest("Job.ID: %q does not match the job ID in the path %q", job.ID, pathID)
 	}
-	if job.Namespace == "" {
-		job.Namespace = namespaceOf(r)
+	if err := placeJob(r, job); err != nil {
+		return nil, err
 	}
 	job.Canonicalize()
 	if err := s.checkJob(job); err != nil {

@@ -166,8 +166,8 @@ func (s *Server) jobValidate(w http.ResponseWriter, r *http.Request, _ httproute
 	if req.Job == nil {
 		return nil, badRequest("Job: a job definition is required")
 	}
-	if req.Job.Namespace == "" {
-		req.Job.Namespace = namespaceOf(r)
+	if err := placeJob(r, req.Job); err != nil {
+		return nil, err
 	}
 	req.Job.Canonicalize()
 	out := &state.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}

@@ -102,8 +102,8 @@ func (s *Server) prepareJob(r *http.Request, job *state.Job, pathID string) (*st
 	if pathID != "" && job.ID != pathID {
 		return nil, badRequest("Job.ID: %q does not match the job ID in the path %q", job.ID, pathID)
 	}
-	if job.Namespace == "" {
-		job.Namespace = namespaceOf(r)
+	if err := placeJob(r, job); err != nil {
+		return nil, err
 	}
 	job.Canonicalize()
 	if err := s.checkJob(job); err != nil {
