@@ -5,7 +5,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -194,7 +196,19 @@ func (s *Server) answerKeyOf(r *http.Request, o queryOptions) answerKey {
 // as wrap would write it. ctx ends the run (it is the group's, when the
 // answer is computed for a group); the request's own values (its auth)
 // are kept.
-func (s *Server) encodeAnswer(ctx context.Context, r *http.Request, p httprouter.Params, h handlerFunc, ws memdb.WatchSet) (uint64, *encodedAnswer, error) {
+func (s *Server) encodeAnswer(ctx context.Context, r *http.Request, p httprouter.Params, h handlerFunc, ws memdb.WatchSet) (index uint64, e *encodedAnswer, err error) {
+	// A group's run is on the group's goroutine, where net/http's recover
+	// of a handler's panic does not reach: a panic would end the process.
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("blocking read panicked", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			index, e, err = 0, nil, fmt.Errorf("http: %s panicked: %v", r.URL.Path, v)
+		}
+	}()
+	return s.encodeAnswerOnce(ctx, r, p, h, ws)
+}
+
+func (s *Server) encodeAnswerOnce(ctx context.Context, r *http.Request, p httprouter.Params, h handlerFunc, ws memdb.WatchSet) (uint64, *encodedAnswer, error) {
 	m := &readMode{ws: ws}
 	rr := r.WithContext(context.WithValue(contextValues{ctx, r.Context()}, readModeKey{}, m))
 	rec := &answerRecorder{header: http.Header{}, max: cmp.Or(s.answers.maxBytes, maxSharedAnswer)}

@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/julienschmidt/httprouter"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/schedhq/sched/state"
@@ -268,4 +270,20 @@ func TestBlockingReadOfUnwatchedHandlerRunsAsBefore(t *testing.T) {
 			t.Fatalf("token self answered %+v", tok)
 		}
 	}
+}
+
+// TestBlockingReadPanicIsA500: a handler's panic in a group's run, off the
+// connection's goroutine where net/http would recover it, answers 500 to
+// the waiters and leaves the server up.
+func TestBlockingReadPanicIsA500(t *testing.T) {
+	h := newHarness(t)
+	h.srv.handle(http.MethodGet, "/v1/test/panic", func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+		err := h.srv.read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) { return 1, nil })
+		if err != nil {
+			return nil, err
+		}
+		panic("boom")
+	})
+	h.fail(http.MethodGet, "/v1/test/panic?index=5", nil, http.StatusInternalServerError, "panicked")
+	h.ok(http.MethodGet, "/v1/jobs", nil, nil)
 }
