@@ -198,9 +198,11 @@ func (d *decoder) rawVar(v *variable, raw, source string) cty.Value {
 }
 
 // locals evaluates the attributes of every locals block. A local may use
-// variables and other locals in any order, so they are evaluated in rounds,
-// each taking the locals whose local.* references are all known; what is
-// left when a round makes no progress is a cycle.
+// variables and other locals in any order, so each is evaluated once the
+// locals it names are (in declaration order among those ready at once);
+// what is never ready is a cycle. A local is evaluated with an object of
+// just the locals it names: building the whole object for each (as the
+// rounds this replaced did) made n locals cost n², 96 s for 20,000.
 func (d *decoder) locals(blocks []*hcl.Block) map[string]cty.Value {
 	var pending []*hcl.Attribute
 	declared := map[string]*hcl.Attribute{}
@@ -217,58 +219,87 @@ func (d *decoder) locals(blocks []*hcl.Block) map[string]cty.Value {
 			pending = append(pending, a)
 		}
 	}
+	refs := make([][]string, len(pending)) // the declared locals each names
+	waiting := make([]int, len(pending))   // of those, how many have no value yet
+	users := map[string][]int{}
+	var ready []int
+	for i, a := range pending {
+		refs[i] = d.localRefs(a, declared)
+		for _, name := range refs[i] {
+			users[name] = append(users[name], i)
+		}
+		if waiting[i] = len(refs[i]); waiting[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
 	vals := map[string]cty.Value{}
-	for len(pending) > 0 {
-		var next []*hcl.Attribute
-		for _, a := range pending {
-			if !localReady(a, declared, vals) {
-				next = append(next, a)
-				continue
-			}
-			d.ctx.Variables[rootLocal] = cty.ObjectVal(vals)
-			v, diags := a.Expr.Value(d.ctx)
-			d.add(diags...)
-			if diags.HasErrors() {
-				v = cty.DynamicVal
-			}
-			vals[a.Name] = v
+	for len(ready) > 0 {
+		i := ready[0]
+		ready = ready[1:]
+		a := pending[i]
+		scope := make(map[string]cty.Value, len(refs[i]))
+		for _, name := range refs[i] {
+			scope[name] = vals[name]
 		}
-		if len(next) == len(pending) {
-			names := make([]string, len(next))
-			for i, a := range next {
-				names[i] = a.Name
-			}
-			for _, a := range next {
-				d.add(problem(a.NameRange, "Local value cycle",
-					"local %q depends on itself through the locals %s", a.Name, strings.Join(names, ", ")))
-				vals[a.Name] = cty.DynamicVal
-			}
-			break
+		d.ctx.Variables[rootLocal] = cty.ObjectVal(scope)
+		v, diags := a.Expr.Value(d.ctx)
+		d.add(diags...)
+		if diags.HasErrors() {
+			v = cty.DynamicVal
 		}
-		pending = next
+		vals[a.Name] = v
+		for _, u := range users[a.Name] {
+			if waiting[u]--; waiting[u] == 0 {
+				ready = append(ready, u)
+			}
+		}
+	}
+	var stuck []*hcl.Attribute
+	for _, a := range pending {
+		if _, done := vals[a.Name]; !done {
+			stuck = append(stuck, a)
+		}
+	}
+	if len(stuck) > 0 {
+		names := make([]string, len(stuck))
+		for i, a := range stuck {
+			names[i] = a.Name
+		}
+		for _, a := range stuck {
+			d.add(problem(a.NameRange, "Local value cycle",
+				"local %q depends on itself through the locals %s", a.Name, strings.Join(names, ", ")))
+			vals[a.Name] = cty.DynamicVal
+		}
 	}
 	d.ctx.Variables[rootLocal] = cty.ObjectVal(vals)
 	return vals
 }
 
-// localReady reports whether every declared local that a references has a
-// value. A reference to an undeclared local does not wait: evaluating it
-// reports the name and its position.
-func localReady(a *hcl.Attribute, declared map[string]*hcl.Attribute, vals map[string]cty.Value) bool {
+// localRefs returns the declared locals a names (local.<name>), each once,
+// in order. A reference to an undeclared local does not wait: evaluating it
+// reports the name and its position. The local object is read only by
+// name, as in Terraform: a local sees just the locals it names.
+func (d *decoder) localRefs(a *hcl.Attribute, declared map[string]*hcl.Attribute) []string {
+	var names []string
+	seen := map[string]bool{}
 	for _, t := range a.Expr.Variables() {
-		if t.RootName() != rootLocal || len(t) < 2 {
+		if t.RootName() != rootLocal {
 			continue
 		}
-		step, ok := t[1].(hcl.TraverseAttr)
+		var step hcl.TraverseAttr
+		ok := len(t) >= 2
+		if ok {
+			step, ok = t[1].(hcl.TraverseAttr)
+		}
 		if !ok {
+			rng := t.SourceRange()
+			d.add(problem(rng, "Invalid reference", "the local object cannot be read whole: name one of its values, as in local.<name>"))
 			continue
 		}
-		if _, isDeclared := declared[step.Name]; !isDeclared {
-			continue
-		}
-		if _, done := vals[step.Name]; !done {
-			return false
+		if _, isDeclared := declared[step.Name]; isDeclared && !seen[step.Name] {
+			seen[step.Name] = true
+			names = append(names, step.Name)
 		}
 	}
-	return true
+	return names
 }

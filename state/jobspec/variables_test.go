@@ -1,7 +1,10 @@
 package jobspec
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 )
 
 // metaJob is a job whose meta "v" is the HCL expression expr, after the
@@ -130,6 +133,10 @@ func TestVariableErrors(t *testing.T) {
 			want: []string{"job.hcl:2:3", "job.hcl:3:3", "Local value cycle"}},
 		{name: "duplicate local", decls: "locals { a = 1 }\nlocals { a = 2 }", expr: "local.a",
 			want: []string{"job.hcl:2:10", `local "a" was already defined`}},
+		{name: "local object read whole", decls: "locals {\n  a = 1\n  b = local[\"a\"]\n}", expr: "local.b",
+			want: []string{"job.hcl:3:7", "cannot be read whole"}},
+		{name: "a cycle holds up its dependents", decls: "locals {\n  a = local.b\n  b = local.a\n  c = local.a\n  d = 1\n}", expr: "local.c",
+			want: []string{"job.hcl:4:3", `local "c" depends on itself through the locals a, b, c`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,5 +184,34 @@ func TestFunctions(t *testing.T) {
 				t.Errorf("%s = %q, want %q", tt.expr, got, tt.want)
 			}
 		})
+	}
+}
+
+// Locals cost in proportion to their number, whatever their order: 20,000
+// of them took 96 s when each was evaluated with an object of all the
+// others.
+func TestManyLocals(t *testing.T) {
+	const n = 20000
+	var chained, flat strings.Builder
+	chained.WriteString("locals {\n  z0 = 1\n")
+	flat.WriteString("locals {\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&chained, "  z%d = local.z%d + 1\n", i, i-1)
+		fmt.Fprintf(&flat, "  z%d = %d\n", i, i)
+	}
+	chained.WriteString("}\n")
+	flat.WriteString("}\n")
+	for name, decls := range map[string]string{"chained": chained.String(), "flat": flat.String()} {
+		start := time.Now()
+		job, err := Parse(ParseConfig{Body: metaJob(decls, fmt.Sprintf(`"${local.z%d}"`, n-1))})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, want := job.Meta["v"], fmt.Sprint(n-1); name == "flat" && got != want || name == "chained" && got != fmt.Sprint(n) {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+		if d := time.Since(start); d > 10*time.Second { // under a second here
+			t.Errorf("%s: %v", name, d)
+		}
 	}
 }
