@@ -39,7 +39,51 @@ func tooDeep(filename string, line, max int) error {
 // The parser's recursion is then bounded by a small multiple of max, and
 // the expression tree's depth by about max²/4.
 func CheckHCLDepth(filename string, src []byte, max int) error {
+	if err := checkHCLPrefix(filename, src, max); err != nil {
+		return err
+	}
 	toks, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
+	m := nestMeter{max: max, stack: []nestFrame{{kind: frameFile}}}
+	for i, tok := range toks {
+		if !m.token(toks, i) {
+			return tooDeep(filename, tok.Range.Start.Line, max)
+		}
+	}
+	return nil
+}
+
+// depthPrefix is how much of a long text checkHCLPrefix lexes first.
+const depthPrefix = 64 << 10
+
+// checkHCLPrefix refuses a long text that nests too deep within its first
+// depthPrefix bytes before the whole is lexed: the lexer keeps every token,
+// about 470 bytes allocated per byte of a run of one-byte tokens such as
+// "!!!!", so a megabyte would cost half a gigabyte and most of a second to
+// refuse. It only refuses: a text it lets through is then checked whole.
+//
+// A token of the prefix is the token of the whole text unless it comes
+// after a "/*" the prefix leaves open (the lexer reads an unclosed comment
+// as code) or among the last few (a heredoc's "<<-EOT", unfinished at the
+// cut, falls back to four tokens; no other token looks further ahead). The
+// meter sees only the tokens before those, so its lookahead past them
+// finds nothing, which counts less, never more.
+func checkHCLPrefix(filename string, src []byte, max int) error {
+	const unsure = 8 // tokens at the cut that may differ
+	if len(src) <= 2*depthPrefix {
+		return nil
+	}
+	toks, _ := hclsyntax.LexConfig(src[:depthPrefix], filename, hcl.InitialPos)
+	if len(toks) <= unsure {
+		return nil
+	}
+	toks = toks[:len(toks)-unsure]
+	for i, tok := range toks {
+		if tok.Type == hclsyntax.TokenSlash && i+1 < len(toks) && toks[i+1].Type == hclsyntax.TokenStar &&
+			toks[i+1].Range.Start.Byte == tok.Range.End.Byte {
+			toks = toks[:i]
+			break
+		}
+	}
 	m := nestMeter{max: max, stack: []nestFrame{{kind: frameFile}}}
 	for i, tok := range toks {
 		if !m.token(toks, i) {

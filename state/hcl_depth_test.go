@@ -50,3 +50,26 @@ func TestCheckJSONDepth(t *testing.T) {
 		}
 	}
 }
+
+// A long text is first checked on its first bytes alone; what the lexer
+// reads differently there for want of the rest (a comment or a heredoc
+// marker cut short) refuses nothing that the whole would not.
+func TestCheckHCLDepthPrefix(t *testing.T) {
+	pad := func(n int) string { return strings.Repeat("#\n", n/2) + strings.Repeat("\n", n%2) }
+	cutAt := func(head, tail string) string {
+		return pad(depthPrefix-len(head)) + head + tail + "\n" + pad(2*depthPrefix)
+	}
+	for name, src := range map[string]string{
+		"a comment open at the cut": cutAt("a = 1 /* "+strings.Repeat("!", 500), strings.Repeat("!", 500)+" */"),
+		"a heredoc marker at the cut": cutAt("a = "+strings.Repeat("(", MaxHCLDepth-2)+"<<-EO",
+			"T\n x\nEOT\n"+strings.Repeat(")", MaxHCLDepth-2)),
+	} {
+		if err := CheckHCLDepth("f.hcl", []byte(src), MaxHCLDepth); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	deep := pad(1000) + "a = " + strings.Repeat("!", MaxHCLDepth+1) + "true\n" + pad(4*depthPrefix)
+	if err := CheckHCLDepth("f.hcl", []byte(deep), MaxHCLDepth); err == nil || !strings.Contains(err.Error(), "line 501:") {
+		t.Errorf("deep in the prefix: %v", err)
+	}
+}
