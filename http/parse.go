@@ -53,6 +53,12 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		}
 		filename = req.Filename
 	}
+	select {
+	case s.hclSlots <- struct{}{}:
+		defer func() { <-s.hclSlots }()
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
 	var job *state.Job
 	var err error
 	if req.HCLv1 {

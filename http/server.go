@@ -18,6 +18,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -125,10 +126,14 @@ type LogMonitor interface {
 
 // Server is the HTTP API of one sched server agent.
 type Server struct {
-	cfg    Config
-	store  *store.Store
-	log    *slog.Logger
-	router *router
+	cfg Config
+	// hclSlots holds a place for each HCL text being parsed (jobParse):
+	// one costs up to about 300 MB and a second of CPU at the token bound
+	// (state.MaxHCLTokens), so no more run at once than there are CPUs.
+	hclSlots chan struct{}
+	store    *store.Store
+	log      *slog.Logger
+	router   *router
 	// clientUpdates writes client reports in batches
 	// (node_allocs_batch.go).
 	clientUpdates *clientUpdateBatcher
@@ -171,7 +176,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter(),
 		execTimes: defaultExecTimings(cfg.ExecIdleTimeout), metrics: newHTTPMetrics(),
-		answers: newAnswers(cfg.Store, cfg.MaxBlockingQueries)}
+		answers: newAnswers(cfg.Store, cfg.MaxBlockingQueries), hclSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	s.metrics.blockingEarly = prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: "sched", Subsystem: "http", Name: "blocking_queries_answered_early_total",
 		Help: "Blocking queries answered at once, without waiting, because limits.max_blocking_queries were waiting.",

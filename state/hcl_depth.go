@@ -42,6 +42,9 @@ func CheckHCLDepth(filename string, src []byte, max int) error {
 	if err := checkHCLPrefix(filename, src, max); err != nil {
 		return err
 	}
+	if err := CheckHCLTokens(filename, src); err != nil {
+		return err
+	}
 	toks, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
 	m := nestMeter{max: max, stack: []nestFrame{{kind: frameFile}}}
 	for i, tok := range toks {
@@ -255,6 +258,9 @@ func nextSignificant(toks hclsyntax.Tokens, i int) *hclsyntax.Token {
 // '[' nest. Strings are skipped by the rules of HCL's JSON scanner, to the
 // grapheme cluster, so that no bracket its parser reads is hidden.
 func CheckHCLJSONDepth(filename string, src []byte, max int) error {
+	if err := CheckHCLTokens(filename, src); err != nil {
+		return err
+	}
 	return checkJSON(filename, src, max, skipHCLJSONString)
 }
 

@@ -3,6 +3,9 @@ package state
 import (
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // A policy is refused before its parser recurses: in HCL through brackets
@@ -71,5 +74,34 @@ func TestCheckHCLDepthPrefix(t *testing.T) {
 	deep := pad(1000) + "a = " + strings.Repeat("!", MaxHCLDepth+1) + "true\n" + pad(4*depthPrefix)
 	if err := CheckHCLDepth("f.hcl", []byte(deep), MaxHCLDepth); err == nil || !strings.Contains(err.Error(), "line 501:") {
 		t.Errorf("deep in the prefix: %v", err)
+	}
+}
+
+// A text of more than MaxHCLTokens tokens is refused before it is lexed,
+// whatever the tokens are; one just under the bound is not refused for
+// its size. The count is an upper bound of the lexer's.
+func TestHCLTokensBounded(t *testing.T) {
+	for name, src := range map[string]string{
+		"newlines":     strings.Repeat("\n", MaxHCLTokens+1),
+		"list of ones": "a = [" + strings.Repeat("1,", MaxHCLTokens/2+1) + "]\n",
+		"words":        strings.Repeat("a ", MaxHCLTokens+1),
+		"json":         `{"a": [` + strings.Repeat("1,", MaxHCLTokens/2+1) + `1]}`,
+	} {
+		check := CheckHCLDepth
+		if name == "json" {
+			check = CheckHCLJSONDepth
+		}
+		err := check("big.hcl", []byte(src), MaxHCLDepth)
+		if err == nil || !strings.Contains(err.Error(), "tokens (limit 200000)") {
+			t.Errorf("%s: %v, want a refusal naming the token limit", name, err)
+		}
+	}
+	ok := "a = [" + strings.Repeat("1,", MaxHCLTokens/2-10) + "]\n"
+	if err := CheckHCLDepth("ok.hcl", []byte(ok), MaxHCLDepth); err != nil {
+		t.Errorf("just under the bound: %v", err)
+	}
+	toks, _ := hclsyntax.LexConfig([]byte(ok), "ok.hcl", hcl.InitialPos)
+	if len(toks) > MaxHCLTokens {
+		t.Errorf("the lexer made %d tokens of a text the bound let through", len(toks))
 	}
 }

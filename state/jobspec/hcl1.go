@@ -26,6 +26,9 @@ func ParseHCL1(filename string, body []byte) (*state.Job, error) {
 	if err := checkHCL1Depth(filename, body, state.MaxHCLDepth); err != nil {
 		return nil, err
 	}
+	if err := state.CheckHCLTokens(filename, body); err != nil {
+		return nil, err
+	}
 	f, err := hcl1parser.Parse(body)
 	if err != nil {
 		var pe *hcl1parser.PosError
