@@ -15,16 +15,12 @@ import (
 // The `sched acl` commands manage tokens and policies, in the words and
 // layout of Nomad's `nomad acl`.
 
-func aclCommands() []command {
+func (c *cli) aclCommands() []command {
 	return []command{
-		{"bootstrap", "Create the first management token", (*cli).aclBootstrap},
-		{"policy", "Interact with ACL policies", (*cli).aclPolicyCommand},
-		{"token", "Interact with ACL tokens", (*cli).aclTokenCommand},
+		{"bootstrap", "Create the first management token", c.aclBootstrap, nil},
+		{"policy", "Interact with ACL policies", nil, c.aclPolicyCommands()},
+		{"token", "Interact with ACL tokens", nil, c.aclTokenCommands()},
 	}
-}
-
-func (c *cli) aclCommand(args []string) int {
-	return c.dispatch("sched acl", args, aclCommands())
 }
 
 func (c *cli) aclBootstrap(args []string) int {

@@ -10,17 +10,13 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func aclPolicyCommands() []command {
+func (c *cli) aclPolicyCommands() []command {
 	return []command{
-		{"apply", "Create or update a policy", (*cli).aclPolicyApply},
-		{"delete", "Delete a policy", (*cli).aclPolicyDelete},
-		{"info", "Show a policy", (*cli).aclPolicyInfo},
-		{"list", "List policies", (*cli).aclPolicyList},
+		{"apply", "Create or update a policy", c.aclPolicyApply, nil},
+		{"delete", "Delete a policy", c.aclPolicyDelete, nil},
+		{"info", "Show a policy", c.aclPolicyInfo, nil},
+		{"list", "List policies", c.aclPolicyList, nil},
 	}
-}
-
-func (c *cli) aclPolicyCommand(args []string) int {
-	return c.dispatch("sched acl policy", args, aclPolicyCommands())
 }
 
 func (c *cli) aclPolicyApply(args []string) int {

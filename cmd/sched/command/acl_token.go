@@ -9,19 +9,15 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func aclTokenCommands() []command {
+func (c *cli) aclTokenCommands() []command {
 	return []command{
-		{"create", "Create a token", (*cli).aclTokenCreate},
-		{"delete", "Delete a token", (*cli).aclTokenDelete},
-		{"info", "Show a token", (*cli).aclTokenInfo},
-		{"list", "List tokens", (*cli).aclTokenList},
-		{"self", "Show the token in use", (*cli).aclTokenSelf},
-		{"update", "Update a token", (*cli).aclTokenUpdate},
+		{"create", "Create a token", c.aclTokenCreate, nil},
+		{"delete", "Delete a token", c.aclTokenDelete, nil},
+		{"info", "Show a token", c.aclTokenInfo, nil},
+		{"list", "List tokens", c.aclTokenList, nil},
+		{"self", "Show the token in use", c.aclTokenSelf, nil},
+		{"update", "Update a token", c.aclTokenUpdate, nil},
 	}
-}
-
-func (c *cli) aclTokenCommand(args []string) int {
-	return c.dispatch("sched acl token", args, aclTokenCommands())
 }
 
 func (c *cli) aclTokenCreate(args []string) int {

@@ -12,26 +12,22 @@ import (
 // answers 404 to every one of them for a token that is not a site
 // administrator's, so a "not found" here may also mean "not an admin".
 
-func adminCommands() []command {
+func (c *cli) adminCommands() []command {
 	return []command{
-		{"org", "Administer organizations", (*cli).adminOrgCommand},
-		{"workspace", "Administer workspaces", (*cli).adminWorkspaceCommand},
-		{"tool-version", "Administer the tool versions runs may use", (*cli).adminToolVersionCommand},
-		{"policy-version", "Administer the policy engine versions runs may use", (*cli).adminPolicyVersionCommand},
+		{"org", "Administer organizations", nil, c.adminOrgCommands()},
+		{"workspace", "Administer workspaces", nil, c.adminWorkspaceCommands()},
+		{"tool-version", "Administer the tool versions runs may use", nil, c.adminVersionCommands(mgmtToolVersions)},
+		{"policy-version", "Administer the policy engine versions runs may use", nil, c.adminVersionCommands(mgmtPolicyVersions)},
 	}
 }
 
-func (c *cli) adminCommand(args []string) int {
-	return c.dispatch("sched admin", args, adminCommands())
-}
-
-func (c *cli) adminOrgCommand(args []string) int {
-	return c.dispatch("sched admin org", args, []command{
-		{"list", "List every organization", (*cli).adminOrgList},
-		{"show", "Show one organization", (*cli).adminOrgShow},
-		{"update", "Change an organization's settings", (*cli).adminOrgUpdate},
-		{"delete", "Delete an organization and everything in it", (*cli).adminOrgDelete},
-	})
+func (c *cli) adminOrgCommands() []command {
+	return []command{
+		{"list", "List every organization", c.adminOrgList, nil},
+		{"show", "Show one organization", c.adminOrgShow, nil},
+		{"update", "Change an organization's settings", c.adminOrgUpdate, nil},
+		{"delete", "Delete an organization and everything in it", c.adminOrgDelete, nil},
+	}
 }
 
 func (c *cli) adminOrgList(args []string) int {
@@ -205,12 +201,12 @@ func (c *cli) adminOrgDelete(args []string) int {
 	return 0
 }
 
-func (c *cli) adminWorkspaceCommand(args []string) int {
-	return c.dispatch("sched admin workspace", args, []command{
-		{"list", "List every workspace", (*cli).adminWorkspaceList},
-		{"show", "Show one workspace", (*cli).adminWorkspaceShow},
-		{"delete", "Delete a workspace", (*cli).adminWorkspaceDelete},
-	})
+func (c *cli) adminWorkspaceCommands() []command {
+	return []command{
+		{"list", "List every workspace", c.adminWorkspaceList, nil},
+		{"show", "Show one workspace", c.adminWorkspaceShow, nil},
+		{"delete", "Delete a workspace", c.adminWorkspaceDelete, nil},
+	}
 }
 
 func (c *cli) adminWorkspaceList(args []string) int {

@@ -34,25 +34,18 @@ var (
 		func(m *mgmt.Client) *mgmt.AdminVersions { return m.Admin().PolicyVersions() }}
 )
 
-func (c *cli) adminToolVersionCommand(args []string) int {
-	return c.adminVersionCommand(mgmtToolVersions, args)
-}
-
-func (c *cli) adminPolicyVersionCommand(args []string) int {
-	return c.adminVersionCommand(mgmtPolicyVersions, args)
-}
-
-func (c *cli) adminVersionCommand(f mgmtVersionFamily, args []string) int {
-	bind := func(run func(*cli, mgmtVersionFamily, []string) int) func(*cli, []string) int {
-		return func(c *cli, args []string) int { return run(c, f, args) }
+// adminVersionCommands is the table of `sched admin <family>`.
+func (c *cli) adminVersionCommands(f mgmtVersionFamily) []command {
+	bind := func(run func(mgmtVersionFamily, []string) int) func([]string) int {
+		return func(args []string) int { return run(f, args) }
 	}
-	return c.dispatch("sched admin "+f.command, args, []command{
-		{"list", "List the " + f.noun + "s", bind((*cli).mgmtVersionList)},
-		{"show", "Show one " + f.noun, bind((*cli).mgmtVersionShow)},
-		{"create", "Add a " + f.noun, bind((*cli).mgmtVersionCreate)},
-		{"update", "Change a " + f.noun, bind((*cli).mgmtVersionUpdate)},
-		{"delete", "Remove a " + f.noun, bind((*cli).mgmtVersionDelete)},
-	})
+	return []command{
+		{"list", "List the " + f.noun + "s", bind(c.mgmtVersionList), nil},
+		{"show", "Show one " + f.noun, bind(c.mgmtVersionShow), nil},
+		{"create", "Add a " + f.noun, bind(c.mgmtVersionCreate), nil},
+		{"update", "Change a " + f.noun, bind(c.mgmtVersionUpdate), nil},
+		{"delete", "Remove a " + f.noun, bind(c.mgmtVersionDelete), nil},
+	}
 }
 
 func (c *cli) mgmtVersionList(f mgmtVersionFamily, args []string) int {

@@ -13,20 +13,16 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func allocCommands() []command {
+func (c *cli) allocCommands() []command {
 	return []command{
-		{"status", "Show an allocation and its tasks", (*cli).allocStatus},
-		{"logs", "Print or follow the log of an allocation's task", (*cli).allocLogs}, // alloc_logs.go
-		{"exec", "Run a command inside a running task", (*cli).allocExec},             // alloc_exec.go
-		{"stop", "Stop an allocation and place a replacement", (*cli).allocStop},      // alloc_exec.go
-		{"restart", "Restart an allocation's tasks", (*cli).allocRestart},             // alloc_exec.go
-		{"signal", "Send a signal to an allocation's tasks", (*cli).allocSignal},      // alloc_exec.go
-		{"fs", "List or print files of an allocation directory", (*cli).allocFS},      // alloc_exec.go
+		{"status", "Show an allocation and its tasks", c.allocStatus, nil},
+		{"logs", "Print or follow the log of an allocation's task", c.allocLogs, nil}, // alloc_logs.go
+		{"exec", "Run a command inside a running task", c.allocExec, nil},             // alloc_exec.go
+		{"stop", "Stop an allocation and place a replacement", c.allocStop, nil},      // alloc_exec.go
+		{"restart", "Restart an allocation's tasks", c.allocRestart, nil},             // alloc_exec.go
+		{"signal", "Send a signal to an allocation's tasks", c.allocSignal, nil},      // alloc_exec.go
+		{"fs", "List or print files of an allocation directory", c.allocFS, nil},      // alloc_exec.go
 	}
-}
-
-func (c *cli) allocCommand(args []string) int {
-	return c.dispatch("sched alloc", args, allocCommands())
 }
 
 const allocStatusHelp = `

@@ -52,37 +52,40 @@ type cli struct {
 	agent func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
-// command is a subcommand: its name, a one-line synopsis for the usage
-// text, and what it does with the words after its name.
+// command is one word of the command tree: its name, a one-line synopsis
+// for the usage text, and either what it does with the words after its
+// name (run) or the commands under it (subs, for a group such as `job`).
 type command struct {
 	name     string
 	synopsis string
-	run      func(c *cli, args []string) int
+	run      func(args []string) int
+	subs     []command
 }
 
-func topCommands() []command {
+// commands is the tree of every command, each bound to this invocation.
+func (c *cli) commands() []command {
 	return []command{
-		{"acl", "Interact with ACL tokens and policies", (*cli).aclCommand},
-		{"admin", "Administer the installation's organizations, workspaces and versions", (*cli).adminCommand},
-		{"agent", "Run a sched agent (server or client)", (*cli).agentCommand},
-		{"alloc", "Interact with allocations", (*cli).allocCommand},
-		{"completion", "Install shell completion of sched's commands", (*cli).completionCommand}, // completion.go
-		{"deployment", "Interact with deployments", (*cli).deploymentCommand},                    // deployment.go
-		{"eval", "Interact with evaluations", (*cli).evalCommand},
-		{"event", "Stream the cluster's events", (*cli).eventCommand}, // ops.go
-		{"job", "Interact with jobs", (*cli).jobCommand},
-		{"monitor", "Stream an agent's logs", (*cli).monitorCommand}, // ops.go
-		{"namespace", "Interact with namespaces", (*cli).namespaceCommand},
-		{"node", "Interact with nodes", (*cli).nodeCommand},
-		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys, security check", (*cli).operatorCommand},
-		{"org", "Interact with organizations", (*cli).orgCommand},
-		{"project", "Interact with projects", (*cli).projectCommand},
-		{"server", "Interact with servers: members and join", (*cli).serverCommand},
-		{"service", "Interact with the registered services", (*cli).serviceCommand},                                 // service.go
-		{"status", "Find jobs, nodes, allocations, evaluations and deployments by ID prefix", (*cli).statusCommand}, // ops.go
-		{"system", "Run cluster maintenance: garbage collection", (*cli).systemCommand},                             // ops.go
-		{"tls", "Create a CA and certificates for TLS", (*cli).tlsCommand},                                          // tls.go
-		{"version", "Print the sched version", (*cli).versionCommand},
+		{"acl", "Interact with ACL tokens and policies", nil, c.aclCommands()},
+		{"admin", "Administer the installation's organizations, workspaces and versions", nil, c.adminCommands()},
+		{"agent", "Run a sched agent (server or client)", c.agentCommand, nil},
+		{"alloc", "Interact with allocations", nil, c.allocCommands()},
+		{"completion", "Install shell completion of sched's commands", nil, c.completionCommands()},
+		{"deployment", "Interact with deployments", nil, c.deploymentCommands()},
+		{"eval", "Interact with evaluations", nil, c.evalCommands()},
+		{"event", "Stream the cluster's events", nil, c.eventCommands()},
+		{"job", "Interact with jobs", nil, c.jobCommands()},
+		{"monitor", "Stream an agent's logs", c.monitorCommand, nil},
+		{"namespace", "Interact with namespaces", nil, c.namespaceCommands()},
+		{"node", "Interact with nodes", nil, c.nodeCommands()},
+		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys, security check", nil, c.operatorCommands()},
+		{"org", "Interact with organizations", nil, c.orgCommands()},
+		{"project", "Interact with projects", nil, c.projectCommands()},
+		{"server", "Interact with servers: members and join", nil, c.serverCommands()},
+		{"service", "Interact with the registered services", nil, c.serviceCommands()},
+		{"status", "Find jobs, nodes, allocations, evaluations and deployments by ID prefix", c.statusCommand, nil},
+		{"system", "Run cluster maintenance: garbage collection", nil, c.systemCommands()},
+		{"tls", "Create a CA and certificates for TLS", nil, c.tlsCommands()},
+		{"version", "Print the sched version", c.versionCommand, nil},
 	}
 }
 
@@ -97,21 +100,21 @@ func (c *cli) run(args []string) int {
 		return c.complete(line, point)
 	}
 	if len(args) == 0 {
-		c.usage(c.stderr, "sched", "", topCommands())
+		c.usage(c.stderr, "sched", "", c.commands())
 		return 1
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[0] == "help" {
 			// `sched help job [run]`: the usage of that command.
-			return c.dispatch("sched", append(append([]string{}, args[1:]...), "-h"), topCommands())
+			return c.dispatch("sched", append(append([]string{}, args[1:]...), "-h"), c.commands())
 		}
-		c.usage(c.stdout, "sched", "", topCommands())
+		c.usage(c.stdout, "sched", "", c.commands())
 		return 0
 	case "-v", "-version", "--version":
 		return c.versionCommand(nil)
 	}
-	return c.dispatch("sched", args, topCommands())
+	return c.dispatch("sched", args, c.commands())
 }
 
 // dispatch runs the command of cmds named by args[0], or prints usage.
@@ -125,9 +128,13 @@ func (c *cli) dispatch(prefix string, args []string, cmds []command) int {
 		return 0
 	}
 	for _, cmd := range cmds {
-		if cmd.name == args[0] {
-			return cmd.run(c, args[1:])
+		if cmd.name != args[0] {
+			continue
 		}
+		if cmd.subs != nil {
+			return c.dispatch(prefix+" "+cmd.name, args[1:], cmd.subs)
+		}
+		return cmd.run(args[1:])
 	}
 	c.usage(c.stderr, prefix, fmt.Sprintf("unknown command %q", args[0]), cmds)
 	return 1

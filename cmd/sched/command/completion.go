@@ -4,22 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
-
-// subCommands maps each command with subcommands to their table, for
-// completion.
-func subCommands() map[string][]command {
-	return map[string][]command{
-		"acl": aclCommands(), "admin": adminCommands(), "alloc": allocCommands(),
-		"deployment": deploymentCommands(), "eval": evalCommands(), "event": eventCommands(),
-		"job": jobCommands(), "namespace": namespaceCommands(), "node": nodeCommands(),
-		"operator": operatorCommands(), "org": orgCommands(), "project": projectCommands(),
-		"server": serverCommands(), "service": serviceCommands(), "system": systemCommands(),
-		"completion": completionCommands(),
-	}
-}
 
 // complete answers a shell's completion request (bash's `complete -C`:
 // COMP_LINE is the command line, COMP_POINT the cursor): the command or
@@ -33,13 +21,13 @@ func (c *cli) complete(line string, point int) int {
 		words = append(words, "")
 	}
 	words = words[1:] // the program's name
-	cmds := topCommands()
+	cmds := c.commands()
 	for len(words) > 1 {
-		sub, ok := subCommands()[words[0]]
-		if !ok {
+		i := slices.IndexFunc(cmds, func(cmd command) bool { return cmd.name == words[0] })
+		if i < 0 || cmds[i].subs == nil {
 			return 0 // past the command names: nothing to offer
 		}
-		cmds, words = sub, words[1:]
+		cmds, words = cmds[i].subs, words[1:]
 	}
 	for _, cmd := range cmds {
 		if strings.HasPrefix(cmd.name, words[0]) {
@@ -49,14 +37,10 @@ func (c *cli) complete(line string, point int) int {
 	return 0
 }
 
-func completionCommands() []command {
+func (c *cli) completionCommands() []command {
 	return []command{
-		{"install", "Enable completion of sched's commands in bash and zsh", (*cli).completionInstall},
+		{"install", "Enable completion of sched's commands in bash and zsh", c.completionInstall, nil},
 	}
-}
-
-func (c *cli) completionCommand(args []string) int {
-	return c.dispatch("sched completion", args, completionCommands())
 }
 
 const completionInstallHelp = `

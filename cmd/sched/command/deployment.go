@@ -13,19 +13,15 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func deploymentCommands() []command {
+func (c *cli) deploymentCommands() []command {
 	return []command{
-		{"list", "List deployments", (*cli).deploymentList},
-		{"status", "Show a deployment's status", (*cli).deploymentStatus},
-		{"promote", "Promote a deployment's canaries", (*cli).deploymentPromote},
-		{"fail", "Mark a deployment failed", (*cli).deploymentFail},
-		{"pause", "Pause a deployment", (*cli).deploymentPause},
-		{"resume", "Resume a paused deployment", (*cli).deploymentResume},
+		{"list", "List deployments", c.deploymentList, nil},
+		{"status", "Show a deployment's status", c.deploymentStatus, nil},
+		{"promote", "Promote a deployment's canaries", c.deploymentPromote, nil},
+		{"fail", "Mark a deployment failed", c.deploymentFail, nil},
+		{"pause", "Pause a deployment", c.deploymentPause, nil},
+		{"resume", "Resume a paused deployment", c.deploymentResume, nil},
 	}
-}
-
-func (c *cli) deploymentCommand(args []string) int {
-	return c.dispatch("sched deployment", args, deploymentCommands())
 }
 
 // printJSON prints v as indented JSON, the output of every -json flag.

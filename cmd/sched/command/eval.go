@@ -14,14 +14,10 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func evalCommands() []command {
+func (c *cli) evalCommands() []command {
 	return []command{
-		{"status", "List evaluations, or show one", (*cli).evalStatus},
+		{"status", "List evaluations, or show one", c.evalStatus, nil},
 	}
-}
-
-func (c *cli) evalCommand(args []string) int {
-	return c.dispatch("sched eval", args, evalCommands())
 }
 
 // lookupNamespace is the namespace a lookup by ID prefix searches: the

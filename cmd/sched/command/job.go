@@ -9,25 +9,21 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func jobCommands() []command {
+func (c *cli) jobCommands() []command {
 	return []command{
-		{"run", "Register a job from a file and run it", (*cli).jobRun},
-		{"plan", "Show what running a job file would change, without running it", (*cli).jobPlan},
-		{"validate", "Check a job file without running it", (*cli).jobValidate},
-		{"status", "List jobs, or show one job's status", (*cli).jobStatus},
-		{"inspect", "Print a job as JSON", (*cli).jobInspect},
-		{"history", "List a job's versions", (*cli).jobHistory},
-		{"stop", "Stop a running job", (*cli).jobStop},
-		{"revert", "Revert a job to an earlier version", (*cli).jobRevert},   // job_deploy.go
-		{"scale", "Change the count of a job's task group", (*cli).jobScale}, // job_deploy.go
-		{"dispatch", "Dispatch an instance of a parameterized job", (*cli).jobDispatch},
-		{"periodic", "Interact with periodic jobs: force a launch", (*cli).jobPeriodic},
-		{"action", "List a job's actions, or run one in an allocation", (*cli).jobAction}, // job_action.go
+		{"run", "Register a job from a file and run it", c.jobRun, nil},
+		{"plan", "Show what running a job file would change, without running it", c.jobPlan, nil},
+		{"validate", "Check a job file without running it", c.jobValidate, nil},
+		{"status", "List jobs, or show one job's status", c.jobStatus, nil},
+		{"inspect", "Print a job as JSON", c.jobInspect, nil},
+		{"history", "List a job's versions", c.jobHistory, nil},
+		{"stop", "Stop a running job", c.jobStop, nil},
+		{"revert", "Revert a job to an earlier version", c.jobRevert, nil},   // job_deploy.go
+		{"scale", "Change the count of a job's task group", c.jobScale, nil}, // job_deploy.go
+		{"dispatch", "Dispatch an instance of a parameterized job", c.jobDispatch, nil},
+		{"periodic", "Interact with periodic jobs: force a launch", nil, c.periodicCommands()},
+		{"action", "List a job's actions, or run one in an allocation", c.jobAction, nil}, // job_action.go
 	}
-}
-
-func (c *cli) jobCommand(args []string) int {
-	return c.dispatch("sched job", args, jobCommands())
 }
 
 // errJobLookup is a job lookup that already printed why it failed.

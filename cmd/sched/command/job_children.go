@@ -97,14 +97,10 @@ func (c *cli) readPayload(name string) ([]byte, error) {
 	return data, nil
 }
 
-func periodicCommands() []command {
+func (c *cli) periodicCommands() []command {
 	return []command{
-		{"force", "Launch an instance of a periodic job now", (*cli).jobPeriodicForce},
+		{"force", "Launch an instance of a periodic job now", c.jobPeriodicForce, nil},
 	}
-}
-
-func (c *cli) jobPeriodic(args []string) int {
-	return c.dispatch("sched job periodic", args, periodicCommands())
 }
 
 const jobPeriodicForceHelp = `

@@ -10,17 +10,13 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func namespaceCommands() []command {
+func (c *cli) namespaceCommands() []command {
 	return []command{
-		{"list", "List namespaces", (*cli).namespaceList},
-		{"status", "Show one namespace", (*cli).namespaceStatus},
-		{"apply", "Create or update a namespace", (*cli).namespaceApply},
-		{"delete", "Delete a namespace", (*cli).namespaceDelete},
+		{"list", "List namespaces", c.namespaceList, nil},
+		{"status", "Show one namespace", c.namespaceStatus, nil},
+		{"apply", "Create or update a namespace", c.namespaceApply, nil},
+		{"delete", "Delete a namespace", c.namespaceDelete, nil},
 	}
-}
-
-func (c *cli) namespaceCommand(args []string) int {
-	return c.dispatch("sched namespace", args, namespaceCommands())
 }
 
 func (c *cli) namespaceList(args []string) int {

@@ -12,16 +12,12 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func nodeCommands() []command {
+func (c *cli) nodeCommands() []command {
 	return []command{
-		{"status", "List nodes, or show one node", (*cli).nodeStatus},
-		{"eligibility", "Make a node eligible or ineligible for new work", (*cli).nodeEligibility},
-		{"drain", "Drain a node of its allocations, or stop draining it", (*cli).nodeDrain},
+		{"status", "List nodes, or show one node", c.nodeStatus, nil},
+		{"eligibility", "Make a node eligible or ineligible for new work", c.nodeEligibility, nil},
+		{"drain", "Drain a node of its allocations, or stop draining it", c.nodeDrain, nil},
 	}
-}
-
-func (c *cli) nodeCommand(args []string) int {
-	return c.dispatch("sched node", args, nodeCommands())
 }
 
 // errNodeLookup is a node lookup that already printed why it failed.

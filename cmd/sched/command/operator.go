@@ -10,31 +10,27 @@ import (
 	"github.com/schedhq/sched/http/api"
 )
 
-func operatorCommands() []command {
+func (c *cli) operatorCommands() []command {
 	return []command{
-		{"raft", "Inspect and change the Raft configuration", (*cli).operatorRaftCommand},
-		{"snapshot", "Save and restore snapshots of the cluster's state", (*cli).operatorSnapshotCommand},
-		{"gossip", "Manage the gossip encryption keyring", (*cli).operatorGossipCommand},                      // operator_gossip.go
-		{"doctor", "List the doors the agents' configuration leaves open, with fixes", (*cli).operatorDoctor}, // operator_doctor.go
+		{"raft", "Inspect and change the Raft configuration", nil, c.operatorRaftCommands()},
+		{"snapshot", "Save and restore snapshots of the cluster's state", nil, c.operatorSnapshotCommands()},
+		{"gossip", "Manage the gossip encryption keyring", nil, c.operatorGossipCommands()},                   // operator_gossip.go
+		{"doctor", "List the doors the agents' configuration leaves open, with fixes", c.operatorDoctor, nil}, // operator_doctor.go
 	}
 }
 
-func (c *cli) operatorCommand(args []string) int {
-	return c.dispatch("sched operator", args, operatorCommands())
+func (c *cli) operatorRaftCommands() []command {
+	return []command{
+		{"list-peers", "List the servers of the Raft configuration", c.operatorRaftListPeers, nil},
+		{"remove-peer", "Remove a server from the Raft configuration", c.operatorRaftRemovePeer, nil},
+	}
 }
 
-func (c *cli) operatorRaftCommand(args []string) int {
-	return c.dispatch("sched operator raft", args, []command{
-		{"list-peers", "List the servers of the Raft configuration", (*cli).operatorRaftListPeers},
-		{"remove-peer", "Remove a server from the Raft configuration", (*cli).operatorRaftRemovePeer},
-	})
-}
-
-func (c *cli) operatorSnapshotCommand(args []string) int {
-	return c.dispatch("sched operator snapshot", args, []command{
-		{"save", "Save a snapshot of the cluster's state to a file", (*cli).operatorSnapshotSave},
-		{"restore", "Replace the cluster's state with a saved snapshot", (*cli).operatorSnapshotRestore},
-	})
+func (c *cli) operatorSnapshotCommands() []command {
+	return []command{
+		{"save", "Save a snapshot of the cluster's state to a file", c.operatorSnapshotSave, nil},
+		{"restore", "Replace the cluster's state with a saved snapshot", c.operatorSnapshotRestore, nil},
+	}
 }
 
 func (c *cli) operatorRaftListPeers(args []string) int {

@@ -11,20 +11,20 @@ import (
 )
 
 // operatorGossipCommand is `sched operator gossip keyring ...`.
-func (c *cli) operatorGossipCommand(args []string) int {
-	return c.dispatch("sched operator gossip", args, []command{
-		{"keyring", "Rotate the gossip encryption keys of every server", (*cli).operatorGossipKeyringCommand},
-	})
+func (c *cli) operatorGossipCommands() []command {
+	return []command{
+		{"keyring", "Rotate the gossip encryption keys of every server", nil, c.operatorGossipKeyringCommands()},
+	}
 }
 
-func (c *cli) operatorGossipKeyringCommand(args []string) int {
-	return c.dispatch("sched operator gossip keyring", args, []command{
-		{"list", "List the keys each server holds and sends with", (*cli).operatorKeyringList},
-		{"install", "Add a key on every server (accepted, not yet sent with)", (*cli).operatorKeyringInstall},
-		{"use", "Make an installed key the one every server sends with", (*cli).operatorKeyringUse},
-		{"remove", "Remove a key that no server sends with", (*cli).operatorKeyringRemove},
-		{"generate", "Print a new random key (32 bytes, base64)", (*cli).operatorKeyringGenerate},
-	})
+func (c *cli) operatorGossipKeyringCommands() []command {
+	return []command{
+		{"list", "List the keys each server holds and sends with", c.operatorKeyringList, nil},
+		{"install", "Add a key on every server (accepted, not yet sent with)", c.operatorKeyringInstall, nil},
+		{"use", "Make an installed key the one every server sends with", c.operatorKeyringUse, nil},
+		{"remove", "Remove a key that no server sends with", c.operatorKeyringRemove, nil},
+		{"generate", "Print a new random key (32 bytes, base64)", c.operatorKeyringGenerate, nil},
+	}
 }
 
 const keyringHelp = `Rotate with: install NEW, use NEW, remove OLD. Each step runs on every

@@ -12,14 +12,10 @@ import (
 	"github.com/schedhq/sched/http/api"
 )
 
-func eventCommands() []command {
+func (c *cli) eventCommands() []command {
 	return []command{
-		{"stream", "Stream the cluster's events (jobs, evaluations, allocations, deployments, nodes, services)", (*cli).eventStream},
+		{"stream", "Stream the cluster's events (jobs, evaluations, allocations, deployments, nodes, services)", c.eventStream, nil},
 	}
-}
-
-func (c *cli) eventCommand(args []string) int {
-	return c.dispatch("sched event", args, eventCommands())
 }
 
 const eventStreamHelp = `
@@ -178,12 +174,8 @@ Run garbage collection on the leader now: terminal evaluations and
 allocations, dead jobs, down nodes and finished deployments are
 collected whatever their age. Needs a management token with ACLs on.`
 
-func systemCommands() []command {
-	return []command{{"gc", "Run garbage collection now", (*cli).systemGC}}
-}
-
-func (c *cli) systemCommand(args []string) int {
-	return c.dispatch("sched system", args, systemCommands())
+func (c *cli) systemCommands() []command {
+	return []command{{"gc", "Run garbage collection now", c.systemGC, nil}}
 }
 
 func (c *cli) systemGC(args []string) int {

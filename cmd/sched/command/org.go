@@ -6,15 +6,11 @@ import (
 	"github.com/schedhq/sched/http/api/mgmt"
 )
 
-func orgCommands() []command {
+func (c *cli) orgCommands() []command {
 	return []command{
-		{"create", "Create an organization", (*cli).orgCreate},
-		{"list", "List organizations", (*cli).orgList},
+		{"create", "Create an organization", c.orgCreate, nil},
+		{"list", "List organizations", c.orgList, nil},
 	}
-}
-
-func (c *cli) orgCommand(args []string) int {
-	return c.dispatch("sched org", args, orgCommands())
 }
 
 func (c *cli) orgCreate(args []string) int {

@@ -18,17 +18,13 @@ const (
 	mgmtWorkspaceIDPrefix = "ws-"
 )
 
-func projectCommands() []command {
+func (c *cli) projectCommands() []command {
 	return []command{
-		{"list", "List the projects of an organization", (*cli).projectList},
-		{"create", "Create a project", (*cli).projectCreate},
-		{"delete", "Delete a project", (*cli).projectDelete},
-		{"move", "Move workspaces into a project", (*cli).projectMove},
+		{"list", "List the projects of an organization", c.projectList, nil},
+		{"create", "Create a project", c.projectCreate, nil},
+		{"delete", "Delete a project", c.projectDelete, nil},
+		{"move", "Move workspaces into a project", c.projectMove, nil},
 	}
-}
-
-func (c *cli) projectCommand(args []string) int {
-	return c.dispatch("sched project", args, projectCommands())
 }
 
 func (c *cli) projectList(args []string) int {

@@ -7,15 +7,11 @@ import (
 	"strings"
 )
 
-func serverCommands() []command {
+func (c *cli) serverCommands() []command {
 	return []command{
-		{"members", "List the servers of the cluster", (*cli).serverMembers},
-		{"join", "Join this agent to other servers", (*cli).serverJoin},
+		{"members", "List the servers of the cluster", c.serverMembers, nil},
+		{"join", "Join this agent to other servers", c.serverJoin, nil},
 	}
-}
-
-func (c *cli) serverCommand(args []string) int {
-	return c.dispatch("sched server", args, serverCommands())
 }
 
 // serverMembers prints the servers gossip knows, marking the leader.

@@ -7,15 +7,11 @@ import (
 	"strings"
 )
 
-func serviceCommands() []command {
+func (c *cli) serviceCommands() []command {
 	return []command{
-		{"list", "List the registered services", (*cli).serviceList},
-		{"info", "Show the instances of a service", (*cli).serviceInfo},
+		{"list", "List the registered services", c.serviceList, nil},
+		{"info", "Show the instances of a service", c.serviceInfo, nil},
 	}
-}
-
-func (c *cli) serviceCommand(args []string) int {
-	return c.dispatch("sched service", args, serviceCommands())
 }
 
 const serviceListHelp = `

@@ -17,23 +17,23 @@ import (
 // "sched": sched-agent-ca.pem, global-server-sched.pem, ... The crypto is
 // in tls_pki.go.
 
-func (c *cli) tlsCommand(args []string) int {
-	return c.dispatch("sched tls", args, []command{
-		{"ca", "Create a certificate authority", (*cli).tlsCACommand},
-		{"cert", "Create a certificate signed by the CA", (*cli).tlsCertCommand},
-	})
+func (c *cli) tlsCommands() []command {
+	return []command{
+		{"ca", "Create a certificate authority", nil, c.tlsCACommands()},
+		{"cert", "Create a certificate signed by the CA", nil, c.tlsCertCommands()},
+	}
 }
 
-func (c *cli) tlsCACommand(args []string) int {
-	return c.dispatch("sched tls ca", args, []command{
-		{"create", "Create a CA: <domain>-agent-ca.pem and its key", (*cli).tlsCACreate},
-	})
+func (c *cli) tlsCACommands() []command {
+	return []command{
+		{"create", "Create a CA: <domain>-agent-ca.pem and its key", c.tlsCACreate, nil},
+	}
 }
 
-func (c *cli) tlsCertCommand(args []string) int {
-	return c.dispatch("sched tls cert", args, []command{
-		{"create", "Create a server, client or CLI certificate and its key", (*cli).tlsCertCreate},
-	})
+func (c *cli) tlsCertCommands() []command {
+	return []command{
+		{"create", "Create a server, client or CLI certificate and its key", c.tlsCertCreate, nil},
+	}
 }
 
 // tlsFlagSet is a flag set for `sched tls ...`: no -address or -token,
