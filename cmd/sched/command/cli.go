@@ -73,7 +73,7 @@ func (c *cli) commands() []command {
 		{"deployment", "Interact with deployments", nil, c.deploymentCommands()},
 		{"eval", "Interact with evaluations", nil, c.evalCommands()},
 		{"event", "Stream the cluster's events", nil, c.eventCommands()},
-		{"job", "Interact with jobs", nil, c.jobCommands()},
+		{"job", "Interact with jobs", nil, (&jobCmds{c}).commands()},
 		{"monitor", "Stream an agent's logs", c.monitorCommand, nil},
 		{"namespace", "Interact with namespaces", nil, c.namespaceCommands()},
 		{"node", "Interact with nodes", nil, c.nodeCommands()},

@@ -2,11 +2,16 @@ package command
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/schedhq/sched/state"
 )
 
 // newTable returns a writer that aligns tab-separated columns two spaces
@@ -108,4 +113,28 @@ func orNone(s string) string {
 		return "<none>"
 	}
 	return s
+}
+
+func (c *cli) writeAllocs(w io.Writer, allocs []*state.AllocListStub, verbose bool) {
+	fmt.Fprintln(w, "Allocations")
+	if len(allocs) == 0 {
+		fmt.Fprintln(w, "No allocations placed")
+		return
+	}
+	// Newest first, as Nomad lists them: the allocations a user just
+	// caused are at the top.
+	allocs = slices.Clone(allocs)
+	slices.SortStableFunc(allocs, func(a, b *state.AllocListStub) int { return cmp.Compare(b.CreateIndex, a.CreateIndex) })
+	rows := make([][]string, 0, len(allocs))
+	for _, a := range allocs {
+		version := "<none>"
+		if a.JobType != "" { // the stub of an allocation whose job is known
+			version = strconv.FormatUint(a.JobVersion, 10)
+		}
+		rows = append(rows, []string{
+			shortID(a.ID, verbose), shortID(a.NodeID, verbose), a.TaskGroup, version,
+			a.DesiredStatus, a.ClientStatus, c.ago(a.CreateTime), c.ago(a.ModifyTime),
+		})
+	}
+	writeTable(w, []string{"ID", "Node ID", "Task Group", "Version", "Desired", "Status", "Created", "Modified"}, rows)
 }

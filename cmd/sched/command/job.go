@@ -9,7 +9,10 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func (c *cli) jobCommands() []command {
+// jobCmds are the commands of `sched job`: run, plan, status and the rest of a job's life.
+type jobCmds struct{ *cli }
+
+func (c *jobCmds) commands() []command {
 	return []command{
 		{"run", "Register a job from a file and run it", c.jobRun, nil},
 		{"plan", "Show what running a job file would change, without running it", c.jobPlan, nil},
@@ -34,7 +37,7 @@ var errJobLookup = errors.New("job lookup failed")
 // must match exactly one job. It returns the job's list entry and whether
 // the match was exact. On failure it has printed the reason (and, for an
 // ambiguous prefix, the matching jobs) and returns errJobLookup.
-func (c *cli) resolveJob(client *api.Client, m *meta, id string) (*state.JobListStub, bool, error) {
+func (c *jobCmds) resolveJob(client *api.Client, m *meta, id string) (*state.JobListStub, bool, error) {
 	id = strings.TrimSpace(id)
 	jobs, _, err := client.Jobs().List(c.ctx, &api.QueryOptions{Prefix: id})
 	if err != nil {

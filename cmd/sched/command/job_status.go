@@ -1,7 +1,6 @@
 package command
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -20,7 +19,7 @@ namespace). With an ID (or a unique prefix of one), show the job: its
 fields, allocation counts per task group, its latest deployment and its
 allocations.`
 
-func (c *cli) jobStatus(args []string) int {
+func (c *jobCmds) jobStatus(args []string) int {
 	fs, m := c.flagSet("job status", "[options] [ID]", jobStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	short := fs.Bool("short", false, "print only the job's fields")
@@ -100,7 +99,7 @@ func (c *cli) jobStatus(args []string) int {
 
 // jobStatusJSON prints a job with its summary, latest deployment (null
 // when none) and allocations as one JSON object.
-func (c *cli) jobStatusJSON(client *api.Client, job *state.Job, allAllocs bool) int {
+func (c *jobCmds) jobStatusJSON(client *api.Client, job *state.Job, allAllocs bool) int {
 	q := &api.QueryOptions{Namespace: job.Namespace}
 	summary, _, err := client.Jobs().Summary(c.ctx, job.ID, q)
 	if err != nil {
@@ -130,7 +129,7 @@ func (c *cli) jobStatusJSON(client *api.Client, job *state.Job, allAllocs bool) 
 }
 
 // writeJobList prints the job list table; allNS adds the namespace column.
-func (c *cli) writeJobList(w io.Writer, jobs []*state.JobListStub, allNS bool) {
+func (c *jobCmds) writeJobList(w io.Writer, jobs []*state.JobListStub, allNS bool) {
 	header := []string{"ID", "Type", "Priority", "Status", "Submit Date"}
 	if allNS {
 		header = append([]string{"ID", "Namespace"}, header[1:]...)
@@ -167,7 +166,7 @@ func jobStatus(status string, stopped bool) string {
 	return status
 }
 
-func (c *cli) writeJobHeader(w io.Writer, j *state.Job) {
+func (c *jobCmds) writeJobHeader(w io.Writer, j *state.Job) {
 	rows := []kv{
 		{"ID", j.ID},
 		{"Name", j.Name},
@@ -194,7 +193,7 @@ func (c *cli) writeJobHeader(w io.Writer, j *state.Job) {
 
 // writeChildJobs lists the children of a periodic or parameterized job,
 // newest launch last (their IDs sort by launch time).
-func (c *cli) writeChildJobs(client *api.Client, job *state.Job) int {
+func (c *jobCmds) writeChildJobs(client *api.Client, job *state.Job) int {
 	jobs, err := c.childJobs(client, job)
 	if err != nil {
 		return c.fail("querying child jobs", err)
@@ -259,35 +258,11 @@ func writeDeployment(w io.Writer, d *state.Deployment, verbose bool) {
 	writeTable(w, []string{"Task Group", "Desired", "Placed", "Healthy", "Unhealthy"}, rows)
 }
 
-func (c *cli) writeAllocs(w io.Writer, allocs []*state.AllocListStub, verbose bool) {
-	fmt.Fprintln(w, "Allocations")
-	if len(allocs) == 0 {
-		fmt.Fprintln(w, "No allocations placed")
-		return
-	}
-	// Newest first, as Nomad lists them: the allocations a user just
-	// caused are at the top.
-	allocs = slices.Clone(allocs)
-	slices.SortStableFunc(allocs, func(a, b *state.AllocListStub) int { return cmp.Compare(b.CreateIndex, a.CreateIndex) })
-	rows := make([][]string, 0, len(allocs))
-	for _, a := range allocs {
-		version := "<none>"
-		if a.JobType != "" { // the stub of an allocation whose job is known
-			version = strconv.FormatUint(a.JobVersion, 10)
-		}
-		rows = append(rows, []string{
-			shortID(a.ID, verbose), shortID(a.NodeID, verbose), a.TaskGroup, version,
-			a.DesiredStatus, a.ClientStatus, c.ago(a.CreateTime), c.ago(a.ModifyTime),
-		})
-	}
-	writeTable(w, []string{"ID", "Node ID", "Task Group", "Version", "Desired", "Status", "Created", "Modified"}, rows)
-}
-
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // childJobs lists the children of job: the jobs under its ID whose
 // ParentID is job.
-func (c *cli) childJobs(client *api.Client, job *state.Job) ([]*state.JobListStub, error) {
+func (c *jobCmds) childJobs(client *api.Client, job *state.Job) ([]*state.JobListStub, error) {
 	jobs, _, err := client.Jobs().List(c.ctx, &api.QueryOptions{Namespace: job.Namespace, Prefix: job.ID + "/"})
 	if err != nil {
 		return nil, err

@@ -119,7 +119,7 @@ func (c *cli) statusCommand(args []string) int {
 		return code
 	}
 	if fs.NArg() == 0 {
-		return c.jobStatus(args)
+		return c.dispatch("sched", append([]string{"job", "status"}, args...), c.commands())
 	}
 	client, err := m.client()
 	if err != nil {
@@ -157,15 +157,15 @@ func (c *cli) statusCommand(args []string) int {
 	rest := append(slices.Clone(args[:len(args)-1]), all[0].id)
 	switch all[0].kind {
 	case "jobs":
-		return c.jobStatus(rest)
+		return c.dispatch("sched", append([]string{"job", "status"}, rest...), c.commands())
 	case "nodes":
-		return c.nodeStatus(rest)
+		return c.dispatch("sched", append([]string{"node", "status"}, rest...), c.commands())
 	case "allocs":
-		return c.allocStatus(rest)
+		return c.dispatch("sched", append([]string{"alloc", "status"}, rest...), c.commands())
 	case "evals":
-		return c.evalStatus(rest)
+		return c.dispatch("sched", append([]string{"eval", "status"}, rest...), c.commands())
 	default:
-		return c.deploymentStatus(rest)
+		return c.dispatch("sched", append([]string{"deployment", "status"}, rest...), c.commands())
 	}
 }
 
