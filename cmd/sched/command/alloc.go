@@ -13,7 +13,10 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func (c *cli) allocCommands() []command {
+// allocCmds are the commands of `sched alloc`: an allocation's status, logs, files, and the operator's ways into its tasks.
+type allocCmds struct{ *cli }
+
+func (c *allocCmds) commands() []command {
 	return []command{
 		{"status", "Show an allocation and its tasks", c.allocStatus, nil},
 		{"logs", "Print or follow the log of an allocation's task", c.allocLogs, nil}, // alloc_logs.go
@@ -31,7 +34,7 @@ namespace unless -namespace names one): where it runs, what the servers
 want of it and what its node reports, and each task's state and recent
 events.`
 
-func (c *cli) allocStatus(args []string) int {
+func (c *allocCmds) allocStatus(args []string) int {
 	fs, m := c.flagSet("alloc status", "[options] ID", allocStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs and every task event")
 	stats := fs.Bool("stats", false, "also show the running tasks' measured CPU and memory use")
@@ -99,7 +102,7 @@ func (c *cli) allocStatus(args []string) int {
 	return 0
 }
 
-func (c *cli) writeAlloc(a *state.Allocation, verbose bool) {
+func (c *allocCmds) writeAlloc(a *state.Allocation, verbose bool) {
 	version := "<none>"
 	if a.Job != nil {
 		version = strconv.FormatUint(a.Job.Version, 10)
@@ -159,7 +162,7 @@ func (c *cli) writeAlloc(a *state.Allocation, verbose bool) {
 // -verbose.
 const maxTaskEvents = 10
 
-func (c *cli) writeTask(a *state.Allocation, name string, verbose bool) {
+func (c *allocCmds) writeTask(a *state.Allocation, name string, verbose bool) {
 	ts := a.TaskStates[name]
 	st := "pending"
 	if ts != nil && ts.State != "" {
@@ -198,7 +201,7 @@ func (c *cli) writeTask(a *state.Allocation, name string, verbose bool) {
 }
 
 // clock prints a time, or N/A when it was never set.
-func (c *cli) clock(t time.Time) string {
+func (c *allocCmds) clock(t time.Time) string {
 	if t.IsZero() {
 		return "N/A"
 	}
@@ -272,7 +275,7 @@ func eventDescription(ev *state.TaskEvent) string {
 
 // writeAddresses prints the allocation's ports: label, host:port, and the
 // port inside the task when mapped.
-func (c *cli) writeAddresses(a *state.Allocation, nodeHost string) {
+func (c *allocCmds) writeAddresses(a *state.Allocation, nodeHost string) {
 	if a.AllocatedResources == nil || len(a.AllocatedResources.Shared.Ports) == 0 {
 		return
 	}
@@ -293,7 +296,7 @@ func (c *cli) writeAddresses(a *state.Allocation, nodeHost string) {
 }
 
 // writeUsage prints -stats: each task's CPU and memory use.
-func (c *cli) writeUsage(u *state.AllocResourceUsage) {
+func (c *allocCmds) writeUsage(u *state.AllocResourceUsage) {
 	fmt.Fprintln(c.stdout, "\nResource Usage:")
 	rows := [][]string{}
 	for _, name := range slices.Sorted(maps.Keys(u.Tasks)) {
@@ -313,7 +316,7 @@ func (c *cli) writeUsage(u *state.AllocResourceUsage) {
 
 // nodeHost is the host of a node's HTTP address: where its ports are
 // reached when a port names no address of its own. "" when unknown.
-func (c *cli) nodeHost(client *api.Client, nodeID string) string {
+func (c *allocCmds) nodeHost(client *api.Client, nodeID string) string {
 	if nodeID == "" {
 		return ""
 	}

@@ -13,7 +13,10 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func (c *cli) deploymentCommands() []command {
+// deploymentCmds are the commands of `sched deployment`: list, status, promote, fail, pause and resume.
+type deploymentCmds struct{ *cli }
+
+func (c *deploymentCmds) commands() []command {
 	return []command{
 		{"list", "List deployments", c.deploymentList, nil},
 		{"status", "Show a deployment's status", c.deploymentStatus, nil},
@@ -30,7 +33,7 @@ const deploymentListHelp = `
 List the deployments (of every namespace unless -namespace names one),
 newest first.`
 
-func (c *cli) deploymentList(args []string) int {
+func (c *deploymentCmds) deploymentList(args []string) int {
 	fs, m := c.flagSet("deployment list", "[options]", deploymentListHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := c.outputFlags(fs, "print the deployments as JSON")
@@ -67,7 +70,7 @@ func writeDeploymentList(w io.Writer, ds []*state.Deployment, verbose bool) {
 
 // resolveDeployment finds the deployment an ID (or unique prefix) names;
 // on failure it has printed why and returns nil.
-func (c *cli) resolveDeployment(client *api.Client, m *meta, id string, verbose bool) *state.Deployment {
+func (c *deploymentCmds) resolveDeployment(client *api.Client, m *meta, id string, verbose bool) *state.Deployment {
 	id = strings.TrimSpace(id)
 	ds, _, err := client.Deployments().List(c.ctx, &api.QueryOptions{Namespace: m.lookupNamespace(), Prefix: id})
 	if err != nil {
@@ -95,7 +98,7 @@ const deploymentStatusHelp = `
 Show the deployment with ID (or a unique prefix of one): its status and,
 per task group, the allocations desired, placed, healthy and unhealthy.`
 
-func (c *cli) deploymentStatus(args []string) int {
+func (c *deploymentCmds) deploymentStatus(args []string) int {
 	fs, m := c.flagSet("deployment status", "[options] ID", deploymentStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := c.outputFlags(fs, "print the deployment as JSON")
@@ -118,7 +121,7 @@ func (c *cli) deploymentStatus(args []string) int {
 }
 
 // writeDeploymentStatus prints a deployment in full.
-func (c *cli) writeDeploymentStatus(d *state.Deployment, verbose bool) {
+func (c *deploymentCmds) writeDeploymentStatus(d *state.Deployment, verbose bool) {
 	writeKV(c.stdout, []kv{
 		{"ID", shortID(d.ID, verbose)},
 		{"Job ID", d.JobID},
@@ -178,7 +181,7 @@ func sortedGroups(d *state.Deployment) []string {
 
 // deploymentWrite is the shape of promote, fail, pause and resume: resolve
 // the deployment, do the write, print the result.
-func (c *cli) deploymentWrite(name, help string, args []string, extra func(fs *flag.FlagSet), do func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error), done string) int {
+func (c *deploymentCmds) deploymentWrite(name, help string, args []string, extra func(fs *flag.FlagSet), do func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error), done string) int {
 	fs, m := c.flagSet("deployment "+name, "[options] ID", help)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := fs.Bool("json", false, "print the answer as JSON")
@@ -215,7 +218,7 @@ Promote the canaries of the deployment with ID (or a unique prefix of
 one): every group's, or those of the groups named with -group. The old
 allocations are then replaced, max_parallel at a time.`
 
-func (c *cli) deploymentPromote(args []string) int {
+func (c *deploymentCmds) deploymentPromote(args []string) int {
 	var groups stringList
 	extra := func(fs *flag.FlagSet) {
 		fs.Var(&groups, "group", "promote only task group `NAME` (repeatable)")
@@ -226,7 +229,7 @@ func (c *cli) deploymentPromote(args []string) int {
 	}, "promoted")
 }
 
-func (c *cli) deploymentFail(args []string) int {
+func (c *deploymentCmds) deploymentFail(args []string) int {
 	return c.deploymentWrite("fail", "Mark the deployment with ID (or a unique prefix of one) failed.", args, nil,
 		func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
 			resp, _, err := client.Deployments().Fail(c.ctx, d.ID, &api.WriteOptions{Namespace: d.Namespace})
@@ -234,7 +237,7 @@ func (c *cli) deploymentFail(args []string) int {
 		}, "marked as failed")
 }
 
-func (c *cli) deploymentPause(args []string) int {
+func (c *deploymentCmds) deploymentPause(args []string) int {
 	return c.deploymentWrite("pause", "Pause the deployment with ID (or a unique prefix of one): nothing more is replaced until it resumes.", args, nil,
 		func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
 			resp, _, err := client.Deployments().Pause(c.ctx, d.ID, true, &api.WriteOptions{Namespace: d.Namespace})
@@ -242,7 +245,7 @@ func (c *cli) deploymentPause(args []string) int {
 		}, "paused")
 }
 
-func (c *cli) deploymentResume(args []string) int {
+func (c *deploymentCmds) deploymentResume(args []string) int {
 	return c.deploymentWrite("resume", "Resume the paused deployment with ID (or a unique prefix of one).", args, nil,
 		func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
 			resp, _, err := client.Deployments().Pause(c.ctx, d.ID, false, &api.WriteOptions{Namespace: d.Namespace})
