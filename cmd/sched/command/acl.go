@@ -12,10 +12,13 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
+// aclCmds are the commands of `sched acl`: bootstrap, policies and tokens.
+type aclCmds struct{ *cli }
+
 // The `sched acl` commands manage tokens and policies, in the words and
 // layout of Nomad's `nomad acl`.
 
-func (c *cli) aclCommands() []command {
+func (c *aclCmds) commands() []command {
 	return []command{
 		{"bootstrap", "Create the first management token", c.aclBootstrap, nil},
 		{"policy", "Interact with ACL policies", nil, c.aclPolicyCommands()},
@@ -23,7 +26,7 @@ func (c *cli) aclCommands() []command {
 	}
 }
 
-func (c *cli) aclBootstrap(args []string) int {
+func (c *aclCmds) aclBootstrap(args []string) int {
 	fs, m := c.flagSet("acl bootstrap", "[options] [PATH]", `
 Create the first management token of the cluster. It works once; to run it
 again, write the reset index that the refusal names into
@@ -63,7 +66,7 @@ so organizations it creates have an owner. -admin-name (default admin) and
 }
 
 // readSecretFile reads a secret from path ("-" is standard input).
-func (c *cli) readSecretFile(path string) (string, error) {
+func (c *aclCmds) readSecretFile(path string) (string, error) {
 	var data []byte
 	var err error
 	if path == "-" {
@@ -83,7 +86,7 @@ func (c *cli) readSecretFile(path string) (string, error) {
 
 // printToken prints a token as Nomad does; the secret only when known
 // (create and bootstrap answers).
-func (c *cli) printToken(t *state.ACLToken) {
+func (c *aclCmds) printToken(t *state.ACLToken) {
 	secret := t.SecretID
 	if secret == "" {
 		secret = "<hidden>"
@@ -112,7 +115,7 @@ func (c *cli) printToken(t *state.ACLToken) {
 
 // expiry prints when a token expires, "<none>" when never, with
 // "(expired)" once past.
-func (c *cli) expiry(t *state.ACLToken) string {
+func (c *aclCmds) expiry(t *state.ACLToken) string {
 	if t.ExpirationTime == nil {
 		return "<none>"
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func (c *cli) aclPolicyCommands() []command {
+func (c *aclCmds) aclPolicyCommands() []command {
 	return []command{
 		{"apply", "Create or update a policy", c.aclPolicyApply, nil},
 		{"delete", "Delete a policy", c.aclPolicyDelete, nil},
@@ -19,7 +19,7 @@ func (c *cli) aclPolicyCommands() []command {
 	}
 }
 
-func (c *cli) aclPolicyApply(args []string) int {
+func (c *aclCmds) aclPolicyApply(args []string) int {
 	fs, m := c.flagSet("acl policy apply", "[options] NAME PATH", `
 Create the policy NAME, or replace it, with the rules in the file PATH ("-"
 reads standard input). Rules are HCL or JSON:
@@ -48,7 +48,7 @@ reads standard input). Rules are HCL or JSON:
 
 // readRulesFile reads a rules file ("-" is standard input), up to 64 KiB
 // and one byte more, so the server names an oversized file.
-func (c *cli) readRulesFile(path string) (string, error) {
+func (c *aclCmds) readRulesFile(path string) (string, error) {
 	const limit = 64<<10 + 1
 	var data []byte
 	var err error
@@ -65,7 +65,7 @@ func (c *cli) readRulesFile(path string) (string, error) {
 	return string(data), err
 }
 
-func (c *cli) aclPolicyList(args []string) int {
+func (c *aclCmds) aclPolicyList(args []string) int {
 	fs, m := c.flagSet("acl policy list", "[options]", "List the policies the token may see: all of them with a management token, its own otherwise.")
 	asJSON := c.outputFlags(fs, "print the policies as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
@@ -94,7 +94,7 @@ func (c *cli) aclPolicyList(args []string) int {
 	return 0
 }
 
-func (c *cli) aclPolicyInfo(args []string) int {
+func (c *aclCmds) aclPolicyInfo(args []string) int {
 	fs, m := c.flagSet("acl policy info", "[options] NAME", "Show the policy NAME and its rules.")
 	asJSON := c.outputFlags(fs, "print the policy as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
@@ -121,7 +121,7 @@ func (c *cli) aclPolicyInfo(args []string) int {
 	return 0
 }
 
-func (c *cli) aclPolicyDelete(args []string) int {
+func (c *aclCmds) aclPolicyDelete(args []string) int {
 	fs, m := c.flagSet("acl policy delete", "[options] NAME", "Delete the policy NAME. Tokens that name it lose its rules.")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code

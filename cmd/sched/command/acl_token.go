@@ -9,7 +9,7 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func (c *cli) aclTokenCommands() []command {
+func (c *aclCmds) aclTokenCommands() []command {
 	return []command{
 		{"create", "Create a token", c.aclTokenCreate, nil},
 		{"delete", "Delete a token", c.aclTokenDelete, nil},
@@ -20,7 +20,7 @@ func (c *cli) aclTokenCommands() []command {
 	}
 }
 
-func (c *cli) aclTokenCreate(args []string) int {
+func (c *aclCmds) aclTokenCreate(args []string) int {
 	fs, m := c.flagSet("acl token create", "[options]", `
 Create a token. A client token may do what its policies grant; a
 management token may do everything. The secret is printed once: keep it.`)
@@ -46,7 +46,7 @@ management token may do everything. The secret is printed once: keep it.`)
 	return 0
 }
 
-func (c *cli) aclTokenList(args []string) int {
+func (c *aclCmds) aclTokenList(args []string) int {
 	fs, m := c.flagSet("acl token list", "[options]", "List every token (needs a management token). Secrets are never shown.")
 	asJSON := c.outputFlags(fs, "print the tokens as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
@@ -75,7 +75,7 @@ func (c *cli) aclTokenList(args []string) int {
 	return 0
 }
 
-func (c *cli) aclTokenInfo(args []string) int {
+func (c *aclCmds) aclTokenInfo(args []string) int {
 	fs, m := c.flagSet("acl token info", "[options] ACCESSOR_ID", "Show the token ACCESSOR_ID (its secret is not shown).")
 	asJSON := c.outputFlags(fs, "print the token as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
@@ -96,7 +96,7 @@ func (c *cli) aclTokenInfo(args []string) int {
 	return 0
 }
 
-func (c *cli) aclTokenSelf(args []string) int {
+func (c *aclCmds) aclTokenSelf(args []string) int {
 	fs, m := c.flagSet("acl token self", "[options]", "Show the token this command authenticates with (-token or SCHED_TOKEN).")
 	asJSON := c.outputFlags(fs, "print the token as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
@@ -117,7 +117,7 @@ func (c *cli) aclTokenSelf(args []string) int {
 	return 0
 }
 
-func (c *cli) aclTokenDelete(args []string) int {
+func (c *aclCmds) aclTokenDelete(args []string) int {
 	fs, m := c.flagSet("acl token delete", "[options] ACCESSOR_ID", "Delete the token ACCESSOR_ID.")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code
@@ -133,7 +133,7 @@ func (c *cli) aclTokenDelete(args []string) int {
 	return 0
 }
 
-func (c *cli) aclTokenUpdate(args []string) int {
+func (c *aclCmds) aclTokenUpdate(args []string) int {
 	fs, m := c.flagSet("acl token update", "[options] ACCESSOR_ID", `
 Update the token ACCESSOR_ID. Only the fields whose flags are given
 change; its secret and expiry never do. Changing the type to management

@@ -65,7 +65,7 @@ type command struct {
 // commands is the tree of every command, each bound to this invocation.
 func (c *cli) commands() []command {
 	return []command{
-		{"acl", "Interact with ACL tokens and policies", nil, c.aclCommands()},
+		{"acl", "Interact with ACL tokens and policies", nil, (&aclCmds{c}).commands()},
 		{"admin", "Administer the installation's organizations, workspaces and versions", nil, c.adminCommands()},
 		{"agent", "Run a sched agent (server or client)", c.agentCommand, nil},
 		{"alloc", "Interact with allocations", nil, (&allocCmds{c}).commands()},
@@ -75,16 +75,16 @@ func (c *cli) commands() []command {
 		{"event", "Stream the cluster's events", nil, c.eventCommands()},
 		{"job", "Interact with jobs", nil, (&jobCmds{c}).commands()},
 		{"monitor", "Stream an agent's logs", c.monitorCommand, nil},
-		{"namespace", "Interact with namespaces", nil, c.namespaceCommands()},
+		{"namespace", "Interact with namespaces", nil, (&namespaceCmds{c}).commands()},
 		{"node", "Interact with nodes", nil, (&nodeCmds{c}).commands()},
-		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys, security check", nil, c.operatorCommands()},
+		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys, security check", nil, (&operatorCmds{c}).commands()},
 		{"org", "Interact with organizations", nil, c.orgCommands()},
 		{"project", "Interact with projects", nil, c.projectCommands()},
-		{"server", "Interact with servers: members and join", nil, c.serverCommands()},
-		{"service", "Interact with the registered services", nil, c.serviceCommands()},
+		{"server", "Interact with servers: members and join", nil, (&serverCmds{c}).commands()},
+		{"service", "Interact with the registered services", nil, (&serviceCmds{c}).commands()},
 		{"status", "Find jobs, nodes, allocations, evaluations and deployments by ID prefix", c.statusCommand, nil},
 		{"system", "Run cluster maintenance: garbage collection", nil, c.systemCommands()},
-		{"tls", "Create a CA and certificates for TLS", nil, c.tlsCommands()},
+		{"tls", "Create a CA and certificates for TLS", nil, (&tlsCmds{c}).commands()},
 		{"version", "Print the sched version", c.versionCommand, nil},
 	}
 }

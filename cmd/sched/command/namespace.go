@@ -10,7 +10,10 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func (c *cli) namespaceCommands() []command {
+// namespaceCmds are the commands of `sched namespace`.
+type namespaceCmds struct{ *cli }
+
+func (c *namespaceCmds) commands() []command {
 	return []command{
 		{"list", "List namespaces", c.namespaceList, nil},
 		{"status", "Show one namespace", c.namespaceStatus, nil},
@@ -19,7 +22,7 @@ func (c *cli) namespaceCommands() []command {
 	}
 }
 
-func (c *cli) namespaceList(args []string) int {
+func (c *namespaceCmds) namespaceList(args []string) int {
 	fs, m := c.flagSet("namespace list", "[options]", "List the namespaces the token may see.")
 	asJSON := c.outputFlags(fs, "print the namespaces as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
@@ -48,7 +51,7 @@ func (c *cli) namespaceList(args []string) int {
 	return 0
 }
 
-func (c *cli) namespaceStatus(args []string) int {
+func (c *namespaceCmds) namespaceStatus(args []string) int {
 	fs, m := c.flagSet("namespace status", "[options] NAME", "Show the namespace NAME.")
 	asJSON := c.outputFlags(fs, "print the namespace as JSON")
 	if done, code := parseFlags(fs, args, 1, 1); done {
@@ -81,7 +84,7 @@ func (c *cli) namespaceStatus(args []string) int {
 	return 0
 }
 
-func (c *cli) namespaceApply(args []string) int {
+func (c *namespaceCmds) namespaceApply(args []string) int {
 	fs, m := c.flagSet("namespace apply", "[options] NAME",
 		"Create the namespace NAME, or update it when it exists. Fields not given keep their current value.")
 	description := fs.String("description", "", "a human-readable description")
@@ -115,7 +118,7 @@ func (c *cli) namespaceApply(args []string) int {
 	return 0
 }
 
-func (c *cli) namespaceDelete(args []string) int {
+func (c *namespaceCmds) namespaceDelete(args []string) int {
 	fs, m := c.flagSet("namespace delete", "[options] NAME", "Delete the namespace NAME. It must hold no jobs.")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code

@@ -11,13 +11,13 @@ import (
 )
 
 // operatorGossipCommand is `sched operator gossip keyring ...`.
-func (c *cli) operatorGossipCommands() []command {
+func (c *operatorCmds) operatorGossipCommands() []command {
 	return []command{
 		{"keyring", "Rotate the gossip encryption keys of every server", nil, c.operatorGossipKeyringCommands()},
 	}
 }
 
-func (c *cli) operatorGossipKeyringCommands() []command {
+func (c *operatorCmds) operatorGossipKeyringCommands() []command {
 	return []command{
 		{"list", "List the keys each server holds and sends with", c.operatorKeyringList, nil},
 		{"install", "Add a key on every server (accepted, not yet sent with)", c.operatorKeyringInstall, nil},
@@ -33,7 +33,7 @@ servers, if one of them did not take it. Servers save their keyring in
 <data_dir>/server/keyring.json, which wins over server.encrypt at start.
 Needs agent:write (the list shows the keys).`
 
-func (c *cli) operatorKeyringList(args []string) int {
+func (c *operatorCmds) operatorKeyringList(args []string) int {
 	fs, m := c.flagSet("operator gossip keyring list", "[options]", "List the gossip keys of every server.\n\n"+keyringHelp)
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
@@ -50,19 +50,19 @@ func (c *cli) operatorKeyringList(args []string) int {
 	return 0
 }
 
-func (c *cli) operatorKeyringInstall(args []string) int {
+func (c *operatorCmds) operatorKeyringInstall(args []string) int {
 	return c.keyringOp("install", "Installed", args)
 }
 
-func (c *cli) operatorKeyringUse(args []string) int {
+func (c *operatorCmds) operatorKeyringUse(args []string) int {
 	return c.keyringOp("use", "Now sending with", args)
 }
 
-func (c *cli) operatorKeyringRemove(args []string) int {
+func (c *operatorCmds) operatorKeyringRemove(args []string) int {
 	return c.keyringOp("remove", "Removed", args)
 }
 
-func (c *cli) keyringOp(op, done string, args []string) int {
+func (c *operatorCmds) keyringOp(op, done string, args []string) int {
 	fs, m := c.flagSet("operator gossip keyring "+op, "[options] KEY", "Run `"+op+"` for a base64 gossip key on every server.\n\n"+keyringHelp)
 	if stop, code := parseFlags(fs, args, 1, 1); stop {
 		return code
@@ -85,7 +85,7 @@ func (c *cli) keyringOp(op, done string, args []string) int {
 	return 0
 }
 
-func (c *cli) operatorKeyringGenerate(args []string) int {
+func (c *operatorCmds) operatorKeyringGenerate(args []string) int {
 	fs, _ := c.flagSet("operator gossip keyring generate", "", "Print a new random gossip key for server.encrypt or `keyring install`.")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
@@ -100,7 +100,7 @@ func (c *cli) operatorKeyringGenerate(args []string) int {
 
 // printKeyring prints each key with how many servers hold it, the
 // primary ones marked.
-func (c *cli) printKeyring(resp *state.KeyringResponse) {
+func (c *operatorCmds) printKeyring(resp *state.KeyringResponse) {
 	keys := make([]string, 0, len(resp.Keys))
 	for k := range resp.Keys {
 		keys = append(keys, k)

@@ -7,7 +7,10 @@ import (
 	"strings"
 )
 
-func (c *cli) serverCommands() []command {
+// serverCmds are the commands of `sched server`.
+type serverCmds struct{ *cli }
+
+func (c *serverCmds) commands() []command {
 	return []command{
 		{"members", "List the servers of the cluster", c.serverMembers, nil},
 		{"join", "Join this agent to other servers", c.serverJoin, nil},
@@ -15,7 +18,7 @@ func (c *cli) serverCommands() []command {
 }
 
 // serverMembers prints the servers gossip knows, marking the leader.
-func (c *cli) serverMembers(args []string) int {
+func (c *serverCmds) serverMembers(args []string) int {
 	fs, m := c.flagSet("server members", "[options]",
 		"List the servers the agent knows through gossip, with their status and which one leads.")
 	detailed := fs.Bool("detailed", false, "also print each server's tags")
@@ -63,7 +66,7 @@ func (c *cli) serverMembers(args []string) int {
 }
 
 // serverJoin asks the agent to join the servers at the gossip addresses.
-func (c *cli) serverJoin(args []string) int {
+func (c *serverCmds) serverJoin(args []string) int {
 	fs, m := c.flagSet("server join", "[options] ADDRESS...",
 		"Make the agent join the servers at the gossip addresses (host or host:port; port 4648 by default).")
 	if done, code := parseFlags(fs, args, 1, 1<<20); done {

@@ -7,7 +7,10 @@ import (
 	"strings"
 )
 
-func (c *cli) serviceCommands() []command {
+// serviceCmds are the commands of `sched service`.
+type serviceCmds struct{ *cli }
+
+func (c *serviceCmds) commands() []command {
 	return []command{
 		{"list", "List the registered services", c.serviceList, nil},
 		{"info", "Show the instances of a service", c.serviceInfo, nil},
@@ -18,7 +21,7 @@ const serviceListHelp = `
 List the services registered in the built-in catalog, with the tags of
 their instances. -namespace '*' lists every namespace the token may read.`
 
-func (c *cli) serviceList(args []string) int {
+func (c *serviceCmds) serviceList(args []string) int {
 	fs, m := c.flagSet("service list", "[options]", serviceListHelp)
 	asJSON := c.outputFlags(fs, "print the services as JSON")
 	if done, code := parseFlags(fs, args, 0, 0); done {
@@ -63,7 +66,7 @@ const serviceInfoHelp = `
 Show the registered instances of the service NAME: the job and
 allocation that run each one, its node, address and tags.`
 
-func (c *cli) serviceInfo(args []string) int {
+func (c *serviceCmds) serviceInfo(args []string) int {
 	fs, m := c.flagSet("service info", "[options] NAME", serviceInfoHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := c.outputFlags(fs, "print the registrations as JSON")
