@@ -8,11 +8,14 @@ import (
 	"github.com/schedhq/sched/http/api/mgmt"
 )
 
+// adminCmds are the commands of `sched admin`: the site administrator's view of organizations, workspaces and versions.
+type adminCmds struct{ *cli }
+
 // `sched admin` drives the site-administration endpoints. The server
 // answers 404 to every one of them for a token that is not a site
 // administrator's, so a "not found" here may also mean "not an admin".
 
-func (c *cli) adminCommands() []command {
+func (c *adminCmds) commands() []command {
 	return []command{
 		{"org", "Administer organizations", nil, c.adminOrgCommands()},
 		{"workspace", "Administer workspaces", nil, c.adminWorkspaceCommands()},
@@ -21,7 +24,7 @@ func (c *cli) adminCommands() []command {
 	}
 }
 
-func (c *cli) adminOrgCommands() []command {
+func (c *adminCmds) adminOrgCommands() []command {
 	return []command{
 		{"list", "List every organization", c.adminOrgList, nil},
 		{"show", "Show one organization", c.adminOrgShow, nil},
@@ -30,7 +33,7 @@ func (c *cli) adminOrgCommands() []command {
 	}
 }
 
-func (c *cli) adminOrgList(args []string) int {
+func (c *adminCmds) adminOrgList(args []string) int {
 	fs, m := c.mgmtFlagSet("admin org list", "[options]", "List every organization of the installation.")
 	m.jsonFlag(fs)
 	var pf mgmtPageFlags
@@ -65,7 +68,7 @@ func (c *cli) adminOrgList(args []string) int {
 	if err != nil {
 		return c.fail("retrieving organizations", err)
 	}
-	return mgmtPrintList(c, m, pf, pg, orgs, "organizations", []string{"Name", "External ID", "Email", "Disabled", "Workspace Limit"},
+	return mgmtPrintList(c.cli, m, pf, pg, orgs, "organizations", []string{"Name", "External ID", "Email", "Disabled", "Workspace Limit"},
 		func(o *mgmt.AdminOrganization) []string {
 			return []string{o.Name, o.ExternalID, o.NotificationEmail, mgmtYesNo(o.IsDisabled), mgmtWorkspaceLimit(o.WorkspaceLimit)}
 		})
@@ -79,7 +82,7 @@ func mgmtWorkspaceLimit(limit *int) string {
 	return strconv.Itoa(*limit)
 }
 
-func (c *cli) adminOrgShow(args []string) int {
+func (c *adminCmds) adminOrgShow(args []string) int {
 	fs, m := c.mgmtFlagSet("admin org show", "[options] NAME", "Show the organization NAME with its owners.")
 	m.jsonFlag(fs)
 	if done, code := parseFlags(fs, args, 1, 1); done {
@@ -101,7 +104,7 @@ func (c *cli) adminOrgShow(args []string) int {
 }
 
 // printAdminOrg prints an organization's admin view as a detail block.
-func (c *cli) printAdminOrg(o *mgmt.AdminOrganization) {
+func (c *adminCmds) printAdminOrg(o *mgmt.AdminOrganization) {
 	// Owners by username when the answer included them, by ID otherwise.
 	owners := o.OwnerIDs
 	if len(o.Owners) > 0 {
@@ -127,7 +130,7 @@ func (c *cli) printAdminOrg(o *mgmt.AdminOrganization) {
 	})
 }
 
-func (c *cli) adminOrgUpdate(args []string) int {
+func (c *adminCmds) adminOrgUpdate(args []string) int {
 	fs, m := c.mgmtFlagSet("admin org update", "[options] NAME", `
 Change the settings of the organization NAME. Only the options given are
 sent; the others keep their values. An empty -apply-timeout or -plan-timeout
@@ -184,7 +187,7 @@ func mgmtAnyGiven(set map[string]bool, names ...string) bool {
 	return false
 }
 
-func (c *cli) adminOrgDelete(args []string) int {
+func (c *adminCmds) adminOrgDelete(args []string) int {
 	fs, m := c.mgmtFlagSet("admin org delete", "[options] NAME",
 		"Delete the organization NAME with its projects, teams and workspaces.")
 	if done, code := parseFlags(fs, args, 1, 1); done {
@@ -201,7 +204,7 @@ func (c *cli) adminOrgDelete(args []string) int {
 	return 0
 }
 
-func (c *cli) adminWorkspaceCommands() []command {
+func (c *adminCmds) adminWorkspaceCommands() []command {
 	return []command{
 		{"list", "List every workspace", c.adminWorkspaceList, nil},
 		{"show", "Show one workspace", c.adminWorkspaceShow, nil},
@@ -209,7 +212,7 @@ func (c *cli) adminWorkspaceCommands() []command {
 	}
 }
 
-func (c *cli) adminWorkspaceList(args []string) int {
+func (c *adminCmds) adminWorkspaceList(args []string) int {
 	fs, m := c.mgmtFlagSet("admin workspace list", "[options]", "List every workspace of the installation.")
 	m.jsonFlag(fs)
 	var pf mgmtPageFlags
@@ -241,7 +244,7 @@ func (c *cli) adminWorkspaceList(args []string) int {
 	if err != nil {
 		return c.fail("retrieving workspaces", err)
 	}
-	return mgmtPrintList(c, m, pf, pg, list, "workspaces", []string{"ID", "Name", "Organization", "Locked", "Run Status"},
+	return mgmtPrintList(c.cli, m, pf, pg, list, "workspaces", []string{"ID", "Name", "Organization", "Locked", "Run Status"},
 		func(w *mgmt.Workspace) []string {
 			return []string{w.ID, w.Name, w.Organization, mgmtYesNo(w.Locked), mgmtRunStatus(w)}
 		})
@@ -259,7 +262,7 @@ func mgmtRunStatus(w *mgmt.Workspace) string {
 	return w.CurrentRunID
 }
 
-func (c *cli) adminWorkspaceShow(args []string) int {
+func (c *adminCmds) adminWorkspaceShow(args []string) int {
 	fs, m := c.mgmtFlagSet("admin workspace show", "[options] ID", "Show the workspace ID (ws-...).")
 	m.jsonFlag(fs)
 	if done, code := parseFlags(fs, args, 1, 1); done {
@@ -292,7 +295,7 @@ func (c *cli) adminWorkspaceShow(args []string) int {
 	return 0
 }
 
-func (c *cli) adminWorkspaceDelete(args []string) int {
+func (c *adminCmds) adminWorkspaceDelete(args []string) int {
 	fs, m := c.mgmtFlagSet("admin workspace delete", "[options] ID", "Delete the workspace ID (ws-...).")
 	if done, code := parseFlags(fs, args, 1, 1); done {
 		return code

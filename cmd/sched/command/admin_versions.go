@@ -35,7 +35,7 @@ var (
 )
 
 // adminVersionCommands is the table of `sched admin <family>`.
-func (c *cli) adminVersionCommands(f mgmtVersionFamily) []command {
+func (c *adminCmds) adminVersionCommands(f mgmtVersionFamily) []command {
 	bind := func(run func(mgmtVersionFamily, []string) int) func([]string) int {
 		return func(args []string) int { return run(f, args) }
 	}
@@ -48,7 +48,7 @@ func (c *cli) adminVersionCommands(f mgmtVersionFamily) []command {
 	}
 }
 
-func (c *cli) mgmtVersionList(f mgmtVersionFamily, args []string) int {
+func (c *adminCmds) mgmtVersionList(f mgmtVersionFamily, args []string) int {
 	fs, m := c.mgmtFlagSet("admin "+f.command+" list", "[options]", "List the "+f.noun+"s runs may use.")
 	m.jsonFlag(fs)
 	var pf mgmtPageFlags
@@ -75,14 +75,14 @@ func (c *cli) mgmtVersionList(f mgmtVersionFamily, args []string) int {
 	if err != nil {
 		return c.fail("retrieving "+f.noun+"s", err)
 	}
-	return mgmtPrintList(c, m, pf, pg, versions, f.noun+"s", []string{"ID", "Version", "Enabled", "Official", "Beta", "Deprecated", "Usage"},
+	return mgmtPrintList(c.cli, m, pf, pg, versions, f.noun+"s", []string{"ID", "Version", "Enabled", "Official", "Beta", "Deprecated", "Usage"},
 		func(v *mgmt.ToolVersion) []string {
 			return []string{v.ID, v.Version, mgmtYesNo(v.Enabled), mgmtYesNo(v.Official), mgmtYesNo(v.Beta),
 				mgmtYesNo(v.Deprecated), strconv.Itoa(v.Usage)}
 		})
 }
 
-func (c *cli) mgmtVersionShow(f mgmtVersionFamily, args []string) int {
+func (c *adminCmds) mgmtVersionShow(f mgmtVersionFamily, args []string) int {
 	fs, m := c.mgmtFlagSet("admin "+f.command+" show", "[options] VERSION",
 		"Show one "+f.noun+", given by ID ("+mgmtVersionIDPrefix+"...) or version string.")
 	m.jsonFlag(fs)
@@ -144,7 +144,7 @@ func (v *mgmtVersionFlags) register(fs *flag.FlagSet, withVersion bool) {
 	fs.StringVar(&v.reason, "deprecated-reason", "", "why the version is deprecated (with -deprecated)")
 }
 
-func (c *cli) mgmtVersionCreate(f mgmtVersionFamily, args []string) int {
+func (c *adminCmds) mgmtVersionCreate(f mgmtVersionFamily, args []string) int {
 	fs, m := c.mgmtFlagSet("admin "+f.command+" create", "[options] VERSION", `
 Add the `+f.noun+` VERSION ("N.N.N" or "N.N.N-bundle"). -url and -sha are
 required.`)
@@ -180,7 +180,7 @@ required.`)
 	return 0
 }
 
-func (c *cli) mgmtVersionUpdate(f mgmtVersionFamily, args []string) int {
+func (c *adminCmds) mgmtVersionUpdate(f mgmtVersionFamily, args []string) int {
 	fs, m := c.mgmtFlagSet("admin "+f.command+" update", "[options] VERSION", `
 Change one `+f.noun+`, given by ID (`+mgmtVersionIDPrefix+`...) or version string. Only
 the options given are sent; the others keep their values. An empty
@@ -224,7 +224,7 @@ the options given are sent; the others keep their values. An empty
 	return 0
 }
 
-func (c *cli) mgmtVersionDelete(f mgmtVersionFamily, args []string) int {
+func (c *adminCmds) mgmtVersionDelete(f mgmtVersionFamily, args []string) int {
 	fs, m := c.mgmtFlagSet("admin "+f.command+" delete", "[options] VERSION", `
 Remove one `+f.noun+`, given by ID (`+mgmtVersionIDPrefix+`...) or version string. The
 server refuses an official version and one that is in use.`)
@@ -247,7 +247,7 @@ server refuses an official version and one that is in use.`)
 }
 
 // mgmtFindVersion returns the version arg names: by ID, or by exact version.
-func (c *cli) mgmtFindVersion(f mgmtVersionFamily, client *mgmt.Client, arg string) (*mgmt.ToolVersion, error) {
+func (c *adminCmds) mgmtFindVersion(f mgmtVersionFamily, client *mgmt.Client, arg string) (*mgmt.ToolVersion, error) {
 	if strings.HasPrefix(arg, mgmtVersionIDPrefix) {
 		return f.endpoints(client).Read(c.ctx, arg)
 	}
@@ -264,7 +264,7 @@ func (c *cli) mgmtFindVersion(f mgmtVersionFamily, client *mgmt.Client, arg stri
 }
 
 // mgmtResolveVersion returns the ID of the version arg names.
-func (c *cli) mgmtResolveVersion(f mgmtVersionFamily, client *mgmt.Client, arg string) (string, error) {
+func (c *adminCmds) mgmtResolveVersion(f mgmtVersionFamily, client *mgmt.Client, arg string) (string, error) {
 	if strings.HasPrefix(arg, mgmtVersionIDPrefix) {
 		return arg, nil
 	}

@@ -66,7 +66,7 @@ type command struct {
 func (c *cli) commands() []command {
 	return []command{
 		{"acl", "Interact with ACL tokens and policies", nil, (&aclCmds{c}).commands()},
-		{"admin", "Administer the installation's organizations, workspaces and versions", nil, c.adminCommands()},
+		{"admin", "Administer the installation's organizations, workspaces and versions", nil, (&adminCmds{c}).commands()},
 		{"agent", "Run a sched agent (server or client)", c.agentCommand, nil},
 		{"alloc", "Interact with allocations", nil, (&allocCmds{c}).commands()},
 		{"completion", "Install shell completion of sched's commands", nil, c.completionCommands()},
@@ -78,8 +78,8 @@ func (c *cli) commands() []command {
 		{"namespace", "Interact with namespaces", nil, (&namespaceCmds{c}).commands()},
 		{"node", "Interact with nodes", nil, (&nodeCmds{c}).commands()},
 		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys, security check", nil, (&operatorCmds{c}).commands()},
-		{"org", "Interact with organizations", nil, c.orgCommands()},
-		{"project", "Interact with projects", nil, c.projectCommands()},
+		{"org", "Interact with organizations", nil, (&orgCmds{c}).commands()},
+		{"project", "Interact with projects", nil, (&projectCmds{c}).commands()},
 		{"server", "Interact with servers: members and join", nil, (&serverCmds{c}).commands()},
 		{"service", "Interact with the registered services", nil, (&serviceCmds{c}).commands()},
 		{"status", "Find jobs, nodes, allocations, evaluations and deployments by ID prefix", c.statusCommand, nil},

@@ -6,14 +6,17 @@ import (
 	"github.com/schedhq/sched/http/api/mgmt"
 )
 
-func (c *cli) orgCommands() []command {
+// orgCmds are the commands of `sched org`.
+type orgCmds struct{ *cli }
+
+func (c *orgCmds) commands() []command {
 	return []command{
 		{"create", "Create an organization", c.orgCreate, nil},
 		{"list", "List organizations", c.orgList, nil},
 	}
 }
 
-func (c *cli) orgCreate(args []string) int {
+func (c *orgCmds) orgCreate(args []string) int {
 	fs, m := c.mgmtFlagSet("org create", "[options] NAME",
 		"Create the organization NAME. The server gives it an owners team, with the token's user on it, and a \"Default Project\".")
 	m.jsonFlag(fs)
@@ -36,7 +39,7 @@ func (c *cli) orgCreate(args []string) int {
 	return 0
 }
 
-func (c *cli) orgList(args []string) int {
+func (c *orgCmds) orgList(args []string) int {
 	fs, m := c.mgmtFlagSet("org list", "[options]", "List the organizations the token may see.")
 	m.jsonFlag(fs)
 	var pf mgmtPageFlags
@@ -61,7 +64,7 @@ func (c *cli) orgList(args []string) int {
 	if err != nil {
 		return c.fail("retrieving organizations", err)
 	}
-	return mgmtPrintList(c, m, pf, pg, orgs, "organizations", []string{"Name", "External ID", "Email", "Created"},
+	return mgmtPrintList(c.cli, m, pf, pg, orgs, "organizations", []string{"Name", "External ID", "Email", "Created"},
 		func(o *mgmt.Organization) []string {
 			return []string{o.Name, o.ExternalID, o.Email, c.mgmtTime(o.CreatedAt)}
 		})

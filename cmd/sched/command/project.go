@@ -9,6 +9,9 @@ import (
 	"github.com/schedhq/sched/http/api/mgmt"
 )
 
+// projectCmds are the commands of `sched project`.
+type projectCmds struct{ *cli }
+
 // Projects and workspaces are named on the command line by ID (prj-…,
 // ws-…) or by name. A name is looked up in the -org organization; an
 // argument with the ID prefix is always taken as an ID, even though a
@@ -18,7 +21,7 @@ const (
 	mgmtWorkspaceIDPrefix = "ws-"
 )
 
-func (c *cli) projectCommands() []command {
+func (c *projectCmds) commands() []command {
 	return []command{
 		{"list", "List the projects of an organization", c.projectList, nil},
 		{"create", "Create a project", c.projectCreate, nil},
@@ -27,7 +30,7 @@ func (c *cli) projectCommands() []command {
 	}
 }
 
-func (c *cli) projectList(args []string) int {
+func (c *projectCmds) projectList(args []string) int {
 	fs, m := c.mgmtFlagSet("project list", "[options]", `
 List the projects of the organization, in the server's stable order unless
 -sort says otherwise.`)
@@ -67,13 +70,13 @@ List the projects of the organization, in the server's stable order unless
 	if err != nil {
 		return c.fail("retrieving projects", err)
 	}
-	return mgmtPrintList(c, m, pf, pg, projects, "projects", []string{"ID", "Name", "Workspaces", "Teams", "Description"},
+	return mgmtPrintList(c.cli, m, pf, pg, projects, "projects", []string{"ID", "Name", "Workspaces", "Teams", "Description"},
 		func(p *mgmt.Project) []string {
 			return []string{p.ID, p.Name, strconv.Itoa(p.WorkspaceCount), strconv.Itoa(p.TeamCount), p.Description}
 		})
 }
 
-func (c *cli) projectCreate(args []string) int {
+func (c *projectCmds) projectCreate(args []string) int {
 	fs, m := c.mgmtFlagSet("project create", "[options] NAME", `
 Create the project NAME in the organization. Names are 3 to 40 letters,
 digits, spaces, "-" or "_", unique in the organization regardless of case.`)
@@ -105,7 +108,7 @@ digits, spaces, "-" or "_", unique in the organization regardless of case.`)
 	return 0
 }
 
-func (c *cli) projectDelete(args []string) int {
+func (c *projectCmds) projectDelete(args []string) int {
 	fs, m := c.mgmtFlagSet("project delete", "[options] PROJECT", `
 Delete PROJECT, given by ID (prj-...) or by name in the -org organization.
 The server refuses to delete a project that still holds workspaces: move
@@ -129,7 +132,7 @@ or delete them first.`)
 	return 0
 }
 
-func (c *cli) projectMove(args []string) int {
+func (c *projectCmds) projectMove(args []string) int {
 	fs, m := c.mgmtFlagSet("project move", "[options] PROJECT WORKSPACE...", `
 Move the WORKSPACEs into PROJECT: all of them, or none when one is missing or
 the token may not move it. Projects are given by ID (prj-...) or name,
@@ -167,7 +170,7 @@ organization.`)
 
 // mgmtResolveProject returns the ID of the project arg names: arg itself when
 // it is an ID, else the project of that name (any case) in m.org.
-func (c *cli) mgmtResolveProject(client *mgmt.Client, m *mgmtMeta, arg string) (string, error) {
+func (c *projectCmds) mgmtResolveProject(client *mgmt.Client, m *mgmtMeta, arg string) (string, error) {
 	if strings.HasPrefix(arg, mgmtProjectIDPrefix) {
 		return arg, nil
 	}
@@ -189,7 +192,7 @@ func (c *cli) mgmtResolveProject(client *mgmt.Client, m *mgmtMeta, arg string) (
 
 // mgmtResolveWorkspace returns the ID of the workspace arg names: arg itself
 // when it is an ID, else the workspace of that name in m.org.
-func (c *cli) mgmtResolveWorkspace(client *mgmt.Client, m *mgmtMeta, arg string) (string, error) {
+func (c *projectCmds) mgmtResolveWorkspace(client *mgmt.Client, m *mgmtMeta, arg string) (string, error) {
 	if strings.HasPrefix(arg, mgmtWorkspaceIDPrefix) {
 		return arg, nil
 	}
