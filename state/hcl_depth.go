@@ -258,10 +258,10 @@ func nextSignificant(toks hclsyntax.Tokens, i int) *hclsyntax.Token {
 // '[' nest. Strings are skipped by the rules of HCL's JSON scanner, to the
 // grapheme cluster, so that no bracket its parser reads is hidden.
 func CheckHCLJSONDepth(filename string, src []byte, max int) error {
-	if err := CheckHCLTokens(filename, src); err != nil {
+	if err := checkJSON(filename, src, max, skipHCLJSONString); err != nil {
 		return err
 	}
-	return checkJSON(filename, src, max, skipHCLJSONString)
+	return CheckHCLTokens(filename, src)
 }
 
 // CheckJSONDepth is CheckHCLJSONDepth for standard JSON, as encoding/json

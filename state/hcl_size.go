@@ -32,7 +32,7 @@ func CheckHCLTokens(filename string, src []byte) error {
 			inWord = false
 		}
 		if n > MaxHCLTokens {
-			return Invalidf(filename, "more than %d tokens (limit %d): split the text, or move large content to a file the job fetches", MaxHCLTokens, MaxHCLTokens)
+			return Invalidf(filename, "more than %d tokens (limit %d)", MaxHCLTokens, MaxHCLTokens)
 		}
 	}
 	return nil
