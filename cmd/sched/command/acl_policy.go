@@ -68,12 +68,9 @@ func (c *aclCmds) readRulesFile(path string) (string, error) {
 func (c *aclCmds) aclPolicyList(args []string) int {
 	fs, m := c.flagSet("acl policy list", "[options]", "List the policies the token may see: all of them with a management token, its own otherwise.")
 	asJSON := c.outputFlags(fs, "print the policies as JSON")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	list, _, err := client.ACLPolicies().List(c.ctx, nil)
 	if err != nil {
@@ -97,12 +94,9 @@ func (c *aclCmds) aclPolicyList(args []string) int {
 func (c *aclCmds) aclPolicyInfo(args []string) int {
 	fs, m := c.flagSet("acl policy info", "[options] NAME", "Show the policy NAME and its rules.")
 	asJSON := c.outputFlags(fs, "print the policy as JSON")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	p, _, err := client.ACLPolicies().Info(c.ctx, fs.Arg(0), nil)
 	if err != nil {
@@ -123,12 +117,9 @@ func (c *aclCmds) aclPolicyInfo(args []string) int {
 
 func (c *aclCmds) aclPolicyDelete(args []string) int {
 	fs, m := c.flagSet("acl policy delete", "[options] NAME", "Delete the policy NAME. Tokens that name it lose its rules.")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	if _, err := client.ACLPolicies().Delete(c.ctx, fs.Arg(0), nil); err != nil {
 		return c.fail("deleting policy", err)

@@ -30,12 +30,9 @@ management token may do everything. The secret is printed once: keep it.`)
 	fs.Var(&policies, "policy", "a policy of the token (repeatable; client tokens)")
 	ttl := fs.Duration("ttl", 0, "expire the token this long after creation (at least 1m); 0 never expires")
 	global := fs.Bool("global", false, "accepted for compatibility: every token is global")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	tok, _, err := client.ACLTokens().Create(c.ctx, &state.ACLToken{Name: *name, Type: *typ, Policies: policies,
 		Global: *global, ExpirationTTL: *ttl}, nil)
@@ -49,12 +46,9 @@ management token may do everything. The secret is printed once: keep it.`)
 func (c *aclCmds) aclTokenList(args []string) int {
 	fs, m := c.flagSet("acl token list", "[options]", "List every token (needs a management token). Secrets are never shown.")
 	asJSON := c.outputFlags(fs, "print the tokens as JSON")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	list, _, err := client.ACLTokens().List(c.ctx, nil)
 	if err != nil {
@@ -78,12 +72,9 @@ func (c *aclCmds) aclTokenList(args []string) int {
 func (c *aclCmds) aclTokenInfo(args []string) int {
 	fs, m := c.flagSet("acl token info", "[options] ACCESSOR_ID", "Show the token ACCESSOR_ID (its secret is not shown).")
 	asJSON := c.outputFlags(fs, "print the token as JSON")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	tok, _, err := client.ACLTokens().Info(c.ctx, fs.Arg(0), nil)
 	if err != nil {
@@ -99,12 +90,9 @@ func (c *aclCmds) aclTokenInfo(args []string) int {
 func (c *aclCmds) aclTokenSelf(args []string) int {
 	fs, m := c.flagSet("acl token self", "[options]", "Show the token this command authenticates with (-token or SCHED_TOKEN).")
 	asJSON := c.outputFlags(fs, "print the token as JSON")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	tok, _, err := client.ACLTokens().Self(c.ctx, nil)
 	if err != nil {
@@ -119,12 +107,9 @@ func (c *aclCmds) aclTokenSelf(args []string) int {
 
 func (c *aclCmds) aclTokenDelete(args []string) int {
 	fs, m := c.flagSet("acl token delete", "[options] ACCESSOR_ID", "Delete the token ACCESSOR_ID.")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	if _, err := client.ACLTokens().Delete(c.ctx, fs.Arg(0), nil); err != nil {
 		return c.fail("deleting token", err)

@@ -85,12 +85,9 @@ func mgmtWorkspaceLimit(limit *int) string {
 func (c *adminCmds) adminOrgShow(args []string) int {
 	fs, m := c.mgmtFlagSet("admin org show", "[options] NAME", "Show the organization NAME with its owners.")
 	m.jsonFlag(fs)
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseMgmt(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.mgmt()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	org, err := client.Admin().Organizations().Read(c.ctx, fs.Arg(0), true)
 	if err != nil {
@@ -190,12 +187,9 @@ func mgmtAnyGiven(set map[string]bool, names ...string) bool {
 func (c *adminCmds) adminOrgDelete(args []string) int {
 	fs, m := c.mgmtFlagSet("admin org delete", "[options] NAME",
 		"Delete the organization NAME with its projects, teams and workspaces.")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseMgmt(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.mgmt()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	if err := client.Admin().Organizations().Delete(c.ctx, fs.Arg(0)); err != nil {
 		return c.fail("deleting organization", err)
@@ -265,12 +259,9 @@ func mgmtRunStatus(w *mgmt.Workspace) string {
 func (c *adminCmds) adminWorkspaceShow(args []string) int {
 	fs, m := c.mgmtFlagSet("admin workspace show", "[options] ID", "Show the workspace ID (ws-...).")
 	m.jsonFlag(fs)
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseMgmt(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.mgmt()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	w, err := client.Admin().Workspaces().Read(c.ctx, fs.Arg(0), mgmt.AdminIncludeCurrentRun)
 	if err != nil {
@@ -297,12 +288,9 @@ func (c *adminCmds) adminWorkspaceShow(args []string) int {
 
 func (c *adminCmds) adminWorkspaceDelete(args []string) int {
 	fs, m := c.mgmtFlagSet("admin workspace delete", "[options] ID", "Delete the workspace ID (ws-...).")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseMgmt(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.mgmt()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	if err := client.Admin().Workspaces().Delete(c.ctx, fs.Arg(0)); err != nil {
 		return c.fail("deleting workspace", err)

@@ -86,12 +86,9 @@ func (c *adminCmds) mgmtVersionShow(f mgmtVersionFamily, args []string) int {
 	fs, m := c.mgmtFlagSet("admin "+f.command+" show", "[options] VERSION",
 		"Show one "+f.noun+", given by ID ("+mgmtVersionIDPrefix+"...) or version string.")
 	m.jsonFlag(fs)
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseMgmt(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.mgmt()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	v, err := c.mgmtFindVersion(f, client, fs.Arg(0))
 	if err != nil {
@@ -228,12 +225,9 @@ func (c *adminCmds) mgmtVersionDelete(f mgmtVersionFamily, args []string) int {
 	fs, m := c.mgmtFlagSet("admin "+f.command+" delete", "[options] VERSION", `
 Remove one `+f.noun+`, given by ID (`+mgmtVersionIDPrefix+`...) or version string. The
 server refuses an official version and one that is in use.`)
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseMgmt(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.mgmt()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	id, err := c.mgmtResolveVersion(f, client, fs.Arg(0))
 	if err != nil {

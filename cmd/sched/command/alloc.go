@@ -39,12 +39,9 @@ func (c *allocCmds) allocStatus(args []string) int {
 	verbose := fs.Bool("verbose", false, "print full IDs and every task event")
 	stats := fs.Bool("stats", false, "also show the running tasks' measured CPU and memory use")
 	asJSON := c.outputFlags(fs, "print the allocation (with -stats, and its resource usage) as JSON")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	id := strings.TrimSpace(fs.Arg(0))
 	stubs, _, err := client.Allocations().List(c.ctx, &api.QueryOptions{Namespace: m.lookupNamespace(), Prefix: id,

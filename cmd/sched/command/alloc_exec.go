@@ -37,12 +37,9 @@ func (c *allocCmds) allocExec(args []string) int {
 	tty := fs.Bool("t", isTerm, "run the command on a terminal (raw local terminal, window size followed)")
 	task := fs.String("task", "", "the task to run in (default: the group's only task)")
 	verbose := fs.Bool("verbose", false, "print full IDs when listing ambiguous allocations")
-	if done, code := parseFlags(fs, args, 2, 1<<16); done {
+	client, code := c.parseClient(fs, m, args, 2, 1<<16)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	stub, taskName, code := c.allocTask(client, m, fs.Arg(0), *task, *verbose)
 	if code != 0 {
@@ -148,12 +145,9 @@ a node drain would. Prints the evaluation's ID.`
 func (c *allocCmds) allocStop(args []string) int {
 	fs, m := c.flagSet("alloc stop", "[options] ALLOC", allocStopHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	stub, err := c.resolveAlloc(client, m, fs.Arg(0), *verbose)
 	if err != nil {

@@ -85,12 +85,9 @@ func (c *clusterCmds) system() []command {
 
 func (c *clusterCmds) systemGC(args []string) int {
 	fs, m := c.flagSet("system gc", "[options]", systemGCHelp)
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	if _, err := client.System().GarbageCollect(c.ctx, nil); err != nil {
 		return c.fail("running garbage collection", err)

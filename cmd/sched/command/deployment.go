@@ -37,12 +37,9 @@ func (c *deploymentCmds) deploymentList(args []string) int {
 	fs, m := c.flagSet("deployment list", "[options]", deploymentListHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := c.outputFlags(fs, "print the deployments as JSON")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	ds, _, err := client.Deployments().List(c.ctx, &api.QueryOptions{Namespace: m.lookupNamespace()})
 	if err != nil {
@@ -102,12 +99,9 @@ func (c *deploymentCmds) deploymentStatus(args []string) int {
 	fs, m := c.flagSet("deployment status", "[options] ID", deploymentStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := c.outputFlags(fs, "print the deployment as JSON")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	d := c.resolveDeployment(client, m, fs.Arg(0), *verbose)
 	if d == nil {
@@ -188,12 +182,9 @@ func (c *deploymentCmds) deploymentWrite(name, help string, args []string, extra
 	if extra != nil {
 		extra(fs)
 	}
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	d := c.resolveDeployment(client, m, fs.Arg(0), *verbose)
 	if d == nil {

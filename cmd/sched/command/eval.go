@@ -45,12 +45,9 @@ func (c *evalCmds) evalStatus(args []string) int {
 	job := fs.String("job", "", "list only the evaluations of job `ID`")
 	status := fs.String("status", "", "list only evaluations with `STATUS` (pending, blocked, complete, failed, canceled)")
 	asJSON := c.outputFlags(fs, "print the evaluation list, or the evaluation, as JSON")
-	if done, code := parseFlags(fs, args, 0, 1); done {
+	client, code := c.parseClient(fs, m, args, 0, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	if fs.NArg() == 0 {
 		params := map[string]string{}

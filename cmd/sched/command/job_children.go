@@ -114,12 +114,9 @@ func (c *jobCmds) jobPeriodicForce(args []string) int {
 		asJSON  = fs.Bool("json", false, "print the answer as JSON")
 		verbose = fs.Bool("verbose", false, "print full IDs")
 	)
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	stub, _, err := c.resolveJob(client, m, fs.Arg(0))
 	if err != nil {

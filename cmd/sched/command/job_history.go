@@ -17,12 +17,9 @@ func (c *jobCmds) jobHistory(args []string) int {
 	var version optionalUint
 	fs.Var(&version, "version", "print only version `N`")
 	asJSON := c.outputFlags(fs, "print the versions (and diffs with -p) as JSON")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	stub, _, err := c.resolveJob(client, m, fs.Arg(0))
 	if err != nil {

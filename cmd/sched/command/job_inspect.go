@@ -18,12 +18,9 @@ func (c *jobCmds) jobInspect(args []string) int {
 	var version optionalUint
 	fs.Var(&version, "version", "print version `N` of the job instead of the current one")
 	c.outputFlags(fs, "print the job as JSON (the default; there to match the other read commands)")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	stub, _, err := c.resolveJob(client, m, fs.Arg(0))
 	if err != nil {

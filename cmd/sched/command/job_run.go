@@ -32,12 +32,9 @@ func (c *jobCmds) jobRun(args []string) int {
 	)
 	files.register(fs)
 	fs.Var(&checkIndex, "check-index", "register only if the job modify index is `N` (0: only if new)")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 
 	job, sub, err := c.readJob(client, fs.Arg(0), &files)
@@ -81,7 +78,7 @@ func (c *jobCmds) jobRun(args []string) int {
 		return 0
 	}
 	fmt.Fprintln(c.stdout)
-	code := c.monitorEval(client, job.ID, resp.EvalID, ns, *verbose)
+	code = c.monitorEval(client, job.ID, resp.EvalID, ns, *verbose)
 	if code != 0 && code != exitPlacementFailed {
 		return code
 	}

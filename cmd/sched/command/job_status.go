@@ -25,12 +25,9 @@ func (c *jobCmds) jobStatus(args []string) int {
 	short := fs.Bool("short", false, "print only the job's fields")
 	allAllocs := fs.Bool("all-allocs", false, "include allocations of an earlier job with the same ID")
 	asJSON := c.outputFlags(fs, "print the job list, or the job with its summary, latest deployment and allocations, as JSON")
-	if done, code := parseFlags(fs, args, 0, 1); done {
+	client, code := c.parseClient(fs, m, args, 0, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 
 	if fs.NArg() == 0 {

@@ -24,12 +24,9 @@ func (c *jobCmds) jobStop(args []string) int {
 		verbose  = fs.Bool("verbose", false, "print full IDs")
 		evalPrio = fs.Int("eval-priority", 0, "priority of the stop evaluation; 0 uses the job's")
 	)
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	stub, exact, err := c.resolveJob(client, m, fs.Arg(0))
 	if err != nil {

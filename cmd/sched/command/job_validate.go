@@ -28,12 +28,9 @@ func (c *jobCmds) jobValidate(args []string) int {
 	fs, m := c.flagSet("job validate", "[options] FILE", jobValidateHelp)
 	var files jobFileFlags
 	files.register(fs)
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	job, err := c.readJobLocally(fs.Arg(0), &files)
 	if err != nil {

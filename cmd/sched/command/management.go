@@ -87,6 +87,19 @@ func (m *mgmtMeta) mgmt() (*mgmt.Client, error) {
 	return mgmt.New(client), nil
 }
 
+// parseMgmt is parseClient for a management command: the client of
+// /api/v2 made from the shared flags in m.
+func (c *cli) parseMgmt(fs *flag.FlagSet, m *mgmtMeta, args []string, min, max int) (*mgmt.Client, int) {
+	if done, code := parseFlags(fs, args, min, max); done {
+		return nil, code
+	}
+	client, err := m.mgmt()
+	if err != nil {
+		return nil, c.fail("creating client", err)
+	}
+	return client, 0
+}
+
 // mgmtPageFlags are -page and -page-size. With neither, a list command
 // fetches every page, as the jobs API's list commands show everything;
 // with either, it shows that one page and says where it is in the list.

@@ -79,6 +79,21 @@ func parseFlags(fs *flag.FlagSet, args []string, min, max int) (done bool, code 
 	return false, 0
 }
 
+// parseClient is how an API command starts: it parses args into fs
+// (parseFlags) and makes the API client from the shared flags in m. A nil
+// client means the command returns code at once: -h (0), or a usage error
+// or a client that could not be made (1, reason printed).
+func (c *cli) parseClient(fs *flag.FlagSet, m *meta, args []string, min, max int) (*api.Client, int) {
+	if done, code := parseFlags(fs, args, min, max); done {
+		return nil, code
+	}
+	client, err := m.client()
+	if err != nil {
+		return nil, c.fail("creating client", err)
+	}
+	return client, 0
+}
+
 // client returns an API client configured from the shared flags.
 func (m *meta) client() (*api.Client, error) {
 	token := m.token

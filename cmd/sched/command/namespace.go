@@ -25,12 +25,9 @@ func (c *namespaceCmds) commands() []command {
 func (c *namespaceCmds) namespaceList(args []string) int {
 	fs, m := c.flagSet("namespace list", "[options]", "List the namespaces the token may see.")
 	asJSON := c.outputFlags(fs, "print the namespaces as JSON")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	list, _, err := client.Namespaces().List(c.ctx, nil)
 	if err != nil {
@@ -54,12 +51,9 @@ func (c *namespaceCmds) namespaceList(args []string) int {
 func (c *namespaceCmds) namespaceStatus(args []string) int {
 	fs, m := c.flagSet("namespace status", "[options] NAME", "Show the namespace NAME.")
 	asJSON := c.outputFlags(fs, "print the namespace as JSON")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	ns, _, err := client.Namespaces().Info(c.ctx, fs.Arg(0), nil)
 	if err != nil {
@@ -88,12 +82,9 @@ func (c *namespaceCmds) namespaceApply(args []string) int {
 	fs, m := c.flagSet("namespace apply", "[options] NAME",
 		"Create the namespace NAME, or update it when it exists. Fields not given keep their current value.")
 	description := fs.String("description", "", "a human-readable description")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	name := fs.Arg(0)
 	given := map[string]bool{}
@@ -120,12 +111,9 @@ func (c *namespaceCmds) namespaceApply(args []string) int {
 
 func (c *namespaceCmds) namespaceDelete(args []string) int {
 	fs, m := c.flagSet("namespace delete", "[options] NAME", "Delete the namespace NAME. It must hold no jobs.")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	if _, err := client.Namespaces().Delete(c.ctx, fs.Arg(0), nil); err != nil {
 		return c.fail("deleting namespace", err)

@@ -64,12 +64,9 @@ func (c *nodeCmds) nodeStatus(args []string) int {
 	verbose := fs.Bool("verbose", false, "print full IDs, attributes and meta")
 	self := fs.Bool("self", false, "show the node of the client agent at -address")
 	asJSON := c.outputFlags(fs, "print the node list, or the node with its allocations, as JSON")
-	if done, code := parseFlags(fs, args, 0, 1); done {
+	client, code := c.parseClient(fs, m, args, 0, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	if *self {
 		return c.nodeStatusSelf(client, fs.NArg(), *verbose) // node_self.go

@@ -41,12 +41,9 @@ func (c *operatorCmds) operatorRaftListPeers(args []string) int {
 		"List the servers of the Raft configuration, as the leader knows it.")
 	stale := fs.Bool("stale", false, "let any server answer from its own view, without a leader")
 	asJSON := c.outputFlags(fs, "print the Raft configuration as JSON")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	conf, err := client.Operator().RaftGetConfiguration(c.ctx, &api.QueryOptions{AllowStale: *stale})
 	if err != nil {
@@ -106,12 +103,9 @@ func (c *operatorCmds) operatorSnapshotSave(args []string) int {
 	fs, m := c.flagSet("operator snapshot save", "[options] FILE",
 		"Save a snapshot of the cluster's state (the leader's, unless -stale) to FILE.")
 	stale := fs.Bool("stale", false, "let any server answer with its own state, without a leader")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	path := fs.Arg(0)
 	rc, err := client.Operator().Snapshot(c.ctx, &api.QueryOptions{AllowStale: *stale})
@@ -142,12 +136,9 @@ func (c *operatorCmds) operatorSnapshotSave(args []string) int {
 func (c *operatorCmds) operatorSnapshotRestore(args []string) int {
 	fs, m := c.flagSet("operator snapshot restore", "[options] FILE",
 		"Replace the whole cluster's state with the snapshot in FILE, saved by `sched operator snapshot save`. Every write since the snapshot is lost.")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {

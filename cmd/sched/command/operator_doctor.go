@@ -49,12 +49,9 @@ Exit code: 0 when no agent reports an open door, 2 when one does, 1 when
 an agent could not be asked (and none reports an open door).`)
 	selfOnly := fs.Bool("self", false, "check only the agent at -address, not the other servers")
 	asJSON := c.outputFlags(fs, "print each agent's findings as JSON")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	self, err := client.Agent().Self(c.ctx)
 	if err != nil {
@@ -74,7 +71,7 @@ an agent could not be asked (and none reports an open door).`)
 			unanswered = true
 		}
 	}
-	code := doctorClean
+	code = doctorClean
 	switch {
 	case doors > 0:
 		code = doctorOpenDoors

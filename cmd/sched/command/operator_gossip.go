@@ -35,12 +35,9 @@ Needs agent:write (the list shows the keys).`
 
 func (c *operatorCmds) operatorKeyringList(args []string) int {
 	fs, m := c.flagSet("operator gossip keyring list", "[options]", "List the gossip keys of every server.\n\n"+keyringHelp)
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	resp, err := client.Agent().KeyringList(c.ctx)
 	if err != nil {

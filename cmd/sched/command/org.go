@@ -21,12 +21,9 @@ func (c *orgCmds) orgCreate(args []string) int {
 		"Create the organization NAME. The server gives it an owners team, with the token's user on it, and a \"Default Project\".")
 	m.jsonFlag(fs)
 	email := fs.String("email", "", "contact e-mail address of the organization")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseMgmt(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.mgmt()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	org, err := client.Organizations().Create(c.ctx, mgmt.OrganizationCreateOptions{Name: fs.Arg(0), Email: *email})
 	if err != nil {

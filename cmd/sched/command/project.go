@@ -114,12 +114,9 @@ Delete PROJECT, given by ID (prj-...) or by name in the -org organization.
 The server refuses to delete a project that still holds workspaces: move
 or delete them first.`)
 	m.orgFlag(fs)
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseMgmt(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.mgmt()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	id, err := c.mgmtResolveProject(client, m, fs.Arg(0))
 	if err != nil {

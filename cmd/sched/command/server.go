@@ -23,12 +23,9 @@ func (c *serverCmds) serverMembers(args []string) int {
 		"List the servers the agent knows through gossip, with their status and which one leads.")
 	detailed := fs.Bool("detailed", false, "also print each server's tags")
 	asJSON := c.outputFlags(fs, "print the members as JSON")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	members, err := client.Agent().Members(c.ctx)
 	if err != nil {
@@ -69,12 +66,9 @@ func (c *serverCmds) serverMembers(args []string) int {
 func (c *serverCmds) serverJoin(args []string) int {
 	fs, m := c.flagSet("server join", "[options] ADDRESS...",
 		"Make the agent join the servers at the gossip addresses (host or host:port; port 4648 by default).")
-	if done, code := parseFlags(fs, args, 1, 1<<20); done {
+	client, code := c.parseClient(fs, m, args, 1, 1<<20)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	n, err := client.Agent().Join(c.ctx, fs.Args()...)
 	if err != nil {

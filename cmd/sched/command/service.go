@@ -24,12 +24,9 @@ their instances. -namespace '*' lists every namespace the token may read.`
 func (c *serviceCmds) serviceList(args []string) int {
 	fs, m := c.flagSet("service list", "[options]", serviceListHelp)
 	asJSON := c.outputFlags(fs, "print the services as JSON")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	list, _, err := client.Services().List(c.ctx, nil)
 	if err != nil {
@@ -70,12 +67,9 @@ func (c *serviceCmds) serviceInfo(args []string) int {
 	fs, m := c.flagSet("service info", "[options] NAME", serviceInfoHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := c.outputFlags(fs, "print the registrations as JSON")
-	if done, code := parseFlags(fs, args, 1, 1); done {
+	client, code := c.parseClient(fs, m, args, 1, 1)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	name := fs.Arg(0)
 	regs, _, err := client.Services().Get(c.ctx, name, nil)

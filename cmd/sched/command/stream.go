@@ -37,12 +37,9 @@ func (c *streamCmds) eventStream(args []string) int {
 	fs.Var(&topics, "topic", "`TOPIC[:KEY]` to follow (repeatable); default: every topic")
 	index := fs.Uint64("index", 0, "start at this index (0: from now on)")
 	heartbeats := fs.Bool("heartbeats", false, "also print the server's {} heartbeats")
-	if done, code := parseFlags(fs, args, 0, 0); done {
+	client, code := c.parseClient(fs, m, args, 0, 0)
+	if client == nil {
 		return code
-	}
-	client, err := m.client()
-	if err != nil {
-		return c.fail("creating client", err)
 	}
 	body, err := client.EventStream(c.ctx, topics, *index, nil)
 	if err != nil {
