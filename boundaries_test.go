@@ -39,13 +39,17 @@ var allowed = map[string][]string{
 	"cmd/...":           {"http/api", "state"},
 	"e2e/...":           {"http/api", "http/api/mgmt", "state", "state/mgmt"},
 	"internal/testutil": {},
+	// The scheduler's exported test harness, shared by the tests of
+	// scheduler and scheduler/leader.
+	"scheduler/schedtest": {"scheduler", "state", "state/store"},
 }
 
 // testAllowed adds, per package, what its tests may import beyond its
 // product rules. internal/testutil is open to every test.
 var testAllowed = map[string][]string{
-	// The harness applies real store commands, without Raft.
-	"scheduler": {"state/store"},
+	// The harness (scheduler/schedtest) applies real store commands,
+	// without Raft.
+	"scheduler": {"state/store", "scheduler/schedtest"},
 	// Tests may assemble the whole HTTP server: the management API's tests
 	// mount it on the real core, and the core's route walks mount it too
 	// (product code of either never imports the other). The core's tests
@@ -56,6 +60,8 @@ var testAllowed = map[string][]string{
 	"agent/...": {"..."},
 	// One CLI test runs the management commands against an in-process agent.
 	"cmd/sched/command": {"agent"},
+	// The leader's tests share the scheduler's harness.
+	"scheduler/leader": {"scheduler/schedtest"},
 }
 
 func matches(pattern, pkg string) bool {
@@ -156,6 +162,8 @@ func TestBoundaryRulesCatchViolations(t *testing.T) {
 		{"scheduler", "state/store", false}, {"scheduler", "scheduler/leader", true},
 		{"scheduler", "raft", true}, {"scheduler", "http", true},
 		{"scheduler/leader", "raft", true}, {"scheduler/leader", "http", true},
+		{"scheduler", "scheduler/schedtest", false}, {"scheduler/schedtest", "scheduler/leader", true},
+		{"scheduler/schedtest", "raft", true},
 		{"http/mgmt", "http", false}, {"http", "http/mgmt", false},
 		{"http/api", "state/store", true}, {"http/api/mgmt", "state/store", true},
 		{"http/api", "http", true}, {"http/api", "agent", true},

@@ -1,8 +1,10 @@
-package scheduler
+package scheduler_test
 
 import (
 	"testing"
 
+	. "github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 )
 
@@ -11,7 +13,7 @@ import (
 // evaluation replaces it wherever it runs. A stale mark does not move an
 // allocation off a node that is not draining in any other evaluation.
 func TestAllocStopMigratesOnlyInItsEvaluation(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	h.UpsertNodes(MockNode("n0"), MockNode("n1"))
 	job := MockJob("web")
 	job.TaskGroups[0].Count = 2

@@ -1,9 +1,11 @@
-package scheduler
+package scheduler_test
 
 import (
 	"fmt"
 	"testing"
 
+	. "github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -30,7 +32,7 @@ func TestDryRun(t *testing.T) {
 		{"no room", false, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Resources.MemoryMB = 100000 }, state.DesiredUpdates{Place: 4}, true, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := NewHarness(t)
+			h := schedtest.NewHarness(t)
 			for i := range 3 {
 				h.UpsertNodes(MockNode(fmt.Sprintf("n%d", i)))
 			}
@@ -83,7 +85,7 @@ func TestDryRun(t *testing.T) {
 }
 
 func TestDryRunIgnoresPurgedInstance(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	h.UpsertNodes(MockNode("n0"))
 	job := MockJob("web")
 	job.TaskGroups[0].Count = 2

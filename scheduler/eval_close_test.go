@@ -1,9 +1,13 @@
-package scheduler
+package scheduler_test
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 
+	. "github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 )
 
@@ -23,7 +27,7 @@ type closeRun struct {
 // failed placements), its summary and status.
 func runClosing(t *testing.T, job *state.Job, separately bool, filter func(*Plan) *PlanResult) closeRun {
 	t.Helper()
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	h.CloseSeparately = separately
 	h.PlanFilter = filter
 	h.UpsertNodes(MockNode("n1"), MockNode("n2"), MockNode("n3"))
@@ -110,7 +114,7 @@ func TestEvalNotClosedByPartialPlan(t *testing.T) {
 		attempts++
 		r := &PlanResult{NodeUpdate: p.NodeUpdate, NodeAllocation: map[string][]*state.Allocation{}, Deployment: p.Deployment}
 		skipped := false
-		for _, node := range sortedKeys(p.NodeAllocation) {
+		for _, node := range slices.Sorted(maps.Keys(p.NodeAllocation)) {
 			if attempts == 1 && !skipped {
 				skipped = true
 				firstUpdate = p.EvalUpdate

@@ -1,4 +1,4 @@
-package scheduler
+package scheduler_test
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 
+	. "github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -35,15 +37,15 @@ func benchScheduleWhole(b *testing.B, cfg Config, snap State, eval *state.Evalua
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		p := &recordingPlanner{}
+		p := &RecordingPlanner{}
 		if err := NewServiceScheduler(cfg, snap, p).Process(eval); err != nil {
 			b.Fatal(err)
 		}
-		if placed, _, _ := (&PlanResult{NodeAllocation: p.plan.NodeAllocation}).FullCommit(p.plan); !placed {
+		if placed, _, _ := (&PlanResult{NodeAllocation: p.LastPlan().NodeAllocation}).FullCommit(p.LastPlan()); !placed {
 			b.Fatal("plan not whole")
 		}
 		n := 0
-		for _, list := range p.plan.NodeAllocation {
+		for _, list := range p.LastPlan().NodeAllocation {
 			n += len(list)
 		}
 		if n != want {
@@ -66,19 +68,19 @@ func BenchmarkSystemScheduleOn5000(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		p := &recordingPlanner{}
+		p := &RecordingPlanner{}
 		if err := NewSystemScheduler(cfg, snap, p).Process(eval); err != nil {
 			b.Fatal(err)
 		}
-		if len(p.plan.NodeAllocation) != 5000 {
-			b.Fatalf("placed on %d nodes, want 5000", len(p.plan.NodeAllocation))
+		if len(p.LastPlan().NodeAllocation) != 5000 {
+			b.Fatalf("placed on %d nodes, want 5000", len(p.LastPlan().NodeAllocation))
 		}
 	}
 }
 
 // benchCluster registers n nodes of 10 classes in 4 datacenters.
-func benchCluster(b *testing.B, n int) *Harness {
-	h := NewHarness(b)
+func benchCluster(b *testing.B, n int) *schedtest.Harness {
+	h := schedtest.NewHarness(b)
 	nodes := make([]*state.Node, 0, n)
 	for i := range n {
 		node := MockNode(fmt.Sprintf("node-%d", i))
@@ -191,7 +193,7 @@ func restoredBytes(b *testing.B, src *store.Store) float64 {
 // time, bin-packed. Placing the 900,000 takes a minute or two. The
 // planner records the plan and commits nothing.
 func BenchmarkServiceScheduleFilled(b *testing.B) {
-	h := NewHarness(b)
+	h := schedtest.NewHarness(b)
 	nodes := make([]*state.Node, 0, 5000)
 	for i := range 5000 {
 		n := MockNode(fmt.Sprintf("sim-%05d", i))

@@ -1,17 +1,20 @@
-package scheduler
+package scheduler_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
+	. "github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 )
 
 func TestGenericPartialCommit(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	for i := range 3 {
 		h.UpsertNodes(MockNode(fmt.Sprintf("n%d", i)))
 	}
@@ -19,7 +22,7 @@ func TestGenericPartialCommit(t *testing.T) {
 	h.PlanFilter = func(p *Plan) *PlanResult {
 		res := &PlanResult{NodeAllocation: map[string][]*state.Allocation{}}
 		if len(h.Plans) == 1 {
-			first := sortedKeys(p.NodeAllocation)[0]
+			first := slices.Sorted(maps.Keys(p.NodeAllocation))[0]
 			res.NodeAllocation[first] = p.NodeAllocation[first]
 			return res
 		}
@@ -45,12 +48,12 @@ func TestGenericPartialCommit(t *testing.T) {
 }
 
 func TestGenericMaxPlanAttempts(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	h.UpsertNodes(MockNode("n0"))
 	h.PlanFilter = func(p *Plan) *PlanResult { return &PlanResult{} }
 	ev := runEval(t, h, MockJob("web"))
-	if len(h.Plans) != maxPlanAttempts {
-		t.Fatalf("%d plans, want %d", len(h.Plans), maxPlanAttempts)
+	if len(h.Plans) != MaxPlanAttempts {
+		t.Fatalf("%d plans, want %d", len(h.Plans), MaxPlanAttempts)
 	}
 	if len(h.CreatedEvals) != 1 {
 		t.Fatalf("created %d evals, want a follow-up", len(h.CreatedEvals))
@@ -73,7 +76,7 @@ func TestGenericRandomInvariants(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed-", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))
-			h := NewHarness(t)
+			h := schedtest.NewHarness(t)
 			var nodes []*state.Node
 			for i := range 8 {
 				n := MockNode(fmt.Sprintf("n%d", i))
@@ -140,7 +143,7 @@ func TestGenericRandomInvariants(t *testing.T) {
 	}
 }
 
-func checkInvariants(t *testing.T, h *Harness, round int) {
+func checkInvariants(t *testing.T, h *schedtest.Harness, round int) {
 	t.Helper()
 	nodes, _ := h.Store.Nodes(nil, "")
 	for _, n := range nodes {

@@ -1,17 +1,19 @@
-package scheduler
+package scheduler_test
 
 import (
 	"fmt"
 	"slices"
 	"testing"
 
+	. "github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
 // step registers job (when not nil), processes an annotated eval of the
 // stored job and returns the plan's annotations for group "web".
-func step(t *testing.T, h *Harness, ns, id string, job *state.Job, trigger string) *state.DesiredUpdates {
+func step(t *testing.T, h *schedtest.Harness, ns, id string, job *state.Job, trigger string) *state.DesiredUpdates {
 	t.Helper()
 	if job != nil {
 		h.UpsertJob(job)
@@ -38,7 +40,7 @@ func step(t *testing.T, h *Harness, ns, id string, job *state.Job, trigger strin
 }
 
 // clientStatus reports a client status for allocations.
-func clientStatus(h *Harness, status string, allocs ...*state.Allocation) {
+func clientStatus(h *schedtest.Harness, status string, allocs ...*state.Allocation) {
 	var ups []*state.Allocation
 	for _, a := range allocs {
 		c := a.CopySkipJob()
@@ -62,7 +64,7 @@ func names(allocs []*state.Allocation) []string {
 func TestGenericScenarios(t *testing.T) {
 	type env struct {
 		t   *testing.T
-		h   *Harness
+		h   *schedtest.Harness
 		job *state.Job // as stored after the first eval
 		// live are the allocations after the first eval.
 		live []*state.Allocation
@@ -157,7 +159,7 @@ func TestGenericScenarios(t *testing.T) {
 			check: func(e *env) {
 				for _, a := range e.live {
 					got, _ := e.h.Store.AllocByID(nil, a.ID)
-					if got.DesiredStatus != "stop" || !boolValue(got.DesiredTransition.NoShutdownDelay) || got.DesiredDescription != descJobStopped {
+					if got.DesiredStatus != "stop" || (got.DesiredTransition.NoShutdownDelay == nil || !*got.DesiredTransition.NoShutdownDelay) || got.DesiredDescription != DescJobStopped {
 						e.t.Fatalf("alloc %+v: want stopped with NoShutdownDelay kept", got)
 					}
 				}
@@ -278,7 +280,7 @@ func TestGenericScenarios(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := NewHarness(t)
+			h := schedtest.NewHarness(t)
 			for i := range 3 {
 				h.UpsertNodes(MockNode(fmt.Sprintf("n%d", i)))
 			}

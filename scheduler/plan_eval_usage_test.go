@@ -1,4 +1,4 @@
-package scheduler
+package scheduler_test
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	. "github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 )
 
@@ -24,7 +26,7 @@ func TestEvaluateNodePlanFromUsageAgrees(t *testing.T) {
 	decided := map[bool]int{}
 	for seed := uint64(1); seed <= 300; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 5))
-		h := NewHarness(t)
+		h := schedtest.NewHarness(t)
 		node, other := MockNode("n1"), MockNode("n2")
 		h.UpsertNodes(node, other)
 		job := h.UpsertJob(MockBatchJob(fmt.Sprintf("j%d", seed)))
@@ -76,7 +78,7 @@ func TestEvaluateNodePlanFromUsageAgrees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fit, reason, err := evaluateNodePlan(snap, overlay, plan, node.ID)
+		fit, reason, err := EvaluateNodePlan(snap, overlay, plan, node.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +90,7 @@ func TestEvaluateNodePlanFromUsageAgrees(t *testing.T) {
 		for _, a := range append(plan.NodeUpdate[node.ID], plan.NodeAllocation[node.ID]...) {
 			leaving[a.ID] = true
 		}
-		wantFit, wantReason, err := fitWithPorts(snap, over, leaving, plan.NodeAllocation[node.ID], node)
+		wantFit, wantReason, err := FitWithPorts(snap, over, leaving, plan.NodeAllocation[node.ID], node)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +108,7 @@ func TestEvaluateNodePlanFromUsageAgrees(t *testing.T) {
 // nothing: a leader that steps down or shuts down is not held up by a
 // large evaluation.
 func TestProcessStopsWhenCanceled(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	h.UpsertNodes(MockNode("n1"), MockNode("n2"))
 	job := h.UpsertJob(MockBatchJob("big"))
 	eval := h.NewEval(job, state.EvalTriggerJobRegister)

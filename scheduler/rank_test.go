@@ -1,16 +1,18 @@
-package scheduler
+package scheduler_test
 
 import (
 	"fmt"
 	"reflect"
 	"testing"
 
+	. "github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 )
 
 // runEval registers the job, processes an eval of it with the scheduler
 // its type names and returns the eval as the scheduler closed it.
-func runEval(t *testing.T, h *Harness, job *state.Job) *state.Evaluation {
+func runEval(t *testing.T, h *schedtest.Harness, job *state.Job) *state.Evaluation {
 	t.Helper()
 	stored := h.UpsertJob(job)
 	if err := h.Process(BuiltinSchedulers[stored.Type], h.NewEval(stored, state.EvalTriggerJobRegister)); err != nil {
@@ -20,11 +22,11 @@ func runEval(t *testing.T, h *Harness, job *state.Job) *state.Evaluation {
 }
 
 func TestRankBinPackPrefersFullerNode(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	busy, idle := MockNode("busy"), MockNode("idle")
 	h.UpsertNodes(busy, idle)
 	other := h.UpsertJob(MockJob("other"))
-	filler := fitAlloc("00000000-0000-4000-8000-aaaaaaaaaaaa", 2000, 4000, 300)
+	filler := FitAlloc("00000000-0000-4000-8000-aaaaaaaaaaaa", 2000, 4000, 300)
 	filler.NodeID, filler.Job, filler.JobID, filler.Namespace, filler.TaskGroup, filler.Name = busy.ID, other, other.ID, other.Namespace, "web", "other.web[0]"
 	h.UpsertAllocs(filler)
 
@@ -36,8 +38,8 @@ func TestRankBinPackPrefersFullerNode(t *testing.T) {
 		t.Fatalf("placed on %v, want the fuller node %s", live, busy.ID)
 	}
 	m := live[0].Metrics
-	busyScore, ok1 := m.Scores.Get(busy.ID, scoreBinPack)
-	idleScore, ok2 := m.Scores.Get(idle.ID, scoreBinPack)
+	busyScore, ok1 := m.Scores.Get(busy.ID, state.ScoreBinPack)
+	idleScore, ok2 := m.Scores.Get(idle.ID, state.ScoreBinPack)
 	if !ok1 || !ok2 || busyScore <= idleScore {
 		t.Fatalf("scores %v: the busy node must have the higher bin-pack score", m.Scores)
 	}
@@ -63,7 +65,7 @@ func TestRankExhaustionMetrics(t *testing.T) {
 		}, DimensionDynamicPortsFull},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := NewHarness(t)
+			h := schedtest.NewHarness(t)
 			var classes []string
 			for i := range 3 {
 				n := MockNode(fmt.Sprintf("n%d", i))
@@ -115,7 +117,7 @@ func TestRankExhaustionMetrics(t *testing.T) {
 }
 
 func TestRankBlockedEvalClassEligibility(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	linux, windows := MockNode("linux"), MockNode("windows")
 	windows.Attributes["kernel.name"] = "windows"
 	windows.ComputedClass = ComputeClass(windows)
@@ -136,26 +138,8 @@ func TestRankBlockedEvalClassEligibility(t *testing.T) {
 	}
 }
 
-func TestRankLimit(t *testing.T) {
-	service, batch := MockJob("s"), MockBatchJob("b")
-	spread := MockJob("sp")
-	spread.Spreads = []*state.Spread{{Attribute: "${node.datacenter}", Weight: 50}}
-	for _, c := range []struct {
-		job  *state.Job
-		n    int
-		want int
-	}{
-		{service, 1, 2}, {service, 4, 2}, {service, 5, 3}, {service, 5000, 13},
-		{batch, 5000, 2}, {spread, 5000, 5000},
-	} {
-		if got := rankLimit(c.job, c.job.TaskGroups[0], c.n); got != c.want {
-			t.Errorf("%s job on %d nodes: limit %d, want %d", c.job.Type, c.n, got, c.want)
-		}
-	}
-}
-
 func TestRankJobAntiAffinity(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	for i := range 4 {
 		h.UpsertNodes(MockNode(fmt.Sprintf("n%d", i)))
 	}
@@ -179,7 +163,7 @@ func TestRankJobAntiAffinity(t *testing.T) {
 // placements still fail it is re-blocked (no new blocked eval); once they
 // succeed it completes.
 func TestRankBlockedEvalReblocks(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	small := MockNode("small")
 	small.NodeResources.MemoryMB = 300
 	small.ComputedClass = ComputeClass(small)
@@ -204,12 +188,12 @@ func TestRankBlockedEvalReblocks(t *testing.T) {
 }
 
 // TestRankScoresRecorded: every placement keeps the scores of at most
-// topScores of the nodes it compared, its own node among them with the
+// TopScores of the nodes it compared, its own node among them with the
 // best normalized score, every node with a bin-pack score and a
 // normalized score that is the mean of its components; and the stored
 // allocation (through the plan's Raft command) reads them back alike.
 func TestRankScoresRecorded(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	for i := range 40 {
 		h.UpsertNodes(MockNode(fmt.Sprintf("n%02d", i)))
 	}
@@ -235,15 +219,15 @@ func TestRankScoresRecorded(t *testing.T) {
 		comps := map[string][]float64{}
 		norm := map[string]float64{}
 		s.Each(func(node, comp string, v float64) bool {
-			if comp == scoreNormalized {
+			if comp == state.ScoreNormalized {
 				norm[node] = v
 			} else {
 				comps[node] = append(comps[node], v)
 			}
 			return true
 		})
-		if len(norm) == 0 || len(norm) > topScores || len(comps) != len(norm) {
-			t.Fatalf("allocation %s: scores of %d nodes (%d with components), want 1 to %d: %v", a.ID, len(norm), len(comps), topScores, s.Map())
+		if len(norm) == 0 || len(norm) > TopScores || len(comps) != len(norm) {
+			t.Fatalf("allocation %s: scores of %d nodes (%d with components), want 1 to %d: %v", a.ID, len(norm), len(comps), TopScores, s.Map())
 		}
 		own, ok := norm[a.NodeID]
 		if !ok {
@@ -253,7 +237,7 @@ func TestRankScoresRecorded(t *testing.T) {
 			if v > own {
 				t.Errorf("allocation %s: node %s scored %v, above its own node's %v", a.ID, node, v, own)
 			}
-			if _, ok := s.Get(node, scoreBinPack); !ok {
+			if _, ok := s.Get(node, state.ScoreBinPack); !ok {
 				t.Errorf("allocation %s: node %s has no bin-pack score", a.ID, node)
 			}
 			sum := 0.0
@@ -281,7 +265,7 @@ func TestRankScoresRecorded(t *testing.T) {
 // report the same nodes available, a map the placements of an evaluation
 // share.
 func TestRankMetricPerPlacement(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	linux, windows := MockNode("linux"), MockNode("windows")
 	windows.Attributes["kernel.name"] = "windows"
 	windows.ComputedClass = ComputeClass(windows)
@@ -303,36 +287,11 @@ func TestRankMetricPerPlacement(t *testing.T) {
 	}
 }
 
-func allocGroupKey(a *state.Allocation) string { return groupKey(a.Namespace, a.JobID, a.TaskGroup) }
-
-// TestInGroupAsTheKey: inGroup agrees with comparing allocGroupKey, for
-// names that differ, that share prefixes, and that hold the separator.
-func TestInGroupAsTheKey(t *testing.T) {
-	names := []string{"", "a", "ab", "a\x00", "\x00b", "web", "we", "b"}
-	for _, ns := range names {
-		for _, job := range names {
-			for _, g := range names {
-				a := &state.Allocation{Namespace: ns, JobID: job, TaskGroup: g}
-				for _, kns := range names {
-					for _, kjob := range names {
-						for _, kg := range names {
-							key := groupKey(kns, kjob, kg)
-							if got, want := inGroup(a, key), allocGroupKey(a) == key; got != want {
-								t.Fatalf("inGroup(%q/%q/%q, %q) = %v, want %v", ns, job, g, key, got, want)
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 // TestRankFullNodeOncePerEval: a node found without room for the group is
 // ranked once per evaluation; the later placements' walks count it
 // exhausted without ranking it, and their metrics still say so.
 func TestRankFullNodeOncePerEval(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	small := MockNode("small")
 	small.NodeResources.MemoryMB = 400 // 144 MB free after the reserved 256
 	small.ComputedClass = ComputeClass(small)
@@ -341,7 +300,7 @@ func TestRankFullNodeOncePerEval(t *testing.T) {
 	job.TaskGroups[0].Count = 6
 	job = h.UpsertJob(job)
 	snap, _ := h.Store.Snapshot()
-	s := NewServiceScheduler(h.Config(), snap, h).(*genericScheduler)
+	s := NewServiceScheduler(h.Config(), snap, h)
 	if err := s.Process(h.NewEval(job, state.EvalTriggerJobRegister)); err != nil {
 		t.Fatal(err)
 	}
@@ -351,8 +310,8 @@ func TestRankFullNodeOncePerEval(t *testing.T) {
 	}
 	// Each placement ranks both roomy nodes (the limit is 2); the small
 	// node is ranked once.
-	if s.ctx.ranks != 6*2+1 {
-		t.Errorf("ranked %d nodes, want %d", s.ctx.ranks, 6*2+1)
+	if _, ranks, _ := EvalCounters(s); ranks != 6*2+1 {
+		t.Errorf("ranked %d nodes, want %d", ranks, 6*2+1)
 	}
 	counted := 0
 	for _, a := range live {
@@ -376,7 +335,7 @@ func TestRankFullNodeOncePerEval(t *testing.T) {
 // only while the plan is unchanged on that node: a stop there (which may
 // free room) has the next walk rank it again.
 func TestRankFullNodeAgainAfterAPlanChange(t *testing.T) {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	small, a, b := MockNode("small"), MockNode("a"), MockNode("b")
 	small.NodeResources.MemoryMB = 400 // 144 MB free after the reserved 256
 	for _, n := range []*state.Node{small, a, b} {
@@ -384,19 +343,15 @@ func TestRankFullNodeAgainAfterAPlanChange(t *testing.T) {
 	}
 	h.UpsertNodes(small, a, b)
 	job := h.UpsertJob(MockJob("web"))
-	tg := job.TaskGroups[0]
 	snap, _ := h.Store.Snapshot()
-	ctx := newEvalContext(snap, &Plan{}, nil, harnessEpoch, 1)
-	rk := &groupRanker{ctx: ctx, job: job, tg: tg, checker: newGroupChecker(ctx, job, tg),
-		nodes: &nodeCursor{nodes: []*state.Node{small, a, b}}, limit: 2}
+	w := NewRankWalk(snap, job, []*state.Node{small, a, b}, 2)
 	walk := func(wantRanks int, what string) {
 		t.Helper()
-		before := ctx.ranks
-		o, m, err := rk.selectNode(placeOptions{})
-		if err != nil || o == nil || o.node.ID == small.ID {
-			t.Fatalf("%s: selected %v (%v)", what, o, err)
+		node, m, got, err := w.Select()
+		if err != nil || node == "" || node == small.ID {
+			t.Fatalf("%s: selected %q (%v)", what, node, err)
 		}
-		if got := ctx.ranks - before; got != wantRanks {
+		if got != wantRanks {
 			t.Errorf("%s: ranked %d nodes, want %d", what, got, wantRanks)
 		}
 		if m.NodesExhausted != 1 || m.DimensionExhausted[DimensionMemory] != 1 {
@@ -405,7 +360,7 @@ func TestRankFullNodeAgainAfterAPlanChange(t *testing.T) {
 	}
 	walk(3, "first walk")
 	walk(2, "second walk, the small node remembered full")
-	ctx.planStop(&state.Allocation{ID: "gone", NodeID: small.ID})
+	w.PlanStop(&state.Allocation{ID: "gone", NodeID: small.ID})
 	walk(3, "after a stop on the small node")
 	walk(2, "the next walk")
 }

@@ -1,4 +1,4 @@
-package scheduler
+package scheduler_test
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -15,11 +17,11 @@ import (
 // steps that register versions, report health and run evals.
 type deployEnv struct {
 	t *testing.T
-	h *Harness
+	h *schedtest.Harness
 }
 
 func newDeployEnv(t *testing.T) *deployEnv {
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	for i := range 4 {
 		h.UpsertNodes(MockNode(fmt.Sprintf("n%d", i)))
 	}
@@ -77,7 +79,7 @@ func (e *deployEnv) report(n int, healthy bool) {
 		c := a.CopySkipJob()
 		c.ClientStatus = state.AllocClientStatusRunning
 		h := healthy
-		c.DeploymentStatus = &state.AllocDeploymentStatus{Healthy: &h, Timestamp: e.h.clock()}
+		c.DeploymentStatus = &state.AllocDeploymentStatus{Healthy: &h, Timestamp: e.h.Clock()}
 		ups = append(ups, c)
 	}
 	if len(ups) != n {
@@ -97,7 +99,7 @@ func (e *deployEnv) settle() {
 		c.ClientStatus = state.AllocClientStatusRunning
 		if d != nil && a.DeploymentID == d.ID && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil) {
 			yes := true
-			c.DeploymentStatus = &state.AllocDeploymentStatus{Healthy: &yes, Timestamp: e.h.clock()}
+			c.DeploymentStatus = &state.AllocDeploymentStatus{Healthy: &yes, Timestamp: e.h.Clock()}
 		}
 		ups = append(ups, c)
 	}
@@ -254,7 +256,7 @@ func TestDeploymentScenarios(t *testing.T) {
 							c := a.CopySkipJob()
 							no := false
 							c.ClientStatus = state.AllocClientStatusFailed
-							c.DeploymentStatus = &state.AllocDeploymentStatus{Healthy: &no, Timestamp: e.h.clock()}
+							c.DeploymentStatus = &state.AllocDeploymentStatus{Healthy: &no, Timestamp: e.h.Clock()}
 							e.h.ClientUpdate(c)
 						}
 					}
@@ -270,9 +272,9 @@ func TestDeploymentScenarios(t *testing.T) {
 							e.t.Fatal("the revert's eval created no follow-up eval for the failed allocation")
 						}
 						last := e.h.CreatedEvals[len(e.h.CreatedEvals)-1]
-						if last.TriggeredBy != state.EvalTriggerRetryFailedAlloc || !last.WaitUntil.After(e.h.clock()) {
+						if last.TriggeredBy != state.EvalTriggerRetryFailedAlloc || !last.WaitUntil.After(e.h.Clock()) {
 							e.t.Fatalf("last created eval %s due %v (now %v): want a delayed %s eval",
-								last.TriggeredBy, last.WaitUntil, e.h.clock(), state.EvalTriggerRetryFailedAlloc)
+								last.TriggeredBy, last.WaitUntil, e.h.Clock(), state.EvalTriggerRetryFailedAlloc)
 						}
 					}},
 				// The failed one is rescheduled after its delay, into the

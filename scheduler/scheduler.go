@@ -2,7 +2,7 @@
 // evaluation into a plan. Feasibility, ranking, spread, the reconciler,
 // the service, batch, system and sysbatch schedulers and plan evaluation
 // read an immutable State and write only through a Planner, so they are
-// tested with a harness (harness_test.go) that applies real store
+// tested with a harness (scheduler/schedtest) that applies real store
 // commands and no Raft.
 //
 // The leader's runtime that feeds and commits plans (eval broker, blocked

@@ -1,18 +1,20 @@
-package scheduler
+package scheduler_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
+	. "github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 )
 
 // systemSetup registers three linux nodes and one windows node and runs a
 // system job (or sysbatch) constrained to linux.
-func systemSetup(t *testing.T, jobType string) (*Harness, []*state.Node) {
+func systemSetup(t *testing.T, jobType string) (*schedtest.Harness, []*state.Node) {
 	t.Helper()
-	h := NewHarness(t)
+	h := schedtest.NewHarness(t)
 	var nodes []*state.Node
 	for i := range 4 {
 		n := MockNode(fmt.Sprintf("n%d", i))
@@ -36,7 +38,7 @@ func systemSetup(t *testing.T, jobType string) (*Harness, []*state.Node) {
 
 // nodeEval processes an eval of the system job for one node and returns
 // its annotations and plan.
-func nodeEval(t *testing.T, h *Harness, nodeID string) (*state.DesiredUpdates, *Plan) {
+func nodeEval(t *testing.T, h *schedtest.Harness, nodeID string) (*state.DesiredUpdates, *Plan) {
 	t.Helper()
 	job, _ := h.Store.JobByID(nil, "default", "sys")
 	e := h.NewEval(job, state.EvalTriggerNodeUpdate).Copy()
@@ -80,50 +82,50 @@ func TestSystemOnePerFeasibleNode(t *testing.T) {
 func TestSystemNodeEvents(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		event func(h *Harness, nodes []*state.Node) string // returns the eval's node
+		event func(h *schedtest.Harness, nodes []*state.Node) string // returns the eval's node
 		want  state.DesiredUpdates
-		check func(t *testing.T, h *Harness, nodes []*state.Node, p *Plan)
+		check func(t *testing.T, h *schedtest.Harness, nodes []*state.Node, p *Plan)
 	}{
-		{"node joins", func(h *Harness, _ []*state.Node) string {
+		{"node joins", func(h *schedtest.Harness, _ []*state.Node) string {
 			n := MockNode("late")
 			h.UpsertNodes(n)
 			return n.ID
-		}, state.DesiredUpdates{Place: 1}, func(t *testing.T, h *Harness, _ []*state.Node, p *Plan) {
+		}, state.DesiredUpdates{Place: 1}, func(t *testing.T, h *schedtest.Harness, _ []*state.Node, p *Plan) {
 			late := MockNode("late").ID
 			if len(p.NodeAllocation) != 1 || len(p.NodeAllocation[late]) != 1 || len(p.NodeUpdate) != 0 {
 				t.Fatalf("plan touches %v / %v, want one placement on the new node only", p.NodeAllocation, p.NodeUpdate)
 			}
 		}},
-		{"unchanged node", func(h *Harness, nodes []*state.Node) string { return nodes[0].ID },
+		{"unchanged node", func(h *schedtest.Harness, nodes []*state.Node) string { return nodes[0].ID },
 			state.DesiredUpdates{Ignore: 1}, nil},
-		{"node no longer matches", func(h *Harness, nodes []*state.Node) string {
+		{"node no longer matches", func(h *schedtest.Harness, nodes []*state.Node) string {
 			n := nodes[1].Copy()
 			n.Attributes["kernel.name"] = "windows"
 			n.ComputedClass = ComputeClass(n)
 			h.UpsertNodes(n)
 			return n.ID
-		}, state.DesiredUpdates{Stop: 1}, func(t *testing.T, h *Harness, nodes []*state.Node, _ *Plan) {
+		}, state.DesiredUpdates{Stop: 1}, func(t *testing.T, h *schedtest.Harness, nodes []*state.Node, _ *Plan) {
 			for _, a := range h.LiveAllocs("default", "sys") {
 				if a.NodeID == nodes[1].ID {
 					t.Fatal("allocation left on the infeasible node")
 				}
 			}
 		}},
-		{"node down", func(h *Harness, nodes []*state.Node) string {
+		{"node down", func(h *schedtest.Harness, nodes []*state.Node) string {
 			h.SetNodeStatus(nodes[2].ID, state.NodeStatusDown)
 			return nodes[2].ID
-		}, state.DesiredUpdates{Stop: 1}, func(t *testing.T, h *Harness, nodes []*state.Node, p *Plan) {
+		}, state.DesiredUpdates{Stop: 1}, func(t *testing.T, h *schedtest.Harness, nodes []*state.Node, p *Plan) {
 			stop := p.NodeUpdate[nodes[2].ID]
 			if len(stop) != 1 || stop[0].ClientStatus != state.AllocClientStatusLost || len(p.NodeAllocation) != 0 {
 				t.Fatalf("plan %+v: want the allocation marked lost and nothing placed", p)
 			}
 		}},
-		{"node without room", func(h *Harness, _ []*state.Node) string {
+		{"node without room", func(h *schedtest.Harness, _ []*state.Node) string {
 			n := MockNode("tiny")
 			n.NodeResources.MemoryMB = 300
 			h.UpsertNodes(n)
 			return n.ID
-		}, state.DesiredUpdates{}, func(t *testing.T, h *Harness, _ []*state.Node, _ *Plan) {
+		}, state.DesiredUpdates{}, func(t *testing.T, h *schedtest.Harness, _ []*state.Node, _ *Plan) {
 			ev := h.LastEval()
 			m := ev.FailedTGAllocs["web"]
 			if m == nil || m.NodesExhausted != 1 || m.DimensionExhausted[DimensionMemory] != 1 || ev.QueuedAllocations["web"] != 1 || ev.BlockedEval == "" {
@@ -148,7 +150,7 @@ func TestSystemJobChanges(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		jobType string
-		before  func(h *Harness)
+		before  func(h *schedtest.Harness)
 		change  func(j *state.Job)
 		want    state.DesiredUpdates
 	}{
@@ -159,10 +161,10 @@ func TestSystemJobChanges(t *testing.T) {
 			func(j *state.Job) { j.TaskGroups[0].RestartPolicy.Attempts = 7 },
 			state.DesiredUpdates{InPlaceUpdate: 3}},
 		{"stop", state.JobTypeSystem, nil, func(j *state.Job) { j.Stop = true }, state.DesiredUpdates{Stop: 3}},
-		{"failed system alloc is replaced", state.JobTypeSystem, func(h *Harness) {
+		{"failed system alloc is replaced", state.JobTypeSystem, func(h *schedtest.Harness) {
 			clientStatus(h, state.AllocClientStatusFailed, h.LiveAllocs("default", "sys")[0])
 		}, nil, state.DesiredUpdates{Place: 1, Ignore: 2}},
-		{"sysbatch completion is never re-run", state.JobTypeSysBatch, func(h *Harness) {
+		{"sysbatch completion is never re-run", state.JobTypeSysBatch, func(h *schedtest.Harness) {
 			clientStatus(h, state.AllocClientStatusComplete, h.LiveAllocs("default", "sys")...)
 		}, func(j *state.Job) { j.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"} }, state.DesiredUpdates{Ignore: 3}},
 	} {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -19,7 +20,7 @@ type rtDeployFixture struct {
 	t     *testing.T
 	r     *memRaft
 	w     *DeploymentWatcher
-	ids   idCounter
+	ids   schedtest.IDs
 	stops []func()
 	// writes counts the watcher's commands by type.
 	writes map[store.MessageType]int
@@ -28,7 +29,7 @@ type rtDeployFixture struct {
 func rtNewDeployFixture(t *testing.T) *rtDeployFixture {
 	f := &rtDeployFixture{t: t, r: rtNewMemRaft(t), writes: map[store.MessageType]int{}}
 	f.r.after = func(typ store.MessageType, _ uint64) { f.writes[typ]++ }
-	f.w = NewDeploymentWatcher(f.r.store, f.r, rtLog(), nil, f.ids.id)
+	f.w = NewDeploymentWatcher(f.r.store, f.r, rtLog(), nil, f.ids.Next)
 	return f
 }
 
@@ -57,7 +58,7 @@ func (f *rtDeployFixture) rollout(id string, n int, u state.UpdateStrategy) (str
 	stored, _ := f.r.store.JobByID(nil, "default", id)
 	now := time.Now()
 	d := &state.Deployment{
-		ID: f.ids.id(), Namespace: "default", JobID: id, JobVersion: stored.Version,
+		ID: f.ids.Next(), Namespace: "default", JobID: id, JobVersion: stored.Version,
 		JobModifyIndex: stored.JobModifyIndex, JobCreateIndex: stored.CreateIndex,
 		Status: state.DeploymentStatusRunning,
 		TaskGroups: map[string]*state.DeploymentState{"web": {
@@ -68,7 +69,7 @@ func (f *rtDeployFixture) rollout(id string, n int, u state.UpdateStrategy) (str
 	var allocs []*state.Allocation
 	var ids []string
 	for i := range n {
-		a := rtAlloc(f.ids.id(), "node", 10, 10, 10)
+		a := rtAlloc(f.ids.Next(), "node", 10, 10, 10)
 		a.JobID, a.Job, a.Name, a.DeploymentID = id, stored, fmt.Sprintf("%s.web[%d]", id, i), d.ID
 		if i < u.Canary {
 			a.DeploymentStatus = &state.AllocDeploymentStatus{Canary: true}
@@ -252,7 +253,7 @@ func TestDeploymentWatcherRebuiltAfterFailover(t *testing.T) {
 		f.w.Stop()
 		// Meanwhile, without a leader, the allocations became healthy.
 		f.health(true, allocs...)
-		next := NewDeploymentWatcher(f.r.store, f.r, rtLog(), nil, f.ids.id)
+		next := NewDeploymentWatcher(f.r.store, f.r, rtLog(), nil, f.ids.Next)
 		if err := next.Start(ctx); err != nil {
 			t.Fatal(err)
 		}

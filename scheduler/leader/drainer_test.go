@@ -9,6 +9,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -22,7 +23,7 @@ type rtDrainFixture struct {
 	draining *state.Node
 	spare    *state.Node
 	now      time.Time
-	ids      idCounter
+	ids      schedtest.IDs
 }
 
 func rtNewDrainFixture(t *testing.T) *rtDrainFixture {
@@ -30,7 +31,7 @@ func rtNewDrainFixture(t *testing.T) *rtDrainFixture {
 	f.draining, f.spare = scheduler.MockNode("draining"), scheduler.MockNode("spare")
 	f.r.registerNode(t, f.draining)
 	f.r.registerNode(t, f.spare)
-	f.d = NewDrainer(f.r.store, f.r, rtLog(), func() time.Time { return f.now }, f.ids.id)
+	f.d = NewDrainer(f.r.store, f.r, rtLog(), func() time.Time { return f.now }, f.ids.Next)
 	return f
 }
 
@@ -55,7 +56,7 @@ func (f *rtDrainFixture) place(job *state.Job, node *state.Node, n int, prev ...
 	stored, _ := f.r.store.JobByID(nil, job.Namespace, job.ID)
 	var ids []string
 	for i := range n {
-		a := rtAlloc(fmt.Sprintf("%s-%s-%s", job.ID, node.Name, f.ids.id()), node.ID, 10, 10, 10)
+		a := rtAlloc(fmt.Sprintf("%s-%s-%s", job.ID, node.Name, f.ids.Next()), node.ID, 10, 10, 10)
 		a.JobID = job.ID
 		a.ClientStatus = state.AllocClientStatusRunning
 		if i < len(prev) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -16,8 +17,8 @@ import (
 // rtStartBroker returns a running broker writing through r.
 func rtStartBroker(t *testing.T, r *memRaft, cfg BrokerConfig) *EvalBroker {
 	t.Helper()
-	ids := &idCounter{}
-	b := NewEvalBroker(cfg, r, rtLog(), nil, ids.id)
+	ids := &schedtest.IDs{}
+	b := NewEvalBroker(cfg, r, rtLog(), nil, ids.Next)
 	if err := b.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -111,13 +112,13 @@ func TestPlanApplierClosesEvalOnlyWhenWhole(t *testing.T) {
 	rt.Broker.Enqueue(e)
 	e, tok := rtDequeueNow(t, rt.Broker)
 
-	ids := &idCounter{}
+	ids := &schedtest.IDs{}
 	submit := func(cpu int) *scheduler.PlanResult {
 		t.Helper()
 		done := e.Copy()
 		done.Status = state.EvalStatusComplete
 		done.QueuedAllocations = map[string]int{"web": 0}
-		fits, other := rtAlloc(ids.id(), scheduler.MockNode("n1").ID, 100, 100, 100), rtAlloc(ids.id(), scheduler.MockNode("n2").ID, cpu, 100, 100)
+		fits, other := rtAlloc(ids.Next(), scheduler.MockNode("n1").ID, 100, 100, 100), rtAlloc(ids.Next(), scheduler.MockNode("n2").ID, cpu, 100, 100)
 		fits.Job, other.Job = stored, stored
 		plan := &scheduler.Plan{EvalID: e.ID, EvalToken: tok, Priority: 50, Job: stored, EvalUpdate: done,
 			NodeAllocation: map[string][]*state.Allocation{fits.NodeID: {fits}, other.NodeID: {other}}}

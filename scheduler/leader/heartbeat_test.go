@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -42,9 +43,9 @@ func TestHeartbeatExpiryMarksNodeDownWithEvals(t *testing.T) {
 		r.registerJob(t, job)
 		rtPlaceOn(t, r, job, busy, "a1")
 
-		ids := &idCounter{}
+		ids := &schedtest.IDs{}
 		h := NewHeartbeater(HeartbeatConfig{MinTTL: 10 * time.Second, Grace: 10 * time.Second, FailoverTTL: time.Minute},
-			r.store, r, rtLog(), nil, ids.id)
+			r.store, r, rtLog(), nil, ids.Next)
 		if _, err := h.Heartbeat(busy.ID); !errors.Is(err, ErrNotLeader) {
 			t.Fatalf("heartbeat before leadership = %v, want ErrNotLeader", err)
 		}

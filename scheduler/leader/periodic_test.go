@@ -5,9 +5,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-	_ "time/tzdata" // named time zones on machines without zoneinfo
 
 	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -74,10 +74,10 @@ func children(t *testing.T, st *store.Store, id string) []*state.Job {
 func TestPeriodicLauncherLaunchesAndCatchesUpOnceAfterFailover(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := rtNewMemRaft(t)
-		ids := &idCounter{}
+		ids := &schedtest.IDs{}
 		periodicJob(t, r, "cron", false)
 		start := func() *PeriodicLauncher {
-			l := NewPeriodicLauncher(r.store, r, rtLog(), time.Now, ids.id)
+			l := NewPeriodicLauncher(r.store, r, rtLog(), time.Now, ids.Next)
 			if err := l.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestPeriodicLauncherProhibitOverlap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := rtNewMemRaft(t)
 		periodicJob(t, r, "cron", true)
-		l := NewPeriodicLauncher(r.store, r, rtLog(), time.Now, (&idCounter{}).id)
+		l := NewPeriodicLauncher(r.store, r, rtLog(), time.Now, (&schedtest.IDs{}).Next)
 		if err := l.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}

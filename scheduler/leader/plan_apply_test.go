@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -243,7 +244,7 @@ func testNeverOverCommits(t *testing.T, configure func(*memRaft)) {
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	ids := &idCounter{}
+	ids := &schedtest.IDs{}
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -299,12 +300,12 @@ func testNeverOverCommits(t *testing.T, configure func(*memRaft)) {
 
 // rtRandomPlan plans one to three placements and maybe a stop from a
 // snapshot, ignoring what other workers do meanwhile.
-func rtRandomPlan(rng *rand.Rand, store *store.Store, job *state.Job, nodes []*state.Node, ids *idCounter) *scheduler.Plan {
+func rtRandomPlan(rng *rand.Rand, store *store.Store, job *state.Job, nodes []*state.Node, ids *schedtest.IDs) *scheduler.Plan {
 	plan := &scheduler.Plan{Job: job, Priority: 50, NodeAllocation: map[string][]*state.Allocation{}, NodeUpdate: map[string][]*state.Allocation{},
 		AllAtOnce: rng.IntN(5) == 0}
 	for range 1 + rng.IntN(3) {
 		n := nodes[rng.IntN(len(nodes))]
-		a := rtAlloc(ids.id(), n.ID, 100+rng.IntN(400), 100+rng.IntN(400), 100+rng.IntN(400), 20000+rng.IntN(8))
+		a := rtAlloc(ids.Next(), n.ID, 100+rng.IntN(400), 100+rng.IntN(400), 100+rng.IntN(400), 20000+rng.IntN(8))
 		a.Job = job
 		plan.NodeAllocation[n.ID] = append(plan.NodeAllocation[n.ID], a)
 	}

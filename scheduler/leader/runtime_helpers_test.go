@@ -11,18 +11,23 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/schedhq/sched/scheduler/schedtest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
-// memRaft is the runtime's Raft in tests: it encodes each command as the
-// real log would and applies it to a store at the next index, in order.
-// after, when set, runs after every successful apply with the lock held,
-// so it sees the store exactly at that index; fail, when set, can refuse a
-// command before it is applied (fault injection).
+// memRaft is the runtime's Raft in tests: the shared harness's Log
+// (scheduler/schedtest) encodes each command as the real log would and
+// applies it to a store at the next index, in order; memRaft adds fault
+// injection around it. after, when set, runs after every successful apply
+// with the lock held, so it sees the store exactly at that index; fail,
+// when set, can refuse a command before it is applied.
 type memRaft struct {
-	mu    sync.Mutex
+	log   *schedtest.Log
 	store *store.Store
+
+	mu sync.Mutex
+	// index is the index of the last command applied.
 	index uint64
 	after func(t store.MessageType, index uint64)
 	fail  func(t store.MessageType) error
@@ -35,19 +40,12 @@ var _ Raft = (*memRaft)(nil)
 
 func rtNewMemRaft(t testing.TB) *memRaft {
 	t.Helper()
-	store, err := store.NewStore(store.StoreConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &memRaft{store: store, index: store.LatestIndex()}
+	log := schedtest.NewLog(t)
+	return &memRaft{log: log, store: log.Store, index: log.Index()}
 }
 
 func (r *memRaft) Apply(ctx context.Context, t store.MessageType, req any) (any, uint64, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, 0, err
-	}
-	data, err := store.Encode(t, req)
-	if err != nil {
 		return nil, 0, err
 	}
 	if r.before != nil {
@@ -60,15 +58,18 @@ func (r *memRaft) Apply(ctx context.Context, t store.MessageType, req any) (any,
 			return nil, 0, err
 		}
 	}
-	r.index++
-	resp := r.store.Apply(r.index, data)
-	if err, ok := resp.(error); ok {
-		return nil, r.index, err
+	resp, index, err := r.log.Apply(t, req)
+	if index == 0 {
+		return nil, 0, err // not encoded: nothing applied
+	}
+	r.index = index
+	if err != nil {
+		return nil, index, err
 	}
 	if r.after != nil {
-		r.after(t, r.index)
+		r.after(t, index)
 	}
-	return resp, r.index, nil
+	return resp, index, nil
 }
 
 // must applies a command and fails the test on error.
@@ -134,17 +135,4 @@ func rtWaitState(t testing.TB, store *store.Store, timeout time.Duration, what s
 			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
 	}
-}
-
-// idCounter makes sequential IDs for tests.
-type idCounter struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (c *idCounter) id() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	return fmt.Sprintf("00000000-0000-4000-8000-%012d", c.n)
 }

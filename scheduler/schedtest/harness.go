@@ -1,25 +1,16 @@
-package scheduler
+package schedtest
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
-// TestingT is the part of *testing.T the harness uses, so the harness can
-// live outside _test files (other packages' tests use it) without the
-// product importing package testing.
-type TestingT interface {
-	Helper()
-	Fatalf(format string, args ...any)
-}
-
-// harnessEpoch is the harness clock's starting time. It is never
-// written.
-var harnessEpoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+// Epoch is the harness clock's starting time.
+var Epoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 
 // Harness runs schedulers against a real *state.Store without Raft: it
 // writes through the same commands the servers use (encoded and applied
@@ -30,17 +21,17 @@ var harnessEpoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 // so a run is reproducible.
 type Harness struct {
 	t     TestingT
+	log   *Log
+	ids   IDs
 	Store *store.Store
 
-	mu    sync.Mutex
-	index uint64
-	ids   int
+	mu sync.Mutex
 	// Now is the clock schedulers and commands see.
 	Now time.Time
 
 	// Plans, Results and the eval lists record what schedulers did.
-	Plans          []*Plan
-	Results        []*PlanResult
+	Plans          []*scheduler.Plan
+	Results        []*scheduler.PlanResult
 	CreatedEvals   []*state.Evaluation
 	UpdatedEvals   []*state.Evaluation
 	ReblockedEvals []*state.Evaluation
@@ -52,31 +43,29 @@ type Harness struct {
 	CheckFit bool
 	// PlanFilter, when set, decides what of a plan commits (a hook for
 	// partial-commit tests); it runs instead of CheckFit.
-	PlanFilter func(*Plan) *PlanResult
+	PlanFilter func(*scheduler.Plan) *scheduler.PlanResult
 	// CloseSeparately makes SubmitPlan ignore a plan's EvalUpdate and
 	// CreatedEvals, as a planner that writes the eval's status in an entry
 	// of its own does.
 	CloseSeparately bool
 }
 
-var _ Planner = (*Harness)(nil)
+var _ scheduler.Planner = (*Harness)(nil)
 
 // NewHarness returns a harness with an empty store.
 func NewHarness(t TestingT) *Harness {
 	t.Helper()
-	st, err := store.NewStore(store.StoreConfig{})
-	if err != nil {
-		t.Fatalf("new store: %v", err)
-	}
-	return &Harness{t: t, Store: st, index: st.LatestIndex(), Now: harnessEpoch}
+	log := NewLog(t)
+	return &Harness{t: t, log: log, Store: log.Store, Now: Epoch}
 }
 
 // Config returns a scheduler config on the harness clock and IDs.
-func (h *Harness) Config() Config {
-	return Config{Now: func() time.Time { return h.clock() }, NewID: h.NextID}
+func (h *Harness) Config() scheduler.Config {
+	return scheduler.Config{Now: h.Clock, NewID: h.NextID}
 }
 
-func (h *Harness) clock() time.Time {
+// Clock returns the harness clock's time.
+func (h *Harness) Clock() time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.Now
@@ -90,12 +79,7 @@ func (h *Harness) Advance(d time.Duration) {
 }
 
 // NextID returns the next sequential UUID-shaped ID.
-func (h *Harness) NextID() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.ids++
-	return fmt.Sprintf("00000000-0000-4000-8000-%012d", h.ids)
-}
+func (h *Harness) NextID() string { return h.ids.Next() }
 
 // Apply encodes and applies one command at the next index, failing the
 // test when it errors, and returns the command's response.
@@ -109,19 +93,8 @@ func (h *Harness) Apply(t store.MessageType, req any) any {
 }
 
 func (h *Harness) apply(t store.MessageType, req any) (any, error) {
-	data, err := store.Encode(t, req)
-	if err != nil {
-		return nil, err
-	}
-	h.mu.Lock()
-	h.index++
-	idx := h.index
-	h.mu.Unlock()
-	resp := h.Store.Apply(idx, data)
-	if err, ok := resp.(error); ok {
-		return nil, err
-	}
-	return resp, nil
+	resp, _, err := h.log.Apply(t, req)
+	return resp, err
 }
 
 // UpsertNodes registers nodes.
@@ -136,14 +109,14 @@ func (h *Harness) UpsertNodes(nodes ...*state.Node) {
 func (h *Harness) SetNodeStatus(id, status string) {
 	h.t.Helper()
 	h.Apply(store.NodeUpdateStatusRequestType, &store.NodeUpdateStatusRequest{
-		NodeID: id, Status: status, UpdatedAt: h.clock().Unix(),
+		NodeID: id, Status: status, UpdatedAt: h.Clock().Unix(),
 	})
 }
 
 // UpsertJob registers a job version (no eval) and returns it as stored.
 func (h *Harness) UpsertJob(job *state.Job) *state.Job {
 	h.t.Helper()
-	h.Apply(store.JobRegisterRequestType, &store.JobRegisterRequest{Job: job, Now: h.clock().UnixNano()})
+	h.Apply(store.JobRegisterRequestType, &store.JobRegisterRequest{Job: job, Now: h.Clock().UnixNano()})
 	stored, err := h.Store.JobByID(nil, job.Namespace, job.ID)
 	if err != nil || stored == nil {
 		h.t.Fatalf("read back job %q: %v", job.ID, err)
@@ -156,26 +129,26 @@ func (h *Harness) UpsertJob(job *state.Job) *state.Job {
 func (h *Harness) StopJob(namespace, id string, noShutdownDelay bool) {
 	h.t.Helper()
 	h.Apply(store.JobDeregisterRequestType, &store.JobDeregisterRequest{
-		Namespace: namespace, JobID: id, NoShutdownDelay: noShutdownDelay, Now: h.clock().UnixNano(),
+		Namespace: namespace, JobID: id, NoShutdownDelay: noShutdownDelay, Now: h.Clock().UnixNano(),
 	})
 }
 
 // UpsertAllocs writes allocations as a plan would.
 func (h *Harness) UpsertAllocs(allocs ...*state.Allocation) {
 	h.t.Helper()
-	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: allocs, Now: h.clock().UnixNano()})
+	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: allocs, Now: h.Clock().UnixNano()})
 }
 
 // ClientUpdate records what a client reports about allocations.
 func (h *Harness) ClientUpdate(allocs ...*state.Allocation) {
 	h.t.Helper()
-	h.Apply(store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: allocs, Now: h.clock().UnixNano()})
+	h.Apply(store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: allocs, Now: h.Clock().UnixNano()})
 }
 
 // NewEval creates (and stores) a pending eval of job.
 func (h *Harness) NewEval(job *state.Job, trigger string) *state.Evaluation {
 	h.t.Helper()
-	now := h.clock().UnixNano()
+	now := h.Clock().UnixNano()
 	e := &state.Evaluation{
 		ID:             h.NextID(),
 		Namespace:      job.Namespace,
@@ -198,7 +171,7 @@ func (h *Harness) NewEval(job *state.Job, trigger string) *state.Evaluation {
 
 // Process runs the scheduler that factory builds on a snapshot of the
 // store, with the harness as its planner.
-func (h *Harness) Process(factory Factory, eval *state.Evaluation) error {
+func (h *Harness) Process(factory scheduler.Factory, eval *state.Evaluation) error {
 	h.t.Helper()
 	snap, err := h.Store.Snapshot()
 	if err != nil {
@@ -212,31 +185,31 @@ func (h *Harness) Process(factory Factory, eval *state.Evaluation) error {
 // a plan committed whole carries its EvalUpdate and CreatedEvals, recorded
 // as UpdateEval and CreateEval record them, unless CloseSeparately is set;
 // a plan committed at all carries its FollowupEvals, recorded as created.
-func (h *Harness) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
+func (h *Harness) SubmitPlan(plan *scheduler.Plan) (*scheduler.PlanResult, scheduler.State, error) {
 	h.mu.Lock()
 	h.Plans = append(h.Plans, plan)
 	filter, check, separately := h.PlanFilter, h.CheckFit, h.CloseSeparately
 	h.mu.Unlock()
 
-	var result *PlanResult
-	var rejected []Rejection
+	var result *scheduler.PlanResult
+	var rejected []scheduler.Rejection
 	switch {
 	case filter != nil:
 		result = filter(plan)
 	case check:
 		var err error
-		if result, rejected, err = EvaluatePlan(h.Store, nil, plan); err != nil {
+		if result, rejected, err = scheduler.EvaluatePlan(h.Store, nil, plan); err != nil {
 			return nil, nil, err
 		}
 	default:
-		result = &PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, Deployment: plan.Deployment}
+		result = &scheduler.PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, Deployment: plan.Deployment}
 	}
 	full, _, _ := result.FullCommit(plan)
 	carry := !separately && plan.EvalUpdate != nil && full && len(rejected) == 0 && result.RefreshIndex == 0
-	if !ResultEmpty(result) || carry {
-		c := CommitOf(plan, result)
+	if !scheduler.ResultEmpty(result) || carry {
+		c := scheduler.CommitOf(plan, result)
 		req := &store.PlanApplyRequest{
-			EvalID: plan.EvalID, Deployment: result.Deployment, Now: h.clock().UnixNano(),
+			EvalID: plan.EvalID, Deployment: result.Deployment, Now: h.Clock().UnixNano(),
 			Job: c.Job, JobAllocs: c.JobAllocs, Allocs: c.Allocs, Stops: c.Stops,
 		}
 		for _, e := range plan.FollowupEvals {
@@ -263,7 +236,7 @@ func (h *Harness) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
 		}
 	}
 	h.mu.Lock()
-	result.AllocIndex = h.index
+	result.AllocIndex = h.log.Index()
 	h.Results = append(h.Results, result)
 	h.mu.Unlock()
 	if full {
@@ -310,7 +283,7 @@ func (h *Harness) writeEval(e *state.Evaluation) error {
 
 // LastPlan returns the last plan submitted, failing the test when none
 // was.
-func (h *Harness) LastPlan() *Plan {
+func (h *Harness) LastPlan() *scheduler.Plan {
 	h.t.Helper()
 	h.mu.Lock()
 	defer h.mu.Unlock()

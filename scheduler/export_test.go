@@ -1,0 +1,75 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/schedhq/sched/state"
+)
+
+// This file opens a few internals to the external tests (package
+// scheduler_test), which run schedulers on the schedtest harness and so
+// cannot live in package scheduler: schedtest imports it.
+
+// testEpoch is the clock of internal tests, the harness's epoch.
+var testEpoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// Internals the external tests check against.
+var (
+	ReadyNodes       = readyNodes
+	EvaluateNodePlan = evaluateNodePlan
+	FitWithPorts     = fitWithPorts
+	FitAlloc         = fitAlloc
+	TrackerOf        = trackerOf
+)
+
+// Constants the external tests compare with.
+const (
+	MaxPlanAttempts = maxPlanAttempts
+	TopScores       = topScores
+	DescJobStopped  = descJobStopped
+	DescRescheduled = descRescheduled
+)
+
+// EvalCounters returns what a service or batch scheduler's last Process
+// counted: feasibility checks not answered from the class memo, nodes
+// ranked, and whether a constraint escaped the memo.
+func EvalCounters(s Scheduler) (checks, ranks int, escaped bool) {
+	g := s.(*genericScheduler)
+	return g.ctx.checks, g.ctx.ranks, g.ctx.elig.escaped
+}
+
+// RankWalk is one group's node ranker over a fixed node order.
+type RankWalk struct {
+	ctx *evalContext
+	rk  *groupRanker
+}
+
+// NewRankWalk returns a ranker of job's first group over nodes, ranking
+// at most limit of them per walk.
+func NewRankWalk(snap State, job *state.Job, nodes []*state.Node, limit int) *RankWalk {
+	ctx := newEvalContext(snap, &Plan{}, nil, testEpoch, 1)
+	tg := job.TaskGroups[0]
+	return &RankWalk{ctx: ctx, rk: &groupRanker{ctx: ctx, job: job, tg: tg,
+		checker: newGroupChecker(ctx, job, tg), nodes: &nodeCursor{nodes: nodes}, limit: limit}}
+}
+
+// Select walks the nodes for one placement and returns the node chosen
+// (empty when none), its metrics, and how many nodes it ranked.
+func (w *RankWalk) Select() (nodeID string, m *state.AllocMetric, ranked int, err error) {
+	before := w.ctx.ranks
+	o, m, err := w.rk.selectNode(placeOptions{})
+	if o != nil {
+		nodeID = o.node.ID
+	}
+	return nodeID, m, w.ctx.ranks - before, err
+}
+
+// PlanStop records a stop in the walk's plan.
+func (w *RankWalk) PlanStop(a *state.Allocation) { w.ctx.planStop(a) }
+
+// RecordingPlanner is the dry run's planner: it accepts every plan whole
+// and commits nothing.
+type RecordingPlanner = recordingPlanner
+
+// LastPlan is the last plan submitted.
+func (p *recordingPlanner) LastPlan() *Plan { return p.plan }
