@@ -12,21 +12,22 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// aclCmds are the commands of `sched acl`: bootstrap, policies and tokens.
-type aclCmds struct{ *cli }
+// aclCLI holds the commands of `sched acl`: bootstrap, policies and
+// tokens.
+type aclCLI struct{ *cli }
 
 // The `sched acl` commands manage tokens and policies, in the words and
 // layout of Nomad's `nomad acl`.
 
-func (c *aclCmds) commands() []command {
-	return []command{
+func (c *aclCLI) table() []entry {
+	return []entry{
 		{"bootstrap", "Create the first management token", c.aclBootstrap, nil},
-		{"policy", "Interact with ACL policies", nil, c.aclPolicyCommands()},
-		{"token", "Interact with ACL tokens", nil, c.aclTokenCommands()},
+		{"policy", "Interact with ACL policies", nil, c.policyTable()},
+		{"token", "Interact with ACL tokens", nil, c.tokenTable()},
 	}
 }
 
-func (c *aclCmds) aclBootstrap(args []string) int {
+func (c *aclCLI) aclBootstrap(args []string) int {
 	fs, m := c.flagSet("acl bootstrap", "[options] [PATH]", `
 Create the first management token of the cluster. It works once; to run it
 again, write the reset index that the refusal names into
@@ -66,7 +67,7 @@ so organizations it creates have an owner. -admin-name (default admin) and
 }
 
 // readSecretFile reads a secret from path ("-" is standard input).
-func (c *aclCmds) readSecretFile(path string) (string, error) {
+func (c *aclCLI) readSecretFile(path string) (string, error) {
 	var data []byte
 	var err error
 	if path == "-" {
@@ -86,7 +87,7 @@ func (c *aclCmds) readSecretFile(path string) (string, error) {
 
 // printToken prints a token as Nomad does; the secret only when known
 // (create and bootstrap answers).
-func (c *aclCmds) printToken(t *state.ACLToken) {
+func (c *aclCLI) printToken(t *state.ACLToken) {
 	secret := t.SecretID
 	if secret == "" {
 		secret = "<hidden>"
@@ -115,7 +116,7 @@ func (c *aclCmds) printToken(t *state.ACLToken) {
 
 // expiry prints when a token expires, "<none>" when never, with
 // "(expired)" once past.
-func (c *aclCmds) expiry(t *state.ACLToken) string {
+func (c *aclCLI) expiry(t *state.ACLToken) string {
 	if t.ExpirationTime == nil {
 		return "<none>"
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func (c *aclCmds) aclPolicyCommands() []command {
-	return []command{
+func (c *aclCLI) policyTable() []entry {
+	return []entry{
 		{"apply", "Create or update a policy", c.aclPolicyApply, nil},
 		{"delete", "Delete a policy", c.aclPolicyDelete, nil},
 		{"info", "Show a policy", c.aclPolicyInfo, nil},
@@ -19,7 +19,7 @@ func (c *aclCmds) aclPolicyCommands() []command {
 	}
 }
 
-func (c *aclCmds) aclPolicyApply(args []string) int {
+func (c *aclCLI) aclPolicyApply(args []string) int {
 	fs, m := c.flagSet("acl policy apply", "[options] NAME PATH", `
 Create the policy NAME, or replace it, with the rules in the file PATH ("-"
 reads standard input). Rules are HCL or JSON:
@@ -48,7 +48,7 @@ reads standard input). Rules are HCL or JSON:
 
 // readRulesFile reads a rules file ("-" is standard input), up to 64 KiB
 // and one byte more, so the server names an oversized file.
-func (c *aclCmds) readRulesFile(path string) (string, error) {
+func (c *aclCLI) readRulesFile(path string) (string, error) {
 	const limit = 64<<10 + 1
 	var data []byte
 	var err error
@@ -65,7 +65,7 @@ func (c *aclCmds) readRulesFile(path string) (string, error) {
 	return string(data), err
 }
 
-func (c *aclCmds) aclPolicyList(args []string) int {
+func (c *aclCLI) aclPolicyList(args []string) int {
 	fs, m := c.flagSet("acl policy list", "[options]", "List the policies the token may see: all of them with a management token, its own otherwise.")
 	asJSON := c.outputFlags(fs, "print the policies as JSON")
 	client, code := c.parseClient(fs, m, args, 0, 0)
@@ -91,7 +91,7 @@ func (c *aclCmds) aclPolicyList(args []string) int {
 	return 0
 }
 
-func (c *aclCmds) aclPolicyInfo(args []string) int {
+func (c *aclCLI) aclPolicyInfo(args []string) int {
 	fs, m := c.flagSet("acl policy info", "[options] NAME", "Show the policy NAME and its rules.")
 	asJSON := c.outputFlags(fs, "print the policy as JSON")
 	client, code := c.parseClient(fs, m, args, 1, 1)
@@ -115,7 +115,7 @@ func (c *aclCmds) aclPolicyInfo(args []string) int {
 	return 0
 }
 
-func (c *aclCmds) aclPolicyDelete(args []string) int {
+func (c *aclCLI) aclPolicyDelete(args []string) int {
 	fs, m := c.flagSet("acl policy delete", "[options] NAME", "Delete the policy NAME. Tokens that name it lose its rules.")
 	client, code := c.parseClient(fs, m, args, 1, 1)
 	if client == nil {

@@ -9,8 +9,8 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-func (c *aclCmds) aclTokenCommands() []command {
-	return []command{
+func (c *aclCLI) tokenTable() []entry {
+	return []entry{
 		{"create", "Create a token", c.aclTokenCreate, nil},
 		{"delete", "Delete a token", c.aclTokenDelete, nil},
 		{"info", "Show a token", c.aclTokenInfo, nil},
@@ -20,7 +20,7 @@ func (c *aclCmds) aclTokenCommands() []command {
 	}
 }
 
-func (c *aclCmds) aclTokenCreate(args []string) int {
+func (c *aclCLI) aclTokenCreate(args []string) int {
 	fs, m := c.flagSet("acl token create", "[options]", `
 Create a token. A client token may do what its policies grant; a
 management token may do everything. The secret is printed once: keep it.`)
@@ -43,7 +43,7 @@ management token may do everything. The secret is printed once: keep it.`)
 	return 0
 }
 
-func (c *aclCmds) aclTokenList(args []string) int {
+func (c *aclCLI) aclTokenList(args []string) int {
 	fs, m := c.flagSet("acl token list", "[options]", "List every token (needs a management token). Secrets are never shown.")
 	asJSON := c.outputFlags(fs, "print the tokens as JSON")
 	client, code := c.parseClient(fs, m, args, 0, 0)
@@ -69,7 +69,7 @@ func (c *aclCmds) aclTokenList(args []string) int {
 	return 0
 }
 
-func (c *aclCmds) aclTokenInfo(args []string) int {
+func (c *aclCLI) aclTokenInfo(args []string) int {
 	fs, m := c.flagSet("acl token info", "[options] ACCESSOR_ID", "Show the token ACCESSOR_ID (its secret is not shown).")
 	asJSON := c.outputFlags(fs, "print the token as JSON")
 	client, code := c.parseClient(fs, m, args, 1, 1)
@@ -87,7 +87,7 @@ func (c *aclCmds) aclTokenInfo(args []string) int {
 	return 0
 }
 
-func (c *aclCmds) aclTokenSelf(args []string) int {
+func (c *aclCLI) aclTokenSelf(args []string) int {
 	fs, m := c.flagSet("acl token self", "[options]", "Show the token this command authenticates with (-token or SCHED_TOKEN).")
 	asJSON := c.outputFlags(fs, "print the token as JSON")
 	client, code := c.parseClient(fs, m, args, 0, 0)
@@ -105,7 +105,7 @@ func (c *aclCmds) aclTokenSelf(args []string) int {
 	return 0
 }
 
-func (c *aclCmds) aclTokenDelete(args []string) int {
+func (c *aclCLI) aclTokenDelete(args []string) int {
 	fs, m := c.flagSet("acl token delete", "[options] ACCESSOR_ID", "Delete the token ACCESSOR_ID.")
 	client, code := c.parseClient(fs, m, args, 1, 1)
 	if client == nil {
@@ -118,7 +118,7 @@ func (c *aclCmds) aclTokenDelete(args []string) int {
 	return 0
 }
 
-func (c *aclCmds) aclTokenUpdate(args []string) int {
+func (c *aclCLI) aclTokenUpdate(args []string) int {
 	fs, m := c.flagSet("acl token update", "[options] ACCESSOR_ID", `
 Update the token ACCESSOR_ID. Only the fields whose flags are given
 change; its secret and expiry never do. Changing the type to management

@@ -8,24 +8,25 @@ import (
 	"github.com/schedhq/sched/http/api/mgmt"
 )
 
-// adminCmds are the commands of `sched admin`: the site administrator's view of organizations, workspaces and versions.
-type adminCmds struct{ *cli }
+// adminCLI holds the commands of `sched admin`: the site administrator's
+// view of organizations, workspaces and versions.
+type adminCLI struct{ *cli }
 
 // `sched admin` drives the site-administration endpoints. The server
 // answers 404 to every one of them for a token that is not a site
 // administrator's, so a "not found" here may also mean "not an admin".
 
-func (c *adminCmds) commands() []command {
-	return []command{
-		{"org", "Administer organizations", nil, c.adminOrgCommands()},
-		{"workspace", "Administer workspaces", nil, c.adminWorkspaceCommands()},
-		{"tool-version", "Administer the tool versions runs may use", nil, c.adminVersionCommands(mgmtToolVersions)},
-		{"policy-version", "Administer the policy engine versions runs may use", nil, c.adminVersionCommands(mgmtPolicyVersions)},
+func (c *adminCLI) table() []entry {
+	return []entry{
+		{"org", "Administer organizations", nil, c.orgTable()},
+		{"workspace", "Administer workspaces", nil, c.workspaceTable()},
+		{"tool-version", "Administer the tool versions runs may use", nil, c.versionTable(mgmtToolVersions)},
+		{"policy-version", "Administer the policy engine versions runs may use", nil, c.versionTable(mgmtPolicyVersions)},
 	}
 }
 
-func (c *adminCmds) adminOrgCommands() []command {
-	return []command{
+func (c *adminCLI) orgTable() []entry {
+	return []entry{
 		{"list", "List every organization", c.adminOrgList, nil},
 		{"show", "Show one organization", c.adminOrgShow, nil},
 		{"update", "Change an organization's settings", c.adminOrgUpdate, nil},
@@ -33,7 +34,7 @@ func (c *adminCmds) adminOrgCommands() []command {
 	}
 }
 
-func (c *adminCmds) adminOrgList(args []string) int {
+func (c *adminCLI) adminOrgList(args []string) int {
 	fs, m := c.mgmtFlagSet("admin org list", "[options]", "List every organization of the installation.")
 	m.jsonFlag(fs)
 	var pf mgmtPageFlags
@@ -82,7 +83,7 @@ func mgmtWorkspaceLimit(limit *int) string {
 	return strconv.Itoa(*limit)
 }
 
-func (c *adminCmds) adminOrgShow(args []string) int {
+func (c *adminCLI) adminOrgShow(args []string) int {
 	fs, m := c.mgmtFlagSet("admin org show", "[options] NAME", "Show the organization NAME with its owners.")
 	m.jsonFlag(fs)
 	client, code := c.parseMgmt(fs, m, args, 1, 1)
@@ -101,7 +102,7 @@ func (c *adminCmds) adminOrgShow(args []string) int {
 }
 
 // printAdminOrg prints an organization's admin view as a detail block.
-func (c *adminCmds) printAdminOrg(o *mgmt.AdminOrganization) {
+func (c *adminCLI) printAdminOrg(o *mgmt.AdminOrganization) {
 	// Owners by username when the answer included them, by ID otherwise.
 	owners := o.OwnerIDs
 	if len(o.Owners) > 0 {
@@ -127,7 +128,7 @@ func (c *adminCmds) printAdminOrg(o *mgmt.AdminOrganization) {
 	})
 }
 
-func (c *adminCmds) adminOrgUpdate(args []string) int {
+func (c *adminCLI) adminOrgUpdate(args []string) int {
 	fs, m := c.mgmtFlagSet("admin org update", "[options] NAME", `
 Change the settings of the organization NAME. Only the options given are
 sent; the others keep their values. An empty -apply-timeout or -plan-timeout
@@ -184,7 +185,7 @@ func mgmtAnyGiven(set map[string]bool, names ...string) bool {
 	return false
 }
 
-func (c *adminCmds) adminOrgDelete(args []string) int {
+func (c *adminCLI) adminOrgDelete(args []string) int {
 	fs, m := c.mgmtFlagSet("admin org delete", "[options] NAME",
 		"Delete the organization NAME with its projects, teams and workspaces.")
 	client, code := c.parseMgmt(fs, m, args, 1, 1)
@@ -198,15 +199,15 @@ func (c *adminCmds) adminOrgDelete(args []string) int {
 	return 0
 }
 
-func (c *adminCmds) adminWorkspaceCommands() []command {
-	return []command{
+func (c *adminCLI) workspaceTable() []entry {
+	return []entry{
 		{"list", "List every workspace", c.adminWorkspaceList, nil},
 		{"show", "Show one workspace", c.adminWorkspaceShow, nil},
 		{"delete", "Delete a workspace", c.adminWorkspaceDelete, nil},
 	}
 }
 
-func (c *adminCmds) adminWorkspaceList(args []string) int {
+func (c *adminCLI) adminWorkspaceList(args []string) int {
 	fs, m := c.mgmtFlagSet("admin workspace list", "[options]", "List every workspace of the installation.")
 	m.jsonFlag(fs)
 	var pf mgmtPageFlags
@@ -256,7 +257,7 @@ func mgmtRunStatus(w *mgmt.Workspace) string {
 	return w.CurrentRunID
 }
 
-func (c *adminCmds) adminWorkspaceShow(args []string) int {
+func (c *adminCLI) adminWorkspaceShow(args []string) int {
 	fs, m := c.mgmtFlagSet("admin workspace show", "[options] ID", "Show the workspace ID (ws-...).")
 	m.jsonFlag(fs)
 	client, code := c.parseMgmt(fs, m, args, 1, 1)
@@ -286,7 +287,7 @@ func (c *adminCmds) adminWorkspaceShow(args []string) int {
 	return 0
 }
 
-func (c *adminCmds) adminWorkspaceDelete(args []string) int {
+func (c *adminCLI) adminWorkspaceDelete(args []string) int {
 	fs, m := c.mgmtFlagSet("admin workspace delete", "[options] ID", "Delete the workspace ID (ws-...).")
 	client, code := c.parseMgmt(fs, m, args, 1, 1)
 	if client == nil {

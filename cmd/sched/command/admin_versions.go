@@ -21,10 +21,10 @@ const mgmtVersionIDPrefix = "tool-"
 
 // mgmtVersionFamily is one family as the CLI shows it.
 type mgmtVersionFamily struct {
-	// command is the word after `sched admin`; noun names one version in
+	// word is the word after `sched admin`; noun names one version in
 	// messages.
-	command, noun string
-	endpoints     func(*mgmt.Client) *mgmt.AdminVersions
+	word, noun string
+	endpoints  func(*mgmt.Client) *mgmt.AdminVersions
 }
 
 var (
@@ -34,12 +34,12 @@ var (
 		func(m *mgmt.Client) *mgmt.AdminVersions { return m.Admin().PolicyVersions() }}
 )
 
-// adminVersionCommands is the table of `sched admin <family>`.
-func (c *adminCmds) adminVersionCommands(f mgmtVersionFamily) []command {
+// versionTable is the table of `sched admin <family>`.
+func (c *adminCLI) versionTable(f mgmtVersionFamily) []entry {
 	bind := func(run func(mgmtVersionFamily, []string) int) func([]string) int {
 		return func(args []string) int { return run(f, args) }
 	}
-	return []command{
+	return []entry{
 		{"list", "List the " + f.noun + "s", bind(c.mgmtVersionList), nil},
 		{"show", "Show one " + f.noun, bind(c.mgmtVersionShow), nil},
 		{"create", "Add a " + f.noun, bind(c.mgmtVersionCreate), nil},
@@ -48,8 +48,8 @@ func (c *adminCmds) adminVersionCommands(f mgmtVersionFamily) []command {
 	}
 }
 
-func (c *adminCmds) mgmtVersionList(f mgmtVersionFamily, args []string) int {
-	fs, m := c.mgmtFlagSet("admin "+f.command+" list", "[options]", "List the "+f.noun+"s runs may use.")
+func (c *adminCLI) mgmtVersionList(f mgmtVersionFamily, args []string) int {
+	fs, m := c.mgmtFlagSet("admin "+f.word+" list", "[options]", "List the "+f.noun+"s runs may use.")
 	m.jsonFlag(fs)
 	var pf mgmtPageFlags
 	pf.register(fs)
@@ -82,8 +82,8 @@ func (c *adminCmds) mgmtVersionList(f mgmtVersionFamily, args []string) int {
 		})
 }
 
-func (c *adminCmds) mgmtVersionShow(f mgmtVersionFamily, args []string) int {
-	fs, m := c.mgmtFlagSet("admin "+f.command+" show", "[options] VERSION",
+func (c *adminCLI) mgmtVersionShow(f mgmtVersionFamily, args []string) int {
+	fs, m := c.mgmtFlagSet("admin "+f.word+" show", "[options] VERSION",
 		"Show one "+f.noun+", given by ID ("+mgmtVersionIDPrefix+"...) or version string.")
 	m.jsonFlag(fs)
 	client, code := c.parseMgmt(fs, m, args, 1, 1)
@@ -141,8 +141,8 @@ func (v *mgmtVersionFlags) register(fs *flag.FlagSet, withVersion bool) {
 	fs.StringVar(&v.reason, "deprecated-reason", "", "why the version is deprecated (with -deprecated)")
 }
 
-func (c *adminCmds) mgmtVersionCreate(f mgmtVersionFamily, args []string) int {
-	fs, m := c.mgmtFlagSet("admin "+f.command+" create", "[options] VERSION", `
+func (c *adminCLI) mgmtVersionCreate(f mgmtVersionFamily, args []string) int {
+	fs, m := c.mgmtFlagSet("admin "+f.word+" create", "[options] VERSION", `
 Add the `+f.noun+` VERSION ("N.N.N" or "N.N.N-bundle"). -url and -sha are
 required.`)
 	m.jsonFlag(fs)
@@ -177,8 +177,8 @@ required.`)
 	return 0
 }
 
-func (c *adminCmds) mgmtVersionUpdate(f mgmtVersionFamily, args []string) int {
-	fs, m := c.mgmtFlagSet("admin "+f.command+" update", "[options] VERSION", `
+func (c *adminCLI) mgmtVersionUpdate(f mgmtVersionFamily, args []string) int {
+	fs, m := c.mgmtFlagSet("admin "+f.word+" update", "[options] VERSION", `
 Change one `+f.noun+`, given by ID (`+mgmtVersionIDPrefix+`...) or version string. Only
 the options given are sent; the others keep their values. An empty
 -deprecated-reason clears the reason.`)
@@ -221,8 +221,8 @@ the options given are sent; the others keep their values. An empty
 	return 0
 }
 
-func (c *adminCmds) mgmtVersionDelete(f mgmtVersionFamily, args []string) int {
-	fs, m := c.mgmtFlagSet("admin "+f.command+" delete", "[options] VERSION", `
+func (c *adminCLI) mgmtVersionDelete(f mgmtVersionFamily, args []string) int {
+	fs, m := c.mgmtFlagSet("admin "+f.word+" delete", "[options] VERSION", `
 Remove one `+f.noun+`, given by ID (`+mgmtVersionIDPrefix+`...) or version string. The
 server refuses an official version and one that is in use.`)
 	client, code := c.parseMgmt(fs, m, args, 1, 1)
@@ -241,7 +241,7 @@ server refuses an official version and one that is in use.`)
 }
 
 // mgmtFindVersion returns the version arg names: by ID, or by exact version.
-func (c *adminCmds) mgmtFindVersion(f mgmtVersionFamily, client *mgmt.Client, arg string) (*mgmt.ToolVersion, error) {
+func (c *adminCLI) mgmtFindVersion(f mgmtVersionFamily, client *mgmt.Client, arg string) (*mgmt.ToolVersion, error) {
 	if strings.HasPrefix(arg, mgmtVersionIDPrefix) {
 		return f.endpoints(client).Read(c.ctx, arg)
 	}
@@ -258,7 +258,7 @@ func (c *adminCmds) mgmtFindVersion(f mgmtVersionFamily, client *mgmt.Client, ar
 }
 
 // mgmtResolveVersion returns the ID of the version arg names.
-func (c *adminCmds) mgmtResolveVersion(f mgmtVersionFamily, client *mgmt.Client, arg string) (string, error) {
+func (c *adminCLI) mgmtResolveVersion(f mgmtVersionFamily, client *mgmt.Client, arg string) (string, error) {
 	if strings.HasPrefix(arg, mgmtVersionIDPrefix) {
 		return arg, nil
 	}

@@ -13,11 +13,12 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// allocCmds are the commands of `sched alloc`: an allocation's status, logs, files, and the operator's ways into its tasks.
-type allocCmds struct{ *cli }
+// allocCLI holds the commands of `sched alloc`: an allocation's status,
+// logs, files, and the operator's ways into its tasks.
+type allocCLI struct{ *cli }
 
-func (c *allocCmds) commands() []command {
-	return []command{
+func (c *allocCLI) table() []entry {
+	return []entry{
 		{"status", "Show an allocation and its tasks", c.allocStatus, nil},
 		{"logs", "Print or follow the log of an allocation's task", c.allocLogs, nil}, // alloc_logs.go
 		{"exec", "Run a command inside a running task", c.allocExec, nil},             // alloc_exec.go
@@ -34,7 +35,7 @@ namespace unless -namespace names one): where it runs, what the servers
 want of it and what its node reports, and each task's state and recent
 events.`
 
-func (c *allocCmds) allocStatus(args []string) int {
+func (c *allocCLI) allocStatus(args []string) int {
 	fs, m := c.flagSet("alloc status", "[options] ID", allocStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs and every task event")
 	stats := fs.Bool("stats", false, "also show the running tasks' measured CPU and memory use")
@@ -99,7 +100,7 @@ func (c *allocCmds) allocStatus(args []string) int {
 	return 0
 }
 
-func (c *allocCmds) writeAlloc(a *state.Allocation, verbose bool) {
+func (c *allocCLI) writeAlloc(a *state.Allocation, verbose bool) {
 	version := "<none>"
 	if a.Job != nil {
 		version = strconv.FormatUint(a.Job.Version, 10)
@@ -159,7 +160,7 @@ func (c *allocCmds) writeAlloc(a *state.Allocation, verbose bool) {
 // -verbose.
 const maxTaskEvents = 10
 
-func (c *allocCmds) writeTask(a *state.Allocation, name string, verbose bool) {
+func (c *allocCLI) writeTask(a *state.Allocation, name string, verbose bool) {
 	ts := a.TaskStates[name]
 	st := "pending"
 	if ts != nil && ts.State != "" {
@@ -198,7 +199,7 @@ func (c *allocCmds) writeTask(a *state.Allocation, name string, verbose bool) {
 }
 
 // clock prints a time, or N/A when it was never set.
-func (c *allocCmds) clock(t time.Time) string {
+func (c *allocCLI) clock(t time.Time) string {
 	if t.IsZero() {
 		return "N/A"
 	}
@@ -272,7 +273,7 @@ func eventDescription(ev *state.TaskEvent) string {
 
 // writeAddresses prints the allocation's ports: label, host:port, and the
 // port inside the task when mapped.
-func (c *allocCmds) writeAddresses(a *state.Allocation, nodeHost string) {
+func (c *allocCLI) writeAddresses(a *state.Allocation, nodeHost string) {
 	if a.AllocatedResources == nil || len(a.AllocatedResources.Shared.Ports) == 0 {
 		return
 	}
@@ -293,7 +294,7 @@ func (c *allocCmds) writeAddresses(a *state.Allocation, nodeHost string) {
 }
 
 // writeUsage prints -stats: each task's CPU and memory use.
-func (c *allocCmds) writeUsage(u *state.AllocResourceUsage) {
+func (c *allocCLI) writeUsage(u *state.AllocResourceUsage) {
 	fmt.Fprintln(c.stdout, "\nResource Usage:")
 	rows := [][]string{}
 	for _, name := range slices.Sorted(maps.Keys(u.Tasks)) {
@@ -313,7 +314,7 @@ func (c *allocCmds) writeUsage(u *state.AllocResourceUsage) {
 
 // nodeHost is the host of a node's HTTP address: where its ports are
 // reached when a port names no address of its own. "" when unknown.
-func (c *allocCmds) nodeHost(client *api.Client, nodeID string) string {
+func (c *allocCLI) nodeHost(client *api.Client, nodeID string) string {
 	if nodeID == "" {
 		return ""
 	}

@@ -30,7 +30,7 @@ to on when standard input is a terminal.
 The exit code is the command's. Closing the session (Ctrl-C without -t)
 kills the command and everything it started.`
 
-func (c *allocCmds) allocExec(args []string) int {
+func (c *allocCLI) allocExec(args []string) int {
 	fs, m := c.flagSet("alloc exec", "[options] ALLOC COMMAND [ARGS...]", allocExecHelp)
 	interactive := fs.Bool("i", true, "send standard input to the command")
 	local, isTerm := localTerminal(c.stdin)
@@ -70,7 +70,7 @@ func (c *allocCmds) allocExec(args []string) int {
 
 // allocTask resolves an allocation and the task to address in it: the
 // named one, or the group's only task.
-func (c *allocCmds) allocTask(client *api.Client, m *meta, id, task string, verbose bool) (*state.AllocListStub, string, int) {
+func (c *allocCLI) allocTask(client *api.Client, m *meta, id, task string, verbose bool) (*state.AllocListStub, string, int) {
 	stub, err := c.resolveAlloc(client, m, id, verbose)
 	if err != nil {
 		return nil, "", 1
@@ -142,7 +142,7 @@ Stop the allocation ID (or a unique prefix of one). The servers mark it to
 migrate and evaluate its job, which stops it and places a replacement, as
 a node drain would. Prints the evaluation's ID.`
 
-func (c *allocCmds) allocStop(args []string) int {
+func (c *allocCLI) allocStop(args []string) int {
 	fs, m := c.flagSet("alloc stop", "[options] ALLOC", allocStopHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	client, code := c.parseClient(fs, m, args, 1, 1)
@@ -167,7 +167,7 @@ Restart a task of the allocation ID (or a unique prefix of one): TASK, or
 The restart is the operator's: it does not count against the task's
 restart policy.`
 
-func (c *allocCmds) allocRestart(args []string) int {
+func (c *allocCLI) allocRestart(args []string) int {
 	fs, m := c.flagSet("alloc restart", "[options] ALLOC [TASK]", allocRestartHelp)
 	task := fs.String("task", "", "the task to restart")
 	all := fs.Bool("all-tasks", false, "restart every task, not only the running ones")
@@ -202,7 +202,7 @@ const allocSignalHelp = `
 Send a signal (-s, default SIGKILL) to a task of the allocation ID (or a
 unique prefix of one): TASK, or -task, or every running task.`
 
-func (c *allocCmds) allocSignal(args []string) int {
+func (c *allocCLI) allocSignal(args []string) int {
 	fs, m := c.flagSet("alloc signal", "[options] ALLOC [TASK]", allocSignalHelp)
 	sig := fs.String("s", "SIGKILL", "the signal, by name (SIGHUP, HUP) or number")
 	task := fs.String("task", "", "the task to signal")
@@ -231,7 +231,7 @@ func (c *allocCmds) allocSignal(args []string) int {
 
 // taskArg is the task named by -task or the second argument, which must
 // agree.
-func (c *allocCmds) taskArg(args []string, flagTask string) (string, bool) {
+func (c *allocCLI) taskArg(args []string, flagTask string) (string, bool) {
 	if len(args) < 2 {
 		return flagTask, true
 	}
@@ -249,7 +249,7 @@ directory and printed when it is a file. -stat describes PATH instead.
 Paths are relative to the allocation directory; one that leaves it (.. or
 a symbolic link pointing outside) is refused.`
 
-func (c *allocCmds) allocFS(args []string) int {
+func (c *allocCLI) allocFS(args []string) int {
 	fs, m := c.flagSet("alloc fs", "[options] ALLOC [PATH]", allocFSHelp)
 	stat := fs.Bool("stat", false, "describe PATH rather than list or print it")
 	verbose := fs.Bool("verbose", false, "print full IDs")

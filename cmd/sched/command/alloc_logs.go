@@ -28,7 +28,7 @@ last -n lines (default 10) instead of the beginning.`
 // read enough of the log's end for -n lines.
 const tailBytesPerLine = 256
 
-func (c *allocCmds) allocLogs(args []string) int {
+func (c *allocCLI) allocLogs(args []string) int {
 	fs, m := c.flagSet("alloc logs", "[options] ALLOC [TASK]", allocLogsHelp)
 	stderr := fs.Bool("stderr", false, "print the task's stderr instead of its stdout")
 	follow := fs.Bool("f", false, "follow the log: keep printing as the task writes")
@@ -101,7 +101,7 @@ func (c *allocCmds) allocLogs(args []string) int {
 
 // printTail reads the part of the stream that was on disk when it was
 // opened (at most window bytes from the end) and prints its last n lines.
-func (c *allocCmds) printTail(ls *api.LogStream, n int, window int64) error {
+func (c *allocCLI) printTail(ls *api.LogStream, n int, window int64) error {
 	buf := make([]byte, ls.InitialBytes)
 	if _, err := io.ReadFull(ls, buf); err != nil {
 		return err
@@ -139,7 +139,7 @@ func lastLines(b []byte, n int, cut bool) []byte {
 
 // logsDone turns the end of a log stream into an exit code: the command
 // being interrupted is a normal end of -f.
-func (c *allocCmds) logsDone(err error) int {
+func (c *allocCLI) logsDone(err error) int {
 	if err == nil || c.ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return 0
 	}
@@ -167,7 +167,7 @@ var errAllocLookup = errors.New("allocation lookup failed")
 // unique prefix, in the namespace named by -namespace or in every one. On
 // failure it has printed why (listing the matches of an ambiguous
 // prefix).
-func (c *allocCmds) resolveAlloc(client *api.Client, m *meta, id string, verbose bool) (*state.AllocListStub, error) {
+func (c *allocCLI) resolveAlloc(client *api.Client, m *meta, id string, verbose bool) (*state.AllocListStub, error) {
 	id = strings.TrimSpace(id)
 	stubs, _, err := client.Allocations().List(c.ctx, &api.QueryOptions{Namespace: m.lookupNamespace(), Prefix: id,
 		Params: map[string]string{"task_states": "false"}})

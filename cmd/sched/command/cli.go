@@ -52,40 +52,40 @@ type cli struct {
 	agent func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
-// command is one word of the command tree: its name, a one-line synopsis
+// entry is one word of the command tree: its name, a one-line synopsis
 // for the usage text, and either what it does with the words after its
 // name (run) or the commands under it (subs, for a group such as `job`).
-type command struct {
+type entry struct {
 	name     string
 	synopsis string
 	run      func(args []string) int
-	subs     []command
+	subs     []entry
 }
 
-// commands is the tree of every command, each bound to this invocation.
-func (c *cli) commands() []command {
-	return []command{
-		{"acl", "Interact with ACL tokens and policies", nil, (&aclCmds{c}).commands()},
-		{"admin", "Administer the installation's organizations, workspaces and versions", nil, (&adminCmds{c}).commands()},
-		{"agent", "Run a sched agent (server or client)", c.agentCommand, nil},
-		{"alloc", "Interact with allocations", nil, (&allocCmds{c}).commands()},
-		{"completion", "Install shell completion of sched's commands", nil, c.completionCommands()},
-		{"deployment", "Interact with deployments", nil, (&deploymentCmds{c}).commands()},
-		{"eval", "Interact with evaluations", nil, (&evalCmds{c}).commands()},
-		{"event", "Stream the cluster's events", nil, (&streamCmds{c}).events()},
-		{"job", "Interact with jobs", nil, (&jobCmds{c}).commands()},
-		{"monitor", "Stream an agent's logs", (&streamCmds{c}).agentMonitor, nil},
-		{"namespace", "Interact with namespaces", nil, (&namespaceCmds{c}).commands()},
-		{"node", "Interact with nodes", nil, (&nodeCmds{c}).commands()},
-		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys, security check", nil, (&operatorCmds{c}).commands()},
-		{"org", "Interact with organizations", nil, (&orgCmds{c}).commands()},
-		{"project", "Interact with projects", nil, (&projectCmds{c}).commands()},
-		{"server", "Interact with servers: members and join", nil, (&serverCmds{c}).commands()},
-		{"service", "Interact with the registered services", nil, (&serviceCmds{c}).commands()},
-		{"status", "Find jobs, nodes, allocations, evaluations and deployments by ID prefix", (&clusterCmds{c}).status, nil},
-		{"system", "Run cluster maintenance: garbage collection", nil, (&clusterCmds{c}).system()},
-		{"tls", "Create a CA and certificates for TLS", nil, (&tlsCmds{c}).commands()},
-		{"version", "Print the sched version", c.versionCommand, nil},
+// table is the tree of every command, each bound to this invocation.
+func (c *cli) table() []entry {
+	return []entry{
+		{"acl", "Interact with ACL tokens and policies", nil, (&aclCLI{c}).table()},
+		{"admin", "Administer the installation's organizations, workspaces and versions", nil, (&adminCLI{c}).table()},
+		{"agent", "Run a sched agent (server or client)", c.runAgent, nil},
+		{"alloc", "Interact with allocations", nil, (&allocCLI{c}).table()},
+		{"completion", "Install shell completion of sched's commands", nil, c.completionTable()},
+		{"deployment", "Interact with deployments", nil, (&deploymentCLI{c}).table()},
+		{"eval", "Interact with evaluations", nil, (&evalCLI{c}).table()},
+		{"event", "Stream the cluster's events", nil, (&streamCLI{c}).eventTable()},
+		{"job", "Interact with jobs", nil, (&jobCLI{c}).table()},
+		{"monitor", "Stream an agent's logs", (&streamCLI{c}).agentMonitor, nil},
+		{"namespace", "Interact with namespaces", nil, (&namespaceCLI{c}).table()},
+		{"node", "Interact with nodes", nil, (&nodeCLI{c}).table()},
+		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys, security check", nil, (&operatorCLI{c}).table()},
+		{"org", "Interact with organizations", nil, (&orgCLI{c}).table()},
+		{"project", "Interact with projects", nil, (&projectCLI{c}).table()},
+		{"server", "Interact with servers: members and join", nil, (&serverCLI{c}).table()},
+		{"service", "Interact with the registered services", nil, (&serviceCLI{c}).table()},
+		{"status", "Find jobs, nodes, allocations, evaluations and deployments by ID prefix", (&clusterCLI{c}).status, nil},
+		{"system", "Run cluster maintenance: garbage collection", nil, (&clusterCLI{c}).systemTable()},
+		{"tls", "Create a CA and certificates for TLS", nil, (&tlsCLI{c}).table()},
+		{"version", "Print the sched version", c.printVersion, nil},
 	}
 }
 
@@ -100,25 +100,25 @@ func (c *cli) run(args []string) int {
 		return c.complete(line, point)
 	}
 	if len(args) == 0 {
-		c.usage(c.stderr, "sched", "", c.commands())
+		c.usage(c.stderr, "sched", "", c.table())
 		return 1
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[0] == "help" {
 			// `sched help job [run]`: the usage of that command.
-			return c.dispatch("sched", append(append([]string{}, args[1:]...), "-h"), c.commands())
+			return c.dispatch("sched", append(append([]string{}, args[1:]...), "-h"), c.table())
 		}
-		c.usage(c.stdout, "sched", "", c.commands())
+		c.usage(c.stdout, "sched", "", c.table())
 		return 0
 	case "-v", "-version", "--version":
-		return c.versionCommand(nil)
+		return c.printVersion(nil)
 	}
-	return c.dispatch("sched", args, c.commands())
+	return c.dispatch("sched", args, c.table())
 }
 
 // dispatch runs the command of cmds named by args[0], or prints usage.
-func (c *cli) dispatch(prefix string, args []string, cmds []command) int {
+func (c *cli) dispatch(prefix string, args []string, cmds []entry) int {
 	if len(args) == 0 {
 		c.usage(c.stderr, prefix, "", cmds)
 		return 1
@@ -141,7 +141,7 @@ func (c *cli) dispatch(prefix string, args []string, cmds []command) int {
 }
 
 // usage lists cmds under prefix, after problem when there is one.
-func (c *cli) usage(w io.Writer, prefix, problem string, cmds []command) {
+func (c *cli) usage(w io.Writer, prefix, problem string, cmds []entry) {
 	if problem != "" {
 		fmt.Fprintf(w, "Error: %s\n\n", problem)
 	}

@@ -1,6 +1,6 @@
 package command
 
-// agentCommand hands `sched agent` to the agent runner the binary wired.
-func (c *cli) agentCommand(args []string) int {
+// runAgent hands `sched agent` to the agent runner the binary wired.
+func (c *cli) runAgent(args []string) int {
 	return c.agent(c.ctx, args, c.stdout, c.stderr)
 }

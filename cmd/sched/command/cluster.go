@@ -7,9 +7,10 @@ import (
 	"github.com/schedhq/sched/http/api"
 )
 
-// clusterCmds are the commands about the cluster as a whole rather than
-// one object: `sched status` (anything by ID prefix) and `sched system gc`.
-type clusterCmds struct{ *cli }
+// clusterCLI holds the commands about the cluster as a whole rather than
+// one object: `sched status` (anything by ID prefix) and `sched
+// system gc`.
+type clusterCLI struct{ *cli }
 
 const statusHelp = `
 Without an argument, list the jobs (as 'sched job status'). With PREFIX,
@@ -17,14 +18,14 @@ search jobs, nodes, allocations, evaluations and deployments whose ID
 starts with it (of every namespace unless -namespace names one): one
 match shows that object's status, several are listed by kind.`
 
-func (c *clusterCmds) status(args []string) int {
+func (c *clusterCLI) status(args []string) int {
 	fs, m := c.flagSet("status", "[options] [PREFIX]", statusHelp)
 	asJSON := c.outputFlags(fs, "print the search matches as JSON")
 	if done, code := parseFlags(fs, args, 0, 1); done {
 		return code
 	}
 	if fs.NArg() == 0 {
-		return c.dispatch("sched", append([]string{"job", "status"}, args...), c.commands())
+		return c.dispatch("sched", append([]string{"job", "status"}, args...), c.table())
 	}
 	client, err := m.client()
 	if err != nil {
@@ -62,15 +63,15 @@ func (c *clusterCmds) status(args []string) int {
 	rest := append(slices.Clone(args[:len(args)-1]), all[0].id)
 	switch all[0].kind {
 	case "jobs":
-		return c.dispatch("sched", append([]string{"job", "status"}, rest...), c.commands())
+		return c.dispatch("sched", append([]string{"job", "status"}, rest...), c.table())
 	case "nodes":
-		return c.dispatch("sched", append([]string{"node", "status"}, rest...), c.commands())
+		return c.dispatch("sched", append([]string{"node", "status"}, rest...), c.table())
 	case "allocs":
-		return c.dispatch("sched", append([]string{"alloc", "status"}, rest...), c.commands())
+		return c.dispatch("sched", append([]string{"alloc", "status"}, rest...), c.table())
 	case "evals":
-		return c.dispatch("sched", append([]string{"eval", "status"}, rest...), c.commands())
+		return c.dispatch("sched", append([]string{"eval", "status"}, rest...), c.table())
 	default:
-		return c.dispatch("sched", append([]string{"deployment", "status"}, rest...), c.commands())
+		return c.dispatch("sched", append([]string{"deployment", "status"}, rest...), c.table())
 	}
 }
 
@@ -79,11 +80,11 @@ Run garbage collection on the leader now: terminal evaluations and
 allocations, dead jobs, down nodes and finished deployments are
 collected whatever their age. Needs a management token with ACLs on.`
 
-func (c *clusterCmds) system() []command {
-	return []command{{"gc", "Run garbage collection now", c.systemGC, nil}}
+func (c *clusterCLI) systemTable() []entry {
+	return []entry{{"gc", "Run garbage collection now", c.systemGC, nil}}
 }
 
-func (c *clusterCmds) systemGC(args []string) int {
+func (c *clusterCLI) systemGC(args []string) int {
 	fs, m := c.flagSet("system gc", "[options]", systemGCHelp)
 	client, code := c.parseClient(fs, m, args, 0, 0)
 	if client == nil {

@@ -21,9 +21,9 @@ func (c *cli) complete(line string, point int) int {
 		words = append(words, "")
 	}
 	words = words[1:] // the program's name
-	cmds := c.commands()
+	cmds := c.table()
 	for len(words) > 1 {
-		i := slices.IndexFunc(cmds, func(cmd command) bool { return cmd.name == words[0] })
+		i := slices.IndexFunc(cmds, func(cmd entry) bool { return cmd.name == words[0] })
 		if i < 0 || cmds[i].subs == nil {
 			return 0 // past the command names: nothing to offer
 		}
@@ -37,8 +37,8 @@ func (c *cli) complete(line string, point int) int {
 	return 0
 }
 
-func (c *cli) completionCommands() []command {
-	return []command{
+func (c *cli) completionTable() []entry {
+	return []entry{
 		{"install", "Enable completion of sched's commands in bash and zsh", c.completionInstall, nil},
 	}
 }

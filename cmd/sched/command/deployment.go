@@ -13,11 +13,12 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// deploymentCmds are the commands of `sched deployment`: list, status, promote, fail, pause and resume.
-type deploymentCmds struct{ *cli }
+// deploymentCLI holds the commands of `sched deployment`: list, status,
+// promote, fail, pause and resume.
+type deploymentCLI struct{ *cli }
 
-func (c *deploymentCmds) commands() []command {
-	return []command{
+func (c *deploymentCLI) table() []entry {
+	return []entry{
 		{"list", "List deployments", c.deploymentList, nil},
 		{"status", "Show a deployment's status", c.deploymentStatus, nil},
 		{"promote", "Promote a deployment's canaries", c.deploymentPromote, nil},
@@ -33,7 +34,7 @@ const deploymentListHelp = `
 List the deployments (of every namespace unless -namespace names one),
 newest first.`
 
-func (c *deploymentCmds) deploymentList(args []string) int {
+func (c *deploymentCLI) deploymentList(args []string) int {
 	fs, m := c.flagSet("deployment list", "[options]", deploymentListHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := c.outputFlags(fs, "print the deployments as JSON")
@@ -67,7 +68,7 @@ func writeDeploymentList(w io.Writer, ds []*state.Deployment, verbose bool) {
 
 // resolveDeployment finds the deployment an ID (or unique prefix) names;
 // on failure it has printed why and returns nil.
-func (c *deploymentCmds) resolveDeployment(client *api.Client, m *meta, id string, verbose bool) *state.Deployment {
+func (c *deploymentCLI) resolveDeployment(client *api.Client, m *meta, id string, verbose bool) *state.Deployment {
 	id = strings.TrimSpace(id)
 	ds, _, err := client.Deployments().List(c.ctx, &api.QueryOptions{Namespace: m.lookupNamespace(), Prefix: id})
 	if err != nil {
@@ -95,7 +96,7 @@ const deploymentStatusHelp = `
 Show the deployment with ID (or a unique prefix of one): its status and,
 per task group, the allocations desired, placed, healthy and unhealthy.`
 
-func (c *deploymentCmds) deploymentStatus(args []string) int {
+func (c *deploymentCLI) deploymentStatus(args []string) int {
 	fs, m := c.flagSet("deployment status", "[options] ID", deploymentStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := c.outputFlags(fs, "print the deployment as JSON")
@@ -115,7 +116,7 @@ func (c *deploymentCmds) deploymentStatus(args []string) int {
 }
 
 // writeDeploymentStatus prints a deployment in full.
-func (c *deploymentCmds) writeDeploymentStatus(d *state.Deployment, verbose bool) {
+func (c *deploymentCLI) writeDeploymentStatus(d *state.Deployment, verbose bool) {
 	writeKV(c.stdout, []kv{
 		{"ID", shortID(d.ID, verbose)},
 		{"Job ID", d.JobID},
@@ -175,7 +176,7 @@ func sortedGroups(d *state.Deployment) []string {
 
 // deploymentWrite is the shape of promote, fail, pause and resume: resolve
 // the deployment, do the write, print the result.
-func (c *deploymentCmds) deploymentWrite(name, help string, args []string, extra func(fs *flag.FlagSet), do func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error), done string) int {
+func (c *deploymentCLI) deploymentWrite(name, help string, args []string, extra func(fs *flag.FlagSet), do func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error), done string) int {
 	fs, m := c.flagSet("deployment "+name, "[options] ID", help)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := fs.Bool("json", false, "print the answer as JSON")
@@ -209,7 +210,7 @@ Promote the canaries of the deployment with ID (or a unique prefix of
 one): every group's, or those of the groups named with -group. The old
 allocations are then replaced, max_parallel at a time.`
 
-func (c *deploymentCmds) deploymentPromote(args []string) int {
+func (c *deploymentCLI) deploymentPromote(args []string) int {
 	var groups stringList
 	extra := func(fs *flag.FlagSet) {
 		fs.Var(&groups, "group", "promote only task group `NAME` (repeatable)")
@@ -220,7 +221,7 @@ func (c *deploymentCmds) deploymentPromote(args []string) int {
 	}, "promoted")
 }
 
-func (c *deploymentCmds) deploymentFail(args []string) int {
+func (c *deploymentCLI) deploymentFail(args []string) int {
 	return c.deploymentWrite("fail", "Mark the deployment with ID (or a unique prefix of one) failed.", args, nil,
 		func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
 			resp, _, err := client.Deployments().Fail(c.ctx, d.ID, &api.WriteOptions{Namespace: d.Namespace})
@@ -228,7 +229,7 @@ func (c *deploymentCmds) deploymentFail(args []string) int {
 		}, "marked as failed")
 }
 
-func (c *deploymentCmds) deploymentPause(args []string) int {
+func (c *deploymentCLI) deploymentPause(args []string) int {
 	return c.deploymentWrite("pause", "Pause the deployment with ID (or a unique prefix of one): nothing more is replaced until it resumes.", args, nil,
 		func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
 			resp, _, err := client.Deployments().Pause(c.ctx, d.ID, true, &api.WriteOptions{Namespace: d.Namespace})
@@ -236,7 +237,7 @@ func (c *deploymentCmds) deploymentPause(args []string) int {
 		}, "paused")
 }
 
-func (c *deploymentCmds) deploymentResume(args []string) int {
+func (c *deploymentCLI) deploymentResume(args []string) int {
 	return c.deploymentWrite("resume", "Resume the paused deployment with ID (or a unique prefix of one).", args, nil,
 		func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
 			resp, _, err := client.Deployments().Pause(c.ctx, d.ID, false, &api.WriteOptions{Namespace: d.Namespace})

@@ -14,11 +14,11 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// evalCmds are the commands of `sched eval`.
-type evalCmds struct{ *cli }
+// evalCLI holds the commands of `sched eval`.
+type evalCLI struct{ *cli }
 
-func (c *evalCmds) commands() []command {
-	return []command{
+func (c *evalCLI) table() []entry {
+	return []entry{
 		{"status", "List evaluations, or show one", c.evalStatus, nil},
 	}
 }
@@ -39,7 +39,7 @@ names one). With an ID (or a unique prefix of one), show the evaluation:
 its fields, the placements it could not make and why, and the
 allocations it placed.`
 
-func (c *evalCmds) evalStatus(args []string) int {
+func (c *evalCLI) evalStatus(args []string) int {
 	fs, m := c.flagSet("eval status", "[options] [ID]", evalStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	job := fs.String("job", "", "list only the evaluations of job `ID`")
@@ -124,7 +124,7 @@ func writeEvalList(w io.Writer, evals []*state.Evaluation, verbose bool) {
 	writeTable(w, []string{"ID", "Priority", "Triggered By", "Job ID", "Namespace", "Node ID", "Status", "Placement Failures"}, rows)
 }
 
-func (c *evalCmds) writeEval(e *state.Evaluation, allocs []*state.AllocListStub, verbose bool) {
+func (c *evalCLI) writeEval(e *state.Evaluation, allocs []*state.AllocListStub, verbose bool) {
 	pairs := []kv{
 		{"ID", shortID(e.ID, verbose)},
 		{"Create Time", c.formatTime(e.CreateTime)},

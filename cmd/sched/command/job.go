@@ -9,11 +9,12 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// jobCmds are the commands of `sched job`: run, plan, status and the rest of a job's life.
-type jobCmds struct{ *cli }
+// jobCLI holds the commands of `sched job`: run, plan, status and the rest
+// of a job's life.
+type jobCLI struct{ *cli }
 
-func (c *jobCmds) commands() []command {
-	return []command{
+func (c *jobCLI) table() []entry {
+	return []entry{
 		{"run", "Register a job from a file and run it", c.jobRun, nil},
 		{"plan", "Show what running a job file would change, without running it", c.jobPlan, nil},
 		{"validate", "Check a job file without running it", c.jobValidate, nil},
@@ -24,7 +25,7 @@ func (c *jobCmds) commands() []command {
 		{"revert", "Revert a job to an earlier version", c.jobRevert, nil},   // job_deploy.go
 		{"scale", "Change the count of a job's task group", c.jobScale, nil}, // job_deploy.go
 		{"dispatch", "Dispatch an instance of a parameterized job", c.jobDispatch, nil},
-		{"periodic", "Interact with periodic jobs: force a launch", nil, c.periodicCommands()},
+		{"periodic", "Interact with periodic jobs: force a launch", nil, c.periodicTable()},
 		{"action", "List a job's actions, or run one in an allocation", c.jobAction, nil}, // job_action.go
 	}
 }
@@ -37,7 +38,7 @@ var errJobLookup = errors.New("job lookup failed")
 // must match exactly one job. It returns the job's list entry and whether
 // the match was exact. On failure it has printed the reason (and, for an
 // ambiguous prefix, the matching jobs) and returns errJobLookup.
-func (c *jobCmds) resolveJob(client *api.Client, m *meta, id string) (*state.JobListStub, bool, error) {
+func (c *jobCLI) resolveJob(client *api.Client, m *meta, id string) (*state.JobListStub, bool, error) {
 	id = strings.TrimSpace(id)
 	jobs, _, err := client.Jobs().List(c.ctx, &api.QueryOptions{Prefix: id})
 	if err != nil {

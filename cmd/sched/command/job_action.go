@@ -14,7 +14,7 @@ inside a running allocation of that group (-alloc, or the first running
 one), printing its output. The exit code is the action's. Without ACTION,
 list the job's actions. -t runs it on a terminal.`
 
-func (c *jobCmds) jobAction(args []string) int {
+func (c *jobCLI) jobAction(args []string) int {
 	fs, m := c.flagSet("job action", "[options] -job JOB [-group G -task T] [ACTION]", jobActionHelp)
 	jobID := fs.String("job", "", "the job (required)")
 	group := fs.String("group", "", "the task group (default: the one that defines ACTION)")

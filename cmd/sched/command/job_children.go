@@ -15,7 +15,7 @@ of one). The optional second argument is a file whose content is the
 payload, or - to read it from standard input (16 KiB at most). Meta keys
 are checked against the job's meta_required and meta_optional.`
 
-func (c *jobCmds) jobDispatch(args []string) int {
+func (c *jobCLI) jobDispatch(args []string) int {
 	fs, m := c.flagSet("job dispatch", "[options] ID [payload file|-]", jobDispatchHelp)
 	var metas stringList
 	fs.Var(&metas, "meta", "meta `key=value` of the instance (repeatable)")
@@ -77,7 +77,7 @@ func (c *jobCmds) jobDispatch(args []string) int {
 
 // readPayload reads a dispatch payload from a file, or standard input for
 // "-", refusing more than the server would take.
-func (c *jobCmds) readPayload(name string) ([]byte, error) {
+func (c *jobCLI) readPayload(name string) ([]byte, error) {
 	var r io.Reader = c.stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -97,8 +97,8 @@ func (c *jobCmds) readPayload(name string) ([]byte, error) {
 	return data, nil
 }
 
-func (c *jobCmds) periodicCommands() []command {
-	return []command{
+func (c *jobCLI) periodicTable() []entry {
+	return []entry{
 		{"force", "Launch an instance of a periodic job now", c.jobPeriodicForce, nil},
 	}
 }
@@ -107,7 +107,7 @@ const jobPeriodicForceHelp = `
 Launch an instance of the periodic job with ID (or a unique prefix of one)
 now, whatever its schedule.`
 
-func (c *jobCmds) jobPeriodicForce(args []string) int {
+func (c *jobCLI) jobPeriodicForce(args []string) int {
 	fs, m := c.flagSet("job periodic force", "[options] ID", jobPeriodicForceHelp)
 	var (
 		detach  = fs.Bool("detach", false, "print the evaluation ID and return without following it")

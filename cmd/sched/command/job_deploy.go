@@ -12,7 +12,7 @@ Register version VERSION of the job with ID (or a unique prefix of one)
 again, as a new version, and follow its evaluation unless -detach. With
 -check-version, only if the job's current version is N.`
 
-func (c *jobCmds) jobRevert(args []string) int {
+func (c *jobCLI) jobRevert(args []string) int {
 	fs, m := c.flagSet("job revert", "[options] ID VERSION", jobRevertHelp)
 	detach := fs.Bool("detach", false, "return once the revert is registered")
 	verbose := fs.Bool("verbose", false, "print full IDs")
@@ -63,7 +63,7 @@ of one) to COUNT, recording a scaling event with -message (default
 -detach. GROUP may be left out when the job has one group. Refused while
 a deployment of the job is active.`
 
-func (c *jobCmds) jobScale(args []string) int {
+func (c *jobCLI) jobScale(args []string) int {
 	fs, m := c.flagSet("job scale", "[options] ID [GROUP] COUNT", jobScaleHelp)
 	detach := fs.Bool("detach", false, "return once the scale is registered")
 	verbose := fs.Bool("verbose", false, "print full IDs")

@@ -34,7 +34,7 @@ func (f *jobFileFlags) register(fs *flag.FlagSet) {
 // decoded here, either {"Job": {...}} or a bare job; anything else is HCL,
 // which the server parses with the variables. The submission records the
 // source for `sched job history` and the UI.
-func (c *jobCmds) readJob(client *api.Client, path string, f *jobFileFlags) (*state.Job, *state.JobSubmission, error) {
+func (c *jobCLI) readJob(client *api.Client, path string, f *jobFileFlags) (*state.Job, *state.JobSubmission, error) {
 	var (
 		src []byte
 		err error

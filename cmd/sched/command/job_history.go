@@ -11,7 +11,7 @@ const jobHistoryHelp = `
 List the retained versions of the job with ID (or a unique prefix of one),
 newest first. With -p, print what changed from the previous version.`
 
-func (c *jobCmds) jobHistory(args []string) int {
+func (c *jobCLI) jobHistory(args []string) int {
 	fs, m := c.flagSet("job history", "[options] ID", jobHistoryHelp)
 	diffs := fs.Bool("p", false, "print the difference of each version from the one before")
 	var version optionalUint

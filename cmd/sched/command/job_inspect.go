@@ -13,7 +13,7 @@ Print the job with ID (or a unique prefix of one) as indented JSON,
 {"Job": {...}}: the form "sched job run" accepts back from a .json file.
 With -t, the template sees the job itself ('{{.Version}}').`
 
-func (c *jobCmds) jobInspect(args []string) int {
+func (c *jobCLI) jobInspect(args []string) int {
 	fs, m := c.flagSet("job inspect", "[options] ID", jobInspectHelp)
 	var version optionalUint
 	fs.Var(&version, "version", "print version `N` of the job instead of the current one")
@@ -50,7 +50,7 @@ func (c *jobCmds) jobInspect(args []string) int {
 }
 
 // jobVersion returns version v of the job, from its retained versions.
-func (c *jobCmds) jobVersion(client *api.Client, stub *state.JobListStub, v uint64) (*state.Job, error) {
+func (c *jobCLI) jobVersion(client *api.Client, stub *state.JobListStub, v uint64) (*state.Job, error) {
 	resp, _, err := client.Jobs().Versions(c.ctx, stub.ID, false, nsQuery(stub))
 	if err != nil {
 		return nil, err

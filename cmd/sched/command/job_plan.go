@@ -29,7 +29,7 @@ exactly what was planned.
 Exit codes (as Nomad's): 0 when no allocation would be created or
 destroyed, 1 when some would, 255 when the plan could not be made.`
 
-func (c *jobCmds) jobPlan(args []string) int {
+func (c *jobCLI) jobPlan(args []string) int {
 	fs, m := c.flagSet("job plan", "[options] FILE", jobPlanHelp)
 	var (
 		files          jobFileFlags
@@ -101,7 +101,7 @@ func planExitCode(resp *state.JobPlanResponse) int {
 // writeDryRun prints what the scheduler would do: success, or each group's
 // failed placements with the reasons, and when a periodic job would next
 // launch.
-func (c *jobCmds) writeDryRun(resp *state.JobPlanResponse, job *state.Job) {
+func (c *jobCLI) writeDryRun(resp *state.JobPlanResponse, job *state.Job) {
 	if len(resp.FailedTGAllocs) == 0 {
 		fmt.Fprintln(c.stdout, "- All tasks successfully allocated.")
 	} else {

@@ -19,7 +19,7 @@ HCL jobs are parsed by the server, with the values of -var-file and -var.
 With -check-index the job is registered only if its current job modify
 index is N; 0 means only if the job does not exist yet.`
 
-func (c *jobCmds) jobRun(args []string) int {
+func (c *jobCLI) jobRun(args []string) int {
 	fs, m := c.flagSet("job run", "[options] FILE", jobRunHelp)
 	var (
 		files          jobFileFlags

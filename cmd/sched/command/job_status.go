@@ -19,7 +19,7 @@ namespace). With an ID (or a unique prefix of one), show the job: its
 fields, allocation counts per task group, its latest deployment and its
 allocations.`
 
-func (c *jobCmds) jobStatus(args []string) int {
+func (c *jobCLI) jobStatus(args []string) int {
 	fs, m := c.flagSet("job status", "[options] [ID]", jobStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	short := fs.Bool("short", false, "print only the job's fields")
@@ -96,7 +96,7 @@ func (c *jobCmds) jobStatus(args []string) int {
 
 // jobStatusJSON prints a job with its summary, latest deployment (null
 // when none) and allocations as one JSON object.
-func (c *jobCmds) jobStatusJSON(client *api.Client, job *state.Job, allAllocs bool) int {
+func (c *jobCLI) jobStatusJSON(client *api.Client, job *state.Job, allAllocs bool) int {
 	q := &api.QueryOptions{Namespace: job.Namespace}
 	summary, _, err := client.Jobs().Summary(c.ctx, job.ID, q)
 	if err != nil {
@@ -126,7 +126,7 @@ func (c *jobCmds) jobStatusJSON(client *api.Client, job *state.Job, allAllocs bo
 }
 
 // writeJobList prints the job list table; allNS adds the namespace column.
-func (c *jobCmds) writeJobList(w io.Writer, jobs []*state.JobListStub, allNS bool) {
+func (c *jobCLI) writeJobList(w io.Writer, jobs []*state.JobListStub, allNS bool) {
 	header := []string{"ID", "Type", "Priority", "Status", "Submit Date"}
 	if allNS {
 		header = append([]string{"ID", "Namespace"}, header[1:]...)
@@ -163,7 +163,7 @@ func jobStatus(status string, stopped bool) string {
 	return status
 }
 
-func (c *jobCmds) writeJobHeader(w io.Writer, j *state.Job) {
+func (c *jobCLI) writeJobHeader(w io.Writer, j *state.Job) {
 	rows := []kv{
 		{"ID", j.ID},
 		{"Name", j.Name},
@@ -190,7 +190,7 @@ func (c *jobCmds) writeJobHeader(w io.Writer, j *state.Job) {
 
 // writeChildJobs lists the children of a periodic or parameterized job,
 // newest launch last (their IDs sort by launch time).
-func (c *jobCmds) writeChildJobs(client *api.Client, job *state.Job) int {
+func (c *jobCLI) writeChildJobs(client *api.Client, job *state.Job) int {
 	jobs, err := c.childJobs(client, job)
 	if err != nil {
 		return c.fail("querying child jobs", err)
@@ -259,7 +259,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // childJobs lists the children of job: the jobs under its ID whose
 // ParentID is job.
-func (c *jobCmds) childJobs(client *api.Client, job *state.Job) ([]*state.JobListStub, error) {
+func (c *jobCLI) childJobs(client *api.Client, job *state.Job) ([]*state.JobListStub, error) {
 	jobs, _, err := client.Jobs().List(c.ctx, &api.QueryOptions{Namespace: job.Namespace, Prefix: job.ID + "/"})
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ Stop the job with ID (or a unique prefix of one): its allocations are
 stopped, and the job is kept until garbage collection unless -purge.
 A prefix match asks for confirmation unless -yes.`
 
-func (c *jobCmds) jobStop(args []string) int {
+func (c *jobCLI) jobStop(args []string) int {
 	fs, m := c.flagSet("job stop", "[options] ID", jobStopHelp)
 	var (
 		purge    = fs.Bool("purge", false, "delete the job now instead of leaving it for garbage collection")

@@ -24,7 +24,7 @@ wrong fails without a server; then the server at -address checks what
 depends on it (its size and count limits). When no server answers, the
 local checks decide and a note says the server's were skipped.`
 
-func (c *jobCmds) jobValidate(args []string) int {
+func (c *jobCLI) jobValidate(args []string) int {
 	fs, m := c.flagSet("job validate", "[options] FILE", jobValidateHelp)
 	var files jobFileFlags
 	files.register(fs)
@@ -73,7 +73,7 @@ func (c *jobCmds) jobValidate(args []string) int {
 // readJobLocally reads and parses a job file without a server, as the
 // server's parse endpoint would (no SCHED_VAR_ environment: the server
 // reads none either).
-func (c *jobCmds) readJobLocally(path string, f *jobFileFlags) (*state.Job, error) {
+func (c *jobCLI) readJobLocally(path string, f *jobFileFlags) (*state.Job, error) {
 	var (
 		src []byte
 		err error

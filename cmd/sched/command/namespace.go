@@ -10,11 +10,11 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// namespaceCmds are the commands of `sched namespace`.
-type namespaceCmds struct{ *cli }
+// namespaceCLI holds the commands of `sched namespace`.
+type namespaceCLI struct{ *cli }
 
-func (c *namespaceCmds) commands() []command {
-	return []command{
+func (c *namespaceCLI) table() []entry {
+	return []entry{
 		{"list", "List namespaces", c.namespaceList, nil},
 		{"status", "Show one namespace", c.namespaceStatus, nil},
 		{"apply", "Create or update a namespace", c.namespaceApply, nil},
@@ -22,7 +22,7 @@ func (c *namespaceCmds) commands() []command {
 	}
 }
 
-func (c *namespaceCmds) namespaceList(args []string) int {
+func (c *namespaceCLI) namespaceList(args []string) int {
 	fs, m := c.flagSet("namespace list", "[options]", "List the namespaces the token may see.")
 	asJSON := c.outputFlags(fs, "print the namespaces as JSON")
 	client, code := c.parseClient(fs, m, args, 0, 0)
@@ -48,7 +48,7 @@ func (c *namespaceCmds) namespaceList(args []string) int {
 	return 0
 }
 
-func (c *namespaceCmds) namespaceStatus(args []string) int {
+func (c *namespaceCLI) namespaceStatus(args []string) int {
 	fs, m := c.flagSet("namespace status", "[options] NAME", "Show the namespace NAME.")
 	asJSON := c.outputFlags(fs, "print the namespace as JSON")
 	client, code := c.parseClient(fs, m, args, 1, 1)
@@ -78,7 +78,7 @@ func (c *namespaceCmds) namespaceStatus(args []string) int {
 	return 0
 }
 
-func (c *namespaceCmds) namespaceApply(args []string) int {
+func (c *namespaceCLI) namespaceApply(args []string) int {
 	fs, m := c.flagSet("namespace apply", "[options] NAME",
 		"Create the namespace NAME, or update it when it exists. Fields not given keep their current value.")
 	description := fs.String("description", "", "a human-readable description")
@@ -109,7 +109,7 @@ func (c *namespaceCmds) namespaceApply(args []string) int {
 	return 0
 }
 
-func (c *namespaceCmds) namespaceDelete(args []string) int {
+func (c *namespaceCLI) namespaceDelete(args []string) int {
 	fs, m := c.flagSet("namespace delete", "[options] NAME", "Delete the namespace NAME. It must hold no jobs.")
 	client, code := c.parseClient(fs, m, args, 1, 1)
 	if client == nil {

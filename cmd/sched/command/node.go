@@ -12,11 +12,12 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// nodeCmds are the commands of `sched node`: status, eligibility and drain.
-type nodeCmds struct{ *cli }
+// nodeCLI holds the commands of `sched node`: status, eligibility and
+// drain.
+type nodeCLI struct{ *cli }
 
-func (c *nodeCmds) commands() []command {
-	return []command{
+func (c *nodeCLI) table() []entry {
+	return []entry{
 		{"status", "List nodes, or show one node", c.nodeStatus, nil},
 		{"eligibility", "Make a node eligible or ineligible for new work", c.nodeEligibility, nil},
 		{"drain", "Drain a node of its allocations, or stop draining it", c.nodeDrain, nil},
@@ -30,7 +31,7 @@ var errNodeLookup = fmt.Errorf("node lookup failed")
 // of the ID, as Nomad's commands allow: an exact ID wins; otherwise the
 // prefix must match exactly one node. On failure it has printed the
 // reason (and, for an ambiguous prefix, the matching nodes).
-func (c *nodeCmds) resolveNode(client *api.Client, id string, verbose bool) (*state.NodeListStub, error) {
+func (c *nodeCLI) resolveNode(client *api.Client, id string, verbose bool) (*state.NodeListStub, error) {
 	id = strings.TrimSpace(id)
 	nodes, _, err := client.Nodes().List(c.ctx, &api.QueryOptions{Prefix: id})
 	if err != nil {
@@ -59,7 +60,7 @@ Without an ID, list the cluster's nodes. With an ID (or a unique prefix
 of one), show the node: its fields, drain strategy, allocated resources
 and allocations.`
 
-func (c *nodeCmds) nodeStatus(args []string) int {
+func (c *nodeCLI) nodeStatus(args []string) int {
 	fs, m := c.flagSet("node status", "[options] [ID]", nodeStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs, attributes and meta")
 	self := fs.Bool("self", false, "show the node of the client agent at -address")
@@ -121,7 +122,7 @@ func writeNodeList(w io.Writer, nodes []*state.NodeListStub, verbose bool) {
 }
 
 // writeNode prints one node's detail.
-func (c *nodeCmds) writeNode(n *state.Node, allocs []*state.Allocation, verbose bool) {
+func (c *nodeCLI) writeNode(n *state.Node, allocs []*state.Allocation, verbose bool) {
 	var drivers []string
 	for _, name := range slices.Sorted(maps.Keys(n.Drivers)) {
 		if d := n.Drivers[name]; d != nil && d.Detected && d.Healthy {

@@ -16,7 +16,7 @@ ineligible (-disable) for new placements. Allocations already on the node
 keep running either way. A draining node cannot be made eligible: stop
 the drain instead.`
 
-func (c *nodeCmds) nodeEligibility(args []string) int {
+func (c *nodeCLI) nodeEligibility(args []string) int {
 	fs, m := c.flagSet("node eligibility", "-enable|-disable [options] ID", nodeEligibilityHelp)
 	enable := fs.Bool("enable", false, "make the node eligible for new placements")
 	disable := fs.Bool("disable", false, "make the node ineligible for new placements")
@@ -63,7 +63,7 @@ cancelling the drain. It exits 1 if the drain is cancelled meanwhile.
 -detach returns as soon as the change is recorded. -monitor changes
 nothing and follows the node's current drain.`
 
-func (c *nodeCmds) nodeDrain(args []string) int {
+func (c *nodeCLI) nodeDrain(args []string) int {
 	fs, m := c.flagSet("node drain", "-enable|-disable|-monitor [options] ID", nodeDrainHelp)
 	var (
 		enable         = fs.Bool("enable", false, "start draining the node, then follow the drain")

@@ -127,7 +127,7 @@ func watchQuery[T any](ctx context.Context, index uint64, q func(context.Context
 // such allocations still wanted running was cancelled. Exit code: 0 when
 // the drain completed or the user stopped monitoring, 1 when it was
 // cancelled or the queries failed.
-func (c *nodeCmds) monitorDrain(client *api.Client, nodeID string, node *state.Node, index uint64, ignoreSystem, verbose bool) int {
+func (c *nodeCLI) monitorDrain(client *api.Client, nodeID string, node *state.Node, index uint64, ignoreSystem, verbose bool) int {
 	ctx, cancel := context.WithCancel(c.ctx)
 	var wg sync.WaitGroup
 	defer func() {
@@ -215,7 +215,7 @@ func (c *nodeCmds) monitorDrain(client *api.Client, nodeID string, node *state.N
 
 // drainMonitorInterrupted says the user stopped watching: the drain goes
 // on without us, so it is not a failure.
-func (c *nodeCmds) drainMonitorInterrupted(nodeID string) int {
+func (c *nodeCLI) drainMonitorInterrupted(nodeID string) int {
 	fmt.Fprintf(c.stderr, "Monitoring stopped; the drain of node %q is not cancelled (see `sched node status %s`)\n", nodeID, nodeID)
 	return 0
 }

@@ -9,7 +9,7 @@ import (
 // nodeStatusSelf shows the node of the client agent the CLI talks to
 // (`sched node status -self`): the agent names it in /v1/agent/self under
 // stats.client.node_id, as Nomad's agents do.
-func (c *nodeCmds) nodeStatusSelf(client *api.Client, nargs int, verbose bool) int {
+func (c *nodeCLI) nodeStatusSelf(client *api.Client, nargs int, verbose bool) int {
 	if nargs != 0 {
 		fmt.Fprintln(c.stderr, "Error: -self takes no node ID")
 		return 1

@@ -10,33 +10,34 @@ import (
 	"github.com/schedhq/sched/http/api"
 )
 
-// operatorCmds are the commands of `sched operator`: Raft peers, snapshots, the gossip keyring and the security check.
-type operatorCmds struct{ *cli }
+// operatorCLI holds the commands of `sched operator`: Raft peers,
+// snapshots, the gossip keyring and the security check.
+type operatorCLI struct{ *cli }
 
-func (c *operatorCmds) commands() []command {
-	return []command{
-		{"raft", "Inspect and change the Raft configuration", nil, c.operatorRaftCommands()},
-		{"snapshot", "Save and restore snapshots of the cluster's state", nil, c.operatorSnapshotCommands()},
-		{"gossip", "Manage the gossip encryption keyring", nil, c.operatorGossipCommands()},                   // operator_gossip.go
+func (c *operatorCLI) table() []entry {
+	return []entry{
+		{"raft", "Inspect and change the Raft configuration", nil, c.raftTable()},
+		{"snapshot", "Save and restore snapshots of the cluster's state", nil, c.snapshotTable()},
+		{"gossip", "Manage the gossip encryption keyring", nil, c.gossipTable()},                              // operator_gossip.go
 		{"doctor", "List the doors the agents' configuration leaves open, with fixes", c.operatorDoctor, nil}, // operator_doctor.go
 	}
 }
 
-func (c *operatorCmds) operatorRaftCommands() []command {
-	return []command{
+func (c *operatorCLI) raftTable() []entry {
+	return []entry{
 		{"list-peers", "List the servers of the Raft configuration", c.operatorRaftListPeers, nil},
 		{"remove-peer", "Remove a server from the Raft configuration", c.operatorRaftRemovePeer, nil},
 	}
 }
 
-func (c *operatorCmds) operatorSnapshotCommands() []command {
-	return []command{
+func (c *operatorCLI) snapshotTable() []entry {
+	return []entry{
 		{"save", "Save a snapshot of the cluster's state to a file", c.operatorSnapshotSave, nil},
 		{"restore", "Replace the cluster's state with a saved snapshot", c.operatorSnapshotRestore, nil},
 	}
 }
 
-func (c *operatorCmds) operatorRaftListPeers(args []string) int {
+func (c *operatorCLI) operatorRaftListPeers(args []string) int {
 	fs, m := c.flagSet("operator raft list-peers", "[options]",
 		"List the servers of the Raft configuration, as the leader knows it.")
 	stale := fs.Bool("stale", false, "let any server answer from its own view, without a leader")
@@ -64,7 +65,7 @@ func (c *operatorCmds) operatorRaftListPeers(args []string) int {
 	return 0
 }
 
-func (c *operatorCmds) operatorRaftRemovePeer(args []string) int {
+func (c *operatorCLI) operatorRaftRemovePeer(args []string) int {
 	fs, m := c.flagSet("operator raft remove-peer", "[options] -peer-id=ID | -peer-address=HOST:PORT",
 		"Remove a server from the Raft configuration. Meant for a server that failed for good; an alive one is added back by the leader as soon as it is seen in gossip.")
 	id := fs.String("peer-id", "", "the Raft ID of the server to remove")
@@ -99,7 +100,7 @@ func (c *operatorCmds) operatorRaftRemovePeer(args []string) int {
 // operatorSnapshotSave writes the archive to a temporary file next to FILE
 // and renames it into place only once the server's stream ended cleanly,
 // so FILE is never a partial snapshot.
-func (c *operatorCmds) operatorSnapshotSave(args []string) int {
+func (c *operatorCLI) operatorSnapshotSave(args []string) int {
 	fs, m := c.flagSet("operator snapshot save", "[options] FILE",
 		"Save a snapshot of the cluster's state (the leader's, unless -stale) to FILE.")
 	stale := fs.Bool("stale", false, "let any server answer with its own state, without a leader")
@@ -133,7 +134,7 @@ func (c *operatorCmds) operatorSnapshotSave(args []string) int {
 	return 0
 }
 
-func (c *operatorCmds) operatorSnapshotRestore(args []string) int {
+func (c *operatorCLI) operatorSnapshotRestore(args []string) int {
 	fs, m := c.flagSet("operator snapshot restore", "[options] FILE",
 		"Replace the whole cluster's state with the snapshot in FILE, saved by `sched operator snapshot save`. Every write since the snapshot is lost.")
 	client, code := c.parseClient(fs, m, args, 1, 1)

@@ -33,7 +33,7 @@ type doctorAgent struct {
 // operatorDoctor is `sched operator doctor`: the "security" findings of
 // /v1/agent/self of the addressed agent and of every other live server
 // gossip knows, each with its fix.
-func (c *operatorCmds) operatorDoctor(args []string) int {
+func (c *operatorCLI) operatorDoctor(args []string) int {
 	fs, m := c.flagSet("operator doctor", "[options]", `
 Check the agent at -address, and every other live server it knows through
 gossip, for doors their configuration leaves open to whoever reaches their
@@ -91,7 +91,7 @@ an agent could not be asked (and none reports an open door).`)
 // doctorOtherServers asks every live server the members list names, but
 // the one self is, for its findings. failed reports that the list itself
 // could not be read.
-func (c *operatorCmds) doctorOtherServers(client *api.Client, m *meta, self *state.AgentSelf) (agents []doctorAgent, failed bool) {
+func (c *operatorCLI) doctorOtherServers(client *api.Client, m *meta, self *state.AgentSelf) (agents []doctorAgent, failed bool) {
 	members, err := client.Agent().Members(c.ctx)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "Error listing the other servers (only %s was checked): %v\n", client.Address(), err)
@@ -163,7 +163,7 @@ func doctorAgentOf(addr string, self *state.AgentSelf) doctorAgent {
 
 // printDoctor prints each agent's open doors with their fixes, then a
 // summary line.
-func (c *operatorCmds) printDoctor(agents []doctorAgent, doors int) {
+func (c *operatorCLI) printDoctor(agents []doctorAgent, doors int) {
 	withDoors := 0
 	for i, a := range agents {
 		if i > 0 {

@@ -10,15 +10,15 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// operatorGossipCommand is `sched operator gossip keyring ...`.
-func (c *operatorCmds) operatorGossipCommands() []command {
-	return []command{
-		{"keyring", "Rotate the gossip encryption keys of every server", nil, c.operatorGossipKeyringCommands()},
+// gossipTable is `sched operator gossip`: its one group, keyring.
+func (c *operatorCLI) gossipTable() []entry {
+	return []entry{
+		{"keyring", "Rotate the gossip encryption keys of every server", nil, c.keyringTable()},
 	}
 }
 
-func (c *operatorCmds) operatorGossipKeyringCommands() []command {
-	return []command{
+func (c *operatorCLI) keyringTable() []entry {
+	return []entry{
 		{"list", "List the keys each server holds and sends with", c.operatorKeyringList, nil},
 		{"install", "Add a key on every server (accepted, not yet sent with)", c.operatorKeyringInstall, nil},
 		{"use", "Make an installed key the one every server sends with", c.operatorKeyringUse, nil},
@@ -33,7 +33,7 @@ servers, if one of them did not take it. Servers save their keyring in
 <data_dir>/server/keyring.json, which wins over server.encrypt at start.
 Needs agent:write (the list shows the keys).`
 
-func (c *operatorCmds) operatorKeyringList(args []string) int {
+func (c *operatorCLI) operatorKeyringList(args []string) int {
 	fs, m := c.flagSet("operator gossip keyring list", "[options]", "List the gossip keys of every server.\n\n"+keyringHelp)
 	client, code := c.parseClient(fs, m, args, 0, 0)
 	if client == nil {
@@ -47,19 +47,19 @@ func (c *operatorCmds) operatorKeyringList(args []string) int {
 	return 0
 }
 
-func (c *operatorCmds) operatorKeyringInstall(args []string) int {
+func (c *operatorCLI) operatorKeyringInstall(args []string) int {
 	return c.keyringOp("install", "Installed", args)
 }
 
-func (c *operatorCmds) operatorKeyringUse(args []string) int {
+func (c *operatorCLI) operatorKeyringUse(args []string) int {
 	return c.keyringOp("use", "Now sending with", args)
 }
 
-func (c *operatorCmds) operatorKeyringRemove(args []string) int {
+func (c *operatorCLI) operatorKeyringRemove(args []string) int {
 	return c.keyringOp("remove", "Removed", args)
 }
 
-func (c *operatorCmds) keyringOp(op, done string, args []string) int {
+func (c *operatorCLI) keyringOp(op, done string, args []string) int {
 	fs, m := c.flagSet("operator gossip keyring "+op, "[options] KEY", "Run `"+op+"` for a base64 gossip key on every server.\n\n"+keyringHelp)
 	if stop, code := parseFlags(fs, args, 1, 1); stop {
 		return code
@@ -82,7 +82,7 @@ func (c *operatorCmds) keyringOp(op, done string, args []string) int {
 	return 0
 }
 
-func (c *operatorCmds) operatorKeyringGenerate(args []string) int {
+func (c *operatorCLI) operatorKeyringGenerate(args []string) int {
 	fs, _ := c.flagSet("operator gossip keyring generate", "", "Print a new random gossip key for server.encrypt or `keyring install`.")
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code
@@ -97,7 +97,7 @@ func (c *operatorCmds) operatorKeyringGenerate(args []string) int {
 
 // printKeyring prints each key with how many servers hold it, the
 // primary ones marked.
-func (c *operatorCmds) printKeyring(resp *state.KeyringResponse) {
+func (c *operatorCLI) printKeyring(resp *state.KeyringResponse) {
 	keys := make([]string, 0, len(resp.Keys))
 	for k := range resp.Keys {
 		keys = append(keys, k)

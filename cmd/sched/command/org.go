@@ -6,17 +6,17 @@ import (
 	"github.com/schedhq/sched/http/api/mgmt"
 )
 
-// orgCmds are the commands of `sched org`.
-type orgCmds struct{ *cli }
+// orgCLI holds the commands of `sched org`.
+type orgCLI struct{ *cli }
 
-func (c *orgCmds) commands() []command {
-	return []command{
+func (c *orgCLI) table() []entry {
+	return []entry{
 		{"create", "Create an organization", c.orgCreate, nil},
 		{"list", "List organizations", c.orgList, nil},
 	}
 }
 
-func (c *orgCmds) orgCreate(args []string) int {
+func (c *orgCLI) orgCreate(args []string) int {
 	fs, m := c.mgmtFlagSet("org create", "[options] NAME",
 		"Create the organization NAME. The server gives it an owners team, with the token's user on it, and a \"Default Project\".")
 	m.jsonFlag(fs)
@@ -36,7 +36,7 @@ func (c *orgCmds) orgCreate(args []string) int {
 	return 0
 }
 
-func (c *orgCmds) orgList(args []string) int {
+func (c *orgCLI) orgList(args []string) int {
 	fs, m := c.mgmtFlagSet("org list", "[options]", "List the organizations the token may see.")
 	m.jsonFlag(fs)
 	var pf mgmtPageFlags

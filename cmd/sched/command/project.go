@@ -9,8 +9,8 @@ import (
 	"github.com/schedhq/sched/http/api/mgmt"
 )
 
-// projectCmds are the commands of `sched project`.
-type projectCmds struct{ *cli }
+// projectCLI holds the commands of `sched project`.
+type projectCLI struct{ *cli }
 
 // Projects and workspaces are named on the command line by ID (prj-…,
 // ws-…) or by name. A name is looked up in the -org organization; an
@@ -21,8 +21,8 @@ const (
 	mgmtWorkspaceIDPrefix = "ws-"
 )
 
-func (c *projectCmds) commands() []command {
-	return []command{
+func (c *projectCLI) table() []entry {
+	return []entry{
 		{"list", "List the projects of an organization", c.projectList, nil},
 		{"create", "Create a project", c.projectCreate, nil},
 		{"delete", "Delete a project", c.projectDelete, nil},
@@ -30,7 +30,7 @@ func (c *projectCmds) commands() []command {
 	}
 }
 
-func (c *projectCmds) projectList(args []string) int {
+func (c *projectCLI) projectList(args []string) int {
 	fs, m := c.mgmtFlagSet("project list", "[options]", `
 List the projects of the organization, in the server's stable order unless
 -sort says otherwise.`)
@@ -76,7 +76,7 @@ List the projects of the organization, in the server's stable order unless
 		})
 }
 
-func (c *projectCmds) projectCreate(args []string) int {
+func (c *projectCLI) projectCreate(args []string) int {
 	fs, m := c.mgmtFlagSet("project create", "[options] NAME", `
 Create the project NAME in the organization. Names are 3 to 40 letters,
 digits, spaces, "-" or "_", unique in the organization regardless of case.`)
@@ -108,7 +108,7 @@ digits, spaces, "-" or "_", unique in the organization regardless of case.`)
 	return 0
 }
 
-func (c *projectCmds) projectDelete(args []string) int {
+func (c *projectCLI) projectDelete(args []string) int {
 	fs, m := c.mgmtFlagSet("project delete", "[options] PROJECT", `
 Delete PROJECT, given by ID (prj-...) or by name in the -org organization.
 The server refuses to delete a project that still holds workspaces: move
@@ -129,7 +129,7 @@ or delete them first.`)
 	return 0
 }
 
-func (c *projectCmds) projectMove(args []string) int {
+func (c *projectCLI) projectMove(args []string) int {
 	fs, m := c.mgmtFlagSet("project move", "[options] PROJECT WORKSPACE...", `
 Move the WORKSPACEs into PROJECT: all of them, or none when one is missing or
 the token may not move it. Projects are given by ID (prj-...) or name,
@@ -167,7 +167,7 @@ organization.`)
 
 // mgmtResolveProject returns the ID of the project arg names: arg itself when
 // it is an ID, else the project of that name (any case) in m.org.
-func (c *projectCmds) mgmtResolveProject(client *mgmt.Client, m *mgmtMeta, arg string) (string, error) {
+func (c *projectCLI) mgmtResolveProject(client *mgmt.Client, m *mgmtMeta, arg string) (string, error) {
 	if strings.HasPrefix(arg, mgmtProjectIDPrefix) {
 		return arg, nil
 	}
@@ -189,7 +189,7 @@ func (c *projectCmds) mgmtResolveProject(client *mgmt.Client, m *mgmtMeta, arg s
 
 // mgmtResolveWorkspace returns the ID of the workspace arg names: arg itself
 // when it is an ID, else the workspace of that name in m.org.
-func (c *projectCmds) mgmtResolveWorkspace(client *mgmt.Client, m *mgmtMeta, arg string) (string, error) {
+func (c *projectCLI) mgmtResolveWorkspace(client *mgmt.Client, m *mgmtMeta, arg string) (string, error) {
 	if strings.HasPrefix(arg, mgmtWorkspaceIDPrefix) {
 		return arg, nil
 	}

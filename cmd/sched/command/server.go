@@ -7,18 +7,18 @@ import (
 	"strings"
 )
 
-// serverCmds are the commands of `sched server`.
-type serverCmds struct{ *cli }
+// serverCLI holds the commands of `sched server`.
+type serverCLI struct{ *cli }
 
-func (c *serverCmds) commands() []command {
-	return []command{
+func (c *serverCLI) table() []entry {
+	return []entry{
 		{"members", "List the servers of the cluster", c.serverMembers, nil},
 		{"join", "Join this agent to other servers", c.serverJoin, nil},
 	}
 }
 
 // serverMembers prints the servers gossip knows, marking the leader.
-func (c *serverCmds) serverMembers(args []string) int {
+func (c *serverCLI) serverMembers(args []string) int {
 	fs, m := c.flagSet("server members", "[options]",
 		"List the servers the agent knows through gossip, with their status and which one leads.")
 	detailed := fs.Bool("detailed", false, "also print each server's tags")
@@ -63,7 +63,7 @@ func (c *serverCmds) serverMembers(args []string) int {
 }
 
 // serverJoin asks the agent to join the servers at the gossip addresses.
-func (c *serverCmds) serverJoin(args []string) int {
+func (c *serverCLI) serverJoin(args []string) int {
 	fs, m := c.flagSet("server join", "[options] ADDRESS...",
 		"Make the agent join the servers at the gossip addresses (host or host:port; port 4648 by default).")
 	client, code := c.parseClient(fs, m, args, 1, 1<<20)

@@ -7,11 +7,11 @@ import (
 	"strings"
 )
 
-// serviceCmds are the commands of `sched service`.
-type serviceCmds struct{ *cli }
+// serviceCLI holds the commands of `sched service`.
+type serviceCLI struct{ *cli }
 
-func (c *serviceCmds) commands() []command {
-	return []command{
+func (c *serviceCLI) table() []entry {
+	return []entry{
 		{"list", "List the registered services", c.serviceList, nil},
 		{"info", "Show the instances of a service", c.serviceInfo, nil},
 	}
@@ -21,7 +21,7 @@ const serviceListHelp = `
 List the services registered in the built-in catalog, with the tags of
 their instances. -namespace '*' lists every namespace the token may read.`
 
-func (c *serviceCmds) serviceList(args []string) int {
+func (c *serviceCLI) serviceList(args []string) int {
 	fs, m := c.flagSet("service list", "[options]", serviceListHelp)
 	asJSON := c.outputFlags(fs, "print the services as JSON")
 	client, code := c.parseClient(fs, m, args, 0, 0)
@@ -63,7 +63,7 @@ const serviceInfoHelp = `
 Show the registered instances of the service NAME: the job and
 allocation that run each one, its node, address and tags.`
 
-func (c *serviceCmds) serviceInfo(args []string) int {
+func (c *serviceCLI) serviceInfo(args []string) int {
 	fs, m := c.flagSet("service info", "[options] NAME", serviceInfoHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	asJSON := c.outputFlags(fs, "print the registrations as JSON")

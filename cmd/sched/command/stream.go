@@ -11,12 +11,12 @@ import (
 	"github.com/schedhq/sched/http/api"
 )
 
-// streamCmds are the commands that print a stream of lines until
+// streamCLI holds the commands that print a stream of lines until
 // interrupted: `sched event stream` and `sched monitor` (an agent's log).
-type streamCmds struct{ *cli }
+type streamCLI struct{ *cli }
 
-func (c *streamCmds) events() []command {
-	return []command{
+func (c *streamCLI) eventTable() []entry {
+	return []entry{
 		{"stream", "Stream the cluster's events (jobs, evaluations, allocations, deployments, nodes, services)", c.eventStream, nil},
 	}
 }
@@ -31,7 +31,7 @@ service name, ... or *), e.g. -topic Job:web -topic Allocation:*. Without
 keeps it (resuming after the last index seen: N = that index + 1).
 -namespace '*' follows every namespace.`
 
-func (c *streamCmds) eventStream(args []string) int {
+func (c *streamCLI) eventStream(args []string) int {
 	fs, m := c.flagSet("event stream", "[options]", eventStreamHelp)
 	var topics stringList
 	fs.Var(&topics, "topic", "`TOPIC[:KEY]` to follow (repeatable); default: every topic")
@@ -57,7 +57,7 @@ prints each line as a JSON object. -node-id follows the agent of that
 client node instead, -server-id (name or ID) another server: the agent at
 -address passes the stream on.`
 
-func (c *streamCmds) agentMonitor(args []string) int {
+func (c *streamCLI) agentMonitor(args []string) int {
 	fs, m := c.flagSet("monitor", "[options]", monitorHelp)
 	level := fs.String("log-level", "info", "lowest level to show: trace, debug, info, warn or error")
 	asJSON := fs.Bool("json", false, "print JSON log lines")
@@ -90,7 +90,7 @@ func (c *streamCmds) agentMonitor(args []string) int {
 
 // copyLines prints the lines of r that keep accepts until r ends or the
 // command is interrupted (exit 0 either way); a broken stream is exit 1.
-func (c *streamCmds) copyLines(r io.Reader, keep func(string) bool, doing string) int {
+func (c *streamCLI) copyLines(r io.Reader, keep func(string) bool, doing string) int {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {

@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// tlsCmds are the commands of `sched tls`: a quick-start CA and certificates.
-type tlsCmds struct{ *cli }
+// tlsCLI holds the commands of `sched tls`: a quick-start CA and
+// certificates.
+type tlsCLI struct{ *cli }
 
 // `sched tls ca create` and `sched tls cert create` make a quick-start
 // certificate authority and the certificates of servers, clients and the
@@ -20,28 +21,28 @@ type tlsCmds struct{ *cli }
 // "sched": sched-agent-ca.pem, global-server-sched.pem, ... The crypto is
 // in tls_pki.go.
 
-func (c *tlsCmds) commands() []command {
-	return []command{
-		{"ca", "Create a certificate authority", nil, c.tlsCACommands()},
-		{"cert", "Create a certificate signed by the CA", nil, c.tlsCertCommands()},
+func (c *tlsCLI) table() []entry {
+	return []entry{
+		{"ca", "Create a certificate authority", nil, c.caTable()},
+		{"cert", "Create a certificate signed by the CA", nil, c.certTable()},
 	}
 }
 
-func (c *tlsCmds) tlsCACommands() []command {
-	return []command{
+func (c *tlsCLI) caTable() []entry {
+	return []entry{
 		{"create", "Create a CA: <domain>-agent-ca.pem and its key", c.tlsCACreate, nil},
 	}
 }
 
-func (c *tlsCmds) tlsCertCommands() []command {
-	return []command{
+func (c *tlsCLI) certTable() []entry {
+	return []entry{
 		{"create", "Create a server, client or CLI certificate and its key", c.tlsCertCreate, nil},
 	}
 }
 
 // tlsFlagSet is a flag set for `sched tls ...`: no -address or -token,
 // which mean nothing here.
-func (c *tlsCmds) tlsFlagSet(name, usage, help string) *flag.FlagSet {
+func (c *tlsCLI) tlsFlagSet(name, usage, help string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.Usage = func() {
@@ -51,7 +52,7 @@ func (c *tlsCmds) tlsFlagSet(name, usage, help string) *flag.FlagSet {
 	return fs
 }
 
-func (c *tlsCmds) tlsCACreate(args []string) int {
+func (c *tlsCLI) tlsCACreate(args []string) int {
 	fs := c.tlsFlagSet("tls ca create", "[options]", `
 Create a certificate authority for the cluster's TLS (ECDSA P-256):
 <domain>-agent-ca.pem and <domain>-agent-ca-key.pem. Keep the key offline
@@ -81,7 +82,7 @@ once the certificates are made. Existing files are never overwritten.`)
 	return 0
 }
 
-func (c *tlsCmds) tlsCertCreate(args []string) int {
+func (c *tlsCLI) tlsCertCreate(args []string) int {
 	fs := c.tlsFlagSet("tls cert create", "-server|-client|-cli [options]", `
 Create a certificate signed by the CA, and its key:
 <region>-<role>-<domain>.pem and <region>-<role>-<domain>-key.pem.
@@ -155,7 +156,7 @@ agents with verify_https_client. Existing files are never overwritten.`)
 
 // writePair writes base.pem (0644) and base-key.pem (0600), refusing to
 // replace either, and names them on stdout.
-func (c *tlsCmds) writePair(base string, p pemPair) error {
+func (c *tlsCLI) writePair(base string, p pemPair) error {
 	certPath, keyPath := base+".pem", base+"-key.pem"
 	for _, path := range []string{certPath, keyPath} {
 		if _, err := os.Stat(path); err == nil {

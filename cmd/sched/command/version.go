@@ -22,7 +22,7 @@ var (
 	revision = ""
 )
 
-func (c *cli) versionCommand(args []string) int {
+func (c *cli) printVersion(args []string) int {
 	fmt.Fprintf(c.stdout, "sched v%s\n", version)
 	info := vcsInfo()
 	if revision != "" {
