@@ -143,3 +143,15 @@ func TestHelpDoesNotPrintTheToken(t *testing.T) {
 		t.Fatalf("got %+v", r)
 	}
 }
+
+// `sched help job` lists the job subcommands; `sched help` the commands.
+func TestHelpCommand(t *testing.T) {
+	r := runCLI(t, nil, runOpts{}, "help", "job")
+	if r.code != 0 || !strings.Contains(r.stdout, "Usage: sched job <command>") || !strings.Contains(r.stdout, "    history") {
+		t.Errorf("help job: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, nil, runOpts{}, "help")
+	if r.code != 0 || !strings.Contains(r.stdout, "    event") || !strings.Contains(r.stdout, "    monitor") {
+		t.Errorf("help: %d\n%s", r.code, r.stdout)
+	}
+}
