@@ -95,7 +95,7 @@ func (c *adminCLI) adminOrgShow(args []string) int {
 		return c.fail("retrieving organization", err)
 	}
 	if m.json {
-		return c.mgmtJSON(org)
+		return c.printJSON(org)
 	}
 	c.printAdminOrg(org)
 	return 0
@@ -169,7 +169,7 @@ restores the default (24h, 2h).`)
 		return c.fail("updating organization", err)
 	}
 	if m.json {
-		return c.mgmtJSON(org)
+		return c.printJSON(org)
 	}
 	fmt.Fprintf(c.stdout, "Successfully updated organization %q!\n", org.Name)
 	return 0
@@ -269,7 +269,7 @@ func (c *adminCLI) adminWorkspaceShow(args []string) int {
 		return c.fail("retrieving workspace", err)
 	}
 	if m.json {
-		return c.mgmtJSON(w)
+		return c.printJSON(w)
 	}
 	repo := ""
 	if w.VCSRepo != nil {

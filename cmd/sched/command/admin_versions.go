@@ -95,7 +95,7 @@ func (c *adminCLI) mgmtVersionShow(f mgmtVersionFamily, args []string) int {
 		return c.fail("retrieving "+f.noun, err)
 	}
 	if m.json {
-		return c.mgmtJSON(v)
+		return c.printJSON(v)
 	}
 	reason := ""
 	if v.DeprecatedReason != nil {
@@ -171,7 +171,7 @@ required.`)
 		return c.fail("creating "+f.noun, err)
 	}
 	if m.json {
-		return c.mgmtJSON(v)
+		return c.printJSON(v)
 	}
 	fmt.Fprintf(c.stdout, "Successfully created %s %q with ID %q!\n", f.noun, v.Version, v.ID)
 	return 0
@@ -215,7 +215,7 @@ the options given are sent; the others keep their values. An empty
 		return c.fail("updating "+f.noun, err)
 	}
 	if m.json {
-		return c.mgmtJSON(v)
+		return c.printJSON(v)
 	}
 	fmt.Fprintf(c.stdout, "Successfully updated %s %q!\n", f.noun, v.Version)
 	return 0

@@ -69,7 +69,7 @@ func (c *cli) table() []entry {
 		{"admin", "Administer the installation's organizations, workspaces and versions", nil, (&adminCLI{c}).table()},
 		{"agent", "Run a sched agent (server or client)", c.runAgent, nil},
 		{"alloc", "Interact with allocations", nil, (&allocCLI{c}).table()},
-		{"completion", "Install shell completion of sched's commands", nil, c.completionTable()},
+		{"completion", "Install shell completion of sched's commands", nil, (&completionCLI{c}).table()},
 		{"deployment", "Interact with deployments", nil, (&deploymentCLI{c}).table()},
 		{"eval", "Interact with evaluations", nil, (&evalCLI{c}).table()},
 		{"event", "Stream the cluster's events", nil, (&streamCLI{c}).eventTable()},
@@ -152,4 +152,9 @@ func (c *cli) usage(w io.Writer, prefix, problem string, cmds []entry) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nRun '%s <command> -h' for the options of a command.\n", prefix)
+}
+
+// runAgent hands `sched agent` to the agent runner the binary wired.
+func (c *cli) runAgent(args []string) int {
+	return c.agent(c.ctx, args, c.stdout, c.stderr)
 }

@@ -37,7 +37,11 @@ func (c *cli) complete(line string, point int) int {
 	return 0
 }
 
-func (c *cli) completionTable() []entry {
+// completionCLI holds `sched completion install`; answering the shell's
+// requests is the base's (complete), as any command line may be one.
+type completionCLI struct{ *cli }
+
+func (c *completionCLI) table() []entry {
 	return []entry{
 		{"install", "Enable completion of sched's commands in bash and zsh", c.completionInstall, nil},
 	}
@@ -48,7 +52,7 @@ Add to ~/.bashrc (and ~/.zshrc when it exists) the line that makes the
 shell ask this binary to complete sched's commands and subcommands
 (complete -C). Run it once; open a new shell afterwards.`
 
-func (c *cli) completionInstall(args []string) int {
+func (c *completionCLI) completionInstall(args []string) int {
 	fs, _ := c.flagSet("completion install", "", completionInstallHelp)
 	if done, code := parseFlags(fs, args, 0, 0); done {
 		return code

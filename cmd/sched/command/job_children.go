@@ -60,7 +60,7 @@ func (c *jobCLI) jobDispatch(args []string) int {
 		return c.fail("dispatching job", err)
 	}
 	if *asJSON {
-		return c.mgmtJSON(resp)
+		return c.printJSON(resp)
 	}
 	fmt.Fprintf(c.stdout, "Dispatched Job ID = %s\n", resp.DispatchedJobID)
 	if resp.EvalID == "" {
@@ -127,7 +127,7 @@ func (c *jobCLI) jobPeriodicForce(args []string) int {
 		return c.fail("forcing periodic job", err)
 	}
 	if *asJSON {
-		return c.mgmtJSON(resp)
+		return c.printJSON(resp)
 	}
 	fmt.Fprintf(c.stdout, "Evaluation ID = %s\n", resp.EvalID)
 	if *detach {

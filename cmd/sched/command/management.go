@@ -28,7 +28,7 @@ type mgmtMeta struct {
 	meta
 	org  string
 	json bool
-	// tmpl is the command's -t template (the cli's, which mgmtJSON uses).
+	// tmpl is the command's -t template (the cli's, which printJSON uses).
 	tmpl *string
 }
 
@@ -158,7 +158,7 @@ func mgmtPrintList[T any](c *cli, m *mgmtMeta, p mgmtPageFlags, pg *mgmt.Paginat
 		if items == nil {
 			items = []*T{}
 		}
-		return c.mgmtJSON(items)
+		return c.printJSON(items)
 	}
 	if len(items) == 0 {
 		fmt.Fprintf(c.stdout, "No %s found\n", plural)
@@ -174,9 +174,6 @@ func mgmtPrintList[T any](c *cli, m *mgmtMeta, p mgmtPageFlags, pg *mgmt.Paginat
 	}
 	return 0
 }
-
-// mgmtJSON prints v indented, as `sched job inspect` does.
-func (c *cli) mgmtJSON(v any) int { return c.printJSON(v) }
 
 // mgmtUsageError prints a usage problem and the command's usage; exit code 1.
 func mgmtUsageError(fs *flag.FlagSet, err error) int {

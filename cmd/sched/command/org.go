@@ -30,7 +30,7 @@ func (c *orgCLI) orgCreate(args []string) int {
 		return c.fail("creating organization", err)
 	}
 	if m.json {
-		return c.mgmtJSON(org)
+		return c.printJSON(org)
 	}
 	fmt.Fprintf(c.stdout, "Successfully created organization %q!\n", org.Name)
 	return 0

@@ -102,7 +102,7 @@ digits, spaces, "-" or "_", unique in the organization regardless of case.`)
 		return c.fail("creating project", err)
 	}
 	if m.json {
-		return c.mgmtJSON(p)
+		return c.printJSON(p)
 	}
 	fmt.Fprintf(c.stdout, "Successfully created project %q with ID %q!\n", p.Name, p.ID)
 	return 0
