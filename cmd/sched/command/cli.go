@@ -4,9 +4,16 @@
 // It links no store and no Raft; the binary's main package hands it the
 // agent runner.
 //
-// Every command is a method on cli, which holds the process's streams,
-// environment and clock, so tests run commands in-process against a fake
-// server and compare their output.
+// The commands are grouped by noun: each noun's commands are methods of
+// one small type (jobCLI in job*.go, allocCLI in alloc*.go, nodeCLI,
+// deploymentCLI, aclCLI, operatorCLI, adminCLI, ...) that embeds cli, the
+// base every command shares: the process's streams, environment and
+// clock, the shared flags (meta.go: address, token, namespace, TLS) and the
+// client they make (parseClient), the output format (output.go, format.go)
+// and the evaluation and deployment monitors (monitor.go). Everything a
+// command reads from the outside world comes through cli, so tests run
+// commands in-process against a fake server and compare their output.
+// table (cli.go) is the tree of every command, bound to one invocation.
 package command
 
 import (
@@ -35,8 +42,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, agent fun
 	return c.run(args)
 }
 
-// cli is one invocation of the sched command. Everything a command reads
-// from the outside world comes through it.
+// cli is one invocation of the sched command, and the base each noun's
+// commands embed. Everything a command reads from the outside world comes
+// through it.
 type cli struct {
 	ctx    context.Context
 	stdin  io.Reader

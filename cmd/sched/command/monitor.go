@@ -13,6 +13,12 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
+// The monitors a write command ends with: an evaluation followed until the
+// scheduler is done with it, then the deployment it started. The job
+// commands use them today (run, stop, revert, scale, dispatch, periodic
+// force); they are on the base so that any write that creates an
+// evaluation can follow it.
+
 // monitorEval follows evaluation evalID of job jobID until the scheduler
 // has finished with it, printing its status changes and each allocation
 // it places as the placement is committed, then what it could not place.
