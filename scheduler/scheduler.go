@@ -3,7 +3,7 @@
 // the service, batch, system and sysbatch schedulers and plan evaluation
 // read an immutable State and write only through a Planner, so they are
 // tested with a harness (scheduler/schedtest) that applies real store
-// commands and no Raft.
+// commands and no Raft, and with scenario scripts (testdata/scenarios).
 //
 // The leader's runtime that feeds and commits plans (eval broker, blocked
 // evals, workers, plan queue and applier, heartbeats, drainer, GC) lives
