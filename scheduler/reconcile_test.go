@@ -110,7 +110,7 @@ func TestReconcileDeterministic(t *testing.T) {
 		})
 	}
 	run := func(list []*state.Allocation) string {
-		r := &reconciler{job: job, eval: &state.Evaluation{ID: "e"}, now: time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC), newID: state.NewID,
+		r := &reconciler{job: job, eval: &state.Evaluation{ID: "e"}, now: testEpoch, newID: state.NewID,
 			allocs: list, nodes: map[string]*state.Node{node.ID: node}}
 		res := r.reconcile()
 		var out []string
