@@ -10,7 +10,7 @@ import (
 // scheduler_test), which run schedulers on the schedtest harness and so
 // cannot live in package scheduler: schedtest imports it.
 
-// testEpoch is the clock of internal tests, the harness's epoch.
+// testEpoch is the clock of internal tests: the harness clock's start.
 var testEpoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 
 // Internals the external tests check against.

@@ -9,8 +9,8 @@ import (
 	"github.com/schedhq/sched/state/store"
 )
 
-// Epoch is the harness clock's starting time.
-var Epoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+// epoch is the harness clock's starting time. It is never written.
+var epoch = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 
 // Harness runs schedulers against a real *state.Store without Raft: it
 // writes through the same commands the servers use (encoded and applied
@@ -56,7 +56,7 @@ var _ scheduler.Planner = (*Harness)(nil)
 func NewHarness(t TestingT) *Harness {
 	t.Helper()
 	log := NewLog(t)
-	return &Harness{t: t, log: log, Store: log.Store, Now: Epoch}
+	return &Harness{t: t, log: log, Store: log.Store, Now: epoch}
 }
 
 // Config returns a scheduler config on the harness clock and IDs.
