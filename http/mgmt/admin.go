@@ -18,7 +18,7 @@ import (
 // Where the spec is silent: PATCH .../relationships/provider-consumers
 // exists next to the module-consumers one (same body, same 204), since
 // without it provider consumers could never be configured.
-func (m *mgmtRouter) adminRoutes() {
+func (m *router) adminRoutes() {
 	s := m.s
 	m.handle(http.MethodGet, "/admin/workspaces", adminOnly(s.adminWorkspaceList))
 	m.handle(http.MethodGet, "/admin/workspaces/:id", adminOnly(s.adminWorkspaceRead))
@@ -79,15 +79,15 @@ func (s *Server) adminIncludes(doc *jsonapi.Document, inc map[string]bool, entri
 // counts the workspaces matching q by their current run's status: every
 // run status of spec §3 (kebab-case, as the spec writes them), none and
 // total.
-func (s *Server) adminWorkspaceList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminWorkspaceList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	q := r.URL.Query()
 	inc, err := jsonapi.ParseInclude(q, includeOrganization, includeOrgOwners, includeCurrentRun)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	list, err := s.store.ListAdminWorkspaces(nil, store.AdminWorkspaceListOptions{
 		Query:    q.Get("q"),
@@ -96,7 +96,7 @@ func (s *Server) adminWorkspaceList(w http.ResponseWriter, r *http.Request, _ ht
 		Page:     statePage(page),
 	})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	items := make([]*jsonapi.Resource, len(list.Items))
 	for i, e := range list.Items {
@@ -104,14 +104,14 @@ func (s *Server) adminWorkspaceList(w http.ResponseWriter, r *http.Request, _ ht
 	}
 	doc := listDoc(r, items, page, list.Matching)
 	if err := s.adminIncludes(doc, inc, list.Items); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	counts := make(map[string]int, len(list.StatusCounts))
 	for k, v := range list.StatusCounts {
 		counts[kebabCase(k)] = v
 	}
 	doc.SetMeta("status-counts", counts)
-	return mgmtOK(doc)
+	return ok(doc)
 }
 
 // adminWorkspace loads a workspace with its current run, or a 404.
@@ -121,7 +121,7 @@ func (s *Server) adminWorkspace(id string) (store.AdminWorkspaceEntry, error) {
 		return store.AdminWorkspaceEntry{}, err
 	}
 	if ws == nil {
-		return store.AdminWorkspaceEntry{}, mgmtNotFound("workspace", id)
+		return store.AdminWorkspaceEntry{}, notFound("workspace", id)
 	}
 	e := store.AdminWorkspaceEntry{Workspace: ws}
 	if ws.CurrentRunID != "" {
@@ -132,31 +132,31 @@ func (s *Server) adminWorkspace(id string) (store.AdminWorkspaceEntry, error) {
 	return e, nil
 }
 
-func (s *Server) adminWorkspaceRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminWorkspaceRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	inc, err := jsonapi.ParseInclude(r.URL.Query(), includeOrganization, includeOrgOwners, includeCurrentRun)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	e, err := s.adminWorkspace(p.ByName("id"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	doc := jsonapi.One(adminWorkspaceResource(e.Workspace))
 	if err := s.adminIncludes(doc, inc, []store.AdminWorkspaceEntry{e}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(doc)
+	return ok(doc)
 }
 
-func (s *Server) adminWorkspaceDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminWorkspaceDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	e, err := s.adminWorkspace(p.ByName("id"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if _, err := s.propose(w, r, store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: e.Workspace.ID}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtNoContent()
+	return noContent()
 }
 
 // adminOrgResource renders an organization with its owners, and includes
@@ -178,40 +178,40 @@ func (s *Server) adminOrgResource(doc *jsonapi.Document, o *mgmt.Organization, i
 // e-mail; wins over the others), q[email], q[name] (both must match when
 // both are given), filter[module_producer], filter[provider_producer],
 // include=owners; meta.status-counts total, active, disabled.
-func (s *Server) adminOrgList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminOrgList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	q := r.URL.Query()
 	inc, err := jsonapi.ParseInclude(q, includeOwners)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	opts := store.AdminOrganizationListOptions{Query: q.Get("q"), Email: q.Get("q[email]"), Name: q.Get("q[name]"), Page: statePage(page)}
 	if opts.ModuleProducer, err = jsonapi.ParseBool(q, "filter[module_producer]"); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if opts.ProviderProducer, err = jsonapi.ParseBool(q, "filter[provider_producer]"); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	list, err := s.store.ListAdminOrganizations(nil, opts)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	doc := jsonapi.Many(nil)
 	items := make([]*jsonapi.Resource, 0, len(list.Items))
 	for _, o := range list.Items {
 		res, err := s.adminOrgResource(doc, o, inc[includeOwners])
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		items = append(items, res)
 	}
 	doc.Data = items
 	jsonapi.Paginate(doc, r, page, list.Matching)
 	doc.SetMeta("status-counts", map[string]int{"total": list.Matching, "active": list.Active, "disabled": list.Disabled})
-	return mgmtOK(doc)
+	return ok(doc)
 }
 
 // adminOrg loads organization name, or a 404.
@@ -221,7 +221,7 @@ func (s *Server) adminOrg(name string) (*mgmt.Organization, error) {
 		return nil, err
 	}
 	if o == nil {
-		return nil, mgmtNotFound("organization", name)
+		return nil, notFound("organization", name)
 	}
 	return o, nil
 }
@@ -236,20 +236,20 @@ func (s *Server) adminOrgDoc(o *mgmt.Organization, includeOwners bool) (*jsonapi
 	return doc, nil
 }
 
-func (s *Server) adminOrgRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminOrgRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	inc, err := jsonapi.ParseInclude(r.URL.Query(), includeOwners)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	o, err := s.adminOrg(p.ByName("name"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	doc, err := s.adminOrgDoc(o, inc[includeOwners])
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(doc)
+	return ok(doc)
 }
 
 // adminOrgExpect: data.type may be left out (go-tfe sends the admin
@@ -265,14 +265,14 @@ func adminOrgExpect(name string) jsonapi.Expect {
 // the deprecated tool-build-worker-* timeouts are used when their
 // replacements are absent; workspace-limit takes null to remove the
 // limit.
-func (s *Server) adminOrgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminOrgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	o, err := s.adminOrg(p.ByName("name"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	obj, err := readResource(r, adminOrgExpect(o.Name))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	a := obj.Attrs
 	a.ReadOnly("name", "external-id", "notification-email", "sso-enabled", "created-at")
@@ -289,23 +289,23 @@ func (s *Server) adminOrgUpdate(w http.ResponseWriter, r *http.Request, p httpro
 	}
 	patch.WorkspaceLimit, patch.SetWorkspaceLimit = a.NullableInt("workspace-limit")
 	if err := firstErr(obj.Err(), patch.Validate()); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	resp, err := s.propose(w, r, store.OrganizationAdminUpdateRequestType, &store.OrganizationAdminUpdateRequest{Name: o.Name, Patch: patch})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	doc, err := s.adminOrgDoc(resp.(*mgmt.Organization), false)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(doc)
+	return ok(doc)
 }
 
-func (s *Server) adminOrgDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminOrgDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	o, err := s.adminOrg(p.ByName("name"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	return s.deleteOrganization(w, r, o)
 }
@@ -313,25 +313,25 @@ func (s *Server) adminOrgDelete(w http.ResponseWriter, r *http.Request, p httpro
 // adminConsumers serves GET .../relationships/{module,provider}-consumers:
 // the organizations allowed to use this one's modules or providers,
 // paginated; empty under global sharing.
-func (s *Server) adminConsumers(kind string) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminConsumers(kind string) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		page, err := pageOf(r)
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		list, err := s.store.OrganizationConsumers(nil, p.ByName("name"), kind, statePage(page))
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		items := make([]*jsonapi.Resource, 0, len(list.Items))
 		for _, o := range list.Items {
 			res, err := s.adminOrgResource(nil, o, false)
 			if err != nil {
-				return mgmtResult{}, err
+				return result{}, err
 			}
 			items = append(items, res)
 		}
-		return mgmtOK(listDoc(r, items, page, list.Matching))
+		return ok(listDoc(r, items, page, list.Matching))
 	}
 }
 
@@ -339,19 +339,19 @@ func (s *Server) adminConsumers(kind string) mgmtHandler {
 // the body's organizations become the consumers, and global sharing of
 // that kind turns off (spec §3). 204. A consumer that does not exist is a
 // 422 naming its entry.
-func (s *Server) adminConsumersReplace(kind string) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminConsumersReplace(kind string) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		o, err := s.adminOrg(p.ByName("name"))
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		doc, err := readDoc(r)
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		refs, err := doc.Identifiers(typeOrganizations)
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		names := make([]string, len(refs))
 		for i, ref := range refs {
@@ -359,8 +359,8 @@ func (s *Server) adminConsumersReplace(kind string) mgmtHandler {
 		}
 		if _, err := s.propose(w, r, store.OrganizationConsumersReplaceRequestType,
 			&store.OrganizationConsumersReplaceRequest{Name: o.Name, Kind: kind, Consumers: names}); err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
-		return mgmtNoContent()
+		return noContent()
 	}
 }

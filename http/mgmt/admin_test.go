@@ -14,14 +14,14 @@ import (
 // adminWorld: two organizations and four workspaces whose current runs are
 // in different statuses, created at different times.
 type adminWorld struct {
-	*mgmtWorld
+	*world
 	alpha, beta, gamma, delta string // workspace IDs
 	gammaRun, deltaRun        string
 }
 
-func (m *mgmtHarness) adminWorld() *adminWorld {
+func (m *apiHarness) adminWorld() *adminWorld {
 	m.t.Helper()
-	w := &adminWorld{mgmtWorld: m.world()}
+	w := &adminWorld{world: m.world()}
 	m.org(w.owner, "globex")
 	w.alpha = m.workspace(w.owner, "acme", "alpha", "", map[string]any{"vcs-repo": map[string]any{"identifier": "acme/alpha"}}).ID
 	m.clock.Advance(time.Minute)
@@ -32,7 +32,7 @@ func (m *mgmtHarness) adminWorld() *adminWorld {
 	w.delta = m.workspace(w.owner, "globex", "delta-net", "", nil).ID
 	m.clock.Advance(time.Minute)
 	run := func(ws string) string {
-		return m.call(w.owner, "POST", "/runs", mgmtBody("runs", map[string]any{"message": "go"}, "workspace", mgmtRel("workspaces", ws)), 201).one(m.t).ID
+		return m.call(w.owner, "POST", "/runs", docBody("runs", map[string]any{"message": "go"}, "workspace", relTo("workspaces", ws)), 201).one(m.t).ID
 	}
 	w.deltaRun = run(w.delta)
 	m.clock.Advance(time.Minute)
@@ -44,12 +44,12 @@ func (m *mgmtHarness) adminWorld() *adminWorld {
 	// beta gets a state version, its latest change.
 	m.clock.Advance(time.Minute)
 	m.call(w.owner, "POST", "/workspaces/"+w.beta+"/actions/lock", nil, 200)
-	m.call(w.owner, "POST", "/workspaces/"+w.beta+"/state-versions", mgmtBody("state-versions", map[string]any{"serial": 1, "md5": "abc"}), 201)
+	m.call(w.owner, "POST", "/workspaces/"+w.beta+"/state-versions", docBody("state-versions", map[string]any{"serial": 1, "md5": "abc"}), 201)
 	return w
 }
 
 func TestMgmtAdminWorkspaces(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.adminWorld()
 	list := func(query string) *testDoc {
 		t.Helper()
@@ -158,10 +158,10 @@ func TestMgmtAdminWorkspaces(t *testing.T) {
 }
 
 func TestMgmtAdminOrganizationList(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
-	m.call(w.owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "globex", "email": "billing@globex.example"}), 201)
-	m.call(w.owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "initech", "email": "acme-fan@initech.example"}), 201)
+	m.call(w.owner, "POST", "/organizations", docBody("organizations", map[string]any{"name": "globex", "email": "billing@globex.example"}), 201)
+	m.call(w.owner, "POST", "/organizations", docBody("organizations", map[string]any{"name": "initech", "email": "acme-fan@initech.example"}), 201)
 	list := func(query string) []string {
 		t.Helper()
 		return m.call(m.root, "GET", "/admin/organizations?"+query, nil, 200).ids(t)
@@ -186,7 +186,7 @@ func TestMgmtAdminOrganizationList(t *testing.T) {
 		t.Errorf("both must match = %v", got)
 	}
 	// Producer filters.
-	m.call(m.root, "PATCH", "/admin/organizations/globex", mgmtBody("organizations", map[string]any{"global-provider-sharing": true}), 200)
+	m.call(m.root, "PATCH", "/admin/organizations/globex", docBody("organizations", map[string]any{"global-provider-sharing": true}), 200)
 	m.call(m.root, "PATCH", "/admin/organizations/acme/relationships/module-consumers",
 		map[string]any{"data": []any{map[string]any{"type": "organizations", "id": "initech"}}}, 204)
 	if got := list("filter[module_producer]=true"); !slices.Equal(got, []string{"acme"}) {
@@ -200,7 +200,7 @@ func TestMgmtAdminOrganizationList(t *testing.T) {
 	}
 	m.fail(m.root, "GET", "/admin/organizations?filter[module_producer]=yes", nil, 400, "filter[module_producer]")
 	// include=owners; status-counts.
-	m.call(m.root, "PATCH", "/admin/organizations/initech", mgmtBody("organizations", map[string]any{"is-disabled": true}), 200)
+	m.call(m.root, "PATCH", "/admin/organizations/initech", docBody("organizations", map[string]any{"is-disabled": true}), 200)
 	d := m.call(m.root, "GET", "/admin/organizations?include=owners&page[size]=2", nil, 200)
 	var counts map[string]int
 	d.meta(t, "status-counts", &counts)
@@ -227,12 +227,12 @@ func TestMgmtAdminOrganizationList(t *testing.T) {
 }
 
 func TestMgmtAdminOrganizationUpdate(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	path := "/admin/organizations/acme"
 	patch := func(attrs map[string]any) testRes {
 		t.Helper()
-		return m.call(m.root, "PATCH", path, mgmtBody("organizations", attrs), 200).one(t)
+		return m.call(m.root, "PATCH", path, docBody("organizations", attrs), 200).one(t)
 	}
 	o := patch(map[string]any{"access-beta-tools": true, "global-module-sharing": true, "global-provider-sharing": true,
 		"is-disabled": false, "apply-timeout": "12h", "plan-timeout": "90m", "workspace-limit": 10, "tool-worker-sudo-enabled": true})
@@ -256,12 +256,12 @@ func TestMgmtAdminOrganizationUpdate(t *testing.T) {
 	// data.type may be left out or empty (go-tfe), but not be wrong.
 	m.call(m.root, "PATCH", path, map[string]any{"data": map[string]any{"attributes": map[string]any{"plan-timeout": "1h"}}}, 200)
 	m.call(m.root, "PATCH", path, map[string]any{"data": map[string]any{"type": "", "attributes": map[string]any{"plan-timeout": "1h"}}}, 200)
-	m.fail(m.root, "PATCH", path, mgmtBody("workspaces", map[string]any{"plan-timeout": "1h"}), 422, "/data/type")
+	m.fail(m.root, "PATCH", path, docBody("workspaces", map[string]any{"plan-timeout": "1h"}), 422, "/data/type")
 	m.fail(m.root, "PATCH", path, map[string]any{"data": map[string]any{"type": "organizations", "id": "globex"}}, 422, "/data/id")
 	// Read-only attributes are refused, never dropped; nothing changes.
 	before := m.call(m.root, "GET", path, nil, 200).one(t).Attributes
 	for _, attr := range []string{"name", "external-id", "notification-email", "sso-enabled"} {
-		m.fail(m.root, "PATCH", path, mgmtBody("organizations", map[string]any{attr: before[attr], "plan-timeout": "3h"}), 422, "/data/attributes/"+attr, "read-only")
+		m.fail(m.root, "PATCH", path, docBody("organizations", map[string]any{attr: before[attr], "plan-timeout": "3h"}), 422, "/data/attributes/"+attr, "read-only")
 	}
 	if after := m.call(m.root, "GET", path, nil, 200).one(t).Attributes; after["plan-timeout"] != before["plan-timeout"] {
 		t.Errorf("a refused patch changed plan-timeout: %v -> %v", before["plan-timeout"], after["plan-timeout"])
@@ -282,9 +282,9 @@ func TestMgmtAdminOrganizationUpdate(t *testing.T) {
 		{map[string]any{"is-disabled": "true"}, "/data/attributes/is-disabled"},
 		{map[string]any{"access-beta-tools": nil}, "/data/attributes/access-beta-tools"},
 	} {
-		m.on(t).fail(m.root, "PATCH", path, mgmtBody("organizations", c.attrs), 422, c.pointer)
+		m.on(t).fail(m.root, "PATCH", path, docBody("organizations", c.attrs), 422, c.pointer)
 	}
-	m.fail(m.root, "PATCH", "/admin/organizations/nowhere", mgmtBody("organizations", nil), 404, "")
+	m.fail(m.root, "PATCH", "/admin/organizations/nowhere", docBody("organizations", nil), 404, "")
 
 	// is-disabled: members lose the organization; administrators keep it.
 	patch(map[string]any{"is-disabled": true})
@@ -302,15 +302,15 @@ func TestMgmtAdminOrganizationUpdate(t *testing.T) {
 	m.workspace(w.owner, "acme", "one", "", nil)
 	m.workspace(w.owner, "acme", "two", "", nil)
 	patch(map[string]any{"workspace-limit": 1})
-	m.fail(w.owner, "POST", "/organizations/acme/workspaces", mgmtBody("workspaces", map[string]any{"name": "three"}), 409, "", "workspace limit")
+	m.fail(w.owner, "POST", "/organizations/acme/workspaces", docBody("workspaces", map[string]any{"name": "three"}), 409, "", "workspace limit")
 	m.call(w.owner, "GET", "/organizations/acme/workspaces/one", nil, 200)
-	m.call(w.owner, "PATCH", "/organizations/acme/workspaces/two", mgmtBody("workspaces", map[string]any{"description": "still writable"}), 200)
+	m.call(w.owner, "PATCH", "/organizations/acme/workspaces/two", docBody("workspaces", map[string]any{"description": "still writable"}), 200)
 	patch(map[string]any{"workspace-limit": 0})
 	m.workspace(w.owner, "acme", "three", "", nil)
 }
 
 func TestMgmtAdminConsumers(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	for _, n := range []string{"globex", "initech", "hooli"} {
 		m.org(w.owner, n)
@@ -331,7 +331,7 @@ func TestMgmtAdminConsumers(t *testing.T) {
 		t.Errorf("no sharing configuration = %v", got)
 	}
 	// Replacing the consumers turns global sharing off (spec §3).
-	m.call(m.root, "PATCH", "/admin/organizations/acme", mgmtBody("organizations", map[string]any{"global-module-sharing": true}), 200)
+	m.call(m.root, "PATCH", "/admin/organizations/acme", docBody("organizations", map[string]any{"global-module-sharing": true}), 200)
 	m.call(m.root, "PATCH", base+"module-consumers", ids("initech", "globex", "globex"), 204)
 	if got := consumers("module", ""); !slices.Equal(got, []string{"globex", "initech"}) {
 		t.Errorf("module consumers = %v", got)
@@ -345,7 +345,7 @@ func TestMgmtAdminConsumers(t *testing.T) {
 	}
 	// Turning global sharing on disables the configured consumers: the
 	// list is empty.
-	m.call(m.root, "PATCH", "/admin/organizations/acme", mgmtBody("organizations", map[string]any{"global-module-sharing": true}), 200)
+	m.call(m.root, "PATCH", "/admin/organizations/acme", docBody("organizations", map[string]any{"global-module-sharing": true}), 200)
 	if got := consumers("module", ""); len(got) != 0 {
 		t.Errorf("consumers under global sharing = %v", got)
 	}
@@ -354,7 +354,7 @@ func TestMgmtAdminConsumers(t *testing.T) {
 	if got := consumers("provider", ""); !slices.Equal(got, []string{"hooli"}) {
 		t.Errorf("provider consumers = %v", got)
 	}
-	m.call(m.root, "PATCH", "/admin/organizations/acme", mgmtBody("organizations", map[string]any{"global-provider-sharing": true}), 200)
+	m.call(m.root, "PATCH", "/admin/organizations/acme", docBody("organizations", map[string]any{"global-provider-sharing": true}), 200)
 	if got := consumers("provider", ""); len(got) != 0 {
 		t.Errorf("provider consumers under global sharing = %v", got)
 	}
@@ -364,7 +364,7 @@ func TestMgmtAdminConsumers(t *testing.T) {
 	m.fail(m.root, "PATCH", base+"module-consumers", ids("initech", "nowhere"), 422, "/data/1/id", "does not exist")
 	m.fail(m.root, "PATCH", base+"module-consumers", ids("acme"), 422, "/data/0/id", "own consumer")
 	m.fail(m.root, "PATCH", base+"module-consumers", map[string]any{"data": []any{map[string]any{"type": "users", "id": "globex"}}}, 422, "/data/0/type")
-	m.fail(m.root, "PATCH", base+"module-consumers", mgmtBody("organizations", nil), 422, "/data")
+	m.fail(m.root, "PATCH", base+"module-consumers", docBody("organizations", nil), 422, "/data")
 	if got := consumers("module", ""); !slices.Equal(got, []string{"globex"}) {
 		t.Errorf("a refused replace changed the consumers: %v", got)
 	}
@@ -386,7 +386,7 @@ func TestMgmtAdminVersions(t *testing.T) {
 		{mgmt.VersionFamilyPolicy, "/admin/policy-versions", "policy-versions"},
 	} {
 		t.Run(fam.family, func(t *testing.T) {
-			m := newMgmtHarness(t)
+			m := newAPIHarness(t)
 			w := m.world()
 			sha := strings.Repeat("ab", 32)
 			body := func(attrs map[string]any) map[string]any {
@@ -398,7 +398,7 @@ func TestMgmtAdminVersions(t *testing.T) {
 						a[k] = v
 					}
 				}
-				return mgmtBody(fam.typ, a)
+				return docBody(fam.typ, a)
 			}
 			m.clock.Advance(1234 * time.Millisecond)
 			v := m.call(m.root, "POST", fam.path, body(map[string]any{"version": "1.2.3", "deprecated-reason": "ignored"}), 201).one(t)
@@ -431,7 +431,7 @@ func TestMgmtAdminVersions(t *testing.T) {
 			} {
 				m.on(t).fail(m.root, "POST", fam.path, body(c.attrs), 422, c.pointer)
 			}
-			m.fail(m.root, "POST", fam.path, mgmtBody("projects", map[string]any{"version": "3.0.0"}), 422, "/data/type")
+			m.fail(m.root, "POST", fam.path, docBody("projects", map[string]any{"version": "3.0.0"}), 422, "/data/type")
 			// List: filter[version] is exact and wins over search[version].
 			ids := func(q string) []string { return m.call(m.root, "GET", fam.path+"?"+q, nil, 200).ids(t) }
 			if got := ids("search%5Bversion%5D=1.2.3"); len(got) != 2 {
@@ -445,7 +445,7 @@ func TestMgmtAdminVersions(t *testing.T) {
 			}
 			// Update: left out keeps; deprecated-reason only while
 			// deprecated; archs round-trip.
-			u := m.call(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"deprecated": true, "deprecated-reason": "old",
+			u := m.call(m.root, "PATCH", fam.path+"/"+v.ID, docBody(fam.typ, map[string]any{"deprecated": true, "deprecated-reason": "old",
 				"archs": []any{map[string]any{"url": "https://example.com/arm.zip", "sha": sha, "os": "linux", "arch": "arm64"}}}), 200).one(t)
 			if u.Attributes["deprecated"] != true || u.Attributes["deprecated-reason"] != "old" || u.Attributes["version"] != "1.2.3" ||
 				u.Attributes["url"] != "https://example.com/bin.zip" || !slices.Equal(archKeys(u), []string{
@@ -454,30 +454,30 @@ func TestMgmtAdminVersions(t *testing.T) {
 			}
 			// The top-level binary is the linux/amd64 entry: a change of
 			// either side changes the other; both at once must agree.
-			u = m.call(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"url": "https://example.com/bin2.zip"}), 200).one(t)
+			u = m.call(m.root, "PATCH", fam.path+"/"+v.ID, docBody(fam.typ, map[string]any{"url": "https://example.com/bin2.zip"}), 200).one(t)
 			if !slices.Equal(archKeys(u), []string{"linux/arm64 https://example.com/arm.zip", "linux/amd64 https://example.com/bin2.zip"}) {
 				t.Errorf("after a top-level url update: %v", u.Attributes["archs"])
 			}
-			u = m.call(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"archs": []any{
+			u = m.call(m.root, "PATCH", fam.path+"/"+v.ID, docBody(fam.typ, map[string]any{"archs": []any{
 				map[string]any{"url": "https://example.com/bin3.zip", "sha": sha, "os": "linux", "arch": "amd64"}}}), 200).one(t)
 			if u.Attributes["url"] != "https://example.com/bin3.zip" || !slices.Equal(archKeys(u), []string{"linux/amd64 https://example.com/bin3.zip"}) {
 				t.Errorf("after a linux/amd64 arch update: url %v archs %v", u.Attributes["url"], u.Attributes["archs"])
 			}
-			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"url": "https://example.com/other.zip", "archs": []any{
+			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, docBody(fam.typ, map[string]any{"url": "https://example.com/other.zip", "archs": []any{
 				map[string]any{"url": "https://example.com/bin3.zip", "sha": sha, "os": "linux", "arch": "amd64"}}}), 422, "/data/attributes/url", "linux/amd64")
-			u = m.call(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"deprecated": false}), 200).one(t)
+			u = m.call(m.root, "PATCH", fam.path+"/"+v.ID, docBody(fam.typ, map[string]any{"deprecated": false}), 200).one(t)
 			if u.Attributes["deprecated-reason"] != nil {
 				t.Errorf("reason kept after undeprecating: %v", u.Attributes["deprecated-reason"])
 			}
-			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"sha": "nope"}), 422, "/data/attributes/sha")
-			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"usage": 3}), 422, "/data/attributes/usage", "read-only")
-			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, mgmtBody(fam.typ, map[string]any{"created-at": "2020-01-01T00:00:00.000Z"}), 422, "/data/attributes/created-at", "read-only")
-			m.fail(m.root, "PATCH", fam.path+"/tool-none", mgmtBody(fam.typ, nil), 404, "")
+			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, docBody(fam.typ, map[string]any{"sha": "nope"}), 422, "/data/attributes/sha")
+			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, docBody(fam.typ, map[string]any{"usage": 3}), 422, "/data/attributes/usage", "read-only")
+			m.fail(m.root, "PATCH", fam.path+"/"+v.ID, docBody(fam.typ, map[string]any{"created-at": "2020-01-01T00:00:00.000Z"}), 422, "/data/attributes/created-at", "read-only")
+			m.fail(m.root, "PATCH", fam.path+"/tool-none", docBody(fam.typ, nil), 404, "")
 			// usage, and deletes refused for official or used versions.
 			if fam.family == mgmt.VersionFamilyTool {
 				m.workspace(w.owner, "acme", "uses-it", "", map[string]any{"tool-version": "1.2.3"})
 			} else {
-				m.call(w.owner, "POST", "/organizations/acme/policy-sets", mgmtBody("policy-sets", map[string]any{"name": "uses-it", "policy-tool-version": "1.2.3"}), 201)
+				m.call(w.owner, "POST", "/organizations/acme/policy-sets", docBody("policy-sets", map[string]any{"name": "uses-it", "policy-tool-version": "1.2.3"}), 201)
 			}
 			if got := m.call(m.root, "GET", fam.path+"/"+v.ID, nil, 200).one(t).Attributes["usage"]; got != 1.0 {
 				t.Errorf("usage = %v", got)

@@ -17,7 +17,7 @@ import (
 // set (policy) uses, is a 422. The spec's error table answers every
 // malformed body of create and update with 422, so a wrong data.type is a
 // 422 here too.
-func (m *mgmtRouter) adminVersionRoutes() {
+func (m *router) adminVersionRoutes() {
 	s := m.s
 	for family, typ := range versionFamilies {
 		base := "/admin/" + typ
@@ -31,23 +31,23 @@ func (m *mgmtRouter) adminVersionRoutes() {
 
 // versionList serves the list: filter[version] (exact; wins over search),
 // search[version] (contains).
-func (s *Server) versionList(family string) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) versionList(family string) handler {
+	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 		page, err := pageOf(r)
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		q := r.URL.Query()
 		list, err := s.store.ListToolVersions(nil, family, store.ToolVersionListOptions{
 			Version: q.Get("filter[version]"), Search: q.Get("search[version]"), Page: statePage(page)})
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		items := make([]*jsonapi.Resource, len(list.Items))
 		for i, e := range list.Items {
 			items[i] = toolVersionResource(e.Version, e.Usage)
 		}
-		return mgmtOK(listDoc(r, items, page, list.Matching))
+		return ok(listDoc(r, items, page, list.Matching))
 	}
 }
 
@@ -87,22 +87,22 @@ func versionExpect(family, id string) jsonapi.Expect {
 	return jsonapi.Expect{Type: versionFamilies[family], WrongTypeStatus: http.StatusUnprocessableEntity, ID: id}
 }
 
-func (s *Server) versionCreate(family string) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) versionCreate(family string) handler {
+	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 		o, err := readResource(r, versionExpect(family, ""))
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		patch := readVersionPatch(o)
 		if err := firstErr(o.Err(), patch.Validate(true)); err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		resp, err := s.propose(w, r, store.ToolVersionCreateRequestType, &store.ToolVersionCreateRequest{
 			ID: mgmt.NewID(mgmt.PrefixToolVersion), Family: family, CreatedAt: s.now(), Attributes: patch})
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
-		return mgmtCreated(jsonapi.One(toolVersionResource(resp.(*mgmt.ToolVersion), 0)))
+		return created(jsonapi.One(toolVersionResource(resp.(*mgmt.ToolVersion), 0)))
 	}
 }
 
@@ -113,61 +113,61 @@ func (s *Server) version(family, id string) (*mgmt.ToolVersion, int, error) {
 		return nil, 0, err
 	}
 	if tv == nil {
-		return nil, 0, mgmtNotFound(family+" version", id)
+		return nil, 0, notFound(family+" version", id)
 	}
 	usage, err := s.store.ToolVersionUsage(nil, tv)
 	return tv, usage, err
 }
 
-func (s *Server) versionRead(family string) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) versionRead(family string) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		tv, usage, err := s.version(family, p.ByName("id"))
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
-		return mgmtOK(jsonapi.One(toolVersionResource(tv, usage)))
+		return ok(jsonapi.One(toolVersionResource(tv, usage)))
 	}
 }
 
 // versionUpdate serves PATCH: attributes left out keep their values.
-func (s *Server) versionUpdate(family string) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) versionUpdate(family string) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		tv, _, err := s.version(family, p.ByName("id"))
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		o, err := readResource(r, versionExpect(family, tv.ID))
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		o.Attrs.ReadOnly("usage", "created-at")
 		patch := readVersionPatch(o)
 		if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		resp, err := s.propose(w, r, store.ToolVersionUpdateRequestType, &store.ToolVersionUpdateRequest{
 			ID: tv.ID, Family: family, Attributes: patch, Now: s.now()})
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		updated := resp.(*mgmt.ToolVersion)
 		usage, err := s.store.ToolVersionUsage(nil, updated)
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
-		return mgmtOK(jsonapi.One(toolVersionResource(updated, usage)))
+		return ok(jsonapi.One(toolVersionResource(updated, usage)))
 	}
 }
 
-func (s *Server) versionDelete(family string) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) versionDelete(family string) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		tv, _, err := s.version(family, p.ByName("id"))
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		if _, err := s.propose(w, r, store.ToolVersionDeleteRequestType, &store.ToolVersionDeleteRequest{ID: tv.ID, Family: family}); err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
-		return mgmtNoContent()
+		return noContent()
 	}
 }

@@ -15,12 +15,12 @@ import (
 // Spec §5 and issue item 6: every request needs a token (401 otherwise);
 // who the token speaks for decides the rest.
 func TestMgmtAuthentication(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 
 	m.fail("", "GET", "/organizations", nil, 401, "", "token is required")
 	m.fail("not-a-token", "GET", "/organizations/acme", nil, 401, "", "unknown or has expired")
-	m.fail("", "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "x", "email": "a@b.c"}), 401, "")
+	m.fail("", "POST", "/organizations", docBody("organizations", map[string]any{"name": "x", "email": "a@b.c"}), 401, "")
 
 	// The secret is accepted as X-Sched-Token too.
 	req := httptest.NewRequest("GET", "/api/v2/organizations/acme", nil)
@@ -33,7 +33,7 @@ func TestMgmtAuthentication(t *testing.T) {
 
 	// An expired token is a 401 once the clock passes its expiry.
 	tok := m.call(m.root, "POST", "/users/"+w.ownerID+"/authentication-tokens",
-		mgmtBody("authentication-tokens", map[string]any{"expired-at": testNow.Add(2 * time.Minute).Format(time.RFC3339)}), 201).one(t)
+		docBody("authentication-tokens", map[string]any{"expired-at": testNow.Add(2 * time.Minute).Format(time.RFC3339)}), 201).one(t)
 	short := tok.Attributes["token"].(string)
 	if tok.Attributes["expired-at"] != "2025-06-01T12:02:00.000Z" {
 		t.Errorf("expired-at = %v", tok.Attributes["expired-at"])
@@ -42,9 +42,9 @@ func TestMgmtAuthentication(t *testing.T) {
 	m.clock.Advance(3 * time.Minute)
 	m.fail(short, "GET", "/account/details", nil, 401, "", "expired")
 	m.fail(m.root, "POST", "/users/"+w.ownerID+"/authentication-tokens",
-		mgmtBody("authentication-tokens", map[string]any{"expired-at": "tomorrow"}), 422, "/data/attributes/expired-at")
+		docBody("authentication-tokens", map[string]any{"expired-at": "tomorrow"}), 422, "/data/attributes/expired-at")
 	m.fail(m.root, "POST", "/users/"+w.ownerID+"/authentication-tokens",
-		mgmtBody("authentication-tokens", map[string]any{"expired-at": m.clock.Now().Add(time.Second).Format(time.RFC3339)}), 422, "/data/attributes/expired-at")
+		docBody("authentication-tokens", map[string]any{"expired-at": m.clock.Now().Add(time.Second).Format(time.RFC3339)}), 422, "/data/attributes/expired-at")
 
 	// A /v1 client token speaks for nobody here.
 	v1 := m.clientToken(`namespace "default" { policy = "read" }`)
@@ -66,7 +66,7 @@ func TestMgmtAuthentication(t *testing.T) {
 // Team and organization tokens act as their team and as an owner (spec
 // §5.3: the organization token and the owners team token act as owner).
 func TestMgmtTeamAndOrganizationTokens(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 
 	orgTok := m.call(w.owner, "POST", "/organizations/acme/authentication-token", nil, 201).one(t)
@@ -78,7 +78,7 @@ func TestMgmtTeamAndOrganizationTokens(t *testing.T) {
 	// manages team access, but creates no organizations.
 	p := m.project(orgSecret, "acme", "by-org-token", nil)
 	m.grant(orgSecret, w.managersTeam, p.ID, "write", nil)
-	m.fail(orgSecret, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "new", "email": "a@b.c"}), 403, "")
+	m.fail(orgSecret, "POST", "/organizations", docBody("organizations", map[string]any{"name": "new", "email": "a@b.c"}), 403, "")
 	m.fail(orgSecret, "GET", "/account/details", nil, 404, "")
 	// Regenerating replaces the previous token.
 	again := m.call(w.owner, "POST", "/organizations/acme/authentication-token", nil, 201).one(t).Attributes["token"].(string)
@@ -100,7 +100,7 @@ func TestMgmtTeamAndOrganizationTokens(t *testing.T) {
 	if ids := m.call(readersSecret, "GET", "/organizations/acme/projects", nil, 200).ids(t); len(ids) != 1 || ids[0] != w.appProject {
 		t.Errorf("readers team token sees %v", ids)
 	}
-	m.fail(readersSecret, "POST", "/organizations/acme/projects", mgmtBody("projects", map[string]any{"name": "nope"}), 403, "")
+	m.fail(readersSecret, "POST", "/organizations/acme/projects", docBody("projects", map[string]any{"name": "nope"}), 403, "")
 	m.fail(w.outsider, "POST", "/teams/"+w.readersTeam+"/authentication-token", nil, 404, "")
 	m.fail(w.manager, "POST", "/teams/"+w.readersTeam+"/authentication-token", nil, 404, "") // secret team, not his
 	// Deleting the team revokes its token.
@@ -109,7 +109,7 @@ func TestMgmtTeamAndOrganizationTokens(t *testing.T) {
 }
 
 func TestMgmtPing(t *testing.T) {
-	m := newMgmtHarness(t, 0) // the default limit
+	m := newAPIHarness(t, 0) // the default limit
 	rec := m.send("", "GET", "/ping", nil)
 	if rec.Code != http.StatusNoContent || rec.Header().Get("TFP-API-Version") != APIVersion ||
 		rec.Header().Get(HeaderRateLimitLimit) != "30" || rec.Header().Get("Content-Type") != jsonapi.MediaType {
@@ -120,7 +120,7 @@ func TestMgmtPing(t *testing.T) {
 // The rate limit: a token rateBucket per token (default 30 per second), with
 // an injected clock.
 func TestMgmtRateLimit(t *testing.T) {
-	m := newMgmtHarness(t, 3)
+	m := newAPIHarness(t, 3)
 	_, alice := m.user("alice")
 	m.clock.Advance(time.Hour) // the fixtures' requests are forgotten
 	_, bob := m.user("bob")
@@ -182,7 +182,7 @@ func TestRateLimiterSweepsFullBuckets(t *testing.T) {
 // Spec §5.4: every admin path is a 404 for a caller who is not a site
 // administrator, whatever the method, and a 401 without a token.
 func TestMgmtAdminPathsHiddenFromNonAdmins(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	adminRoutes := 0
 	for _, rt := range m.api.Routes() {
@@ -191,7 +191,7 @@ func TestMgmtAdminPathsHiddenFromNonAdmins(t *testing.T) {
 		}
 		adminRoutes++
 		path := strings.NewReplacer(":id", "x", ":name", "acme", ":user", w.ownerID).Replace(rt.Path)
-		m.on(t).fail(w.owner, rt.Method, path, mgmtBody("x", nil), 404, "")
+		m.on(t).fail(w.owner, rt.Method, path, docBody("x", nil), 404, "")
 		m.on(t).fail("", rt.Method, path, nil, 401, "")
 	}
 	if adminRoutes < 20 {

@@ -26,7 +26,7 @@ import (
 // benchOrg fills an organization with n projects (straight into the
 // store: the setup is not what is measured) and returns the owner's
 // secret and a reader's, whose team has records on 50 of them.
-func benchOrg(b *testing.B, m *mgmtHarness, n int) (owner, reader string) {
+func benchOrg(b *testing.B, m *apiHarness, n int) (owner, reader string) {
 	b.Helper()
 	w := m.world()
 	ids := make([]string, 0, n)
@@ -45,7 +45,7 @@ func benchOrg(b *testing.B, m *mgmtHarness, n int) (owner, reader string) {
 }
 
 // latencies runs get b.N times and reports the p50 and p99 in ms.
-func mgmtLatencies(b *testing.B, get func() int) {
+func latencies(b *testing.B, get func() int) {
 	b.Helper()
 	d := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -63,7 +63,7 @@ func mgmtLatencies(b *testing.B, get func() int) {
 }
 
 func BenchmarkMgmtProjectList10k(b *testing.B) {
-	m := newMgmtHarness(b)
+	m := newAPIHarness(b)
 	owner, reader := benchOrg(b, m, 10000)
 	ts := httptest.NewServer(m.srv.Handler())
 	defer ts.Close()
@@ -78,7 +78,7 @@ func BenchmarkMgmtProjectList10k(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			url := ts.URL + "/api/v2/organizations/acme/projects" + c.query
-			mgmtLatencies(b, func() int {
+			latencies(b, func() int {
 				req, _ := http.NewRequest("GET", url, nil)
 				req.Header.Set("Authorization", "Bearer "+c.secret)
 				resp, err := client.Do(req)
@@ -94,7 +94,7 @@ func BenchmarkMgmtProjectList10k(b *testing.B) {
 }
 
 func BenchmarkMgmtProjectCreate(b *testing.B) {
-	m := newMgmtHarness(b)
+	m := newAPIHarness(b)
 	owner, _ := benchOrg(b, m, 10000)
 	ts := httptest.NewServer(m.srv.Handler())
 	defer ts.Close()

@@ -11,13 +11,13 @@ import (
 )
 
 func TestMgmtOrganizations(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	ownerID, owner := m.user("olivia")
 	_, member := m.user("manny")
 	memberID := m.call(member, "GET", "/account/details", nil, 200).one(t).ID
 	_, outsider := m.user("oscar")
 
-	o := m.call(owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "acme", "email": "ops@acme.example"}), 201).one(t)
+	o := m.call(owner, "POST", "/organizations", docBody("organizations", map[string]any{"name": "acme", "email": "ops@acme.example"}), 201).one(t)
 	if o.ID != "acme" || !strings.HasPrefix(o.Attributes["external-id"].(string), "org-") || o.attr("permissions", "can-update") != true {
 		t.Errorf("created = %+v", o)
 	}
@@ -33,12 +33,12 @@ func TestMgmtOrganizations(t *testing.T) {
 		t.Errorf("default project = %v", dp.Attributes)
 	}
 	// Bad bodies.
-	m.fail(owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"email": "a@b.c"}), 422, "/data/attributes/name", "is required")
-	m.fail(owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "x"}), 422, "/data/attributes/email")
-	m.fail(owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "bad name", "email": "a@b.c"}), 422, "/data/attributes/name")
-	m.fail(owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "ok", "email": "not-an-email"}), 422, "/data/attributes/email")
-	m.fail(owner, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "ACME", "email": "a@b.c"}), 422, "/data/attributes/name", "already been taken")
-	m.fail(owner, "POST", "/organizations", mgmtBody("teams", map[string]any{"name": "ok", "email": "a@b.c"}), 422, "/data/type")
+	m.fail(owner, "POST", "/organizations", docBody("organizations", map[string]any{"email": "a@b.c"}), 422, "/data/attributes/name", "is required")
+	m.fail(owner, "POST", "/organizations", docBody("organizations", map[string]any{"name": "x"}), 422, "/data/attributes/email")
+	m.fail(owner, "POST", "/organizations", docBody("organizations", map[string]any{"name": "bad name", "email": "a@b.c"}), 422, "/data/attributes/name")
+	m.fail(owner, "POST", "/organizations", docBody("organizations", map[string]any{"name": "ok", "email": "not-an-email"}), 422, "/data/attributes/email")
+	m.fail(owner, "POST", "/organizations", docBody("organizations", map[string]any{"name": "ACME", "email": "a@b.c"}), 422, "/data/attributes/name", "already been taken")
+	m.fail(owner, "POST", "/organizations", docBody("teams", map[string]any{"name": "ok", "email": "a@b.c"}), 422, "/data/type")
 
 	// Membership decides who sees it.
 	m.team(owner, "acme", "devs", "organization", nil, memberID)
@@ -56,16 +56,16 @@ func TestMgmtOrganizations(t *testing.T) {
 		t.Errorf("member's permissions = %v", mo.Attributes["permissions"])
 	}
 	// Update: owners only; the name cannot change.
-	m.fail(member, "PATCH", "/organizations/acme", mgmtBody("organizations", map[string]any{"email": "x@y.z"}), 403, "")
-	m.fail(outsider, "PATCH", "/organizations/acme", mgmtBody("organizations", map[string]any{"email": "x@y.z"}), 404, "")
-	m.fail(owner, "PATCH", "/organizations/acme", mgmtBody("organizations", map[string]any{"name": "acme2"}), 422, "/data/attributes/name")
-	m.fail(owner, "PATCH", "/organizations/acme", mgmtBody("organizations", map[string]any{"email": "nope"}), 422, "/data/attributes/email")
-	if u := m.call(owner, "PATCH", "/organizations/acme", mgmtBody("organizations", map[string]any{"email": "new@acme.example"}), 200).one(t); u.Attributes["email"] != "new@acme.example" {
+	m.fail(member, "PATCH", "/organizations/acme", docBody("organizations", map[string]any{"email": "x@y.z"}), 403, "")
+	m.fail(outsider, "PATCH", "/organizations/acme", docBody("organizations", map[string]any{"email": "x@y.z"}), 404, "")
+	m.fail(owner, "PATCH", "/organizations/acme", docBody("organizations", map[string]any{"name": "acme2"}), 422, "/data/attributes/name")
+	m.fail(owner, "PATCH", "/organizations/acme", docBody("organizations", map[string]any{"email": "nope"}), 422, "/data/attributes/email")
+	if u := m.call(owner, "PATCH", "/organizations/acme", docBody("organizations", map[string]any{"email": "new@acme.example"}), 200).one(t); u.Attributes["email"] != "new@acme.example" {
 		t.Errorf("updated = %v", u.Attributes)
 	}
 	// Team tokens create no organizations; users do.
 	devsToken := m.teamToken(owner, m.call(owner, "GET", "/organizations/acme/teams?filter[names]=devs", nil, 200).ids(t)[0])
-	m.fail(devsToken, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": "x2", "email": "a@b.c"}), 403, "")
+	m.fail(devsToken, "POST", "/organizations", docBody("organizations", map[string]any{"name": "x2", "email": "a@b.c"}), 403, "")
 	// Delete: owners only.
 	m.fail(member, "DELETE", "/organizations/acme", nil, 403, "")
 	m.call(owner, "DELETE", "/organizations/acme", nil, 204)
@@ -74,7 +74,7 @@ func TestMgmtOrganizations(t *testing.T) {
 }
 
 func TestMgmtUsersAndTokens(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	aliceID, alice := m.user("alice")
 	bobID, bob := m.user("bob")
 
@@ -87,17 +87,17 @@ func TestMgmtUsersAndTokens(t *testing.T) {
 	m.call(m.root, "GET", "/users/"+bobID, nil, 200)
 	m.fail(m.root, "GET", "/account/details", nil, 404, "")
 	// Admin user endpoints.
-	m.fail(m.root, "POST", "/admin/users", mgmtBody("users", map[string]any{"username": "ALICE", "email": "a@b.c"}), 422, "/data/attributes/username", "already been taken")
-	m.fail(m.root, "POST", "/admin/users", mgmtBody("users", map[string]any{"email": "a@b.c"}), 422, "/data/attributes/username", "required")
-	m.fail(m.root, "POST", "/admin/users", mgmtBody("users", map[string]any{"username": "bad name", "email": "a@b.c"}), 422, "/data/attributes/username")
-	m.fail(m.root, "POST", "/admin/users", mgmtBody("users", map[string]any{"username": "carol", "email": "a@b.c", "is-admin": "no"}), 422, "/data/attributes/is-admin")
+	m.fail(m.root, "POST", "/admin/users", docBody("users", map[string]any{"username": "ALICE", "email": "a@b.c"}), 422, "/data/attributes/username", "already been taken")
+	m.fail(m.root, "POST", "/admin/users", docBody("users", map[string]any{"email": "a@b.c"}), 422, "/data/attributes/username", "required")
+	m.fail(m.root, "POST", "/admin/users", docBody("users", map[string]any{"username": "bad name", "email": "a@b.c"}), 422, "/data/attributes/username")
+	m.fail(m.root, "POST", "/admin/users", docBody("users", map[string]any{"username": "carol", "email": "a@b.c", "is-admin": "no"}), 422, "/data/attributes/is-admin")
 	if got := m.call(m.root, "GET", "/admin/users?q=BO", nil, 200).ids(t); !slices.Equal(got, []string{bobID}) {
 		t.Errorf("q=BO = %v", got)
 	}
 	m.call(m.root, "GET", "/admin/users/"+aliceID, nil, 200)
 	m.fail(m.root, "GET", "/admin/users/user-none", nil, 404, "")
 	// Tokens: a user lists and deletes their own; others' are 404.
-	extra := m.call(alice, "POST", "/users/"+aliceID+"/authentication-tokens", mgmtBody("authentication-tokens", map[string]any{"description": "ci"}), 201).one(t)
+	extra := m.call(alice, "POST", "/users/"+aliceID+"/authentication-tokens", docBody("authentication-tokens", map[string]any{"description": "ci"}), 201).one(t)
 	if extra.Attributes["description"] != "ci" || extra.Attributes["token"] == nil || extra.relID(t, "user") != aliceID {
 		t.Errorf("token = %+v", extra)
 	}
@@ -126,18 +126,18 @@ func TestMgmtUsersAndTokens(t *testing.T) {
 }
 
 func TestMgmtTeams(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	// Create: owners and Manage teams; 403 for other members.
-	m.fail(w.reader, "POST", "/organizations/acme/teams", mgmtBody("teams", map[string]any{"name": "x"}), 403, "")
-	m.fail(w.outsider, "POST", "/organizations/acme/teams", mgmtBody("teams", map[string]any{"name": "x"}), 404, "")
-	tm := m.call(w.owner, "POST", "/organizations/acme/teams", mgmtBody("teams", map[string]any{"name": "quiet"}), 201).one(t)
+	m.fail(w.reader, "POST", "/organizations/acme/teams", docBody("teams", map[string]any{"name": "x"}), 403, "")
+	m.fail(w.outsider, "POST", "/organizations/acme/teams", docBody("teams", map[string]any{"name": "x"}), 404, "")
+	tm := m.call(w.owner, "POST", "/organizations/acme/teams", docBody("teams", map[string]any{"name": "quiet"}), 201).one(t)
 	if tm.Attributes["visibility"] != "secret" || tm.attr("organization-access", "manage-projects") != false {
 		t.Errorf("new team = %v", tm.Attributes)
 	}
-	m.fail(w.owner, "POST", "/organizations/acme/teams", mgmtBody("teams", map[string]any{"name": "QUIET"}), 422, "/data/attributes/name", "already been taken")
-	m.fail(w.owner, "POST", "/organizations/acme/teams", mgmtBody("teams", map[string]any{"name": "x", "visibility": "public"}), 422, "/data/attributes/visibility")
-	m.fail(w.owner, "POST", "/organizations/acme/teams", mgmtBody("teams", map[string]any{"name": "x", "organization-access": map[string]any{"manage-projects": "yes"}}),
+	m.fail(w.owner, "POST", "/organizations/acme/teams", docBody("teams", map[string]any{"name": "QUIET"}), 422, "/data/attributes/name", "already been taken")
+	m.fail(w.owner, "POST", "/organizations/acme/teams", docBody("teams", map[string]any{"name": "x", "visibility": "public"}), 422, "/data/attributes/visibility")
+	m.fail(w.owner, "POST", "/organizations/acme/teams", docBody("teams", map[string]any{"name": "x", "organization-access": map[string]any{"manage-projects": "yes"}}),
 		422, "/data/attributes/organization-access/manage-projects")
 	// Visibility: secret teams are seen by their members and owners.
 	list := func(secret string) []string {
@@ -158,14 +158,14 @@ func TestMgmtTeams(t *testing.T) {
 		t.Errorf("q=ER = %d", len(got))
 	}
 	// Update and delete; the owners team keeps its name and cannot go.
-	u := m.call(w.owner, "PATCH", "/teams/"+tm.ID, mgmtBody("teams", map[string]any{"visibility": "organization",
+	u := m.call(w.owner, "PATCH", "/teams/"+tm.ID, docBody("teams", map[string]any{"visibility": "organization",
 		"organization-access": map[string]any{"access-secret-teams": true}}), 200).one(t)
 	if u.Attributes["visibility"] != "organization" || u.attr("organization-access", "access-secret-teams") != true {
 		t.Errorf("updated = %v", u.Attributes)
 	}
-	m.fail(w.reader, "PATCH", "/teams/"+tm.ID, mgmtBody("teams", map[string]any{"name": "y"}), 403, "")
+	m.fail(w.reader, "PATCH", "/teams/"+tm.ID, docBody("teams", map[string]any{"name": "y"}), 403, "")
 	ownersID := m.call(w.owner, "GET", "/organizations/acme", nil, 200).one(t).relID(t, "owners-team")
-	m.fail(w.owner, "PATCH", "/teams/"+ownersID, mgmtBody("teams", map[string]any{"name": "bosses"}), 422, "/data/attributes/name")
+	m.fail(w.owner, "PATCH", "/teams/"+ownersID, docBody("teams", map[string]any{"name": "bosses"}), 422, "/data/attributes/name")
 	m.fail(w.owner, "DELETE", "/teams/"+ownersID, nil, 409, "")
 	// Membership, by user ID or username; unknown users are 422s.
 	m.call(w.owner, "POST", "/teams/"+tm.ID+"/relationships/users", map[string]any{"data": []any{
@@ -188,10 +188,10 @@ func TestMgmtTeams(t *testing.T) {
 }
 
 func TestMgmtWorkspacesAndLocks(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	writers := m.team(w.owner, "acme", "writers", "organization", nil, w.managerID)
-	m.call(w.owner, "PATCH", "/teams/"+w.managersTeam, mgmtBody("teams", map[string]any{"organization-access": map[string]any{"manage-projects": false}}), 200)
+	m.call(w.owner, "PATCH", "/teams/"+w.managersTeam, docBody("teams", map[string]any{"organization-access": map[string]any{"manage-projects": false}}), 200)
 	m.grant(w.owner, writers, w.appProject, "write", nil)
 
 	ws := m.workspace(w.owner, "acme", "site", w.appProject, map[string]any{"description": "web", "vcs-repo": map[string]any{"identifier": "acme/site", "branch": "main"}})
@@ -215,13 +215,13 @@ func TestMgmtWorkspacesAndLocks(t *testing.T) {
 		{map[string]any{"name": "ok", "vcs-repo": map[string]any{"branch": "main"}}, "/data/attributes/vcs-repo/identifier"},
 		{map[string]any{"name": "ok", "auto-destroy-activity-duration": "5m"}, "/data/attributes/auto-destroy-activity-duration"},
 	} {
-		m.on(t).fail(w.owner, "POST", "/organizations/acme/workspaces", mgmtBody("workspaces", c.attrs), 422, c.pointer)
+		m.on(t).fail(w.owner, "POST", "/organizations/acme/workspaces", docBody("workspaces", c.attrs), 422, c.pointer)
 	}
 	// Who may create where: the reader (read on app) may not; the
 	// manager (write on app: no create) may not; an unknown project is 404.
-	m.fail(w.reader, "POST", "/organizations/acme/workspaces", mgmtBody("workspaces", map[string]any{"name": "x"}, "project", mgmtRel("projects", w.appProject)), 403, "")
-	m.fail(w.manager, "POST", "/organizations/acme/workspaces", mgmtBody("workspaces", map[string]any{"name": "x"}, "project", mgmtRel("projects", w.appProject)), 403, "")
-	m.fail(w.owner, "POST", "/organizations/acme/workspaces", mgmtBody("workspaces", map[string]any{"name": "x"}, "project", mgmtRel("projects", "prj-none")), 404, "")
+	m.fail(w.reader, "POST", "/organizations/acme/workspaces", docBody("workspaces", map[string]any{"name": "x"}, "project", relTo("projects", w.appProject)), 403, "")
+	m.fail(w.manager, "POST", "/organizations/acme/workspaces", docBody("workspaces", map[string]any{"name": "x"}, "project", relTo("projects", w.appProject)), 403, "")
+	m.fail(w.owner, "POST", "/organizations/acme/workspaces", docBody("workspaces", map[string]any{"name": "x"}, "project", relTo("projects", "prj-none")), 404, "")
 
 	// Reads: by ID and by name; invisible is 404.
 	m.call(w.reader, "GET", "/organizations/acme/workspaces/SITE", nil, 200)
@@ -240,8 +240,8 @@ func TestMgmtWorkspacesAndLocks(t *testing.T) {
 		t.Errorf("page 2 = %v", d.ids(t))
 	}
 	// Update needs the admin workspace role (403 for write).
-	m.fail(w.manager, "PATCH", "/workspaces/"+ws.ID, mgmtBody("workspaces", map[string]any{"description": "x"}), 403, "")
-	m.call(w.owner, "PATCH", "/workspaces/"+ws.ID, mgmtBody("workspaces", map[string]any{"vcs-repo": nil}), 200)
+	m.fail(w.manager, "PATCH", "/workspaces/"+ws.ID, docBody("workspaces", map[string]any{"description": "x"}), 403, "")
+	m.call(w.owner, "PATCH", "/workspaces/"+ws.ID, docBody("workspaces", map[string]any{"vcs-repo": nil}), 200)
 
 	// Locks: write may lock; read may not; twice is 409; only the holder
 	// unlocks, unless forced by the admin role.
@@ -273,14 +273,14 @@ func TestMgmtWorkspacesAndLocks(t *testing.T) {
 }
 
 func TestMgmtRunsAndStateVersions(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	planners := m.team(w.owner, "acme", "planners", "organization", nil, w.managerID)
-	m.call(w.owner, "PATCH", "/teams/"+w.managersTeam, mgmtBody("teams", map[string]any{"organization-access": map[string]any{"manage-projects": false}}), 200)
+	m.call(w.owner, "PATCH", "/teams/"+w.managersTeam, docBody("teams", map[string]any{"organization-access": map[string]any{"manage-projects": false}}), 200)
 	m.grant(w.owner, planners, w.appProject, "custom", map[string]any{"workspace-access": map[string]any{"runs": "plan", "state-versions": "read-outputs"}})
 	ws := m.workspace(w.owner, "acme", "site", w.appProject, nil).ID
 	queue := func(secret string) string {
-		return m.call(secret, "POST", "/runs", mgmtBody("runs", map[string]any{"message": "plan it"}, "workspace", mgmtRel("workspaces", ws)), 201).one(t).ID
+		return m.call(secret, "POST", "/runs", docBody("runs", map[string]any{"message": "plan it"}, "workspace", relTo("workspaces", ws)), 201).one(t).ID
 	}
 	r1 := queue(w.manager)
 	m.clock.Advance(time.Second)
@@ -297,10 +297,10 @@ func TestMgmtRunsAndStateVersions(t *testing.T) {
 	if got := m.call(w.owner, "GET", "/workspaces/"+ws+"/runs", nil, 200).ids(t); !slices.Equal(got, []string{r2, r1}) {
 		t.Errorf("runs = %v", got)
 	}
-	m.fail(w.reader, "POST", "/runs", mgmtBody("runs", nil, "workspace", mgmtRel("workspaces", ws)), 403, "")
-	m.fail(w.outsider, "POST", "/runs", mgmtBody("runs", nil, "workspace", mgmtRel("workspaces", ws)), 404, "")
-	m.fail(w.owner, "POST", "/runs", mgmtBody("runs", nil), 422, "/data/relationships/workspace")
-	m.fail(w.owner, "POST", "/runs", mgmtBody("runs", map[string]any{"is-destroy": "no"}, "workspace", mgmtRel("workspaces", ws)), 422, "/data/attributes/is-destroy")
+	m.fail(w.reader, "POST", "/runs", docBody("runs", nil, "workspace", relTo("workspaces", ws)), 403, "")
+	m.fail(w.outsider, "POST", "/runs", docBody("runs", nil, "workspace", relTo("workspaces", ws)), 404, "")
+	m.fail(w.owner, "POST", "/runs", docBody("runs", nil), 422, "/data/relationships/workspace")
+	m.fail(w.owner, "POST", "/runs", docBody("runs", map[string]any{"is-destroy": "no"}, "workspace", relTo("workspaces", ws)), 422, "/data/attributes/is-destroy")
 	m.fail(w.outsider, "GET", "/runs/"+r1, nil, 404, "")
 
 	// Spec §3 statuses through the actions: a pending run cannot be
@@ -324,11 +324,11 @@ func TestMgmtRunsAndStateVersions(t *testing.T) {
 
 	// State versions need the workspace locked by their creator, and
 	// write permission.
-	sv := mgmtBody("state-versions", map[string]any{"serial": 3, "md5": "d41d8cd98f00b204e9800998ecf8427e", "lineage": "l-1", "state": "e30="})
+	sv := docBody("state-versions", map[string]any{"serial": 3, "md5": "d41d8cd98f00b204e9800998ecf8427e", "lineage": "l-1", "state": "e30="})
 	m.fail(w.owner, "POST", "/workspaces/"+ws+"/state-versions", sv, 409, "", "must be locked")
 	m.fail(w.manager, "POST", "/workspaces/"+ws+"/state-versions", sv, 403, "")
-	m.fail(w.owner, "POST", "/workspaces/"+ws+"/state-versions", mgmtBody("state-versions", map[string]any{"md5": "x"}), 422, "/data/attributes/serial")
-	m.fail(w.owner, "POST", "/workspaces/"+ws+"/state-versions", mgmtBody("state-versions", map[string]any{"serial": "3"}), 422, "/data/attributes/serial")
+	m.fail(w.owner, "POST", "/workspaces/"+ws+"/state-versions", docBody("state-versions", map[string]any{"md5": "x"}), 422, "/data/attributes/serial")
+	m.fail(w.owner, "POST", "/workspaces/"+ws+"/state-versions", docBody("state-versions", map[string]any{"serial": "3"}), 422, "/data/attributes/serial")
 	m.call(w.owner, "POST", "/workspaces/"+ws+"/actions/lock", nil, 200)
 	m.clock.Advance(time.Hour)
 	created := m.call(w.owner, "POST", "/workspaces/"+ws+"/state-versions", sv, 201).one(t)
@@ -353,15 +353,15 @@ func TestMgmtRunsAndStateVersions(t *testing.T) {
 }
 
 func TestMgmtPolicySets(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	sha := strings.Repeat("0", 64)
-	m.call(m.root, "POST", "/admin/policy-versions", mgmtBody("policy-versions", map[string]any{"version": "0.24.0", "url": "https://x.example/p.zip", "sha": sha}), 201)
-	m.fail(w.reader, "POST", "/organizations/acme/policy-sets", mgmtBody("policy-sets", map[string]any{"name": "x"}), 403, "")
-	m.fail(w.owner, "POST", "/organizations/acme/policy-sets", mgmtBody("policy-sets", map[string]any{"name": "x", "policy-tool-version": "9.9.9"}), 422,
+	m.call(m.root, "POST", "/admin/policy-versions", docBody("policy-versions", map[string]any{"version": "0.24.0", "url": "https://x.example/p.zip", "sha": sha}), 201)
+	m.fail(w.reader, "POST", "/organizations/acme/policy-sets", docBody("policy-sets", map[string]any{"name": "x"}), 403, "")
+	m.fail(w.owner, "POST", "/organizations/acme/policy-sets", docBody("policy-sets", map[string]any{"name": "x", "policy-tool-version": "9.9.9"}), 422,
 		"/data/attributes/policy-tool-version", "does not exist")
-	m.fail(w.owner, "POST", "/organizations/acme/policy-sets", mgmtBody("policy-sets", map[string]any{"name": "x", "overridable": "yes"}), 422, "/data/attributes/overridable")
-	ps := m.call(w.owner, "POST", "/organizations/acme/policy-sets", mgmtBody("policy-sets", map[string]any{"name": "guard", "kind": "policy",
+	m.fail(w.owner, "POST", "/organizations/acme/policy-sets", docBody("policy-sets", map[string]any{"name": "x", "overridable": "yes"}), 422, "/data/attributes/overridable")
+	ps := m.call(w.owner, "POST", "/organizations/acme/policy-sets", docBody("policy-sets", map[string]any{"name": "guard", "kind": "policy",
 		"policy-tool-version": "0.24.0", "overridable": true}), 201).one(t)
 	if ps.Attributes["policy-tool-version"] != "0.24.0" || ps.Attributes["overridable"] != true {
 		t.Errorf("policy set = %v", ps.Attributes)
@@ -370,8 +370,8 @@ func TestMgmtPolicySets(t *testing.T) {
 		t.Errorf("list = %v", got)
 	}
 	m.fail(w.outsider, "GET", "/policy-sets/"+ps.ID, nil, 404, "")
-	m.fail(w.reader, "PATCH", "/policy-sets/"+ps.ID, mgmtBody("policy-sets", map[string]any{"global": true}), 403, "")
-	if u := m.call(w.owner, "PATCH", "/policy-sets/"+ps.ID, mgmtBody("policy-sets", map[string]any{"global": true, "policy-tool-version": nil}), 200).one(t); u.Attributes["global"] != true || u.Attributes["policy-tool-version"] != nil {
+	m.fail(w.reader, "PATCH", "/policy-sets/"+ps.ID, docBody("policy-sets", map[string]any{"global": true}), 403, "")
+	if u := m.call(w.owner, "PATCH", "/policy-sets/"+ps.ID, docBody("policy-sets", map[string]any{"global": true, "policy-tool-version": nil}), 200).one(t); u.Attributes["global"] != true || u.Attributes["policy-tool-version"] != nil {
 		t.Errorf("updated = %v", u.Attributes)
 	}
 	m.call(w.owner, "DELETE", "/policy-sets/"+ps.ID, nil, 204)

@@ -38,7 +38,7 @@ func TestMgmtGoTFEBootstrapAdminOwnsOrganizations(t *testing.T) {
 		{"named", `{"AdminName":"site-admin","AdminEmail":"ops@example.com"}`, "site-admin", "ops@example.com"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m := newMgmtHarness(t)
+			m := newAPIHarness(t)
 			ts := httptest.NewServer(neutralNames(m.srv.Handler()))
 			defer ts.Close()
 			ctx := context.Background()
@@ -72,7 +72,7 @@ func TestMgmtGoTFEBootstrapAdminOwnsOrganizations(t *testing.T) {
 // administrator keeps the bootstrap token (a management token), which
 // then acts with no user.
 func TestMgmtBootstrapTokenOutlivesItsUser(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	ts := httptest.NewServer(neutralNames(m.srv.Handler()))
 	defer ts.Close()
 	ctx := context.Background()

@@ -19,7 +19,7 @@ import (
 // team membership, and the organization, team and user tokens through
 // go-tfe, checking what each call wrote.
 func TestMgmtGoTFEOrganizationsTeamsTokens(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	ts := httptest.NewServer(neutralNames(m.srv.Handler()))
 	defer ts.Close()
@@ -144,7 +144,7 @@ func TestMgmtGoTFEOrganizationsTeamsTokens(t *testing.T) {
 // locking), runs and their actions, state versions and policy sets
 // through go-tfe.
 func TestMgmtGoTFEWorkspacesRunsStatePolicySets(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	ts := httptest.NewServer(neutralNames(m.srv.Handler()))
 	defer ts.Close()
@@ -278,7 +278,7 @@ func TestMgmtGoTFEWorkspacesRunsStatePolicySets(t *testing.T) {
 // TestMgmtGoTFEAdminUsers drives the admin users endpoints go-tfe has:
 // list, grant and revoke administration, delete.
 func TestMgmtGoTFEAdminUsers(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	ts := httptest.NewServer(neutralNames(m.srv.Handler()))
 	defer ts.Close()
@@ -318,7 +318,7 @@ func TestMgmtGoTFEAdminUsers(t *testing.T) {
 // of issue 16: a team-project PATCH whose data.id is not the path's, an
 // admin organization PATCH carrying name, a wrong type, no data.
 func TestMgmtGoTFEErrorPaths(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	ts := httptest.NewServer(neutralNames(m.srv.Handler()))
 	defer ts.Close()
@@ -336,7 +336,7 @@ func TestMgmtGoTFEErrorPaths(t *testing.T) {
 	if _, err := reader.Projects.Create(ctx, w.org, tfe.ProjectCreateOptions{Name: "nope"}); err == nil || !strings.Contains(err.Error(), "forbidden") {
 		t.Errorf("reader creating a project: %v, want forbidden", err)
 	}
-	m.fail(w.reader, "POST", "/organizations/acme/projects", mgmtBody("projects", map[string]any{"name": "nope"}), 403, "")
+	m.fail(w.reader, "POST", "/organizations/acme/projects", docBody("projects", map[string]any{"name": "nope"}), 403, "")
 
 	// 404: unknown, or invisible to the caller.
 	if _, err := owner.Projects.Read(ctx, "prj-doesnotexist"); !errors.Is(err, tfe.ErrResourceNotFound) {
@@ -354,7 +354,7 @@ func TestMgmtGoTFEErrorPaths(t *testing.T) {
 	if _, err := owner.Projects.Create(ctx, w.org, tfe.ProjectCreateOptions{Name: "x"}); err == nil || !strings.Contains(err.Error(), "name") {
 		t.Errorf("a one-letter project name: %v", err)
 	}
-	m.fail(w.owner, "POST", "/organizations/acme/projects", mgmtBody("projects", map[string]any{"name": "x"}), 422, "/data/attributes/name")
+	m.fail(w.owner, "POST", "/organizations/acme/projects", docBody("projects", map[string]any{"name": "x"}), 422, "/data/attributes/name")
 	tp, err := owner.TeamProjectAccess.Add(ctx, tfe.TeamProjectAccessAddOptions{Access: tfe.TeamProjectAccessRead,
 		Team: &tfe.Team{ID: w.managersTeam}, Project: &tfe.Project{ID: w.appProject}})
 	if err != nil {
@@ -362,12 +362,12 @@ func TestMgmtGoTFEErrorPaths(t *testing.T) {
 	}
 	m.fail(w.owner, "PATCH", "/team-projects/"+tp.ID, map[string]any{"data": map[string]any{"type": "team-projects", "id": "tprj-other",
 		"attributes": map[string]any{"access": "write"}}}, 422, "/data/id")
-	m.fail(w.owner, "PATCH", "/team-projects/"+tp.ID, mgmtBody("teams", map[string]any{"access": "write"}), 422, "/data/type")
+	m.fail(w.owner, "PATCH", "/team-projects/"+tp.ID, docBody("teams", map[string]any{"access": "write"}), 422, "/data/type")
 	m.fail(w.owner, "PATCH", "/team-projects/"+tp.ID, map[string]any{"meta": map[string]any{}}, 422, "/data")
 	if got, err := owner.TeamProjectAccess.Read(ctx, tp.ID); err != nil || got.Access != tfe.TeamProjectAccessRead {
 		t.Errorf("a refused PATCH changed the record: %+v, %v", got, err)
 	}
-	m.fail(m.root, "PATCH", "/admin/organizations/acme", mgmtBody("organizations", map[string]any{"name": "renamed"}), 422, "/data/attributes/name", "read-only")
+	m.fail(m.root, "PATCH", "/admin/organizations/acme", docBody("organizations", map[string]any{"name": "renamed"}), 422, "/data/attributes/name", "read-only")
 	if got, err := tfeClient(t, ts, m.root).Admin.Organizations.Read(ctx, "acme"); err != nil || got.Name != "acme" {
 		t.Errorf("admin organization after a refused rename: %+v, %v", got, err)
 	}

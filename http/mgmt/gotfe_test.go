@@ -129,7 +129,7 @@ func tfeClient(t *testing.T, ts *httptest.Server, secret string) *tfe.Client {
 func tfePtr[T any](v T) *T { return &v }
 
 func TestMgmtGoTFEProjects(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	ts := httptest.NewServer(neutralNames(m.srv.Handler()))
 	defer ts.Close()
@@ -228,7 +228,7 @@ func TestMgmtGoTFEProjects(t *testing.T) {
 }
 
 func TestMgmtGoTFETeamProjects(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	ts := httptest.NewServer(neutralNames(m.srv.Handler()))
 	defer ts.Close()
@@ -296,7 +296,7 @@ func TestMgmtGoTFETeamProjects(t *testing.T) {
 }
 
 func TestMgmtGoTFEAdmin(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	other := m.org(w.owner, "globex")
 	ws := m.workspace(w.owner, w.org, "network", w.appProject, map[string]any{"vcs-repo": map[string]any{"identifier": "acme/network"}})

@@ -11,31 +11,31 @@ import (
 	"github.com/schedhq/sched/internal/testutil"
 )
 
-// mgmtHarness drives the management API over a real store, token resolver
+// apiHarness drives the management API over a real store, token resolver
 // and writer (see harness_test.go), as a client would: every fixture is
 // made through the API itself, with the tokens it hands out.
-type mgmtHarness struct {
+type apiHarness struct {
 	*aclHarness
 	// root is a management token's secret: a site administrator.
 	root string
 }
 
-// newMgmtHarness builds a server whose management API has no rate limit
+// newAPIHarness builds a server whose management API has no rate limit
 // (tests send many requests at a fixed clock); rateLimit overrides that.
-func newMgmtHarness(t testing.TB, rateLimit ...float64) *mgmtHarness {
+func newAPIHarness(t testing.TB, rateLimit ...float64) *apiHarness {
 	t.Helper()
 	limit := -1.0
 	if len(rateLimit) > 0 {
 		limit = rateLimit[0]
 	}
 	a := newACLHarness(t, limit)
-	m := &mgmtHarness{aclHarness: a}
+	m := &apiHarness{aclHarness: a}
 	m.root = a.managementToken()
 	return m
 }
 
 // on returns m reporting to t.
-func (m *mgmtHarness) on(t testing.TB) *mgmtHarness {
+func (m *apiHarness) on(t testing.TB) *apiHarness {
 	c := *m
 	a := *m.aclHarness
 	a.harness = m.harness.on(t)
@@ -140,7 +140,7 @@ func (r testRes) attr(path ...string) any {
 
 // send sends a request with secret as a bearer token ("" sends none). A
 // body that is a string or []byte is sent as is; anything else is JSON.
-func (m *mgmtHarness) send(secret, method, path string, body any) *httptest.ResponseRecorder {
+func (m *apiHarness) send(secret, method, path string, body any) *httptest.ResponseRecorder {
 	m.t.Helper()
 	r := testutil.Body(m.t, body)
 	if !strings.HasPrefix(path, "/api/v2") {
@@ -159,7 +159,7 @@ func (m *mgmtHarness) send(secret, method, path string, body any) *httptest.Resp
 }
 
 // call sends a request, fails unless the answer is want, and decodes it.
-func (m *mgmtHarness) call(secret, method, path string, body any, want int) *testDoc {
+func (m *apiHarness) call(secret, method, path string, body any, want int) *testDoc {
 	m.t.Helper()
 	rec := m.send(secret, method, path, body)
 	if rec.Code != want {
@@ -180,7 +180,7 @@ func (m *mgmtHarness) call(secret, method, path string, body any, want int) *tes
 // fail sends a request and asserts an error answer of status whose errors
 // name pointer (a JSON pointer or a parameter; "" skips that check) and
 // whose details hold every one of words.
-func (m *mgmtHarness) fail(secret, method, path string, body any, status int, pointer string, words ...string) *testDoc {
+func (m *apiHarness) fail(secret, method, path string, body any, status int, pointer string, words ...string) *testDoc {
 	m.t.Helper()
 	doc := m.call(secret, method, path, body, status)
 	if len(doc.Errors) == 0 {
@@ -209,7 +209,7 @@ func (m *mgmtHarness) fail(secret, method, path string, body any, status int, po
 }
 
 // res builds a request document: {data: {type, attributes, relationships}}.
-func mgmtBody(typ string, attrs map[string]any, rels ...any) map[string]any {
+func docBody(typ string, attrs map[string]any, rels ...any) map[string]any {
 	data := map[string]any{"type": typ}
 	if attrs != nil {
 		data["attributes"] = attrs
@@ -225,34 +225,34 @@ func mgmtBody(typ string, attrs map[string]any, rels ...any) map[string]any {
 }
 
 // rel is a to-one relationship object.
-func mgmtRel(typ, id string) map[string]any {
+func relTo(typ, id string) map[string]any {
 	return map[string]any{"data": map[string]any{"type": typ, "id": id}}
 }
 
 // user creates a user (through the admin API) and a token for them, and
 // returns both.
-func (m *mgmtHarness) user(name string) (id, secret string) {
+func (m *apiHarness) user(name string) (id, secret string) {
 	m.t.Helper()
-	u := m.call(m.root, "POST", "/admin/users", mgmtBody("users", map[string]any{"username": name, "email": name + "@example.com"}), 201).one(m.t)
+	u := m.call(m.root, "POST", "/admin/users", docBody("users", map[string]any{"username": name, "email": name + "@example.com"}), 201).one(m.t)
 	tok := m.call(m.root, "POST", "/users/"+u.ID+"/authentication-tokens", nil, 201).one(m.t)
 	return u.ID, tok.Attributes["token"].(string)
 }
 
 // org creates an organization owned by the user of secret.
-func (m *mgmtHarness) org(secret, name string) testRes {
+func (m *apiHarness) org(secret, name string) testRes {
 	m.t.Helper()
-	return m.call(secret, "POST", "/organizations", mgmtBody("organizations", map[string]any{"name": name, "email": "ops@" + name + ".example"}), 201).one(m.t)
+	return m.call(secret, "POST", "/organizations", docBody("organizations", map[string]any{"name": name, "email": "ops@" + name + ".example"}), 201).one(m.t)
 }
 
 // team creates a team with organization-access access (may be nil) and
 // the given members.
-func (m *mgmtHarness) team(secret, org, name, visibility string, access map[string]any, members ...string) string {
+func (m *apiHarness) team(secret, org, name, visibility string, access map[string]any, members ...string) string {
 	m.t.Helper()
 	attrs := map[string]any{"name": name, "visibility": visibility}
 	if access != nil {
 		attrs["organization-access"] = access
 	}
-	id := m.call(secret, "POST", "/organizations/"+org+"/teams", mgmtBody("teams", attrs), 201).one(m.t).ID
+	id := m.call(secret, "POST", "/organizations/"+org+"/teams", docBody("teams", attrs), 201).one(m.t).ID
 	if len(members) > 0 {
 		var data []map[string]any
 		for _, u := range members {
@@ -264,24 +264,24 @@ func (m *mgmtHarness) team(secret, org, name, visibility string, access map[stri
 }
 
 // teamToken returns a new token of team id.
-func (m *mgmtHarness) teamToken(secret, id string) string {
+func (m *apiHarness) teamToken(secret, id string) string {
 	m.t.Helper()
 	return m.call(secret, "POST", "/teams/"+id+"/authentication-token", nil, 201).one(m.t).Attributes["token"].(string)
 }
 
 // project creates a project with extra attributes.
-func (m *mgmtHarness) project(secret, org, name string, attrs map[string]any) testRes {
+func (m *apiHarness) project(secret, org, name string, attrs map[string]any) testRes {
 	m.t.Helper()
 	a := map[string]any{"name": name}
 	for k, v := range attrs {
 		a[k] = v
 	}
-	return m.call(secret, "POST", "/organizations/"+org+"/projects", mgmtBody("projects", a), 201).one(m.t)
+	return m.call(secret, "POST", "/organizations/"+org+"/projects", docBody("projects", a), 201).one(m.t)
 }
 
 // workspace creates a workspace, in project (or the Default Project when
 // "").
-func (m *mgmtHarness) workspace(secret, org, name, project string, attrs map[string]any) testRes {
+func (m *apiHarness) workspace(secret, org, name, project string, attrs map[string]any) testRes {
 	m.t.Helper()
 	a := map[string]any{"name": name}
 	for k, v := range attrs {
@@ -289,25 +289,25 @@ func (m *mgmtHarness) workspace(secret, org, name, project string, attrs map[str
 	}
 	var rels []any
 	if project != "" {
-		rels = []any{"project", mgmtRel("projects", project)}
+		rels = []any{"project", relTo("projects", project)}
 	}
-	return m.call(secret, "POST", "/organizations/"+org+"/workspaces", mgmtBody("workspaces", a, rels...), 201).one(m.t)
+	return m.call(secret, "POST", "/organizations/"+org+"/workspaces", docBody("workspaces", a, rels...), 201).one(m.t)
 }
 
 // grant gives team access to project and returns the record's id.
-func (m *mgmtHarness) grant(secret, team, project, access string, attrs map[string]any) string {
+func (m *apiHarness) grant(secret, team, project, access string, attrs map[string]any) string {
 	m.t.Helper()
 	a := map[string]any{"access": access}
 	for k, v := range attrs {
 		a[k] = v
 	}
-	return m.call(secret, "POST", "/team-projects", mgmtBody("team-projects", a, "project", mgmtRel("projects", project), "team", mgmtRel("teams", team)), 200).one(m.t).ID
+	return m.call(secret, "POST", "/team-projects", docBody("team-projects", a, "project", relTo("projects", project), "team", relTo("teams", team)), 200).one(m.t).ID
 }
 
 // world is a small organization used by many tests: an owner, a member
 // with Manage projects, a member with read access to one project through
 // a secret team, and an outsider.
-type mgmtWorld struct {
+type world struct {
 	org                              string
 	owner, manager, reader, outsider string // secrets
 	ownerID, managerID, readerID     string
@@ -315,9 +315,9 @@ type mgmtWorld struct {
 	defaultProject, appProject       string
 }
 
-func (m *mgmtHarness) world() *mgmtWorld {
+func (m *apiHarness) world() *world {
 	m.t.Helper()
-	w := &mgmtWorld{org: "acme"}
+	w := &world{org: "acme"}
 	w.ownerID, w.owner = m.user("olivia")
 	w.managerID, w.manager = m.user("manny")
 	w.readerID, w.reader = m.user("rita")

@@ -20,7 +20,7 @@ import (
 // (403). Members read it; owners update and delete it (403 for other
 // members). Non-members, and everyone but site administrators when the
 // organization is disabled, get 404.
-func (m *mgmtRouter) organizationRoutes() {
+func (m *router) organizationRoutes() {
 	s := m.s
 	m.handle(http.MethodGet, "/organizations", s.orgList)
 	m.handle(http.MethodPost, "/organizations", s.orgCreate)
@@ -34,44 +34,44 @@ func (m *mgmtRouter) organizationRoutes() {
 
 // orgAuthority returns the caller's standing in organization name, or a
 // 404 when the caller cannot see it.
-func (s *Server) orgAuthority(c *mgmtCall, name string) (*mgmt.OrgAuthority, error) {
+func (s *Server) orgAuthority(c *call, name string) (*mgmt.OrgAuthority, error) {
 	a, err := s.store.OrgAuthorityFor(nil, c.caller, name)
 	if err != nil {
 		return nil, err
 	}
 	if !a.CanAccess() {
-		return nil, mgmtNotFound("organization", name)
+		return nil, notFound("organization", name)
 	}
 	return a, nil
 }
 
-func (s *Server) orgList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) orgList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	list, err := s.store.OrganizationsForCaller(nil, c.caller, statePage(page))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	items := make([]*jsonapi.Resource, 0, len(list.Items))
 	for _, o := range list.Items {
 		a, err := s.store.OrgAuthorityFor(nil, c.caller, o.Name)
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		items = append(items, organizationResource(o, a))
 	}
-	return mgmtOK(listDoc(r, items, page, list.Matching))
+	return ok(listDoc(r, items, page, list.Matching))
 }
 
-func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	if !mgmt.CanCreateOrganization(c.caller) {
-		return mgmtResult{}, mgmtForbidden("only users and site administrators create organizations")
+		return result{}, forbidden("only users and site administrators create organizations")
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeOrganizations})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	name, email := o.Attrs.String("name"), o.Attrs.String("email")
 	if name == nil && !o.Attrs.Has("name") {
@@ -81,7 +81,7 @@ func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 		o.Attrs.Fail("email", "is required")
 	}
 	if err := o.Err(); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	req := &store.OrganizationCreateRequest{
 		Organization:     &mgmt.Organization{Name: *name, ExternalID: mgmt.NewID(mgmt.PrefixOrganization), Email: *email, CreatedAt: s.now()},
@@ -91,38 +91,38 @@ func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 	}
 	resp, err := s.propose(w, r, store.OrganizationCreateRequestType, req)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	org := resp.(*mgmt.Organization)
 	a, err := s.store.OrgAuthorityFor(nil, c.caller, org.Name)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtCreated(jsonapi.One(organizationResource(org, a)))
+	return created(jsonapi.One(organizationResource(org, a)))
 }
 
-func (s *Server) orgRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) orgRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	a, err := s.orgAuthority(c, p.ByName("org"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(jsonapi.One(organizationResource(a.Organization, a)))
+	return ok(jsonapi.One(organizationResource(a.Organization, a)))
 }
 
 // orgUpdate serves PATCH /organizations/:org. Only email changes: an
 // organization's name is its address and every row of it refers to it,
 // so a different name is a 422 on the name attribute.
-func (s *Server) orgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) orgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	a, err := s.orgAuthority(c, p.ByName("org"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !a.CanUpdateOrganization() {
-		return mgmtResult{}, mgmtForbidden("only owners may update organization %q", a.Organization.Name)
+		return result{}, forbidden("only owners may update organization %q", a.Organization.Name)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeOrganizations, ID: a.Organization.Name})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	o.Attrs.ReadOnly("external-id", "created-at", "permissions")
 	if name := o.Attrs.String("name"); name != nil && *name != a.Organization.Name {
@@ -130,89 +130,89 @@ func (s *Server) orgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.
 	}
 	email := o.Attrs.String("email")
 	if err := o.Err(); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	resp, err := s.propose(w, r, store.OrganizationUpdateRequestType, &store.OrganizationUpdateRequest{Name: a.Organization.Name, Email: email})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(jsonapi.One(organizationResource(resp.(*mgmt.Organization), a)))
+	return ok(jsonapi.One(organizationResource(resp.(*mgmt.Organization), a)))
 }
 
-func (s *Server) orgDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) orgDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	a, err := s.orgAuthority(c, p.ByName("org"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !a.CanDestroyOrganization() {
-		return mgmtResult{}, mgmtForbidden("only owners may delete organization %q", a.Organization.Name)
+		return result{}, forbidden("only owners may delete organization %q", a.Organization.Name)
 	}
 	return s.deleteOrganization(w, r, a.Organization)
 }
 
 // deleteOrganization deletes org with everything in it, then revokes the
 // tokens of the organization and of its teams.
-func (s *Server) deleteOrganization(w http.ResponseWriter, r *http.Request, org *mgmt.Organization) (mgmtResult, error) {
+func (s *Server) deleteOrganization(w http.ResponseWriter, r *http.Request, org *mgmt.Organization) (result, error) {
 	teams, err := s.store.TeamsByOrganization(nil, org.Name)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if _, err := s.propose(w, r, store.OrganizationDeleteRequestType, &store.OrganizationDeleteRequest{Name: org.Name}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	subjects := []state.TokenSubject{{Kind: state.SubjectKindOrganization, ID: org.ExternalID}}
 	for _, t := range teams {
 		subjects = append(subjects, state.TokenSubject{Kind: state.SubjectKindTeam, ID: t.ID})
 	}
 	s.revokeTokens(w, r, subjects...)
-	return mgmtNoContent()
+	return noContent()
 }
 
 // orgTokenCreate serves POST /organizations/:org/authentication-token:
 // owners generate the organization's token, replacing any previous one.
-func (s *Server) orgTokenCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) orgTokenCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	a, err := s.orgAuthority(c, p.ByName("org"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !a.Owner {
-		return mgmtResult{}, mgmtForbidden("only owners may manage the token of organization %q", a.Organization.Name)
+		return result{}, forbidden("only owners may manage the token of organization %q", a.Organization.Name)
 	}
 	req, err := s.readTokenRequest(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	tok, secret, err := s.issueToken(w, r, state.TokenSubject{Kind: state.SubjectKindOrganization, ID: a.Organization.ExternalID}, req, true)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtCreated(jsonapi.One(tokenResource(tok, secret)))
+	return created(jsonapi.One(tokenResource(tok, secret)))
 }
 
-func (s *Server) orgTokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) orgTokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	a, err := s.orgAuthority(c, p.ByName("org"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !a.Owner {
-		return mgmtResult{}, mgmtForbidden("only owners may manage the token of organization %q", a.Organization.Name)
+		return result{}, forbidden("only owners may manage the token of organization %q", a.Organization.Name)
 	}
 	if err := s.deleteSubjectTokens(w, r, state.TokenSubject{Kind: state.SubjectKindOrganization, ID: a.Organization.ExternalID}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtNoContent()
+	return noContent()
 }
 
 // orgStacks serves GET /organizations/:org/stacks: sched has no stacks,
 // but terraform-provider-tfe lists them when it reads an organization, so
 // the list exists and is empty.
-func (s *Server) orgStacks(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) orgStacks(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	if _, err := s.orgAuthority(c, p.ByName("org")); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	page, err := pageOf(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(listDoc(r, nil, page, 0))
+	return ok(listDoc(r, nil, page, 0))
 }

@@ -27,7 +27,7 @@ import (
 // needs move permission on the destination (404 otherwise) and on every
 // source project, with every listed workspace found (403 otherwise);
 // nothing moves unless all do.
-func (m *mgmtRouter) projectRoutes() {
+func (m *router) projectRoutes() {
 	s := m.s
 	m.handle(http.MethodGet, "/organizations/:org/projects", s.projectList)
 	m.handle(http.MethodPost, "/organizations/:org/projects", s.projectCreate)
@@ -46,13 +46,13 @@ const includeEffectiveTags = "effective_tag_bindings"
 
 // visibleProject loads project id with the caller's authority and access,
 // or a 404 when it does not exist or the caller cannot see it.
-func (s *Server) visibleProject(c *mgmtCall, id string) (*mgmt.Project, *mgmt.OrgAuthority, mgmt.ProjectAccess, error) {
+func (s *Server) visibleProject(c *call, id string) (*mgmt.Project, *mgmt.OrgAuthority, mgmt.ProjectAccess, error) {
 	p, a, pa, err := s.store.ProjectAuthority(nil, c.caller, id)
 	if err != nil {
 		return nil, nil, pa, err
 	}
 	if p == nil || !pa.Visible {
-		return nil, nil, pa, mgmtNotFound("project", id)
+		return nil, nil, pa, notFound("project", id)
 	}
 	return p, a, pa, nil
 }
@@ -72,19 +72,19 @@ func (s *Server) projectDoc(p *mgmt.Project, pa mgmt.ProjectAccess, includeTags 
 }
 
 // projectList serves GET /organizations/:org/projects.
-func (s *Server) projectList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) projectList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	a, err := s.orgAuthority(c, p.ByName("org"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	page, err := pageOf(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	q := r.URL.Query()
 	inc, err := jsonapi.ParseInclude(q, includeEffectiveTags)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	opts := store.ProjectListOptions{
 		Query:              q.Get("q"),
@@ -96,7 +96,7 @@ func (s *Server) projectList(w http.ResponseWriter, r *http.Request, p httproute
 	}
 	list, err := s.store.ListProjects(nil, a, opts)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	items := make([]*jsonapi.Resource, len(list.Items))
 	var included []*jsonapi.Resource
@@ -109,7 +109,7 @@ func (s *Server) projectList(w http.ResponseWriter, r *http.Request, p httproute
 	doc := listDoc(r, items, page, list.Matching)
 	doc.Include(included...)
 	doc.SetMeta("status-counts", map[string]int{"total": list.Total, "matching": list.Matching})
-	return mgmtOK(doc)
+	return ok(doc)
 }
 
 // flagParam reports whether a filter that takes no value is on: present
@@ -188,152 +188,152 @@ func checkAgentPool(p *mgmt.Project, patch mgmt.ProjectPatch) error {
 
 // projectCreate serves POST /organizations/:org/projects: 201 with the
 // project.
-func (s *Server) projectCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) projectCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	a, err := s.orgAuthority(c, p.ByName("org"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !a.CanCreateProject() {
-		return mgmtResult{}, mgmtForbidden("not allowed to create projects in organization %q", a.Organization.Name)
+		return result{}, forbidden("not allowed to create projects in organization %q", a.Organization.Name)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeProjects})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	patch := readProjectPatch(o)
 	if err := firstErr(o.Err(), patch.Validate(true), checkAgentPool(nil, patch)); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	resp, err := s.propose(w, r, store.ProjectCreateRequestType, &store.ProjectCreateRequest{
 		ID: mgmt.NewID(mgmt.PrefixProject), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	proj := resp.(*mgmt.Project)
 	pa, err := s.store.ProjectAccessFor(nil, a, proj)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	doc, err := s.projectDoc(proj, pa, false)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtCreated(doc)
+	return created(doc)
 }
 
-func (s *Server) projectRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) projectRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	inc, err := jsonapi.ParseInclude(r.URL.Query(), includeEffectiveTags)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	doc, err := s.projectDoc(proj, pa, inc[includeEffectiveTags])
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(doc)
+	return ok(doc)
 }
 
 // projectUpdate serves PATCH /projects/:project. Attributes left out keep
 // their value; a changed auto-destroy-activity-duration reaches the
 // project's workspaces that have no override.
-func (s *Server) projectUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) projectUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !pa.CanUpdate() {
-		return mgmtResult{}, mgmtForbidden("not allowed to update project %q", proj.ID)
+		return result{}, forbidden("not allowed to update project %q", proj.ID)
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeProjects, ID: proj.ID})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	o.Attrs.ReadOnly("workspace-count", "team-count", "permissions", "is-default", "created-at")
 	patch := readProjectPatch(o)
 	if err := firstErr(o.Err(), patch.Validate(false), checkAgentPool(proj, patch)); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	return s.updateProject(w, r, c, proj.ID, patch)
 }
 
 // updateProject proposes patch and answers the updated project.
-func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *mgmtCall, id string, patch mgmt.ProjectPatch) (mgmtResult, error) {
+func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *call, id string, patch mgmt.ProjectPatch) (result, error) {
 	if _, err := s.propose(w, r, store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{ID: id, Attributes: patch, Now: s.now()}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	proj, _, pa, err := s.visibleProject(c, id)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	doc, err := s.projectDoc(proj, pa, false)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(doc)
+	return ok(doc)
 }
 
-func (s *Server) projectDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) projectDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !pa.CanDestroy() {
-		return mgmtResult{}, mgmtForbidden("not allowed to delete project %q", proj.ID)
+		return result{}, forbidden("not allowed to delete project %q", proj.ID)
 	}
 	if _, err := s.propose(w, r, store.ProjectDeleteRequestType, &store.ProjectDeleteRequest{ID: proj.ID}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtNoContent()
+	return noContent()
 }
 
 // projectMoveWorkspaces serves POST /projects/:project/relationships/
 // workspaces: the body lists workspaces (type workspaces) to move into
 // the project, all or none.
-func (s *Server) projectMoveWorkspaces(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) projectMoveWorkspaces(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	id := p.ByName("project")
 	proj, a, _, err := s.store.ProjectAuthority(nil, c.caller, id)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if proj == nil || !a.CanAccess() {
-		return mgmtResult{}, mgmtNotFound("project", id)
+		return result{}, notFound("project", id)
 	}
 	doc, err := readDoc(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	refs, err := doc.Identifiers(typeWorkspaces)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	ids := make([]string, len(refs))
 	for i, ref := range refs {
 		ids[i] = ref.ID
 	}
 	if err := s.store.AuthorizeWorkspaceMove(nil, a, proj.ID, ids); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if len(ids) > 0 {
 		if _, err := s.propose(w, r, store.WorkspacesMoveRequestType, &store.WorkspacesMoveRequest{ProjectID: proj.ID, WorkspaceIDs: ids, Now: s.now()}); err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 	}
-	return mgmtNoContent()
+	return noContent()
 }
 
 // projectTagBindings serves GET /projects/:project/tag-bindings and
 // /effective-tag-bindings (the same bindings: projects inherit none).
-func (s *Server) projectTagBindings(typ string) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) projectTagBindings(typ string) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		proj, _, _, err := s.visibleProject(c, p.ByName("project"))
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
-		return mgmtOK(jsonapi.Many(tagBindingResources(proj, typ)))
+		return ok(jsonapi.Many(tagBindingResources(proj, typ)))
 	}
 }
 
@@ -341,25 +341,25 @@ func (s *Server) projectTagBindings(typ string) mgmtHandler {
 // keys sent are added, or take the value sent; other keys stay. The merge
 // reads the current bindings and writes them all back, so two concurrent
 // merges may lose one's keys (last writer wins), as with any update.
-func (s *Server) projectAddTagBindings(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) projectAddTagBindings(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !pa.CanUpdate() {
-		return mgmtResult{}, mgmtForbidden("not allowed to update project %q", proj.ID)
+		return result{}, forbidden("not allowed to update project %q", proj.ID)
 	}
 	doc, err := readDoc(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	objs, check, err := doc.Objects(typeTagBindings)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	added := readTagBindings(objs)
 	if err := check(); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	tags := slices.Clone(proj.TagBindings)
 	for _, tb := range added {
@@ -371,11 +371,11 @@ func (s *Server) projectAddTagBindings(w http.ResponseWriter, r *http.Request, p
 	}
 	if _, err := s.propose(w, r, store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{
 		ID: proj.ID, Attributes: mgmt.ProjectPatch{TagBindings: &tags}, Now: s.now()}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	updated, _, _, err := s.visibleProject(c, proj.ID)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(jsonapi.Many(tagBindingResources(updated, typeTagBindings)))
+	return ok(jsonapi.Many(tagBindingResources(updated, typeTagBindings)))
 }

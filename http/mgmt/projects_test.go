@@ -12,10 +12,10 @@ import (
 )
 
 func TestMgmtProjectCreate(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 
-	doc := m.call(w.owner, "POST", "/organizations/acme/projects", mgmtBody("projects", map[string]any{
+	doc := m.call(w.owner, "POST", "/organizations/acme/projects", docBody("projects", map[string]any{
 		"name": "web", "description": "the web tier", "auto-destroy-activity-duration": "14d"}), 201)
 	p := doc.one(t)
 	if !strings.HasPrefix(p.ID, "prj-") || p.Type != "projects" || p.Attributes["name"] != "web" ||
@@ -38,15 +38,15 @@ func TestMgmtProjectCreate(t *testing.T) {
 	// Who may create (spec §5.2): owners and Manage projects; other
 	// members 403; non-members and unknown organizations 404.
 	m.project(w.manager, "acme", "by-manager", nil)
-	m.fail(w.reader, "POST", "/organizations/acme/projects", mgmtBody("projects", map[string]any{"name": "nope"}), 403, "")
-	m.fail(w.outsider, "POST", "/organizations/acme/projects", mgmtBody("projects", map[string]any{"name": "nope"}), 404, "")
-	m.fail(w.owner, "POST", "/organizations/nowhere/projects", mgmtBody("projects", map[string]any{"name": "nope"}), 404, "")
+	m.fail(w.reader, "POST", "/organizations/acme/projects", docBody("projects", map[string]any{"name": "nope"}), 403, "")
+	m.fail(w.outsider, "POST", "/organizations/acme/projects", docBody("projects", map[string]any{"name": "nope"}), 404, "")
+	m.fail(w.owner, "POST", "/organizations/nowhere/projects", docBody("projects", map[string]any{"name": "nope"}), 404, "")
 }
 
 // Bad bodies are answered before anything is proposed, naming the
 // attribute at fault; nothing is written.
 func TestMgmtProjectBadBodies(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	path := "/organizations/acme/projects"
 	attrs := func(kv ...any) map[string]any {
@@ -54,7 +54,7 @@ func TestMgmtProjectBadBodies(t *testing.T) {
 		for i := 0; i+1 < len(kv); i += 2 {
 			a[kv[i].(string)] = kv[i+1]
 		}
-		return mgmtBody("projects", a)
+		return docBody("projects", a)
 	}
 	name := "/data/attributes/name"
 	dur := "/data/attributes/auto-destroy-activity-duration"
@@ -65,7 +65,7 @@ func TestMgmtProjectBadBodies(t *testing.T) {
 		pointer string
 		words   []string
 	}{
-		{"wrong type", mgmtBody("workspaces", map[string]any{"name": "x1x"}), 422, "/data/type", []string{`"workspaces"`}},
+		{"wrong type", docBody("workspaces", map[string]any{"name": "x1x"}), 422, "/data/type", []string{`"workspaces"`}},
 		{"no type", map[string]any{"data": map[string]any{"attributes": map[string]any{"name": "xyz"}}}, 422, "/data/type", nil},
 		{"no data", map[string]any{"meta": 1}, 422, "/data", nil},
 		{"data not an object", map[string]any{"data": []any{}}, 422, "/data", nil},
@@ -127,7 +127,7 @@ func TestMgmtProjectBadBodies(t *testing.T) {
 }
 
 func TestMgmtProjectList(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	for _, n := range []string{"alpha", "Beta", "gamma", "delta", "epsilon"} {
 		m.project(w.owner, "acme", n, nil)
@@ -202,7 +202,7 @@ func TestMgmtProjectList(t *testing.T) {
 }
 
 func TestMgmtProjectListPagination(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	for i := range 23 {
 		m.project(w.owner, "acme", fmt.Sprintf("proj-%02d", i), nil)
@@ -263,7 +263,7 @@ func TestMgmtProjectListPagination(t *testing.T) {
 }
 
 func TestMgmtProjectShowUpdateDelete(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	path := "/projects/" + w.appProject
 
@@ -279,23 +279,23 @@ func TestMgmtProjectShowUpdateDelete(t *testing.T) {
 	m.fail(w.owner, "GET", "/projects/prj-doesnotexist", nil, 404, "")
 
 	// Update: 403 for a member who may not; attributes left out stay.
-	m.fail(w.reader, "PATCH", path, mgmtBody("projects", map[string]any{"name": "renamed"}), 403, "")
-	m.fail(w.outsider, "PATCH", path, mgmtBody("projects", map[string]any{"name": "renamed"}), 404, "")
-	m.call(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"description": "d", "auto-destroy-activity-duration": "3d"}), 200)
-	u := m.call(w.manager, "PATCH", path, mgmtBody("projects", map[string]any{"name": "renamed"}), 200).one(t)
+	m.fail(w.reader, "PATCH", path, docBody("projects", map[string]any{"name": "renamed"}), 403, "")
+	m.fail(w.outsider, "PATCH", path, docBody("projects", map[string]any{"name": "renamed"}), 404, "")
+	m.call(w.owner, "PATCH", path, docBody("projects", map[string]any{"description": "d", "auto-destroy-activity-duration": "3d"}), 200)
+	u := m.call(w.manager, "PATCH", path, docBody("projects", map[string]any{"name": "renamed"}), 200).one(t)
 	if u.Attributes["name"] != "renamed" || u.Attributes["description"] != "d" || u.Attributes["auto-destroy-activity-duration"] != "3d" {
 		t.Errorf("updated = %v", u.Attributes)
 	}
-	u = m.call(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"description": nil, "auto-destroy-activity-duration": nil}), 200).one(t)
+	u = m.call(w.owner, "PATCH", path, docBody("projects", map[string]any{"description": nil, "auto-destroy-activity-duration": nil}), 200).one(t)
 	if u.Attributes["description"] != nil || u.Attributes["auto-destroy-activity-duration"] != nil {
 		t.Errorf("null clears: %v", u.Attributes)
 	}
-	m.fail(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"name": "x"}), 422, "/data/attributes/name")
-	m.fail(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{"name": "Default project"}), 422, "/data/attributes/name", "already been taken")
-	m.fail(w.owner, "PATCH", path, mgmtBody("teams", map[string]any{"name": "xyz"}), 422, "/data/type")
+	m.fail(w.owner, "PATCH", path, docBody("projects", map[string]any{"name": "x"}), 422, "/data/attributes/name")
+	m.fail(w.owner, "PATCH", path, docBody("projects", map[string]any{"name": "Default project"}), 422, "/data/attributes/name", "already been taken")
+	m.fail(w.owner, "PATCH", path, docBody("teams", map[string]any{"name": "xyz"}), 422, "/data/type")
 	m.fail(w.owner, "PATCH", path, map[string]any{"data": map[string]any{"type": "projects", "id": "prj-other"}}, 422, "/data/id")
 	for _, attr := range []string{"workspace-count", "team-count", "permissions", "is-default", "created-at"} {
-		m.fail(w.owner, "PATCH", path, mgmtBody("projects", map[string]any{attr: 1, "description": "changed"}), 422, "/data/attributes/"+attr, "read-only")
+		m.fail(w.owner, "PATCH", path, docBody("projects", map[string]any{attr: 1, "description": "changed"}), 422, "/data/attributes/"+attr, "read-only")
 	}
 
 	// Delete: 403 visible but not allowed, 404 invisible; refused while
@@ -316,7 +316,7 @@ func TestMgmtProjectShowUpdateDelete(t *testing.T) {
 // auto-destroy-activity-duration; an update reaches every workspace
 // without its own override.
 func TestMgmtAutoDestroyInheritance(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	p := m.project(w.owner, "acme", "ephemeral", map[string]any{"auto-destroy-activity-duration": "14d"})
 	inherits := m.workspace(w.owner, "acme", "inherits", p.ID, nil)
@@ -327,7 +327,7 @@ func TestMgmtAutoDestroyInheritance(t *testing.T) {
 	if own.Attributes["auto-destroy-activity-duration"] != "3d" || own.Attributes["inherits-project-auto-destroy"] != false {
 		t.Errorf("override = %v", own.Attributes)
 	}
-	m.call(w.owner, "PATCH", "/projects/"+p.ID, mgmtBody("projects", map[string]any{"auto-destroy-activity-duration": "48h"}), 200)
+	m.call(w.owner, "PATCH", "/projects/"+p.ID, docBody("projects", map[string]any{"auto-destroy-activity-duration": "48h"}), 200)
 	if got := m.call(w.owner, "GET", "/workspaces/"+inherits.ID, nil, 200).one(t).Attributes["auto-destroy-activity-duration"]; got != "48h" {
 		t.Errorf("inheriting workspace after update = %v", got)
 	}
@@ -336,7 +336,7 @@ func TestMgmtAutoDestroyInheritance(t *testing.T) {
 	}
 	// Returning to inheritance takes the project's current value; moving
 	// takes the destination's.
-	back := m.call(w.owner, "PATCH", "/workspaces/"+own.ID, mgmtBody("workspaces", map[string]any{"inherits-project-auto-destroy": true}), 200).one(t)
+	back := m.call(w.owner, "PATCH", "/workspaces/"+own.ID, docBody("workspaces", map[string]any{"inherits-project-auto-destroy": true}), 200).one(t)
 	if back.Attributes["auto-destroy-activity-duration"] != "48h" {
 		t.Errorf("back to inheriting = %v", back.Attributes)
 	}
@@ -345,14 +345,14 @@ func TestMgmtAutoDestroyInheritance(t *testing.T) {
 	if got := m.call(w.owner, "GET", "/workspaces/"+own.ID, nil, 200).one(t).Attributes["auto-destroy-activity-duration"]; got != nil {
 		t.Errorf("moved to a project without a duration = %v", got)
 	}
-	m.fail(w.owner, "PATCH", "/workspaces/"+own.ID, mgmtBody("workspaces", map[string]any{"auto-destroy-activity-duration": "0d"}), 422,
+	m.fail(w.owner, "PATCH", "/workspaces/"+own.ID, docBody("workspaces", map[string]any{"auto-destroy-activity-duration": "0d"}), 422,
 		"/data/attributes/auto-destroy-activity-duration")
 }
 
 // Spec §3, §5.5, §7: all listed workspaces move or none; 404 for the
 // destination, 403 for a workspace or a source.
 func TestMgmtMoveWorkspaces(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	src := m.project(w.owner, "acme", "src", nil).ID
 	ws1 := m.workspace(w.owner, "acme", "one", src, nil).ID
@@ -386,7 +386,7 @@ func TestMgmtMoveWorkspaces(t *testing.T) {
 	m.fail(w.outsider, "POST", movePath, body(ws1), 404, "")
 	// Malformed bodies.
 	m.fail(w.owner, "POST", movePath, map[string]any{"data": []any{map[string]any{"type": "projects", "id": ws1}}}, 422, "/data/0/type")
-	m.fail(w.owner, "POST", movePath, mgmtBody("workspaces", nil), 422, "/data")
+	m.fail(w.owner, "POST", movePath, docBody("workspaces", nil), 422, "/data")
 	// The allowed moves.
 	m.call(w.reader, "POST", movePath, body(ws1), 204)
 	m.call(w.owner, "POST", movePath, body(ws1, ws2), 204)
@@ -398,18 +398,18 @@ func TestMgmtMoveWorkspaces(t *testing.T) {
 	}
 	// relationships.project of a workspace update moves it too, with the
 	// same rules.
-	upd := m.call(w.owner, "PATCH", "/workspaces/"+ws2, mgmtBody("workspaces", nil, "project", mgmtRel("projects", src)), 200).one(t)
+	upd := m.call(w.owner, "PATCH", "/workspaces/"+ws2, docBody("workspaces", nil, "project", relTo("projects", src)), 200).one(t)
 	if upd.relID(t, "project") != src {
 		t.Errorf("update moved to %s", upd.relID(t, "project"))
 	}
-	m.fail(w.reader, "PATCH", "/workspaces/"+ws1, mgmtBody("workspaces", nil, "project", mgmtRel("projects", w.defaultProject)), 404, "")
+	m.fail(w.reader, "PATCH", "/workspaces/"+ws1, docBody("workspaces", nil, "project", relTo("projects", w.defaultProject)), 404, "")
 }
 
 // Issue item 7: attributes go-tfe sends next to the spec's round-trip.
 func TestMgmtProjectClientAttributes(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
-	body := mgmtBody("projects", map[string]any{"name": "tagged", "default-execution-mode": "agent", "default-agent-pool-id": "apool-1",
+	body := docBody("projects", map[string]any{"name": "tagged", "default-execution-mode": "agent", "default-agent-pool-id": "apool-1",
 		"setting-overwrites": map[string]any{"default-execution-mode": true, "default-agent-pool": true}},
 		"tag-bindings", map[string]any{"data": []any{
 			map[string]any{"type": "tag-bindings", "attributes": map[string]any{"key": "env", "value": "prod"}},
@@ -444,7 +444,7 @@ func TestMgmtProjectClientAttributes(t *testing.T) {
 		map[string]any{"type": "tag-bindings", "attributes": map[string]any{"key": 5}}}}, 422, "/data/0/attributes/key")
 	m.fail(w.reader, "PATCH", "/projects/"+w.appProject+"/tag-bindings", map[string]any{"data": []any{}}, 403, "")
 	// Clearing an overwrite returns to the organization's default.
-	u := m.call(w.owner, "PATCH", "/projects/"+p.ID, mgmtBody("projects", map[string]any{
+	u := m.call(w.owner, "PATCH", "/projects/"+p.ID, docBody("projects", map[string]any{
 		"setting-overwrites": map[string]any{"default-execution-mode": false, "default-agent-pool": false}}), 200).one(t)
 	if u.Attributes["default-execution-mode"] != "remote" || u.attr("setting-overwrites", "default-execution-mode") != false {
 		t.Errorf("cleared = %v", u.Attributes)

@@ -33,11 +33,11 @@ const (
 	typeAgentPools     = "agent-pools"
 )
 
-func orgPath(name string) string   { return mgmtPrefix + "/organizations/" + url.PathEscape(name) }
-func projectPath(id string) string { return mgmtPrefix + "/projects/" + url.PathEscape(id) }
-func teamPath(id string) string    { return mgmtPrefix + "/teams/" + url.PathEscape(id) }
-func userPath(id string) string    { return mgmtPrefix + "/users/" + url.PathEscape(id) }
-func runPath(id string) string     { return mgmtPrefix + "/runs/" + url.PathEscape(id) }
+func orgPath(name string) string   { return apiPrefix + "/organizations/" + url.PathEscape(name) }
+func projectPath(id string) string { return apiPrefix + "/projects/" + url.PathEscape(id) }
+func teamPath(id string) string    { return apiPrefix + "/teams/" + url.PathEscape(id) }
+func userPath(id string) string    { return apiPrefix + "/users/" + url.PathEscape(id) }
+func runPath(id string) string     { return apiPrefix + "/runs/" + url.PathEscape(id) }
 
 // workspacePath is a workspace's address under its organization, the self
 // link TFE gives workspaces (spec §2, admin workspace view).
@@ -94,7 +94,7 @@ func adminOrganizationResource(o *mgmt.Organization, owners []*mgmt.User) *jsona
 	for i, u := range owners {
 		ids[i] = jsonapi.Identifier{Type: typeUsers, ID: u.ID}
 	}
-	path := mgmtPrefix + "/admin/organizations/" + url.PathEscape(o.Name)
+	path := apiPrefix + "/admin/organizations/" + url.PathEscape(o.Name)
 	return &jsonapi.Resource{
 		ID:   o.Name,
 		Type: typeOrganizations,
@@ -325,7 +325,7 @@ func teamProjectResource(tp *mgmt.TeamProject) *jsonapi.Resource {
 			"team":    jsonapi.ToOne(typeTeams, tp.TeamID).Related(teamPath(tp.TeamID)),
 			"project": jsonapi.ToOne(typeProjects, tp.ProjectID).Related(projectPath(tp.ProjectID)),
 		},
-		Links: selfLink(mgmtPrefix + "/team-projects/" + url.PathEscape(tp.ID)),
+		Links: selfLink(apiPrefix + "/team-projects/" + url.PathEscape(tp.ID)),
 	}
 }
 
@@ -476,7 +476,7 @@ func stateVersionResource(sv *mgmt.StateVersion) *jsonapi.Resource {
 			"workspace": jsonapi.ToOne(typeWorkspaces, sv.WorkspaceID),
 			"run":       jsonapi.ToOne(typeRuns, sv.RunID),
 		},
-		Links: selfLink(mgmtPrefix + "/state-versions/" + url.PathEscape(sv.ID)),
+		Links: selfLink(apiPrefix + "/state-versions/" + url.PathEscape(sv.ID)),
 	}
 }
 
@@ -498,7 +498,7 @@ func policySetResource(ps *mgmt.PolicySet) *jsonapi.Resource {
 		Relationships: map[string]*jsonapi.Relationship{
 			"organization": orgRel(ps.OrganizationName),
 		},
-		Links: selfLink(mgmtPrefix + "/policy-sets/" + url.PathEscape(ps.ID)),
+		Links: selfLink(apiPrefix + "/policy-sets/" + url.PathEscape(ps.ID)),
 	}
 }
 
@@ -537,7 +537,7 @@ func toolVersionResource(tv *mgmt.ToolVersion, usage int) *jsonapi.Resource {
 			"created-at":        jsonapi.Time(tv.CreatedAt),
 			"archs":             archs,
 		},
-		Links: selfLink(mgmtPrefix + "/admin/" + typ + "/" + url.PathEscape(tv.ID)),
+		Links: selfLink(apiPrefix + "/admin/" + typ + "/" + url.PathEscape(tv.ID)),
 	}
 }
 
@@ -568,6 +568,6 @@ func tokenResource(tok *state.ACLToken, secret string) *jsonapi.Resource {
 			"token":        jsonapi.NullString(secret),
 		},
 		Relationships: rels,
-		Links:         selfLink(mgmtPrefix + "/authentication-tokens/" + url.PathEscape(tok.AccessorID)),
+		Links:         selfLink(apiPrefix + "/authentication-tokens/" + url.PathEscape(tok.AccessorID)),
 	}
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // The management API (/api/v2, spec/management-api.md). Every endpoint is
-// registered through mgmtRouter.handle, which wraps it with what all of
+// registered through router.handle, which wraps it with what all of
 // them share:
 //
 //  1. the per-token rate limit (ratelimit.go), headers on every
@@ -31,8 +31,8 @@ import (
 //  4. JSON:API in and out: every answer, errors included, is a JSON:API
 //     document.
 //
-// Handlers return (mgmtResult, error); errors map to statuses in
-// mgmtError. Writes are proposed through the same Writer as /v1 (a
+// Handlers return (result, error); errors map to statuses in
+// errorOf. Writes are proposed through the same Writer as /v1 (a
 // follower forwards them to the leader before they reach a handler), with
 // IDs and times chosen here, by the leader, before proposing.
 
@@ -41,38 +41,38 @@ import (
 // Terraform and go-tfe read it from GET /api/v2/ping.
 const APIVersion = "2.6"
 
-// mgmtPrefix is the path prefix of the management API.
-const mgmtPrefix = "/api/v2"
+// apiPrefix is the path prefix of the management API.
+const apiPrefix = "/api/v2"
 
-// mgmtCall is what the wrapper learned about a request before its handler
+// call is what the wrapper learned about a request before its handler
 // runs.
-type mgmtCall struct {
+type call struct {
 	caller mgmt.Caller
 	token  *state.ACLToken
 }
 
-// mgmtResult is a handler's answer: a status and a document (nil for no
+// result is a handler's answer: a status and a document (nil for no
 // body).
-type mgmtResult struct {
+type result struct {
 	status int
 	doc    any
 }
 
-// mgmtOK, mgmtCreated and mgmtNoContent are a handler's usual answers.
-func mgmtOK(doc any) (mgmtResult, error) { return mgmtResult{status: http.StatusOK, doc: doc}, nil }
+// ok, created and noContent are a handler's usual answers.
+func ok(doc any) (result, error) { return result{status: http.StatusOK, doc: doc}, nil }
 
-func mgmtCreated(doc any) (mgmtResult, error) {
-	return mgmtResult{status: http.StatusCreated, doc: doc}, nil
+func created(doc any) (result, error) {
+	return result{status: http.StatusCreated, doc: doc}, nil
 }
 
-func mgmtNoContent() (mgmtResult, error) { return mgmtResult{status: http.StatusNoContent}, nil }
+func noContent() (result, error) { return result{status: http.StatusNoContent}, nil }
 
-// mgmtHandler is the shape of every management-API handler.
-type mgmtHandler func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error)
+// handler is the shape of every management-API handler.
+type handler func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error)
 
-// mgmtRouter registers the management API's routes: the server and the
+// router registers the management API's routes: the server and the
 // rate limiter its endpoints share.
-type mgmtRouter struct {
+type router struct {
 	s       *Server
 	limiter *rateLimiter
 }
@@ -80,8 +80,8 @@ type mgmtRouter struct {
 // managementRoutes registers the management API. Each area keeps its
 // routes next to its handlers.
 func (s *Server) managementRoutes() {
-	m := &mgmtRouter{s: s, limiter: newRateLimiter(s.cfg.RateLimit, s.Now)}
-	s.mount(http.MethodGet, mgmtPrefix+"/ping", m.ping)
+	m := &router{s: s, limiter: newRateLimiter(s.cfg.RateLimit, s.Now)}
+	s.mount(http.MethodGet, apiPrefix+"/ping", m.ping)
 	m.organizationRoutes() // orgs.go
 	m.userRoutes()         // users.go
 	m.teamRoutes()         // teams.go
@@ -95,18 +95,18 @@ func (s *Server) managementRoutes() {
 }
 
 // handle registers a management-API endpoint, path relative to /api/v2.
-func (m *mgmtRouter) handle(method, path string, h mgmtHandler) {
-	m.s.mount(method, mgmtPrefix+path, m.wrap(h))
+func (m *router) handle(method, path string, h handler) {
+	m.s.mount(method, apiPrefix+path, m.wrap(h))
 }
 
-// wrap adapts a mgmtHandler to the router: rate limit, token, barrier,
+// wrap adapts a handler to the router: rate limit, token, barrier,
 // then the handler; it writes the answer itself.
-func (m *mgmtRouter) wrap(h mgmtHandler) httprouter.Handle {
+func (m *router) wrap(h handler) httprouter.Handle {
 	s := m.s
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		res, err := m.serve(w, r, p, h)
 		if err != nil {
-			s.writeMgmtError(w, r, err)
+			s.writeError(w, r, err)
 			return
 		}
 		if err := jsonapi.Write(w, res.status, res.doc); err != nil {
@@ -115,32 +115,32 @@ func (m *mgmtRouter) wrap(h mgmtHandler) httprouter.Handle {
 	}
 }
 
-func (m *mgmtRouter) serve(w http.ResponseWriter, r *http.Request, p httprouter.Params, h mgmtHandler) (mgmtResult, error) {
+func (m *router) serve(w http.ResponseWriter, r *http.Request, p httprouter.Params, h handler) (result, error) {
 	s := m.s
 	secret := s.RequestToken(r)
-	_, tok, resolveErr := s.resolveMgmtToken(secret)
+	_, tok, resolveErr := s.authenticate(secret)
 	key := "addr:" + remoteHost(r)
 	if tok != nil {
 		key = "token:" + tok.AccessorID
 	}
 	if err := m.limiter.admit(w, key); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if resolveErr != nil {
-		return mgmtResult{}, resolveErr
+		return result{}, resolveErr
 	}
 	caller, err := s.callerOf(tok)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if r.Method == http.MethodGet {
 		if _, stale := r.URL.Query()["stale"]; !stale {
 			if err := s.ReadBarrier(r.Context()); err != nil {
-				return mgmtResult{}, err
+				return result{}, err
 			}
 		}
 	}
-	return h(w, r, p, &mgmtCall{caller: caller, token: tok})
+	return h(w, r, p, &call{caller: caller, token: tok})
 }
 
 // errUnauthorized is the answer to a request without a usable token.
@@ -148,9 +148,9 @@ func errUnauthorized(detail string) error {
 	return jsonapi.NewError(http.StatusUnauthorized, jsonapi.TitleUnauthorized, detail)
 }
 
-// resolveMgmtToken resolves a request's secret. A missing, unknown or
+// authenticate resolves a request's secret. A missing, unknown or
 // expired secret is a 401.
-func (s *Server) resolveMgmtToken(secret string) (*state.ACL, *state.ACLToken, error) {
+func (s *Server) authenticate(secret string) (*state.ACL, *state.ACLToken, error) {
 	if secret == "" {
 		return nil, nil, errUnauthorized("a token is required: send it as Authorization: Bearer <token>")
 	}
@@ -203,25 +203,25 @@ func remoteHost(r *http.Request) string {
 // ping serves GET /api/v2/ping, which Terraform clients call first to
 // learn the API version and the rate limit. It needs no token (it reveals
 // nothing) but counts against the caller's rate limit like any request.
-func (m *mgmtRouter) ping(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+func (m *router) ping(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	s := m.s
 	key := "addr:" + remoteHost(r)
-	if _, tok, err := s.resolveMgmtToken(s.RequestToken(r)); err == nil && tok != nil {
+	if _, tok, err := s.authenticate(s.RequestToken(r)); err == nil && tok != nil {
 		key = "token:" + tok.AccessorID
 	}
 	w.Header().Set("TFP-API-Version", APIVersion)
 	if err := m.limiter.admit(w, key); err != nil {
-		s.writeMgmtError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	_ = jsonapi.Write(w, http.StatusNoContent, nil)
 }
 
-// writeMgmtError writes err as a JSON:API error document: the state
+// writeError writes err as a JSON:API error document: the state
 // sentinels map to 404, 409, 403 and 422 (with each field's JSON pointer),
 // coded errors keep their status, anything else is a 500 (logged).
-func (s *Server) writeMgmtError(w http.ResponseWriter, r *http.Request, err error) {
-	e := mgmtError(r, err)
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := errorOf(r, err)
 	if r.Context().Err() != nil {
 		// The caller went away: not a fault, and nobody reads the answer.
 		s.log.Debug("client went away", "method", r.Method, "path", r.URL.Path, "error", err)
@@ -235,8 +235,8 @@ func (s *Server) writeMgmtError(w http.ResponseWriter, r *http.Request, err erro
 	}
 }
 
-// mgmtError maps an error to a JSON:API error answer.
-func mgmtError(r *http.Request, err error) *jsonapi.HTTPError {
+// errorOf maps an error to a JSON:API error answer.
+func errorOf(r *http.Request, err error) *jsonapi.HTTPError {
 	var he *jsonapi.HTTPError
 	var ve *state.ValidationError
 	var ce statusCoder
@@ -387,11 +387,11 @@ func listDoc(r *http.Request, items []*jsonapi.Resource, p jsonapi.Page, total i
 
 // notFound is the 404 of a resource the caller cannot see or that does
 // not exist: the two are answered alike, so nothing leaks.
-func mgmtNotFound(kind, id string) error { return state.NotFoundf("%s %q not found", kind, id) }
+func notFound(kind, id string) error { return state.NotFoundf("%s %q not found", kind, id) }
 
 // forbidden is the 403 of an action on a visible resource the caller may
 // not take.
-func mgmtForbidden(format string, args ...any) error { return mgmt.Forbiddenf(format, args...) }
+func forbidden(format string, args ...any) error { return mgmt.Forbiddenf(format, args...) }
 
 // statusCoder is an error that knows its HTTP status (the core's
 // CodedError, say, from a write that found no leader).

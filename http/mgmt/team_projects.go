@@ -20,7 +20,7 @@ import (
 // records. Everything else is 404: an unknown project, team or record
 // and a caller who may not act look the same, as the error table says.
 // Adding answers 200, as the spec says (not 201).
-func (m *mgmtRouter) teamProjectRoutes() {
+func (m *router) teamProjectRoutes() {
 	s := m.s
 	m.handle(http.MethodGet, "/team-projects", s.teamProjectList)
 	m.handle(http.MethodPost, "/team-projects", s.teamProjectAdd)
@@ -32,68 +32,68 @@ func (m *mgmtRouter) teamProjectRoutes() {
 // paramProjectID is the required filter of the team-project list.
 const paramProjectID = "filter[project][id]"
 
-func (s *Server) teamProjectList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) teamProjectList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	q := r.URL.Query()
 	id := q.Get(paramProjectID)
 	if id == "" {
-		return mgmtResult{}, jsonapi.ParameterError(paramProjectID, "is required: the project whose team access to list")
+		return result{}, jsonapi.ParameterError(paramProjectID, "is required: the project whose team access to list")
 	}
 	page, err := pageOf(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	proj, a, _, err := s.store.ProjectAuthority(nil, c.caller, id)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if proj == nil {
-		return mgmtResult{}, mgmtNotFound("project", id)
+		return result{}, notFound("project", id)
 	}
 	list, err := s.store.ListTeamProjects(nil, a, proj.ID, statePage(page))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	items := make([]*jsonapi.Resource, len(list.Items))
 	for i, tp := range list.Items {
 		items[i] = teamProjectResource(tp)
 	}
-	return mgmtOK(listDoc(r, items, page, list.Matching))
+	return ok(listDoc(r, items, page, list.Matching))
 }
 
 // teamProjectAuthority loads record id with the caller's authority and
 // access on its project; a missing record or project is a 404.
-func (s *Server) teamProjectAuthority(c *mgmtCall, id string) (*mgmt.TeamProject, *mgmt.OrgAuthority, mgmt.ProjectAccess, error) {
+func (s *Server) teamProjectAuthority(c *call, id string) (*mgmt.TeamProject, *mgmt.OrgAuthority, mgmt.ProjectAccess, error) {
 	tp, err := s.store.TeamProjectByID(nil, id)
 	if err != nil {
 		return nil, nil, mgmt.ProjectAccess{}, err
 	}
 	if tp == nil {
-		return nil, nil, mgmt.ProjectAccess{}, mgmtNotFound("team access", id)
+		return nil, nil, mgmt.ProjectAccess{}, notFound("team access", id)
 	}
 	proj, a, pa, err := s.store.ProjectAuthority(nil, c.caller, tp.ProjectID)
 	if err != nil {
 		return nil, nil, pa, err
 	}
 	if proj == nil || a == nil {
-		return nil, nil, pa, mgmtNotFound("team access", id)
+		return nil, nil, pa, notFound("team access", id)
 	}
 	return tp, a, pa, nil
 }
 
-func (s *Server) teamProjectRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) teamProjectRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	id := p.ByName("id")
 	tp, a, pa, err := s.teamProjectAuthority(c, id)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	team, err := s.store.TeamByID(nil, tp.TeamID)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !a.CanViewTeamProject(team, pa) {
-		return mgmtResult{}, mgmtNotFound("team access", id)
+		return result{}, notFound("team access", id)
 	}
-	return mgmtOK(jsonapi.One(teamProjectResource(tp)))
+	return ok(jsonapi.One(teamProjectResource(tp)))
 }
 
 // readTeamProjectPermissions reads the project-access and workspace-access
@@ -118,10 +118,10 @@ func readTeamProjectPermissions(o *jsonapi.ResourceObject) mgmt.TeamProjectPermi
 // of add and update with 422, a wrong type included.
 var teamProjectExpect = jsonapi.Expect{Type: typeTeamProjects, WrongTypeStatus: http.StatusUnprocessableEntity}
 
-func (s *Server) teamProjectAdd(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) teamProjectAdd(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	o, err := readResource(r, teamProjectExpect)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	access := o.Attrs.String("access")
 	if access == nil && !o.Attrs.Has("access") {
@@ -131,79 +131,79 @@ func (s *Server) teamProjectAdd(w http.ResponseWriter, r *http.Request, _ httpro
 	projectID := o.RequiredToOne("project", typeProjects)
 	teamID := o.RequiredToOne("team", typeTeams)
 	if err := o.Err(); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if _, err := mgmt.ResolveTeamProjectPermissions(*access, nil, perms); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	proj, a, pa, err := s.store.ProjectAuthority(nil, c.caller, projectID)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if proj == nil || !a.CanModifyTeamAccess(pa) {
-		return mgmtResult{}, mgmtNotFound("project", projectID)
+		return result{}, notFound("project", projectID)
 	}
 	team, err := s.store.TeamByID(nil, teamID)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if team == nil || team.OrganizationName != proj.OrganizationName {
-		return mgmtResult{}, mgmtNotFound("team", teamID)
+		return result{}, notFound("team", teamID)
 	}
 	resp, err := s.propose(w, r, store.TeamProjectCreateRequestType, &store.TeamProjectCreateRequest{
 		ID: mgmt.NewID(mgmt.PrefixTeamProject), TeamID: team.ID, ProjectID: proj.ID, CreatedAt: s.now(),
 		Access: *access, Permissions: perms})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(jsonapi.One(teamProjectResource(resp.(*mgmt.TeamProject))))
+	return ok(jsonapi.One(teamProjectResource(resp.(*mgmt.TeamProject))))
 }
 
-func (s *Server) teamProjectUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) teamProjectUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	id := p.ByName("id")
 	tp, a, pa, err := s.teamProjectAuthority(c, id)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !a.CanModifyTeamAccess(pa) {
-		return mgmtResult{}, mgmtNotFound("team access", id)
+		return result{}, notFound("team access", id)
 	}
 	want := teamProjectExpect
 	want.ID = tp.ID
 	o, err := readResource(r, want)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	access := o.Attrs.String("access")
 	perms := readTeamProjectPermissions(o)
 	if err := o.Err(); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	level := tp.Access
 	if access != nil {
 		level = *access
 	}
 	if _, err := mgmt.ResolveTeamProjectPermissions(level, tp, perms); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	resp, err := s.propose(w, r, store.TeamProjectUpdateRequestType, &store.TeamProjectUpdateRequest{ID: tp.ID, Access: access, Permissions: perms})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(jsonapi.One(teamProjectResource(resp.(*mgmt.TeamProject))))
+	return ok(jsonapi.One(teamProjectResource(resp.(*mgmt.TeamProject))))
 }
 
-func (s *Server) teamProjectRemove(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) teamProjectRemove(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	id := p.ByName("id")
 	tp, a, pa, err := s.teamProjectAuthority(c, id)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if !a.CanModifyTeamAccess(pa) {
-		return mgmtResult{}, mgmtNotFound("team access", id)
+		return result{}, notFound("team access", id)
 	}
 	if _, err := s.propose(w, r, store.TeamProjectDeleteRequestType, &store.TeamProjectDeleteRequest{ID: tp.ID}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtNoContent()
+	return noContent()
 }

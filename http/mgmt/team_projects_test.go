@@ -58,7 +58,7 @@ func cutCell(s string) (string, string, bool) { return strings.Cut(s, "/") }
 // shows its implied permissions, and a custom record without attributes
 // shows the custom defaults.
 func TestMgmtTeamProjectImpliedPermissions(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	for _, level := range []string{"read", "write", "maintain", "admin", "custom"} {
 		team := m.team(w.owner, "acme", "t-"+level, "organization", nil)
@@ -83,17 +83,17 @@ func TestMgmtTeamProjectImpliedPermissions(t *testing.T) {
 	want["workspace-access/runs"], want["workspace-access/state-versions"], want["workspace-access/move"] = "plan", "read-outputs", true
 	want["workspace-access/gate-mocks"] = "read"
 	checkCells(t, "custom", m.call(w.owner, "GET", "/team-projects/"+id, nil, 200).one(t), want)
-	upd := m.call(w.owner, "PATCH", "/team-projects/"+id, mgmtBody("team-projects", map[string]any{
+	upd := m.call(w.owner, "PATCH", "/team-projects/"+id, docBody("team-projects", map[string]any{
 		"workspace-access": map[string]any{"locking": true}}), 200).one(t)
 	want["workspace-access/locking"] = true
 	checkCells(t, "custom update", upd, want)
 	// Moving to a named level shows its implied permissions again.
-	upd = m.call(w.owner, "PATCH", "/team-projects/"+id, mgmtBody("team-projects", map[string]any{"access": "write"}), 200).one(t)
+	upd = m.call(w.owner, "PATCH", "/team-projects/"+id, docBody("team-projects", map[string]any{"access": "write"}), 200).one(t)
 	checkCells(t, "write after custom", upd, specImplied["write"])
 }
 
 func TestMgmtTeamProjectRules(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	devs := m.team(w.owner, "acme", "devs", "organization", nil)
 	ops := m.team(w.owner, "acme", "ops", "secret", nil, w.managerID)
@@ -144,7 +144,7 @@ func TestMgmtTeamProjectRules(t *testing.T) {
 		for k, v := range attrs {
 			a[k] = v
 		}
-		return mgmtBody("team-projects", a, "project", mgmtRel("projects", project), "team", mgmtRel("teams", team))
+		return docBody("team-projects", a, "project", relTo("projects", project), "team", relTo("teams", team))
 	}
 	m.fail(w.reader, "POST", "/team-projects", add("read", nil, w.appProject, qa), 404, "")
 	m.fail(w.outsider, "POST", "/team-projects", add("read", nil, w.appProject, qa), 404, "")
@@ -161,11 +161,11 @@ func TestMgmtTeamProjectRules(t *testing.T) {
 		422, "/data/attributes/workspace-access/runs")
 	m.fail(w.owner, "POST", "/team-projects", add("custom", map[string]any{"workspace-access": map[string]any{"create": "yes"}}, w.appProject, qa),
 		422, "/data/attributes/workspace-access/create", "must be a boolean")
-	m.fail(w.owner, "POST", "/team-projects", mgmtBody("team-projects", map[string]any{"access": "read"}, "team", mgmtRel("teams", qa)), 422, "/data/relationships/project")
-	m.fail(w.owner, "POST", "/team-projects", mgmtBody("team-projects", map[string]any{"access": "read"}, "project", mgmtRel("projects", w.appProject), "team", mgmtRel("users", qa)),
+	m.fail(w.owner, "POST", "/team-projects", docBody("team-projects", map[string]any{"access": "read"}, "team", relTo("teams", qa)), 422, "/data/relationships/project")
+	m.fail(w.owner, "POST", "/team-projects", docBody("team-projects", map[string]any{"access": "read"}, "project", relTo("projects", w.appProject), "team", relTo("users", qa)),
 		422, "/data/relationships/team/data/type")
-	m.fail(w.owner, "POST", "/team-projects", mgmtBody("team-projects", nil, "project", mgmtRel("projects", w.appProject), "team", mgmtRel("teams", qa)), 422, "/data/attributes/access")
-	m.fail(w.owner, "POST", "/team-projects", mgmtBody("teams", map[string]any{"access": "read"}), 422, "/data/type")
+	m.fail(w.owner, "POST", "/team-projects", docBody("team-projects", nil, "project", relTo("projects", w.appProject), "team", relTo("teams", qa)), 422, "/data/attributes/access")
+	m.fail(w.owner, "POST", "/team-projects", docBody("teams", map[string]any{"access": "read"}), 422, "/data/type")
 	// One record per team and project.
 	m.fail(w.owner, "POST", "/team-projects", add("admin", nil, w.appProject, devs), 409, "", "already has access")
 	// A project admin who is no owner manages team access.
@@ -178,13 +178,13 @@ func TestMgmtTeamProjectRules(t *testing.T) {
 
 	// Update and remove: 404 for callers who may not.
 	rita := w.reader
-	m.fail(w.outsider, "PATCH", "/team-projects/"+qaRec, mgmtBody("team-projects", map[string]any{"access": "write"}), 404, "")
-	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, mgmtBody("team-projects", map[string]any{"access": "bogus"}), 422, "/data/attributes/access")
-	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, mgmtBody("projects", map[string]any{"access": "write"}), 422, "/data/type")
+	m.fail(w.outsider, "PATCH", "/team-projects/"+qaRec, docBody("team-projects", map[string]any{"access": "write"}), 404, "")
+	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, docBody("team-projects", map[string]any{"access": "bogus"}), 422, "/data/attributes/access")
+	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, docBody("projects", map[string]any{"access": "write"}), 422, "/data/type")
 	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, map[string]any{"data": map[string]any{"type": "team-projects", "id": devsRec}}, 422, "/data/id")
-	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, mgmtBody("team-projects", map[string]any{"workspace-access": map[string]any{"move": true}}), 422,
+	m.fail(w.owner, "PATCH", "/team-projects/"+qaRec, docBody("team-projects", map[string]any{"workspace-access": map[string]any{"move": true}}), 422,
 		"/data/attributes/workspace-access/move", "only when access is custom")
-	m.call(rita, "PATCH", "/team-projects/"+qaRec, mgmtBody("team-projects", map[string]any{"access": "maintain"}), 200)
+	m.call(rita, "PATCH", "/team-projects/"+qaRec, docBody("team-projects", map[string]any{"access": "maintain"}), 200)
 	m.call(w.owner, "DELETE", "/team-projects/"+admins+"x", nil, 404)
 	adminsRec := ""
 	for _, r := range m.call(w.owner, "GET", listPath, nil, 200).many(t) {
@@ -205,7 +205,7 @@ func TestMgmtTeamProjectRules(t *testing.T) {
 // Spec §2 rule 2: organization-level permissions combine with the record;
 // Manage projects means admin on every project whatever the record says.
 func TestMgmtEffectiveProjectAccess(t *testing.T) {
-	m := newMgmtHarness(t)
+	m := newAPIHarness(t)
 	w := m.world()
 	perms := func(secret, project string) map[string]any {
 		return m.call(secret, "GET", "/projects/"+project, nil, 200).one(t).Attributes["permissions"].(map[string]any)
@@ -214,13 +214,13 @@ func TestMgmtEffectiveProjectAccess(t *testing.T) {
 		t.Errorf("read record = %v", p)
 	}
 	// The reader's team also gets Manage projects: admin on app.
-	m.call(w.owner, "PATCH", "/teams/"+w.readersTeam, mgmtBody("teams", map[string]any{"organization-access": map[string]any{"manage-projects": true}}), 200)
+	m.call(w.owner, "PATCH", "/teams/"+w.readersTeam, docBody("teams", map[string]any{"organization-access": map[string]any{"manage-projects": true}}), 200)
 	if p := perms(w.reader, w.appProject); p["can-update"] != true || p["can-destroy"] != true || p["can-create-workspace"] != true || p["can-manage-teams"] != true {
 		t.Errorf("read record + Manage projects = %v", p)
 	}
 	// Manage workspaces: the maintain level everywhere (create, not move).
 	m.team(w.owner, "acme", "ws-managers", "organization", map[string]any{"manage-workspaces": true}, w.managerID)
-	m.call(w.owner, "PATCH", "/teams/"+w.managersTeam, mgmtBody("teams", map[string]any{"organization-access": map[string]any{"manage-projects": false}}), 200)
+	m.call(w.owner, "PATCH", "/teams/"+w.managersTeam, docBody("teams", map[string]any{"organization-access": map[string]any{"manage-projects": false}}), 200)
 	if p := perms(w.manager, w.defaultProject); p["can-create-workspace"] != true || p["can-update"] != false || p["can-move-workspace"] != false {
 		t.Errorf("Manage workspaces = %v", p)
 	}

@@ -153,7 +153,7 @@ func (s *Server) deleteSubjectTokens(w http.ResponseWriter, r *http.Request, sub
 		return err
 	}
 	if len(toks) == 0 {
-		return mgmtNotFound("authentication token of "+subject.Kind, subject.ID)
+		return notFound("authentication token of "+subject.Kind, subject.ID)
 	}
 	ids := make([]string, len(toks))
 	for i, t := range toks {

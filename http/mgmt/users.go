@@ -19,7 +19,7 @@ import (
 // to TFE's admin user endpoints (list, show, delete, grant_admin,
 // revoke_admin). A user creates their own tokens; a site administrator may
 // create one for any user, which is how the first user gets a token.
-func (m *mgmtRouter) userRoutes() {
+func (m *router) userRoutes() {
 	s := m.s
 	m.handle(http.MethodGet, "/account/details", s.accountDetails)
 	m.handle(http.MethodGet, "/users/:user", s.userRead)
@@ -38,10 +38,10 @@ func (m *mgmtRouter) userRoutes() {
 
 // admin restricts h to site administrators: everyone else gets 404 (spec
 // §5.4), as if the admin API did not exist.
-func adminOnly(h mgmtHandler) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func adminOnly(h handler) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		if !mgmt.CanUseAdminAPI(c.caller) {
-			return mgmtResult{}, mgmtNotFound("path", r.URL.Path)
+			return result{}, notFound("path", r.URL.Path)
 		}
 		return h(w, r, p, c)
 	}
@@ -49,124 +49,124 @@ func adminOnly(h mgmtHandler) mgmtHandler {
 
 // visibleUser returns user id when the caller may see it: the user
 // themselves and site administrators. Anyone else gets 404.
-func (s *Server) visibleUser(c *mgmtCall, id string) (*mgmt.User, error) {
+func (s *Server) visibleUser(c *call, id string) (*mgmt.User, error) {
 	if c.caller.UserID != id && !c.caller.IsSiteAdmin {
-		return nil, mgmtNotFound("user", id)
+		return nil, notFound("user", id)
 	}
 	u, err := s.store.UserByID(nil, id)
 	if err != nil {
 		return nil, err
 	}
 	if u == nil {
-		return nil, mgmtNotFound("user", id)
+		return nil, notFound("user", id)
 	}
 	return u, nil
 }
 
 // accountDetails serves GET /account/details: the user the token speaks
 // for. A team, organization or management token is no user: 404.
-func (s *Server) accountDetails(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) accountDetails(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	if c.caller.UserID == "" {
-		return mgmtResult{}, mgmtNotFound("account", "the token's")
+		return result{}, notFound("account", "the token's")
 	}
 	u, err := s.visibleUser(c, c.caller.UserID)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(jsonapi.One(userResource(u, true)))
+	return ok(jsonapi.One(userResource(u, true)))
 }
 
-func (s *Server) userRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) userRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	u, err := s.visibleUser(c, p.ByName("user"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(jsonapi.One(userResource(u, true)))
+	return ok(jsonapi.One(userResource(u, true)))
 }
 
-func (s *Server) userTokenList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) userTokenList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	u, err := s.visibleUser(c, p.ByName("user"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	page, err := pageOf(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	toks, err := s.tokensOf(state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	items := make([]*jsonapi.Resource, 0, len(toks))
 	for _, t := range pageSlice(toks, page) {
 		items = append(items, tokenResource(t, ""))
 	}
-	return mgmtOK(listDoc(r, items, page, len(toks)))
+	return ok(listDoc(r, items, page, len(toks)))
 }
 
-func (s *Server) userTokenCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) userTokenCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	u, err := s.visibleUser(c, p.ByName("user"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	req, err := s.readTokenRequest(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	tok, secret, err := s.issueToken(w, r, state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID}, req, false)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtCreated(jsonapi.One(tokenResource(tok, secret)))
+	return created(jsonapi.One(tokenResource(tok, secret)))
 }
 
 // visibleToken returns token id when the caller may see it: its user, or
 // a site administrator. Team and organization tokens are managed through
 // their team and organization; here only administrators see them.
-func (s *Server) visibleToken(c *mgmtCall, id string) (*state.ACLToken, error) {
+func (s *Server) visibleToken(c *call, id string) (*state.ACLToken, error) {
 	tok, err := s.store.ACLTokenByAccessorID(nil, id)
 	if err != nil {
 		return nil, err
 	}
 	if tok == nil || tok.Subject == nil {
-		return nil, mgmtNotFound("authentication token", id)
+		return nil, notFound("authentication token", id)
 	}
 	mine := tok.Subject.Kind == state.SubjectKindUser && tok.Subject.ID == c.caller.UserID && c.caller.UserID != ""
 	if !mine && !c.caller.IsSiteAdmin {
-		return nil, mgmtNotFound("authentication token", id)
+		return nil, notFound("authentication token", id)
 	}
 	return tok, nil
 }
 
-func (s *Server) tokenRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) tokenRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	tok, err := s.visibleToken(c, p.ByName("token"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(jsonapi.One(tokenResource(tok, "")))
+	return ok(jsonapi.One(tokenResource(tok, "")))
 }
 
-func (s *Server) tokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) tokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	tok, err := s.visibleToken(c, p.ByName("token"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if _, err := s.propose(w, r, store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: []string{tok.AccessorID}}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtNoContent()
+	return noContent()
 }
 
 // adminUserList serves GET /admin/users: every user, by ID, with q
 // searching username and e-mail.
-func (s *Server) adminUserList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminUserList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	all, err := s.store.Users(nil)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	q := strings.ToLower(r.URL.Query().Get("q"))
 	var matching []*mgmt.User
@@ -179,15 +179,15 @@ func (s *Server) adminUserList(w http.ResponseWriter, r *http.Request, _ httprou
 	for _, u := range pageSlice(matching, page) {
 		items = append(items, userResource(u, true))
 	}
-	return mgmtOK(listDoc(r, items, page, len(matching)))
+	return ok(listDoc(r, items, page, len(matching)))
 }
 
 // adminUserCreate serves POST /admin/users: username and email required,
 // is-admin optional.
-func (s *Server) adminUserCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminUserCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	o, err := readResource(r, jsonapi.Expect{Type: typeUsers})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	u := &mgmt.User{ID: mgmt.NewID(mgmt.PrefixUser), CreatedAt: s.now()}
 	for _, f := range []struct {
@@ -206,51 +206,51 @@ func (s *Server) adminUserCreate(w http.ResponseWriter, r *http.Request, _ httpr
 		u.IsAdmin = *a
 	}
 	if err := o.Err(); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	resp, err := s.propose(w, r, store.UserUpsertRequestType, &store.UserUpsertRequest{User: u})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtCreated(jsonapi.One(userResource(resp.(*mgmt.User), true)))
+	return created(jsonapi.One(userResource(resp.(*mgmt.User), true)))
 }
 
-func (s *Server) adminUserRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminUserRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	u, err := s.visibleUser(c, p.ByName("user"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtOK(jsonapi.One(userResource(u, true)))
+	return ok(jsonapi.One(userResource(u, true)))
 }
 
 // adminUserDelete deletes a user with their memberships (refused with 409
 // while they are the last owner of an organization) and their tokens.
-func (s *Server) adminUserDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminUserDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	u, err := s.visibleUser(c, p.ByName("user"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if _, err := s.propose(w, r, store.UserDeleteRequestType, &store.UserDeleteRequest{ID: u.ID}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	s.revokeTokens(w, r, state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID})
-	return mgmtNoContent()
+	return noContent()
 }
 
 // adminUserSetAdmin serves grant_admin and revoke_admin.
-func (s *Server) adminUserSetAdmin(isAdmin bool) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) adminUserSetAdmin(isAdmin bool) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		u, err := s.visibleUser(c, p.ByName("user"))
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		next := *u
 		next.IsAdmin = isAdmin
 		resp, err := s.propose(w, r, store.UserUpsertRequestType, &store.UserUpsertRequest{User: &next})
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
-		return mgmtOK(jsonapi.One(userResource(resp.(*mgmt.User), true)))
+		return ok(jsonapi.One(userResource(resp.(*mgmt.User), true)))
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 // organization's Default Project when none is named); moving to another
 // project through relationships.project needs move permission on both
 // projects, as POST /projects/:id/relationships/workspaces does.
-func (m *mgmtRouter) workspaceRoutes() {
+func (m *router) workspaceRoutes() {
 	s := m.s
 	m.handle(http.MethodGet, "/organizations/:org/workspaces", s.workspaceList)
 	m.handle(http.MethodPost, "/organizations/:org/workspaces", s.workspaceCreate)
@@ -47,27 +47,27 @@ type workspaceCtx struct {
 	pa mgmt.ProjectAccess
 }
 
-type workspaceHandler func(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error)
+type workspaceHandler func(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error)
 
 // visibleWorkspace loads workspace id, or a 404 when it does not exist or
 // the caller cannot see it.
-func (s *Server) visibleWorkspace(c *mgmtCall, id string) (workspaceCtx, error) {
+func (s *Server) visibleWorkspace(c *call, id string) (workspaceCtx, error) {
 	w, a, pa, err := s.store.WorkspaceAuthority(nil, c.caller, id)
 	if err != nil {
 		return workspaceCtx{}, err
 	}
 	if w == nil || !pa.Visible {
-		return workspaceCtx{}, mgmtNotFound("workspace", id)
+		return workspaceCtx{}, notFound("workspace", id)
 	}
 	return workspaceCtx{w: w, a: a, pa: pa}, nil
 }
 
 // workspaceByID adapts h to routes that name the workspace by ID.
-func (s *Server) workspaceByID(h workspaceHandler) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) workspaceByID(h workspaceHandler) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		ws, err := s.visibleWorkspace(c, p.ByName("workspace"))
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		return h(w, r, c, ws)
 	}
@@ -75,19 +75,19 @@ func (s *Server) workspaceByID(h workspaceHandler) mgmtHandler {
 
 // workspaceByName adapts h to routes that name the workspace by
 // organization and name (compared case-insensitively).
-func (s *Server) workspaceByName(h workspaceHandler) mgmtHandler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) workspaceByName(h workspaceHandler) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		org, name := p.ByName("org"), p.ByName("name")
 		found, err := s.store.WorkspaceByName(nil, org, name)
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		if found == nil {
-			return mgmtResult{}, mgmtNotFound("workspace", org+"/"+name)
+			return result{}, notFound("workspace", org+"/"+name)
 		}
 		ws, err := s.visibleWorkspace(c, found.ID)
 		if err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		return h(w, r, c, ws)
 	}
@@ -96,14 +96,14 @@ func (s *Server) workspaceByName(h workspaceHandler) mgmtHandler {
 // workspaceList serves GET /organizations/:org/workspaces: the workspaces
 // the caller can see, in creation order, with search[name] (or q: name
 // contains, ignoring case) and filter[project][id].
-func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	a, err := s.orgAuthority(c, p.ByName("org"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	page, err := pageOf(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	q := r.URL.Query()
 	search := q.Get("search[name]")
@@ -114,7 +114,7 @@ func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprou
 	projectFilter := q.Get(paramProjectID)
 	all, err := s.store.WorkspacesByOrganization(nil, a.Organization.Name)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	access := map[string]mgmt.ProjectAccess{}
 	var matching []workspaceCtx
@@ -126,11 +126,11 @@ func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprou
 		if !seen {
 			proj, err := s.store.ProjectByID(nil, ws.ProjectID)
 			if err != nil {
-				return mgmtResult{}, err
+				return result{}, err
 			}
 			if proj != nil {
 				if pa, err = s.store.ProjectAccessFor(nil, a, proj); err != nil {
-					return mgmtResult{}, err
+					return result{}, err
 				}
 			}
 			access[ws.ProjectID] = pa
@@ -143,7 +143,7 @@ func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprou
 	for _, ws := range pageSlice(matching, page) {
 		items = append(items, workspaceResource(ws.w, ws.pa))
 	}
-	return mgmtOK(listDoc(r, items, page, len(matching)))
+	return ok(listDoc(r, items, page, len(matching)))
 }
 
 // readWorkspacePatch reads a workspace's writable attributes and its
@@ -178,18 +178,18 @@ func readWorkspacePatch(o *jsonapi.ResourceObject) mgmt.WorkspacePatch {
 
 // workspaceCreate serves POST /organizations/:org/workspaces: 201. An
 // organization at its workspace limit refuses with 409.
-func (s *Server) workspaceCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *mgmtCall) (mgmtResult, error) {
+func (s *Server) workspaceCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	a, err := s.orgAuthority(c, p.ByName("org"))
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	o, err := readResource(r, jsonapi.Expect{Type: typeWorkspaces})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	patch := readWorkspacePatch(o)
 	if err := firstErr(o.Err(), patch.Validate(true)); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	projectID := a.Organization.DefaultProjectID
 	if patch.ProjectID != nil {
@@ -197,59 +197,59 @@ func (s *Server) workspaceCreate(w http.ResponseWriter, r *http.Request, p httpr
 	}
 	proj, err := s.store.ProjectByID(nil, projectID)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	var pa mgmt.ProjectAccess
 	if proj != nil {
 		if pa, err = s.store.ProjectAccessFor(nil, a, proj); err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 	}
 	if !pa.Visible {
-		return mgmtResult{}, mgmtNotFound("project", projectID)
+		return result{}, notFound("project", projectID)
 	}
 	if !pa.CanCreateWorkspace() {
-		return mgmtResult{}, mgmtForbidden("not allowed to create workspaces in project %q", projectID)
+		return result{}, forbidden("not allowed to create workspaces in project %q", projectID)
 	}
 	resp, err := s.propose(w, r, store.WorkspaceCreateRequestType, &store.WorkspaceCreateRequest{
 		ID: mgmt.NewID(mgmt.PrefixWorkspace), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtCreated(jsonapi.One(workspaceResource(resp.(*mgmt.Workspace), pa)))
+	return created(jsonapi.One(workspaceResource(resp.(*mgmt.Workspace), pa)))
 }
 
-func (s *Server) workspaceRead(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
-	return mgmtOK(jsonapi.One(workspaceResource(ws.w, ws.pa)))
+func (s *Server) workspaceRead(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
+	return ok(jsonapi.One(workspaceResource(ws.w, ws.pa)))
 }
 
 // workspaceUpdate serves PATCH of a workspace. Changing settings needs the
 // admin workspace role on its project; a request that only moves it to
 // another project needs only move permission on both projects.
-func (s *Server) workspaceUpdate(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
+func (s *Server) workspaceUpdate(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	o, err := readResource(r, jsonapi.Expect{Type: typeWorkspaces, ID: ws.w.ID})
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	o.Attrs.ReadOnly("locked", "lock-reason", "vcs-repo-identifier", "created-at", "updated-at", "latest-change-at", "permissions")
 	patch := readWorkspacePatch(o)
 	if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	moves := patch.ProjectID != nil && *patch.ProjectID != ws.w.ProjectID
 	onlyMove := patch.Name == nil && patch.Description == nil && patch.ToolVersion == nil &&
 		patch.AutoDestroyActivityDuration == nil && patch.InheritsProjectAutoDestroy == nil &&
 		patch.VCSRepo == nil && !patch.RemoveVCSRepo
 	if !(moves && onlyMove) && !ws.pa.CanUpdateWorkspaces() {
-		return mgmtResult{}, mgmtForbidden("not allowed to update workspace %q", ws.w.ID)
+		return result{}, forbidden("not allowed to update workspace %q", ws.w.ID)
 	}
 	if moves {
 		if err := s.store.AuthorizeWorkspaceMove(nil, ws.a, *patch.ProjectID, []string{ws.w.ID}); err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 	}
 	if _, err := s.propose(w, r, store.WorkspaceUpdateRequestType, &store.WorkspaceUpdateRequest{ID: ws.w.ID, Attributes: patch, Now: s.now()}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	return s.workspaceAnswer(c, ws.w.ID, http.StatusOK)
 }
@@ -257,32 +257,32 @@ func (s *Server) workspaceUpdate(w http.ResponseWriter, r *http.Request, c *mgmt
 // workspaceAnswer reads workspace id back and answers it with status. The
 // caller may no longer see it (moved to a project it cannot see): then the
 // answer is the workspace as of the write, without permissions.
-func (s *Server) workspaceAnswer(c *mgmtCall, id string, status int) (mgmtResult, error) {
+func (s *Server) workspaceAnswer(c *call, id string, status int) (result, error) {
 	ws, err := s.visibleWorkspace(c, id)
 	if err != nil {
 		w, rerr := s.store.WorkspaceByID(nil, id)
 		if rerr != nil || w == nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
-		return mgmtResult{status: status, doc: jsonapi.One(workspaceResource(w, mgmt.ProjectAccess{}))}, nil
+		return result{status: status, doc: jsonapi.One(workspaceResource(w, mgmt.ProjectAccess{}))}, nil
 	}
-	return mgmtResult{status: status, doc: jsonapi.One(workspaceResource(ws.w, ws.pa))}, nil
+	return result{status: status, doc: jsonapi.One(workspaceResource(ws.w, ws.pa))}, nil
 }
 
-func (s *Server) workspaceDelete(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
+func (s *Server) workspaceDelete(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	if !ws.pa.CanDeleteWorkspaces() {
-		return mgmtResult{}, mgmtForbidden("not allowed to delete workspace %q", ws.w.ID)
+		return result{}, forbidden("not allowed to delete workspace %q", ws.w.ID)
 	}
 	if _, err := s.propose(w, r, store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: ws.w.ID}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
-	return mgmtNoContent()
+	return noContent()
 }
 
 // lockHolder is who a caller is as the holder of a workspace lock: the
 // user, the team, the organization, or (for a management token) the
 // token itself.
-func lockHolder(c *mgmtCall) string {
+func lockHolder(c *call) string {
 	switch c.caller.Kind {
 	case mgmt.CallerUser:
 		return c.caller.UserID
@@ -341,17 +341,17 @@ func readLockReason(r *http.Request) (string, error) {
 
 // workspaceLock serves POST /workspaces/:id/actions/lock: 200 with the
 // workspace; 409 when it is already locked.
-func (s *Server) workspaceLock(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
+func (s *Server) workspaceLock(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	if !ws.pa.CanLockWorkspaces() {
-		return mgmtResult{}, mgmtForbidden("not allowed to lock workspace %q", ws.w.ID)
+		return result{}, forbidden("not allowed to lock workspace %q", ws.w.ID)
 	}
 	reason, err := readLockReason(r)
 	if err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	if _, err := s.propose(w, r, store.WorkspaceLockRequestType, &store.WorkspaceLockRequest{
 		ID: ws.w.ID, LockedBy: lockHolder(c), Reason: reason, Now: s.now()}); err != nil {
-		return mgmtResult{}, err
+		return result{}, err
 	}
 	return s.workspaceAnswer(c, ws.w.ID, http.StatusOK)
 }
@@ -361,17 +361,17 @@ func (s *Server) workspaceLock(w http.ResponseWriter, r *http.Request, c *mgmtCa
 // role). Unlocking an unlocked workspace, or one locked by someone else
 // without force, is a 409.
 func (s *Server) workspaceUnlock(force bool) workspaceHandler {
-	return func(w http.ResponseWriter, r *http.Request, c *mgmtCall, ws workspaceCtx) (mgmtResult, error) {
+	return func(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 		allowed := ws.pa.CanLockWorkspaces()
 		if force {
 			allowed = ws.pa.CanUpdateWorkspaces()
 		}
 		if !allowed {
-			return mgmtResult{}, mgmtForbidden("not allowed to unlock workspace %q", ws.w.ID)
+			return result{}, forbidden("not allowed to unlock workspace %q", ws.w.ID)
 		}
 		if _, err := s.propose(w, r, store.WorkspaceUnlockRequestType, &store.WorkspaceUnlockRequest{
 			ID: ws.w.ID, By: lockHolder(c), Force: force, Now: s.now()}); err != nil {
-			return mgmtResult{}, err
+			return result{}, err
 		}
 		return s.workspaceAnswer(c, ws.w.ID, http.StatusOK)
 	}
