@@ -95,6 +95,24 @@ func (r reader) Allocs(ws memdb.WatchSet, ns, prefix string) ([]*state.Allocatio
 	return out, nil
 }
 
+// AllocUpdateRequest records the result of a scheduler plan: new and
+// updated allocations, the evaluations it created or updated, and the
+// deployment it created or changed, in one command.
+//
+// For an allocation that already exists, Apply keeps what the client owns
+// (TaskStates always; ClientStatus, ClientDescription and DeploymentStatus
+// unless the update sets them) and its CreateIndex and CreateTime. An
+// allocation with a nil Job gets the existing allocation's job or, when
+// new, the job currently registered.
+type AllocUpdateRequest struct {
+	Allocs     []*state.Allocation
+	Evals      []*state.Evaluation
+	Deployment *state.Deployment
+	// Now is the leader's clock (Unix nanoseconds) for allocation
+	// CreateTime and ModifyTime.
+	Now int64
+}
+
 // applyAllocUpdate records a plan's results; see AllocUpdateRequest.
 func applyAllocUpdate(t *writeTxn, req *AllocUpdateRequest) (any, error) {
 	if req.Deployment != nil {
@@ -166,6 +184,20 @@ func upsertAlloc(t *writeTxn, a *state.Allocation, now int64) error {
 		return err
 	}
 	return updateSummaryForAlloc(t, old, a)
+}
+
+// AllocClientUpdateRequest carries what client agents report about their
+// allocations. Only ClientStatus, ClientDescription, TaskStates and (when
+// set) DeploymentStatus of each listed allocation are used; allocations
+// that no longer exist are skipped, since a client may report on one that
+// was just garbage collected.
+type AllocClientUpdateRequest struct {
+	Allocs []*state.Allocation
+	// Evals are created with the update, e.g. to reschedule a failed
+	// allocation.
+	Evals []*state.Evaluation
+	// Now is the leader's clock (Unix nanoseconds) for ModifyTime.
+	Now int64
 }
 
 // applyAllocClientUpdate records what clients report; see

@@ -14,13 +14,14 @@ const IgnoreUnknownTypeFlag MessageType = 128
 // Command types. Values are persisted in the log: never renumber. Ranges
 // are reserved per area so that areas add commands without colliding:
 //
-//	1-19    jobs, namespaces and the store's core (this file)
-//	20-29   plan application and eval broker writes (commands_plan.go)
-//	30-39   node lifecycle: eligibility, drain, heartbeats (commands_nodes.go)
-//	40-49   ACL tokens and policies (commands_acl.go)
-//	50-59   cluster and operator (commands_cluster.go)
-//	60-99   management API (commands_management.go)
-//	100-109 deployments and job stability (commands_deployments.go)
+//	1-19    jobs, namespaces and the store's core (this file; each request type
+//	        sits beside its Apply: allocs.go, nodes.go, deployments.go, …)
+//	20-29   plan application and eval broker writes (plan_apply.go)
+//	30-39   node lifecycle: eligibility, drain, heartbeats (node_scheduling.go)
+//	40-49   ACL tokens and policies (acl_requests.go)
+//	50-59   cluster and operator (cluster.go)
+//	60-99   management API (management_requests.go)
+//	100-109 deployments and job stability (deployment_updates.go)
 //
 // Add IgnoreUnknownTypeFlag to a new type that older servers may skip.
 const (

@@ -90,6 +90,16 @@ func upsertDeployment(t *writeTxn, d *state.Deployment, now int64) error {
 	return t.insert(TableDeployment, d)
 }
 
+// DeploymentUpsertRequest creates or updates deployments, with the
+// evaluations that follow from the change (e.g. after a promotion).
+type DeploymentUpsertRequest struct {
+	Deployments []*state.Deployment
+	Evals       []*state.Evaluation
+	// Now is the leader's clock (Unix nanoseconds) for CreateTime (new
+	// deployments) and ModifyTime.
+	Now int64
+}
+
 // applyDeploymentUpsert creates or updates deployments; see
 // DeploymentUpsertRequest.
 func applyDeploymentUpsert(t *writeTxn, req *DeploymentUpsertRequest) (any, error) {

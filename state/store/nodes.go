@@ -25,6 +25,14 @@ func (r reader) NodePoolByName(ws memdb.WatchSet, name string) (*state.NodePool,
 	return first[*state.NodePool](ws, r.txn(), TableNodePools, indexID, name)
 }
 
+// NodeRegisterRequest creates or updates a client node. On update, the
+// server-owned scheduling fields (SchedulingEligibility, Drain,
+// DrainStrategy) of the existing node are kept. A node pool that does not
+// exist yet is created.
+type NodeRegisterRequest struct {
+	Node *state.Node
+}
+
 // applyNodeRegister creates or updates a node; see NodeRegisterRequest.
 // A node written down loses its service registrations, as with
 // applyNodeUpdateStatus.
@@ -75,6 +83,12 @@ func applyNodeRegister(t *writeTxn, req *NodeRegisterRequest) (any, error) {
 	return nil, nil
 }
 
+// NodeDeregisterRequest deletes nodes. It fails, deleting none, when one is
+// unknown.
+type NodeDeregisterRequest struct {
+	NodeIDs []string
+}
+
 // applyNodeDeregister deletes nodes, all or none, with their service
 // registrations.
 func applyNodeDeregister(t *writeTxn, req *NodeDeregisterRequest) (any, error) {
@@ -94,6 +108,17 @@ func applyNodeDeregister(t *writeTxn, req *NodeDeregisterRequest) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// NodeUpdateStatusRequest records a node's new status, e.g. `down` when its
+// heartbeat was missed, with the evaluations that react to it.
+type NodeUpdateStatusRequest struct {
+	NodeID            string
+	Status            string
+	StatusDescription string
+	// UpdatedAt is the leader's clock in Unix seconds.
+	UpdatedAt int64
+	Evals     []*state.Evaluation
 }
 
 // applyNodeUpdateStatus records a node's status and the evaluations that
@@ -128,6 +153,12 @@ func applyNodeUpdateStatus(t *writeTxn, req *NodeUpdateStatusRequest) (any, erro
 	return nil, upsertEvals(t, "Evals", req.Evals)
 }
 
+// NodePoolUpsertRequest creates or updates node pools. The built-in `all`
+// pool cannot be changed.
+type NodePoolUpsertRequest struct {
+	NodePools []*state.NodePool
+}
+
 // applyNodePoolUpsert creates or updates node pools.
 func applyNodePoolUpsert(t *writeTxn, req *NodePoolUpsertRequest) (any, error) {
 	for i, p := range req.NodePools {
@@ -151,6 +182,12 @@ func applyNodePoolUpsert(t *writeTxn, req *NodePoolUpsertRequest) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// NodePoolDeleteRequest deletes node pools. It fails, deleting none, when
+// one is built in, unknown, or still has nodes or non-dead jobs.
+type NodePoolDeleteRequest struct {
+	Names []string
 }
 
 // applyNodePoolDelete deletes node pools, all or none: it refuses built-in

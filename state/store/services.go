@@ -35,6 +35,11 @@ func (r reader) Services(ws memdb.WatchSet, ns string) ([]*state.ServiceRegistra
 	return list[*state.ServiceRegistration](ws, r.txn(), nil, TableServiceRegistrations, indexService+"_prefix", ns)
 }
 
+// ServiceUpsertRequest creates or updates service registrations.
+type ServiceUpsertRequest struct {
+	Services []*state.ServiceRegistration
+}
+
 // applyServiceUpsert creates or updates service registrations.
 func applyServiceUpsert(t *writeTxn, req *ServiceUpsertRequest) (any, error) {
 	for i, s := range req.Services {
@@ -60,6 +65,14 @@ func applyServiceUpsert(t *writeTxn, req *ServiceUpsertRequest) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// ServiceDeleteRequest deletes service registrations by ID and, for
+// AllocIDs, every registration of those allocations. Unknown IDs are
+// ignored: a client may retry a delete that already happened.
+type ServiceDeleteRequest struct {
+	IDs      []string
+	AllocIDs []string
 }
 
 // applyServiceDelete deletes service registrations by ID and by

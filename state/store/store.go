@@ -442,3 +442,33 @@ func byNamespaceAndPrefix[T any](ws memdb.WatchSet, txn *memdb.Txn, table, ns, p
 	}
 	return list(ws, txn, keep, table, indexID+"_prefix", prefixArg(prefix))
 }
+
+// WatchIndex returns the index of the last command that wrote table (0 if
+// none) and adds to ws a channel that fires when the table is next
+// written. It lets the scheduler's leader services wake on a change of a
+// whole table (evaluations, nodes, allocations) at the cost of one row,
+// where a watch through a listing would cost the whole table. Until the
+// table's first write the channel may also fire on writes of other tables:
+// a caller compares the index it gets again, as it must anyway.
+func (r reader) WatchIndex(ws memdb.WatchSet, table string) uint64 {
+	e, err := first[*indexEntry](ws, r.txn(), TableIndex, indexID, table)
+	if err != nil || e == nil {
+		return 0
+	}
+	return e.Value
+}
+
+// WatchLatestIndex is LatestIndex, adding to ws a channel that fires at the
+// next write of any table: what a caller waiting for the store to reach an
+// index blocks on.
+func (r reader) WatchLatestIndex(ws memdb.WatchSet) uint64 {
+	entries, err := list[*indexEntry](ws, r.txn(), nil, TableIndex, indexID)
+	if err != nil {
+		return 0
+	}
+	var latest uint64
+	for _, e := range entries {
+		latest = max(latest, e.Value)
+	}
+	return latest
+}

@@ -142,6 +142,16 @@ func countAlloc(s *state.TaskGroupSummary, status string, delta int) {
 	}
 }
 
+// JobSummaryUpsertRequest sets the Queued counts of a job's summary, which
+// only the scheduler knows (placements it could not make yet). Groups not
+// in Queued keep their count; the other counters follow the allocations
+// and cannot be set.
+type JobSummaryUpsertRequest struct {
+	Namespace string
+	JobID     string
+	Queued    map[string]int
+}
+
 // applyJobSummaryUpsert sets the Queued counts of a job summary.
 func applyJobSummaryUpsert(t *writeTxn, req *JobSummaryUpsertRequest) (any, error) {
 	sum, err := first[*state.JobSummary](nil, t.Txn, TableJobSummary, indexID, req.Namespace, req.JobID)

@@ -8,7 +8,7 @@ import (
 
 // Node lifecycle commands (types 30-39): what the node endpoints, the
 // drainer and the evaluate endpoint write beyond the core commands of
-// commands_more.go. Each writes its change together with the evaluations
+// commands.go (nodes.go). Each writes its change together with the evaluations
 // that react to it, in one command, so no reader ever sees a node become
 // ready (or a failed allocation marked for rescheduling) without the
 // evaluation that acts on it.
