@@ -98,7 +98,7 @@ func (s *Server) versionCreate(family string) handler {
 			return result{}, err
 		}
 		resp, err := s.propose(w, r, store.ToolVersionCreateRequestType, &store.ToolVersionCreateRequest{
-			ID: mgmt.NewID(mgmt.PrefixToolVersion), Family: family, CreatedAt: s.now(), Attributes: patch})
+			ID: s.newID(mgmt.PrefixToolVersion), Family: family, CreatedAt: s.now(), Attributes: patch})
 		if err != nil {
 			return result{}, err
 		}

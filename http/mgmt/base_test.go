@@ -30,7 +30,12 @@ type harness struct {
 	writer *schedhttp.MemWriter
 	srv    *schedhttp.Server
 	api    *Server
+	// ids counts the IDs the core's ID source has given out (sourceID).
+	ids *atomic.Int64
 }
+
+// sourceID is the n-th ID of every harness's ID source.
+func sourceID(n int64) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 
 // aclHarness is a harness whose core resolves tokens with a real
 // TokenResolver over its store, with a clock the test moves.
@@ -52,15 +57,14 @@ func newACLHarness(t testing.TB, rateLimit float64) *aclHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, store: st, writer: schedhttp.NewMemWriter(st)}
-	var ids atomic.Int64
+	h := &harness{t: t, store: st, writer: schedhttp.NewMemWriter(st), ids: new(atomic.Int64)}
 	h.srv, err = schedhttp.New(schedhttp.Config{
 		Store:   st,
 		Writer:  h.writer,
 		Cluster: &schedhttp.FakeCluster{},
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:     a.clock.Now,
-		NewID:   func() string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", ids.Add(1)) },
+		NewID:   func() string { return sourceID(h.ids.Add(1)) },
 		ACL:     a.resolver,
 	})
 	if err != nil {

@@ -84,9 +84,9 @@ func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return result{}, err
 	}
 	req := &store.OrganizationCreateRequest{
-		Organization:     &mgmt.Organization{Name: *name, ExternalID: mgmt.NewID(mgmt.PrefixOrganization), Email: *email, CreatedAt: s.now()},
-		OwnersTeamID:     mgmt.NewID(mgmt.PrefixTeam),
-		DefaultProjectID: mgmt.NewID(mgmt.PrefixProject),
+		Organization:     &mgmt.Organization{Name: *name, ExternalID: s.newID(mgmt.PrefixOrganization), Email: *email, CreatedAt: s.now()},
+		OwnersTeamID:     s.newID(mgmt.PrefixTeam),
+		DefaultProjectID: s.newID(mgmt.PrefixProject),
 		OwnerUserID:      c.caller.UserID,
 	}
 	resp, err := s.propose(w, r, store.OrganizationCreateRequestType, req)

@@ -72,7 +72,7 @@ func (s *Server) policySetCreate(w http.ResponseWriter, r *http.Request, p httpr
 		return result{}, err
 	}
 	resp, err := s.propose(w, r, store.PolicySetCreateRequestType, &store.PolicySetCreateRequest{
-		ID: mgmt.NewID(mgmt.PrefixPolicySet), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
+		ID: s.newID(mgmt.PrefixPolicySet), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return result{}, err
 	}

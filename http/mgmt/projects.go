@@ -205,7 +205,7 @@ func (s *Server) projectCreate(w http.ResponseWriter, r *http.Request, p httprou
 		return result{}, err
 	}
 	resp, err := s.propose(w, r, store.ProjectCreateRequestType, &store.ProjectCreateRequest{
-		ID: mgmt.NewID(mgmt.PrefixProject), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
+		ID: s.newID(mgmt.PrefixProject), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return result{}, err
 	}

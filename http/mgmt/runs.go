@@ -44,7 +44,7 @@ func (s *Server) runCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return result{}, err
 	}
 	wsID := o.RequiredToOne("workspace", typeWorkspaces)
-	run := &mgmt.Run{ID: mgmt.NewID(mgmt.PrefixRun), CreatedBy: lockHolder(c), CreatedAt: s.now()}
+	run := &mgmt.Run{ID: s.newID(mgmt.PrefixRun), CreatedBy: lockHolder(c), CreatedAt: s.now()}
 	if msg := o.Attrs.NullableString("message"); msg != nil {
 		run.Message = *msg
 	}
@@ -146,7 +146,7 @@ func (s *Server) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *c
 	if err != nil {
 		return result{}, err
 	}
-	sv := &mgmt.StateVersion{ID: mgmt.NewID(mgmt.PrefixStateVersion), WorkspaceID: ws.w.ID,
+	sv := &mgmt.StateVersion{ID: s.newID(mgmt.PrefixStateVersion), WorkspaceID: ws.w.ID,
 		CreatedBy: lockHolder(c), CreatedAt: s.now()}
 	if serial := o.Attrs.Int("serial"); serial != nil {
 		sv.Serial = int64(*serial)

@@ -13,6 +13,7 @@ package mgmt
 
 import (
 	"context"
+	"crypto/sha256"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -90,4 +92,18 @@ func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
 func (s *Server) mount(method, path string, h httprouter.Handle) {
 	s.routes = append(s.routes, Route{Method: method, Path: path})
 	s.Mount(method, path, h)
+}
+
+// newID makes the ID of an object the management API creates: prefix and
+// 16 characters of TFE's ID alphabet, drawn from the core's ID source
+// (Core.NewID), so that a server given its own source (a test's, say)
+// decides every ID it hands out, as it does on /v1.
+func (s *Server) newID(prefix string) string { return idFrom(prefix, s.NewID()) }
+
+// idFrom derives a management ID from an ID of the core's source: the
+// first 16 bytes of its SHA-256, so any source (a UUID, a counter) gives
+// IDs of one form, and distinct source IDs distinct IDs.
+func idFrom(prefix, source string) string {
+	sum := sha256.Sum256([]byte(source))
+	return mgmt.FormatID(prefix, [16]byte(sum[:16]))
 }

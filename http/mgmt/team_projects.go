@@ -151,7 +151,7 @@ func (s *Server) teamProjectAdd(w http.ResponseWriter, r *http.Request, _ httpro
 		return result{}, notFound("team", teamID)
 	}
 	resp, err := s.propose(w, r, store.TeamProjectCreateRequestType, &store.TeamProjectCreateRequest{
-		ID: mgmt.NewID(mgmt.PrefixTeamProject), TeamID: team.ID, ProjectID: proj.ID, CreatedAt: s.now(),
+		ID: s.newID(mgmt.PrefixTeamProject), TeamID: team.ID, ProjectID: proj.ID, CreatedAt: s.now(),
 		Access: *access, Permissions: perms})
 	if err != nil {
 		return result{}, err

@@ -155,7 +155,7 @@ func (s *Server) teamCreate(w http.ResponseWriter, r *http.Request, p httprouter
 		return result{}, err
 	}
 	resp, err := s.propose(w, r, store.TeamCreateRequestType, &store.TeamCreateRequest{
-		ID: mgmt.NewID(mgmt.PrefixTeam), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
+		ID: s.newID(mgmt.PrefixTeam), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return result{}, err
 	}

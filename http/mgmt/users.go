@@ -189,7 +189,7 @@ func (s *Server) adminUserCreate(w http.ResponseWriter, r *http.Request, _ httpr
 	if err != nil {
 		return result{}, err
 	}
-	u := &mgmt.User{ID: mgmt.NewID(mgmt.PrefixUser), CreatedAt: s.now()}
+	u := &mgmt.User{ID: s.newID(mgmt.PrefixUser), CreatedAt: s.now()}
 	for _, f := range []struct {
 		name string
 		dst  *string

@@ -212,7 +212,7 @@ func (s *Server) workspaceCreate(w http.ResponseWriter, r *http.Request, p httpr
 		return result{}, forbidden("not allowed to create workspaces in project %q", projectID)
 	}
 	resp, err := s.propose(w, r, store.WorkspaceCreateRequestType, &store.WorkspaceCreateRequest{
-		ID: mgmt.NewID(mgmt.PrefixWorkspace), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
+		ID: s.newID(mgmt.PrefixWorkspace), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
 	if err != nil {
 		return result{}, err
 	}

@@ -189,23 +189,30 @@ func CheckMax(v *state.ValidationError, field, s string, max int) {
 	}
 }
 
-// idAlphabet is what NewMgmtID draws from: letters and digits without the
+// idAlphabet is what IDs are written in: letters and digits without the
 // look-alikes 0, O, I and l, as in TFE's IDs.
 const idAlphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
-// NewMgmtID returns a fresh random ID with prefix, e.g. NewMgmtID(PrefixProject)
-// gives "prj-…" with 16 random characters. The leader calls it before
-// proposing a create; Apply never does.
+// NewID returns a fresh random ID with prefix, e.g. NewID(PrefixProject)
+// gives "prj-…" with 16 random characters. The leader calls it (or
+// FormatID, on bytes from its own ID source) before proposing a create;
+// Apply never does.
 func NewID(prefix string) string {
 	var buf [16]byte
 	if _, err := rand.Read(buf[:]); err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
-	out := make([]byte, len(buf))
-	for i, b := range buf {
+	return FormatID(prefix, buf)
+}
+
+// FormatID writes 16 bytes as an ID with prefix: one character of the
+// ID alphabet a byte.
+func FormatID(prefix string, b [16]byte) string {
+	out := make([]byte, len(b))
+	for i, c := range b {
 		// 256 % 57 introduces a bias far too small to matter for IDs,
 		// which need uniqueness, not secrecy.
-		out[i] = idAlphabet[int(b)%len(idAlphabet)]
+		out[i] = idAlphabet[int(c)%len(idAlphabet)]
 	}
 	return prefix + string(out)
 }
