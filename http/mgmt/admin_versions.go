@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -21,11 +22,61 @@ func (m *router) adminVersionRoutes() {
 	s := m.s
 	for family, typ := range versionFamilies {
 		base := "/admin/" + typ
+		versions := s.versions(family)
 		m.handle(http.MethodGet, base, adminOnly(s.versionList(family)))
-		m.handle(http.MethodPost, base, adminOnly(s.versionCreate(family)))
-		m.handle(http.MethodGet, base+"/:id", adminOnly(s.versionRead(family)))
-		m.handle(http.MethodPatch, base+"/:id", adminOnly(s.versionUpdate(family)))
-		m.handle(http.MethodDelete, base+"/:id", adminOnly(s.versionDelete(family)))
+		m.handle(http.MethodPost, base, adminOnly(versions.create))
+		m.handle(http.MethodGet, base+"/:id", adminOnly(versions.read))
+		m.handle(http.MethodPatch, base+"/:id", adminOnly(versions.update))
+		m.handle(http.MethodDelete, base+"/:id", adminOnly(versions.remove))
+	}
+}
+
+// versionView is a version with its usage.
+type versionView struct {
+	tv    *mgmt.ToolVersion
+	usage int
+}
+
+// versions is the resource of one family's versions. A site
+// administrator's: it has no scope, and no rule beyond adminOnly's.
+func (s *Server) versions(family string) *resource[struct{}, versionView, mgmt.ToolVersionPatch] {
+	return &resource[struct{}, versionView, mgmt.ToolVersionPatch]{
+		s: s, prefix: mgmt.PrefixToolVersion,
+		expect:   func(id string) jsonapi.Expect { return versionExpect(family, id) },
+		readOnly: []string{"usage", "created-at"},
+		scope:    func(*call, httprouter.Params) (struct{}, error) { return struct{}{}, nil },
+		load: func(_ *call, p httprouter.Params) (versionView, error) {
+			tv, usage, err := s.version(family, p.ByName("id"))
+			return versionView{tv, usage}, err
+		},
+		id:     func(v versionView) string { return v.tv.ID },
+		decode: func(o *jsonapi.ResourceObject, _ *versionView) mgmt.ToolVersionPatch { return readVersionPatch(o) },
+		check: func(p mgmt.ToolVersionPatch, current *versionView) []error {
+			return []error{p.Validate(current == nil)}
+		},
+		createCmd: func(_ struct{}, id string, now time.Time, p mgmt.ToolVersionPatch) (store.MessageType, any) {
+			return store.ToolVersionCreateRequestType, &store.ToolVersionCreateRequest{ID: id, Family: family, CreatedAt: now, Attributes: p}
+		},
+		updateCmd: func(v versionView, now time.Time, p mgmt.ToolVersionPatch) (store.MessageType, any) {
+			return store.ToolVersionUpdateRequestType, &store.ToolVersionUpdateRequest{ID: v.tv.ID, Family: family, Attributes: p, Now: now}
+		},
+		deleteCmd: func(v versionView) (store.MessageType, any) {
+			return store.ToolVersionDeleteRequestType, &store.ToolVersionDeleteRequest{ID: v.tv.ID, Family: family}
+		},
+		show: func(_ *http.Request, v versionView) (*jsonapi.Document, error) {
+			return jsonapi.One(toolVersionResource(v.tv, v.usage)), nil
+		},
+		showCreated: func(_ struct{}, resp any) (*jsonapi.Document, error) {
+			return jsonapi.One(toolVersionResource(resp.(*mgmt.ToolVersion), 0)), nil
+		},
+		showUpdated: func(_ *call, _ versionView, resp any) (*jsonapi.Document, error) {
+			updated := resp.(*mgmt.ToolVersion)
+			usage, err := s.store.ToolVersionUsage(nil, updated)
+			if err != nil {
+				return nil, err
+			}
+			return jsonapi.One(toolVersionResource(updated, usage)), nil
+		},
 	}
 }
 
@@ -87,25 +138,6 @@ func versionExpect(family, id string) jsonapi.Expect {
 	return jsonapi.Expect{Type: versionFamilies[family], WrongTypeStatus: http.StatusUnprocessableEntity, ID: id}
 }
 
-func (s *Server) versionCreate(family string) handler {
-	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
-		o, err := readResource(r, versionExpect(family, ""))
-		if err != nil {
-			return result{}, err
-		}
-		patch := readVersionPatch(o)
-		if err := firstErr(o.Err(), patch.Validate(true)); err != nil {
-			return result{}, err
-		}
-		resp, err := s.propose(w, r, store.ToolVersionCreateRequestType, &store.ToolVersionCreateRequest{
-			ID: s.newID(mgmt.PrefixToolVersion), Family: family, CreatedAt: s.now(), Attributes: patch})
-		if err != nil {
-			return result{}, err
-		}
-		return created(jsonapi.One(toolVersionResource(resp.(*mgmt.ToolVersion), 0)))
-	}
-}
-
 // version loads version id of family with its usage, or a 404.
 func (s *Server) version(family, id string) (*mgmt.ToolVersion, int, error) {
 	tv, err := s.store.ToolVersionByID(nil, family, id)
@@ -117,57 +149,4 @@ func (s *Server) version(family, id string) (*mgmt.ToolVersion, int, error) {
 	}
 	usage, err := s.store.ToolVersionUsage(nil, tv)
 	return tv, usage, err
-}
-
-func (s *Server) versionRead(family string) handler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-		tv, usage, err := s.version(family, p.ByName("id"))
-		if err != nil {
-			return result{}, err
-		}
-		return ok(jsonapi.One(toolVersionResource(tv, usage)))
-	}
-}
-
-// versionUpdate serves PATCH: attributes left out keep their values.
-func (s *Server) versionUpdate(family string) handler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-		tv, _, err := s.version(family, p.ByName("id"))
-		if err != nil {
-			return result{}, err
-		}
-		o, err := readResource(r, versionExpect(family, tv.ID))
-		if err != nil {
-			return result{}, err
-		}
-		o.Attrs.ReadOnly("usage", "created-at")
-		patch := readVersionPatch(o)
-		if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
-			return result{}, err
-		}
-		resp, err := s.propose(w, r, store.ToolVersionUpdateRequestType, &store.ToolVersionUpdateRequest{
-			ID: tv.ID, Family: family, Attributes: patch, Now: s.now()})
-		if err != nil {
-			return result{}, err
-		}
-		updated := resp.(*mgmt.ToolVersion)
-		usage, err := s.store.ToolVersionUsage(nil, updated)
-		if err != nil {
-			return result{}, err
-		}
-		return ok(jsonapi.One(toolVersionResource(updated, usage)))
-	}
-}
-
-func (s *Server) versionDelete(family string) handler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-		tv, _, err := s.version(family, p.ByName("id"))
-		if err != nil {
-			return result{}, err
-		}
-		if _, err := s.propose(w, r, store.ToolVersionDeleteRequestType, &store.ToolVersionDeleteRequest{ID: tv.ID, Family: family}); err != nil {
-			return result{}, err
-		}
-		return noContent()
-	}
 }

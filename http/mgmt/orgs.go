@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -22,14 +23,88 @@ import (
 // organization is disabled, get 404.
 func (m *router) organizationRoutes() {
 	s := m.s
+	orgs := s.organizations()
 	m.handle(http.MethodGet, "/organizations", s.orgList)
-	m.handle(http.MethodPost, "/organizations", s.orgCreate)
-	m.handle(http.MethodGet, "/organizations/:org", s.orgRead)
-	m.handle(http.MethodPatch, "/organizations/:org", s.orgUpdate)
+	m.handle(http.MethodPost, "/organizations", orgs.create)
+	m.handle(http.MethodGet, "/organizations/:org", orgs.read)
+	m.handle(http.MethodPatch, "/organizations/:org", orgs.update)
 	m.handle(http.MethodDelete, "/organizations/:org", s.orgDelete)
 	m.handle(http.MethodPost, "/organizations/:org/authentication-token", s.orgTokenCreate)
 	m.handle(http.MethodDelete, "/organizations/:org/authentication-token", s.orgTokenDelete)
 	m.handle(http.MethodGet, "/organizations/:org/stacks", s.orgStacks)
+}
+
+// orgPatch is what an organization create or update sends.
+type orgPatch struct{ name, email *string }
+
+// organizations is the organization resource, as its members see it. It
+// is created by a caller, not in a scope, with the IDs of its owners team
+// and Default Project; its name is its address and every row of it refers
+// to it, so an update changes only email, and a different name is a 422 on
+// the name attribute.
+func (s *Server) organizations() *resource[mgmt.Caller, *mgmt.OrgAuthority, orgPatch] {
+	return &resource[mgmt.Caller, *mgmt.OrgAuthority, orgPatch]{
+		s: s, typ: typeOrganizations, prefix: mgmt.PrefixOrganization,
+		readOnly: []string{"external-id", "created-at", "permissions"},
+		scope:    func(c *call, _ httprouter.Params) (mgmt.Caller, error) { return c.caller, nil },
+		load: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {
+			return s.orgAuthority(c, p.ByName("org"))
+		},
+		id: func(a *mgmt.OrgAuthority) string { return a.Organization.Name },
+		mayCreate: func(c mgmt.Caller) error {
+			if !mgmt.CanCreateOrganization(c) {
+				return forbidden("only users and site administrators create organizations")
+			}
+			return nil
+		},
+		mayUpdate: func(a *mgmt.OrgAuthority) error {
+			if !a.CanUpdateOrganization() {
+				return forbidden("only owners may update organization %q", a.Organization.Name)
+			}
+			return nil
+		},
+		decode: func(o *jsonapi.ResourceObject, current **mgmt.OrgAuthority) orgPatch {
+			if current != nil {
+				if name := o.Attrs.String("name"); name != nil && *name != (*current).Organization.Name {
+					o.Attrs.Fail("name", "cannot be changed: an organization is addressed by its name")
+				}
+				return orgPatch{email: o.Attrs.String("email")}
+			}
+			p := orgPatch{name: o.Attrs.String("name"), email: o.Attrs.String("email")}
+			if p.name == nil && !o.Attrs.Has("name") {
+				o.Attrs.Fail("name", "is required")
+			}
+			if p.email == nil && !o.Attrs.Has("email") {
+				o.Attrs.Fail("email", "is required")
+			}
+			return p
+		},
+		createCmd: func(c mgmt.Caller, id string, now time.Time, p orgPatch) (store.MessageType, any) {
+			return store.OrganizationCreateRequestType, &store.OrganizationCreateRequest{
+				Organization:     &mgmt.Organization{Name: *p.name, ExternalID: id, Email: *p.email, CreatedAt: now},
+				OwnersTeamID:     s.newID(mgmt.PrefixTeam),
+				DefaultProjectID: s.newID(mgmt.PrefixProject),
+				OwnerUserID:      c.UserID,
+			}
+		},
+		updateCmd: func(a *mgmt.OrgAuthority, _ time.Time, p orgPatch) (store.MessageType, any) {
+			return store.OrganizationUpdateRequestType, &store.OrganizationUpdateRequest{Name: a.Organization.Name, Email: p.email}
+		},
+		show: func(_ *http.Request, a *mgmt.OrgAuthority) (*jsonapi.Document, error) {
+			return jsonapi.One(organizationResource(a.Organization, a)), nil
+		},
+		showCreated: func(c mgmt.Caller, resp any) (*jsonapi.Document, error) {
+			org := resp.(*mgmt.Organization)
+			a, err := s.store.OrgAuthorityFor(nil, c, org.Name)
+			if err != nil {
+				return nil, err
+			}
+			return jsonapi.One(organizationResource(org, a)), nil
+		},
+		showUpdated: func(_ *call, a *mgmt.OrgAuthority, resp any) (*jsonapi.Document, error) {
+			return jsonapi.One(organizationResource(resp.(*mgmt.Organization), a)), nil
+		},
+	}
 }
 
 // orgAuthority returns the caller's standing in organization name, or a
@@ -63,80 +138,6 @@ func (s *Server) orgList(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		items = append(items, organizationResource(o, a))
 	}
 	return ok(listDoc(r, items, page, list.Matching))
-}
-
-func (s *Server) orgCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
-	if !mgmt.CanCreateOrganization(c.caller) {
-		return result{}, forbidden("only users and site administrators create organizations")
-	}
-	o, err := readResource(r, jsonapi.Expect{Type: typeOrganizations})
-	if err != nil {
-		return result{}, err
-	}
-	name, email := o.Attrs.String("name"), o.Attrs.String("email")
-	if name == nil && !o.Attrs.Has("name") {
-		o.Attrs.Fail("name", "is required")
-	}
-	if email == nil && !o.Attrs.Has("email") {
-		o.Attrs.Fail("email", "is required")
-	}
-	if err := o.Err(); err != nil {
-		return result{}, err
-	}
-	req := &store.OrganizationCreateRequest{
-		Organization:     &mgmt.Organization{Name: *name, ExternalID: s.newID(mgmt.PrefixOrganization), Email: *email, CreatedAt: s.now()},
-		OwnersTeamID:     s.newID(mgmt.PrefixTeam),
-		DefaultProjectID: s.newID(mgmt.PrefixProject),
-		OwnerUserID:      c.caller.UserID,
-	}
-	resp, err := s.propose(w, r, store.OrganizationCreateRequestType, req)
-	if err != nil {
-		return result{}, err
-	}
-	org := resp.(*mgmt.Organization)
-	a, err := s.store.OrgAuthorityFor(nil, c.caller, org.Name)
-	if err != nil {
-		return result{}, err
-	}
-	return created(jsonapi.One(organizationResource(org, a)))
-}
-
-func (s *Server) orgRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	return ok(jsonapi.One(organizationResource(a.Organization, a)))
-}
-
-// orgUpdate serves PATCH /organizations/:org. Only email changes: an
-// organization's name is its address and every row of it refers to it,
-// so a different name is a 422 on the name attribute.
-func (s *Server) orgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	if !a.CanUpdateOrganization() {
-		return result{}, forbidden("only owners may update organization %q", a.Organization.Name)
-	}
-	o, err := readResource(r, jsonapi.Expect{Type: typeOrganizations, ID: a.Organization.Name})
-	if err != nil {
-		return result{}, err
-	}
-	o.Attrs.ReadOnly("external-id", "created-at", "permissions")
-	if name := o.Attrs.String("name"); name != nil && *name != a.Organization.Name {
-		o.Attrs.Fail("name", "cannot be changed: an organization is addressed by its name")
-	}
-	email := o.Attrs.String("email")
-	if err := o.Err(); err != nil {
-		return result{}, err
-	}
-	resp, err := s.propose(w, r, store.OrganizationUpdateRequestType, &store.OrganizationUpdateRequest{Name: a.Organization.Name, Email: email})
-	if err != nil {
-		return result{}, err
-	}
-	return ok(jsonapi.One(organizationResource(resp.(*mgmt.Organization), a)))
 }
 
 func (s *Server) orgDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {

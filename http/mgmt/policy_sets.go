@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -16,11 +17,65 @@ import (
 // policies create, update and delete them (403 for other members).
 func (m *router) policySetRoutes() {
 	s := m.s
+	sets := s.policySets()
 	m.handle(http.MethodGet, "/organizations/:org/policy-sets", s.policySetList)
-	m.handle(http.MethodPost, "/organizations/:org/policy-sets", s.policySetCreate)
-	m.handle(http.MethodGet, "/policy-sets/:id", s.policySetRead)
-	m.handle(http.MethodPatch, "/policy-sets/:id", s.policySetUpdate)
-	m.handle(http.MethodDelete, "/policy-sets/:id", s.policySetDelete)
+	m.handle(http.MethodPost, "/organizations/:org/policy-sets", sets.create)
+	m.handle(http.MethodGet, "/policy-sets/:id", sets.read)
+	m.handle(http.MethodPatch, "/policy-sets/:id", sets.update)
+	m.handle(http.MethodDelete, "/policy-sets/:id", sets.remove)
+}
+
+// policySetView is a policy set the caller can see, with their authority
+// in its organization.
+type policySetView struct {
+	ps *mgmt.PolicySet
+	a  *mgmt.OrgAuthority
+}
+
+// policySets is the policy set resource.
+func (s *Server) policySets() *resource[*mgmt.OrgAuthority, policySetView, mgmt.PolicySetPatch] {
+	mayManage := func(a *mgmt.OrgAuthority) error {
+		if !a.CanManagePolicies() {
+			return forbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
+		}
+		return nil
+	}
+	mayChange := func(v policySetView) error { return mayManage(v.a) }
+	return &resource[*mgmt.OrgAuthority, policySetView, mgmt.PolicySetPatch]{
+		s: s, typ: typePolicySets, prefix: mgmt.PrefixPolicySet,
+		readOnly: []string{"created-at", "updated-at"},
+		scope: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {
+			return s.orgAuthority(c, p.ByName("org"))
+		},
+		load: func(c *call, p httprouter.Params) (policySetView, error) {
+			ps, a, err := s.visiblePolicySet(c, p.ByName("id"))
+			return policySetView{ps, a}, err
+		},
+		id:        func(v policySetView) string { return v.ps.ID },
+		mayCreate: mayManage, mayUpdate: mayChange, mayDelete: mayChange,
+		decode: func(o *jsonapi.ResourceObject, _ *policySetView) mgmt.PolicySetPatch { return readPolicySetPatch(o) },
+		check: func(p mgmt.PolicySetPatch, current *policySetView) []error {
+			return []error{p.Validate(current == nil)}
+		},
+		createCmd: func(a *mgmt.OrgAuthority, id string, now time.Time, p mgmt.PolicySetPatch) (store.MessageType, any) {
+			return store.PolicySetCreateRequestType, &store.PolicySetCreateRequest{ID: id, OrganizationName: a.Organization.Name, CreatedAt: now, Attributes: p}
+		},
+		updateCmd: func(v policySetView, now time.Time, p mgmt.PolicySetPatch) (store.MessageType, any) {
+			return store.PolicySetUpdateRequestType, &store.PolicySetUpdateRequest{ID: v.ps.ID, Attributes: p, Now: now}
+		},
+		deleteCmd: func(v policySetView) (store.MessageType, any) {
+			return store.PolicySetDeleteRequestType, &store.PolicySetDeleteRequest{ID: v.ps.ID}
+		},
+		show: func(_ *http.Request, v policySetView) (*jsonapi.Document, error) {
+			return jsonapi.One(policySetResource(v.ps)), nil
+		},
+		showCreated: func(_ *mgmt.OrgAuthority, resp any) (*jsonapi.Document, error) {
+			return jsonapi.One(policySetResource(resp.(*mgmt.PolicySet))), nil
+		},
+		showUpdated: func(_ *call, _ policySetView, resp any) (*jsonapi.Document, error) {
+			return jsonapi.One(policySetResource(resp.(*mgmt.PolicySet))), nil
+		},
+	}
 }
 
 func (s *Server) policySetList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
@@ -55,30 +110,6 @@ func readPolicySetPatch(o *jsonapi.ResourceObject) mgmt.PolicySetPatch {
 	}
 }
 
-func (s *Server) policySetCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	if !a.CanManagePolicies() {
-		return result{}, forbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
-	}
-	o, err := readResource(r, jsonapi.Expect{Type: typePolicySets})
-	if err != nil {
-		return result{}, err
-	}
-	patch := readPolicySetPatch(o)
-	if err := firstErr(o.Err(), patch.Validate(true)); err != nil {
-		return result{}, err
-	}
-	resp, err := s.propose(w, r, store.PolicySetCreateRequestType, &store.PolicySetCreateRequest{
-		ID: s.newID(mgmt.PrefixPolicySet), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
-	if err != nil {
-		return result{}, err
-	}
-	return created(jsonapi.One(policySetResource(resp.(*mgmt.PolicySet))))
-}
-
 // visiblePolicySet loads a policy set with the caller's authority, or a
 // 404 when the caller is not a member of its organization.
 func (s *Server) visiblePolicySet(c *call, id string) (*mgmt.PolicySet, *mgmt.OrgAuthority, error) {
@@ -97,50 +128,4 @@ func (s *Server) visiblePolicySet(c *call, id string) (*mgmt.PolicySet, *mgmt.Or
 		return nil, nil, notFound("policy set", id)
 	}
 	return ps, a, nil
-}
-
-func (s *Server) policySetRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	ps, _, err := s.visiblePolicySet(c, p.ByName("id"))
-	if err != nil {
-		return result{}, err
-	}
-	return ok(jsonapi.One(policySetResource(ps)))
-}
-
-func (s *Server) policySetUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	ps, a, err := s.visiblePolicySet(c, p.ByName("id"))
-	if err != nil {
-		return result{}, err
-	}
-	if !a.CanManagePolicies() {
-		return result{}, forbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
-	}
-	o, err := readResource(r, jsonapi.Expect{Type: typePolicySets, ID: ps.ID})
-	if err != nil {
-		return result{}, err
-	}
-	o.Attrs.ReadOnly("created-at", "updated-at")
-	patch := readPolicySetPatch(o)
-	if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
-		return result{}, err
-	}
-	resp, err := s.propose(w, r, store.PolicySetUpdateRequestType, &store.PolicySetUpdateRequest{ID: ps.ID, Attributes: patch, Now: s.now()})
-	if err != nil {
-		return result{}, err
-	}
-	return ok(jsonapi.One(policySetResource(resp.(*mgmt.PolicySet))))
-}
-
-func (s *Server) policySetDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	ps, a, err := s.visiblePolicySet(c, p.ByName("id"))
-	if err != nil {
-		return result{}, err
-	}
-	if !a.CanManagePolicies() {
-		return result{}, forbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)
-	}
-	if _, err := s.propose(w, r, store.PolicySetDeleteRequestType, &store.PolicySetDeleteRequest{ID: ps.ID}); err != nil {
-		return result{}, err
-	}
-	return noContent()
 }

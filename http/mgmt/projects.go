@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -29,15 +30,97 @@ import (
 // nothing moves unless all do.
 func (m *router) projectRoutes() {
 	s := m.s
+	projects := s.projects()
 	m.handle(http.MethodGet, "/organizations/:org/projects", s.projectList)
-	m.handle(http.MethodPost, "/organizations/:org/projects", s.projectCreate)
-	m.handle(http.MethodGet, "/projects/:project", s.projectRead)
-	m.handle(http.MethodPatch, "/projects/:project", s.projectUpdate)
-	m.handle(http.MethodDelete, "/projects/:project", s.projectDelete)
+	m.handle(http.MethodPost, "/organizations/:org/projects", projects.create)
+	m.handle(http.MethodGet, "/projects/:project", projects.read)
+	m.handle(http.MethodPatch, "/projects/:project", projects.update)
+	m.handle(http.MethodDelete, "/projects/:project", projects.remove)
 	m.handle(http.MethodPost, "/projects/:project/relationships/workspaces", s.projectMoveWorkspaces)
 	m.handle(http.MethodGet, "/projects/:project/tag-bindings", s.projectTagBindings(typeTagBindings))
 	m.handle(http.MethodGet, "/projects/:project/effective-tag-bindings", s.projectTagBindings(typeEffectiveTags))
 	m.handle(http.MethodPatch, "/projects/:project/tag-bindings", s.projectAddTagBindings)
+}
+
+// projectView is a project the caller can see, with their access to it.
+type projectView struct {
+	p  *mgmt.Project
+	pa mgmt.ProjectAccess
+}
+
+// projects is the project resource. Attributes an update leaves out keep
+// their value; a changed auto-destroy-activity-duration reaches the
+// project's workspaces that have no override. An update answers the
+// project as read back, with the caller's access and counts.
+func (s *Server) projects() *resource[*mgmt.OrgAuthority, projectView, mgmt.ProjectPatch] {
+	return &resource[*mgmt.OrgAuthority, projectView, mgmt.ProjectPatch]{
+		s: s, typ: typeProjects, prefix: mgmt.PrefixProject,
+		readOnly: []string{"workspace-count", "team-count", "permissions", "is-default", "created-at"},
+		scope: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {
+			return s.orgAuthority(c, p.ByName("org"))
+		},
+		load: func(c *call, p httprouter.Params) (projectView, error) {
+			proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
+			return projectView{proj, pa}, err
+		},
+		id: func(v projectView) string { return v.p.ID },
+		mayCreate: func(a *mgmt.OrgAuthority) error {
+			if !a.CanCreateProject() {
+				return forbidden("not allowed to create projects in organization %q", a.Organization.Name)
+			}
+			return nil
+		},
+		mayUpdate: func(v projectView) error {
+			if !v.pa.CanUpdate() {
+				return forbidden("not allowed to update project %q", v.p.ID)
+			}
+			return nil
+		},
+		mayDelete: func(v projectView) error {
+			if !v.pa.CanDestroy() {
+				return forbidden("not allowed to delete project %q", v.p.ID)
+			}
+			return nil
+		},
+		decode: func(o *jsonapi.ResourceObject, _ *projectView) mgmt.ProjectPatch { return readProjectPatch(o) },
+		check: func(p mgmt.ProjectPatch, current *projectView) []error {
+			if current == nil {
+				return []error{p.Validate(true), checkAgentPool(nil, p)}
+			}
+			return []error{p.Validate(false), checkAgentPool(current.p, p)}
+		},
+		createCmd: func(a *mgmt.OrgAuthority, id string, now time.Time, p mgmt.ProjectPatch) (store.MessageType, any) {
+			return store.ProjectCreateRequestType, &store.ProjectCreateRequest{ID: id, OrganizationName: a.Organization.Name, CreatedAt: now, Attributes: p}
+		},
+		updateCmd: func(v projectView, now time.Time, p mgmt.ProjectPatch) (store.MessageType, any) {
+			return store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{ID: v.p.ID, Attributes: p, Now: now}
+		},
+		deleteCmd: func(v projectView) (store.MessageType, any) {
+			return store.ProjectDeleteRequestType, &store.ProjectDeleteRequest{ID: v.p.ID}
+		},
+		show: func(r *http.Request, v projectView) (*jsonapi.Document, error) {
+			inc, err := jsonapi.ParseInclude(r.URL.Query(), includeEffectiveTags)
+			if err != nil {
+				return nil, err
+			}
+			return s.projectDoc(v.p, v.pa, inc[includeEffectiveTags])
+		},
+		showCreated: func(a *mgmt.OrgAuthority, resp any) (*jsonapi.Document, error) {
+			proj := resp.(*mgmt.Project)
+			pa, err := s.store.ProjectAccessFor(nil, a, proj)
+			if err != nil {
+				return nil, err
+			}
+			return s.projectDoc(proj, pa, false)
+		},
+		showUpdated: func(c *call, v projectView, _ any) (*jsonapi.Document, error) {
+			proj, _, pa, err := s.visibleProject(c, v.p.ID)
+			if err != nil {
+				return nil, err
+			}
+			return s.projectDoc(proj, pa, false)
+		},
+	}
 }
 
 // includeEffectiveTags is the include path go-tfe sends for a project's
@@ -184,110 +267,6 @@ func checkAgentPool(p *mgmt.Project, patch mgmt.ProjectPatch) error {
 		return state.Invalidf(mgmt.AttrPointer("default-agent-pool-id"), "is required when default-execution-mode is agent")
 	}
 	return nil
-}
-
-// projectCreate serves POST /organizations/:org/projects: 201 with the
-// project.
-func (s *Server) projectCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	if !a.CanCreateProject() {
-		return result{}, forbidden("not allowed to create projects in organization %q", a.Organization.Name)
-	}
-	o, err := readResource(r, jsonapi.Expect{Type: typeProjects})
-	if err != nil {
-		return result{}, err
-	}
-	patch := readProjectPatch(o)
-	if err := firstErr(o.Err(), patch.Validate(true), checkAgentPool(nil, patch)); err != nil {
-		return result{}, err
-	}
-	resp, err := s.propose(w, r, store.ProjectCreateRequestType, &store.ProjectCreateRequest{
-		ID: s.newID(mgmt.PrefixProject), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
-	if err != nil {
-		return result{}, err
-	}
-	proj := resp.(*mgmt.Project)
-	pa, err := s.store.ProjectAccessFor(nil, a, proj)
-	if err != nil {
-		return result{}, err
-	}
-	doc, err := s.projectDoc(proj, pa, false)
-	if err != nil {
-		return result{}, err
-	}
-	return created(doc)
-}
-
-func (s *Server) projectRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
-	if err != nil {
-		return result{}, err
-	}
-	inc, err := jsonapi.ParseInclude(r.URL.Query(), includeEffectiveTags)
-	if err != nil {
-		return result{}, err
-	}
-	doc, err := s.projectDoc(proj, pa, inc[includeEffectiveTags])
-	if err != nil {
-		return result{}, err
-	}
-	return ok(doc)
-}
-
-// projectUpdate serves PATCH /projects/:project. Attributes left out keep
-// their value; a changed auto-destroy-activity-duration reaches the
-// project's workspaces that have no override.
-func (s *Server) projectUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
-	if err != nil {
-		return result{}, err
-	}
-	if !pa.CanUpdate() {
-		return result{}, forbidden("not allowed to update project %q", proj.ID)
-	}
-	o, err := readResource(r, jsonapi.Expect{Type: typeProjects, ID: proj.ID})
-	if err != nil {
-		return result{}, err
-	}
-	o.Attrs.ReadOnly("workspace-count", "team-count", "permissions", "is-default", "created-at")
-	patch := readProjectPatch(o)
-	if err := firstErr(o.Err(), patch.Validate(false), checkAgentPool(proj, patch)); err != nil {
-		return result{}, err
-	}
-	return s.updateProject(w, r, c, proj.ID, patch)
-}
-
-// updateProject proposes patch and answers the updated project.
-func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *call, id string, patch mgmt.ProjectPatch) (result, error) {
-	if _, err := s.propose(w, r, store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{ID: id, Attributes: patch, Now: s.now()}); err != nil {
-		return result{}, err
-	}
-	proj, _, pa, err := s.visibleProject(c, id)
-	if err != nil {
-		return result{}, err
-	}
-	doc, err := s.projectDoc(proj, pa, false)
-	if err != nil {
-		return result{}, err
-	}
-	return ok(doc)
-}
-
-func (s *Server) projectDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	proj, _, pa, err := s.visibleProject(c, p.ByName("project"))
-	if err != nil {
-		return result{}, err
-	}
-	if !pa.CanDestroy() {
-		return result{}, forbidden("not allowed to delete project %q", proj.ID)
-	}
-	if _, err := s.propose(w, r, store.ProjectDeleteRequestType, &store.ProjectDeleteRequest{ID: proj.ID}); err != nil {
-		return result{}, err
-	}
-	return noContent()
 }
 
 // projectMoveWorkspaces serves POST /projects/:project/relationships/

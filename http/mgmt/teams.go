@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -24,15 +25,86 @@ import (
 // cannot see is a 404; a visible team the caller may not change, a 403.
 func (m *router) teamRoutes() {
 	s := m.s
+	teams := s.teams()
 	m.handle(http.MethodGet, "/organizations/:org/teams", s.teamList)
-	m.handle(http.MethodPost, "/organizations/:org/teams", s.teamCreate)
-	m.handle(http.MethodGet, "/teams/:team", s.teamRead)
-	m.handle(http.MethodPatch, "/teams/:team", s.teamUpdate)
-	m.handle(http.MethodDelete, "/teams/:team", s.teamDelete)
+	m.handle(http.MethodPost, "/organizations/:org/teams", teams.create)
+	m.handle(http.MethodGet, "/teams/:team", teams.read)
+	m.handle(http.MethodPatch, "/teams/:team", teams.update)
+	m.handle(http.MethodDelete, "/teams/:team", teams.remove)
 	m.handle(http.MethodPost, "/teams/:team/relationships/users", s.teamMembersAdd)
 	m.handle(http.MethodDelete, "/teams/:team/relationships/users", s.teamMembersRemove)
 	m.handle(http.MethodPost, "/teams/:team/authentication-token", s.teamTokenCreate)
 	m.handle(http.MethodDelete, "/teams/:team/authentication-token", s.teamTokenDelete)
+}
+
+// teamView is a team the caller can see, with their authority in its
+// organization.
+type teamView struct {
+	t *mgmt.Team
+	a *mgmt.OrgAuthority
+}
+
+// teams is the team resource: created in an organization by owners and
+// teams with Manage teams, who also update and delete; deleting revokes
+// the team's tokens.
+func (s *Server) teams() *resource[*mgmt.OrgAuthority, teamView, mgmt.TeamPatch] {
+	return &resource[*mgmt.OrgAuthority, teamView, mgmt.TeamPatch]{
+		s: s, typ: typeTeams, prefix: mgmt.PrefixTeam,
+		readOnly: []string{"is-owners", "users-count", "created-at", "permissions"},
+		scope: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {
+			return s.orgAuthority(c, p.ByName("org"))
+		},
+		load: func(c *call, p httprouter.Params) (teamView, error) {
+			t, a, err := s.visibleTeam(c, p.ByName("team"))
+			return teamView{t, a}, err
+		},
+		id: func(v teamView) string { return v.t.ID },
+		mayCreate: func(a *mgmt.OrgAuthority) error {
+			if !a.CanManageTeams() {
+				return forbidden("not allowed to create teams in organization %q", a.Organization.Name)
+			}
+			return nil
+		},
+		mayUpdate: func(v teamView) error {
+			if !v.a.CanManageTeams() {
+				return forbidden("not allowed to update team %q", v.t.ID)
+			}
+			return nil
+		},
+		mayDelete: func(v teamView) error {
+			if !v.a.CanManageTeams() {
+				return forbidden("not allowed to delete team %q", v.t.ID)
+			}
+			return nil
+		},
+		decode: func(o *jsonapi.ResourceObject, _ *teamView) mgmt.TeamPatch { return readTeamPatch(o) },
+		check:  func(p mgmt.TeamPatch, current *teamView) []error { return []error{p.Validate(current == nil)} },
+		createCmd: func(a *mgmt.OrgAuthority, id string, now time.Time, p mgmt.TeamPatch) (store.MessageType, any) {
+			return store.TeamCreateRequestType, &store.TeamCreateRequest{ID: id, OrganizationName: a.Organization.Name, CreatedAt: now, Attributes: p}
+		},
+		updateCmd: func(v teamView, _ time.Time, p mgmt.TeamPatch) (store.MessageType, any) {
+			return store.TeamUpdateRequestType, &store.TeamUpdateRequest{ID: v.t.ID, Attributes: p}
+		},
+		deleteCmd: func(v teamView) (store.MessageType, any) {
+			return store.TeamDeleteRequestType, &store.TeamDeleteRequest{ID: v.t.ID}
+		},
+		deleted: func(w http.ResponseWriter, r *http.Request, v teamView) {
+			s.revokeTokens(w, r, state.TokenSubject{Kind: state.SubjectKindTeam, ID: v.t.ID})
+		},
+		show: func(r *http.Request, v teamView) (*jsonapi.Document, error) {
+			inc, err := jsonapi.ParseInclude(r.URL.Query(), "users", "organization-memberships")
+			if err != nil {
+				return nil, err
+			}
+			return s.teamDoc(v.t, v.a, inc["users"])
+		},
+		showCreated: func(a *mgmt.OrgAuthority, resp any) (*jsonapi.Document, error) {
+			return s.teamDoc(resp.(*mgmt.Team), a, false)
+		},
+		showUpdated: func(_ *call, v teamView, resp any) (*jsonapi.Document, error) {
+			return s.teamDoc(resp.(*mgmt.Team), v.a, false)
+		},
+	}
 }
 
 // visibleTeam returns team id with the caller's authority in its
@@ -136,93 +208,6 @@ func readTeamPatch(o *jsonapi.ResourceObject) mgmt.TeamPatch {
 		patch.Access = p
 	}
 	return patch
-}
-
-func (s *Server) teamCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	if !a.CanManageTeams() {
-		return result{}, forbidden("not allowed to create teams in organization %q", a.Organization.Name)
-	}
-	o, err := readResource(r, jsonapi.Expect{Type: typeTeams})
-	if err != nil {
-		return result{}, err
-	}
-	patch := readTeamPatch(o)
-	if err := firstErr(o.Err(), patch.Validate(true)); err != nil {
-		return result{}, err
-	}
-	resp, err := s.propose(w, r, store.TeamCreateRequestType, &store.TeamCreateRequest{
-		ID: s.newID(mgmt.PrefixTeam), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
-	if err != nil {
-		return result{}, err
-	}
-	doc, err := s.teamDoc(resp.(*mgmt.Team), a, false)
-	if err != nil {
-		return result{}, err
-	}
-	return created(doc)
-}
-
-func (s *Server) teamRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	t, a, err := s.visibleTeam(c, p.ByName("team"))
-	if err != nil {
-		return result{}, err
-	}
-	inc, err := jsonapi.ParseInclude(r.URL.Query(), "users", "organization-memberships")
-	if err != nil {
-		return result{}, err
-	}
-	doc, err := s.teamDoc(t, a, inc["users"])
-	if err != nil {
-		return result{}, err
-	}
-	return ok(doc)
-}
-
-func (s *Server) teamUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	t, a, err := s.visibleTeam(c, p.ByName("team"))
-	if err != nil {
-		return result{}, err
-	}
-	if !a.CanManageTeams() {
-		return result{}, forbidden("not allowed to update team %q", t.ID)
-	}
-	o, err := readResource(r, jsonapi.Expect{Type: typeTeams, ID: t.ID})
-	if err != nil {
-		return result{}, err
-	}
-	o.Attrs.ReadOnly("is-owners", "users-count", "created-at", "permissions")
-	patch := readTeamPatch(o)
-	if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
-		return result{}, err
-	}
-	resp, err := s.propose(w, r, store.TeamUpdateRequestType, &store.TeamUpdateRequest{ID: t.ID, Attributes: patch})
-	if err != nil {
-		return result{}, err
-	}
-	doc, err := s.teamDoc(resp.(*mgmt.Team), a, false)
-	if err != nil {
-		return result{}, err
-	}
-	return ok(doc)
-}
-
-func (s *Server) teamDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	t, a, err := s.visibleTeam(c, p.ByName("team"))
-	if err != nil {
-		return result{}, err
-	}
-	if !a.CanManageTeams() {
-		return result{}, forbidden("not allowed to delete team %q", t.ID)
-	}
-	if _, err := s.propose(w, r, store.TeamDeleteRequestType, &store.TeamDeleteRequest{ID: t.ID}); err != nil {
-		return result{}, err
-	}
-	s.revokeTokens(w, r, state.TokenSubject{Kind: state.SubjectKindTeam, ID: t.ID})
-	return noContent()
 }
 
 // teamMemberIDs reads the users of a membership request: resource
