@@ -96,3 +96,13 @@ func newStreamEncoder(w io.Writer) *codec.Encoder {
 func newStreamDecoder(r io.Reader) *codec.Decoder {
 	return codec.NewDecoder(r, msgpackHandle)
 }
+
+// logCodec is the log's codec as the memory machinery takes it
+// (packed.Codec), for the blobs of allocation records.
+type logCodec struct{}
+
+// Encode implements packed.Codec.
+func (logCodec) Encode(w io.Writer, v any) error { return newStreamEncoder(w).Encode(v) }
+
+// Decode implements packed.Codec.
+func (logCodec) Decode(b []byte, out any) error { return Decode(b, out) }

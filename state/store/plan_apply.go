@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store/internal/packed"
 )
 
 // Plan and scheduler-runtime commands (types 20-29; see commands.go): what
@@ -86,7 +87,7 @@ type PlanApplyRequest struct {
 	// CreateTime and ModifyTime.
 	Now int64
 	// PackedJobAllocs holds JobAllocs as allocation records (the layout
-	// of snapshot format 3, snapshot_allocs.go) in entries of type
+	// of snapshot format 3, internal/packed) in entries of type
 	// PlanApplyPackedRequestType; see Packed.
 	PackedJobAllocs []byte
 	// JobRef names the stored version of the job that JobAllocs run, in
@@ -149,25 +150,15 @@ func (req *PlanApplyRequest) Packed(stored func(*state.Job) bool) (*PlanApplyReq
 		return &out, PlanApplyRequestType, nil
 	}
 	// A pooled writer: its maps and caches keep their room from plan to
-	// plan; its buffer is the entry's, sized for the records up front.
-	w := planWriters.Get().(*recordWriter)
-	w.reset()
-	w.buf = make([]byte, 0, 16+len(req.JobAllocs)*packedRecordGuess)
-	defer func() {
-		w.buf = nil
-		planWriters.Put(w)
-	}()
-	w.uvarint(uint64(len(req.JobAllocs)))
-	for i, a := range req.JobAllocs {
-		if a == nil {
-			return nil, 0, state.Invalidf(state.Fieldf("JobAllocs", i, "ID"), "missing allocation")
-		}
-		if err := w.alloc(-1, a); err != nil {
-			return nil, 0, state.Invalidf(state.Fieldf("JobAllocs", i, ""), "cannot be packed: %v", err)
-		}
+	// plan.
+	w := planWriters.Get().(*packed.Writer)
+	defer planWriters.Put(w)
+	buf, err := w.PackAllocs("JobAllocs", req.JobAllocs)
+	if err != nil {
+		return nil, 0, err
 	}
 	out := *req
-	out.JobAllocs, out.PackedJobAllocs = nil, w.buf
+	out.JobAllocs, out.PackedJobAllocs = nil, buf
 	if req.Job != nil && stored != nil && stored(req.Job) {
 		out.Job, out.JobRef = nil, refOf(req.Job)
 		return &out, PlanApplyRefRequestType, nil
@@ -175,56 +166,21 @@ func (req *PlanApplyRequest) Packed(stored func(*state.Job) bool) (*PlanApplyReq
 	return &out, PlanApplyPackedRequestType, nil
 }
 
-// packedRecordGuess is about what one placement's record takes in a
-// packed plan (a placement with five nodes' scores: ~250 bytes), so that
-// the entry's buffer rarely grows.
-const packedRecordGuess = 320
-
-var (
-	// planWriters and planReaders pool the record writers and readers of
-	// packed plans: a plan of a thousand placements filled maps of
-	// thousands of strings and score keys from empty, every plan.
-	planWriters = sync.Pool{New: func() any { return new(recordWriter) }}
-	// A reader's slab stays with it: the allocations of the next plan
-	// go on filling its blocks.
-	planReaders = sync.Pool{New: func() any { return &recordReader{strs: map[string]string{}, slab: new(allocSlab)} }}
-)
+// planWriters pools the record writers of packed plans: a plan of a
+// thousand placements filled maps of thousands of strings and score keys
+// from empty, every plan. A writer keeps nothing of a plan but the room
+// of its maps, so the pool is scratch space, not state: Packed is called
+// by the leader with no store at hand.
+var planWriters = sync.Pool{New: func() any { return packed.NewWriter(logCodec{}) }}
 
 // unpack decodes PackedJobAllocs into JobAllocs.
-func (req *PlanApplyRequest) unpack() error {
+func (req *PlanApplyRequest) unpack(p *packed.Packer) error {
 	if req.PackedJobAllocs == nil {
 		return nil
 	}
-	r := planReaders.Get().(*recordReader)
-	defer func() {
-		// The strings and scores decoded stay with the allocations;
-		// the reader keeps only its room.
-		r.buf, r.err = nil, nil
-		clear(r.strs)
-		clear(r.table)
-		r.scores.Reset() // a record that failed half-way leaves scores added
-		planReaders.Put(r)
-	}()
-	r.chunk(req.PackedJobAllocs)
-	n := r.uvarint()
-	// A record takes dozens of bytes: a count the entry cannot hold is
-	// corrupt, and allocates nothing.
-	if r.err == nil && n > uint64(len(r.buf)) {
-		r.fail("count past the entry")
-	}
-	allocs := make([]*state.Allocation, 0, min(n, uint64(len(r.buf))))
-	for range n {
-		if r.err != nil {
-			break
-		}
-		a, _ := r.alloc()
-		allocs = append(allocs, a)
-	}
-	if r.err == nil && len(r.buf) != 0 {
-		r.fail("bytes after the last record")
-	}
-	if r.err != nil {
-		return r.err
+	allocs, err := p.Unpack(req.PackedJobAllocs)
+	if err != nil {
+		return err
 	}
 	req.JobAllocs = append(req.JobAllocs, allocs...)
 	req.PackedJobAllocs = nil
@@ -234,7 +190,7 @@ func (req *PlanApplyRequest) unpack() error {
 // applyPlanApplyPacked unpacks a plan's allocation records and applies it
 // as applyPlanApply does.
 func applyPlanApplyPacked(t *writeTxn, req *PlanApplyRequest) (any, error) {
-	if err := req.unpack(); err != nil {
+	if err := req.unpack(t.packer); err != nil {
 		return nil, state.Invalidf("PackedJobAllocs", "%v", err)
 	}
 	return applyPlanApply(t, req)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store/internal/packed"
 )
 
 // Tests of the plan and scheduler-runtime commands. Helpers come from
@@ -450,9 +451,10 @@ func TestPackedPlanReadersKeepNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := p.PackedJobAllocs
+	packer := packed.New(logCodec{})
 	want := func() []byte {
 		q := &PlanApplyRequest{PackedJobAllocs: full}
-		if err := q.unpack(); err != nil {
+		if err := q.unpack(packer); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := json.Marshal(q.JobAllocs)
@@ -460,11 +462,11 @@ func TestPackedPlanReadersKeepNothing(t *testing.T) {
 	}()
 	for cut := 1; cut < len(full); cut++ {
 		bad := &PlanApplyRequest{PackedJobAllocs: bytes.Clone(full[:cut])}
-		if err := bad.unpack(); err == nil {
+		if err := bad.unpack(packer); err == nil {
 			continue
 		}
 		q := &PlanApplyRequest{PackedJobAllocs: full}
-		if err := q.unpack(); err != nil {
+		if err := q.unpack(packer); err != nil {
 			t.Fatalf("after a failed unpack cut at %d: %v", cut, err)
 		}
 		if got, _ := json.Marshal(q.JobAllocs); !bytes.Equal(got, want) {

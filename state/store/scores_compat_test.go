@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store/internal/packed"
 )
 
 // Entries written before Scores had a type of their own (AllocMetric.Scores
@@ -48,7 +49,7 @@ func TestOldScoresDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := &PlanApplyRequest{PackedJobAllocs: rec}
-	if err := req.unpack(); err != nil || len(req.JobAllocs) != 1 {
+	if err := req.unpack(packed.New(logCodec{})); err != nil || len(req.JobAllocs) != 1 {
 		t.Fatalf("unpack: %v, %d allocations", err, len(req.JobAllocs))
 	}
 	check("record", req.JobAllocs[0])

@@ -8,9 +8,16 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
+// The slab's sizes (packed's slabAllocs and slabBytes): how many
+// allocations one block holds, and the bytes of a block of strings.
+const (
+	slabAllocs = 32
+	slabBytes  = 8 << 10
+)
+
 // TestPackedPlanAllocationsShareBlocks: the allocations of a packed plan,
 // their metrics and their own strings are stored side by side in blocks
-// (allocSlab), not as objects of their own, and the compactor keeps the
+// (packed's slab), not as objects of their own, and the compactor keeps the
 // decoded metric rather than copying it (issue 19: objects per stored
 // allocation are what the garbage collector's cycles cost).
 func TestPackedPlanAllocationsShareBlocks(t *testing.T) {
@@ -63,58 +70,5 @@ func TestPackedPlanAllocationsShareBlocks(t *testing.T) {
 	}
 	if ids < n-1-2*n*64/slabBytes-1 {
 		t.Errorf("%d of %d IDs follow their neighbour's block, want most", ids, n-1)
-	}
-}
-
-// TestSlabHandsOutSeparateRoom: what the slab hands out never overlaps,
-// byte slices are capped at their length (an append copies rather than
-// writing a neighbour's bytes), and large requests get room of their own.
-func TestSlabHandsOutSeparateRoom(t *testing.T) {
-	var s allocSlab
-	a, b := s.take(10), s.take(10)
-	if len(a) != 10 || cap(a) != 10 || &a[0] == &b[0] {
-		t.Fatalf("take: len %d cap %d, same room %v", len(a), cap(a), &a[0] == &b[0])
-	}
-	copy(b, "bbbbbbbbbb")
-	a = append(a, 'x')
-	if string(b) != "bbbbbbbbbb" {
-		t.Fatalf("an append to one slice wrote its neighbour: %q", b)
-	}
-	x, y := s.string([]byte("first")), s.string([]byte("second"))
-	if x != "first" || y != "second" || s.string(nil) != "" {
-		t.Fatalf("strings %q %q", x, y)
-	}
-	big := s.take(slabBytes)
-	if len(big) != slabBytes || len(s.bytes) > slabBytes/2 {
-		t.Fatalf("a large take came from the block: len %d, block used %d", len(big), len(s.bytes))
-	}
-	seen := map[*state.Allocation]bool{}
-	for range 3 * slabAllocs {
-		p := s.alloc()
-		if seen[p] || p.ID != "" {
-			t.Fatal("alloc handed out an allocation twice, or not zero")
-		}
-		seen[p] = true
-	}
-}
-
-// TestCompactKeepsASharedMetric: a metric whose count maps are the
-// shared ones already is kept, not copied; one whose maps are not is
-// copied with the shared maps, and the original is left as it was.
-func TestCompactKeepsASharedMetric(t *testing.T) {
-	c := &compactor{}
-	shared := sharedCountMaps.intern(map[string]int{"disk": 4})
-	m := &state.AllocMetric{NodesExhausted: 4, DimensionExhausted: shared}
-	if got := c.metrics(m); got != m {
-		t.Error("a metric with shared maps was copied")
-	}
-	own := map[string]int{"disk": 4}
-	o := &state.AllocMetric{NodesExhausted: 4, DimensionExhausted: own}
-	got := c.metrics(o)
-	if got == o || !sameMap(got.DimensionExhausted, shared) || got.NodesExhausted != 4 {
-		t.Errorf("a metric with a map of its own: got %p (orig %p), map shared %v", got, o, sameMap(got.DimensionExhausted, shared))
-	}
-	if !sameMap(o.DimensionExhausted, own) {
-		t.Error("the original metric was changed")
 	}
 }

@@ -11,7 +11,15 @@ import (
 	"unsafe"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store/internal/packed"
 )
+
+// stReader returns a reader of the records of buf.
+func stReader(buf []byte) *packed.Reader {
+	r := packed.New(logCodec{}).NewReader()
+	r.Chunk(buf)
+	return r
+}
 
 // stFillAll sets every field reachable from v (a pointer) to a value
 // that is not its zero, with n to vary it: strings name their path,
@@ -79,18 +87,18 @@ func stFillAll(t *testing.T, v reflect.Value, path string, n int) {
 // back.
 func stRecordRoundTrip(t *testing.T, allocs []*state.Allocation) []*state.Allocation {
 	t.Helper()
-	var w recordWriter
+	w := packed.NewWriter(logCodec{})
 	for i, a := range allocs {
-		if err := w.alloc(i%3-1, a); err != nil {
+		if err := w.Alloc(i%3-1, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r := recordReader{buf: w.buf, strs: map[string]string{}}
+	r := stReader(w.Bytes())
 	var out []*state.Allocation
-	for i := 0; len(r.buf) > 0; i++ {
-		a, ref := r.alloc()
-		if r.err != nil {
-			t.Fatalf("record %d: %v", i, r.err)
+	for i := 0; r.More(); i++ {
+		a, ref := r.Alloc()
+		if r.Err() != nil {
+			t.Fatalf("record %d: %v", i, r.Err())
 		}
 		if ref != i%3-1 {
 			t.Fatalf("record %d: job reference %d, want %d", i, ref, i%3-1)
@@ -153,31 +161,31 @@ func sameString(a, b string) bool {
 func TestAllocRecordMalformed(t *testing.T) {
 	a := &state.Allocation{}
 	stFillAll(t, reflect.ValueOf(a).Elem(), "a", 1)
-	var w recordWriter
-	if err := w.alloc(0, a); err != nil {
+	w := packed.NewWriter(logCodec{})
+	if err := w.Alloc(0, a); err != nil {
 		t.Fatal(err)
 	}
-	for cut := range len(w.buf) {
-		r := recordReader{buf: w.buf[:cut], strs: map[string]string{}}
-		r.alloc()
-		if r.err == nil {
-			t.Fatalf("a record cut at byte %d of %d parsed", cut, len(w.buf))
+	for cut := range len(w.Bytes()) {
+		r := stReader(w.Bytes()[:cut])
+		r.Alloc()
+		if r.Err() == nil {
+			t.Fatalf("a record cut at byte %d of %d parsed", cut, len(w.Bytes()))
 		}
-		if !errors.Is(r.err, errBadRecord) {
-			t.Fatalf("cut at %d: %v does not wrap errBadRecord", cut, r.err)
+		if !errors.Is(r.Err(), packed.ErrBadRecord) {
+			t.Fatalf("cut at %d: %v does not wrap packed.ErrBadRecord", cut, r.Err())
 		}
 	}
 	// A string numbered past the chunk's strings: job 0, ID "", then
 	// the namespace as string 5 of a chunk that holds none.
-	r := recordReader{buf: []byte{1, 0, 6}, strs: map[string]string{}}
-	if r.alloc(); !errors.Is(r.err, errBadRecord) {
-		t.Fatalf("a string numbered past the chunk's: %v", r.err)
+	r := stReader([]byte{1, 0, 6})
+	if r.Alloc(); !errors.Is(r.Err(), packed.ErrBadRecord) {
+		t.Fatalf("a string numbered past the chunk's: %v", r.Err())
 	}
-	for i := range len(w.buf) {
-		bad := bytes.Clone(w.buf)
+	for i := range len(w.Bytes()) {
+		bad := bytes.Clone(w.Bytes())
 		bad[i] = 0xff
-		r := recordReader{buf: bad, strs: map[string]string{}}
-		r.alloc() // must not panic; an error or a different allocation
+		r := stReader(bad)
+		r.Alloc() // must not panic; an error or a different allocation
 	}
 }
 
@@ -231,8 +239,6 @@ func stPersistOld(t *testing.T, s *Store, format int) []byte {
 // the same contents as format 3; format 3 is what Persist writes, with
 // the allocations in chunks and each job once.
 func TestSnapshotFormatsRestoreAlike(t *testing.T) {
-	defer func(n int) { allocChunkBytes = n }(allocChunkBytes)
-	allocChunkBytes = 64 << 10 // 3,000 allocations in several chunks
 	src := stStore(t, StoreConfig{})
 	stFillEveryTable(t, src)
 	job := stMust[*state.Job](t)(src.JobByID(nil, state.DefaultNamespace, "web"))
@@ -248,6 +254,7 @@ func TestSnapshotFormatsRestoreAlike(t *testing.T) {
 	want := stDump(t, src)
 
 	snap := stMust[*StateSnapshot](t)(src.Snapshot())
+	snap.chunkBytes = 64 << 10 // 3,000 allocations in several chunks
 	var buf bytes.Buffer
 	if err := snap.Persist(&buf); err != nil {
 		t.Fatal(err)
@@ -310,13 +317,13 @@ func TestSnapshotFormatsRestoreAlike(t *testing.T) {
 // job it does not hold.
 func stDanglingChunk(t *testing.T, a *state.Allocation) []byte {
 	t.Helper()
-	var w recordWriter
-	if err := w.alloc(7, a); err != nil {
+	w := packed.NewWriter(logCodec{})
+	if err := w.Alloc(7, a); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	enc := newStreamEncoder(&buf)
-	for _, v := range []any{snapshotHeader{Format: 3}, snapshotAllocChunkName, w.buf, ""} {
+	for _, v := range []any{snapshotHeader{Format: 3}, snapshotAllocChunkName, w.Bytes(), ""} {
 		if err := enc.Encode(v); err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +332,7 @@ func stDanglingChunk(t *testing.T, a *state.Allocation) []byte {
 }
 
 // TestRecordScoreKeysAcrossManyNodes: score keys of thousands of nodes in
-// one chunk, more than recordWriter.recent has entries (so refs collide
+// one chunk, more than packed.Writer's cache of recent score keys has entries (so refs collide
 // in it), come back exactly; a key seen again is written by number, so
 // the chunk is smaller than the same scores with every key whole.
 func TestRecordScoreKeysAcrossManyNodes(t *testing.T) {
@@ -354,19 +361,19 @@ func TestRecordScoreKeysAcrossManyNodes(t *testing.T) {
 	}
 	// The same allocations again in the same chunk: every key is known
 	// by then, and written by number (a byte or two) rather than whole.
-	var w recordWriter
+	w := packed.NewWriter(logCodec{})
 	for _, a := range allocs {
-		if err := w.alloc(-1, a); err != nil {
+		if err := w.Alloc(-1, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	first := len(w.buf)
+	first := len(w.Bytes())
 	for _, a := range allocs {
-		if err := w.alloc(-1, a); err != nil {
+		if err := w.Alloc(-1, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	second := len(w.buf) - first
+	second := len(w.Bytes()) - first
 	whole := 0
 	for _, a := range allocs {
 		for k := range a.Metrics.Scores.Map() {
@@ -393,12 +400,12 @@ func TestRecordWriterCachesStartAfreshPerChunk(t *testing.T) {
 	}
 	decode := func(buf []byte) []*state.Allocation {
 		t.Helper()
-		r := recordReader{buf: buf, strs: map[string]string{}}
+		r := stReader(buf)
 		var out []*state.Allocation
-		for len(r.buf) > 0 {
-			a, _ := r.alloc()
-			if r.err != nil {
-				t.Fatal(r.err)
+		for r.More() {
+			a, _ := r.Alloc()
+			if r.Err() != nil {
+				t.Fatal(r.Err())
 			}
 			out = append(out, a)
 		}
@@ -422,35 +429,35 @@ func TestRecordWriterCachesStartAfreshPerChunk(t *testing.T) {
 		first = append(first, mk(i, fmt.Sprintf("node-%04d", i%5)))
 		second = append(second, mk(i+1, fmt.Sprintf("node-%04d", (i+1)%5))) // the same strings, in other places
 	}
-	var w recordWriter
+	w := packed.NewWriter(logCodec{})
 	for _, a := range first {
-		if err := w.alloc(-1, a); err != nil {
+		if err := w.Alloc(-1, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check("first chunk", decode(bytes.Clone(w.buf)), first)
-	w.reset()
+	check("first chunk", decode(bytes.Clone(w.Bytes())), first)
+	w.Reset()
 	for _, a := range second {
-		if err := w.alloc(-1, a); err != nil {
+		if err := w.Alloc(-1, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check("second chunk", decode(bytes.Clone(w.buf)), second)
+	check("second chunk", decode(bytes.Clone(w.Bytes())), second)
 	// A third chunk, after a reset with nothing written in between.
-	w.reset()
-	w.reset()
+	w.Reset()
+	w.Reset()
 	for _, a := range first {
-		if err := w.alloc(-1, a); err != nil {
+		if err := w.Alloc(-1, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check("third chunk", decode(bytes.Clone(w.buf)), first)
+	check("third chunk", decode(bytes.Clone(w.Bytes())), first)
 	// A writer of its own, never reset.
-	var w2 recordWriter
+	w2 := packed.NewWriter(logCodec{})
 	for _, a := range second {
-		if err := w2.alloc(-1, a); err != nil {
+		if err := w2.Alloc(-1, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check("next writer", decode(w2.buf), second)
+	check("next writer", decode(w2.Bytes()), second)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store/internal/packed"
 )
 
 // stManyAllocsSnapshot returns a snapshot of a store holding n
@@ -39,7 +40,7 @@ func stManyAllocsSnapshot(t *testing.T, n int) (*Store, []byte) {
 func TestDecodePipelinedKeepsOrder(t *testing.T) {
 	_, data := stManyAllocsSnapshot(t, 3*restoreBatchRows+7)
 	var want []string
-	if err := decodeSnapshot(bytes.NewReader(data), func(name string, v any) error {
+	if err := decodeSnapshot(packed.New(logCodec{}), bytes.NewReader(data), func(name string, v any) error {
 		if name == snapshotAllocChunkName {
 			name = TableAllocs
 		}
@@ -49,7 +50,7 @@ func TestDecodePipelinedKeepsOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	if err := decodePipelined(bytes.NewReader(data), func(rows []snapshotRow) error {
+	if err := decodePipelined(packed.New(logCodec{}), bytes.NewReader(data), func(rows []snapshotRow) error {
 		if len(rows) == 0 || len(rows) > restoreBatchRows {
 			t.Errorf("a batch of %d rows", len(rows))
 		}
@@ -80,7 +81,7 @@ func TestDecodePipelinedErrors(t *testing.T) {
 	s, data := stManyAllocsSnapshot(t, 4*restoreBatchRows)
 	boom := errors.New("boom")
 	calls := 0
-	err := decodePipelined(bytes.NewReader(data), func([]snapshotRow) error {
+	err := decodePipelined(packed.New(logCodec{}), bytes.NewReader(data), func([]snapshotRow) error {
 		calls++
 		if calls == 2 {
 			return boom

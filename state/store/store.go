@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store/internal/packed"
 )
 
 // Retention defaults, used when a StoreConfig field is zero.
@@ -55,6 +56,10 @@ type Store struct {
 
 	// events receives what every applied command wrote (events.go).
 	events *EventBuffer
+	// packer is the memory machinery (internal/packed): the compaction
+	// of stored allocations, the count maps they share across commands,
+	// the readers of packed plans and snapshots.
+	packer *packed.Packer
 	// prepared holds the commands Store.Prepare decoded, by the address
 	// of their entry's first byte, until Apply takes them.
 	prepared sync.Map
@@ -67,7 +72,7 @@ func NewStore(cfg StoreConfig) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{cfg: cfg.withDefaults(), db: db, abandonCh: make(chan struct{}), events: NewEventBuffer(cfg.EventBufferSize)}
+	s := &Store{cfg: cfg.withDefaults(), db: db, abandonCh: make(chan struct{}), events: NewEventBuffer(cfg.EventBufferSize), packer: packed.New(logCodec{})}
 	s.reader = reader{txn: s.readTxn, allocs: new(allocWatch)}
 	return s, nil
 }
@@ -177,9 +182,10 @@ type writeTxn struct {
 	// written records, in order, the writes of tables that have an event
 	// topic (events.go); nil when nobody asked (trackEvents).
 	written *[]written
-	// compact shares the values of the allocations this command writes
-	// (compact.go); made on first use.
-	compact *compactor
+	// packer is the store's (internal/packed); compact shares the values
+	// of the allocations this command writes, made on first use.
+	packer  *packed.Packer
+	compact *packed.Compactor
 	// txnRows holds what the memdb transaction keeps aside of the tables
 	// whose rows it writes once and then changes in place; the commands
 	// of a batch (ApplyBatch) share it, as they share the transaction.
@@ -242,6 +248,7 @@ func (s *Store) writeTxnOn(txn *memdb.Txn, rows *txnRows, index uint64) *writeTx
 		Txn:     txn,
 		txnRows: rows,
 		cfg:     s.cfg,
+		packer:  s.packer,
 		index:   index,
 		touched: map[string]bool{},
 		jobs:    map[nsID]bool{},
@@ -251,7 +258,7 @@ func (s *Store) writeTxnOn(txn *memdb.Txn, rows *txnRows, index uint64) *writeTx
 func (t *writeTxn) insert(table string, obj any) error {
 	t.touched[table] = true
 	if table == TableAllocs {
-		// Share what the allocation holds with the state (compact.go),
+		// Share what the allocation holds with the state (packed),
 		// keep the node usage (node_usage.go) and the lists by node and
 		// job (alloc_lists.go) in step.
 		a := obj.(*state.Allocation)
@@ -259,7 +266,7 @@ func (t *writeTxn) insert(table string, obj any) error {
 		if err != nil {
 			return err
 		}
-		if err := t.compactor().alloc(old, a); err != nil {
+		if err := t.compactor().Alloc(old, a); err != nil {
 			return err
 		}
 		if err := t.trackUsage(old, a); err != nil {
@@ -471,4 +478,32 @@ func (r reader) WatchLatestIndex(ws memdb.WatchSet) uint64 {
 		latest = max(latest, e.Value)
 	}
 	return latest
+}
+
+// compactor returns the command's compactor, made on first use.
+func (t *writeTxn) compactor() *packed.Compactor {
+	if t.compact == nil {
+		t.compact = t.packer.Compactor(compactRows{t.Txn})
+	}
+	return t.compact
+}
+
+// compactRows is what a compactor reads of the tables (packed.Rows).
+type compactRows struct{ txn *memdb.Txn }
+
+var _ packed.Rows = compactRows{}
+
+// Node implements packed.Rows.
+func (r compactRows) Node(id string) (*state.Node, error) {
+	return first[*state.Node](nil, r.txn, TableNodes, indexID, id)
+}
+
+// Job implements packed.Rows.
+func (r compactRows) Job(ns, id string) (*state.Job, error) {
+	return first[*state.Job](nil, r.txn, TableJobs, indexID, ns, id)
+}
+
+// JobVersion implements packed.Rows.
+func (r compactRows) JobVersion(ns, id string, version uint64) (*state.Job, error) {
+	return first[*state.Job](nil, r.txn, TableJobVersion, indexID, ns, id, version)
 }

@@ -1,4 +1,4 @@
-package store
+package packed
 
 import (
 	"unsafe"
@@ -15,7 +15,7 @@ const (
 	slabBytes  = 8 << 10
 )
 
-// allocSlab hands out the objects of the allocations a recordReader
+// slab hands out the objects of the allocations a Reader
 // decodes (the struct, its metric, its own strings and its scores) from
 // blocks of many, rather than as objects of their own.
 //
@@ -33,14 +33,14 @@ const (
 // holds at most slabAllocs of them, which bounds what one long-lived
 // allocation can keep alive. Nothing handed out is ever written again
 // by the slab: the strings made from the byte blocks are immutable.
-type allocSlab struct {
+type slab struct {
 	allocs  []state.Allocation
 	metrics []state.AllocMetric
 	bytes   []byte
 }
 
 // alloc returns a zero allocation from the current block.
-func (s *allocSlab) alloc() *state.Allocation {
+func (s *slab) alloc() *state.Allocation {
 	if len(s.allocs) == cap(s.allocs) {
 		s.allocs = make([]state.Allocation, 0, slabAllocs)
 	}
@@ -49,7 +49,7 @@ func (s *allocSlab) alloc() *state.Allocation {
 }
 
 // metric returns a zero metric from the current block.
-func (s *allocSlab) metric() *state.AllocMetric {
+func (s *slab) metric() *state.AllocMetric {
 	if len(s.metrics) == cap(s.metrics) {
 		s.metrics = make([]state.AllocMetric, 0, slabAllocs)
 	}
@@ -59,7 +59,7 @@ func (s *allocSlab) metric() *state.AllocMetric {
 
 // take returns n bytes of their own (length and capacity n): from the
 // current byte block when n is small, else a slice of its own.
-func (s *allocSlab) take(n int) []byte {
+func (s *slab) take(n int) []byte {
 	if n > slabBytes/8 {
 		return make([]byte, n)
 	}
@@ -72,7 +72,7 @@ func (s *allocSlab) take(n int) []byte {
 }
 
 // string returns a copy of b as a string held in a byte block.
-func (s *allocSlab) string(b []byte) string {
+func (s *slab) string(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}

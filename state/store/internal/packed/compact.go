@@ -1,16 +1,10 @@
-package store
+package packed
 
 import (
-	"encoding/binary"
-	"hash/maphash"
 	"maps"
 	"reflect"
 	"slices"
-	"strings"
-	"sync"
 	"unsafe"
-
-	"github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
 )
@@ -35,10 +29,24 @@ import (
 // (rowKey) instead, as comparing every copy whole would make a restore a
 // quarter slower.
 
-// compactor holds what one command (or one restore) has already stored,
-// for the allocations that follow to share.
-type compactor struct {
-	txn *memdb.Txn
+// Rows is what a compactor reads of the store: the rows whose values an
+// allocation may share. Each returns nil when there is no such row.
+type Rows interface {
+	// Node is the node id.
+	Node(id string) (*state.Node, error)
+	// Job is the jobs table's row of the job id in namespace ns.
+	Job(ns, id string) (*state.Job, error)
+	// JobVersion is the job versions table's row of that version.
+	JobVersion(ns, id string, version uint64) (*state.Job, error)
+}
+
+// Compactor holds what one command (or one restore) has already stored,
+// for the allocations that follow to share. It is made by a Packer
+// (Compactor, RestoreCompactor) and used by one goroutine.
+type Compactor struct {
+	rows Rows
+	// shared is the Packer's cache of count maps, across commands.
+	shared *countMaps
 	// restore is set while restoring a snapshot: jobs are shared by row
 	// identity (rowKey) without being compared whole.
 	restore bool
@@ -49,9 +57,9 @@ type compactor struct {
 	// when none does), so a job that many allocations of a command share
 	// is compared once.
 	jobs map[*state.Job]*state.Job
-	// rows maps a job row's identity to the first job kept for it: in a
+	// seen maps a job row's identity to the first job kept for it: in a
 	// restore, every allocation decodes its own copy of its job.
-	rows map[jobRowKey]*state.Job
+	seen map[jobRowKey]*state.Job
 	// resources holds the last resources granted per group.
 	resources map[groupKey]*state.AllocatedResources
 	// counts holds the last distinct metric maps seen, per field.
@@ -77,26 +85,20 @@ const metricMapFields = 5
 // keeps for sharing: plans repeat the same few.
 const sharedMaps = 4
 
-func newCompactor(txn *memdb.Txn) *compactor {
-	return &compactor{
-		txn:       txn,
+func newCompactor(rows Rows, counts *countMaps, restore bool) *Compactor {
+	return &Compactor{
+		rows:      rows,
+		shared:    counts,
+		restore:   restore,
 		strs:      map[string]string{},
 		jobs:      map[*state.Job]*state.Job{},
-		rows:      map[jobRowKey]*state.Job{},
+		seen:      map[jobRowKey]*state.Job{},
 		resources: map[groupKey]*state.AllocatedResources{},
 	}
 }
 
-// compactor returns the command's compactor, made on first use.
-func (t *writeTxn) compactor() *compactor {
-	if t.compact == nil {
-		t.compact = newCompactor(t.Txn)
-	}
-	return t.compact
-}
-
 // str returns a string equal to s, shared within the command.
-func (c *compactor) str(s string) string {
+func (c *Compactor) str(s string) string {
 	if s == "" {
 		return ""
 	}
@@ -107,9 +109,9 @@ func (c *compactor) str(s string) string {
 	return s
 }
 
-// alloc compacts a, which is about to replace old (nil when new) and is
+// Alloc compacts a, which is about to replace old (nil when new) and is
 // not shared yet. What a kept from old is compact already and left alone.
-func (c *compactor) alloc(old, a *state.Allocation) error {
+func (c *Compactor) Alloc(old, a *state.Allocation) error {
 	if old == nil {
 		old = &state.Allocation{}
 	}
@@ -136,11 +138,11 @@ func (c *compactor) alloc(old, a *state.Allocation) error {
 		}
 	}
 	if a.NodeID != "" {
-		raw, err := c.txn.First(TableNodes, indexID, a.NodeID)
+		n, err := c.rows.Node(a.NodeID)
 		if err != nil {
 			return err
 		}
-		if n, ok := raw.(*state.Node); ok {
+		if n != nil {
 			a.NodeID = n.ID
 			if a.NodeName == n.Name {
 				a.NodeName = n.Name
@@ -197,14 +199,14 @@ func clientStatus(s string) string {
 // job returns a job equal to j that is already held: the stored jobs or
 // versions row, or an earlier allocation's job with the same row identity
 // (rowKey); else j.
-func (c *compactor) job(j *state.Job) (*state.Job, error) {
+func (c *Compactor) job(j *state.Job) (*state.Job, error) {
 	if v, ok := c.jobs[j]; ok {
 		return v, nil
 	}
 	kept := j
 	if j.ModifyIndex != 0 {
 		k := rowKey(j)
-		cand, ok := c.rows[k]
+		cand, ok := c.seen[k]
 		if !ok {
 			row, err := c.storedRow(k)
 			if err != nil {
@@ -218,7 +220,7 @@ func (c *compactor) job(j *state.Job) (*state.Job, error) {
 		if cand != nil && (cand == j || c.restore || reflect.DeepEqual(cand, j)) {
 			kept = cand
 		} else {
-			c.rows[k] = j
+			c.seen[k] = j
 		}
 	}
 	if !c.restore { // in a restore, no two allocations share a decoded job
@@ -229,21 +231,14 @@ func (c *compactor) job(j *state.Job) (*state.Job, error) {
 
 // storedRow returns the row of the jobs or job versions table that has
 // identity k, if there is one.
-func (c *compactor) storedRow(k jobRowKey) (*state.Job, error) {
-	for _, lookup := range []struct {
-		table string
-		args  []any
-	}{
-		{TableJobs, []any{k.ns, k.id}},
-		{TableJobVersion, []any{k.ns, k.id, k.version}},
-	} {
-		raw, err := c.txn.First(lookup.table, indexID, lookup.args...)
-		if err != nil {
-			return nil, err
-		}
-		if row, ok := raw.(*state.Job); ok && rowKey(row) == k {
-			return row, nil
-		}
+func (c *Compactor) storedRow(k jobRowKey) (*state.Job, error) {
+	row, err := c.rows.Job(k.ns, k.id)
+	if err != nil || (row != nil && rowKey(row) == k) {
+		return row, err
+	}
+	row, err = c.rows.JobVersion(k.ns, k.id, k.version)
+	if err != nil || (row != nil && rowKey(row) == k) {
+		return row, err
 	}
 	return nil, nil
 }
@@ -262,7 +257,7 @@ func rowKey(j *state.Job) jobRowKey {
 
 // resourcesOf returns resources equal to r, shared with the previous
 // allocation of the group when they are equal.
-func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.AllocatedResources {
+func (c *Compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.AllocatedResources {
 	if r == nil {
 		return nil
 	}
@@ -285,7 +280,7 @@ func (c *compactor) resourcesOf(g groupKey, r *state.AllocatedResources) *state.
 // shared ones, sharing its maps with earlier equal ones (orig itself is
 // never changed). Its Scores need nothing: they are one byte slice with
 // no pointer, node IDs packed in it (state.Scores).
-func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
+func (c *Compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 	counts := [...]map[string]int{orig.NodesAvailable, orig.ClassFiltered, orig.ConstraintFiltered, orig.ClassExhausted, orig.DimensionExhausted}
 	changed := false
 	for i, m := range counts {
@@ -315,8 +310,8 @@ func (c *compactor) metrics(orig *state.AllocMetric) *state.AllocMetric {
 
 // countMap returns a map equal to m (nil when m is nil), shared with an
 // earlier one of field i when there is one: of this command, or of any
-// command before (sharedCountMaps).
-func (c *compactor) countMap(i int, m map[string]int) map[string]int {
+// command before (the Packer's countMaps).
+func (c *Compactor) countMap(i int, m map[string]int) map[string]int {
 	if m == nil {
 		return nil
 	}
@@ -334,7 +329,7 @@ func (c *compactor) countMap(i int, m map[string]int) map[string]int {
 			return s
 		}
 	}
-	m = sharedCountMaps.intern(m)
+	m = c.shared.intern(m)
 	if len(seen) < sharedMaps {
 		c.counts[i] = append(seen, m)
 	} else {
@@ -343,116 +338,10 @@ func (c *compactor) countMap(i int, m map[string]int) map[string]int {
 	return m
 }
 
-// countMapCache interns the small count maps of allocation metrics
-// (nodes exhausted per class and per dimension, filtered per class and
-// per constraint) across commands. A command shares the maps its own
-// placements repeat, but once nodes fill up every placement records how
-// many were exhausted, a count that changes from one evaluation to the
-// next and comes back in later ones: at half a million allocations a
-// store held 36,000 distinct maps of nodes exhausted per class (issue
-// 19), each an object the garbage collector scans at every cycle. The
-// cache is direct-mapped by the map's contents: a collision replaces the
-// slot, so it holds at most countMapSlots maps, and a map it does not
-// know is kept as it is. Maps are shared across stores too, which is as
-// safe as within one: a stored map is never changed.
-type countMapCache struct {
-	mu    sync.Mutex
-	seed  maphash.Seed
-	slots [countMapSlots]countMapSlot
-	// key is scratch space for a map's canonical form.
-	key []byte
-}
-
-// countMapSlot is one map of a countMapCache and its canonical form.
-type countMapSlot struct {
-	key string
-	m   map[string]int
-}
-
-const (
-	// countMapSlots is the size of the cache of count maps.
-	countMapSlots = 1 << 13
-	// countMapMaxLen bounds the maps the cache takes: the count maps of a
-	// placement name a dimension or a class or two.
-	countMapMaxLen = 8
-)
-
-var sharedCountMaps = countMapCache{seed: maphash.MakeSeed()}
-
-// countPair is one entry of a count map.
-type countPair struct {
-	k string
-	v int
-}
-
-// intern returns a map equal to m: one the cache holds, or m itself,
-// which it then holds.
-func (c *countMapCache) intern(m map[string]int) map[string]int {
-	if len(m) > countMapMaxLen {
-		return m
-	}
-	var buf [countMapMaxLen]countPair
-	pairs := buf[:0]
-	for k, v := range m {
-		pairs = append(pairs, countPair{k, v})
-	}
-	return c.lookup(pairs, m)
-}
-
-// fromPairs returns a map of pairs (keys distinct, in any order; a key
-// that repeats keeps its last value, as a map filled in order would): one
-// the cache holds, or a new one, which it then holds. It sorts pairs.
-func (c *countMapCache) fromPairs(pairs []countPair) map[string]int {
-	if len(pairs) > countMapMaxLen {
-		m := make(map[string]int, len(pairs))
-		for _, p := range pairs {
-			m[p.k] = p.v
-		}
-		return m
-	}
-	return c.lookup(pairs, nil)
-}
-
-// lookup returns the map the cache holds for pairs, or else m (made from
-// pairs when nil), which it then holds.
-func (c *countMapCache) lookup(pairs []countPair, m map[string]int) map[string]int {
-	// Stable: of a key that repeats, the last pair is the map's value.
-	slices.SortStableFunc(pairs, func(a, b countPair) int { return strings.Compare(a.k, b.k) })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	key := c.key[:0]
-	for i, p := range pairs {
-		if i+1 < len(pairs) && pairs[i+1].k == p.k {
-			continue
-		}
-		key = binary.AppendUvarint(key, uint64(len(p.k)))
-		key = append(key, p.k...)
-		key = binary.AppendVarint(key, int64(p.v))
-	}
-	c.key = key
-	s := &c.slots[maphash.Bytes(c.seed, key)%countMapSlots]
-	if s.m != nil && s.key == string(key) {
-		return s.m
-	}
-	if m == nil {
-		m = make(map[string]int, len(pairs))
-		for _, p := range pairs {
-			m[p.k] = p.v
-		}
-	}
-	*s = countMapSlot{key: string(key), m: m}
-	return m
-}
-
-// sameMap reports whether a and b are the one map.
-func sameMap[M ~map[K]V, K comparable, V any](a, b M) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
-
 // taskStates returns a copy of the task states a client reported whose
 // strings and event details are shared: with the package constants (task
 // states, event types) or within the command (messages).
-func (c *compactor) taskStates(in map[string]*state.TaskState) map[string]*state.TaskState {
+func (c *Compactor) taskStates(in map[string]*state.TaskState) map[string]*state.TaskState {
 	out := make(map[string]*state.TaskState, len(in))
 	for name, ts := range in {
 		if ts == nil {
@@ -475,7 +364,7 @@ func (c *compactor) taskStates(in map[string]*state.TaskState) map[string]*state
 }
 
 // event returns e with its strings and details shared.
-func (c *compactor) event(e state.TaskEvent) *state.TaskEvent {
+func (c *Compactor) event(e state.TaskEvent) *state.TaskEvent {
 	for _, p := range []*string{
 		&e.Type, &e.RestartReason, &e.SetupError, &e.DriverError, &e.Message, &e.KillError, &e.KillReason,
 		&e.DownloadError, &e.ValidationError, &e.FailedSibling, &e.SecretsError, &e.TaskSignalReason,

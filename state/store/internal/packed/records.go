@@ -1,4 +1,4 @@
-package store
+package packed
 
 import (
 	"bytes"
@@ -11,14 +11,15 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// Format 3 of snapshots writes allocations in chunks of records of a
-// layout of its own rather than as msgpack maps: the reflection-driven
-// msgpack decoder spent a third of its time matching field names and most
-// of the rest allocating strings and maps that the restore then replaced
-// by shared ones (compact.go). A chunk is one msgpack byte string after
-// the pseudo-table name snapshotAllocChunkName, holding allocation
-// records back to back; each refers to a job by the number of a
-// snapshotJobRow written before the chunk.
+// Allocation records: format 3 of the store's snapshots writes
+// allocations in chunks of records of a layout of their own rather than
+// as msgpack maps, and a packed plan's entry carries its placements so:
+// the reflection-driven msgpack decoder spent a third of its time
+// matching field names and most of the rest allocating strings and maps
+// that the store then replaced by shared ones (compact.go). In a
+// snapshot a chunk is one msgpack byte string after a pseudo-table name,
+// holding records back to back; each refers to a job by the number of a
+// job row the store wrote before the chunk.
 //
 // A record, with uvarint and varint as in encoding/binary, a string as a
 // uvarint length and its bytes, a shared string (*) as a uvarint n: 0 for
@@ -54,20 +55,6 @@ import (
 // allocExtras, which msgpack encodes by name (TestAllocRecordRoundTrip
 // fails for a field the record drops).
 
-// snapshotAllocChunkName precedes a chunk of allocation records (format 3).
-const snapshotAllocChunkName = "_alloc_chunk"
-
-// allocChunkBytes is the size past which Persist ends a chunk (a
-// variable so that tests can make chunks small). A chunk's strings are
-// written whole once and then by number, so larger chunks share more:
-// score keys ("<node-id>.<component>", five nodes of thousands per
-// placement) and node IDs rarely repeat within 64 KiB. 200,000
-// placements on 5,000 nodes took 173 MB with chunks of 64 KiB (866 bytes
-// per allocation; 4.5 s to save through the API), 83 MB with 1 MiB,
-// 61 MB with 4 MiB (303 bytes; 2.0 s). A restore holds one chunk's
-// records and strings at a time.
-var allocChunkBytes = 4 << 20
-
 // allocExtras are the fields of an allocation that a placement leaves
 // zero, written as one msgpack blob when any is set.
 type allocExtras struct {
@@ -84,9 +71,11 @@ func (x *allocExtras) isZero() bool {
 		x.TaskStates == nil && x.DeploymentStatus == nil && x.RescheduleTracker == nil
 }
 
-// recordWriter appends allocation records to buf.
-type recordWriter struct {
-	buf []byte
+// Writer appends allocation records to a chunk. Its maps and caches keep
+// their room from chunk to chunk (Reset), so a writer is worth reusing.
+type Writer struct {
+	codec Codec
+	buf   []byte
 	// table numbers the shared strings written in the chunk so far, and
 	// scoreKeys the score keys, by node and component (the key
 	// "<node-id>.<component>" is never built); next is the next number.
@@ -109,7 +98,7 @@ type recordWriter struct {
 	key  []byte
 }
 
-// fieldSlot is an entry of recordWriter.fields: the number of s, when
+// fieldSlot is an entry of Writer.fields: the number of s, when
 // set in this chunk.
 type fieldSlot struct {
 	s   string
@@ -117,7 +106,7 @@ type fieldSlot struct {
 	set bool
 }
 
-// scoreSlot is an entry of recordWriter.recent: the number of ref in the
+// scoreSlot is an entry of Writer.recent: the number of ref in the
 // chunk numbered gen (0 is no chunk: the writer's chunks count from 1).
 type scoreSlot struct {
 	ref state.ScoreRef
@@ -125,16 +114,19 @@ type scoreSlot struct {
 	gen uint64
 }
 
-// scoreCache is recordWriter.recent.
+// scoreCache is Writer.recent.
 type scoreCache [1024]scoreSlot
 
-// slotOf is ref's entry in recordWriter.recent.
+// slotOf is ref's entry in Writer.recent.
 func slotOf(r state.ScoreRef) int {
 	return int(r.Hash() % uint64(len(scoreCache{})))
 }
 
-// reset starts a new chunk.
-func (w *recordWriter) reset() {
+// NewWriter returns a writer whose blobs are encoded with c.
+func NewWriter(c Codec) *Writer { return &Writer{codec: c} }
+
+// Reset starts a new chunk, keeping the room of the last.
+func (w *Writer) Reset() {
 	w.buf = w.buf[:0]
 	clear(w.table)
 	clear(w.scoreKeys)
@@ -146,7 +138,7 @@ func (w *recordWriter) reset() {
 // shared writes a string that repeats: by number when the chunk holds it,
 // whole (numbered next) when it is new to the chunk. It returns the
 // string's number.
-func (w *recordWriter) shared(s string) uint64 {
+func (w *Writer) shared(s string) uint64 {
 	if n, ok := w.table[s]; ok {
 		w.uvarint(n + 1)
 		return n
@@ -166,7 +158,7 @@ func (w *recordWriter) shared(s string) uint64 {
 // often the string the previous record had there (the namespace, the
 // statuses, and in a plan's records the job, evaluation and deployment):
 // then its number is known without a map lookup.
-func (w *recordWriter) sharedAt(f int, s string) {
+func (w *Writer) sharedAt(f int, s string) {
 	if c := &w.fields[f]; c.set && c.s == s {
 		w.uvarint(c.n + 1)
 		return
@@ -178,7 +170,7 @@ func (w *recordWriter) sharedAt(f int, s string) {
 // state.ScoreKey(r.Node(), r.Component()), numbering it by its ref (a
 // node ID's 16 bytes and a component number hash much faster than the
 // key).
-func (w *recordWriter) scoreKey(r state.ScoreRef) {
+func (w *Writer) scoreKey(r state.ScoreRef) {
 	if w.recent == nil {
 		w.recent = new(scoreCache)
 	}
@@ -207,17 +199,17 @@ func (w *recordWriter) scoreKey(r state.ScoreRef) {
 	w.buf = append(w.buf, w.key...)
 }
 
-func (w *recordWriter) uvarint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
-func (w *recordWriter) varint(v int64)   { w.buf = binary.AppendVarint(w.buf, v) }
-func (w *recordWriter) byte(b byte)      { w.buf = append(w.buf, b) }
+func (w *Writer) uvarint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
+func (w *Writer) varint(v int64)   { w.buf = binary.AppendVarint(w.buf, v) }
+func (w *Writer) byte(b byte)      { w.buf = append(w.buf, b) }
 
-func (w *recordWriter) str(s string) {
+func (w *Writer) str(s string) {
 	w.uvarint(uint64(len(s)))
 	w.buf = append(w.buf, s...)
 }
 
 // count writes a map's or list's size, nil apart from empty.
-func (w *recordWriter) count(n int, isNil bool) {
+func (w *Writer) count(n int, isNil bool) {
 	if isNil {
 		w.uvarint(0)
 		return
@@ -226,13 +218,13 @@ func (w *recordWriter) count(n int, isNil bool) {
 }
 
 // msgpack writes v as a blob, or an empty one when zero is set.
-func (w *recordWriter) msgpack(v any, zero bool) error {
+func (w *Writer) msgpack(v any, zero bool) error {
 	if zero {
 		w.uvarint(0)
 		return nil
 	}
 	w.blob.Reset()
-	if err := newStreamEncoder(&w.blob).Encode(v); err != nil {
+	if err := w.codec.Encode(&w.blob, v); err != nil {
 		return err
 	}
 	w.uvarint(uint64(w.blob.Len()))
@@ -240,7 +232,7 @@ func (w *recordWriter) msgpack(v any, zero bool) error {
 	return nil
 }
 
-func (w *recordWriter) intMap(m map[string]int) {
+func (w *Writer) intMap(m map[string]int) {
 	w.count(len(m), m == nil)
 	for k, v := range m {
 		w.shared(k)
@@ -248,8 +240,12 @@ func (w *recordWriter) intMap(m map[string]int) {
 	}
 }
 
-// alloc appends a's record; ref is its job's reference, -1 for none.
-func (w *recordWriter) alloc(ref int, a *state.Allocation) error {
+// Bytes returns the chunk written since the last Reset; it stays the
+// writer's until the next Reset or Take.
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// Alloc appends a's record; ref is its job's reference, -1 for none.
+func (w *Writer) Alloc(ref int, a *state.Allocation) error {
 	w.uvarint(uint64(ref + 1))
 	w.str(a.ID)
 	w.sharedAt(0, a.Namespace)
@@ -323,14 +319,17 @@ func (w *recordWriter) alloc(ref int, a *state.Allocation) error {
 	return w.msgpack(&x, x.isZero())
 }
 
-// errBadRecord is the error of a record that does not parse.
-var errBadRecord = errors.New("malformed allocation record")
+// ErrBadRecord is the error of a record that does not parse.
+var ErrBadRecord = errors.New("malformed allocation record")
 
-// recordReader parses allocation records from buf. Errors are sticky: a
-// read past a malformed field returns zero values, and err says why.
-type recordReader struct {
-	buf []byte
-	err error
+// Reader parses allocation records from a chunk. Errors are sticky: a
+// read past a malformed field returns zero values, and Err says why.
+// Readers come from a Packer (NewReader), whose count maps they share.
+type Reader struct {
+	codec  Codec
+	counts *countMaps
+	buf    []byte
+	err    error
 	// strs interns the strings that repeat across allocations (IDs of
 	// nodes, jobs and evaluations, statuses, map keys), so that most
 	// decode into a string already held rather than a new one.
@@ -343,23 +342,29 @@ type recordReader struct {
 	pairs []countPair
 	// slab, when set, is where alloc takes the objects of what it
 	// decodes; else each is an object of its own.
-	slab *allocSlab
+	slab *slab
 }
 
-// chunk starts reading the records of a chunk.
-func (r *recordReader) chunk(b []byte) {
+// Chunk starts reading the records of a chunk.
+func (r *Reader) Chunk(b []byte) {
 	r.buf = b
 	r.table = r.table[:0]
 }
 
-func (r *recordReader) fail(what string) {
+// More reports whether the chunk holds more bytes to read.
+func (r *Reader) More() bool { return len(r.buf) > 0 }
+
+// Err is the first error met reading the chunk, or nil.
+func (r *Reader) Err() error { return r.err }
+
+func (r *Reader) fail(what string) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: %s", errBadRecord, what)
+		r.err = fmt.Errorf("%w: %s", ErrBadRecord, what)
 	}
 	r.buf = nil
 }
 
-func (r *recordReader) uvarint() uint64 {
+func (r *Reader) uvarint() uint64 {
 	v, n := binary.Uvarint(r.buf)
 	if n <= 0 {
 		r.fail("bad uvarint")
@@ -369,7 +374,7 @@ func (r *recordReader) uvarint() uint64 {
 	return v
 }
 
-func (r *recordReader) varint() int64 {
+func (r *Reader) varint() int64 {
 	v, n := binary.Varint(r.buf)
 	if n <= 0 {
 		r.fail("bad varint")
@@ -379,9 +384,9 @@ func (r *recordReader) varint() int64 {
 	return v
 }
 
-func (r *recordReader) int() int { return int(r.varint()) }
+func (r *Reader) int() int { return int(r.varint()) }
 
-func (r *recordReader) byte() byte {
+func (r *Reader) byte() byte {
 	if len(r.buf) == 0 {
 		r.fail("short")
 		return 0
@@ -391,7 +396,7 @@ func (r *recordReader) byte() byte {
 	return b
 }
 
-func (r *recordReader) float64() float64 {
+func (r *Reader) float64() float64 {
 	b := r.bytes(8)
 	if len(b) < 8 {
 		return 0
@@ -400,7 +405,7 @@ func (r *recordReader) float64() float64 {
 }
 
 // bytes returns the next n bytes, which stay r.buf's.
-func (r *recordReader) bytes(n uint64) []byte {
+func (r *Reader) bytes(n uint64) []byte {
 	if n > uint64(len(r.buf)) {
 		r.fail("length past the chunk")
 		return nil
@@ -411,7 +416,7 @@ func (r *recordReader) bytes(n uint64) []byte {
 }
 
 // str reads a string of its own (IDs that do not repeat).
-func (r *recordReader) str() string {
+func (r *Reader) str() string {
 	b := r.bytes(r.uvarint())
 	if r.slab != nil {
 		return r.slab.string(b)
@@ -421,7 +426,7 @@ func (r *recordReader) str() string {
 
 // shared reads a string that repeats: one of the chunk's by number, or a
 // new one, interned.
-func (r *recordReader) shared() string {
+func (r *Reader) shared() string {
 	if n := r.uvarint(); n > 0 {
 		if n > uint64(len(r.table)) {
 			r.fail("string number past the chunk's strings")
@@ -445,7 +450,7 @@ func (r *recordReader) shared() string {
 // count reads a map's or list's size: -1 for nil. A size that the rest of
 // the chunk cannot hold (an entry takes a byte at least) is an error, so
 // a corrupt count allocates nothing.
-func (r *recordReader) count() int {
+func (r *Reader) count() int {
 	n := r.uvarint()
 	if n == 0 {
 		return -1
@@ -458,17 +463,17 @@ func (r *recordReader) count() int {
 }
 
 // msgpack decodes a blob into out; an empty blob leaves out zero.
-func (r *recordReader) msgpack(out any) {
+func (r *Reader) msgpack(out any) {
 	b := r.bytes(r.uvarint())
 	if len(b) == 0 || r.err != nil {
 		return
 	}
-	if err := Decode(b, out); err != nil && r.err == nil {
-		r.err = fmt.Errorf("%w: %w", errBadRecord, err)
+	if err := r.codec.Decode(b, out); err != nil && r.err == nil {
+		r.err = fmt.Errorf("%w: %w", ErrBadRecord, err)
 	}
 }
 
-func (r *recordReader) intMap() map[string]int {
+func (r *Reader) intMap() map[string]int {
 	n := r.count()
 	if n < 0 {
 		return nil
@@ -480,15 +485,15 @@ func (r *recordReader) intMap() map[string]int {
 	}
 	// A map the store already holds is shared as it is read, rather than
 	// made and then replaced by compaction.
-	m := sharedCountMaps.fromPairs(pairs)
+	m := r.counts.fromPairs(pairs)
 	clear(pairs)
 	r.pairs = pairs[:0]
 	return m
 }
 
-// alloc parses the next record: the allocation and its job's reference
+// Alloc parses the next record: the allocation and its job's reference
 // (-1 for none).
-func (r *recordReader) alloc() (*state.Allocation, int) {
+func (r *Reader) Alloc() (*state.Allocation, int) {
 	var a *state.Allocation
 	if r.slab != nil {
 		a = r.slab.alloc()
