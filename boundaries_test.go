@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"state":            {},
 	"state/jobspec":    {"state"},
 	"state/mgmt":       {"state"},
-	"state/store":      {"state", "state/mgmt"},
+	"state/store":      {"state", "state/mgmt", "state/store/internal/packed"},
 	"raft/...":         {},
 	"scheduler":        {"state"},
 	"scheduler/leader": {"scheduler", "state", "state/store"},
@@ -42,6 +42,8 @@ var allowed = map[string][]string{
 	// The scheduler's exported test harness, shared by the tests of
 	// scheduler and scheduler/leader.
 	"scheduler/schedtest": {"scheduler", "state", "state/store"},
+	// The store's memory machinery, behind its one entry point.
+	"state/store/internal/packed": {"state"},
 }
 
 // testAllowed adds, per package, what its tests may import beyond its
