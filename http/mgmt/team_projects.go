@@ -22,11 +22,52 @@ import (
 // Adding answers 200, as the spec says (not 201).
 func (m *router) teamProjectRoutes() {
 	s := m.s
+	access := newTeamProjects(s)
 	m.handle(http.MethodGet, "/team-projects", s.teamProjectList)
 	m.handle(http.MethodPost, "/team-projects", s.teamProjectAdd)
-	m.handle(http.MethodGet, "/team-projects/:id", s.teamProjectRead)
+	m.handle(http.MethodGet, "/team-projects/:id", access.read)
 	m.handle(http.MethodPatch, "/team-projects/:id", s.teamProjectUpdate)
-	m.handle(http.MethodDelete, "/team-projects/:id", s.teamProjectRemove)
+	m.handle(http.MethodDelete, "/team-projects/:id", access.remove)
+}
+
+// teamProjectView is a team access record with the caller's authority in
+// its organization and access to its project.
+type teamProjectView struct {
+	tp *mgmt.TeamProject
+	a  *mgmt.OrgAuthority
+	pa mgmt.ProjectAccess
+}
+
+// newTeamProjects is the team access resource's read and delete (adding
+// answers 200, not 201, and checks the access level after the document:
+// teamProjectAdd). A record the caller may not see or change is a 404.
+func newTeamProjects(s *Server) *resource[struct{}, teamProjectView, struct{}] {
+	return &resource[struct{}, teamProjectView, struct{}]{
+		s: s,
+		load: func(c *call, p httprouter.Params) (teamProjectView, error) {
+			tp, a, pa, err := s.teamProjectAuthority(c, p.ByName("id"))
+			return teamProjectView{tp, a, pa}, err
+		},
+		mayDelete: func(v teamProjectView) error {
+			if !v.a.CanModifyTeamAccess(v.pa) {
+				return notFound("team access", v.tp.ID)
+			}
+			return nil
+		},
+		deleteCmd: func(v teamProjectView) (store.MessageType, any) {
+			return store.TeamProjectDeleteRequestType, &store.TeamProjectDeleteRequest{ID: v.tp.ID}
+		},
+		show: func(_ *http.Request, v teamProjectView) (*jsonapi.Document, error) {
+			team, err := s.store.TeamByID(nil, v.tp.TeamID)
+			if err != nil {
+				return nil, err
+			}
+			if !v.a.CanViewTeamProject(team, v.pa) {
+				return nil, notFound("team access", v.tp.ID)
+			}
+			return jsonapi.One(teamProjectResource(v.tp)), nil
+		},
+	}
 }
 
 // paramProjectID is the required filter of the team-project list.
@@ -78,22 +119,6 @@ func (s *Server) teamProjectAuthority(c *call, id string) (*mgmt.TeamProject, *m
 		return nil, nil, pa, notFound("team access", id)
 	}
 	return tp, a, pa, nil
-}
-
-func (s *Server) teamProjectRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	id := p.ByName("id")
-	tp, a, pa, err := s.teamProjectAuthority(c, id)
-	if err != nil {
-		return result{}, err
-	}
-	team, err := s.store.TeamByID(nil, tp.TeamID)
-	if err != nil {
-		return result{}, err
-	}
-	if !a.CanViewTeamProject(team, pa) {
-		return result{}, notFound("team access", id)
-	}
-	return ok(jsonapi.One(teamProjectResource(tp)))
 }
 
 // readTeamProjectPermissions reads the project-access and workspace-access
@@ -191,19 +216,4 @@ func (s *Server) teamProjectUpdate(w http.ResponseWriter, r *http.Request, p htt
 		return result{}, err
 	}
 	return ok(jsonapi.One(teamProjectResource(resp.(*mgmt.TeamProject))))
-}
-
-func (s *Server) teamProjectRemove(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	id := p.ByName("id")
-	tp, a, pa, err := s.teamProjectAuthority(c, id)
-	if err != nil {
-		return result{}, err
-	}
-	if !a.CanModifyTeamAccess(pa) {
-		return result{}, notFound("team access", id)
-	}
-	if _, err := s.propose(w, r, store.TeamProjectDeleteRequestType, &store.TeamProjectDeleteRequest{ID: tp.ID}); err != nil {
-		return result{}, err
-	}
-	return noContent()
 }

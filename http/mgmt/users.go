@@ -3,6 +3,7 @@ package mgmt
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -21,17 +22,18 @@ import (
 // create one for any user, which is how the first user gets a token.
 func (m *router) userRoutes() {
 	s := m.s
+	users, tokens := newUsers(s), newTokens(s)
 	m.handle(http.MethodGet, "/account/details", s.accountDetails)
-	m.handle(http.MethodGet, "/users/:user", s.userRead)
+	m.handle(http.MethodGet, "/users/:user", users.read)
 	m.handle(http.MethodGet, "/users/:user/authentication-tokens", s.userTokenList)
 	m.handle(http.MethodPost, "/users/:user/authentication-tokens", s.userTokenCreate)
-	m.handle(http.MethodGet, "/authentication-tokens/:token", s.tokenRead)
-	m.handle(http.MethodDelete, "/authentication-tokens/:token", s.tokenDelete)
+	m.handle(http.MethodGet, "/authentication-tokens/:token", tokens.read)
+	m.handle(http.MethodDelete, "/authentication-tokens/:token", tokens.remove)
 
 	m.handle(http.MethodGet, "/admin/users", adminOnly(s.adminUserList))
-	m.handle(http.MethodPost, "/admin/users", adminOnly(s.adminUserCreate))
-	m.handle(http.MethodGet, "/admin/users/:user", adminOnly(s.adminUserRead))
-	m.handle(http.MethodDelete, "/admin/users/:user", adminOnly(s.adminUserDelete))
+	m.handle(http.MethodPost, "/admin/users", adminOnly(users.create))
+	m.handle(http.MethodGet, "/admin/users/:user", adminOnly(users.read))
+	m.handle(http.MethodDelete, "/admin/users/:user", adminOnly(users.remove))
 	m.handle(http.MethodPost, "/admin/users/:user/actions/grant_admin", adminOnly(s.adminUserSetAdmin(true)))
 	m.handle(http.MethodPost, "/admin/users/:user/actions/revoke_admin", adminOnly(s.adminUserSetAdmin(false)))
 }
@@ -44,6 +46,71 @@ func adminOnly(h handler) handler {
 			return result{}, notFound("path", r.URL.Path)
 		}
 		return h(w, r, p, c)
+	}
+}
+
+// newUsers is the user resource. Site administrators create users
+// (username and email required, is-admin optional) and delete them, with
+// their memberships (refused with 409 while they are the last owner of an
+// organization) and their tokens; a user reads themselves.
+func newUsers(s *Server) *resource[struct{}, *mgmt.User, mgmt.User] {
+	return &resource[struct{}, *mgmt.User, mgmt.User]{
+		s: s, typ: typeUsers, prefix: mgmt.PrefixUser,
+		scope: func(*call, httprouter.Params) (struct{}, error) { return struct{}{}, nil },
+		load:  func(c *call, p httprouter.Params) (*mgmt.User, error) { return s.visibleUser(c, p.ByName("user")) },
+		decode: func(o *jsonapi.ResourceObject, _ **mgmt.User) mgmt.User {
+			var u mgmt.User
+			for _, f := range []struct {
+				name string
+				dst  *string
+			}{{"username", &u.Username}, {"email", &u.Email}} {
+				v := o.Attrs.String(f.name)
+				if v == nil && !o.Attrs.Has(f.name) {
+					o.Attrs.Fail(f.name, "is required")
+				}
+				if v != nil {
+					*f.dst = *v
+				}
+			}
+			if a := o.Attrs.Bool("is-admin"); a != nil {
+				u.IsAdmin = *a
+			}
+			return u
+		},
+		createCmd: func(_ struct{}, id string, now time.Time, u mgmt.User) (store.MessageType, any) {
+			u.ID, u.CreatedAt = id, now
+			return store.UserUpsertRequestType, &store.UserUpsertRequest{User: &u}
+		},
+		deleteCmd: func(u *mgmt.User) (store.MessageType, any) {
+			return store.UserDeleteRequestType, &store.UserDeleteRequest{ID: u.ID}
+		},
+		deleted: func(w http.ResponseWriter, r *http.Request, u *mgmt.User) {
+			s.revokeTokens(w, r, state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID})
+		},
+		show: func(_ *http.Request, u *mgmt.User) (*jsonapi.Document, error) {
+			return jsonapi.One(userResource(u, true)), nil
+		},
+		showCreated: func(_ struct{}, resp any) (*jsonapi.Document, error) {
+			return jsonapi.One(userResource(resp.(*mgmt.User), true)), nil
+		},
+	}
+}
+
+// newTokens is the API token resource, as a token's user and site
+// administrators see it: read and delete (tokens are created for their
+// subject: a user's, a team's, an organization's).
+func newTokens(s *Server) *resource[struct{}, *state.ACLToken, struct{}] {
+	return &resource[struct{}, *state.ACLToken, struct{}]{
+		s: s,
+		load: func(c *call, p httprouter.Params) (*state.ACLToken, error) {
+			return s.visibleToken(c, p.ByName("token"))
+		},
+		deleteCmd: func(tok *state.ACLToken) (store.MessageType, any) {
+			return store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: []string{tok.AccessorID}}
+		},
+		show: func(_ *http.Request, tok *state.ACLToken) (*jsonapi.Document, error) {
+			return jsonapi.One(tokenResource(tok, "")), nil
+		},
 	}
 }
 
@@ -70,14 +137,6 @@ func (s *Server) accountDetails(w http.ResponseWriter, r *http.Request, _ httpro
 		return result{}, notFound("account", "the token's")
 	}
 	u, err := s.visibleUser(c, c.caller.UserID)
-	if err != nil {
-		return result{}, err
-	}
-	return ok(jsonapi.One(userResource(u, true)))
-}
-
-func (s *Server) userRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	u, err := s.visibleUser(c, p.ByName("user"))
 	if err != nil {
 		return result{}, err
 	}
@@ -138,25 +197,6 @@ func (s *Server) visibleToken(c *call, id string) (*state.ACLToken, error) {
 	return tok, nil
 }
 
-func (s *Server) tokenRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	tok, err := s.visibleToken(c, p.ByName("token"))
-	if err != nil {
-		return result{}, err
-	}
-	return ok(jsonapi.One(tokenResource(tok, "")))
-}
-
-func (s *Server) tokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	tok, err := s.visibleToken(c, p.ByName("token"))
-	if err != nil {
-		return result{}, err
-	}
-	if _, err := s.propose(w, r, store.ACLTokenDeleteRequestType, &store.ACLTokenDeleteRequest{AccessorIDs: []string{tok.AccessorID}}); err != nil {
-		return result{}, err
-	}
-	return noContent()
-}
-
 // adminUserList serves GET /admin/users: every user, by ID, with q
 // searching username and e-mail.
 func (s *Server) adminUserList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
@@ -180,61 +220,6 @@ func (s *Server) adminUserList(w http.ResponseWriter, r *http.Request, _ httprou
 		items = append(items, userResource(u, true))
 	}
 	return ok(listDoc(r, items, page, len(matching)))
-}
-
-// adminUserCreate serves POST /admin/users: username and email required,
-// is-admin optional.
-func (s *Server) adminUserCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
-	o, err := readResource(r, jsonapi.Expect{Type: typeUsers})
-	if err != nil {
-		return result{}, err
-	}
-	u := &mgmt.User{ID: s.newID(mgmt.PrefixUser), CreatedAt: s.now()}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"username", &u.Username}, {"email", &u.Email}} {
-		v := o.Attrs.String(f.name)
-		if v == nil && !o.Attrs.Has(f.name) {
-			o.Attrs.Fail(f.name, "is required")
-		}
-		if v != nil {
-			*f.dst = *v
-		}
-	}
-	if a := o.Attrs.Bool("is-admin"); a != nil {
-		u.IsAdmin = *a
-	}
-	if err := o.Err(); err != nil {
-		return result{}, err
-	}
-	resp, err := s.propose(w, r, store.UserUpsertRequestType, &store.UserUpsertRequest{User: u})
-	if err != nil {
-		return result{}, err
-	}
-	return created(jsonapi.One(userResource(resp.(*mgmt.User), true)))
-}
-
-func (s *Server) adminUserRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	u, err := s.visibleUser(c, p.ByName("user"))
-	if err != nil {
-		return result{}, err
-	}
-	return ok(jsonapi.One(userResource(u, true)))
-}
-
-// adminUserDelete deletes a user with their memberships (refused with 409
-// while they are the last owner of an organization) and their tokens.
-func (s *Server) adminUserDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	u, err := s.visibleUser(c, p.ByName("user"))
-	if err != nil {
-		return result{}, err
-	}
-	if _, err := s.propose(w, r, store.UserDeleteRequestType, &store.UserDeleteRequest{ID: u.ID}); err != nil {
-		return result{}, err
-	}
-	s.revokeTokens(w, r, state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID})
-	return noContent()
 }
 
 // adminUserSetAdmin serves grant_admin and revoke_admin.
