@@ -22,17 +22,27 @@ var allowed = map[string][]string{
 	"raft/...":         {},
 	"scheduler":        {"state"},
 	"scheduler/leader": {"scheduler", "state", "state/store"},
-	"http":             {"state", "state/store", "state/jobspec", "scheduler", "http/allocfs", "http/blocking", "http/jsonapi"},
-	"http/allocfs":     {},
-	"http/blocking":    {},
-	"http/jsonapi":     {},
-	"http/ui":          {},
-	"http/mgmt":        {"state", "state/mgmt", "state/store", "http/jsonapi"},
-	"http/api":         {"state"},
-	"http/api/mgmt":    {"http/api", "state", "state/mgmt"},
-	"client/...":       {"http/api", "state", "client/..."},
-	"agent/...":        {"..."},
-	"cmd/sched":        {"agent", "cmd/sched/command"},
+	"http": {"state", "state/store", "state/jobspec", "scheduler", "http/blocking", "http/jsonapi",
+		"http/codec", "http/router", "http/agentops", "http/clientapi", "http/clientapi/allocfs"},
+	"http/blocking": {},
+	// The pieces the core and the client agent's surface share: the codec
+	// (errors, bodies, query parameters), the router, and what every agent
+	// answers about itself (metrics, its log lines).
+	"http/codec":    {"state"},
+	"http/router":   {},
+	"http/agentops": {"http/codec"},
+	// The client agent's own HTTP surface: state's types and the shared
+	// pieces, never the store (a client agent links no go-memdb).
+	"http/clientapi":         {"state", "http/codec", "http/router", "http/agentops", "http/clientapi/allocfs"},
+	"http/clientapi/allocfs": {},
+	"http/jsonapi":           {},
+	"http/ui":                {},
+	"http/mgmt":              {"state", "state/mgmt", "state/store", "http/jsonapi"},
+	"http/api":               {"state"},
+	"http/api/mgmt":          {"http/api", "state", "state/mgmt"},
+	"client/...":             {"http/api", "state", "client/...", "http/clientapi/..."},
+	"agent/...":              {"..."},
+	"cmd/sched":              {"agent", "cmd/sched/command"},
 	// The CLI parses job files itself only for `job validate` without a
 	// server (state/jobspec is pure: it links no store).
 	"cmd/sched/command": {"http/api", "http/api/mgmt", "state", "state/mgmt", "state/jobspec"},
@@ -176,6 +186,11 @@ func TestBoundaryRulesCatchViolations(t *testing.T) {
 		{"cmd/sched/command", "agent", false}, {"cmd/sched/command", "state/store", true},
 		{"internal/testutil", "state", true},
 		{"http/ui", "http", true}, {"http/ui", "state", true},
+		{"http/clientapi", "state/store", true}, {"http/clientapi", "http", true},
+		{"http/clientapi", "http/mgmt", true}, {"http/clientapi", "raft", true},
+		{"http/codec", "state/store", true}, {"http/codec", "http", true},
+		{"http/router", "state", true}, {"http/agentops", "state/store", true},
+		{"client", "http", true}, {"client", "http/mgmt", true},
 	}
 	for _, f := range forbidden {
 		rules, ok := rulesFor(f.from)
@@ -193,16 +208,19 @@ func TestBoundaryRulesCatchViolations(t *testing.T) {
 }
 
 // TestClientsDoNotLinkTheStore: the Go clients, the CLI's commands (all
-// but `sched agent`) and the client agent link no store, no Raft and no
-// go-memdb (ARCHITECTURE.md: "the Go clients
-// linking go-memdb" is never allowed).
+// but `sched agent`), the client agent and its HTTP surface (with the
+// pieces it shares with the core) link no store, no Raft and no go-memdb
+// (ARCHITECTURE.md: "the Go clients and the client agent linking
+// go-memdb" is never allowed).
 func TestClientsDoNotLinkTheStore(t *testing.T) {
 	banned := []string{
 		module + "/state/store", module + "/raft", module + "/scheduler",
 		"github.com/hashicorp/go-memdb", "github.com/hashicorp/go-immutable-radix",
 		"github.com/hashicorp/raft",
 	}
-	for _, pkg := range []string{"./http/api", "./http/api/mgmt", "./client/...", "./cmd/sched/command"} {
+	pkgs := []string{"./http/api", "./http/api/mgmt", "./client/...", "./cmd/sched/command",
+		"./http/clientapi/...", "./http/codec", "./http/router", "./http/agentops"}
+	for _, pkg := range pkgs {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)

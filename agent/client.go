@@ -16,7 +16,8 @@ import (
 	"github.com/schedhq/sched/client"
 	"github.com/schedhq/sched/client/driver"
 	schedhttp "github.com/schedhq/sched/http"
-	"github.com/schedhq/sched/http/allocfs"
+	"github.com/schedhq/sched/http/clientapi"
+	"github.com/schedhq/sched/http/clientapi/allocfs"
 	"github.com/schedhq/sched/state"
 )
 
@@ -102,7 +103,7 @@ func introToken(configured, local string) string {
 // Client is the agent's client, nil when the client role is off.
 func (a *Agent) Client() *client.Client { return a.client }
 
-// clientAPI adapts the client to the HTTP layer's ClientAPI. The HTTP
+// clientAPI adapts the client to clientapi.Client. The HTTP
 // server is built before the client exists (the client needs the bound
 // listener's address), so the adapter starts empty and is filled in.
 type clientAPI struct {
@@ -113,7 +114,7 @@ type clientAPI struct {
 	fsGate allocfs.Gate
 }
 
-var _ schedhttp.ClientAPI = (*clientAPI)(nil)
+var _ clientapi.Client = (*clientAPI)(nil)
 
 // errNoClient answers /v1/client/* before the client is up.
 var errNoClient = errors.New("the client is not running yet")
@@ -126,7 +127,7 @@ func (x *clientAPI) get() (*client.Client, error) {
 	return c, nil
 }
 
-// NodeID implements schedhttp.ClientAPI.
+// NodeID implements clientapi.Client.
 func (x *clientAPI) NodeID() string {
 	if c := x.c.Load(); c != nil {
 		return c.NodeID()
@@ -134,7 +135,7 @@ func (x *clientAPI) NodeID() string {
 	return ""
 }
 
-// NodeSecretHash implements schedhttp.ClientSigner: the key servers sign
+// NodeSecretHash implements clientapi.Signer: the key servers sign
 // the /v1/client requests they proxy here with.
 func (x *clientAPI) NodeSecretHash() string {
 	if c := x.c.Load(); c != nil {
@@ -143,7 +144,7 @@ func (x *clientAPI) NodeSecretHash() string {
 	return ""
 }
 
-// CurrentServer implements schedhttp.ClientServerFollower: requests this
+// CurrentServer implements clientapi.ServerFollower: requests this
 // agent does not serve (and unsigned /v1/client ones) go there.
 func (x *clientAPI) CurrentServer() string {
 	if c := x.c.Load(); c != nil {
@@ -156,7 +157,7 @@ func (x *clientAPI) CurrentServer() string {
 // without tls.http).
 func (x *clientAPI) ServerTLS() *tls.Config { return x.serverTLS }
 
-// Alloc implements schedhttp.ClientAPI.
+// Alloc implements clientapi.Client.
 func (x *clientAPI) Alloc(id string) (*state.Allocation, error) {
 	c, err := x.get()
 	if err != nil {
@@ -169,7 +170,7 @@ func (x *clientAPI) Alloc(id string) (*state.Allocation, error) {
 	return a, err
 }
 
-// AllocLogDir implements schedhttp.ClientAPI.
+// AllocLogDir implements clientapi.Client.
 func (x *clientAPI) AllocLogDir(id string) (string, error) {
 	c, err := x.get()
 	if err != nil {
@@ -182,7 +183,7 @@ func (x *clientAPI) AllocLogDir(id string) (string, error) {
 	return dir, err
 }
 
-// AllocStats implements schedhttp.ClientAPI.
+// AllocStats implements clientapi.Client.
 func (x *clientAPI) AllocStats(_ context.Context, id string) (*state.AllocResourceUsage, error) {
 	c, err := x.get()
 	if err != nil {
@@ -195,7 +196,7 @@ func (x *clientAPI) AllocStats(_ context.Context, id string) (*state.AllocResour
 	return stats, err
 }
 
-// AllocDir implements schedhttp.ClientAPI.
+// AllocDir implements clientapi.Client.
 func (x *clientAPI) AllocDir(id string) (string, error) {
 	c, err := x.get()
 	if err != nil {
@@ -205,7 +206,7 @@ func (x *clientAPI) AllocDir(id string) (string, error) {
 	return dir, clientError(err)
 }
 
-// FSGate implements schedhttp.ClientAPI: nil (no cap) until the client
+// FSGate implements clientapi.Client: nil (no cap) until the client
 // runs, when no read gets as far as opening a file anyway.
 func (x *clientAPI) FSGate() *allocfs.Gate {
 	if x.c.Load() == nil {
@@ -214,8 +215,8 @@ func (x *clientAPI) FSGate() *allocfs.Gate {
 	return &x.fsGate
 }
 
-// AllocExec implements schedhttp.ClientAPI.
-func (x *clientAPI) AllocExec(ctx context.Context, id string, req *schedhttp.ExecRequest) (int, error) {
+// AllocExec implements clientapi.Client.
+func (x *clientAPI) AllocExec(ctx context.Context, id string, req *clientapi.ExecRequest) (int, error) {
 	c, err := x.get()
 	if err != nil {
 		return 0, err
@@ -227,7 +228,7 @@ func (x *clientAPI) AllocExec(ctx context.Context, id string, req *schedhttp.Exe
 	return code, clientError(err)
 }
 
-// AllocRestart implements schedhttp.ClientAPI.
+// AllocRestart implements clientapi.Client.
 func (x *clientAPI) AllocRestart(ctx context.Context, id, task string, all bool) error {
 	c, err := x.get()
 	if err != nil {
@@ -236,7 +237,7 @@ func (x *clientAPI) AllocRestart(ctx context.Context, id, task string, all bool)
 	return clientError(c.RestartAlloc(ctx, id, task, all))
 }
 
-// AllocSignal implements schedhttp.ClientAPI.
+// AllocSignal implements clientapi.Client.
 func (x *clientAPI) AllocSignal(_ context.Context, id, task, signal string) error {
 	c, err := x.get()
 	if err != nil {
@@ -291,8 +292,8 @@ func (a *Agent) newClientOnly(logs *logHub) error {
 	a.lis = schedhttp.LimitConnsPerClient(a.lis, lim.HTTPMaxConnsPerClient)
 	a.lis = a.serveTLS(a.lis)
 	a.http = &http.Server{
-		Handler: schedhttp.WithTimeouts(schedhttp.NewClientHandlerWith(&a.clientAPI, a.log,
-			schedhttp.ClientHandlerConfig{Metrics: a.newClientMetrics(), Monitor: logs, Security: a.security}), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
+		Handler: schedhttp.WithTimeouts(clientapi.NewHandlerWith(&a.clientAPI, a.log,
+			clientapi.HandlerConfig{Metrics: a.newClientMetrics(), Monitor: logs, Security: a.security}), schedhttp.Timeouts{Read: lim.HTTPReadTimeout, Write: lim.HTTPWriteTimeout}),
 		ReadHeaderTimeout: lim.HTTPReadHeaderTimeout,
 		IdleTimeout:       lim.HTTPIdleTimeout,
 		MaxHeaderBytes:    lim.HTTPMaxHeaderBytes,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -45,7 +46,7 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request, _ httprout
 		return nil, err
 	}
 	if req.BootstrapSecret != "" && !state.IsID(req.BootstrapSecret) {
-		return nil, badRequest("BootstrapSecret: must be a UUID")
+		return nil, codec.BadRequest("BootstrapSecret: must be a UUID")
 	}
 	resetPath := s.cfg.ACL.BootstrapResetPath()
 	resetIndex, haveReset, err := readResetFile(resetPath)
@@ -56,7 +57,7 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request, _ httprout
 		return nil, err
 	} else if done && (!haveReset || resetIndex != resetAt) {
 		// Refuse here, without a log entry; Apply decides races.
-		return nil, badRequest("%s", store.BootstrapDoneMessage(resetAt))
+		return nil, codec.BadRequest("%s", store.BootstrapDoneMessage(resetAt))
 	}
 
 	secret := req.BootstrapSecret
@@ -111,7 +112,7 @@ func readResetFile(path string) (uint64, bool, error) {
 	n, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
 	if err != nil {
 		// Name the file, not its path: the caller may be anyone.
-		return 0, false, badRequest("%s on the leader: %q is not a reset index (a non-negative integer)", BootstrapResetFile, strings.TrimSpace(string(data)))
+		return 0, false, codec.BadRequest("%s on the leader: %q is not a reset index (a non-negative integer)", BootstrapResetFile, strings.TrimSpace(string(data)))
 	}
 	return n, true, nil
 }
@@ -128,11 +129,11 @@ func decodeOptionalBody(r *http.Request, v any) error {
 		if errors.As(err, &mbe) {
 			return &CodedError{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
 		}
-		return badRequest("read request body: %v", err)
+		return codec.BadRequest("read request body: %v", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(data))
-	return decodeBody(r, v)
+	return codec.DecodeBody(r, v)
 }

@@ -7,6 +7,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -68,11 +69,11 @@ func (s *Server) aclPolicyRead(w http.ResponseWriter, r *http.Request, p httprou
 func (s *Server) aclPolicyUpsert(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	name := p.ByName("name")
 	var req ACLPolicyRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if req.Name != "" && req.Name != name {
-		return nil, badRequest("Name: %q does not match the policy in the path %q", req.Name, name)
+		return nil, codec.BadRequest("Name: %q does not match the policy in the path %q", req.Name, name)
 	}
 	policy := &state.ACLPolicy{Name: name, Description: req.Description, Rules: req.Rules}
 	if err := policy.Validate(); err != nil {

@@ -207,7 +207,7 @@ func aclRuleTable() map[route]aclRule {
 	del("/v1/node/pool/:name", aclManagement)
 
 	// Service catalog and client endpoints (client issue,
-	// client_routes.go; the job services row is in the job loop above).
+	// services.go, node_local.go; the job services row is in the job loop above).
 	// Client agents write their node's service entries with the node's
 	// own secret; an operator removes a stale entry with submit-job. Logs
 	// need read-logs and stats read-job in the query namespace, where the
@@ -220,7 +220,7 @@ func aclRuleTable() map[route]aclRule {
 	get("/v1/client/fs/logs/:alloc_id", nsAny(state.NamespaceCapabilityReadLogs))
 	get("/v1/client/allocation/:alloc_id/stats", aclReadJob)
 
-	// Exec, lifecycle and file system (issue 15, client_exec.go). Exec
+	// Exec, lifecycle and file system (issue 15, alloc_exec.go). Exec
 	// needs alloc-node-exec too for a task whose driver does not isolate
 	// it, as the action socket does.
 	exec := nsAny(state.NamespaceCapabilityAllocExec)

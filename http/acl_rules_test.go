@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/internal/testutil"
 
@@ -21,10 +22,8 @@ import (
 // registered through handle.
 func registeredRoutes(s *Server) []route {
 	var out []route
-	for path, p := range s.router.paths {
-		for m := range p.handlers {
-			out = append(out, route{Method: m, Path: path})
-		}
+	for _, r := range s.router.Routes() {
+		out = append(out, route{Method: r.Method, Path: r.Path})
 	}
 	slices.SortFunc(out, func(a, b route) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })
 	return out
@@ -274,8 +273,8 @@ func TestACLCapabilityTable(t *testing.T) {
 					t.Errorf("%s: denied (%v), want allowed", c.name, err)
 				case !c.allowed && err == nil:
 					t.Errorf("%s: allowed, want 403", c.name)
-				case !c.allowed && (statusOf(err) != http.StatusForbidden || err.Error() != msgPermissionDenied):
-					t.Errorf("%s: %d %q, want 403 %q", c.name, statusOf(err), err, msgPermissionDenied)
+				case !c.allowed && (codec.StatusOf(err) != http.StatusForbidden || err.Error() != msgPermissionDenied):
+					t.Errorf("%s: %d %q, want 403 %q", c.name, codec.StatusOf(err), err, msgPermissionDenied)
 				}
 			}
 		})

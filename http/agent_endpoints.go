@@ -6,11 +6,12 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
 func (s *Server) agentSelf(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	return withClientStats(s.cfg.Forwarder.Self(), s.cfg.Client), nil // client_handler.go
+	return withClientStats(s.cfg.Forwarder.Self(), s.cfg.Client), nil // node_local.go
 }
 
 func (s *Server) agentMembers(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
@@ -42,7 +43,7 @@ func (s *Server) agentJoin(w http.ResponseWriter, r *http.Request, _ httprouter.
 		}
 	}
 	if len(addrs) == 0 {
-		return nil, badRequest("address: at least one gossip address to join is required (?address=host:port)")
+		return nil, codec.BadRequest("address: at least one gossip address to join is required (?address=host:port)")
 	}
 	n, err := s.cfg.Forwarder.Join(addrs)
 	resp := &state.JoinResponse{NumJoined: n}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/schedhq/sched/http/clientapi"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -54,7 +55,7 @@ func TestAgentSelfReportsSecurity(t *testing.T) {
 func TestClientAgentSelfReportsSecurity(t *testing.T) {
 	for _, sec := range []*state.AgentSecurity{testSecurity, nil} {
 		fc := &fakeClientAPI{nodeID: nodeID(1)}
-		srv := httptest.NewServer(NewClientHandlerWith(fc, slog.New(slog.NewTextHandler(io.Discard, nil)), ClientHandlerConfig{Security: sec}))
+		srv := httptest.NewServer(clientapi.NewHandlerWith(fc, slog.New(slog.NewTextHandler(io.Discard, nil)), clientapi.HandlerConfig{Security: sec}))
 		resp, err := http.Get(srv.URL + "/v1/agent/self")
 		if err != nil {
 			t.Fatal(err)

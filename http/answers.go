@@ -16,6 +16,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/blocking"
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -120,7 +121,7 @@ func (m *readMode) run(query blocking.Query) (uint64, error) {
 // waits in its question's group, and is answered with the group's encoded
 // answer. Other requests, and every request of a route found not to read
 // through Server.read, go to h as they are.
-func (s *Server) shareAnswers(rt route, h handlerFunc) handlerFunc {
+func (s *Server) shareAnswers(rt route, h codec.Handler) codec.Handler {
 	if rt.Method != http.MethodGet {
 		return h
 	}
@@ -172,7 +173,7 @@ func (s *Server) shareAnswers(rt route, h handlerFunc) handlerFunc {
 			w.WriteHeader(e.code)
 		}
 		w.Write(e.body)
-		return alreadyWritten{}, nil
+		return codec.AlreadyWritten{}, nil
 	}
 }
 
@@ -196,7 +197,7 @@ func (s *Server) answerKeyOf(r *http.Request, o queryOptions) answerKey {
 // as wrap would write it. ctx ends the run (it is the group's, when the
 // answer is computed for a group); the request's own values (its auth)
 // are kept.
-func (s *Server) encodeAnswer(ctx context.Context, r *http.Request, p httprouter.Params, h handlerFunc, ws memdb.WatchSet) (index uint64, e *encodedAnswer, err error) {
+func (s *Server) encodeAnswer(ctx context.Context, r *http.Request, p httprouter.Params, h codec.Handler, ws memdb.WatchSet) (index uint64, e *encodedAnswer, err error) {
 	// A group's run is on the group's goroutine, where net/http's recover
 	// of a handler's panic does not reach: a panic would end the process.
 	defer func() {
@@ -208,7 +209,7 @@ func (s *Server) encodeAnswer(ctx context.Context, r *http.Request, p httprouter
 	return s.encodeAnswerOnce(ctx, r, p, h, ws)
 }
 
-func (s *Server) encodeAnswerOnce(ctx context.Context, r *http.Request, p httprouter.Params, h handlerFunc, ws memdb.WatchSet) (uint64, *encodedAnswer, error) {
+func (s *Server) encodeAnswerOnce(ctx context.Context, r *http.Request, p httprouter.Params, h codec.Handler, ws memdb.WatchSet) (uint64, *encodedAnswer, error) {
 	m := &readMode{ws: ws}
 	rr := r.WithContext(context.WithValue(contextValues{ctx, r.Context()}, readModeKey{}, m))
 	rec := &answerRecorder{header: http.Header{}, max: cmp.Or(s.answers.maxBytes, maxSharedAnswer)}
@@ -226,7 +227,7 @@ func (s *Server) encodeAnswerOnce(ctx context.Context, r *http.Request, p httpro
 		e.err = err
 		return m.index, e, nil
 	}
-	if _, done := v.(alreadyWritten); !done {
+	if _, done := v.(codec.AlreadyWritten); !done {
 		if list, ok := longList(v); ok {
 			err = streamList(rec, list)
 		} else {

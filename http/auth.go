@@ -13,6 +13,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -104,7 +105,7 @@ func namespaceVisible(r *http.Request) func(ns string) bool {
 // authorized wraps a route's handler with its scope and capability check
 // (called by wrap for every route). The rule is looked up once, here, at
 // registration.
-func (s *Server) authorized(rt route, h handlerFunc) handlerFunc {
+func (s *Server) authorized(rt route, h codec.Handler) codec.Handler {
 	if !strings.HasPrefix(rt.Path, "/v1/") {
 		return h
 	}
@@ -338,9 +339,9 @@ func peekBody(r *http.Request) (bodyPeek, error) {
 		if errors.As(err, &mbe) {
 			return out, &CodedError{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
 		}
-		return out, badRequest("read request body: %v", err)
+		return out, codec.BadRequest("read request body: %v", err)
 	}
-	if checkJSONDepth(data, maxJSONDepth) == nil {
+	if codec.CheckJSONDepth(data, codec.MaxJSONDepth) == nil {
 		_ = json.Unmarshal(data, &out) // the handler's decodeBody refuses a deeper body
 	}
 	return out, nil

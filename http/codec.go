@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -19,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/schedhq/sched/http/blocking"
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -30,14 +29,10 @@ const (
 	HeaderNextToken   = "X-Sched-NextToken"
 )
 
-// handlerFunc is the shape of every handler: a value to encode as JSON, or
-// an error for the wrapper to map to a status.
-type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error)
-
-// wrap adapts a handlerFunc to httprouter, writing the JSON body or the
+// wrap adapts a codec.Handler to httprouter, writing the JSON body or the
 // error. A nil value with a nil error writes JSON null, which is what
 // readers of an absent optional object (the latest deployment) expect.
-func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
+func (s *Server) wrap(rt route, h codec.Handler) httprouter.Handle {
 	// auth.go: the route's capability check; answers.go: a blocking read
 	// answered once for every caller of the same question.
 	h = s.authorized(rt, s.shareAnswers(rt, h))
@@ -53,7 +48,7 @@ func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
 		v, err := h(w, r, p)
 		code := http.StatusOK
 		if err != nil {
-			code = statusOf(err)
+			code = codec.StatusOf(err)
 		}
 		slot := min(max(code/100, 1), 5)
 		o := classes[slot].Load()
@@ -64,23 +59,23 @@ func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
 		}
 		(*o).Observe(time.Since(start).Seconds())
 		if err != nil {
-			if clientGone(r, err) {
+			if codec.ClientGone(r, err) {
 				// Not a fault: the caller hung up (a CLI monitor or a
 				// blocking query interrupted), nobody reads the answer.
 				s.log.Debug("client went away", "method", r.Method, "path", r.URL.Path, "error", err)
 				return
 			}
-			if statusOf(err) >= 500 {
+			if codec.StatusOf(err) >= 500 {
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 			}
-			writeError(w, err)
+			codec.WriteError(w, err)
 			return
 		}
-		if _, done := v.(alreadyWritten); done {
+		if _, done := v.(codec.AlreadyWritten); done {
 			return // the handler streamed its own response
 		}
 		if list, ok := longList(v); ok {
-			if err := streamList(w, list); err != nil && !clientGone(r, err) {
+			if err := streamList(w, list); err != nil && !codec.ClientGone(r, err) {
 				s.log.Error("stream response", "path", r.URL.Path, "error", err)
 			}
 			return
@@ -89,7 +84,7 @@ func (s *Server) wrap(rt route, h handlerFunc) httprouter.Handle {
 		defer putResponseBuffer(buf)
 		if err := encodeResponse(buf, v); err != nil {
 			s.log.Error("encode response", "path", r.URL.Path, "error", err)
-			writeError(w, fmt.Errorf("encode response: %w", err))
+			codec.WriteError(w, fmt.Errorf("encode response: %w", err))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -182,53 +177,6 @@ func encodeResponse(buf *bytes.Buffer, v any) error {
 	return nil
 }
 
-// decodeBody decodes a JSON request body into v. An empty body, malformed
-// JSON, a body that is too large, or trailing data are 400s naming the
-// problem and its byte offset.
-func decodeBody(r *http.Request, v any) error {
-	if r.Body == nil {
-		return badRequest("request body is required")
-	}
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return &CodedError{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
-		}
-		return badRequest("read request body: %v", err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return badRequest("request body is required")
-	}
-	if err := checkJSONDepth(data, maxJSONDepth); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(v); err != nil {
-		return badRequest("failed to parse request body: %s", describeJSONError(err))
-	}
-	if dec.More() {
-		return badRequest("failed to parse request body: unexpected data after the JSON document")
-	}
-	return nil
-}
-
-func describeJSONError(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("%v (at byte %d)", se, se.Offset)
-	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
-			field = "body"
-		}
-		return fmt.Sprintf("%s: cannot use JSON %s as %s (at byte %d)", field, te.Value, te.Type, te.Offset)
-	}
-	return err.Error()
-}
-
 // queryOptions are the read parameters common to every GET.
 type queryOptions struct {
 	Namespace string
@@ -245,14 +193,14 @@ func parseQuery(r *http.Request) (queryOptions, error) {
 	if v := q.Get("index"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return o, badRequest("index: %q is not a non-negative integer", v)
+			return o, codec.BadRequest("index: %q is not a non-negative integer", v)
 		}
 		o.MinIndex = n
 	}
 	if v := q.Get("wait"); v != "" {
 		d, err := parseWait(v)
 		if err != nil {
-			return o, badRequest("wait: %v", err)
+			return o, codec.BadRequest("wait: %v", err)
 		}
 		o.Wait = d
 	}
@@ -275,35 +223,13 @@ func parseWait(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// boolParam reads a boolean query parameter; absent is false, present
-// without a value is true.
-func boolParam(r *http.Request, name string) (bool, error) {
-	q := queryOf(r)
-	vs, ok := q[name]
-	if !ok {
-		return false, nil
-	}
-	if len(vs) == 0 || vs[0] == "" {
-		return true, nil
-	}
-	b, err := strconv.ParseBool(vs[0])
-	if err != nil {
-		return false, badRequest("%s: %q is not a boolean", name, vs[0])
-	}
-	return b, nil
-}
+// boolParam reads a boolean query parameter of r's query (queryOf);
+// absent is false, present without a value is true.
+func boolParam(r *http.Request, name string) (bool, error) { return codec.BoolParam(queryOf(r), name) }
 
-// intParam reads an integer query parameter; absent is def.
+// intParam reads an integer query parameter of r's query; absent is def.
 func intParam(r *http.Request, name string, def int64) (int64, error) {
-	v := queryOf(r).Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, badRequest("%s: %q is not an integer", name, v)
-	}
-	return n, nil
+	return codec.IntParam(queryOf(r), name, def)
 }
 
 // read runs a (possibly blocking) read: it parses the query options,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -22,7 +23,7 @@ const (
 func (s *Server) activeDeployment(r *http.Request, p httprouter.Params, bodyID string) (*state.Deployment, *state.Job, error) {
 	id := p.ByName("deployment_id")
 	if bodyID != "" && bodyID != id {
-		return nil, nil, badRequest("DeploymentID: %q does not match the deployment ID in the path %q", bodyID, id)
+		return nil, nil, codec.BadRequest("DeploymentID: %q does not match the deployment ID in the path %q", bodyID, id)
 	}
 	d, err := s.store.DeploymentByID(nil, id)
 	if err != nil {
@@ -32,7 +33,7 @@ func (s *Server) activeDeployment(r *http.Request, p httprouter.Params, bodyID s
 		return nil, nil, state.NotFoundf("deployment %q", id)
 	}
 	if !d.Active() {
-		return nil, nil, badRequest("deployment_id: deployment %q is %s: only an active deployment can change", id, d.Status)
+		return nil, nil, codec.BadRequest("deployment_id: deployment %q is %s: only an active deployment can change", id, d.Status)
 	}
 	job, err := s.store.JobByID(nil, d.Namespace, d.JobID)
 	if err != nil {
@@ -50,11 +51,11 @@ func (s *Server) activeDeployment(r *http.Request, p httprouter.Params, bodyID s
 // all healthy cannot be promoted (400).
 func (s *Server) deploymentPromote(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var req state.DeploymentPromoteRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if req.All && len(req.Groups) > 0 {
-		return nil, badRequest("Groups: give either All or a list of groups, not both")
+		return nil, codec.BadRequest("Groups: give either All or a list of groups, not both")
 	}
 	d, job, err := s.activeDeployment(r, p, req.DeploymentID)
 	if err != nil {
@@ -123,7 +124,7 @@ func (s *Server) deploymentFail(w http.ResponseWriter, r *http.Request, p httpro
 // (no more replacements, no progress deadline) or resume.
 func (s *Server) deploymentPause(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var req state.DeploymentPauseRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	d, job, err := s.activeDeployment(r, p, req.DeploymentID)
@@ -157,11 +158,11 @@ func (s *Server) setDeploymentStatus(w http.ResponseWriter, r *http.Request, d *
 // on allocations of the deployment (health_check "manual").
 func (s *Server) deploymentAllocHealth(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var req state.DeploymentAllocHealthRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if len(req.HealthyAllocationIDs)+len(req.UnhealthyAllocationIDs) == 0 {
-		return nil, badRequest("HealthyAllocationIDs: give at least one allocation, healthy or unhealthy")
+		return nil, codec.BadRequest("HealthyAllocationIDs: give at least one allocation, healthy or unhealthy")
 	}
 	d, job, err := s.activeDeployment(r, p, req.DeploymentID)
 	if err != nil {

@@ -1,14 +1,11 @@
 package http
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -30,20 +27,20 @@ type JobEvaluateRequest struct {
 func (s *Server) jobEvaluate(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("job_id")
 	var req JobEvaluateRequest
-	empty, err := bodyIsEmpty(r)
+	empty, err := codec.BodyIsEmpty(r)
 	if err != nil {
 		return nil, err
 	}
 	if !empty {
-		if err := decodeBody(r, &req); err != nil {
+		if err := codec.DecodeBody(r, &req); err != nil {
 			return nil, err
 		}
 		switch req.JobID {
 		case "":
-			return nil, badRequest("JobID: required")
+			return nil, codec.BadRequest("JobID: required")
 		case id:
 		default:
-			return nil, badRequest("JobID: %q does not match the job ID in the path %q", req.JobID, id)
+			return nil, codec.BadRequest("JobID: %q does not match the job ID in the path %q", req.JobID, id)
 		}
 	}
 	ns := namespaceOf(r)
@@ -55,7 +52,7 @@ func (s *Server) jobEvaluate(w http.ResponseWriter, r *http.Request, p httproute
 		return nil, state.NotFoundf("job %q", id)
 	}
 	if job.IsPeriodic() || job.IsParameterized() {
-		return nil, badRequest("job_id: job %q is periodic or parameterized: it is a template and cannot be evaluated", id)
+		return nil, codec.BadRequest("job_id: job %q is periodic or parameterized: it is a template and cannot be evaluated", id)
 	}
 	now := s.cfg.Now().UnixNano()
 	cmd := &store.JobEvaluateRequest{
@@ -68,22 +65,4 @@ func (s *Server) jobEvaluate(w http.ResponseWriter, r *http.Request, p httproute
 	}
 	out := resp.(*store.JobEvaluateResponse)
 	return &state.JobEvaluateResponse{EvalID: out.EvalID, EvalCreateIndex: out.EvalCreateIndex, JobModifyIndex: out.JobModifyIndex, Index: index}, nil
-}
-
-// bodyIsEmpty reports whether r's body holds nothing but white space, and
-// leaves the body to be read again.
-func bodyIsEmpty(r *http.Request) (bool, error) {
-	if r.Body == nil {
-		return true, nil
-	}
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return false, &CodedError{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
-		}
-		return false, badRequest("read request body: %v", err)
-	}
-	r.Body = io.NopCloser(bytes.NewReader(data))
-	return len(bytes.TrimSpace(data)) == 0, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -45,7 +46,7 @@ type eventTopics map[string]map[string]bool
 // `Node`, `*`). None means every topic.
 func parseEventTopics(values []string) (eventTopics, error) {
 	if len(values) > maxEventTopics {
-		return nil, badRequest("topic: %d topics given, at most %d allowed", len(values), maxEventTopics)
+		return nil, codec.BadRequest("topic: %d topics given, at most %d allowed", len(values), maxEventTopics)
 	}
 	out := eventTopics{}
 	if len(values) == 0 {
@@ -58,10 +59,10 @@ func parseEventTopics(values []string) (eventTopics, error) {
 			key = "*"
 		}
 		if len(key) > maxEventKeyLen {
-			return nil, badRequest("topic: key of %q is over %d bytes", topic, maxEventKeyLen)
+			return nil, codec.BadRequest("topic: key of %q is over %d bytes", topic, maxEventKeyLen)
 		}
 		if topic != "*" && !slices.Contains(state.EventTopics, topic) {
-			return nil, badRequest("topic: %q is not a topic (one of %s, or *)", topic, strings.Join(state.EventTopics, ", "))
+			return nil, codec.BadRequest("topic: %q is not a topic (one of %s, or *)", topic, strings.Join(state.EventTopics, ", "))
 		}
 		if out[topic] == nil {
 			out[topic] = map[string]bool{}
@@ -124,7 +125,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ httproute
 	var next uint64
 	if v := q.Get("index"); v != "" {
 		if next, err = strconv.ParseUint(v, 10, 64); err != nil {
-			return nil, badRequest("index: %q is not a non-negative integer", v)
+			return nil, codec.BadRequest("index: %q is not a non-negative integer", v)
 		}
 	}
 	ns := namespaceOf(r)
@@ -152,7 +153,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ httproute
 		return rc.Flush()
 	}
 	if flush() != nil {
-		return alreadyWritten{}, nil
+		return codec.AlreadyWritten{}, nil
 	}
 	s.metrics.eventSubscribers.Inc()
 	defer s.metrics.eventSubscribers.Dec()
@@ -178,13 +179,13 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ httproute
 			}
 			if n > 0 {
 				if _, err := bw.WriteString("]}\n"); err != nil {
-					return alreadyWritten{}, nil // the client went away
+					return codec.AlreadyWritten{}, nil // the client went away
 				}
 			}
 		}
 		if len(batches) > 0 {
 			if flush() != nil {
-				return alreadyWritten{}, nil
+				return codec.AlreadyWritten{}, nil
 			}
 			if len(batches) == eventBatchRead {
 				continue
@@ -192,11 +193,11 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ httproute
 		}
 		select {
 		case <-r.Context().Done():
-			return alreadyWritten{}, nil
+			return codec.AlreadyWritten{}, nil
 		case <-wake:
 		case <-tick.C:
 			if _, err := bw.WriteString("{}\n"); err != nil || flush() != nil {
-				return alreadyWritten{}, nil
+				return codec.AlreadyWritten{}, nil
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/julienschmidt/httprouter"
+	"github.com/schedhq/sched/http/codec"
 )
 
 // HeaderForwardedBy is the hop guard: a follower that proxies a request to
@@ -54,10 +55,6 @@ const (
 	// bodies stream through once.
 	maxReplayBody = 4 << 20
 )
-
-// alreadyWritten is what a handler returns after writing its own response
-// (a streamed snapshot): the wrapper then writes nothing more.
-type alreadyWritten struct{}
 
 // needsLeader reports whether r must be answered by the leader: every
 // write, except agent-local ones, the two that only compute (parse and
@@ -112,7 +109,7 @@ func (s *Server) withForwarding(next http.Handler) http.Handler {
 			return
 		}
 		if by := r.Header.Get(HeaderForwardedBy); by != "" {
-			writeError(w, &CodedError{Code: http.StatusServiceUnavailable, Message: fmt.Sprintf(
+			codec.WriteError(w, &CodedError{Code: http.StatusServiceUnavailable, Message: fmt.Sprintf(
 				"request forwarded by server %s as to the leader, but this server is not the leader (leadership is changing); retry", by)})
 			return
 		}
@@ -129,7 +126,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, local http.Hand
 	fwd := s.cfg.Forwarder
 	body, replayable, err := bufferBody(r)
 	if err != nil {
-		writeError(w, err)
+		codec.WriteError(w, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), forwardLeaderWait)
@@ -145,7 +142,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, local http.Hand
 			if avoid != "" {
 				msg = fmt.Sprintf("no cluster leader: the leader at %s cannot be reached and no other has been elected", avoid)
 			}
-			writeError(w, &CodedError{Code: http.StatusServiceUnavailable, Message: msg, Err: err})
+			codec.WriteError(w, &CodedError{Code: http.StatusServiceUnavailable, Message: msg, Err: err})
 			return
 		}
 		if body != nil {
@@ -209,14 +206,14 @@ func (s *Server) proxyOnce(w http.ResponseWriter, r *http.Request, scheme, addr 
 			case r.Context().Err() != nil:
 				// The client went away; nobody reads an answer.
 			case errors.As(err, &de):
-				writeError(w, &CodedError{Code: http.StatusServiceUnavailable,
+				codec.WriteError(w, &CodedError{Code: http.StatusServiceUnavailable,
 					Message: fmt.Sprintf("cannot reach the leader at %s: %v", addr, de.err), Err: err})
 			case errors.Is(context.Cause(ctx), errLeaderChanged):
-				writeError(w, &CodedError{Code: http.StatusServiceUnavailable,
+				codec.WriteError(w, &CodedError{Code: http.StatusServiceUnavailable,
 					Message: fmt.Sprintf("the leader at %s lost leadership while the request was forwarded to it; it may or may not have been applied", addr), Err: err})
 			default:
 				s.log.Warn("forwarding to the leader failed", "leader", addr, "path", r.URL.Path, "error", err)
-				writeError(w, &CodedError{Code: http.StatusBadGateway,
+				codec.WriteError(w, &CodedError{Code: http.StatusBadGateway,
 					Message: fmt.Sprintf("forwarding to the leader at %s failed, the request may or may not have been applied: %v", addr, err), Err: err})
 			}
 		},
@@ -245,7 +242,7 @@ func bufferBody(r *http.Request) (body []byte, replayable bool, err error) {
 	}
 	body, err = io.ReadAll(io.LimitReader(r.Body, r.ContentLength+1))
 	if err != nil {
-		return nil, false, badRequest("read request body: %v", err)
+		return nil, false, codec.BadRequest("read request body: %v", err)
 	}
 	return body, true, nil
 }

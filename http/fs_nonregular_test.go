@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedhq/sched/http/allocfs"
+	"github.com/schedhq/sched/http/clientapi/allocfs"
 	"github.com/schedhq/sched/internal/testutil"
 )
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -41,12 +42,12 @@ func (s *Server) parentJob(r *http.Request, p httprouter.Params) (*state.Job, er
 // makes a repeated dispatch answer the first child.
 func (s *Server) jobDispatch(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var req state.DispatchRequest
-	empty, err := bodyIsEmpty(r)
+	empty, err := codec.BodyIsEmpty(r)
 	if err != nil {
 		return nil, err
 	}
 	if !empty {
-		if err := decodeBody(r, &req); err != nil {
+		if err := codec.DecodeBody(r, &req); err != nil {
 			return nil, err
 		}
 	}
@@ -55,7 +56,7 @@ func (s *Server) jobDispatch(w http.ResponseWriter, r *http.Request, p httproute
 		return nil, err
 	}
 	if parent.Stop {
-		return nil, badRequest("job %q is stopped: it cannot be dispatched", parent.ID)
+		return nil, codec.BadRequest("job %q is stopped: it cannot be dispatched", parent.ID)
 	}
 	if err := parent.CheckDispatch(&req); err != nil {
 		return nil, err
@@ -94,10 +95,10 @@ func (s *Server) jobPeriodicForce(w http.ResponseWriter, r *http.Request, p http
 		return nil, err
 	}
 	if !parent.IsPeriodic() {
-		return nil, badRequest("job %q is not periodic", parent.ID)
+		return nil, codec.BadRequest("job %q is not periodic", parent.ID)
 	}
 	if parent.Stop {
-		return nil, badRequest("job %q is stopped: it cannot be launched", parent.ID)
+		return nil, codec.BadRequest("job %q is stopped: it cannot be launched", parent.ID)
 	}
 	now := s.cfg.Now()
 	// A child IDs its launch to the second: when the schedule launched

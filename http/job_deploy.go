@@ -6,6 +6,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -23,11 +24,11 @@ func (s *Server) jobDeployRoutes() {
 func checkBodyJobID(bodyID, pathID string) error {
 	switch bodyID {
 	case "":
-		return badRequest("JobID: required")
+		return codec.BadRequest("JobID: required")
 	case pathID:
 		return nil
 	}
-	return badRequest("JobID: %q does not match the job ID in the path %q", bodyID, pathID)
+	return codec.BadRequest("JobID: %q does not match the job ID in the path %q", bodyID, pathID)
 }
 
 // jobRevert serves POST /v1/job/:job_id/revert: the spec of JobVersion is
@@ -36,7 +37,7 @@ func checkBodyJobID(bodyID, pathID string) error {
 func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("job_id")
 	var req state.JobRevertRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if err := checkBodyJobID(req.JobID, id); err != nil {
@@ -54,14 +55,14 @@ func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request, p httprouter.
 		return nil, state.Conflictf("EnforcePriorVersion: job %q is at version %d, not %d", id, cur.Version, *req.EnforcePriorVersion)
 	}
 	if req.JobVersion == cur.Version {
-		return nil, badRequest("JobVersion: %d is the job's current version", req.JobVersion)
+		return nil, codec.BadRequest("JobVersion: %d is the job's current version", req.JobVersion)
 	}
 	target, err := s.store.JobByIDAndVersion(nil, ns, id, req.JobVersion)
 	if err != nil {
 		return nil, err
 	}
 	if target == nil {
-		return nil, badRequest("JobVersion: job %q has no version %d", id, req.JobVersion)
+		return nil, codec.BadRequest("JobVersion: job %q has no version %d", id, req.JobVersion)
 	}
 	job := target.Copy()
 	job.Stop = false
@@ -91,7 +92,7 @@ func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request, p httprouter.
 func (s *Server) jobStable(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("job_id")
 	var req state.JobStabilityRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if err := checkBodyJobID(req.JobID, id); err != nil {
@@ -106,7 +107,7 @@ func (s *Server) jobStable(w http.ResponseWriter, r *http.Request, p httprouter.
 		if cur, err := s.store.JobByID(nil, ns, id); err != nil || cur == nil {
 			return nil, cmpErr(err, state.NotFoundf("job %q", id))
 		}
-		return nil, badRequest("JobVersion: job %q has no version %d", id, req.JobVersion)
+		return nil, codec.BadRequest("JobVersion: job %q has no version %d", id, req.JobVersion)
 	}
 	_, index, err := s.apply(w, r, store.JobStabilityRequestType, &store.JobStabilityRequest{
 		Namespace: ns, JobID: id, Version: req.JobVersion, Stable: req.Stable,
@@ -197,7 +198,7 @@ func scaleStatus(job *state.Job, allocs []*state.Allocation, events *state.JobSc
 func (s *Server) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("job_id")
 	var req state.JobScaleRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	group := req.Target["Group"]
@@ -227,10 +228,10 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.P
 	}
 	tg := job.LookupTaskGroup(group)
 	if tg == nil {
-		return nil, badRequest("Target.Group: job %q has no task group %q", id, group)
+		return nil, codec.BadRequest("Target.Group: job %q has no task group %q", id, group)
 	}
 	if pol := tg.Scaling; req.Count != nil && pol != nil && pol.Enabled && (*req.Count < pol.Min || (pol.Max > 0 && *req.Count > pol.Max)) {
-		return nil, badRequest("Count: %d is outside the group's scaling policy bounds [%d, %d]", *req.Count, pol.Min, pol.Max)
+		return nil, codec.BadRequest("Count: %d is outside the group's scaling policy bounds [%d, %d]", *req.Count, pol.Min, pol.Max)
 	}
 	if req.Count != nil {
 		if err := s.checkScaledCounts(job, group, *req.Count); err != nil {
@@ -243,7 +244,7 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.P
 			return nil, err
 		}
 		if d != nil && d.Active() {
-			return nil, badRequest("Count: job scaling blocked due to active deployment %q", d.ID)
+			return nil, codec.BadRequest("Count: job scaling blocked due to active deployment %q", d.ID)
 		}
 	}
 	msg := req.Message

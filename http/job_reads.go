@@ -6,6 +6,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -14,14 +15,14 @@ import (
 func (s *Server) jobSubmission(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("job_id")
 	if r.URL.Query().Get("version") == "" {
-		return nil, badRequest("version: required query parameter")
+		return nil, codec.BadRequest("version: required query parameter")
 	}
 	v, err := intParam(r, "version", 0)
 	if err != nil {
 		return nil, err
 	}
 	if v < 0 {
-		return nil, badRequest("version: must not be negative, got %d", v)
+		return nil, codec.BadRequest("version: must not be negative, got %d", v)
 	}
 	var sub *state.JobSubmission
 	err = s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {

@@ -10,6 +10,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -61,7 +62,7 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		return nil, err
 	}
 	if perPage < 0 {
-		return nil, badRequest("per_page: must not be negative, got %d", perPage)
+		return nil, codec.BadRequest("per_page: must not be negative, got %d", perPage)
 	}
 	meta, err := boolParam(r, "meta")
 	if err != nil {
@@ -71,7 +72,7 @@ func (s *Server) jobList(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	if f := q.Get("filter"); f != "" {
 		eval, err = bexpr.CreateEvaluator(f)
 		if err != nil {
-			return nil, badRequest("filter: %v", err)
+			return nil, codec.BadRequest("filter: %v", err)
 		}
 	}
 
@@ -167,15 +168,15 @@ func (s *Server) jobUpdate(w http.ResponseWriter, r *http.Request, p httprouter.
 
 func (s *Server) registerJob(w http.ResponseWriter, r *http.Request, pathID string) (any, error) {
 	var req JobRegisterRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if req.Job == nil {
-		return nil, badRequest("Job: a job definition is required")
+		return nil, codec.BadRequest("Job: a job definition is required")
 	}
 	job := req.Job
 	if pathID != "" && job.ID != pathID {
-		return nil, badRequest("Job.ID: %q does not match the job ID in the path %q", job.ID, pathID)
+		return nil, codec.BadRequest("Job.ID: %q does not match the job ID in the path %q", job.ID, pathID)
 	}
 	if err := placeJob(r, job); err != nil {
 		return nil, err
@@ -185,7 +186,7 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request, pathID stri
 		return nil, err
 	}
 	if req.EvalPriority != 0 && (req.EvalPriority < state.MinJobPriority || req.EvalPriority > state.MaxJobPriority) {
-		return nil, badRequest("EvalPriority: must be between %d and %d, got %d", state.MinJobPriority, state.MaxJobPriority, req.EvalPriority)
+		return nil, codec.BadRequest("EvalPriority: must be between %d and %d, got %d", state.MinJobPriority, state.MaxJobPriority, req.EvalPriority)
 	}
 
 	var warnings []string
@@ -235,12 +236,12 @@ func (s *Server) checkSubmission(sub *state.JobSubmission, job *state.Job) (*sta
 	switch sub.Format {
 	case state.SubmissionFormatHCL2, state.SubmissionFormatHCL1, state.SubmissionFormatJSON:
 	case "":
-		return nil, "", badRequest("Submission.Format: required, one of hcl2, hcl1, json")
+		return nil, "", codec.BadRequest("Submission.Format: required, one of hcl2, hcl1, json")
 	default:
-		return nil, "", badRequest("Submission.Format: %q is not one of hcl2, hcl1, json", sub.Format)
+		return nil, "", codec.BadRequest("Submission.Format: %q is not one of hcl2, hcl1, json", sub.Format)
 	}
 	if sub.Source == "" {
-		return nil, "", badRequest("Submission.Source: required when a submission is given")
+		return nil, "", codec.BadRequest("Submission.Source: required when a submission is given")
 	}
 	if len(sub.Source) > s.cfg.MaxSubmissionBytes {
 		return nil, fmt.Sprintf("job source of %d bytes exceeds the %d byte limit and was not stored", len(sub.Source), s.cfg.MaxSubmissionBytes), nil
@@ -309,7 +310,7 @@ func (s *Server) jobStop(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 		return nil, err
 	}
 	if prio != 0 && (prio < state.MinJobPriority || prio > state.MaxJobPriority) {
-		return nil, badRequest("eval_priority: must be between %d and %d, got %d", state.MinJobPriority, state.MaxJobPriority, prio)
+		return nil, codec.BadRequest("eval_priority: must be between %d and %d, got %d", state.MinJobPriority, state.MaxJobPriority, prio)
 	}
 	job, err := s.store.JobByID(nil, ns, id)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -40,11 +41,11 @@ func (s *Server) keyringRoutes() {
 			return nil, state.NotFoundf("keyring operation %q (install, use, remove or list)", op)
 		}
 		var req state.KeyringRequest
-		if err := decodeBody(r, &req); err != nil {
+		if err := codec.DecodeBody(r, &req); err != nil {
 			return nil, err
 		}
 		if req.Key == "" {
-			return nil, badRequest("Key: a base64 gossip key is required")
+			return nil, codec.BadRequest("Key: a base64 gossip key is required")
 		}
 		return keyringAnswer(km.Keyring(r.Context(), op, req.Key, r.URL.Query().Get("local") == "true", tokenOf(r)))
 	})
@@ -56,7 +57,7 @@ var ErrKeyringInput = errors.New("keyring")
 
 func keyringAnswer(resp *state.KeyringResponse, err error) (any, error) {
 	if errors.Is(err, ErrKeyringInput) {
-		return nil, badRequest("%s", err.Error())
+		return nil, codec.BadRequest("%s", err.Error())
 	}
 	return resp, err
 }

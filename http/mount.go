@@ -8,6 +8,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -22,7 +23,7 @@ import (
 func (s *Server) Mount(method, path string, h httprouter.Handle) {
 	s.handle(method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 		h(w, r, p)
-		return alreadyWritten{}, nil
+		return codec.AlreadyWritten{}, nil
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -63,24 +64,24 @@ func (s *Server) namespaceRead(w http.ResponseWriter, r *http.Request, p httprou
 // namespace as stored.
 func (s *Server) namespaceUpsert(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var ns state.Namespace
-	if err := decodeBody(r, &ns); err != nil {
+	if err := codec.DecodeBody(r, &ns); err != nil {
 		return nil, err
 	}
 	if path := p.ByName("name"); path != "" {
 		if ns.Name == "" {
 			ns.Name = path
 		} else if ns.Name != path {
-			return nil, badRequest("Name: %q does not match the namespace in the path %q", ns.Name, path)
+			return nil, codec.BadRequest("Name: %q does not match the namespace in the path %q", ns.Name, path)
 		}
 	}
 	if ns.Name == "" {
-		return nil, badRequest("Name: required")
+		return nil, codec.BadRequest("Name: required")
 	}
 	if err := state.ValidateNamespaceName(ns.Name); err != nil {
 		return nil, prefixFields("Name", err)
 	}
 	if len(ns.Description) > maxNamespaceDescription {
-		return nil, badRequest("Description: at most %d characters, got %d", maxNamespaceDescription, len(ns.Description))
+		return nil, codec.BadRequest("Description: at most %d characters, got %d", maxNamespaceDescription, len(ns.Description))
 	}
 	ns.CreateIndex, ns.ModifyIndex = 0, 0
 	if _, _, err := s.apply(w, r, store.NamespaceUpsertRequestType, &store.NamespaceUpsertRequest{Namespaces: []*state.Namespace{&ns}}); err != nil {

@@ -10,6 +10,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -72,7 +73,7 @@ func (s *Server) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 	if v := r.URL.Query().Get("since"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return nil, badRequest("since: %q is not an index (an unsigned integer)", v)
+			return nil, codec.BadRequest("since: %q is not an index (an unsigned integer)", v)
 		}
 		since = n
 	}
@@ -146,7 +147,7 @@ func nodeAllocsIndex(allocs []*state.Allocation) uint64 {
 func (s *Server) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	nodeID := p.ByName("node_id")
 	var req NodeAllocsUpdateRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if err := validateAllocUpdates(req.Allocs); err != nil {
@@ -173,7 +174,7 @@ func (s *Server) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p http
 			continue
 		}
 		if old.NodeID != nodeID {
-			return nil, badRequest("Allocs[%d].ID: allocation %q is on node %q, not %q", i, u.ID, old.NodeID, nodeID)
+			return nil, codec.BadRequest("Allocs[%d].ID: allocation %q is on node %q, not %q", i, u.ID, old.NodeID, nodeID)
 		}
 		updates = append(updates, &state.Allocation{
 			ID: u.ID, ClientStatus: u.ClientStatus, ClientDescription: u.ClientDescription,

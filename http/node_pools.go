@@ -7,6 +7,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -129,7 +130,7 @@ func (s *Server) nodePoolNodes(w http.ResponseWriter, r *http.Request, p httprou
 // out; when given it must match the path.
 func (s *Server) nodePoolUpsert(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var pool state.NodePool
-	if err := decodeBody(r, &pool); err != nil {
+	if err := codec.DecodeBody(r, &pool); err != nil {
 		return nil, err
 	}
 	if pathName := p.ByName("pool_name"); pathName != "" {
@@ -138,7 +139,7 @@ func (s *Server) nodePoolUpsert(w http.ResponseWriter, r *http.Request, p httpro
 			pool.Name = pathName
 		case pathName:
 		default:
-			return nil, badRequest("Name: %q does not match the node pool in the path %q", pool.Name, pathName)
+			return nil, codec.BadRequest("Name: %q does not match the node pool in the path %q", pool.Name, pathName)
 		}
 	}
 	v := &state.ValidationError{}
@@ -170,7 +171,7 @@ func (s *Server) nodePoolUpsert(w http.ResponseWriter, r *http.Request, p httpro
 func (s *Server) nodePoolDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	name := p.ByName("pool_name")
 	if name == state.NodePoolDefault || name == state.NodePoolAll {
-		return nil, badRequest("pool_name: the built-in node pool %q cannot be deleted", name)
+		return nil, codec.BadRequest("pool_name: the built-in node pool %q cannot be deleted", name)
 	}
 	pool, err := s.store.NodePoolByName(nil, name)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -91,11 +92,11 @@ var poolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
 // its heartbeat timer.
 func (s *Server) nodeRegister(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
 	var body struct{ Node *nodeWire }
-	if err := decodeBody(r, &body); err != nil {
+	if err := codec.DecodeBody(r, &body); err != nil {
 		return nil, err
 	}
 	if body.Node == nil || body.Node.Node == nil {
-		return nil, badRequest("Node: a node is required")
+		return nil, codec.BadRequest("Node: a node is required")
 	}
 	n := body.Node.Node.Copy()
 	n.SecretID = body.Node.SecretID
@@ -128,7 +129,7 @@ func (s *Server) nodeRegister(w http.ResponseWriter, r *http.Request, _ httprout
 	// Only the secret's hash is proposed: raft and snapshots never hold it.
 	n.SealSecret()
 	if old != nil && old.SecretHash != "" && n.SecretHash != "" && old.SecretHash != n.SecretHash {
-		return nil, badRequest("Node.SecretID: does not match the secret node %q registered with", n.ID)
+		return nil, codec.BadRequest("Node.SecretID: does not match the secret node %q registered with", n.ID)
 	}
 	now := s.cfg.Now()
 	var evals []*state.Evaluation
@@ -307,15 +308,15 @@ func (s *Server) nodeHeartbeat(w http.ResponseWriter, r *http.Request, p httprou
 func (s *Server) nodeUpdateStatus(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("node_id")
 	var req NodeStatusRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	switch req.Status {
 	case state.NodeStatusInit, state.NodeStatusReady, state.NodeStatusDown, state.NodeStatusDisconnected:
 	case "":
-		return nil, badRequest("Status: required, one of %s", nodeStatuses)
+		return nil, codec.BadRequest("Status: required, one of %s", nodeStatuses)
 	default:
-		return nil, badRequest("Status: %q is not one of %s", req.Status, nodeStatuses)
+		return nil, codec.BadRequest("Status: %q is not one of %s", req.Status, nodeStatuses)
 	}
 	leader, err := s.leader()
 	if err != nil {
@@ -377,15 +378,15 @@ func (s *Server) setNodeStatus(w http.ResponseWriter, r *http.Request, n *state.
 func (s *Server) nodeUpdateEligibility(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("node_id")
 	var req NodeEligibilityRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	switch req.Eligibility {
 	case state.NodeSchedulingEligible, state.NodeSchedulingIneligible:
 	case "":
-		return nil, badRequest("Eligibility: required, %q or %q", state.NodeSchedulingEligible, state.NodeSchedulingIneligible)
+		return nil, codec.BadRequest("Eligibility: required, %q or %q", state.NodeSchedulingEligible, state.NodeSchedulingIneligible)
 	default:
-		return nil, badRequest("Eligibility: %q is not %q or %q", req.Eligibility, state.NodeSchedulingEligible, state.NodeSchedulingIneligible)
+		return nil, codec.BadRequest("Eligibility: %q is not %q or %q", req.Eligibility, state.NodeSchedulingEligible, state.NodeSchedulingIneligible)
 	}
 	n, err := s.store.NodeByID(nil, id)
 	if err != nil {
@@ -395,7 +396,7 @@ func (s *Server) nodeUpdateEligibility(w http.ResponseWriter, r *http.Request, p
 		return nil, state.NotFoundf("node %q", id)
 	}
 	if req.Eligibility == state.NodeSchedulingEligible && n.DrainStrategy != nil {
-		return nil, badRequest("Eligibility: node %q is draining: cancel the drain (with MarkEligible) to make it eligible", id)
+		return nil, codec.BadRequest("Eligibility: node %q is draining: cancel the drain (with MarkEligible) to make it eligible", id)
 	}
 	now := s.cfg.Now()
 	var evals []*state.Evaluation
@@ -419,15 +420,15 @@ func (s *Server) nodeUpdateEligibility(w http.ResponseWriter, r *http.Request, p
 func (s *Server) nodeUpdateDrain(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("node_id")
 	var req NodeDrainRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if req.DrainSpec != nil {
 		if req.DrainSpec.Deadline < -1 {
-			return nil, badRequest("DrainSpec.Deadline: %d is negative: use -1 to force the drain now, 0 for no deadline", req.DrainSpec.Deadline)
+			return nil, codec.BadRequest("DrainSpec.Deadline: %d is negative: use -1 to force the drain now, 0 for no deadline", req.DrainSpec.Deadline)
 		}
 		if req.MarkEligible {
-			return nil, badRequest("MarkEligible: only applies when cancelling a drain (DrainSpec null)")
+			return nil, codec.BadRequest("MarkEligible: only applies when cancelling a drain (DrainSpec null)")
 		}
 	}
 	n, err := s.store.NodeByID(nil, id)
@@ -616,7 +617,7 @@ func (s *Server) lookupNode(ws memdb.WatchSet, id string) (*state.Node, error) {
 	if len(nodes) > len(ids) {
 		more = ", ..."
 	}
-	return nil, badRequest("node_id: prefix %q matches %d nodes (%s%s): give more of the ID", id, len(nodes), strings.Join(ids, ", "), more)
+	return nil, codec.BadRequest("node_id: prefix %q matches %d nodes (%s%s): give more of the ID", id, len(nodes), strings.Join(ids, ", "), more)
 }
 
 // nodeRead serves GET /v1/node/:node_id.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/julienschmidt/httprouter"
+	"github.com/schedhq/sched/http/codec"
 )
 
 func (s *Server) operatorRaftConfiguration(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
@@ -28,7 +29,7 @@ func (s *Server) operatorRaftRemovePeer(w http.ResponseWriter, r *http.Request, 
 	q := r.URL.Query()
 	id, addr := q.Get("id"), q.Get("address")
 	if (id == "") == (addr == "") {
-		return nil, badRequest("exactly one of the query parameters id and address is required")
+		return nil, codec.BadRequest("exactly one of the query parameters id and address is required")
 	}
 	if err := s.cfg.Forwarder.RemoveRaftPeer(id, addr); err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func (s *Server) operatorSnapshotSave(w http.ResponseWriter, r *http.Request, _ 
 		s.log.Error("snapshot stream failed", "after_bytes", n, "error", err)
 		panic(http.ErrAbortHandler)
 	}
-	return alreadyWritten{}, nil
+	return codec.AlreadyWritten{}, nil
 }
 
 // operatorSnapshotRestore serves PUT /v1/operator/snapshot: the body is an
@@ -81,7 +82,7 @@ func (s *Server) operatorSnapshotRestore(w http.ResponseWriter, r *http.Request,
 		body = raw
 	}
 	if body == nil || body == http.NoBody {
-		return nil, badRequest("request body is required: a snapshot archive")
+		return nil, codec.BadRequest("request body is required: a snapshot archive")
 	}
 	if err := s.cfg.Forwarder.RestoreSnapshot(r.Context(), body); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/jobspec"
 )
@@ -40,16 +41,16 @@ type JobValidateRequest struct {
 // group without count).
 func (s *Server) jobParse(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
 	var req JobParseRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if req.JobHCL == "" {
-		return nil, badRequest("JobHCL: required")
+		return nil, codec.BadRequest("JobHCL: required")
 	}
 	filename := "input.hcl"
 	if req.Filename != "" {
 		if len(req.Filename) > maxParseFilename || strings.IndexFunc(req.Filename, unicode.IsControl) >= 0 {
-			return nil, badRequest("Filename: must be at most %d bytes without control characters", maxParseFilename)
+			return nil, codec.BadRequest("Filename: must be at most %d bytes without control characters", maxParseFilename)
 		}
 		filename = req.Filename
 	}
@@ -63,7 +64,7 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	var err error
 	if req.HCLv1 {
 		if req.Variables != "" {
-			return nil, badRequest("Variables: not supported with HCLv1")
+			return nil, codec.BadRequest("Variables: not supported with HCLv1")
 		}
 		job, err = jobspec.ParseHCL1(filename, []byte(req.JobHCL))
 	} else {
@@ -77,7 +78,7 @@ func (s *Server) jobParse(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		if errors.Is(err, state.ErrInvalid) {
 			return nil, err
 		}
-		return nil, badRequest("%v", err)
+		return nil, codec.BadRequest("%v", err)
 	}
 	if req.Canonicalize {
 		if job.Namespace == "" {
@@ -166,11 +167,11 @@ func isUnset(v any) bool {
 // jobValidate serves POST /v1/validate/job.
 func (s *Server) jobValidate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
 	var req JobValidateRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if req.Job == nil {
-		return nil, badRequest("Job: a job definition is required")
+		return nil, codec.BadRequest("Job: a job definition is required")
 	}
 	if err := placeJob(r, req.Job); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/cronexpr"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 )
@@ -31,7 +32,7 @@ type JobPlanRequest struct {
 // placements.
 func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var req JobPlanRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	job, err := s.prepareJob(r, req.Job, p.ByName("job_id"))
@@ -97,10 +98,10 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 // canonicalized and valid (every problem listed with its Job.* path).
 func (s *Server) prepareJob(r *http.Request, job *state.Job, pathID string) (*state.Job, error) {
 	if job == nil {
-		return nil, badRequest("Job: a job definition is required")
+		return nil, codec.BadRequest("Job: a job definition is required")
 	}
 	if pathID != "" && job.ID != pathID {
-		return nil, badRequest("Job.ID: %q does not match the job ID in the path %q", job.ID, pathID)
+		return nil, codec.BadRequest("Job.ID: %q does not match the job ID in the path %q", job.ID, pathID)
 	}
 	if err := placeJob(r, job); err != nil {
 		return nil, err
@@ -119,7 +120,7 @@ func nextLaunch(pc *state.PeriodicConfig, now time.Time) (time.Time, error) {
 	if pc.TimeZone != "" {
 		l, err := time.LoadLocation(pc.TimeZone)
 		if err != nil {
-			return time.Time{}, badRequest("Job.Periodic.TimeZone: %v", err)
+			return time.Time{}, codec.BadRequest("Job.Periodic.TimeZone: %v", err)
 		}
 		loc = l
 	}
@@ -131,7 +132,7 @@ func nextLaunch(pc *state.PeriodicConfig, now time.Time) (time.Time, error) {
 	for _, spec := range specs {
 		expr, err := cronexpr.Parse(spec)
 		if err != nil {
-			return time.Time{}, badRequest("Job.Periodic.Spec: %q: %v", spec, err)
+			return time.Time{}, codec.BadRequest("Job.Periodic.Spec: %q: %v", spec, err)
 		}
 		t := expr.Next(now.In(loc))
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {

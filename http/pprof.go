@@ -8,6 +8,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -34,7 +35,7 @@ func (s *Server) agentPprof(w http.ResponseWriter, r *http.Request, p httprouter
 	if v := r.URL.Query().Get("seconds"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxProfileSeconds {
-			return nil, badRequest("seconds: %q is not a whole number of seconds from 1 to %d", v, maxProfileSeconds)
+			return nil, codec.BadRequest("seconds: %q is not a whole number of seconds from 1 to %d", v, maxProfileSeconds)
 		}
 	}
 	// A profile runs for its seconds: past the agent's write timeout.
@@ -51,5 +52,5 @@ func (s *Server) agentPprof(w http.ResponseWriter, r *http.Request, p httprouter
 	default:
 		return nil, state.NotFoundf("profile %q (profile, trace, cmdline, goroutine, heap, allocs, block, mutex, threadcreate)", name)
 	}
-	return alreadyWritten{}, nil
+	return codec.AlreadyWritten{}, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-bexpr"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -87,13 +88,13 @@ func parseListOptions(r *http.Request) (listOptions, error) {
 		return o, err
 	}
 	if n < 0 {
-		return o, badRequest("per_page: must not be negative, got %d", n)
+		return o, codec.BadRequest("per_page: must not be negative, got %d", n)
 	}
 	o.PerPage = n
 	if f := q.Get("filter"); f != "" {
 		o.filter, err = bexpr.CreateEvaluator(f)
 		if err != nil {
-			return o, badRequest("filter: %v", err)
+			return o, codec.BadRequest("filter: %v", err)
 		}
 	}
 	return o, nil

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -101,7 +102,7 @@ func resolveQuery(r *http.Request) (requestScope, error) {
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return sc, badRequest("query: %v", err)
+		return sc, codec.BadRequest("query: %v", err)
 	}
 	sc.query = q
 	ns, err := soleValue(q, "namespace")
@@ -124,7 +125,7 @@ func resolveQuery(r *http.Request) (requestScope, error) {
 	case sc.allocID == "":
 		sc.allocID = legacy
 	case legacy != "" && legacy != sc.allocID:
-		return sc, badRequest("alloc_id: %q and allocID %q disagree", sc.allocID, legacy)
+		return sc, codec.BadRequest("alloc_id: %q and allocID %q disagree", sc.allocID, legacy)
 	}
 	return sc, nil
 }
@@ -139,7 +140,7 @@ func soleValue(q url.Values, key string) (string, error) {
 	}
 	for _, v := range vs[1:] {
 		if v != vs[0] {
-			return "", badRequest("%s: given more than once with different values (%q, %q)", key, vs[0], v)
+			return "", codec.BadRequest("%s: given more than once with different values (%q, %q)", key, vs[0], v)
 		}
 	}
 	return vs[0], nil
@@ -152,7 +153,7 @@ func (sc *requestScope) settle(v string) error {
 	case v == "" || v == sc.namespace && sc.named != "":
 		return nil
 	case sc.named != "":
-		return badRequest("namespace in %s %q and body %q disagree", sc.named, sc.namespace, v)
+		return codec.BadRequest("namespace in %s %q and body %q disagree", sc.named, sc.namespace, v)
 	}
 	sc.namespace, sc.named = v, "body"
 	return nil
@@ -184,7 +185,7 @@ func placeJob(r *http.Request, job *state.Job) error {
 		sc = &requestScope{namespace: state.DefaultNamespace}
 	}
 	if sc.bodyRead && job.Namespace != "" && job.Namespace != sc.namespace {
-		return badRequest("Job.Namespace: %q is not the namespace %q the request was checked in", job.Namespace, sc.namespace)
+		return codec.BadRequest("Job.Namespace: %q is not the namespace %q the request was checked in", job.Namespace, sc.namespace)
 	}
 	if err := sc.settle(job.Namespace); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -57,8 +58,8 @@ func TestResolveScope(t *testing.T) {
 				err = sc.readBody(r)
 			}
 			if c.err != "" {
-				if err == nil || statusOf(err) != http.StatusBadRequest || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("got %v (%d), want a 400 mentioning %q", err, statusOf(err), c.err)
+				if err == nil || codec.StatusOf(err) != http.StatusBadRequest || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("got %v (%d), want a 400 mentioning %q", err, codec.StatusOf(err), c.err)
 				}
 				return
 			}
@@ -121,7 +122,7 @@ func TestPlaceJob(t *testing.T) {
 	if err := sc.settle("team-b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := placeJob(r, &state.Job{ID: "x", Namespace: "other"}); err == nil || statusOf(err) != http.StatusBadRequest {
+	if err := placeJob(r, &state.Job{ID: "x", Namespace: "other"}); err == nil || codec.StatusOf(err) != http.StatusBadRequest {
 		t.Errorf("a job in another namespace than the guard read: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -47,18 +48,18 @@ func (s *Server) searchRoutes() {
 // without node:read.
 func (s *Server) search(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
 	var req SearchRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if len(req.Prefix) > maxSearchPrefix {
-		return nil, badRequest("Prefix: longer than %d bytes", maxSearchPrefix)
+		return nil, codec.BadRequest("Prefix: longer than %d bytes", maxSearchPrefix)
 	}
 	contexts := searchContexts
 	switch req.Context {
 	case "", "all":
 	default:
 		if !slices.Contains(searchContexts, req.Context) {
-			return nil, badRequest("Context: %q is not one of all, %s", req.Context, strings.Join(searchContexts, ", "))
+			return nil, codec.BadRequest("Context: %q is not one of all, %s", req.Context, strings.Join(searchContexts, ", "))
 		}
 		contexts = []string{req.Context}
 	}

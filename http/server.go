@@ -1,12 +1,16 @@
-// Package http is sched's HTTP core and the jobs API under /v1: routing
-// (httprouter), the codec, one error-to-status mapper, forwarding to the
-// leader, authentication and ACL rules, and the /v1 handlers. The
-// management API (/api/v2, package http/mgmt) is mounted on the core
-// through the methods of mount.go. Reads are served from the
-// local state store, blocking through package blocking; writes are turned
-// into replicated commands, stamped here with IDs and times (this server is
-// the leader, or a later forwarding layer sent the request to it), and
-// handed to a Writer.
+// Package http is sched's HTTP core and the jobs API under /v1: the
+// server, its route table (package http/router), the codec it shares with
+// the client agent's surface (http/codec: one error-to-status mapper,
+// bodies, query parameters), forwarding to the leader, authentication and
+// ACL rules, and the /v1 handlers. The management API (/api/v2, package
+// http/mgmt) is mounted on the core through the methods of mount.go. What
+// a client agent serves of its allocations (logs, files, stats, exec) is
+// package http/clientapi: the core serves it for the client of its own
+// process and proxies it, signed, to other nodes (node_proxy.go). Reads
+// are served from the local state store, blocking through package
+// blocking; writes are turned into replicated commands, stamped here with
+// IDs and times (this server is the leader, or a later forwarding layer
+// sent the request to it), and handed to a Writer.
 //
 // Handlers return (value, error); one wrapper encodes the value as JSON and
 // maps typed errors to status codes, so no handler writes a status itself.
@@ -24,7 +28,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/schedhq/sched/http/agentops"
+	"github.com/schedhq/sched/http/clientapi"
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/http/jsonapi"
+	"github.com/schedhq/sched/http/router"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -89,8 +97,8 @@ type Config struct {
 	MaxSubmissionBytes int
 	// Client is the client agent running in this process (dev mode), which
 	// serves /v1/client/* for its own allocations; nil proxies every such
-	// request to the allocation's node (client_routes.go).
-	Client ClientAPI
+	// request to the allocation's node (node_proxy.go).
+	Client clientapi.Client
 	// LocalIntroSecret, when set, introduces a new node on a register as a
 	// node:write token would: the agent gives it to the client running in
 	// its own process, so that a dev agent with ACLs on needs no token.
@@ -102,7 +110,7 @@ type Config struct {
 	// state's defaults.
 	JobLimits state.JobLimits
 	// ExecIdleTimeout ends an exec or action session in which nothing
-	// moved for this long; zero means DefaultExecIdleTimeout.
+	// moved for this long; zero means clientapi.DefaultExecIdleTimeout.
 	ExecIdleTimeout time.Duration
 	// Monitor copies this agent's log lines to /v1/agent/monitor; nil
 	// answers that endpoint 501.
@@ -116,13 +124,11 @@ type Config struct {
 	MaxBlockingQueries int
 }
 
-// LogMonitor copies an agent's log lines to a reader.
-type LogMonitor interface {
-	// Subscribe copies every line at level or above, formatted as JSON
-	// objects or as text, to the channel until cancel is called. A slow
-	// reader loses lines; the agent never waits for it.
-	Subscribe(level slog.Level, asJSON bool) (lines <-chan []byte, cancel func())
-}
+// LogMonitor copies an agent's log lines to a reader (agentops.LogMonitor).
+type LogMonitor = agentops.LogMonitor
+
+// MetricsSource is what GET /v1/metrics reports (agentops.MetricsSource).
+type MetricsSource = agentops.MetricsSource
 
 // Server is the HTTP API of one sched server agent.
 type Server struct {
@@ -133,12 +139,12 @@ type Server struct {
 	hclSlots chan struct{}
 	store    *store.Store
 	log      *slog.Logger
-	router   *router
+	router   *router.Router
 	// clientUpdates writes client reports in batches
 	// (node_allocs_batch.go).
 	clientUpdates *clientUpdateBatcher
-	// execTimes are the clocks of exec sessions (exec_stream.go).
-	execTimes execTimings
+	// execTimes are the clocks of exec sessions (clientapi.Timings).
+	execTimes clientapi.Timings
 	// eventHeartbeat is how often an idle event stream sends `{}`; zero
 	// means defaultEventHeartbeat (tests shorten it).
 	eventHeartbeat time.Duration
@@ -174,8 +180,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBlockingQueries == 0 {
 		cfg.MaxBlockingQueries = DefaultMaxBlockingQueries
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: newRouter(),
-		execTimes: defaultExecTimings(cfg.ExecIdleTimeout), metrics: newHTTPMetrics(),
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: router.New(),
+		execTimes: clientapi.DefaultTimings(cfg.ExecIdleTimeout), metrics: newHTTPMetrics(),
 		answers: newAnswers(cfg.Store, cfg.MaxBlockingQueries), hclSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	s.metrics.blockingEarly = prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: "sched", Subsystem: "http", Name: "blocking_queries_answered_early_total",
@@ -211,13 +217,13 @@ type route struct {
 
 // handle registers h for method and path. Every endpoint goes through
 // here, so the wrapper knows which route a request matched.
-func (s *Server) handle(method, path string, h handlerFunc) {
+func (s *Server) handle(method, path string, h codec.Handler) {
 	s.router.Handle(method, path, s.wrap(route{Method: method, Path: path}, h))
 }
 
 // write registers h for POST and PUT: Nomad's own client and CLI write with
 // PUT, curl users with POST, and both must work.
-func (s *Server) write(path string, h handlerFunc) {
+func (s *Server) write(path string, h codec.Handler) {
 	s.handle(http.MethodPost, path, h)
 	s.handle(http.MethodPut, path, h)
 }
@@ -231,8 +237,9 @@ func (s *Server) routes() {
 	s.schedulerRoutes() // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
 	s.aclRoutes()       // acl_routes.go: tokens and policies
 	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
-	s.clientRoutes()    // client_routes.go
-	s.execRoutes()      // client_exec.go: actions, exec, lifecycle, fs
+	s.serviceRoutes()   // services.go: the service catalog
+	s.nodeLocalRoutes() // node_local.go: an allocation's logs, stats, file system
+	s.execRoutes()      // alloc_exec.go: actions, exec; alloc_lifecycle.go
 	s.eventRoutes()     // events.go: the event stream
 	s.opsRoutes()       // ops.go: metrics, the agent's log stream
 	s.searchRoutes()    // search.go: prefix search
@@ -246,5 +253,5 @@ func writeRouteError(w http.ResponseWriter, r *http.Request, code int, msg strin
 		jsonapi.WriteError(w, jsonapi.NewError(code, http.StatusText(code), msg))
 		return
 	}
-	writeError(w, &CodedError{Code: code, Message: msg})
+	codec.WriteError(w, &CodedError{Code: code, Message: msg})
 }

@@ -7,6 +7,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -20,6 +21,16 @@ import (
 // The writes are node-scoped, so that the node's SecretID authenticates
 // them exactly as it does the node's allocation updates, and so that a
 // node can neither write nor delete another node's entries.
+
+// serviceRoutes registers the service catalog.
+func (s *Server) serviceRoutes() {
+	s.handle(http.MethodGet, "/v1/job/:job_id/services", s.jobServices)
+	s.handle(http.MethodGet, "/v1/services", s.serviceList)
+	s.handle(http.MethodGet, "/v1/service/:service_name", s.serviceRead)
+	s.handle(http.MethodDelete, "/v1/service/:service_name/:service_id", s.serviceDelete)
+	s.write("/v1/node/:node_id/services", s.nodeServicesUpsert)
+	s.handle(http.MethodDelete, "/v1/node/:node_id/services", s.nodeServicesDelete)
+}
 
 // ServiceRegistrationsRequest is the body of PUT /v1/node/:node_id/services.
 type ServiceRegistrationsRequest struct {
@@ -48,7 +59,7 @@ func (s *Server) serviceRead(w http.ResponseWriter, r *http.Request, p httproute
 	var out []*state.ServiceRegistration
 	err := s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
 		if ns == allNamespaces {
-			return 0, badRequest("namespace: a service is read in one namespace, not %q", allNamespaces)
+			return 0, codec.BadRequest("namespace: a service is read in one namespace, not %q", allNamespaces)
 		}
 		var err error
 		out, err = s.store.ServicesByName(ws, ns, name)
@@ -161,7 +172,7 @@ func (s *Server) servicesByID() (map[string]*state.ServiceRegistration, error) {
 func (s *Server) nodeServicesUpsert(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	nodeID := p.ByName("node_id")
 	var req ServiceRegistrationsRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
 	if err := validateServiceRegistrations(req.Services); err != nil {
@@ -185,7 +196,7 @@ func (s *Server) nodeServicesUpsert(w http.ResponseWriter, r *http.Request, p ht
 			continue
 		}
 		if a.NodeID != nodeID {
-			return nil, badRequest("Services[%d].AllocID: allocation %q is on node %q, not %q", i, a.ID, a.NodeID, nodeID)
+			return nil, codec.BadRequest("Services[%d].AllocID: allocation %q is on node %q, not %q", i, a.ID, a.NodeID, nodeID)
 		}
 		if owners == nil {
 			if owners, err = s.servicesByID(); err != nil {
@@ -193,7 +204,7 @@ func (s *Server) nodeServicesUpsert(w http.ResponseWriter, r *http.Request, p ht
 			}
 		}
 		if old := owners[in.ID]; old != nil && old.NodeID != nodeID {
-			return nil, badRequest("Services[%d].ID: registration %q belongs to node %q, not %q", i, in.ID, old.NodeID, nodeID)
+			return nil, codec.BadRequest("Services[%d].ID: registration %q belongs to node %q, not %q", i, in.ID, old.NodeID, nodeID)
 		}
 		reg := in.Copy()
 		reg.NodeID, reg.Namespace, reg.JobID = nodeID, a.Namespace, a.JobID
@@ -262,11 +273,11 @@ func (s *Server) nodeServicesDelete(w http.ResponseWriter, r *http.Request, p ht
 	q := r.URL.Query()
 	ids, allocIDs := q["id"], q["alloc_id"]
 	if len(ids) == 0 && len(allocIDs) == 0 {
-		return nil, badRequest("id or alloc_id: at least one registration ID or allocation ID is required")
+		return nil, codec.BadRequest("id or alloc_id: at least one registration ID or allocation ID is required")
 	}
 	for _, v := range append(slices.Clone(ids), allocIDs...) {
 		if v == "" {
-			return nil, badRequest("id, alloc_id: empty value")
+			return nil, codec.BadRequest("id, alloc_id: empty value")
 		}
 	}
 	node, err := s.store.NodeByID(nil, nodeID)
@@ -293,7 +304,7 @@ func (s *Server) nodeServicesDelete(w http.ResponseWriter, r *http.Request, p ht
 		}
 		for _, id := range ids {
 			if other := owners[id]; other != nil && other.NodeID != nodeID {
-				return nil, badRequest("id: registration %q belongs to node %q, not %q", id, other.NodeID, nodeID)
+				return nil, codec.BadRequest("id: registration %q belongs to node %q, not %q", id, other.NodeID, nodeID)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package http
+package clientapi
 
 import (
 	"context"
@@ -13,9 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/julienschmidt/httprouter"
-
-	"github.com/schedhq/sched/http/allocfs"
+	"github.com/schedhq/sched/http/clientapi/allocfs"
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -41,8 +40,8 @@ const (
 	logChunk = 64 << 10
 )
 
-// logRequest is the query of GET /v1/client/fs/logs/:alloc_id.
-type logRequest struct {
+// LogRequest is the query of GET /v1/client/fs/logs/:alloc_id.
+type LogRequest struct {
 	Task   string
 	Type   string // stdout or stderr
 	Follow bool
@@ -64,67 +63,49 @@ type LogFrame struct {
 	File   string
 }
 
-// parseLogRequest reads and checks the query; every bad value is a 400
+// ParseLogRequest reads and checks the query; every bad value is a 400
 // naming it.
-func parseLogRequest(r *http.Request) (*logRequest, error) {
+func ParseLogRequest(r *http.Request) (*LogRequest, error) {
 	q := r.URL.Query()
-	lr := &logRequest{Task: q.Get("task"), Type: q.Get("type")}
+	lr := &LogRequest{Task: q.Get("task"), Type: q.Get("type")}
 	if lr.Task == "" {
-		return nil, badRequest("task: required query parameter")
+		return nil, codec.BadRequest("task: required query parameter")
 	}
 	if strings.ContainsAny(lr.Task, `/\`) || lr.Task == "." || lr.Task == ".." {
-		return nil, badRequest("task: %q is not a task name", lr.Task)
+		return nil, codec.BadRequest("task: %q is not a task name", lr.Task)
 	}
 	switch lr.Type {
 	case "":
 		lr.Type = "stdout"
 	case "stdout", "stderr":
 	default:
-		return nil, badRequest("type: %q is not stdout or stderr", lr.Type)
+		return nil, codec.BadRequest("type: %q is not stdout or stderr", lr.Type)
 	}
 	var err error
-	if lr.Follow, err = boolParam(r, "follow"); err != nil {
+	if lr.Follow, err = codec.BoolParam(q, "follow"); err != nil {
 		return nil, err
 	}
-	if lr.Plain, err = boolParam(r, "plain"); err != nil {
+	if lr.Plain, err = codec.BoolParam(q, "plain"); err != nil {
 		return nil, err
 	}
-	if lr.Offset, err = intParam(r, "offset", 0); err != nil {
+	if lr.Offset, err = codec.IntParam(q, "offset", 0); err != nil {
 		return nil, err
 	}
 	if lr.Offset < 0 {
-		return nil, badRequest("offset: must not be negative, got %d", lr.Offset)
+		return nil, codec.BadRequest("offset: must not be negative, got %d", lr.Offset)
 	}
 	switch o := q.Get("origin"); o {
 	case "", "start":
 	case "end":
 		lr.FromEnd = true
 	default:
-		return nil, badRequest("origin: %q is not start or end", o)
+		return nil, codec.BadRequest("origin: %q is not start or end", o)
 	}
 	return lr, nil
 }
 
-// clientLogs serves GET /v1/client/fs/logs/:alloc_id?task=&type=stdout|
-// stderr&follow=&offset=&origin=start|end&plain=: the task's log files in
-// rotation order, as one stream. With follow the stream stays open,
-// sending new data as it is written, across rotations, until the task is
-// dead (and its logs drained) or the caller goes away. Served here when
-// the local client runs the allocation, proxied to its node otherwise.
-func (s *Server) clientLogs(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	lr, err := parseLogRequest(r)
-	if err != nil {
-		return nil, err
-	}
-	local, err := s.clientFor(w, r, p.ByName("alloc_id"))
-	if err != nil || local == nil {
-		return alreadyWrittenOr(err)
-	}
-	return serveLogs(w, r, local, p.ByName("alloc_id"), lr)
-}
-
-// serveLogs streams the logs of allocID from c, which holds it.
-func serveLogs(w http.ResponseWriter, r *http.Request, c ClientAPI, allocID string, lr *logRequest) (any, error) {
+// ServeLogs streams the logs of allocID from c, which holds it.
+func ServeLogs(w http.ResponseWriter, r *http.Request, c Client, allocID string, lr *LogRequest) (any, error) {
 	alloc, err := c.Alloc(allocID)
 	if err != nil {
 		return nil, err
@@ -144,7 +125,7 @@ func serveLogs(w http.ResponseWriter, r *http.Request, c ClientAPI, allocID stri
 	ls := &logStream{dir: dir, prefix: lr.Task + "." + lr.Type + ".", relDir: "alloc/logs"}
 	files, err := ls.list()
 	if nr, ok := errors.AsType[*allocfs.NotRegularError](err); ok {
-		return nil, &CodedError{Code: http.StatusBadRequest, Message: nr.Error(), Err: err}
+		return nil, &codec.CodedError{Code: http.StatusBadRequest, Message: nr.Error(), Err: err}
 	}
 	if err != nil {
 		return nil, err
@@ -182,9 +163,9 @@ func serveLogs(w http.ResponseWriter, r *http.Request, c ClientAPI, allocID stri
 	}
 	if err := ls.stream(r.Context(), start, out, lr.Follow, taskDead); err != nil && r.Context().Err() == nil {
 		// The status is sent: all that can be done is end the stream.
-		return alreadyWritten{}, nil
+		return codec.AlreadyWritten{}, nil
 	}
-	return alreadyWritten{}, nil
+	return codec.AlreadyWritten{}, nil
 }
 
 // allocHasTask reports whether task is a task of alloc's group. Without
@@ -257,7 +238,7 @@ type logPos struct {
 
 // startAt turns the request's offset and origin into a position, and
 // returns how many bytes from there are on disk now.
-func (ls *logStream) startAt(files []logFile, lr *logRequest) (logPos, int64) {
+func (ls *logStream) startAt(files []logFile, lr *LogRequest) (logPos, int64) {
 	var total int64
 	for _, f := range files {
 		total += f.size

@@ -1,4 +1,4 @@
-package http
+package clientapi
 
 import (
 	"context"
@@ -14,9 +14,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/julienschmidt/httprouter"
-
-	"github.com/schedhq/sched/http/allocfs"
+	"github.com/schedhq/sched/http/clientapi/allocfs"
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -34,56 +33,36 @@ import (
 // opened in a way that can block (a task's pipe used to hold a thread in
 // open(2) for good). ls and stat list and describe such entries without
 // opening them. Every read, logs included, takes a place under the
-// client's caps (ClientAPI.FSGate): over one, a 429 at once.
+// client's caps (Client.FSGate): over one, a 429 at once.
+
+// FSOps are the file system operations: GET /v1/client/fs/<op>/:alloc_id.
+func FSOps() []string { return []string{"ls", "stat", "cat", "readat"} }
 
 // maxFSPathBytes bounds the path parameter.
 const maxFSPathBytes = 4096
 
-// fsRoutes registers the file system endpoints.
-func (s *Server) fsRoutes() {
-	for _, op := range []string{"ls", "stat", "cat", "readat"} {
-		s.handle(http.MethodGet, "/v1/client/fs/"+op+"/:alloc_id", s.clientFS(op))
-	}
-}
-
-// clientFS serves one file system operation, locally or proxied.
-func (s *Server) clientFS(op string) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-		id := p.ByName("alloc_id")
-		q, err := parseFSQuery(r, op)
-		if err != nil {
-			return nil, err
-		}
-		local, err := s.clientFor(w, r, id)
-		if err != nil || local == nil {
-			return alreadyWrittenOr(err)
-		}
-		return serveFS(w, r, local, id, op, q)
-	}
-}
-
-// fsQuery is the parsed query of a file system request.
-type fsQuery struct {
+// FSQuery is the parsed query of a file system request.
+type FSQuery struct {
 	rel    string // "." for the root
 	shown  string // the path as the caller sent it, for messages
 	offset int64
 	limit  int64 // 0: to the end
 }
 
-// parseFSQuery checks the path (lexically) and readat's offset and limit.
-func parseFSQuery(r *http.Request, op string) (fsQuery, error) {
+// ParseFSQuery checks the path (lexically) and readat's offset and limit.
+func ParseFSQuery(r *http.Request, op string) (FSQuery, error) {
 	q := r.URL.Query()
 	raw := q.Get("path")
 	if raw == "" {
 		if op == "cat" || op == "readat" {
-			return fsQuery{}, badRequest("path: required query parameter")
+			return FSQuery{}, codec.BadRequest("path: required query parameter")
 		}
 		raw = "/"
 	}
-	out := fsQuery{shown: raw}
+	out := FSQuery{shown: raw}
 	rel, err := allocRelPath(raw)
 	if err != nil {
-		return fsQuery{}, err
+		return FSQuery{}, err
 	}
 	out.rel = rel
 	if op == "readat" {
@@ -104,7 +83,7 @@ func parseFSQuery(r *http.Request, op string) (fsQuery, error) {
 			*f.dst = n
 		}
 		if err := v.Err(); err != nil {
-			return fsQuery{}, err
+			return FSQuery{}, err
 		}
 	}
 	return out, nil
@@ -114,17 +93,17 @@ func parseFSQuery(r *http.Request, op string) (fsQuery, error) {
 // allocation directory, refusing one that climbs out of it.
 func allocRelPath(p string) (string, error) {
 	if len(p) > maxFSPathBytes {
-		return "", badRequest("path: %d bytes; at most %d", len(p), maxFSPathBytes)
+		return "", codec.BadRequest("path: %d bytes; at most %d", len(p), maxFSPathBytes)
 	}
 	if strings.ContainsRune(p, 0) {
-		return "", badRequest("path: contains a NUL byte")
+		return "", codec.BadRequest("path: contains a NUL byte")
 	}
 	rel := strings.TrimLeft(p, "/")
 	if rel == "" {
 		return ".", nil
 	}
 	if !filepath.IsLocal(rel) {
-		return "", badRequest("path %q escapes the allocation directory", p)
+		return "", codec.BadRequest("path %q escapes the allocation directory", p)
 	}
 	return filepath.Clean(rel), nil
 }
@@ -132,12 +111,12 @@ func allocRelPath(p string) (string, error) {
 // errFSEscapes is the answer to a path that a symbolic link leads out of
 // the allocation directory.
 func errFSEscapes(shown string) error {
-	return badRequest("path %q escapes the allocation directory (through a symbolic link)", shown)
+	return codec.BadRequest("path %q escapes the allocation directory (through a symbolic link)", shown)
 }
 
 // checkInside resolves every symbolic link of rel under dir and refuses a
 // path that ends outside dir. A path that does not exist is a 404.
-func checkInside(dir string, q fsQuery) error {
+func checkInside(dir string, q FSQuery) error {
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return err
@@ -147,7 +126,7 @@ func checkInside(dir string, q fsQuery) error {
 		return state.NotFoundf("no file %q in the allocation directory", q.shown)
 	}
 	if err != nil {
-		return badRequest("path %q: %v", q.shown, err)
+		return codec.BadRequest("path %q: %v", q.shown, err)
 	}
 	if inside, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(inside) && inside != "." {
 		return errFSEscapes(q.shown)
@@ -156,13 +135,13 @@ func checkInside(dir string, q fsQuery) error {
 }
 
 // fsError maps an error of an os.Root operation.
-func fsError(err error, q fsQuery) error {
+func fsError(err error, q FSQuery) error {
 	var nr *allocfs.NotRegularError
 	switch {
 	case errors.As(err, &nr) && nr.Mode.IsDir():
-		return badRequest("path %q is a directory (list it with /v1/client/fs/ls)", q.shown)
+		return codec.BadRequest("path %q is a directory (list it with /v1/client/fs/ls)", q.shown)
 	case errors.As(err, &nr):
-		return &CodedError{Code: http.StatusBadRequest, Message: nr.Error(), Err: err}
+		return &codec.CodedError{Code: http.StatusBadRequest, Message: nr.Error(), Err: err}
 	case errors.Is(err, fs.ErrNotExist):
 		return state.NotFoundf("no file %q in the allocation directory", q.shown)
 	case strings.Contains(err.Error(), "escapes"):
@@ -173,17 +152,17 @@ func fsError(err error, q fsQuery) error {
 
 // admitFSRead takes a place for one read of allocID's files under c's
 // caps; over one it is a 429, with Retry-After, at once.
-func admitFSRead(w http.ResponseWriter, c ClientAPI, allocID string) (release func(), err error) {
+func admitFSRead(w http.ResponseWriter, c Client, allocID string) (release func(), err error) {
 	release, err = c.FSGate().Acquire(allocID)
 	if busy, ok := errors.AsType[*allocfs.BusyError](err); ok {
 		w.Header().Set("Retry-After", "1")
-		return nil, &CodedError{Code: http.StatusTooManyRequests, Message: busy.Error(), Err: err}
+		return nil, &codec.CodedError{Code: http.StatusTooManyRequests, Message: busy.Error(), Err: err}
 	}
 	return release, err
 }
 
-// serveFS runs op against the allocation directory of the local client c.
-func serveFS(w http.ResponseWriter, r *http.Request, c ClientAPI, allocID, op string, q fsQuery) (any, error) {
+// ServeFS runs op against the allocation directory of the local client c.
+func ServeFS(w http.ResponseWriter, r *http.Request, c Client, allocID, op string, q FSQuery) (any, error) {
 	dir, err := c.AllocDir(allocID)
 	if err != nil {
 		return nil, err
@@ -233,23 +212,23 @@ func serveFS(w http.ResponseWriter, r *http.Request, c ClientAPI, allocID, op st
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.Copy(w, body)
-	return alreadyWritten{}, nil
+	return codec.AlreadyWritten{}, nil
 }
 
 // listDir lists a directory, sorted by name; links are listed as links,
 // not followed. Only a directory is opened (O_DIRECTORY, and O_NONBLOCK:
 // a pipe swapped in after the check fails the open rather than block it).
-func listDir(root *os.Root, q fsQuery) ([]*state.AllocFileInfo, error) {
+func listDir(root *os.Root, q FSQuery) ([]*state.AllocFileInfo, error) {
 	info, err := root.Stat(q.rel)
 	if err != nil {
 		return nil, fsError(err, q)
 	}
 	if !info.IsDir() {
-		return nil, badRequest("path %q is not a directory (read it with /v1/client/fs/cat)", q.shown)
+		return nil, codec.BadRequest("path %q is not a directory (read it with /v1/client/fs/cat)", q.shown)
 	}
 	f, err := root.OpenFile(q.rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ENOTDIR) {
-		return nil, badRequest("path %q is not a directory (read it with /v1/client/fs/cat)", q.shown)
+		return nil, codec.BadRequest("path %q is not a directory (read it with /v1/client/fs/cat)", q.shown)
 	}
 	if err != nil {
 		return nil, fsError(err, q)

@@ -22,6 +22,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/http/clientapi"
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
@@ -30,7 +31,7 @@ import (
 // calls, and how many simulated commands run now.
 type fakeExec struct {
 	mu       sync.Mutex
-	last     ExecRequest
+	last     clientapi.ExecRequest
 	restarts []string
 	signals  []string
 	sizes    []state.TerminalSize
@@ -58,7 +59,7 @@ func (f *fakeClientAPI) AllocDir(id string) (string, error) {
 // "cat" copies stdin, "exit N" ends with N, "tty" says whether it has a
 // terminal and the last size it was given, "err MSG" writes to stderr,
 // "sleep" runs until killed. Anything else is a 404 as a missing program.
-func (f *fakeClientAPI) AllocExec(ctx context.Context, allocID string, req *ExecRequest) (int, error) {
+func (f *fakeClientAPI) AllocExec(ctx context.Context, allocID string, req *clientapi.ExecRequest) (int, error) {
 	if _, err := f.Alloc(allocID); err != nil {
 		return 0, err
 	}
@@ -195,60 +196,6 @@ func sendFrame(t *testing.T, c *websocket.Conn, f state.ExecInputFrame) {
 	}
 }
 
-// The frames on the wire are Nomad's exec stream: base64 data, close,
-// tty_size, exited with result.exit_code.
-func TestExecFrameEncoding(t *testing.T) {
-	out := []struct {
-		f    state.ExecOutputFrame
-		want string
-	}{
-		{state.ExecOutputFrame{Stdout: &state.ExecIOFrame{Data: []byte("hi\n")}}, `{"stdout":{"data":"aGkK"}}`},
-		{state.ExecOutputFrame{Stderr: &state.ExecIOFrame{Data: []byte{0, 255}}}, `{"stderr":{"data":"AP8="}}`},
-		{state.ExecOutputFrame{Stdout: &state.ExecIOFrame{Close: true}}, `{"stdout":{"close":true}}`},
-		{state.ExecOutputFrame{Exited: true, Result: &state.ExecResult{ExitCode: 3}}, `{"exited":true,"result":{"exit_code":3}}`},
-		{state.ExecOutputFrame{Exited: true, Result: &state.ExecResult{}}, `{"exited":true,"result":{"exit_code":0}}`},
-	}
-	for _, c := range out {
-		b, err := json.Marshal(c.f)
-		if err != nil || string(b) != c.want {
-			t.Errorf("%+v: %s (%v), want %s", c.f, b, err, c.want)
-		}
-	}
-	in := []struct {
-		text string
-		want state.ExecInputFrame
-		bad  string
-	}{
-		{text: `{"stdin":{"data":"ZWNobwo="}}`, want: state.ExecInputFrame{Stdin: &state.ExecIOFrame{Data: []byte("echo\n")}}},
-		{text: `{"stdin":{"close":true}}`, want: state.ExecInputFrame{Stdin: &state.ExecIOFrame{Close: true}}},
-		{text: `{"tty_size":{"height":40,"width":120}}`, want: state.ExecInputFrame{TTYSize: &state.TerminalSize{Height: 40, Width: 120}}},
-		{text: `{"version":1,"auth_token":"s3cret"}`, want: state.ExecInputFrame{Version: 1, AuthToken: "s3cret"}},
-		{text: `{"stdin":{"data":"ZWNobwo="},"future":1}`, want: state.ExecInputFrame{Stdin: &state.ExecIOFrame{Data: []byte("echo\n")}}},
-		{text: `{"stdin":{"data":"not base64!"}}`, bad: "illegal base64"},
-		{text: `[1,2]`, bad: "cannot unmarshal array"},
-		{text: `{"tty_size":{"height":-1,"width":80}}`, bad: "tty_size -1x80"},
-		{text: `{"tty_size":{"height":24,"width":100000}}`, bad: "within 0..10000"},
-	}
-	for _, c := range in {
-		f, err := decodeInputFrame([]byte(c.text))
-		if c.bad != "" {
-			if err == nil || !strings.Contains(err.Error(), c.bad) {
-				t.Errorf("%s: %v, want an error with %q", c.text, err, c.bad)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", c.text, err)
-			continue
-		}
-		got, _ := json.Marshal(f)
-		want, _ := json.Marshal(c.want)
-		if string(got) != string(want) {
-			t.Errorf("%s: %s, want %s", c.text, got, want)
-		}
-	}
-}
-
 func TestExecLocalSession(t *testing.T) {
 	h, fc := localClientHarness(t)
 	srv := execServer(t, h)
@@ -298,7 +245,7 @@ func TestExecLocalSession(t *testing.T) {
 // leaves a session (goroutine) behind.
 func TestExecSocketCloseAndIdleEndTheCommand(t *testing.T) {
 	h, fc := localClientHarness(t)
-	h.srv.execTimes.idle = 300 * time.Millisecond
+	h.srv.execTimes.Idle = 300 * time.Millisecond
 	srv := execServer(t, h)
 	fe := fc.exec()
 	baseline := runtime.NumGoroutine()
@@ -477,7 +424,7 @@ func TestExecRelayedToTheNode(t *testing.T) {
 	if out, _, code, _ := frames(t, c); out != "relayed\n" || code != 0 {
 		t.Errorf("relayed cat: %q, exit %d", out, code)
 	}
-	if hd := node.lastHeader(); hd.Get(HeaderClientProxied) == "" || hd.Get(HeaderToken) != "tok" {
+	if hd := node.lastHeader(); hd.Get(clientapi.HeaderProxied) == "" || hd.Get(HeaderToken) != "tok" {
 		t.Errorf("the node saw %v", hd)
 	}
 	c, _, _ = wsDial(t, srv, execURL("server", "exit", "3"), nil)
@@ -526,7 +473,7 @@ func TestExecRelayedToTheNode(t *testing.T) {
 func TestExecRelayKeepAlive(t *testing.T) {
 	node := newFakeNode(t, nodeID(1))
 	h, _ := newSchedHarness(t)
-	h.srv.execTimes = execTimings{idle: time.Hour, ping: 20 * time.Millisecond, pong: 100 * time.Millisecond}
+	h.srv.execTimes = clientapi.Timings{Idle: time.Hour, Ping: 20 * time.Millisecond, Pong: 100 * time.Millisecond}
 	srv := execServer(t, h)
 	n := testNode(1)
 	n.HTTPAddr = strings.TrimPrefix(node.srv.URL, "http://")

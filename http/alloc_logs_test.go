@@ -14,13 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedhq/sched/http/allocfs"
+	"github.com/schedhq/sched/http/clientapi"
+	"github.com/schedhq/sched/http/clientapi/allocfs"
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
 
-// fakeClientAPI is the ClientAPI double: allocations held in memory, logs
+// fakeClientAPI is the clientapi.Client double: allocations held in memory, logs
 // in a test directory.
 type fakeClientAPI struct {
 	nodeID string
@@ -34,7 +35,7 @@ type fakeClientAPI struct {
 	gate allocfs.Gate
 }
 
-var _ ClientAPI = (*fakeClientAPI)(nil)
+var _ clientapi.Client = (*fakeClientAPI)(nil)
 
 func (f *fakeClientAPI) FSGate() *allocfs.Gate { return &f.gate }
 
@@ -137,8 +138,8 @@ func TestClientLogsRead(t *testing.T) {
 		if got := rec.Body.String(); got != c.want {
 			t.Errorf("%s: %q, want %q", c.query, got, c.want)
 		}
-		if want := len(c.want); rec.Header().Get(HeaderLogInitialBytes) != itoa(want) {
-			t.Errorf("%s: %s = %q, want %d", c.query, HeaderLogInitialBytes, rec.Header().Get(HeaderLogInitialBytes), want)
+		if want := len(c.want); rec.Header().Get(clientapi.HeaderLogInitialBytes) != itoa(want) {
+			t.Errorf("%s: %s = %q, want %d", c.query, clientapi.HeaderLogInitialBytes, rec.Header().Get(clientapi.HeaderLogInitialBytes), want)
 		}
 	}
 
@@ -148,9 +149,9 @@ func TestClientLogsRead(t *testing.T) {
 		t.Errorf("framed Content-Type %q", ct)
 	}
 	dec := json.NewDecoder(rec.Body)
-	var frames []LogFrame
+	var frames []clientapi.LogFrame
 	for dec.More() {
-		var f LogFrame
+		var f clientapi.LogFrame
 		if err := dec.Decode(&f); err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +296,7 @@ type fakeNode struct {
 
 func newFakeNode(t *testing.T, id string) *fakeNode {
 	fn := &fakeNode{client: &fakeClientAPI{nodeID: id, dir: t.TempDir(), allocs: map[string]*state.Allocation{}}}
-	h := NewClientHandler(fn.client, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := clientapi.NewHandler(fn.client, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	fn.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fn.mu.Lock()
 		fn.seen = append(fn.seen, r.Header.Clone())
@@ -343,11 +344,11 @@ func TestClientProxyToNode(t *testing.T) {
 	testutil.WaitFor(t, 5*time.Second, "proxied log data", func() bool { return out.String() == "from the node\n" })
 	writeLog(t, node.client.dir, "server.stderr.0", "more\n")
 	testutil.WaitFor(t, 5*time.Second, "followed data through the proxy", func() bool { return out.String() == "from the node\nmore\n" })
-	if got := resp.Header.Get(HeaderLogInitialBytes); got != "14" {
-		t.Errorf("%s through the proxy = %q", HeaderLogInitialBytes, got)
+	if got := resp.Header.Get(clientapi.HeaderLogInitialBytes); got != "14" {
+		t.Errorf("%s through the proxy = %q", clientapi.HeaderLogInitialBytes, got)
 	}
 	hdr := node.lastHeader()
-	if hdr.Get(HeaderToken) != "caller-secret" || hdr.Get(HeaderClientProxied) == "" {
+	if hdr.Get(HeaderToken) != "caller-secret" || hdr.Get(clientapi.HeaderProxied) == "" {
 		t.Errorf("node saw headers %v: want the caller's token and the proxy mark", hdr)
 	}
 	node.client.setTaskState(allocID(1), "server", state.TaskStateDead)
@@ -372,7 +373,7 @@ func TestClientProxyToNode(t *testing.T) {
 	h.fail(http.MethodGet, "/v1/client/allocation/"+allocID(2)+"/stats", nil, http.StatusBadGateway, nodeID(2))
 	// A request already proxied once is never proxied again.
 	req := httptest.NewRequest(http.MethodGet, "/v1/client/allocation/"+allocID(2)+"/stats", nil)
-	req.Header.Set(HeaderClientProxied, "1")
+	req.Header.Set(clientapi.HeaderProxied, "1")
 	rec := httptest.NewRecorder()
 	h.srv.Handler().ServeHTTP(rec, req)
 	if rec.Code != http.StatusNotFound {
@@ -398,7 +399,7 @@ func TestClientHandler(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	code, body := get("/v1/agent/self")
-	var self ClientAgentSelf
+	var self clientapi.AgentSelf
 	if err := json.Unmarshal([]byte(body), &self); code != 200 || err != nil || self.Stats["client"]["node_id"] != nodeID(4) {
 		t.Errorf("agent/self: %d %s", code, body)
 	}
@@ -433,7 +434,7 @@ func TestClientHandlerProxiesToServer(t *testing.T) {
 	}))
 	defer srv.Close()
 	fc := &followingClient{fakeClientAPI: &fakeClientAPI{nodeID: nodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}, server: srv.URL}
-	client := httptest.NewServer(NewClientHandler(fc, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	client := httptest.NewServer(clientapi.NewHandler(fc, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer client.Close()
 
 	req, _ := http.NewRequest(http.MethodGet, client.URL+"/v1/job/web", nil)
@@ -453,7 +454,7 @@ func TestClientHandlerProxiesToServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp2.Body.Close()
-	var self ClientAgentSelf
+	var self clientapi.AgentSelf
 	if json.NewDecoder(resp2.Body).Decode(&self); self.Stats["client"]["node_id"] != nodeID(1) {
 		t.Errorf("agent/self of the client: %+v", self)
 	}

@@ -1,23 +1,19 @@
 package http
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strings"
 	"time"
 
+	"github.com/schedhq/sched/http/clientapi"
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
-
-// HeaderClientProxied marks a /v1/client request a server proxied to the
-// allocation's node. An agent that receives one and cannot serve it
-// itself answers 404 rather than proxying again, so a node whose
-// HTTPAddr points back at a server cannot loop a request.
-const HeaderClientProxied = "X-Sched-Client-Proxied"
 
 // clientProxyDialTimeout bounds connecting to a node.
 const clientProxyDialTimeout = 5 * time.Second
@@ -27,7 +23,7 @@ const clientProxyDialTimeout = 5 * time.Second
 // proxies the request to the node that runs it, writing the answer, and
 // returns nil with a nil error. An allocation unknown here or outside the
 // request's namespace is a 404.
-func (s *Server) clientFor(w http.ResponseWriter, r *http.Request, allocID string) (ClientAPI, error) {
+func (s *Server) clientFor(w http.ResponseWriter, r *http.Request, allocID string) (clientapi.Client, error) {
 	loc, err := s.locateAlloc(r, allocID)
 	if err != nil || loc.local != nil {
 		return loc.local, err
@@ -39,7 +35,7 @@ func (s *Server) clientFor(w http.ResponseWriter, r *http.Request, allocID strin
 // allocLocation is where an allocation's client endpoints are served:
 // by the local client, or by the agent of its node.
 type allocLocation struct {
-	local ClientAPI
+	local clientapi.Client
 	alloc *state.Allocation // as the servers hold it; nil when only the local client has it
 	node  nodeTarget
 }
@@ -64,7 +60,7 @@ func (s *Server) locateAlloc(r *http.Request, allocID string) (allocLocation, er
 	if local != nil && alloc.NodeID == local.NodeID() {
 		return allocLocation{local: local, alloc: alloc}, nil
 	}
-	if r.Header.Get(HeaderClientProxied) != "" {
+	if r.Header.Get(clientapi.HeaderProxied) != "" {
 		return allocLocation{}, state.NotFoundf("allocation %q is not on this agent's client", allocID)
 	}
 	node, err := s.store.NodeByID(nil, alloc.NodeID)
@@ -86,7 +82,7 @@ func (s *Server) nodeTargetOf(node *state.Node) (nodeTarget, error) {
 	if node.HTTPAddr == "" {
 		return nodeTarget{}, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s has no HTTP address", node.ID)}
 	}
-	target, err := nodeURL(node.HTTPAddr)
+	target, err := clientapi.AgentURL(node.HTTPAddr)
 	if err != nil {
 		return nodeTarget{}, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s: %v", node.ID, err)}
 	}
@@ -94,22 +90,6 @@ func (s *Server) nodeTargetOf(node *state.Node) (nodeTarget, error) {
 		target.Scheme = "https" // with tls.http every agent serves HTTPS
 	}
 	return nodeTarget{url: target, id: node.ID, secretHash: node.SecretHash, tls: s.cfg.NodeTLS, now: s.Now}, nil
-}
-
-// nodeURL turns a node's HTTPAddr ("host:port", or a URL) into the base
-// URL of its agent.
-func nodeURL(addr string) (*url.URL, error) {
-	if !strings.Contains(addr, "://") {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("HTTP address %q is not host:port", addr)
-		}
-		return &url.URL{Scheme: "http", Host: addr}, nil
-	}
-	u, err := url.Parse(addr)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("HTTP address %q is not an http(s) URL", addr)
-	}
-	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
 }
 
 // nodeTarget is the node agent a request is proxied to.
@@ -132,7 +112,7 @@ func proxyToNode(w http.ResponseWriter, r *http.Request, nt nodeTarget, warn fun
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.SetXForwarded()
-			pr.Out.Header.Set(HeaderClientProxied, signClientRequest(nt.secretHash, pr.Out.Method, pr.Out.URL.RequestURI(), nt.now()))
+			pr.Out.Header.Set(clientapi.HeaderProxied, clientapi.Sign(nt.secretHash, pr.Out.Method, pr.Out.URL.RequestURI(), nt.now()))
 		},
 		Transport: &http.Transport{
 			Proxy:             nil,
@@ -146,11 +126,11 @@ func proxyToNode(w http.ResponseWriter, r *http.Request, nt nodeTarget, warn fun
 				return // the caller went away
 			}
 			warn("proxying to a client node failed", "node", nodeID, "path", r.URL.Path, "error", err)
-			writeError(w, &CodedError{Code: http.StatusBadGateway,
+			codec.WriteError(w, &CodedError{Code: http.StatusBadGateway,
 				Message: fmt.Sprintf("cannot reach node %s at %s: %v", nodeID, target.Host, err), Err: err})
 		},
 	}
-	if r.Header.Get(HeaderClientProxied) == "" {
+	if r.Header.Get(clientapi.HeaderProxied) == "" {
 		// The follow stream must not end at the agent's write timeout.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	}
@@ -163,5 +143,24 @@ func alreadyWrittenOr(err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return alreadyWritten{}, nil
+	return codec.AlreadyWritten{}, nil
+}
+
+// dialNodeExec opens the exec socket of the node nt for the request's
+// path and query, signed, with the caller's token.
+func dialNodeExec(ctx context.Context, r *http.Request, nt nodeTarget, path string, query url.Values, t clientapi.Timings) (*clientapi.Conn, error) {
+	u := *nt.url
+	switch u.Scheme {
+	case "https":
+		u.Scheme = "wss"
+	default:
+		u.Scheme = "ws"
+	}
+	u.Path, u.RawQuery = path, query.Encode()
+	h := http.Header{}
+	h.Set(clientapi.HeaderProxied, clientapi.Sign(nt.secretHash, http.MethodGet, u.RequestURI(), nt.now()))
+	if t := tokenOf(r); t != "" {
+		h.Set(HeaderToken, t)
+	}
+	return clientapi.DialExec(ctx, &u, h, nt.tls, t)
 }

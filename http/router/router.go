@@ -1,4 +1,9 @@
-package http
+// Package router is the HTTP router of every sched agent: httprouter with
+// the static-beside-parameter conflicts of the API dispatched in one
+// table. The server core (package http) routes /v1 and /api/v2 with it,
+// and a client agent's own surface (http/clientapi) its node-local
+// routes.
+package router
 
 import (
 	"net/http"
@@ -10,7 +15,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// router routes requests with an httprouter.Router. httprouter refuses a
+// Router routes requests with an httprouter.Router. httprouter refuses a
 // static segment beside a parameter at the same position, which the API
 // has in several places (/v1/node/pools and /v1/node/pool/:pool_name next
 // to /v1/node/:node_id, /v1/acl/token/self next to
@@ -27,7 +32,7 @@ import (
 // Parameter values are unescaped path segments: an ID holding a slash is
 // sent with the slash escaped (%2F) and arrives whole. A parameter never
 // matches an empty segment.
-type router struct {
+type Router struct {
 	// RedirectTrailingSlash redirects /a/b/ to /a/b (and back) when only
 	// the other form is registered. Off, such a path is a 404.
 	RedirectTrailingSlash bool
@@ -62,15 +67,33 @@ type routePath struct {
 	phys []string
 }
 
-func newRouter() *router {
-	return &router{RedirectTrailingSlash: true, HandleMethodNotAllowed: true}
+// New returns a Router that redirects a trailing slash and answers 405
+// to a known path with an unregistered method.
+func New() *Router {
+	return &Router{RedirectTrailingSlash: true, HandleMethodNotAllowed: true}
+}
+
+// Route is one registered method and path pattern.
+type Route struct {
+	Method, Path string
+}
+
+// Routes lists the registered routes, in no particular order.
+func (rt *Router) Routes() []Route {
+	var out []Route
+	for path, p := range rt.paths {
+		for m := range p.handlers {
+			out = append(out, Route{Method: m, Path: path})
+		}
+	}
+	return out
 }
 
 // Handle registers h for method and path. It panics on a malformed path,
 // a duplicate route, two parameters of different names at the same
 // position, or a route registered after the first request: programming
 // errors found at start-up.
-func (rt *router) Handle(method, path string, h httprouter.Handle) {
+func (rt *Router) Handle(method, path string, h httprouter.Handle) {
 	if rt.hr != nil {
 		panic("router: route registered after the router started serving: " + method + " " + path)
 	}
@@ -94,7 +117,7 @@ func (rt *router) Handle(method, path string, h httprouter.Handle) {
 
 // checkSegments panics on a segment the router cannot route and records
 // p's parameter names by position.
-func (rt *router) checkSegments(p *routePath) {
+func (rt *Router) checkSegments(p *routePath) {
 	for i, seg := range p.segs {
 		if strings.HasPrefix(seg, "*") {
 			panic("router: catch-all parameters are not supported: " + p.pattern)
@@ -125,7 +148,7 @@ func splitPath(path string) []string {
 func isParam(seg string) bool { return strings.HasPrefix(seg, ":") }
 
 // build hands every route to a new httprouter.Router.
-func (rt *router) build() {
+func (rt *Router) build() {
 	for _, p := range rt.paths {
 		rt.ordered = append(rt.ordered, p)
 	}
@@ -218,7 +241,7 @@ func fold(paths []*routePath, depth int) {
 // A path sent with escaped characters (a child job's ID holds a slash:
 // /v1/job/cron%2Fperiodic-1700000000) is matched on its escaped form, so
 // an escaped slash stays inside its segment, and parameters are unescaped.
-func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.once.Do(rt.build)
 	if r.URL.RawPath != "" {
 		if h, ps, _ := rt.hr.Lookup(r.Method, r.URL.RawPath); h != nil {
@@ -253,7 +276,7 @@ func pathSegments(r *http.Request) []string {
 // first of paths (most specific first) that its path matches, with that
 // route's handler for r's method, an OPTIONS answer, a 405, or a 404 when
 // none matches.
-func (rt *router) serveLogical(w http.ResponseWriter, r *http.Request, paths []*routePath) {
+func (rt *Router) serveLogical(w http.ResponseWriter, r *http.Request, paths []*routePath) {
 	p, ps := match(paths, pathSegments(r))
 	switch {
 	case p == nil:
@@ -273,14 +296,14 @@ func (rt *router) serveLogical(w http.ResponseWriter, r *http.Request, paths []*
 
 // serveAnyRoute answers OPTIONS and 405 for a path httprouter found under
 // another method, from the logical route the path matches.
-func (rt *router) serveAnyRoute(w http.ResponseWriter, r *http.Request) {
+func (rt *Router) serveAnyRoute(w http.ResponseWriter, r *http.Request) {
 	w.Header().Del("Allow")
 	rt.serveLogical(w, r, rt.ordered)
 }
 
 // nonEmptyParams keeps a parameter from matching an empty segment
 // (/v1/node//allocations), which httprouter allows.
-func (rt *router) nonEmptyParams(h httprouter.Handle) httprouter.Handle {
+func (rt *Router) nonEmptyParams(h httprouter.Handle) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		for _, p := range ps {
 			if p.Value == "" {
@@ -315,7 +338,7 @@ next:
 
 // notFound redirects to the other form of a path with a trailing slash
 // when that one is registered (and redirects are on), else answers 404.
-func (rt *router) notFound(w http.ResponseWriter, r *http.Request) {
+func (rt *Router) notFound(w http.ResponseWriter, r *http.Request) {
 	w.Header().Del("Allow")
 	if path := r.URL.Path; rt.RedirectTrailingSlash && path != "/" && path != "" {
 		other := path + "/"

@@ -5,23 +5,23 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/clientapi"
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
 // execRoutes registers the operator's ways into running allocations: job
-// actions (spec §4 rows 23 and 24), exec, the allocation lifecycle and
-// the allocation file system (client_lifecycle.go, client_fs.go).
+// actions (spec §4 rows 23 and 24), exec, and the allocation lifecycle
+// (alloc_lifecycle.go).
 func (s *Server) execRoutes() {
 	s.handle(http.MethodGet, "/v1/job/:job_id/actions", s.jobActions)
 	s.handle(http.MethodGet, "/v1/job/:job_id/action", s.jobAction)
 	s.handle(http.MethodGet, "/v1/client/allocation/:alloc_id/exec", s.allocExec)
 	s.lifecycleRoutes()
-	s.fsRoutes()
 }
 
 // jobActions serves GET /v1/job/:job_id/actions: the actions of every task
@@ -89,26 +89,26 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p httprouter.
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if !isWebSocket(r) {
-		return nil, badRequest("a WebSocket upgrade is required (Connection: Upgrade, Upgrade: websocket)")
+	if !clientapi.IsWebSocket(r) {
+		return nil, codec.BadRequest("a WebSocket upgrade is required (Connection: Upgrade, Upgrade: websocket)")
 	}
 	name := q.Get("action")
-	resolve := func(loc allocLocation) (ExecRequest, error) {
+	resolve := func(loc allocLocation) (clientapi.ExecRequest, error) {
 		job, err := s.store.JobByID(nil, namespaceOf(r), jobID)
 		if err != nil {
-			return ExecRequest{}, err
+			return clientapi.ExecRequest{}, err
 		}
 		if job == nil {
-			return ExecRequest{}, state.NotFoundf("job %q", jobID)
+			return clientapi.ExecRequest{}, state.NotFoundf("job %q", jobID)
 		}
 		a := loc.alloc
 		if a == nil && loc.local != nil {
 			if a, err = loc.local.Alloc(allocID); err != nil {
-				return ExecRequest{}, err
+				return clientapi.ExecRequest{}, err
 			}
 		}
 		if a == nil || a.JobID != job.ID || a.Namespace != job.Namespace {
-			return ExecRequest{}, state.NotFoundf("allocation %q of job %q", allocID, jobID)
+			return clientapi.ExecRequest{}, state.NotFoundf("allocation %q of job %q", allocID, jobID)
 		}
 		// The allocation runs the job version it was placed with.
 		defined := a.Job
@@ -117,12 +117,12 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p httprouter.
 		}
 		act := findAction(defined, a.TaskGroup, task, name)
 		if act == nil {
-			return ExecRequest{}, state.NotFoundf("action %q of task %q in group %q of job %q", name, task, a.TaskGroup, jobID)
+			return clientapi.ExecRequest{}, state.NotFoundf("action %q of task %q in group %q of job %q", name, task, a.TaskGroup, jobID)
 		}
-		return ExecRequest{Task: task, Command: append([]string{act.Command}, act.Args...), TTY: tty}, nil
+		return clientapi.ExecRequest{Task: task, Command: append([]string{act.Command}, act.Args...), TTY: tty}, nil
 	}
 	s.serveExec(w, r, allocID, resolve)
-	return alreadyWritten{}, nil
+	return codec.AlreadyWritten{}, nil
 }
 
 // findAction is the action called name of task in group of job, or nil.
@@ -150,21 +150,25 @@ func findAction(job *state.Job, group, task, name string) *state.Action {
 // command inside a running task of the allocation (docs/exec.md).
 func (s *Server) allocExec(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	allocID := p.ByName("alloc_id")
-	req, err := parseExecQuery(r)
+	task := queryOf(r).Get("task")
+	if sc := scopeOf(r); sc != nil {
+		task = sc.task // as the core resolved it (requestScope)
+	}
+	req, err := clientapi.ParseExecQuery(queryOf(r), task)
 	if err != nil {
 		return nil, err
 	}
-	if !isWebSocket(r) {
-		return nil, badRequest("a WebSocket upgrade is required (Connection: Upgrade, Upgrade: websocket)")
+	if !clientapi.IsWebSocket(r) {
+		return nil, codec.BadRequest("a WebSocket upgrade is required (Connection: Upgrade, Upgrade: websocket)")
 	}
-	resolve := func(loc allocLocation) (ExecRequest, error) {
+	resolve := func(loc allocLocation) (clientapi.ExecRequest, error) {
 		if loc.alloc != nil && loc.alloc.Job != nil && findTask(loc.alloc.Job, loc.alloc.TaskGroup, req.Task) == nil {
-			return ExecRequest{}, state.NotFoundf("task %q in allocation %q", req.Task, allocID)
+			return clientapi.ExecRequest{}, state.NotFoundf("task %q in allocation %q", req.Task, allocID)
 		}
 		return req, nil
 	}
 	s.serveExec(w, r, allocID, resolve)
-	return alreadyWritten{}, nil
+	return codec.AlreadyWritten{}, nil
 }
 
 // findTask is task of group in job, or nil.
@@ -181,58 +185,22 @@ func findTask(job *state.Job, group, task string) *state.Task {
 	return nil
 }
 
-// parseExecQuery reads the query of an exec request: task (required; as
-// the core resolved it, when it did: requestScope), command (a JSON array
-// of strings, required, bounded), tty.
-func parseExecQuery(r *http.Request) (ExecRequest, error) {
-	q := queryOf(r)
-	var v state.ValidationError
-	req := ExecRequest{Task: q.Get("task")}
-	if sc := scopeOf(r); sc != nil {
-		req.Task = sc.task
-	}
-	if req.Task == "" {
-		v.Add("task", "required query parameter")
-	}
-	raw := q.Get("command")
-	switch {
-	case raw == "":
-		v.Add("command", `required query parameter: a JSON array of strings, e.g. ["/bin/sh"]`)
-	case len(raw) > state.MaxExecCommandBytes:
-		v.Add("command", "%d bytes; at most %d", len(raw), state.MaxExecCommandBytes)
-	default:
-		if err := json.Unmarshal([]byte(raw), &req.Command); err != nil {
-			v.Add("command", `not a JSON array of strings (e.g. ["/bin/sh", "-c", "ls"]): %v`, err)
-		} else if len(req.Command) == 0 || req.Command[0] == "" {
-			v.Add("command", "names no program")
-		} else if len(req.Command) > state.MaxExecCommandArgs {
-			v.Add("command", "%d words; at most %d", len(req.Command), state.MaxExecCommandArgs)
-		}
-	}
-	tty, err := boolParam(r, "tty")
-	if err != nil {
-		v.Add("tty", "%v", err)
-	}
-	req.TTY = tty
-	return req, v.Err()
-}
-
 // serveExec runs an exec session of allocID: resolve turns where the
 // allocation runs into the command. The local client runs it, or the
 // session is relayed to the node's agent. Failures found before the
 // upgrade are HTTP errors; with ws_handshake the caller's token arrives in
 // the first frame, so authorization and everything after it happen on the
-// socket, and failures are close frames (exec_stream.go).
-func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID string, resolve func(allocLocation) (ExecRequest, error)) {
+// socket, and failures are close frames (clientapi/stream.go).
+func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID string, resolve func(allocLocation) (clientapi.ExecRequest, error)) {
 	ctx := r.Context()
-	prepare := func() (*allocLocation, ExecRequest, *wsConn, error) {
+	prepare := func() (*allocLocation, clientapi.ExecRequest, *clientapi.Conn, error) {
 		loc, err := s.locateAlloc(r, allocID)
 		if err != nil {
-			return nil, ExecRequest{}, nil, err
+			return nil, clientapi.ExecRequest{}, nil, err
 		}
 		req, err := resolve(loc)
 		if err != nil {
-			return nil, ExecRequest{}, nil, err
+			return nil, clientapi.ExecRequest{}, nil, err
 		}
 		if loc.local != nil {
 			return &loc, req, nil, nil
@@ -244,46 +212,45 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID strin
 		}
 		node, err := dialNodeExec(ctx, r, loc.node, "/v1/client/allocation/"+url.PathEscape(allocID)+"/exec", query, s.execTimes)
 		if err != nil {
-			return nil, ExecRequest{}, nil, err
+			return nil, clientapi.ExecRequest{}, nil, err
 		}
 		return &loc, req, node, nil
 	}
-	run := func(caller *wsConn, loc *allocLocation, req ExecRequest, node *wsConn) {
+	run := func(caller *clientapi.Conn, loc *allocLocation, req clientapi.ExecRequest, node *clientapi.Conn) {
 		if node != nil {
-			relayExec(ctx, caller, node)
+			clientapi.Relay(ctx, caller, node)
 			return
 		}
-		runLocalExec(ctx, caller, loc.local, allocID, req)
+		clientapi.RunLocalExec(ctx, caller, loc.local, allocID, req)
 	}
 
 	if a := authOf(r); a == nil || a.pending == nil {
 		loc, req, node, err := prepare()
 		if err != nil {
-			writeError(w, err)
+			codec.WriteError(w, err)
 			return
 		}
-		conn, err := execUpgrader.Upgrade(w, r, nil)
+		caller, err := clientapi.Upgrade(w, r, s.execTimes)
 		if err != nil {
 			if node != nil {
-				_ = node.c.Close()
+				_ = node.Close()
 			}
 			return // Upgrade answered the caller
 		}
-		run(newWSConn(conn, s.execTimes), loc, req, node)
+		run(caller, loc, req, node)
 		return
 	}
-	conn, err := execUpgrader.Upgrade(w, r, nil)
+	caller, err := clientapi.Upgrade(w, r, s.execTimes)
 	if err != nil {
 		return
 	}
-	caller := newWSConn(conn, s.execTimes)
 	if err := readHandshake(r, caller); err != nil {
-		caller.closeWithError(err)
+		caller.CloseWithError(err)
 		return
 	}
 	loc, req, node, err := prepare()
 	if err != nil {
-		caller.closeWithError(err)
+		caller.CloseWithError(err)
 		return
 	}
 	run(caller, loc, req, node)
@@ -292,46 +259,10 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID strin
 // readHandshake reads the first frame of a ws_handshake session, which
 // carries the caller's token, and completes the request's authorization
 // with it.
-func readHandshake(r *http.Request, w *wsConn) error {
-	_ = w.c.SetReadDeadline(time.Now().Add(execHandshakeWait))
-	_, b, err := w.c.ReadMessage()
-	if err != nil {
-		return badRequest("no handshake frame: %v", err)
-	}
-	w.touch()
-	f, err := decodeInputFrame(b)
-	if err != nil {
-		return badRequest("handshake frame: %v", err)
-	}
-	return completeHandshakeAuth(r, f.AuthToken)
-}
-
-// clientAgentExec serves the exec socket on a client-only agent (servers
-// relay sessions here). A ws_handshake frame, sent by a caller that
-// reaches the agent directly, is read and dropped: the agent checks no
-// token (NewClientHandler).
-func clientAgentExec(c ClientAPI, w http.ResponseWriter, r *http.Request, allocID string) error {
-	req, err := parseExecQuery(r)
+func readHandshake(r *http.Request, w *clientapi.Conn) error {
+	token, err := w.ReadHandshake()
 	if err != nil {
 		return err
 	}
-	if !isWebSocket(r) {
-		return badRequest("a WebSocket upgrade is required (Connection: Upgrade, Upgrade: websocket)")
-	}
-	if err := clientHasAlloc(r, c, allocID); err != nil {
-		return err
-	}
-	conn, err := execUpgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return nil // Upgrade answered
-	}
-	caller := newWSConn(conn, defaultExecTimings(0))
-	if hs, _ := boolParam(r, "ws_handshake"); hs {
-		if err := readHandshake(r, caller); err != nil {
-			caller.closeWithError(err)
-			return nil
-		}
-	}
-	runLocalExec(r.Context(), caller, c, allocID, req)
-	return nil
+	return completeHandshakeAuth(r, token)
 }

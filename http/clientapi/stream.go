@@ -1,7 +1,8 @@
-package http
+package clientapi
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 )
 
@@ -63,47 +65,50 @@ var execUpgrader = websocket.Upgrader{
 	},
 }
 
-// isWebSocket reports whether r asks for a WebSocket upgrade.
-func isWebSocket(r *http.Request) bool {
+// IsWebSocket reports whether r asks for a WebSocket upgrade.
+func IsWebSocket(r *http.Request) bool {
 	return websocket.IsWebSocketUpgrade(r)
 }
 
-// execTimings are a session's clocks: the idle timeout (0: none), the
-// ping interval and how long a silent peer is waited for.
-type execTimings struct {
-	idle, ping, pong time.Duration
+// Timings are a session's clocks.
+type Timings struct {
+	// Idle ends a session in which nothing moved for this long; 0: never.
+	Idle time.Duration
+	// Ping is how often both ends are pinged; a peer that answers nothing
+	// (no pong, no frame) for Pong is gone.
+	Ping, Pong time.Duration
 }
 
-// defaultExecTimings are the timings of a session with idle timeout idle
+// DefaultTimings are the timings of a session with idle timeout idle
 // (0: DefaultExecIdleTimeout).
-func defaultExecTimings(idle time.Duration) execTimings {
+func DefaultTimings(idle time.Duration) Timings {
 	if idle <= 0 {
 		idle = DefaultExecIdleTimeout
 	}
-	return execTimings{idle: idle, ping: execPingInterval, pong: execPongWait}
+	return Timings{Idle: idle, Ping: execPingInterval, Pong: execPongWait}
 }
 
-// wsConn is one side of an exec session: frames are written by several
+// Conn is one side of an exec session: frames are written by several
 // goroutines (stdout, stderr, pings), under one lock.
-type wsConn struct {
+type Conn struct {
 	c   *websocket.Conn
-	t   execTimings
+	t   Timings
 	wmu sync.Mutex
 	// last is when something last moved (UnixNano), for the idle timeout.
 	last atomic.Int64
 }
 
-func newWSConn(c *websocket.Conn, t execTimings) *wsConn {
-	w := &wsConn{c: c, t: t}
+func newConn(c *websocket.Conn, t Timings) *Conn {
+	w := &Conn{c: c, t: t}
 	w.touch()
 	c.SetReadLimit(state.MaxExecFrameBytes)
 	return w
 }
 
-func (w *wsConn) touch() { w.last.Store(time.Now().UnixNano()) }
+func (w *Conn) touch() { w.last.Store(time.Now().UnixNano()) }
 
 // writeJSON writes v as one text frame.
-func (w *wsConn) writeJSON(v any) error {
+func (w *Conn) writeJSON(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -111,7 +116,7 @@ func (w *wsConn) writeJSON(v any) error {
 	return w.writeMessage(websocket.TextMessage, b)
 }
 
-func (w *wsConn) writeMessage(kind int, b []byte) error {
+func (w *Conn) writeMessage(kind int, b []byte) error {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	_ = w.c.SetWriteDeadline(time.Now().Add(execWriteWait))
@@ -121,7 +126,7 @@ func (w *wsConn) writeMessage(kind int, b []byte) error {
 
 // closeWith sends a close frame with code and reason (cut to what a
 // control frame holds), then closes the connection.
-func (w *wsConn) closeWith(code int, reason string) {
+func (w *Conn) closeWith(code int, reason string) {
 	if len(reason) > 120 {
 		reason = reason[:120]
 	}
@@ -131,26 +136,26 @@ func (w *wsConn) closeWith(code int, reason string) {
 	_ = w.c.Close()
 }
 
-// closeWithError closes the session for err: 4000 + its HTTP status.
-func (w *wsConn) closeWithError(err error) {
-	w.closeWith(execCloseCodeBase+statusOf(err), err.Error())
+// CloseWithError closes the session for err: 4000 + its HTTP status.
+func (w *Conn) CloseWithError(err error) {
+	w.closeWith(execCloseCodeBase+codec.StatusOf(err), err.Error())
 }
 
 // armPong makes a pong extend the read deadline (see readFrame). Call it
 // before reading.
-func (w *wsConn) armPong() {
+func (w *Conn) armPong() {
 	w.c.SetPongHandler(func(string) error {
-		return w.c.SetReadDeadline(time.Now().Add(w.t.pong))
+		return w.c.SetReadDeadline(time.Now().Add(w.t.Pong))
 	})
 }
 
-// keepAlive pings the peer every t.ping until ctx ends, and ends the
-// session (cancel) when nothing moved for t.idle (0: never). Call armPong
+// keepAlive pings the peer every t.Ping until ctx ends, and ends the
+// session (cancel) when nothing moved for t.Idle (0: never). Call armPong
 // first.
-func (w *wsConn) keepAlive(ctx context.Context, cancel context.CancelCauseFunc) {
-	every := w.t.ping
-	if w.t.idle > 0 {
-		every = min(every, max(w.t.idle/4, 10*time.Millisecond))
+func (w *Conn) keepAlive(ctx context.Context, cancel context.CancelCauseFunc) {
+	every := w.t.Ping
+	if w.t.Idle > 0 {
+		every = min(every, max(w.t.Idle/4, 10*time.Millisecond))
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -160,7 +165,7 @@ func (w *wsConn) keepAlive(ctx context.Context, cancel context.CancelCauseFunc) 
 			return
 		case <-t.C:
 		}
-		if w.t.idle > 0 && time.Since(time.Unix(0, w.last.Load())) > w.t.idle {
+		if w.t.Idle > 0 && time.Since(time.Unix(0, w.last.Load())) > w.t.Idle {
 			cancel(errExecIdle)
 			return
 		}
@@ -181,8 +186,8 @@ var errExecIdle = errors.New("exec session idle for too long")
 // send it or a pong. The deadline starts here, not at the last frame: a
 // reader that was held up (stdin the command does not read) must not find
 // it passed.
-func (w *wsConn) readFrame() (int, []byte, error) {
-	_ = w.c.SetReadDeadline(time.Now().Add(w.t.pong))
+func (w *Conn) readFrame() (int, []byte, error) {
+	_ = w.c.SetReadDeadline(time.Now().Add(w.t.Pong))
 	kind, b, err := w.c.ReadMessage()
 	if err == nil {
 		w.touch()
@@ -191,8 +196,8 @@ func (w *wsConn) readFrame() (int, []byte, error) {
 }
 
 // copyFrame streams the next message of w to to, without holding it whole.
-func (w *wsConn) copyFrame(to *wsConn) error {
-	_ = w.c.SetReadDeadline(time.Now().Add(w.t.pong))
+func (w *Conn) copyFrame(to *Conn) error {
+	_ = w.c.SetReadDeadline(time.Now().Add(w.t.Pong))
 	kind, r, err := w.c.NextReader()
 	if err != nil {
 		return err
@@ -230,7 +235,7 @@ func decodeInputFrame(b []byte) (*state.ExecInputFrame, error) {
 // outputWriter turns writes into stdout or stderr frames. Each stream
 // has one writing goroutine, so its frame buffer is reused.
 type outputWriter struct {
-	w      *wsConn
+	w      *Conn
 	stderr bool
 	buf    []byte
 }
@@ -243,11 +248,11 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// runLocalExec bridges an upgraded caller to a command run by the local
+// RunLocalExec bridges an upgraded caller to a command run by the local
 // client c: frames in become stdin and resizes, output becomes frames, and
 // the exit is the last frame. The command is killed when the caller goes
 // away, the server shuts down (ctx) or the session is idle for idle.
-func runLocalExec(ctx context.Context, w *wsConn, c ClientAPI, allocID string, req ExecRequest) {
+func RunLocalExec(ctx context.Context, w *Conn, c Client, allocID string, req ExecRequest) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stdinR, stdinW := io.Pipe()
@@ -299,11 +304,11 @@ func runLocalExec(ctx context.Context, w *wsConn, c ClientAPI, allocID string, r
 	_ = stdinW.Close()
 	switch cause := context.Cause(ctx); {
 	case err != nil:
-		w.closeWithError(err)
+		w.CloseWithError(err)
 	case errors.Is(cause, errExecIdle):
 		w.closeWith(websocket.ClosePolicyViolation, cause.Error())
 	case errors.Is(cause, state.ErrInvalid):
-		w.closeWithError(cause)
+		w.CloseWithError(cause)
 	case cause != nil:
 		_ = w.c.Close() // the caller is gone
 	default:
@@ -316,11 +321,11 @@ func runLocalExec(ctx context.Context, w *wsConn, c ClientAPI, allocID string, r
 	<-readerDone
 }
 
-// relayExec copies frames both ways between an upgraded caller and the
+// Relay copies frames both ways between an upgraded caller and the
 // node's exec socket until either ends, then closes both. The node runs
 // the session; the server enforces its own idle timeout and pings both
 // ends, so that a caller or node that is gone ends the session.
-func relayExec(ctx context.Context, caller, node *wsConn) {
+func Relay(ctx context.Context, caller, node *Conn) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	caller.armPong()
@@ -329,7 +334,7 @@ func relayExec(ctx context.Context, caller, node *wsConn) {
 	go node.keepAlive(ctx, cancel)
 	var wg sync.WaitGroup
 	wg.Add(2)
-	pass := func(from, to *wsConn, fromCaller bool) {
+	pass := func(from, to *Conn, fromCaller bool) {
 		defer wg.Done()
 		for {
 			if !fromCaller {
@@ -359,7 +364,7 @@ func relayExec(ctx context.Context, caller, node *wsConn) {
 			if fromCaller {
 				if _, err := decodeInputFrame(b); err != nil {
 					cancel(err)
-					caller.closeWithError(state.Invalidf("frame", "%v", err))
+					caller.CloseWithError(state.Invalidf("frame", "%v", err))
 					return
 				}
 			}
@@ -381,34 +386,53 @@ func relayExec(ctx context.Context, caller, node *wsConn) {
 	wg.Wait()
 }
 
-// dialNodeExec opens the exec socket of the node at target for the
-// request's path and query. A node that refuses answers with its status
-// and message, which become the error.
-func dialNodeExec(ctx context.Context, r *http.Request, nt nodeTarget, path string, query url.Values, t execTimings) (*wsConn, error) {
-	target := nt.url
-	u := *target
-	switch u.Scheme {
-	case "https":
-		u.Scheme = "wss"
-	default:
-		u.Scheme = "ws"
-	}
-	u.Path, u.RawQuery = path, query.Encode()
-	h := http.Header{}
-	h.Set(HeaderClientProxied, signClientRequest(nt.secretHash, http.MethodGet, u.RequestURI(), nt.now()))
-	if t := tokenOf(r); t != "" {
-		h.Set(HeaderToken, t)
-	}
-	d := websocket.Dialer{HandshakeTimeout: clientProxyDialTimeout, ReadBufferSize: 32 << 10, WriteBufferSize: 32 << 10, TLSClientConfig: nt.tls}
+// execDialTimeout bounds connecting to a node's exec socket.
+const execDialTimeout = 5 * time.Second
+
+// DialExec opens the exec socket at u (a ws:// or wss:// URL of a node's
+// agent) with header h, which carries the server's signature (Sign). A
+// node that refuses answers with its status and message, which become
+// the error. The returned side keeps no idle clock: the caller's does.
+func DialExec(ctx context.Context, u *url.URL, h http.Header, tlsCfg *tls.Config, t Timings) (*Conn, error) {
+	d := websocket.Dialer{HandshakeTimeout: execDialTimeout, ReadBufferSize: 32 << 10, WriteBufferSize: 32 << 10, TLSClientConfig: tlsCfg}
 	c, resp, err := d.DialContext(ctx, u.String(), h)
 	if err != nil {
 		if resp != nil {
 			defer resp.Body.Close()
 			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-			return nil, &CodedError{Code: resp.StatusCode, Message: strings.TrimSpace(string(msg))}
+			return nil, &codec.CodedError{Code: resp.StatusCode, Message: strings.TrimSpace(string(msg))}
 		}
-		return nil, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("cannot reach node at %s: %v", target.Host, err), Err: err}
+		return nil, &codec.CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("cannot reach node at %s: %v", u.Host, err), Err: err}
 	}
-	t.idle = 0 // the caller's side keeps the idle clock
-	return newWSConn(c, t), nil
+	t.Idle = 0 // the caller's side keeps the idle clock
+	return newConn(c, t), nil
+}
+
+// Upgrade upgrades an exec or action request to its WebSocket. When it
+// fails it has answered the caller.
+func Upgrade(w http.ResponseWriter, r *http.Request, t Timings) (*Conn, error) {
+	c, err := execUpgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	return newConn(c, t), nil
+}
+
+// Close closes the connection without a close frame.
+func (w *Conn) Close() error { return w.c.Close() }
+
+// ReadHandshake reads the first frame of a ws_handshake session and
+// returns the caller's token it carries.
+func (w *Conn) ReadHandshake() (string, error) {
+	_ = w.c.SetReadDeadline(time.Now().Add(execHandshakeWait))
+	_, b, err := w.c.ReadMessage()
+	if err != nil {
+		return "", codec.BadRequest("no handshake frame: %v", err)
+	}
+	w.touch()
+	f, err := decodeInputFrame(b)
+	if err != nil {
+		return "", codec.BadRequest("handshake frame: %v", err)
+	}
+	return f.AuthToken, nil
 }

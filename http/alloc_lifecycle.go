@@ -1,12 +1,11 @@
 package http
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -71,7 +70,7 @@ func (s *Server) allocStop(w http.ResponseWriter, r *http.Request, p httprouter.
 // or proxied to the allocation's node.
 func (s *Server) clientAllocRestart(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var req state.AllocRestartRequest
-	if err := decodeKeptBody(r, &req); err != nil {
+	if err := codec.DecodeKeptBody(r, &req); err != nil {
 		return nil, err
 	}
 	id := p.ByName("alloc_id")
@@ -86,7 +85,7 @@ func (s *Server) clientAllocRestart(w http.ResponseWriter, r *http.Request, p ht
 // (body state.AllocSignalRequest, optional).
 func (s *Server) clientAllocSignal(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var req state.AllocSignalRequest
-	if err := decodeKeptBody(r, &req); err != nil {
+	if err := codec.DecodeKeptBody(r, &req); err != nil {
 		return nil, err
 	}
 	id := p.ByName("alloc_id")
@@ -95,21 +94,4 @@ func (s *Server) clientAllocSignal(w http.ResponseWriter, r *http.Request, p htt
 		return alreadyWrittenOr(err)
 	}
 	return struct{}{}, local.AllocSignal(r.Context(), id, req.Task, req.Signal)
-}
-
-// decodeKeptBody decodes r's JSON body into v; an empty body leaves v
-// as it is. The body is put back for a proxy to send on.
-func decodeKeptBody(r *http.Request, v any) error {
-	empty, err := bodyIsEmpty(r) // reads the body and puts it back
-	if err != nil || empty {
-		return err
-	}
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		return badRequest("read request body: %v", err)
-	}
-	r.Body = io.NopCloser(bytes.NewReader(data))
-	err = decodeBody(r, v)
-	r.Body = io.NopCloser(bytes.NewReader(data))
-	return err
 }

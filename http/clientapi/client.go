@@ -1,23 +1,33 @@
-package http
+// Package clientapi is a client agent's own HTTP surface: what a node's
+// agent serves of its allocations (task logs, the allocation directory,
+// resource usage, exec sessions, restart and signal), the check that a
+// server signed each such request, and GET /v1/agent/self, /health,
+// /metrics and /monitor of a client-only agent (NewHandler). Servers
+// proxy these requests here, signed (Sign), and serve them themselves for
+// the client of their own process (dev mode) with the same functions:
+// ServeLogs, ServeFS, Stats, RunLocalExec.
+//
+// It imports state's types and the shared codec, never the store: a
+// client agent links no go-memdb through it.
+package clientapi
 
 import (
 	"context"
 	"io"
-	"net/http"
 
-	"github.com/schedhq/sched/http/allocfs"
+	"github.com/schedhq/sched/http/clientapi/allocfs"
 	"github.com/schedhq/sched/state"
 )
 
-// ClientAPI is what the HTTP layer needs of a client agent to serve the
+// Client is what the HTTP layer needs of a client agent to serve the
 // node-local endpoints: an allocation's task logs and its resource usage.
 // The client agent implements it; a server agent that runs a client in
-// the same process (dev mode) sets Config.Client to it, and a client-only
-// agent serves it with NewClientHandler.
+// the same process (dev mode) sets its Config.Client to it, and a
+// client-only agent serves it with NewHandler.
 //
 // Errors: an error wrapping state.ErrNotFound (the allocation is not on
 // this client) is a 404; any other error is a 500.
-type ClientAPI interface {
+type Client interface {
 	// NodeID is the ID of the client's node. A server serves an
 	// allocation's client endpoints itself only when the allocation's
 	// NodeID is this; otherwise it proxies to the node's HTTPAddr.
@@ -33,10 +43,10 @@ type ClientAPI interface {
 	// not running are left out.
 	AllocStats(ctx context.Context, allocID string) (*state.AllocResourceUsage, error)
 	// AllocDir returns the allocation's directory, the root of what GET
-	// /v1/client/fs/* may read (client_fs.go).
+	// /v1/client/fs/* may read (fs.go).
 	AllocDir(allocID string) (string, error)
 	// AllocExec runs a command inside a running task of the allocation
-	// and returns its exit code (client_exec.go). Ending ctx kills it.
+	// and returns its exit code (exec.go). Ending ctx kills it.
 	// An unknown task is a 404, a task that does not run a 409.
 	AllocExec(ctx context.Context, allocID string, req *ExecRequest) (int, error)
 	// AllocRestart restarts one task, or the running tasks when task is
@@ -52,7 +62,7 @@ type ClientAPI interface {
 	FSGate() *allocfs.Gate
 }
 
-// ExecRequest is a command to run inside a task (ClientAPI.AllocExec).
+// ExecRequest is a command to run inside a task (Client.AllocExec).
 // Stdin is read until EOF or until AllocExec returns; Stdout and Stderr
 // receive the output (with TTY, all of it on Stdout); Resize carries the
 // terminal's new sizes.
@@ -67,27 +77,12 @@ type ExecRequest struct {
 	Resize  <-chan state.TerminalSize
 }
 
-// ClientServerFollower is implemented by a ClientAPI whose client can name
-// the server it currently talks to (a base URL such as
-// "http://10.0.0.1:4646"). NewClientHandler then proxies every request it
+// ServerFollower is implemented by a Client that can name the server it
+// currently talks to (a base URL such as "http://10.0.0.1:4646").
+// NewHandler then proxies every request it
 // does not serve itself to that server, so a client agent's address
 // answers the whole API, as a Nomad client's does (the CLI's `node status
 // -self` against a client agent needs it).
-type ClientServerFollower interface {
+type ServerFollower interface {
 	CurrentServer() string
-}
-
-// clientRoutes registers the service catalog (services.go) and the
-// node-local client endpoints (client_logs.go, client_stats.go): logs and
-// stats are served here when the local client runs the allocation and
-// proxied to the allocation's node otherwise (client_proxy.go).
-func (s *Server) clientRoutes() {
-	s.handle(http.MethodGet, "/v1/job/:job_id/services", s.jobServices)
-	s.handle(http.MethodGet, "/v1/services", s.serviceList)
-	s.handle(http.MethodGet, "/v1/service/:service_name", s.serviceRead)
-	s.handle(http.MethodDelete, "/v1/service/:service_name/:service_id", s.serviceDelete)
-	s.write("/v1/node/:node_id/services", s.nodeServicesUpsert)
-	s.handle(http.MethodDelete, "/v1/node/:node_id/services", s.nodeServicesDelete)
-	s.handle(http.MethodGet, "/v1/client/fs/logs/:alloc_id", s.clientLogs)
-	s.handle(http.MethodGet, "/v1/client/allocation/:alloc_id/stats", s.clientStats)
 }

@@ -1,4 +1,4 @@
-package http
+package router
 
 import (
 	"net/http"
@@ -12,7 +12,7 @@ import (
 // TestRouterMatching checks the router's precedence and parameters on a
 // table of routes shaped like the API's.
 func TestRouterMatching(t *testing.T) {
-	rt := newRouter()
+	rt := New()
 	rt.RedirectTrailingSlash = false
 	reply := func(name string) httprouter.Handle {
 		return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
@@ -90,7 +90,7 @@ func TestRouterMatching(t *testing.T) {
 }
 
 func TestRouterTrailingSlashRedirect(t *testing.T) {
-	rt := newRouter()
+	rt := New()
 	rt.Handle("GET", "/v1/jobs", func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {})
 	rt.Handle("PUT", "/v1/jobs", func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {})
 	for method, code := range map[string]int{"GET": http.StatusMovedPermanently, "PUT": http.StatusPermanentRedirect} {
@@ -110,12 +110,12 @@ func TestRouterTrailingSlashRedirect(t *testing.T) {
 
 func TestRouterRefusesConflictingRoutes(t *testing.T) {
 	h := func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {}
-	for name, register := range map[string]func(rt *router){
-		"duplicate":        func(rt *router) { rt.Handle("GET", "/a/:id", h); rt.Handle("GET", "/a/:id", h) },
-		"parameter names":  func(rt *router) { rt.Handle("GET", "/a/:id", h); rt.Handle("GET", "/a/:name/b", h) },
-		"no leading slash": func(rt *router) { rt.Handle("GET", "a", h) },
-		"catch-all":        func(rt *router) { rt.Handle("GET", "/a/*rest", h) },
-		"after serving": func(rt *router) {
+	for name, register := range map[string]func(rt *Router){
+		"duplicate":        func(rt *Router) { rt.Handle("GET", "/a/:id", h); rt.Handle("GET", "/a/:id", h) },
+		"parameter names":  func(rt *Router) { rt.Handle("GET", "/a/:id", h); rt.Handle("GET", "/a/:name/b", h) },
+		"no leading slash": func(rt *Router) { rt.Handle("GET", "a", h) },
+		"catch-all":        func(rt *Router) { rt.Handle("GET", "/a/*rest", h) },
+		"after serving": func(rt *Router) {
 			rt.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 			rt.Handle("GET", "/a", h)
 		},
@@ -126,7 +126,7 @@ func TestRouterRefusesConflictingRoutes(t *testing.T) {
 					t.Errorf("%s: no panic", name)
 				}
 			}()
-			register(newRouter())
+			register(New())
 		}()
 	}
 }
