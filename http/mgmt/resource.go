@@ -17,12 +17,14 @@ import (
 //
 //	create: find the scope the route names (404) → may the caller create
 //	        there (403)? → read the request document and its patch, every
-//	        problem in one 422 → propose the create command, with an ID from
-//	        the core's ID source and the leader's time → 201
+//	        problem in one 422 → may the caller create this (404, 403)? →
+//	        propose the create command, with an ID from the core's ID
+//	        source and the leader's time → 201
 //	read:   find the object (404) → 200
 //	update: find the object (404) → may the caller change it (403)? → read
 //	        the document, whose id must be the object's, and its patch
-//	        (read-only attributes refused) → propose → 200
+//	        (read-only attributes refused) → may the caller make this
+//	        change (403)? → propose → 200
 //	delete: find the object (404) → may the caller delete it (403)? →
 //	        propose → what follows a delete (revoking tokens) → 204
 //
@@ -55,6 +57,11 @@ type resource[S, V, P any] struct {
 	// spec hides what the caller may not change.
 	mayCreate            func(S) error
 	mayUpdate, mayDelete func(V) error
+	// admitCreate and admitUpdate judge a checked patch, where what the
+	// caller may do depends on what the patch asks (the project a
+	// workspace is created in or moved to).
+	admitCreate func(sc S, p P) error
+	admitUpdate func(v V, p P) error
 
 	// decode reads the patch of a create (current nil) or of an update.
 	decode func(o *jsonapi.ResourceObject, current *V) P
@@ -92,6 +99,11 @@ func (rs *resource[S, V, P]) create(w http.ResponseWriter, r *http.Request, p ht
 	if err != nil {
 		return result{}, err
 	}
+	if rs.admitCreate != nil {
+		if err := rs.admitCreate(sc, patch); err != nil {
+			return result{}, err
+		}
+	}
 	t, cmd := rs.createCmd(sc, rs.s.newID(rs.prefix), rs.s.now(), patch)
 	resp, err := rs.s.propose(w, r, t, cmd)
 	if err != nil {
@@ -122,6 +134,11 @@ func (rs *resource[S, V, P]) update(w http.ResponseWriter, r *http.Request, p ht
 	patch, err := rs.readPatch(r, rs.id(v), &v)
 	if err != nil {
 		return result{}, err
+	}
+	if rs.admitUpdate != nil {
+		if err := rs.admitUpdate(v, patch); err != nil {
+			return result{}, err
+		}
 	}
 	t, cmd := rs.updateCmd(v, rs.s.now(), patch)
 	resp, err := rs.s.propose(w, r, t, cmd)

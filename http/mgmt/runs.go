@@ -24,7 +24,7 @@ import (
 func (m *router) runRoutes() {
 	s := m.s
 	m.handle(http.MethodPost, "/runs", s.runCreate)
-	m.handle(http.MethodGet, "/runs/:run", s.runRead)
+	m.handle(http.MethodGet, "/runs/:run", newRuns(s).read)
 	for _, action := range []string{mgmt.RunActionApply, mgmt.RunActionDiscard, mgmt.RunActionCancel} {
 		m.handle(http.MethodPost, "/runs/:run/actions/"+action, s.runAction(action))
 	}
@@ -33,7 +33,49 @@ func (m *router) runRoutes() {
 	m.handle(http.MethodGet, "/workspaces/:workspace/state-versions", s.workspaceByID(s.stateVersionList))
 	m.handle(http.MethodGet, "/workspaces/:workspace/current-state-version", s.workspaceByID(s.currentStateVersion))
 	m.handle(http.MethodGet, "/state-versions", s.stateVersionSearch)
-	m.handle(http.MethodGet, "/state-versions/:sv", s.stateVersionRead)
+	m.handle(http.MethodGet, "/state-versions/:sv", newStateVersions(s).read)
+}
+
+// newRuns is the run resource's read: a run of a workspace the caller
+// can see (404 otherwise). Runs are created and moved by runCreate and
+// runAction.
+func newRuns(s *Server) *resource[struct{}, *mgmt.Run, struct{}] {
+	return &resource[struct{}, *mgmt.Run, struct{}]{
+		s: s,
+		load: func(c *call, p httprouter.Params) (*mgmt.Run, error) {
+			run, _, err := s.visibleRun(c, p.ByName("run"))
+			return run, err
+		},
+		show: func(_ *http.Request, run *mgmt.Run) (*jsonapi.Document, error) {
+			return jsonapi.One(runResource(run)), nil
+		},
+	}
+}
+
+// newStateVersions is the state version resource's read: a state version
+// of a workspace whose state outputs the caller may read (404 otherwise).
+func newStateVersions(s *Server) *resource[struct{}, *mgmt.StateVersion, struct{}] {
+	return &resource[struct{}, *mgmt.StateVersion, struct{}]{
+		s: s,
+		load: func(c *call, p httprouter.Params) (*mgmt.StateVersion, error) {
+			id := p.ByName("sv")
+			sv, err := s.store.StateVersionByID(nil, id)
+			if err != nil {
+				return nil, err
+			}
+			if sv == nil {
+				return nil, notFound("state version", id)
+			}
+			ws, err := s.visibleWorkspace(c, sv.WorkspaceID)
+			if err != nil || !ws.pa.CanReadStateOutputs() {
+				return nil, notFound("state version", id)
+			}
+			return sv, nil
+		},
+		show: func(_ *http.Request, sv *mgmt.StateVersion) (*jsonapi.Document, error) {
+			return jsonapi.One(stateVersionResource(sv)), nil
+		},
+	}
 }
 
 // runCreate serves POST /runs: the workspace is data.relationships.
@@ -84,14 +126,6 @@ func (s *Server) visibleRun(c *call, id string) (*mgmt.Run, workspaceCtx, error)
 		return nil, workspaceCtx{}, notFound("run", id)
 	}
 	return run, ws, nil
-}
-
-func (s *Server) runRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	run, _, err := s.visibleRun(c, p.ByName("run"))
-	if err != nil {
-		return result{}, err
-	}
-	return ok(jsonapi.One(runResource(run)))
 }
 
 // runAction serves POST /runs/:id/actions/{apply,discard,cancel}: 202
@@ -233,22 +267,6 @@ func (s *Server) currentStateVersion(w http.ResponseWriter, r *http.Request, c *
 	}
 	if sv == nil {
 		return result{}, notFound("state version", ws.w.LatestStateVersionID)
-	}
-	return ok(jsonapi.One(stateVersionResource(sv)))
-}
-
-func (s *Server) stateVersionRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	id := p.ByName("sv")
-	sv, err := s.store.StateVersionByID(nil, id)
-	if err != nil {
-		return result{}, err
-	}
-	if sv == nil {
-		return result{}, notFound("state version", id)
-	}
-	ws, err := s.visibleWorkspace(c, sv.WorkspaceID)
-	if err != nil || !ws.pa.CanReadStateOutputs() {
-		return result{}, notFound("state version", id)
 	}
 	return ok(jsonapi.One(stateVersionResource(sv)))
 }

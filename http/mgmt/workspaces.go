@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -26,14 +27,15 @@ import (
 // projects, as POST /projects/:id/relationships/workspaces does.
 func (m *router) workspaceRoutes() {
 	s := m.s
+	byName, byID := newWorkspaces(s, s.workspaceNamed), newWorkspaces(s, s.workspaceWithID)
 	m.handle(http.MethodGet, "/organizations/:org/workspaces", s.workspaceList)
-	m.handle(http.MethodPost, "/organizations/:org/workspaces", s.workspaceCreate)
-	m.handle(http.MethodGet, "/organizations/:org/workspaces/:name", s.workspaceByName(s.workspaceRead))
-	m.handle(http.MethodPatch, "/organizations/:org/workspaces/:name", s.workspaceByName(s.workspaceUpdate))
-	m.handle(http.MethodDelete, "/organizations/:org/workspaces/:name", s.workspaceByName(s.workspaceDelete))
-	m.handle(http.MethodGet, "/workspaces/:workspace", s.workspaceByID(s.workspaceRead))
-	m.handle(http.MethodPatch, "/workspaces/:workspace", s.workspaceByID(s.workspaceUpdate))
-	m.handle(http.MethodDelete, "/workspaces/:workspace", s.workspaceByID(s.workspaceDelete))
+	m.handle(http.MethodPost, "/organizations/:org/workspaces", byName.create)
+	m.handle(http.MethodGet, "/organizations/:org/workspaces/:name", byName.read)
+	m.handle(http.MethodPatch, "/organizations/:org/workspaces/:name", byName.update)
+	m.handle(http.MethodDelete, "/organizations/:org/workspaces/:name", byName.remove)
+	m.handle(http.MethodGet, "/workspaces/:workspace", byID.read)
+	m.handle(http.MethodPatch, "/workspaces/:workspace", byID.update)
+	m.handle(http.MethodDelete, "/workspaces/:workspace", byID.remove)
 	m.handle(http.MethodPost, "/workspaces/:workspace/actions/lock", s.workspaceByID(s.workspaceLock))
 	m.handle(http.MethodPost, "/workspaces/:workspace/actions/unlock", s.workspaceByID(s.workspaceUnlock(false)))
 	m.handle(http.MethodPost, "/workspaces/:workspace/actions/force-unlock", s.workspaceByID(s.workspaceUnlock(true)))
@@ -62,10 +64,15 @@ func (s *Server) visibleWorkspace(c *call, id string) (workspaceCtx, error) {
 	return workspaceCtx{w: w, a: a, pa: pa}, nil
 }
 
+// workspaceWithID finds the workspace a route names by ID.
+func (s *Server) workspaceWithID(c *call, p httprouter.Params) (workspaceCtx, error) {
+	return s.visibleWorkspace(c, p.ByName("workspace"))
+}
+
 // workspaceByID adapts h to routes that name the workspace by ID.
 func (s *Server) workspaceByID(h workspaceHandler) handler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-		ws, err := s.visibleWorkspace(c, p.ByName("workspace"))
+		ws, err := s.workspaceWithID(c, p)
 		if err != nil {
 			return result{}, err
 		}
@@ -73,24 +80,106 @@ func (s *Server) workspaceByID(h workspaceHandler) handler {
 	}
 }
 
-// workspaceByName adapts h to routes that name the workspace by
-// organization and name (compared case-insensitively).
-func (s *Server) workspaceByName(h workspaceHandler) handler {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-		org, name := p.ByName("org"), p.ByName("name")
-		found, err := s.store.WorkspaceByName(nil, org, name)
-		if err != nil {
-			return result{}, err
-		}
-		if found == nil {
-			return result{}, notFound("workspace", org+"/"+name)
-		}
-		ws, err := s.visibleWorkspace(c, found.ID)
-		if err != nil {
-			return result{}, err
-		}
-		return h(w, r, c, ws)
+// workspaceNamed finds the workspace a route names by organization and
+// name (compared case-insensitively).
+func (s *Server) workspaceNamed(c *call, p httprouter.Params) (workspaceCtx, error) {
+	org, name := p.ByName("org"), p.ByName("name")
+	found, err := s.store.WorkspaceByName(nil, org, name)
+	if err != nil {
+		return workspaceCtx{}, err
 	}
+	if found == nil {
+		return workspaceCtx{}, notFound("workspace", org+"/"+name)
+	}
+	return s.visibleWorkspace(c, found.ID)
+}
+
+// newWorkspaces is the workspace resource, with the workspace found by
+// load. Creating needs create permission on the target project (the
+// organization's Default Project when none is named: 404 when the caller
+// cannot see it); an organization at its workspace limit refuses with
+// 409. Changing settings needs the admin workspace role on its project; a
+// request that only moves it to another project needs only move
+// permission on both projects.
+func newWorkspaces(s *Server, load func(*call, httprouter.Params) (workspaceCtx, error)) *resource[*mgmt.OrgAuthority, workspaceCtx, mgmt.WorkspacePatch] {
+	return &resource[*mgmt.OrgAuthority, workspaceCtx, mgmt.WorkspacePatch]{
+		s: s, typ: typeWorkspaces, prefix: mgmt.PrefixWorkspace,
+		readOnly: []string{"locked", "lock-reason", "vcs-repo-identifier", "created-at", "updated-at", "latest-change-at", "permissions"},
+		scope: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {
+			return s.orgAuthority(c, p.ByName("org"))
+		},
+		load: load,
+		id:   func(ws workspaceCtx) string { return ws.w.ID },
+		mayDelete: func(ws workspaceCtx) error {
+			if !ws.pa.CanDeleteWorkspaces() {
+				return forbidden("not allowed to delete workspace %q", ws.w.ID)
+			}
+			return nil
+		},
+		decode: func(o *jsonapi.ResourceObject, _ *workspaceCtx) mgmt.WorkspacePatch { return readWorkspacePatch(o) },
+		check:  func(p mgmt.WorkspacePatch, current *workspaceCtx) []error { return []error{p.Validate(current == nil)} },
+		admitCreate: func(a *mgmt.OrgAuthority, p mgmt.WorkspacePatch) error {
+			projectID := a.Organization.DefaultProjectID
+			if p.ProjectID != nil {
+				projectID = *p.ProjectID
+			}
+			pa, err := s.projectAccess(a, projectID)
+			if err != nil {
+				return err
+			}
+			if !pa.Visible {
+				return notFound("project", projectID)
+			}
+			if !pa.CanCreateWorkspace() {
+				return forbidden("not allowed to create workspaces in project %q", projectID)
+			}
+			return nil
+		},
+		admitUpdate: func(ws workspaceCtx, p mgmt.WorkspacePatch) error {
+			moves := p.ProjectID != nil && *p.ProjectID != ws.w.ProjectID
+			onlyMove := p.Name == nil && p.Description == nil && p.ToolVersion == nil &&
+				p.AutoDestroyActivityDuration == nil && p.InheritsProjectAutoDestroy == nil &&
+				p.VCSRepo == nil && !p.RemoveVCSRepo
+			if !(moves && onlyMove) && !ws.pa.CanUpdateWorkspaces() {
+				return forbidden("not allowed to update workspace %q", ws.w.ID)
+			}
+			if moves {
+				return s.store.AuthorizeWorkspaceMove(nil, ws.a, *p.ProjectID, []string{ws.w.ID})
+			}
+			return nil
+		},
+		createCmd: func(a *mgmt.OrgAuthority, id string, now time.Time, p mgmt.WorkspacePatch) (store.MessageType, any) {
+			return store.WorkspaceCreateRequestType, &store.WorkspaceCreateRequest{ID: id, OrganizationName: a.Organization.Name, CreatedAt: now, Attributes: p}
+		},
+		updateCmd: func(ws workspaceCtx, now time.Time, p mgmt.WorkspacePatch) (store.MessageType, any) {
+			return store.WorkspaceUpdateRequestType, &store.WorkspaceUpdateRequest{ID: ws.w.ID, Attributes: p, Now: now}
+		},
+		deleteCmd: func(ws workspaceCtx) (store.MessageType, any) {
+			return store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: ws.w.ID}
+		},
+		show: func(_ *http.Request, ws workspaceCtx) (*jsonapi.Document, error) {
+			return jsonapi.One(workspaceResource(ws.w, ws.pa)), nil
+		},
+		showCreated: func(a *mgmt.OrgAuthority, resp any) (*jsonapi.Document, error) {
+			ws := resp.(*mgmt.Workspace)
+			pa, err := s.projectAccess(a, ws.ProjectID)
+			if err != nil {
+				return nil, err
+			}
+			return jsonapi.One(workspaceResource(ws, pa)), nil
+		},
+		showUpdated: func(c *call, ws workspaceCtx, _ any) (*jsonapi.Document, error) { return s.workspaceDoc(c, ws.w.ID) },
+	}
+}
+
+// projectAccess is the caller's access to project id: nothing when it
+// does not exist.
+func (s *Server) projectAccess(a *mgmt.OrgAuthority, id string) (mgmt.ProjectAccess, error) {
+	proj, err := s.store.ProjectByID(nil, id)
+	if err != nil || proj == nil {
+		return mgmt.ProjectAccess{}, err
+	}
+	return s.store.ProjectAccessFor(nil, a, proj)
 }
 
 // workspaceList serves GET /organizations/:org/workspaces: the workspaces
@@ -124,14 +213,8 @@ func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprou
 		}
 		pa, seen := access[ws.ProjectID]
 		if !seen {
-			proj, err := s.store.ProjectByID(nil, ws.ProjectID)
-			if err != nil {
+			if pa, err = s.projectAccess(a, ws.ProjectID); err != nil {
 				return result{}, err
-			}
-			if proj != nil {
-				if pa, err = s.store.ProjectAccessFor(nil, a, proj); err != nil {
-					return result{}, err
-				}
 			}
 			access[ws.ProjectID] = pa
 		}
@@ -176,107 +259,19 @@ func readWorkspacePatch(o *jsonapi.ResourceObject) mgmt.WorkspacePatch {
 	return patch
 }
 
-// workspaceCreate serves POST /organizations/:org/workspaces: 201. An
-// organization at its workspace limit refuses with 409.
-func (s *Server) workspaceCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	o, err := readResource(r, jsonapi.Expect{Type: typeWorkspaces})
-	if err != nil {
-		return result{}, err
-	}
-	patch := readWorkspacePatch(o)
-	if err := firstErr(o.Err(), patch.Validate(true)); err != nil {
-		return result{}, err
-	}
-	projectID := a.Organization.DefaultProjectID
-	if patch.ProjectID != nil {
-		projectID = *patch.ProjectID
-	}
-	proj, err := s.store.ProjectByID(nil, projectID)
-	if err != nil {
-		return result{}, err
-	}
-	var pa mgmt.ProjectAccess
-	if proj != nil {
-		if pa, err = s.store.ProjectAccessFor(nil, a, proj); err != nil {
-			return result{}, err
-		}
-	}
-	if !pa.Visible {
-		return result{}, notFound("project", projectID)
-	}
-	if !pa.CanCreateWorkspace() {
-		return result{}, forbidden("not allowed to create workspaces in project %q", projectID)
-	}
-	resp, err := s.propose(w, r, store.WorkspaceCreateRequestType, &store.WorkspaceCreateRequest{
-		ID: s.newID(mgmt.PrefixWorkspace), OrganizationName: a.Organization.Name, CreatedAt: s.now(), Attributes: patch})
-	if err != nil {
-		return result{}, err
-	}
-	return created(jsonapi.One(workspaceResource(resp.(*mgmt.Workspace), pa)))
-}
-
-func (s *Server) workspaceRead(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
-	return ok(jsonapi.One(workspaceResource(ws.w, ws.pa)))
-}
-
-// workspaceUpdate serves PATCH of a workspace. Changing settings needs the
-// admin workspace role on its project; a request that only moves it to
-// another project needs only move permission on both projects.
-func (s *Server) workspaceUpdate(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
-	o, err := readResource(r, jsonapi.Expect{Type: typeWorkspaces, ID: ws.w.ID})
-	if err != nil {
-		return result{}, err
-	}
-	o.Attrs.ReadOnly("locked", "lock-reason", "vcs-repo-identifier", "created-at", "updated-at", "latest-change-at", "permissions")
-	patch := readWorkspacePatch(o)
-	if err := firstErr(o.Err(), patch.Validate(false)); err != nil {
-		return result{}, err
-	}
-	moves := patch.ProjectID != nil && *patch.ProjectID != ws.w.ProjectID
-	onlyMove := patch.Name == nil && patch.Description == nil && patch.ToolVersion == nil &&
-		patch.AutoDestroyActivityDuration == nil && patch.InheritsProjectAutoDestroy == nil &&
-		patch.VCSRepo == nil && !patch.RemoveVCSRepo
-	if !(moves && onlyMove) && !ws.pa.CanUpdateWorkspaces() {
-		return result{}, forbidden("not allowed to update workspace %q", ws.w.ID)
-	}
-	if moves {
-		if err := s.store.AuthorizeWorkspaceMove(nil, ws.a, *patch.ProjectID, []string{ws.w.ID}); err != nil {
-			return result{}, err
-		}
-	}
-	if _, err := s.propose(w, r, store.WorkspaceUpdateRequestType, &store.WorkspaceUpdateRequest{ID: ws.w.ID, Attributes: patch, Now: s.now()}); err != nil {
-		return result{}, err
-	}
-	return s.workspaceAnswer(c, ws.w.ID, http.StatusOK)
-}
-
-// workspaceAnswer reads workspace id back and answers it with status. The
-// caller may no longer see it (moved to a project it cannot see): then the
-// answer is the workspace as of the write, without permissions.
-func (s *Server) workspaceAnswer(c *call, id string, status int) (result, error) {
+// workspaceDoc reads workspace id back. The caller may no longer see it
+// (moved to a project it cannot see): then the answer is the workspace as
+// of the write, without permissions.
+func (s *Server) workspaceDoc(c *call, id string) (*jsonapi.Document, error) {
 	ws, err := s.visibleWorkspace(c, id)
 	if err != nil {
 		w, rerr := s.store.WorkspaceByID(nil, id)
 		if rerr != nil || w == nil {
-			return result{}, err
+			return nil, err
 		}
-		return result{status: status, doc: jsonapi.One(workspaceResource(w, mgmt.ProjectAccess{}))}, nil
+		return jsonapi.One(workspaceResource(w, mgmt.ProjectAccess{})), nil
 	}
-	return result{status: status, doc: jsonapi.One(workspaceResource(ws.w, ws.pa))}, nil
-}
-
-func (s *Server) workspaceDelete(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
-	if !ws.pa.CanDeleteWorkspaces() {
-		return result{}, forbidden("not allowed to delete workspace %q", ws.w.ID)
-	}
-	if _, err := s.propose(w, r, store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: ws.w.ID}); err != nil {
-		return result{}, err
-	}
-	return noContent()
+	return jsonapi.One(workspaceResource(ws.w, ws.pa)), nil
 }
 
 // lockHolder is who a caller is as the holder of a workspace lock: the
@@ -353,7 +348,7 @@ func (s *Server) workspaceLock(w http.ResponseWriter, r *http.Request, c *call, 
 		ID: ws.w.ID, LockedBy: lockHolder(c), Reason: reason, Now: s.now()}); err != nil {
 		return result{}, err
 	}
-	return s.workspaceAnswer(c, ws.w.ID, http.StatusOK)
+	return answer(http.StatusOK)(s.workspaceDoc(c, ws.w.ID))
 }
 
 // workspaceUnlock serves unlock (by whoever holds the lock, with lock
@@ -373,6 +368,6 @@ func (s *Server) workspaceUnlock(force bool) workspaceHandler {
 			ID: ws.w.ID, By: lockHolder(c), Force: force, Now: s.now()}); err != nil {
 			return result{}, err
 		}
-		return s.workspaceAnswer(c, ws.w.ID, http.StatusOK)
+		return answer(http.StatusOK)(s.workspaceDoc(c, ws.w.ID))
 	}
 }
