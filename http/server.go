@@ -235,7 +235,7 @@ func (s *Server) routes() {
 	s.jobDeployRoutes() // job_deploy.go: revert, stable, scale
 	s.namespaceRoutes() // namespaces.go
 	s.schedulerRoutes() // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
-	s.aclRoutes()       // acl_routes.go: tokens and policies
+	s.aclRoutes()       // acl.go: tokens (tokens.go), policies (policies.go), bootstrap (bootstrap.go)
 	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
 	s.serviceRoutes()   // services.go: the service catalog
 	s.nodeLocalRoutes() // node_local.go: an allocation's logs, stats, file system

@@ -78,7 +78,7 @@ func TestACLEveryRouteHasARule(t *testing.T) {
 	}
 	for _, rt := range routes {
 		if _, ok := ruleFor(table, rt); !ok {
-			t.Errorf("%s %s has no ACL rule: add it to aclRuleTable (acl_rules.go)", rt.Method, rt.Path)
+			t.Errorf("%s %s has no ACL rule: add it to aclRuleTable (route_rules.go)", rt.Method, rt.Path)
 		}
 	}
 }
