@@ -22,7 +22,7 @@ func (m *router) adminVersionRoutes() {
 	s := m.s
 	for family, typ := range versionFamilies {
 		base := "/admin/" + typ
-		versions := s.versions(family)
+		versions := newVersions(s, family)
 		m.handle(http.MethodGet, base, adminOnly(s.versionList(family)))
 		m.handle(http.MethodPost, base, adminOnly(versions.create))
 		m.handle(http.MethodGet, base+"/:id", adminOnly(versions.read))
@@ -37,9 +37,9 @@ type versionView struct {
 	usage int
 }
 
-// versions is the resource of one family's versions. A site
+// newVersions is the resource of one family's versions. A site
 // administrator's: it has no scope, and no rule beyond adminOnly's.
-func (s *Server) versions(family string) *resource[struct{}, versionView, mgmt.ToolVersionPatch] {
+func newVersions(s *Server, family string) *resource[struct{}, versionView, mgmt.ToolVersionPatch] {
 	return &resource[struct{}, versionView, mgmt.ToolVersionPatch]{
 		s: s, prefix: mgmt.PrefixToolVersion,
 		expect:   func(id string) jsonapi.Expect { return versionExpect(family, id) },

@@ -23,26 +23,41 @@ import (
 // organization is disabled, get 404.
 func (m *router) organizationRoutes() {
 	s := m.s
-	orgs := s.organizations()
+	orgs := newOrganizations(s)
 	m.handle(http.MethodGet, "/organizations", s.orgList)
 	m.handle(http.MethodPost, "/organizations", orgs.create)
 	m.handle(http.MethodGet, "/organizations/:org", orgs.read)
 	m.handle(http.MethodPatch, "/organizations/:org", orgs.update)
 	m.handle(http.MethodDelete, "/organizations/:org", s.orgDelete)
-	m.handle(http.MethodPost, "/organizations/:org/authentication-token", s.orgTokenCreate)
-	m.handle(http.MethodDelete, "/organizations/:org/authentication-token", s.orgTokenDelete)
+	token := &subjectToken[*mgmt.OrgAuthority]{
+		s: s,
+		load: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {
+			return s.orgAuthority(c, p.ByName("org"))
+		},
+		may: func(a *mgmt.OrgAuthority) error {
+			if !a.Owner {
+				return forbidden("only owners may manage the token of organization %q", a.Organization.Name)
+			}
+			return nil
+		},
+		subject: func(a *mgmt.OrgAuthority) state.TokenSubject {
+			return state.TokenSubject{Kind: state.SubjectKindOrganization, ID: a.Organization.ExternalID}
+		},
+	}
+	m.handle(http.MethodPost, "/organizations/:org/authentication-token", token.create)
+	m.handle(http.MethodDelete, "/organizations/:org/authentication-token", token.remove)
 	m.handle(http.MethodGet, "/organizations/:org/stacks", s.orgStacks)
 }
 
 // orgPatch is what an organization create or update sends.
 type orgPatch struct{ name, email *string }
 
-// organizations is the organization resource, as its members see it. It
+// newOrganizations is the organization resource, as its members see it. It
 // is created by a caller, not in a scope, with the IDs of its owners team
 // and Default Project; its name is its address and every row of it refers
 // to it, so an update changes only email, and a different name is a 422 on
 // the name attribute.
-func (s *Server) organizations() *resource[mgmt.Caller, *mgmt.OrgAuthority, orgPatch] {
+func newOrganizations(s *Server) *resource[mgmt.Caller, *mgmt.OrgAuthority, orgPatch] {
 	return &resource[mgmt.Caller, *mgmt.OrgAuthority, orgPatch]{
 		s: s, typ: typeOrganizations, prefix: mgmt.PrefixOrganization,
 		readOnly: []string{"external-id", "created-at", "permissions"},
@@ -166,41 +181,6 @@ func (s *Server) deleteOrganization(w http.ResponseWriter, r *http.Request, org 
 		subjects = append(subjects, state.TokenSubject{Kind: state.SubjectKindTeam, ID: t.ID})
 	}
 	s.revokeTokens(w, r, subjects...)
-	return noContent()
-}
-
-// orgTokenCreate serves POST /organizations/:org/authentication-token:
-// owners generate the organization's token, replacing any previous one.
-func (s *Server) orgTokenCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	if !a.Owner {
-		return result{}, forbidden("only owners may manage the token of organization %q", a.Organization.Name)
-	}
-	req, err := s.readTokenRequest(r)
-	if err != nil {
-		return result{}, err
-	}
-	tok, secret, err := s.issueToken(w, r, state.TokenSubject{Kind: state.SubjectKindOrganization, ID: a.Organization.ExternalID}, req, true)
-	if err != nil {
-		return result{}, err
-	}
-	return created(jsonapi.One(tokenResource(tok, secret)))
-}
-
-func (s *Server) orgTokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	if !a.Owner {
-		return result{}, forbidden("only owners may manage the token of organization %q", a.Organization.Name)
-	}
-	if err := s.deleteSubjectTokens(w, r, state.TokenSubject{Kind: state.SubjectKindOrganization, ID: a.Organization.ExternalID}); err != nil {
-		return result{}, err
-	}
 	return noContent()
 }
 

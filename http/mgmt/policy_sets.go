@@ -17,7 +17,7 @@ import (
 // policies create, update and delete them (403 for other members).
 func (m *router) policySetRoutes() {
 	s := m.s
-	sets := s.policySets()
+	sets := newPolicySets(s)
 	m.handle(http.MethodGet, "/organizations/:org/policy-sets", s.policySetList)
 	m.handle(http.MethodPost, "/organizations/:org/policy-sets", sets.create)
 	m.handle(http.MethodGet, "/policy-sets/:id", sets.read)
@@ -32,8 +32,8 @@ type policySetView struct {
 	a  *mgmt.OrgAuthority
 }
 
-// policySets is the policy set resource.
-func (s *Server) policySets() *resource[*mgmt.OrgAuthority, policySetView, mgmt.PolicySetPatch] {
+// newPolicySets is the policy set resource.
+func newPolicySets(s *Server) *resource[*mgmt.OrgAuthority, policySetView, mgmt.PolicySetPatch] {
 	mayManage := func(a *mgmt.OrgAuthority) error {
 		if !a.CanManagePolicies() {
 			return forbidden("not allowed to manage policy sets in organization %q", a.Organization.Name)

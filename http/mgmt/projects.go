@@ -30,7 +30,7 @@ import (
 // nothing moves unless all do.
 func (m *router) projectRoutes() {
 	s := m.s
-	projects := s.projects()
+	projects := newProjects(s)
 	m.handle(http.MethodGet, "/organizations/:org/projects", s.projectList)
 	m.handle(http.MethodPost, "/organizations/:org/projects", projects.create)
 	m.handle(http.MethodGet, "/projects/:project", projects.read)
@@ -48,11 +48,11 @@ type projectView struct {
 	pa mgmt.ProjectAccess
 }
 
-// projects is the project resource. Attributes an update leaves out keep
+// newProjects is the project resource. Attributes an update leaves out keep
 // their value; a changed auto-destroy-activity-duration reaches the
 // project's workspaces that have no override. An update answers the
 // project as read back, with the caller's access and counts.
-func (s *Server) projects() *resource[*mgmt.OrgAuthority, projectView, mgmt.ProjectPatch] {
+func newProjects(s *Server) *resource[*mgmt.OrgAuthority, projectView, mgmt.ProjectPatch] {
 	return &resource[*mgmt.OrgAuthority, projectView, mgmt.ProjectPatch]{
 		s: s, typ: typeProjects, prefix: mgmt.PrefixProject,
 		readOnly: []string{"workspace-count", "team-count", "permissions", "is-default", "created-at"},

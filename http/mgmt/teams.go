@@ -25,16 +25,29 @@ import (
 // cannot see is a 404; a visible team the caller may not change, a 403.
 func (m *router) teamRoutes() {
 	s := m.s
-	teams := s.teams()
+	teams := newTeams(s)
 	m.handle(http.MethodGet, "/organizations/:org/teams", s.teamList)
 	m.handle(http.MethodPost, "/organizations/:org/teams", teams.create)
 	m.handle(http.MethodGet, "/teams/:team", teams.read)
 	m.handle(http.MethodPatch, "/teams/:team", teams.update)
 	m.handle(http.MethodDelete, "/teams/:team", teams.remove)
-	m.handle(http.MethodPost, "/teams/:team/relationships/users", s.teamMembersAdd)
-	m.handle(http.MethodDelete, "/teams/:team/relationships/users", s.teamMembersRemove)
-	m.handle(http.MethodPost, "/teams/:team/authentication-token", s.teamTokenCreate)
-	m.handle(http.MethodDelete, "/teams/:team/authentication-token", s.teamTokenDelete)
+	m.handle(http.MethodPost, "/teams/:team/relationships/users", s.teamMembers(store.TeamMembersAddRequestType))
+	m.handle(http.MethodDelete, "/teams/:team/relationships/users", s.teamMembers(store.TeamMembersRemoveRequestType))
+	token := &subjectToken[teamView]{
+		s:    s,
+		load: teams.load,
+		may: func(v teamView) error {
+			if !canManageTeamToken(v.a, v.t) {
+				return forbidden("not allowed to manage the token of team %q", v.t.ID)
+			}
+			return nil
+		},
+		subject: func(v teamView) state.TokenSubject {
+			return state.TokenSubject{Kind: state.SubjectKindTeam, ID: v.t.ID}
+		},
+	}
+	m.handle(http.MethodPost, "/teams/:team/authentication-token", token.create)
+	m.handle(http.MethodDelete, "/teams/:team/authentication-token", token.remove)
 }
 
 // teamView is a team the caller can see, with their authority in its
@@ -44,10 +57,10 @@ type teamView struct {
 	a *mgmt.OrgAuthority
 }
 
-// teams is the team resource: created in an organization by owners and
+// newTeams is the team resource: created in an organization by owners and
 // teams with Manage teams, who also update and delete; deleting revokes
 // the team's tokens.
-func (s *Server) teams() *resource[*mgmt.OrgAuthority, teamView, mgmt.TeamPatch] {
+func newTeams(s *Server) *resource[*mgmt.OrgAuthority, teamView, mgmt.TeamPatch] {
 	return &resource[*mgmt.OrgAuthority, teamView, mgmt.TeamPatch]{
 		s: s, typ: typeTeams, prefix: mgmt.PrefixTeam,
 		readOnly: []string{"is-owners", "users-count", "created-at", "permissions"},
@@ -241,70 +254,33 @@ func (s *Server) teamMemberIDs(r *http.Request) ([]string, error) {
 	return out, jsonapi.Invalid(errs)
 }
 
-func (s *Server) teamMembersAdd(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	return s.teamMembersChange(w, r, p, c, store.TeamMembersAddRequestType)
-}
-
-func (s *Server) teamMembersRemove(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	return s.teamMembersChange(w, r, p, c, store.TeamMembersRemoveRequestType)
-}
-
-func (s *Server) teamMembersChange(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call, t store.MessageType) (result, error) {
-	team, a, err := s.visibleTeam(c, p.ByName("team"))
-	if err != nil {
-		return result{}, err
+// teamMembers serves POST and DELETE /teams/:team/relationships/users:
+// t adds or removes the users the body names; 204.
+func (s *Server) teamMembers(t store.MessageType) handler {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+		team, a, err := s.visibleTeam(c, p.ByName("team"))
+		if err != nil {
+			return result{}, err
+		}
+		if !a.CanManageMembership() {
+			return result{}, forbidden("not allowed to change the members of team %q", team.ID)
+		}
+		ids, err := s.teamMemberIDs(r)
+		if err != nil {
+			return result{}, err
+		}
+		var req any = &store.TeamMembersAddRequest{TeamID: team.ID, UserIDs: ids}
+		if t == store.TeamMembersRemoveRequestType {
+			req = &store.TeamMembersRemoveRequest{TeamID: team.ID, UserIDs: ids}
+		}
+		if _, err := s.propose(w, r, t, req); err != nil {
+			return result{}, err
+		}
+		return noContent()
 	}
-	if !a.CanManageMembership() {
-		return result{}, forbidden("not allowed to change the members of team %q", team.ID)
-	}
-	ids, err := s.teamMemberIDs(r)
-	if err != nil {
-		return result{}, err
-	}
-	var req any = &store.TeamMembersAddRequest{TeamID: team.ID, UserIDs: ids}
-	if t == store.TeamMembersRemoveRequestType {
-		req = &store.TeamMembersRemoveRequest{TeamID: team.ID, UserIDs: ids}
-	}
-	if _, err := s.propose(w, r, t, req); err != nil {
-		return result{}, err
-	}
-	return noContent()
 }
 
 // canManageTeamToken: those who manage teams, and the team's own members.
 func canManageTeamToken(a *mgmt.OrgAuthority, t *mgmt.Team) bool {
 	return a.CanManageTeams() || (a.Caller.Kind == mgmt.CallerUser && a.InTeam(t.ID))
-}
-
-func (s *Server) teamTokenCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	t, a, err := s.visibleTeam(c, p.ByName("team"))
-	if err != nil {
-		return result{}, err
-	}
-	if !canManageTeamToken(a, t) {
-		return result{}, forbidden("not allowed to manage the token of team %q", t.ID)
-	}
-	req, err := s.readTokenRequest(r)
-	if err != nil {
-		return result{}, err
-	}
-	tok, secret, err := s.issueToken(w, r, state.TokenSubject{Kind: state.SubjectKindTeam, ID: t.ID}, req, true)
-	if err != nil {
-		return result{}, err
-	}
-	return created(jsonapi.One(tokenResource(tok, secret)))
-}
-
-func (s *Server) teamTokenDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	t, a, err := s.visibleTeam(c, p.ByName("team"))
-	if err != nil {
-		return result{}, err
-	}
-	if !canManageTeamToken(a, t) {
-		return result{}, forbidden("not allowed to manage the token of team %q", t.ID)
-	}
-	if err := s.deleteSubjectTokens(w, r, state.TokenSubject{Kind: state.SubjectKindTeam, ID: t.ID}); err != nil {
-		return result{}, err
-	}
-	return noContent()
 }

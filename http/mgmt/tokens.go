@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/julienschmidt/httprouter"
+
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -19,6 +21,56 @@ import (
 // An organization's token names the organization by its external ID, not
 // its name: a token must not outlive its organization and then speak for
 // a new organization that took the name.
+
+// subjectToken is the token of a team or of an organization, one a
+// subject as in TFE, at .../authentication-token: POST generates it,
+// replacing the previous one (201, with its secret); DELETE deletes it
+// (204; 404 when there is none). V is the subject as the caller sees it.
+type subjectToken[V any] struct {
+	s *Server
+	// load finds the subject the route names, or a 404.
+	load func(c *call, p httprouter.Params) (V, error)
+	// may refuses a caller who may not manage the subject's token (403).
+	may func(V) error
+	// subject is whom the token speaks for.
+	subject func(V) state.TokenSubject
+}
+
+func (st *subjectToken[V]) create(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+	v, err := st.subjectOf(c, p)
+	if err != nil {
+		return result{}, err
+	}
+	req, err := st.s.readTokenRequest(r)
+	if err != nil {
+		return result{}, err
+	}
+	tok, secret, err := st.s.issueToken(w, r, st.subject(v), req, true)
+	if err != nil {
+		return result{}, err
+	}
+	return created(jsonapi.One(tokenResource(tok, secret)))
+}
+
+func (st *subjectToken[V]) remove(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+	v, err := st.subjectOf(c, p)
+	if err != nil {
+		return result{}, err
+	}
+	if err := st.s.deleteSubjectTokens(w, r, st.subject(v)); err != nil {
+		return result{}, err
+	}
+	return noContent()
+}
+
+// subjectOf finds the subject and checks the caller may manage its token.
+func (st *subjectToken[V]) subjectOf(c *call, p httprouter.Params) (V, error) {
+	v, err := st.load(c, p)
+	if err != nil {
+		return v, err
+	}
+	return v, st.may(v)
+}
 
 // tokenRequest is what a token create request may say.
 type tokenRequest struct {
