@@ -19,20 +19,24 @@ import (
 // exists next to the module-consumers one (same body, same 204), since
 // without it provider consumers could never be configured.
 func (m *router) adminRoutes() {
-	s := m.s
-	m.handle(http.MethodGet, "/admin/workspaces", adminOnly(s.adminWorkspaceList))
-	m.handle(http.MethodGet, "/admin/workspaces/:id", adminOnly(s.adminWorkspaceRead))
-	m.handle(http.MethodDelete, "/admin/workspaces/:id", adminOnly(s.adminWorkspaceDelete))
-	m.handle(http.MethodGet, "/admin/organizations", adminOnly(s.adminOrgList))
-	m.handle(http.MethodGet, "/admin/organizations/:name", adminOnly(s.adminOrgRead))
-	m.handle(http.MethodPatch, "/admin/organizations/:name", adminOnly(s.adminOrgUpdate))
-	m.handle(http.MethodDelete, "/admin/organizations/:name", adminOnly(s.adminOrgDelete))
+	s := admin{m.s}
+	m.handle(http.MethodGet, "/admin/workspaces", adminOnly(s.listWorkspaces))
+	m.handle(http.MethodGet, "/admin/workspaces/:id", adminOnly(s.readWorkspace))
+	m.handle(http.MethodDelete, "/admin/workspaces/:id", adminOnly(s.deleteWorkspace))
+	m.handle(http.MethodGet, "/admin/organizations", adminOnly(s.listOrgs))
+	m.handle(http.MethodGet, "/admin/organizations/:name", adminOnly(s.readOrg))
+	m.handle(http.MethodPatch, "/admin/organizations/:name", adminOnly(s.updateOrg))
+	m.handle(http.MethodDelete, "/admin/organizations/:name", adminOnly(s.deleteOrg))
 	for _, kind := range []string{store.ConsumerKindModule, store.ConsumerKindProvider} {
 		path := "/admin/organizations/:name/relationships/" + kind + "-consumers"
-		m.handle(http.MethodGet, path, adminOnly(s.adminConsumers(kind)))
-		m.handle(http.MethodPatch, path, adminOnly(s.adminConsumersReplace(kind)))
+		m.handle(http.MethodGet, path, adminOnly(s.consumers(kind)))
+		m.handle(http.MethodPatch, path, adminOnly(s.replaceConsumers(kind)))
 	}
 }
+
+// admin serves site administration: a surface of its own, which only site
+// administrators see (adminOnly), on the server's machinery.
+type admin struct{ *Server }
 
 // Include paths of the admin workspace endpoints (spec §4).
 const (
@@ -42,8 +46,8 @@ const (
 	includeOwners       = "owners"
 )
 
-// adminIncludes adds to doc what include asks of workspace entries.
-func (s *Server) adminIncludes(doc *jsonapi.Document, inc map[string]bool, entries []store.AdminWorkspaceEntry) error {
+// includes adds to doc what include asks of workspace entries.
+func (s admin) includes(doc *jsonapi.Document, inc map[string]bool, entries []store.AdminWorkspaceEntry) error {
 	orgs := map[string]bool{}
 	for _, e := range entries {
 		if inc[includeCurrentRun] && e.CurrentRun != nil {
@@ -75,11 +79,11 @@ func (s *Server) adminIncludes(doc *jsonapi.Document, inc map[string]bool, entri
 	return nil
 }
 
-// adminWorkspaceList serves GET /admin/workspaces. meta.status-counts
+// listWorkspaces serves GET /admin/workspaces. meta.status-counts
 // counts the workspaces matching q by their current run's status: every
 // run status of spec §3 (kebab-case, as the spec writes them), none and
 // total.
-func (s *Server) adminWorkspaceList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
+func (s admin) listWorkspaces(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
 		return result{}, err
@@ -103,7 +107,7 @@ func (s *Server) adminWorkspaceList(w http.ResponseWriter, r *http.Request, _ ht
 		items[i] = adminWorkspaceResource(e.Workspace)
 	}
 	doc := listDoc(r, items, page, list.Matching)
-	if err := s.adminIncludes(doc, inc, list.Items); err != nil {
+	if err := s.includes(doc, inc, list.Items); err != nil {
 		return result{}, err
 	}
 	counts := make(map[string]int, len(list.StatusCounts))
@@ -114,8 +118,8 @@ func (s *Server) adminWorkspaceList(w http.ResponseWriter, r *http.Request, _ ht
 	return ok(doc)
 }
 
-// adminWorkspace loads a workspace with its current run, or a 404.
-func (s *Server) adminWorkspace(id string) (store.AdminWorkspaceEntry, error) {
+// workspace loads a workspace with its current run, or a 404.
+func (s admin) workspace(id string) (store.AdminWorkspaceEntry, error) {
 	ws, err := s.store.WorkspaceByID(nil, id)
 	if err != nil {
 		return store.AdminWorkspaceEntry{}, err
@@ -132,24 +136,24 @@ func (s *Server) adminWorkspace(id string) (store.AdminWorkspaceEntry, error) {
 	return e, nil
 }
 
-func (s *Server) adminWorkspaceRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+func (s admin) readWorkspace(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	inc, err := jsonapi.ParseInclude(r.URL.Query(), includeOrganization, includeOrgOwners, includeCurrentRun)
 	if err != nil {
 		return result{}, err
 	}
-	e, err := s.adminWorkspace(p.ByName("id"))
+	e, err := s.workspace(p.ByName("id"))
 	if err != nil {
 		return result{}, err
 	}
 	doc := jsonapi.One(adminWorkspaceResource(e.Workspace))
-	if err := s.adminIncludes(doc, inc, []store.AdminWorkspaceEntry{e}); err != nil {
+	if err := s.includes(doc, inc, []store.AdminWorkspaceEntry{e}); err != nil {
 		return result{}, err
 	}
 	return ok(doc)
 }
 
-func (s *Server) adminWorkspaceDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	e, err := s.adminWorkspace(p.ByName("id"))
+func (s admin) deleteWorkspace(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+	e, err := s.workspace(p.ByName("id"))
 	if err != nil {
 		return result{}, err
 	}
@@ -159,9 +163,9 @@ func (s *Server) adminWorkspaceDelete(w http.ResponseWriter, r *http.Request, p 
 	return noContent()
 }
 
-// adminOrgResource renders an organization with its owners, and includes
+// orgResource renders an organization with its owners, and includes
 // the owners when asked.
-func (s *Server) adminOrgResource(doc *jsonapi.Document, o *mgmt.Organization, includeUsers bool) (*jsonapi.Resource, error) {
+func (s admin) orgResource(doc *jsonapi.Document, o *mgmt.Organization, includeUsers bool) (*jsonapi.Resource, error) {
 	owners, err := s.store.OrganizationOwners(nil, o.Name)
 	if err != nil {
 		return nil, err
@@ -174,11 +178,11 @@ func (s *Server) adminOrgResource(doc *jsonapi.Document, o *mgmt.Organization, i
 	return adminOrganizationResource(o, owners), nil
 }
 
-// adminOrgList serves GET /admin/organizations: q (name or notification
+// listOrgs serves GET /admin/organizations: q (name or notification
 // e-mail; wins over the others), q[email], q[name] (both must match when
 // both are given), filter[module_producer], filter[provider_producer],
 // include=owners; meta.status-counts total, active, disabled.
-func (s *Server) adminOrgList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
+func (s admin) listOrgs(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
 		return result{}, err
@@ -202,7 +206,7 @@ func (s *Server) adminOrgList(w http.ResponseWriter, r *http.Request, _ httprout
 	doc := jsonapi.Many(nil)
 	items := make([]*jsonapi.Resource, 0, len(list.Items))
 	for _, o := range list.Items {
-		res, err := s.adminOrgResource(doc, o, inc[includeOwners])
+		res, err := s.orgResource(doc, o, inc[includeOwners])
 		if err != nil {
 			return result{}, err
 		}
@@ -214,8 +218,8 @@ func (s *Server) adminOrgList(w http.ResponseWriter, r *http.Request, _ httprout
 	return ok(doc)
 }
 
-// adminOrg loads organization name, or a 404.
-func (s *Server) adminOrg(name string) (*mgmt.Organization, error) {
+// org loads organization name, or a 404.
+func (s admin) org(name string) (*mgmt.Organization, error) {
 	o, err := s.store.OrganizationByName(nil, name)
 	if err != nil {
 		return nil, err
@@ -226,9 +230,9 @@ func (s *Server) adminOrg(name string) (*mgmt.Organization, error) {
 	return o, nil
 }
 
-func (s *Server) adminOrgDoc(o *mgmt.Organization, includeOwners bool) (*jsonapi.Document, error) {
+func (s admin) orgDoc(o *mgmt.Organization, includeOwners bool) (*jsonapi.Document, error) {
 	doc := jsonapi.One(nil)
-	res, err := s.adminOrgResource(doc, o, includeOwners)
+	res, err := s.orgResource(doc, o, includeOwners)
 	if err != nil {
 		return nil, err
 	}
@@ -236,16 +240,16 @@ func (s *Server) adminOrgDoc(o *mgmt.Organization, includeOwners bool) (*jsonapi
 	return doc, nil
 }
 
-func (s *Server) adminOrgRead(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+func (s admin) readOrg(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	inc, err := jsonapi.ParseInclude(r.URL.Query(), includeOwners)
 	if err != nil {
 		return result{}, err
 	}
-	o, err := s.adminOrg(p.ByName("name"))
+	o, err := s.org(p.ByName("name"))
 	if err != nil {
 		return result{}, err
 	}
-	doc, err := s.adminOrgDoc(o, inc[includeOwners])
+	doc, err := s.orgDoc(o, inc[includeOwners])
 	if err != nil {
 		return result{}, err
 	}
@@ -259,14 +263,14 @@ func adminOrgExpect(name string) jsonapi.Expect {
 	return jsonapi.Expect{Type: typeOrganizations, AllowEmptyType: true, WrongTypeStatus: http.StatusUnprocessableEntity, ID: name}
 }
 
-// adminOrgUpdate serves PATCH /admin/organizations/:name with every
+// updateOrg serves PATCH /admin/organizations/:name with every
 // attribute of the spec's table (and tool-worker-sudo-enabled, which the
 // view shows). Timeouts take null to return to their defaults (24h, 2h);
 // the deprecated tool-build-worker-* timeouts are used when their
 // replacements are absent; workspace-limit takes null to remove the
 // limit.
-func (s *Server) adminOrgUpdate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	o, err := s.adminOrg(p.ByName("name"))
+func (s admin) updateOrg(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+	o, err := s.org(p.ByName("name"))
 	if err != nil {
 		return result{}, err
 	}
@@ -295,25 +299,25 @@ func (s *Server) adminOrgUpdate(w http.ResponseWriter, r *http.Request, p httpro
 	if err != nil {
 		return result{}, err
 	}
-	doc, err := s.adminOrgDoc(resp.(*mgmt.Organization), false)
+	doc, err := s.orgDoc(resp.(*mgmt.Organization), false)
 	if err != nil {
 		return result{}, err
 	}
 	return ok(doc)
 }
 
-func (s *Server) adminOrgDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	o, err := s.adminOrg(p.ByName("name"))
+func (s admin) deleteOrg(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+	o, err := s.org(p.ByName("name"))
 	if err != nil {
 		return result{}, err
 	}
 	return s.deleteOrganization(w, r, o)
 }
 
-// adminConsumers serves GET .../relationships/{module,provider}-consumers:
+// consumers serves GET .../relationships/{module,provider}-consumers:
 // the organizations allowed to use this one's modules or providers,
 // paginated; empty under global sharing.
-func (s *Server) adminConsumers(kind string) handler {
+func (s admin) consumers(kind string) handler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		page, err := pageOf(r)
 		if err != nil {
@@ -325,7 +329,7 @@ func (s *Server) adminConsumers(kind string) handler {
 		}
 		items := make([]*jsonapi.Resource, 0, len(list.Items))
 		for _, o := range list.Items {
-			res, err := s.adminOrgResource(nil, o, false)
+			res, err := s.orgResource(nil, o, false)
 			if err != nil {
 				return result{}, err
 			}
@@ -335,13 +339,13 @@ func (s *Server) adminConsumers(kind string) handler {
 	}
 }
 
-// adminConsumersReplace serves PATCH .../relationships/{kind}-consumers:
+// replaceConsumers serves PATCH .../relationships/{kind}-consumers:
 // the body's organizations become the consumers, and global sharing of
 // that kind turns off (spec §3). 204. A consumer that does not exist is a
 // 422 naming its entry.
-func (s *Server) adminConsumersReplace(kind string) handler {
+func (s admin) replaceConsumers(kind string) handler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-		o, err := s.adminOrg(p.ByName("name"))
+		o, err := s.org(p.ByName("name"))
 		if err != nil {
 			return result{}, err
 		}

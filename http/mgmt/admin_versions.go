@@ -23,7 +23,7 @@ func (m *router) adminVersionRoutes() {
 	for family, typ := range versionFamilies {
 		base := "/admin/" + typ
 		versions := newVersions(s, family)
-		m.handle(http.MethodGet, base, adminOnly(s.versionList(family)))
+		m.handle(http.MethodGet, base, adminOnly(admin{s}.listVersions(family)))
 		m.handle(http.MethodPost, base, adminOnly(versions.create))
 		m.handle(http.MethodGet, base+"/:id", adminOnly(versions.read))
 		m.handle(http.MethodPatch, base+"/:id", adminOnly(versions.update))
@@ -46,7 +46,7 @@ func newVersions(s *Server, family string) *resource[struct{}, versionView, mgmt
 		readOnly: []string{"usage", "created-at"},
 		scope:    func(*call, httprouter.Params) (struct{}, error) { return struct{}{}, nil },
 		load: func(_ *call, p httprouter.Params) (versionView, error) {
-			tv, usage, err := s.version(family, p.ByName("id"))
+			tv, usage, err := admin{s}.version(family, p.ByName("id"))
 			return versionView{tv, usage}, err
 		},
 		id:     func(v versionView) string { return v.tv.ID },
@@ -80,9 +80,9 @@ func newVersions(s *Server, family string) *resource[struct{}, versionView, mgmt
 	}
 }
 
-// versionList serves the list: filter[version] (exact; wins over search),
+// listVersions serves the list: filter[version] (exact; wins over search),
 // search[version] (contains).
-func (s *Server) versionList(family string) handler {
+func (s admin) listVersions(family string) handler {
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 		page, err := pageOf(r)
 		if err != nil {
@@ -139,7 +139,7 @@ func versionExpect(family, id string) jsonapi.Expect {
 }
 
 // version loads version id of family with its usage, or a 404.
-func (s *Server) version(family, id string) (*mgmt.ToolVersion, int, error) {
+func (s admin) version(family, id string) (*mgmt.ToolVersion, int, error) {
 	tv, err := s.store.ToolVersionByID(nil, family, id)
 	if err != nil {
 		return nil, 0, err

@@ -30,12 +30,12 @@ func (m *router) userRoutes() {
 	m.handle(http.MethodGet, "/authentication-tokens/:token", tokens.read)
 	m.handle(http.MethodDelete, "/authentication-tokens/:token", tokens.remove)
 
-	m.handle(http.MethodGet, "/admin/users", adminOnly(s.adminUserList))
+	m.handle(http.MethodGet, "/admin/users", adminOnly(admin{s}.listUsers))
 	m.handle(http.MethodPost, "/admin/users", adminOnly(users.create))
 	m.handle(http.MethodGet, "/admin/users/:user", adminOnly(users.read))
 	m.handle(http.MethodDelete, "/admin/users/:user", adminOnly(users.remove))
-	m.handle(http.MethodPost, "/admin/users/:user/actions/grant_admin", adminOnly(s.adminUserSetAdmin(true)))
-	m.handle(http.MethodPost, "/admin/users/:user/actions/revoke_admin", adminOnly(s.adminUserSetAdmin(false)))
+	m.handle(http.MethodPost, "/admin/users/:user/actions/grant_admin", adminOnly(admin{s}.setAdmin(true)))
+	m.handle(http.MethodPost, "/admin/users/:user/actions/revoke_admin", adminOnly(admin{s}.setAdmin(false)))
 }
 
 // admin restricts h to site administrators: everyone else gets 404 (spec
@@ -197,9 +197,9 @@ func (s *Server) visibleToken(c *call, id string) (*state.ACLToken, error) {
 	return tok, nil
 }
 
-// adminUserList serves GET /admin/users: every user, by ID, with q
+// listUsers serves GET /admin/users: every user, by ID, with q
 // searching username and e-mail.
-func (s *Server) adminUserList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
+func (s admin) listUsers(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
 		return result{}, err
@@ -222,8 +222,8 @@ func (s *Server) adminUserList(w http.ResponseWriter, r *http.Request, _ httprou
 	return ok(listDoc(r, items, page, len(matching)))
 }
 
-// adminUserSetAdmin serves grant_admin and revoke_admin.
-func (s *Server) adminUserSetAdmin(isAdmin bool) handler {
+// setAdmin serves grant_admin and revoke_admin.
+func (s admin) setAdmin(isAdmin bool) handler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		u, err := s.visibleUser(c, p.ByName("user"))
 		if err != nil {
