@@ -15,16 +15,24 @@ type fsm struct {
 
 var _ raft.BatchFSM = (*fsm)(nil)
 
-func (f *fsm) Apply(index uint64, data []byte) any { return f.store.Apply(index, data) }
+func (f *fsm) Apply(e raft.Entry) any { return f.store.ApplyEntry(storeEntry(e)) }
 
 // ApplyBatch applies the commands of one commit round in one store
 // transaction (store.ApplyBatch).
 func (f *fsm) ApplyBatch(entries []raft.Entry) []any {
 	in := make([]store.Entry, len(entries))
 	for i, e := range entries {
-		in[i] = store.Entry{Index: e.Index, Data: e.Data}
+		in[i] = storeEntry(e)
 	}
 	return f.store.ApplyBatch(in)
+}
+
+// storeEntry is the store's entry of a raft entry: on the leader, the
+// entry's Local is what the writer prepared (raftWriter.Apply), the
+// command the store then applies without decoding the bytes again.
+func storeEntry(e raft.Entry) store.Entry {
+	p, _ := e.Local.(*store.Prepared)
+	return store.Entry{Index: e.Index, Data: e.Data, Prepared: p}
 }
 
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {

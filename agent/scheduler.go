@@ -25,7 +25,7 @@ func (a *Agent) schedulerRuntime() (*leader.Runtime, error) {
 	}
 	cfg := a.cfg.Server.runtimeConfig()
 	cfg.Store = a.store
-	cfg.Raft = &raftWriter{node: a.node, store: a.store}
+	cfg.Raft = &raftWriter{node: a.node}
 	cfg.Logger = a.log.With("component", "scheduler")
 	cfg.Observe = a.metrics
 	cfg.Foreground = a.foreground

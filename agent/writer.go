@@ -36,9 +36,6 @@ type raftWriter struct {
 	// to give way to (leader.Foreground); nil for the scheduler's own
 	// writer.
 	fg *leader.Foreground
-	// store, when set, is this server's state store: the command Prepare
-	// decodes is handed to its Apply of the entry (store.Store.Prepare).
-	store *store.Store
 }
 
 var (
@@ -49,22 +46,17 @@ var (
 // newWriter is the writer of the HTTP API.
 func (a *Agent) newWriter() *raftWriter {
 	a.cluster.a = a
-	return &raftWriter{node: a.node, cluster: &a.cluster, fg: a.foreground, store: a.store}
+	return &raftWriter{node: a.node, cluster: &a.cluster, fg: a.foreground}
 }
 
 // Apply encodes the command, waits a bounded time for leadership, and
 // proposes it. The state machine's error answers come back unchanged.
+// The command as prepared rides with the entry to this server's state
+// machine (raft.Node.ApplyLocal, fsm's storeEntry), which applies it
+// without decoding the entry again.
 func (w *raftWriter) Apply(ctx context.Context, t store.MessageType, req any) (any, uint64, error) {
-	// Judged here as Apply will judge it.
-	var data []byte
-	var err error
-	if w.store != nil {
-		var release func()
-		if data, release, err = w.store.Prepare(t, req); err != nil {
-			return nil, 0, err
-		}
-		defer release()
-	} else if data, err = store.Prepare(t, req); err != nil {
+	p, err := store.PrepareCommand(t, req) // judged here as Apply will judge it
+	if err != nil {
 		return nil, 0, err
 	}
 	if w.fg != nil && !clientTraffic(t) {
@@ -73,7 +65,7 @@ func (w *raftWriter) Apply(ctx context.Context, t store.MessageType, req any) (a
 	if err := w.awaitLeadership(ctx); err != nil {
 		return nil, 0, err
 	}
-	index, resp, err := w.node.Apply(ctx, data)
+	index, resp, err := w.node.ApplyLocal(ctx, p.Data, p)
 	if err != nil {
 		return nil, 0, mapRaftErr(err)
 	}

@@ -38,6 +38,20 @@ func (n *Node) Apply(ctx context.Context, data []byte) (index uint64, resp any, 
 	return f.Index(), resp, nil
 }
 
+// ApplyLocal is Apply, handing local to this server's FSM with the entry
+// (Entry.Local) when it applies it while the call waits: what the
+// proposer already made of data (the command it decoded from it), so
+// that the FSM's serial path need not make it again. Other servers, and
+// this one in a replay, apply the entry without it.
+func (n *Node) ApplyLocal(ctx context.Context, data []byte, local any) (index uint64, resp any, err error) {
+	if local != nil && len(data) > 0 {
+		key := &data[0]
+		n.fsm.locals.Store(key, local)
+		defer n.fsm.locals.Delete(key)
+	}
+	return n.Apply(ctx, data)
+}
+
 // Barrier waits until every entry committed before the call has been
 // applied to the local FSM. Leader only. A new leader calls it before
 // trusting its own state, since entries of earlier terms may still be

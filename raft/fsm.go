@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,12 +19,12 @@ import (
 //
 // Apply, Snapshot and Restore are never called concurrently with each other.
 type FSM interface {
-	// Apply applies one committed command. index is its Raft log index,
+	// Apply applies one committed command. e.Index is its Raft log index,
 	// unique and increasing, suitable as a modify index. The return value
 	// becomes Node.Apply's response on the server that proposed it; an
 	// error value is returned as Node.Apply's error instead, unwrapped, so
 	// callers can match the FSM's sentinel errors with errors.Is.
-	Apply(index uint64, data []byte) any
+	Apply(e Entry) any
 	// Snapshot returns a point-in-time view of the state. It must be cheap
 	// (applies are stalled while it runs); the expensive part belongs in
 	// FSMSnapshot.Persist, which runs concurrently with later applies.
@@ -48,6 +49,13 @@ type BatchFSM interface {
 type Entry struct {
 	Index uint64
 	Data  []byte
+	// Local is what the proposer handed Node.ApplyLocal with Data, on
+	// the server that proposed the entry and while the proposer waits
+	// for it; nil on every other server, in a replay, and for a copy of
+	// the bytes. It never leaves the server, so the FSM must give the
+	// same result with it as without it: it is for work the proposer did
+	// already (the command it decoded from Data), not for state.
+	Local any
 }
 
 // FSMSnapshot is a point-in-time view returned by FSM.Snapshot.
@@ -81,6 +89,12 @@ const snapshotHeaderLen = len(snapshotMagic) + 8
 type fsmAdapter struct {
 	fsm     FSM
 	applied appliedIndex
+	// locals holds the Local values of the proposals in flight on this
+	// server (Node.ApplyLocal), by the address of their entry's first
+	// byte: hashicorp/raft gives the leader's FSM the very Log it was
+	// handed, whose Data is the proposer's slice, and carries nothing
+	// else of a proposal to it. An entry takes its value once.
+	locals sync.Map
 
 	// Diagnostics for Stats and the group-commit benchmark.
 	batches atomic.Uint64
@@ -122,19 +136,18 @@ func (a *fsmAdapter) ApplyBatch(logs []*hraft.Log) []any {
 				cmds = append(cmds, i)
 				continue
 			}
-			out[i] = a.fsm.Apply(l.Index, l.Data)
+			out[i] = a.fsm.Apply(a.entry(l))
 		}
 	}
 	switch {
 	case len(cmds) == 1:
-		l := logs[cmds[0]]
-		out[cmds[0]] = a.fsm.Apply(l.Index, l.Data)
+		out[cmds[0]] = a.fsm.Apply(a.entry(logs[cmds[0]]))
 	case len(cmds) > 1:
 		// Markers and configuration entries change no FSM state, so the
 		// commands around them can be applied together.
 		entries := make([]Entry, len(cmds))
 		for j, i := range cmds {
-			entries[j] = Entry{Index: logs[i].Index, Data: logs[i].Data}
+			entries[j] = a.entry(logs[i])
 		}
 		for j, resp := range batch.ApplyBatch(entries) {
 			out[cmds[j]] = resp
@@ -147,6 +160,16 @@ func (a *fsmAdapter) ApplyBatch(logs []*hraft.Log) []any {
 	a.batches.Add(1)
 	a.entries.Add(uint64(len(logs)))
 	return out
+}
+
+// entry is the Entry of a command log, with the Local value its proposer
+// left for it on this server, which it takes.
+func (a *fsmAdapter) entry(l *hraft.Log) Entry {
+	e := Entry{Index: l.Index, Data: l.Data}
+	if len(l.Data) > 0 {
+		e.Local, _ = a.locals.LoadAndDelete(&l.Data[0])
+	}
+	return e
 }
 
 // Snapshot implements hraft.FSM.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	hraft "github.com/hashicorp/raft"
 )
@@ -36,7 +37,8 @@ func newKV() *kvFSM { return &kvFSM{data: map[string]string{}} }
 
 func setCmd(k, v string) []byte { return []byte("set " + k + " " + v) }
 
-func (f *kvFSM) Apply(index uint64, data []byte) any {
+func (f *kvFSM) Apply(e Entry) any {
+	index, data := e.Index, e.Data
 	if strings.HasPrefix(string(data), "slow ") {
 		if f.gate != nil {
 			<-f.gate
@@ -214,7 +216,7 @@ func (f *batchKV) ApplyBatch(entries []Entry) []any {
 	out := make([]any, len(entries))
 	for i, e := range entries {
 		idx = append(idx, e.Index)
-		out[i] = f.Apply(e.Index, e.Data)
+		out[i] = f.Apply(e)
 	}
 	f.batches = append(f.batches, idx)
 	return out
@@ -256,4 +258,73 @@ func TestAdapterHandsCommandsToBatchFSM(t *testing.T) {
 	if v, _ := kv.get("x"); v != "y" {
 		t.Errorf("x = %q, want y", v)
 	}
+}
+
+// localKV is a kvFSM recording the Local value of every entry it applies.
+type localKV struct {
+	*kvFSM
+	lmu    sync.Mutex
+	locals []any
+}
+
+func (f *localKV) Apply(e Entry) any {
+	f.lmu.Lock()
+	f.locals = append(f.locals, e.Local)
+	f.lmu.Unlock()
+	return f.kvFSM.Apply(e)
+}
+
+// localBatchKV is a localKV with ApplyBatch.
+type localBatchKV struct{ *localKV }
+
+func (f localBatchKV) ApplyBatch(entries []Entry) []any {
+	out := make([]any, len(entries))
+	for i, e := range entries {
+		out[i] = f.Apply(e)
+	}
+	return out
+}
+
+// TestAdapterHandsLocalValues: the value a proposer left for its entry
+// (Node.ApplyLocal) reaches the FSM with that very entry, once, alone or
+// in a batch; a copy of the bytes (a follower's, a replay's) gets none.
+func TestAdapterHandsLocalValues(t *testing.T) {
+	for _, batch := range []bool{false, true} {
+		kv := &localKV{kvFSM: newKV()}
+		a := &fsmAdapter{fsm: kv}
+		if batch {
+			a.fsm = localBatchKV{kv}
+		}
+		one, two := setCmd("a", "1"), setCmd("b", "2")
+		a.locals.Store(&one[0], "one")
+		a.locals.Store(&two[0], "two")
+		cmd := func(i uint64, data []byte) *hraft.Log {
+			return &hraft.Log{Index: i, Type: hraft.LogCommand, Data: data}
+		}
+		a.ApplyBatch([]*hraft.Log{cmd(1, bytes.Clone(one))})
+		a.ApplyBatch([]*hraft.Log{cmd(2, one), cmd(3, two), cmd(4, one)})
+		if want := []any{nil, "one", "two", nil}; !slices.Equal(kv.locals, want) {
+			t.Errorf("batch %v: locals = %v, want %v", batch, kv.locals, want)
+		}
+	}
+}
+
+// TestApplyLocalReachesTheLeadersFSM: on a real node, ApplyLocal's value
+// reaches the FSM with the entry, and Apply's entries carry none.
+func TestApplyLocalReachesTheLeadersFSM(t *testing.T) {
+	kv := &localKV{kvFSM: newKV()}
+	n := startNode(t, testConfig(t, "n1", t.TempDir(), true), localBatchKV{kv})
+	waitLeader(t, n, 10*time.Second)
+	if _, _, err := n.ApplyLocal(ctxT(t, 5*time.Second), setCmd("a", "1"), "mine"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := n.Apply(ctxT(t, 5*time.Second), setCmd("b", "2")); err != nil {
+		t.Fatal(err)
+	}
+	kv.lmu.Lock()
+	defer kv.lmu.Unlock()
+	if want := []any{"mine", nil}; !slices.Equal(kv.locals, want) {
+		t.Errorf("locals = %v, want %v", kv.locals, want)
+	}
+	n.fsm.locals.Range(func(k, _ any) bool { t.Errorf("a local value left behind: %v", k); return true })
 }

@@ -23,7 +23,14 @@ var ErrUnknownCommand = errors.New("unknown command type")
 //
 // Apply must be called from one goroutine at a time (the Raft FSM's).
 func (s *Store) Apply(index uint64, data []byte) any {
-	t, req, err := s.decodeEntry(data)
+	return s.ApplyEntry(Entry{Index: index, Data: data})
+}
+
+// ApplyEntry is Apply of an entry, which on the server that proposed it
+// carries the command Prepare decoded (Entry.Prepared).
+func (s *Store) ApplyEntry(e Entry) any {
+	index, data := e.Index, e.Data
+	t, req, err := decodeEntry(e)
 	if err != nil {
 		if errors.Is(err, ErrUnknownCommand) && MessageType(data[0])&IgnoreUnknownTypeFlag != 0 {
 			return nil

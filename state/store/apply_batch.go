@@ -11,6 +11,10 @@ import (
 type Entry struct {
 	Index uint64
 	Data  []byte
+	// Prepared, on the server that proposed the entry, is what
+	// PrepareCommand made of it: the entry is applied from the command it
+	// decoded (taken once) rather than decoded again. Nil elsewhere.
+	Prepared *Prepared
 }
 
 // ApplyBatch applies entries, in order, exactly as that many calls of
@@ -69,7 +73,7 @@ func (s *Store) applyRun(entries []Entry, out []any) int {
 			if i > 0 {
 				s.applyRun(entries[:i], out[:i])
 			}
-			out[i] = s.Apply(e.Index, e.Data)
+			out[i] = s.ApplyEntry(e)
 			return i + 1
 		}
 		out[i] = resp
@@ -95,7 +99,7 @@ var errNoWrite = errors.New("entry refused before any write")
 // than errNoWrite means the entry may have written part of itself into
 // txn.
 func (s *Store) applyInto(txn *memdb.Txn, rows *txnRows, e Entry) (any, []written, error) {
-	t, req, err := s.decodeEntry(e.Data)
+	t, req, err := decodeEntry(e)
 	if err != nil {
 		if errors.Is(err, ErrUnknownCommand) && MessageType(e.Data[0])&IgnoreUnknownTypeFlag != 0 {
 			return nil, nil, errNoWrite

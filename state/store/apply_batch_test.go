@@ -263,12 +263,12 @@ func BenchmarkApplyBatch(b *testing.B) {
 	}
 }
 
-// TestApplyBatchTakesPreparedCommands: entries made by Store.Prepare are
-// applied from the command Prepare decoded (each taken once), alone and
-// in batches of random sizes, with the same responses, tables and events
-// as entries decoded from their bytes, failures included: a batch that
-// fails half way applies its earlier entries again, from their bytes,
-// since the first attempt may have changed the commands it took.
+// TestApplyBatchTakesPreparedCommands: entries made by PrepareCommand are
+// applied from the command it decoded (each taken once), alone and in
+// batches of random sizes, with the same responses, tables and events as
+// entries decoded from their bytes, failures included: a batch that fails
+// half way applies its earlier entries again, from their bytes, since the
+// first attempt may have changed the commands it took.
 func TestApplyBatchTakesPreparedCommands(t *testing.T) {
 	entries := stBatchEntries(t)
 	ref := stApplyOneByOne(t, entries)
@@ -277,44 +277,41 @@ func TestApplyBatchTakesPreparedCommands(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 23))
 			s := stStore(t, StoreConfig{})
 			// The same log, each entry that decodes made again by
-			// s.Prepare from its command.
+			// PrepareCommand from its command.
 			prepared := make([]Entry, len(entries))
-			var releases []func()
+			var preps []*Prepared
 			for i, e := range entries {
 				prepared[i] = e
 				mt, req, err := DecodeCommand(e.Data)
 				if err != nil {
 					continue
 				}
-				data, release, err := s.Prepare(mt, req)
+				p, err := PrepareCommand(mt, req)
 				if err != nil {
 					continue // refused before proposing; the log keeps its bytes
 				}
-				prepared[i].Data = data
-				releases = append(releases, release)
+				prepared[i].Data, prepared[i].Prepared = p.Data, p
+				preps = append(preps, p)
 			}
-			if len(releases) < len(entries)/2 {
-				t.Fatalf("only %d of %d entries prepared", len(releases), len(entries))
+			if len(preps) < len(entries)/2 {
+				t.Fatalf("only %d of %d entries prepared", len(preps), len(entries))
 			}
 			got := make([]any, 0, len(entries))
 			for from := 0; from < len(prepared); {
 				n := 1 + rng.IntN(len(prepared)-from)
 				if seed == 0 {
 					n = 1 // Apply's path: one entry at a time
-					got = append(got, s.Apply(prepared[from].Index, prepared[from].Data))
+					got = append(got, s.ApplyEntry(prepared[from]))
 					from++
 					continue
 				}
 				got = append(got, s.ApplyBatch(prepared[from:from+n])...)
 				from += n
 			}
-			left := 0
-			s.prepared.Range(func(_, _ any) bool { left++; return true })
-			if left != 0 {
-				t.Errorf("%d prepared commands not taken by the Apply of their entry", left)
-			}
-			for _, release := range releases {
-				release()
+			for _, p := range preps {
+				if p.cmd != nil {
+					t.Errorf("the command prepared as %x was not taken by the Apply of its entry", p.Data[:min(8, len(p.Data))])
+				}
 			}
 			ref.check(t, entries, s, got)
 		})
@@ -323,39 +320,37 @@ func TestApplyBatchTakesPreparedCommands(t *testing.T) {
 
 // TestPreparedCommandOnlyForItsBytes: a copy of a prepared entry (as a
 // follower or a restart reads it) is decoded, and the command stays for
-// the entry itself until released.
+// the entry itself, which takes it once.
 func TestPreparedCommandOnlyForItsBytes(t *testing.T) {
-	s := stStore(t, StoreConfig{})
 	job := stJob("web")
-	data, release, err := s.Prepare(JobRegisterRequestType, &JobRegisterRequest{Job: job, Eval: stEval("e", job), Now: 1})
+	p, err := PrepareCommand(JobRegisterRequestType, &JobRegisterRequest{Job: job, Eval: stEval("e", job), Now: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.decodeEntry(bytes.Clone(data)); err != nil {
-		t.Fatal(err)
+	cmd := p.cmd
+	if _, got, err := decodeEntry(Entry{Data: bytes.Clone(p.Data), Prepared: p}); err != nil || got == cmd {
+		t.Fatalf("a copy of the entry: %v, prepared command taken %v", err, got == cmd)
 	}
-	if _, ok := s.prepared.Load(&data[0]); !ok {
+	if p.cmd == nil {
 		t.Fatal("decoding a copy of the entry took its prepared command")
 	}
-	release()
-	if _, ok := s.prepared.Load(&data[0]); ok {
-		t.Fatal("release left the prepared command behind")
+	if typ, got, err := decodeEntry(Entry{Data: p.Data, Prepared: p}); err != nil || got != cmd || typ != JobRegisterRequestType {
+		t.Fatalf("the entry itself: %v, type %d, prepared command taken %v", err, typ, got == cmd)
 	}
-	// A request Prepare refuses is not proposed, and nothing is held
-	// for it.
-	if _, _, err := s.Prepare(JobRegisterRequestType, &JobRegisterRequest{Now: 1}); err == nil {
+	if _, got, err := decodeEntry(Entry{Data: p.Data, Prepared: p}); err != nil || got == cmd {
+		t.Fatalf("the entry again: %v, prepared command taken twice %v", err, got == cmd)
+	}
+	// A request Prepare refuses is not proposed.
+	if _, err := PrepareCommand(JobRegisterRequestType, &JobRegisterRequest{Now: 1}); err == nil {
 		t.Fatal("a register without a job was prepared")
 	}
 	// A request built from the state is not decoded by Prepare, so
 	// nothing is handed over for it.
-	_, release, err = s.Prepare(PlanApplyRequestType, &PlanApplyRequest{EvalID: "e"})
+	p, err = PrepareCommand(PlanApplyRequestType, &PlanApplyRequest{EvalID: "e"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
-	n := 0
-	s.prepared.Range(func(_, _ any) bool { n++; return true })
-	if n != 0 {
-		t.Errorf("%d commands held for a request built from the state", n)
+	if p.cmd != nil {
+		t.Error("a command held for a request built from the state")
 	}
 }

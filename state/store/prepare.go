@@ -23,8 +23,8 @@ type Checker interface {
 // can carry), and the decoded command must pass its Check. A command
 // Prepare accepts is never refused by Apply for what it is, only for what
 // the state has become; one it refuses answers ErrInvalid (a 400) and is
-// never proposed. The leader's writers call it for every write, through
-// Store.Prepare, which also hands the decoded command to the store's Apply.
+// never proposed. The leader's writers call PrepareCommand, which is
+// Prepare keeping the decoded command for the entry's Apply.
 //
 // Requests built from the state alone (builtFromState: a plan's results) are the exception to the round
 // trip: the leader builds them from the state alone (the job as stored,
@@ -33,65 +33,72 @@ type Checker interface {
 // that verdict, at the cost of decoding every allocation twice. They are
 // still Checked.
 func Prepare(t MessageType, req any) ([]byte, error) {
-	data, _, err := prepare(t, req)
-	return data, err
+	p, err := PrepareCommand(t, req)
+	if err != nil {
+		return nil, err
+	}
+	return p.Data, nil
 }
 
-// prepare is Prepare, also returning the command it decoded from the
-// entry (nil for a request built from the state, which it does not
-// decode).
-func prepare(t MessageType, req any) ([]byte, any, error) {
+// Prepared is a command Prepare judged: its log entry, and the command it
+// decoded from the entry, which the proposer hands to the Apply of that
+// very entry on its own server (Entry.Prepared), so that the state
+// machine's serial path does not decode again what Prepare just decoded.
+// Every other server, a replay, and a copy of the bytes decode Data as
+// before: the command is exactly what decoding Data gives.
+type Prepared struct {
+	// Data is the log entry to propose. Nothing may change it.
+	Data []byte
+	// t and cmd are the entry's type and decoded command; cmd is nil for
+	// a request built from the state (not decoded) and once Apply took
+	// it.
+	t   MessageType
+	cmd any
+}
+
+// PrepareCommand is Prepare, also returning the command it decoded from
+// the entry, for the entry's Apply on this server.
+func PrepareCommand(t MessageType, req any) (*Prepared, error) {
 	data, err := Encode(t, req)
 	if err != nil {
-		return nil, nil, state.Invalidf("", "the request cannot be encoded for the log: %v", err)
+		return nil, state.Invalidf("", "the request cannot be encoded for the log: %v", err)
 	}
 	if _, ok := req.(builtFromState); ok {
 		if err := check(req); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return data, nil, nil
+		return &Prepared{Data: data}, nil
 	}
-	_, decoded, err := DecodeCommand(data)
+	mt, decoded, err := DecodeCommand(data)
 	if err != nil {
-		return nil, nil, state.Invalidf("", "the request cannot be carried by the log: %v", err)
+		return nil, state.Invalidf("", "the request cannot be carried by the log: %v", err)
 	}
 	if err := check(decoded); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return data, decoded, nil
+	return &Prepared{Data: data, t: mt, cmd: decoded}, nil
 }
 
-// Prepare is the package's Prepare that also hands the command it decoded
-// from the entry to this store's Apply of that very entry: on the leader
-// raft gives the state machine the bytes it was given, and the store
-// then applies the decoded command instead of decoding the bytes again
-// (it decodes them as every other server does when it has none: the
-// command is exactly what decoding them gives, and nothing else holds
-// it). release, to call once the entry is applied or abandoned, forgets
-// the command if no Apply took it.
-func (s *Store) Prepare(t MessageType, req any) (data []byte, release func(), err error) {
-	data, decoded, err := prepare(t, req)
-	if err != nil {
-		return nil, nil, err
+// take returns the command decoded from data, once: a failed batch
+// applies its entries again from their bytes, since the first attempt may
+// have changed the commands it took. It takes nothing for other bytes
+// than Data itself (a copy is decoded, as on any other server).
+func (p *Prepared) take(data []byte) (MessageType, any, bool) {
+	if p == nil || p.cmd == nil || len(data) == 0 || len(data) != len(p.Data) || &data[0] != &p.Data[0] {
+		return 0, nil, false
 	}
-	if decoded == nil {
-		return data, func() {}, nil
-	}
-	key := &data[0]
-	s.prepared.Store(key, decoded)
-	return data, func() { s.prepared.Delete(key) }, nil
+	cmd := p.cmd
+	p.cmd = nil
+	return p.t, cmd, true
 }
 
-// decodeEntry decodes the command of an entry, or takes the one Prepare
-// decoded from these very bytes (Store.Prepare); a taken command is not
-// given out twice.
-func (s *Store) decodeEntry(data []byte) (MessageType, any, error) {
-	if len(data) > 0 {
-		if req, ok := s.prepared.LoadAndDelete(&data[0]); ok {
-			return MessageType(data[0]) &^ IgnoreUnknownTypeFlag, req, nil
-		}
+// decodeEntry decodes the command of an entry, or takes the one its
+// Prepared holds.
+func decodeEntry(e Entry) (MessageType, any, error) {
+	if t, cmd, ok := e.Prepared.take(e.Data); ok {
+		return t, cmd, nil
 	}
-	return DecodeCommand(data)
+	return DecodeCommand(e.Data)
 }
 
 // check runs req's Check when it has one.

@@ -60,9 +60,6 @@ type Store struct {
 	// of stored allocations, the count maps they share across commands,
 	// the readers of packed plans and snapshots.
 	packer *packed.Packer
-	// prepared holds the commands Store.Prepare decoded, by the address
-	// of their entry's first byte, until Apply takes them.
-	prepared sync.Map
 }
 
 // NewStore returns a store holding only the built-in objects: the `default`
