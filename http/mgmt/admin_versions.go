@@ -22,12 +22,7 @@ func (m *router) adminVersionRoutes() {
 	s := m.s
 	for family, typ := range versionFamilies {
 		base := "/admin/" + typ
-		versions := newVersions(s, family)
-		m.handle(http.MethodGet, base, adminOnly(admin{s}.listVersions(family)))
-		m.handle(http.MethodPost, base, adminOnly(versions.create))
-		m.handle(http.MethodGet, base+"/:id", adminOnly(versions.read))
-		m.handle(http.MethodPatch, base+"/:id", adminOnly(versions.update))
-		m.handle(http.MethodDelete, base+"/:id", adminOnly(versions.remove))
+		newVersions(s, family).mount(m, base, base+"/:id", adminOnly)
 	}
 }
 
@@ -41,7 +36,7 @@ type versionView struct {
 // administrator's: it has no scope, and no rule beyond adminOnly's.
 func newVersions(s *Server, family string) *resource[struct{}, versionView, mgmt.ToolVersionPatch] {
 	return &resource[struct{}, versionView, mgmt.ToolVersionPatch]{
-		s: s, prefix: mgmt.PrefixToolVersion,
+		s: s, prefix: mgmt.PrefixToolVersion, list: admin{s}.listVersions(family),
 		expect:   func(id string) jsonapi.Expect { return versionExpect(family, id) },
 		readOnly: []string{"usage", "created-at"},
 		scope:    func(*call, httprouter.Params) (struct{}, error) { return struct{}{}, nil },

@@ -23,11 +23,7 @@ import (
 // organization is disabled, get 404.
 func (m *router) organizationRoutes() {
 	s := m.s
-	orgs := newOrganizations(s)
-	m.handle(http.MethodGet, "/organizations", s.orgList)
-	m.handle(http.MethodPost, "/organizations", orgs.create)
-	m.handle(http.MethodGet, "/organizations/:org", orgs.read)
-	m.handle(http.MethodPatch, "/organizations/:org", orgs.update)
+	newOrganizations(s).mount(m, "/organizations", "/organizations/:org")
 	m.handle(http.MethodDelete, "/organizations/:org", s.orgDelete)
 	token := &subjectToken[*mgmt.OrgAuthority]{
 		s: s,
@@ -59,7 +55,7 @@ type orgPatch struct{ name, email *string }
 // the name attribute.
 func newOrganizations(s *Server) *resource[mgmt.Caller, *mgmt.OrgAuthority, orgPatch] {
 	return &resource[mgmt.Caller, *mgmt.OrgAuthority, orgPatch]{
-		s: s, typ: typeOrganizations, prefix: mgmt.PrefixOrganization,
+		s: s, typ: typeOrganizations, prefix: mgmt.PrefixOrganization, list: s.orgList,
 		readOnly: []string{"external-id", "created-at", "permissions"},
 		scope:    func(c *call, _ httprouter.Params) (mgmt.Caller, error) { return c.caller, nil },
 		load: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {

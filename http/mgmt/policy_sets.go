@@ -17,12 +17,7 @@ import (
 // policies create, update and delete them (403 for other members).
 func (m *router) policySetRoutes() {
 	s := m.s
-	sets := newPolicySets(s)
-	m.handle(http.MethodGet, "/organizations/:org/policy-sets", s.policySetList)
-	m.handle(http.MethodPost, "/organizations/:org/policy-sets", sets.create)
-	m.handle(http.MethodGet, "/policy-sets/:id", sets.read)
-	m.handle(http.MethodPatch, "/policy-sets/:id", sets.update)
-	m.handle(http.MethodDelete, "/policy-sets/:id", sets.remove)
+	newPolicySets(s).mount(m, "/organizations/:org/policy-sets", "/policy-sets/:id")
 }
 
 // policySetView is a policy set the caller can see, with their authority
@@ -42,7 +37,7 @@ func newPolicySets(s *Server) *resource[*mgmt.OrgAuthority, policySetView, mgmt.
 	}
 	mayChange := func(v policySetView) error { return mayManage(v.a) }
 	return &resource[*mgmt.OrgAuthority, policySetView, mgmt.PolicySetPatch]{
-		s: s, typ: typePolicySets, prefix: mgmt.PrefixPolicySet,
+		s: s, typ: typePolicySets, prefix: mgmt.PrefixPolicySet, list: s.policySetList,
 		readOnly: []string{"created-at", "updated-at"},
 		scope: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {
 			return s.orgAuthority(c, p.ByName("org"))

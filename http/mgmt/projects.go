@@ -30,12 +30,7 @@ import (
 // nothing moves unless all do.
 func (m *router) projectRoutes() {
 	s := m.s
-	projects := newProjects(s)
-	m.handle(http.MethodGet, "/organizations/:org/projects", s.projectList)
-	m.handle(http.MethodPost, "/organizations/:org/projects", projects.create)
-	m.handle(http.MethodGet, "/projects/:project", projects.read)
-	m.handle(http.MethodPatch, "/projects/:project", projects.update)
-	m.handle(http.MethodDelete, "/projects/:project", projects.remove)
+	newProjects(s).mount(m, "/organizations/:org/projects", "/projects/:project")
 	m.handle(http.MethodPost, "/projects/:project/relationships/workspaces", s.projectMoveWorkspaces)
 	m.handle(http.MethodGet, "/projects/:project/tag-bindings", s.projectTagBindings(typeTagBindings))
 	m.handle(http.MethodGet, "/projects/:project/effective-tag-bindings", s.projectTagBindings(typeEffectiveTags))
@@ -54,7 +49,7 @@ type projectView struct {
 // project as read back, with the caller's access and counts.
 func newProjects(s *Server) *resource[*mgmt.OrgAuthority, projectView, mgmt.ProjectPatch] {
 	return &resource[*mgmt.OrgAuthority, projectView, mgmt.ProjectPatch]{
-		s: s, typ: typeProjects, prefix: mgmt.PrefixProject,
+		s: s, typ: typeProjects, prefix: mgmt.PrefixProject, list: s.projectList,
 		readOnly: []string{"workspace-count", "team-count", "permissions", "is-default", "created-at"},
 		scope: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {
 			return s.orgAuthority(c, p.ByName("org"))

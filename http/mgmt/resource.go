@@ -84,6 +84,37 @@ type resource[S, V, P any] struct {
 	show        func(r *http.Request, v V) (*jsonapi.Document, error)
 	showCreated func(sc S, resp any) (*jsonapi.Document, error)
 	showUpdated func(c *call, v V, resp any) (*jsonapi.Document, error)
+
+	// list, when set, serves GET on the collection: lists filter, page
+	// and count each in their own way.
+	list handler
+}
+
+// mount registers the handlers rs has, each behind wrap when given: list
+// and create on collection ("" for none), read, update and delete on
+// item.
+func (rs *resource[S, V, P]) mount(m *router, collection, item string, wrap ...func(handler) handler) {
+	add := func(method, path string, h handler) {
+		for _, w := range wrap {
+			h = w(h)
+		}
+		m.handle(method, path, h)
+	}
+	if collection != "" && rs.list != nil {
+		add(http.MethodGet, collection, rs.list)
+	}
+	if collection != "" && rs.createCmd != nil {
+		add(http.MethodPost, collection, rs.create)
+	}
+	if rs.show != nil {
+		add(http.MethodGet, item, rs.read)
+	}
+	if rs.updateCmd != nil {
+		add(http.MethodPatch, item, rs.update)
+	}
+	if rs.deleteCmd != nil {
+		add(http.MethodDelete, item, rs.remove)
+	}
 }
 
 // create serves a resource's POST: 201 with the created object.

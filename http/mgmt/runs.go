@@ -24,7 +24,7 @@ import (
 func (m *router) runRoutes() {
 	s := m.s
 	m.handle(http.MethodPost, "/runs", s.runCreate)
-	m.handle(http.MethodGet, "/runs/:run", newRuns(s).read)
+	newRuns(s).mount(m, "", "/runs/:run")
 	for _, action := range []string{mgmt.RunActionApply, mgmt.RunActionDiscard, mgmt.RunActionCancel} {
 		m.handle(http.MethodPost, "/runs/:run/actions/"+action, s.runAction(action))
 	}
@@ -33,7 +33,7 @@ func (m *router) runRoutes() {
 	m.handle(http.MethodGet, "/workspaces/:workspace/state-versions", s.workspaceByID(s.stateVersionList))
 	m.handle(http.MethodGet, "/workspaces/:workspace/current-state-version", s.workspaceByID(s.currentStateVersion))
 	m.handle(http.MethodGet, "/state-versions", s.stateVersionSearch)
-	m.handle(http.MethodGet, "/state-versions/:sv", newStateVersions(s).read)
+	newStateVersions(s).mount(m, "", "/state-versions/:sv")
 }
 
 // newRuns is the run resource's read: a run of a workspace the caller

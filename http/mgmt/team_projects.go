@@ -22,12 +22,9 @@ import (
 // Adding answers 200, as the spec says (not 201).
 func (m *router) teamProjectRoutes() {
 	s := m.s
-	access := newTeamProjects(s)
-	m.handle(http.MethodGet, "/team-projects", s.teamProjectList)
+	newTeamProjects(s).mount(m, "/team-projects", "/team-projects/:id")
 	m.handle(http.MethodPost, "/team-projects", s.teamProjectAdd)
-	m.handle(http.MethodGet, "/team-projects/:id", access.read)
 	m.handle(http.MethodPatch, "/team-projects/:id", s.teamProjectUpdate)
-	m.handle(http.MethodDelete, "/team-projects/:id", access.remove)
 }
 
 // teamProjectView is a team access record with the caller's authority in
@@ -43,7 +40,7 @@ type teamProjectView struct {
 // teamProjectAdd). A record the caller may not see or change is a 404.
 func newTeamProjects(s *Server) *resource[struct{}, teamProjectView, struct{}] {
 	return &resource[struct{}, teamProjectView, struct{}]{
-		s: s,
+		s: s, list: s.teamProjectList,
 		load: func(c *call, p httprouter.Params) (teamProjectView, error) {
 			tp, a, pa, err := s.teamProjectAuthority(c, p.ByName("id"))
 			return teamProjectView{tp, a, pa}, err

@@ -26,11 +26,7 @@ import (
 func (m *router) teamRoutes() {
 	s := m.s
 	teams := newTeams(s)
-	m.handle(http.MethodGet, "/organizations/:org/teams", s.teamList)
-	m.handle(http.MethodPost, "/organizations/:org/teams", teams.create)
-	m.handle(http.MethodGet, "/teams/:team", teams.read)
-	m.handle(http.MethodPatch, "/teams/:team", teams.update)
-	m.handle(http.MethodDelete, "/teams/:team", teams.remove)
+	teams.mount(m, "/organizations/:org/teams", "/teams/:team")
 	m.handle(http.MethodPost, "/teams/:team/relationships/users", s.teamMembers(store.TeamMembersAddRequestType))
 	m.handle(http.MethodDelete, "/teams/:team/relationships/users", s.teamMembers(store.TeamMembersRemoveRequestType))
 	token := &subjectToken[teamView]{
@@ -62,7 +58,7 @@ type teamView struct {
 // the team's tokens.
 func newTeams(s *Server) *resource[*mgmt.OrgAuthority, teamView, mgmt.TeamPatch] {
 	return &resource[*mgmt.OrgAuthority, teamView, mgmt.TeamPatch]{
-		s: s, typ: typeTeams, prefix: mgmt.PrefixTeam,
+		s: s, typ: typeTeams, prefix: mgmt.PrefixTeam, list: s.teamList,
 		readOnly: []string{"is-owners", "users-count", "created-at", "permissions"},
 		scope: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {
 			return s.orgAuthority(c, p.ByName("org"))

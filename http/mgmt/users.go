@@ -27,8 +27,7 @@ func (m *router) userRoutes() {
 	m.handle(http.MethodGet, "/users/:user", users.read)
 	m.handle(http.MethodGet, "/users/:user/authentication-tokens", s.userTokenList)
 	m.handle(http.MethodPost, "/users/:user/authentication-tokens", s.userTokenCreate)
-	m.handle(http.MethodGet, "/authentication-tokens/:token", tokens.read)
-	m.handle(http.MethodDelete, "/authentication-tokens/:token", tokens.remove)
+	tokens.mount(m, "", "/authentication-tokens/:token")
 
 	m.handle(http.MethodGet, "/admin/users", adminOnly(admin{s}.listUsers))
 	m.handle(http.MethodPost, "/admin/users", adminOnly(users.create))

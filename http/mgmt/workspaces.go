@@ -27,15 +27,8 @@ import (
 // projects, as POST /projects/:id/relationships/workspaces does.
 func (m *router) workspaceRoutes() {
 	s := m.s
-	byName, byID := newWorkspaces(s, s.workspaceNamed), newWorkspaces(s, s.workspaceWithID)
-	m.handle(http.MethodGet, "/organizations/:org/workspaces", s.workspaceList)
-	m.handle(http.MethodPost, "/organizations/:org/workspaces", byName.create)
-	m.handle(http.MethodGet, "/organizations/:org/workspaces/:name", byName.read)
-	m.handle(http.MethodPatch, "/organizations/:org/workspaces/:name", byName.update)
-	m.handle(http.MethodDelete, "/organizations/:org/workspaces/:name", byName.remove)
-	m.handle(http.MethodGet, "/workspaces/:workspace", byID.read)
-	m.handle(http.MethodPatch, "/workspaces/:workspace", byID.update)
-	m.handle(http.MethodDelete, "/workspaces/:workspace", byID.remove)
+	newWorkspaces(s, s.workspaceNamed).mount(m, "/organizations/:org/workspaces", "/organizations/:org/workspaces/:name")
+	newWorkspaces(s, s.workspaceWithID).mount(m, "", "/workspaces/:workspace")
 	m.handle(http.MethodPost, "/workspaces/:workspace/actions/lock", s.workspaceByID(s.workspaceLock))
 	m.handle(http.MethodPost, "/workspaces/:workspace/actions/unlock", s.workspaceByID(s.workspaceUnlock(false)))
 	m.handle(http.MethodPost, "/workspaces/:workspace/actions/force-unlock", s.workspaceByID(s.workspaceUnlock(true)))
@@ -103,7 +96,7 @@ func (s *Server) workspaceNamed(c *call, p httprouter.Params) (workspaceCtx, err
 // permission on both projects.
 func newWorkspaces(s *Server, load func(*call, httprouter.Params) (workspaceCtx, error)) *resource[*mgmt.OrgAuthority, workspaceCtx, mgmt.WorkspacePatch] {
 	return &resource[*mgmt.OrgAuthority, workspaceCtx, mgmt.WorkspacePatch]{
-		s: s, typ: typeWorkspaces, prefix: mgmt.PrefixWorkspace,
+		s: s, typ: typeWorkspaces, prefix: mgmt.PrefixWorkspace, list: s.workspaceList,
 		readOnly: []string{"locked", "lock-reason", "vcs-repo-identifier", "created-at", "updated-at", "latest-change-at", "permissions"},
 		scope: func(c *call, p httprouter.Params) (*mgmt.OrgAuthority, error) {
 			return s.orgAuthority(c, p.ByName("org"))
