@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -22,10 +23,10 @@ func (m *router) adminRoutes() {
 	s := admin{m.s}
 	m.handle(http.MethodGet, "/admin/workspaces", adminOnly(s.listWorkspaces))
 	m.handle(http.MethodGet, "/admin/workspaces/:id", adminOnly(s.readWorkspace))
-	m.handle(http.MethodDelete, "/admin/workspaces/:id", adminOnly(s.deleteWorkspace))
+	s.workspaces().mount(m, "", "/admin/workspaces/:id", adminOnly)
 	m.handle(http.MethodGet, "/admin/organizations", adminOnly(s.listOrgs))
 	m.handle(http.MethodGet, "/admin/organizations/:name", adminOnly(s.readOrg))
-	m.handle(http.MethodPatch, "/admin/organizations/:name", adminOnly(s.updateOrg))
+	s.organizations().mount(m, "", "/admin/organizations/:name", adminOnly)
 	m.handle(http.MethodDelete, "/admin/organizations/:name", adminOnly(s.deleteOrg))
 	for _, kind := range []string{store.ConsumerKindModule, store.ConsumerKindProvider} {
 		path := "/admin/organizations/:name/relationships/" + kind + "-consumers"
@@ -152,15 +153,19 @@ func (s admin) readWorkspace(w http.ResponseWriter, r *http.Request, p httproute
 	return ok(doc)
 }
 
-func (s admin) deleteWorkspace(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	e, err := s.workspace(p.ByName("id"))
-	if err != nil {
-		return result{}, err
+// workspaces is the resource of the administrator's workspace delete
+// (reads include what the caller asks for before finding the workspace:
+// readWorkspace).
+func (s admin) workspaces() *resource[struct{}, store.AdminWorkspaceEntry, struct{}] {
+	return &resource[struct{}, store.AdminWorkspaceEntry, struct{}]{
+		s: s.Server,
+		load: func(_ *call, p httprouter.Params) (store.AdminWorkspaceEntry, error) {
+			return s.workspace(p.ByName("id"))
+		},
+		deleteCmd: func(e store.AdminWorkspaceEntry) (store.MessageType, any) {
+			return store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: e.Workspace.ID}
+		},
 	}
-	if _, err := s.propose(w, r, store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: e.Workspace.ID}); err != nil {
-		return result{}, err
-	}
-	return noContent()
 }
 
 // orgResource renders an organization with its owners, and includes
@@ -263,47 +268,44 @@ func adminOrgExpect(name string) jsonapi.Expect {
 	return jsonapi.Expect{Type: typeOrganizations, AllowEmptyType: true, WrongTypeStatus: http.StatusUnprocessableEntity, ID: name}
 }
 
-// updateOrg serves PATCH /admin/organizations/:name with every
-// attribute of the spec's table (and tool-worker-sudo-enabled, which the
-// view shows). Timeouts take null to return to their defaults (24h, 2h);
-// the deprecated tool-build-worker-* timeouts are used when their
+// organizations is the resource of the administrator's organization
+// update: PATCH /admin/organizations/:name with every attribute of the
+// spec's table (and tool-worker-sudo-enabled, which the view shows).
+// Timeouts take null to return to their defaults (24h, 2h); the
+// deprecated tool-build-worker-* timeouts are used when their
 // replacements are absent; workspace-limit takes null to remove the
-// limit.
-func (s admin) updateOrg(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	o, err := s.org(p.ByName("name"))
-	if err != nil {
-		return result{}, err
+// limit. Reads and deletes have their own shape (readOrg, deleteOrg).
+func (s admin) organizations() *resource[struct{}, *mgmt.Organization, mgmt.OrganizationAdminPatch] {
+	return &resource[struct{}, *mgmt.Organization, mgmt.OrganizationAdminPatch]{
+		s:        s.Server,
+		expect:   adminOrgExpect,
+		readOnly: []string{"name", "external-id", "notification-email", "sso-enabled", "created-at"},
+		load:     func(_ *call, p httprouter.Params) (*mgmt.Organization, error) { return s.org(p.ByName("name")) },
+		id:       func(o *mgmt.Organization) string { return o.Name },
+		decode: func(o *jsonapi.ResourceObject, _ **mgmt.Organization) mgmt.OrganizationAdminPatch {
+			a := o.Attrs
+			patch := mgmt.OrganizationAdminPatch{
+				AccessBetaTools:         a.Bool("access-beta-tools"),
+				GlobalModuleSharing:     a.Bool("global-module-sharing"),
+				GlobalProviderSharing:   a.Bool("global-provider-sharing"),
+				IsDisabled:              a.Bool("is-disabled"),
+				ToolWorkerSudoEnabled:   a.Bool("tool-worker-sudo-enabled"),
+				ApplyTimeout:            a.NullableString("apply-timeout"),
+				PlanTimeout:             a.NullableString("plan-timeout"),
+				BuildWorkerApplyTimeout: a.NullableString("tool-build-worker-apply-timeout"),
+				BuildWorkerPlanTimeout:  a.NullableString("tool-build-worker-plan-timeout"),
+			}
+			patch.WorkspaceLimit, patch.SetWorkspaceLimit = a.NullableInt("workspace-limit")
+			return patch
+		},
+		check: func(p mgmt.OrganizationAdminPatch, _ **mgmt.Organization) []error { return []error{p.Validate()} },
+		updateCmd: func(o *mgmt.Organization, _ time.Time, p mgmt.OrganizationAdminPatch) (store.MessageType, any) {
+			return store.OrganizationAdminUpdateRequestType, &store.OrganizationAdminUpdateRequest{Name: o.Name, Patch: p}
+		},
+		showUpdated: func(_ *call, _ *mgmt.Organization, resp any) (*jsonapi.Document, error) {
+			return s.orgDoc(resp.(*mgmt.Organization), false)
+		},
 	}
-	obj, err := readResource(r, adminOrgExpect(o.Name))
-	if err != nil {
-		return result{}, err
-	}
-	a := obj.Attrs
-	a.ReadOnly("name", "external-id", "notification-email", "sso-enabled", "created-at")
-	patch := mgmt.OrganizationAdminPatch{
-		AccessBetaTools:         a.Bool("access-beta-tools"),
-		GlobalModuleSharing:     a.Bool("global-module-sharing"),
-		GlobalProviderSharing:   a.Bool("global-provider-sharing"),
-		IsDisabled:              a.Bool("is-disabled"),
-		ToolWorkerSudoEnabled:   a.Bool("tool-worker-sudo-enabled"),
-		ApplyTimeout:            a.NullableString("apply-timeout"),
-		PlanTimeout:             a.NullableString("plan-timeout"),
-		BuildWorkerApplyTimeout: a.NullableString("tool-build-worker-apply-timeout"),
-		BuildWorkerPlanTimeout:  a.NullableString("tool-build-worker-plan-timeout"),
-	}
-	patch.WorkspaceLimit, patch.SetWorkspaceLimit = a.NullableInt("workspace-limit")
-	if err := firstErr(obj.Err(), patch.Validate()); err != nil {
-		return result{}, err
-	}
-	resp, err := s.propose(w, r, store.OrganizationAdminUpdateRequestType, &store.OrganizationAdminUpdateRequest{Name: o.Name, Patch: patch})
-	if err != nil {
-		return result{}, err
-	}
-	doc, err := s.orgDoc(resp.(*mgmt.Organization), false)
-	if err != nil {
-		return result{}, err
-	}
-	return ok(doc)
 }
 
 func (s admin) deleteOrg(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
