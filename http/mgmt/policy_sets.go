@@ -86,11 +86,7 @@ func (s *Server) policySetList(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return result{}, err
 	}
-	items := []*jsonapi.Resource{}
-	for _, ps := range pageSlice(sets, page) {
-		items = append(items, policySetResource(ps))
-	}
-	return ok(listDoc(r, items, page, len(sets)))
+	return pageDoc(r, page, sets, policySetResource)
 }
 
 func readPolicySetPatch(o *jsonapi.ResourceObject) mgmt.PolicySetPatch {

@@ -161,11 +161,7 @@ func (s *Server) runList(w http.ResponseWriter, r *http.Request, c *call, ws wor
 	if err != nil {
 		return result{}, err
 	}
-	items := []*jsonapi.Resource{}
-	for _, run := range pageSlice(runs, page) {
-		items = append(items, runResource(run))
-	}
-	return ok(listDoc(r, items, page, len(runs)))
+	return pageDoc(r, page, runs, runResource)
 }
 
 // stateVersionCreate serves POST /workspaces/:id/state-versions: serial
@@ -221,11 +217,7 @@ func (s *Server) stateVersionList(w http.ResponseWriter, r *http.Request, c *cal
 	if err != nil {
 		return result{}, err
 	}
-	items := []*jsonapi.Resource{}
-	for _, sv := range pageSlice(versions, page) {
-		items = append(items, stateVersionResource(sv))
-	}
-	return ok(listDoc(r, items, page, len(versions)))
+	return pageDoc(r, page, versions, stateVersionResource)
 }
 
 // stateVersionSearch serves GET /state-versions?filter[workspace][name]=

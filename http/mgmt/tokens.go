@@ -25,15 +25,20 @@ import (
 // subjectToken is the token of a team or of an organization, one a
 // subject as in TFE, at .../authentication-token: POST generates it,
 // replacing the previous one (201, with its secret); DELETE deletes it
-// (204; 404 when there is none). V is the subject as the caller sees it.
+// (204; 404 when there is none). A user's tokens are many: POST adds one
+// (and a token is deleted by its ID). V is the subject as the caller sees
+// it.
 type subjectToken[V any] struct {
 	s *Server
 	// load finds the subject the route names, or a 404.
 	load func(c *call, p httprouter.Params) (V, error)
-	// may refuses a caller who may not manage the subject's token (403).
+	// may, when set, refuses a caller who may not manage the subject's
+	// token (403).
 	may func(V) error
 	// subject is whom the token speaks for.
 	subject func(V) state.TokenSubject
+	// many keeps the subject's other tokens when one is created.
+	many bool
 }
 
 func (st *subjectToken[V]) create(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
@@ -45,7 +50,7 @@ func (st *subjectToken[V]) create(w http.ResponseWriter, r *http.Request, p http
 	if err != nil {
 		return result{}, err
 	}
-	tok, secret, err := st.s.issueToken(w, r, st.subject(v), req, true)
+	tok, secret, err := st.s.issueToken(w, r, st.subject(v), req, !st.many)
 	if err != nil {
 		return result{}, err
 	}
@@ -66,7 +71,7 @@ func (st *subjectToken[V]) remove(w http.ResponseWriter, r *http.Request, p http
 // subjectOf finds the subject and checks the caller may manage its token.
 func (st *subjectToken[V]) subjectOf(c *call, p httprouter.Params) (V, error) {
 	v, err := st.load(c, p)
-	if err != nil {
+	if err != nil || st.may == nil {
 		return v, err
 	}
 	return v, st.may(v)

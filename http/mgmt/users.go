@@ -26,7 +26,13 @@ func (m *router) userRoutes() {
 	m.handle(http.MethodGet, "/account/details", s.accountDetails)
 	m.handle(http.MethodGet, "/users/:user", users.read)
 	m.handle(http.MethodGet, "/users/:user/authentication-tokens", s.userTokenList)
-	m.handle(http.MethodPost, "/users/:user/authentication-tokens", s.userTokenCreate)
+	userToken := &subjectToken[*mgmt.User]{
+		s: s, load: users.load, many: true,
+		subject: func(u *mgmt.User) state.TokenSubject {
+			return state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID}
+		},
+	}
+	m.handle(http.MethodPost, "/users/:user/authentication-tokens", userToken.create)
 	tokens.mount(m, "", "/authentication-tokens/:token")
 
 	m.handle(http.MethodGet, "/admin/users", adminOnly(admin{s}.listUsers))
@@ -37,7 +43,7 @@ func (m *router) userRoutes() {
 	m.handle(http.MethodPost, "/admin/users/:user/actions/revoke_admin", adminOnly(admin{s}.setAdmin(false)))
 }
 
-// admin restricts h to site administrators: everyone else gets 404 (spec
+// adminOnly restricts h to site administrators: everyone else gets 404 (spec
 // §5.4), as if the admin API did not exist.
 func adminOnly(h handler) handler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
@@ -155,27 +161,7 @@ func (s *Server) userTokenList(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return result{}, err
 	}
-	items := make([]*jsonapi.Resource, 0, len(toks))
-	for _, t := range pageSlice(toks, page) {
-		items = append(items, tokenResource(t, ""))
-	}
-	return ok(listDoc(r, items, page, len(toks)))
-}
-
-func (s *Server) userTokenCreate(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	u, err := s.visibleUser(c, p.ByName("user"))
-	if err != nil {
-		return result{}, err
-	}
-	req, err := s.readTokenRequest(r)
-	if err != nil {
-		return result{}, err
-	}
-	tok, secret, err := s.issueToken(w, r, state.TokenSubject{Kind: state.SubjectKindUser, ID: u.ID}, req, false)
-	if err != nil {
-		return result{}, err
-	}
-	return created(jsonapi.One(tokenResource(tok, secret)))
+	return pageDoc(r, page, toks, func(t *state.ACLToken) *jsonapi.Resource { return tokenResource(t, "") })
 }
 
 // visibleToken returns token id when the caller may see it: its user, or
@@ -214,11 +200,7 @@ func (s admin) listUsers(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 			matching = append(matching, u)
 		}
 	}
-	items := []*jsonapi.Resource{}
-	for _, u := range pageSlice(matching, page) {
-		items = append(items, userResource(u, true))
-	}
-	return ok(listDoc(r, items, page, len(matching)))
+	return pageDoc(r, page, matching, func(u *mgmt.User) *jsonapi.Resource { return userResource(u, true) })
 }
 
 // setAdmin serves grant_admin and revoke_admin.
@@ -236,6 +218,16 @@ func (s admin) setAdmin(isAdmin bool) handler {
 		}
 		return ok(jsonapi.One(userResource(resp.(*mgmt.User), true)))
 	}
+}
+
+// pageDoc answers page p of all, each rendered: a list the store gives
+// whole, paged here.
+func pageDoc[T any](r *http.Request, p jsonapi.Page, all []T, render func(T) *jsonapi.Resource) (result, error) {
+	items := []*jsonapi.Resource{}
+	for _, x := range pageSlice(all, p) {
+		items = append(items, render(x))
+	}
+	return ok(listDoc(r, items, p, len(all)))
 }
 
 // pageSlice returns page p of items (empty past the end).

@@ -215,11 +215,7 @@ func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprou
 			matching = append(matching, workspaceCtx{w: ws, a: a, pa: pa})
 		}
 	}
-	items := []*jsonapi.Resource{}
-	for _, ws := range pageSlice(matching, page) {
-		items = append(items, workspaceResource(ws.w, ws.pa))
-	}
-	return ok(listDoc(r, items, page, len(matching)))
+	return pageDoc(r, page, matching, func(ws workspaceCtx) *jsonapi.Resource { return workspaceResource(ws.w, ws.pa) })
 }
 
 // readWorkspacePatch reads a workspace's writable attributes and its
