@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store/internal/packed"
 )
 
 // stOddIDs are IDs that are not UUIDs: shorter than a bucket's key, equal
@@ -18,7 +19,7 @@ import (
 // order and parts are checked beyond what the leader generates.
 var stOddIDs = []string{"", "a", "ab", "abc", "abc0", "abc-", "abc/", "abc:", "abca", "abcg", "abcz", "abc\xff",
 	"ab-", "ab0", "A-1", "zzzz", "~", "0", "00", "000", "0000", "fff", "ffff", "fffg",
-	// IDs whose sort keys (allocEntry) are equal: the same eight bytes
+	// IDs whose sort keys (packed's entry) are equal: the same eight bytes
 	// after their bucket's key, zero bytes or nothing past it.
 	"abc12345678", "abc12345678\x00", "abc12345678-a", "abc12345678-b", "abc1234567", "abc1234567\x00", "abc1234567\x00\x00"}
 
@@ -70,18 +71,11 @@ func stCheckTable(t *testing.T, txn *memdb.Txn, m stModel, probes []string) {
 		t.Fatal(err)
 	}
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		b := raw.(*allocBucket)
-		if b.n == 0 || b.owned != 0 {
-			t.Fatalf("bucket %q stored with n=%d, owned=%b", b.Key, b.n, b.owned)
+		b := raw.(*packed.Bucket)
+		if err := b.Check(); err != nil {
+			t.Fatal(err)
 		}
-		k := 0
-		for _, p := range b.parts {
-			k += len(p)
-		}
-		if k != b.n {
-			t.Fatalf("bucket %q holds %d allocations, counts %d", b.Key, k, b.n)
-		}
-		n += b.n
+		n += b.Len()
 	}
 	if n != len(m) {
 		t.Fatalf("table holds %d allocations, want %d", n, len(m))

@@ -11,10 +11,10 @@
 // The memory machinery that makes a million stored allocations fit in
 // about a kilobyte and a half each (the compaction of what allocations
 // repeat, the interned count maps, the allocation records of snapshots
-// and packed plans, the slabs they decode into) lives in internal/packed,
-// reached through the one Packer a Store holds; the allocations table's
-// buckets are alloc_table.go's. Neither changes what is read: only what
-// is shared in memory.
+// and packed plans, the slabs they decode into, the buckets the
+// allocations table holds) lives in internal/packed, reached through the
+// one Packer a Store holds. It changes what is shared in memory, never
+// what is read.
 //
 // Objects returned by the Store are shared with the store's immutable radix
 // trees: callers must never mutate them in place. Copy, change, write back.

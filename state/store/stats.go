@@ -2,6 +2,7 @@ package store
 
 import (
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store/internal/packed"
 )
 
 // TableSizes returns how many objects each table holds, for metrics. It
@@ -16,8 +17,8 @@ func (s *Store) TableSizes() map[string]int {
 		}
 		n := 0
 		for o := it.Next(); o != nil; o = it.Next() {
-			if b, ok := o.(*allocBucket); ok {
-				n += b.n // a bucket of allocations (alloc_table.go)
+			if b, ok := o.(*packed.Bucket); ok {
+				n += b.Len() // a bucket of allocations (alloc_table.go)
 			} else {
 				n++
 			}

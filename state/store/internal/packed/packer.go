@@ -9,10 +9,15 @@
 //     shared across commands;
 //   - allocation records (records.go): the compact layout of allocations
 //     in snapshots and in packed plans, decoded into slabs (slab.go) of
-//     many allocations at once.
+//     many allocations at once;
+//   - the packed allocation table (buckets.go): the rows of the store's
+//     allocations table are buckets of a few hundred allocations, not one
+//     allocation each.
 //
 // The Packer is the one entry point: a store holds one, and everything it
-// hands out (compactors, readers) shares its count maps. What the package
+// hands out (compactors, readers) shares its count maps. Buckets and
+// record writers are plain values the store's table and snapshots use
+// directly: they hold nothing shared. What the package
 // does changes what is shared in memory, never what is read: every value
 // it returns is equal to the one it was given, so the store's Apply gives
 // the same results with or without it.
