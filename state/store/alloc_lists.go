@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync/atomic"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -58,7 +57,7 @@ type allocList struct {
 type idChunk struct {
 	ids []string
 	// owner is the write transaction that made the chunk and may still
-	// change it (listTxnIDs); any other transaction copies it first.
+	// change it (Store.listTxns); any other transaction copies it first.
 	owner uint64
 }
 
@@ -66,10 +65,6 @@ type idChunk struct {
 // many IDs, and the row's chunk pointers. A full chunk splits in two;
 // a chunk left small by removals joins its neighbour when they fit.
 const maxListChunk = 32
-
-// listTxnIDs numbers the write transactions that edit lists, so a chunk
-// knows whether the transaction at hand made it.
-var listTxnIDs atomic.Uint64
 
 // len is the number of IDs in the row.
 func (l *allocList) len() int { return l.n }
@@ -244,7 +239,7 @@ func hasLiveAllocIn(txn *memdb.Txn, table, key string) (bool, error) {
 // writes each to its table once (the rows it has not written are read in
 // writeTxn.baseTxn). inTable marks the rows in the transaction's table (a
 // row emptied is deleted from it, and kept here empty). id is the
-// transaction's number in listTxnIDs.
+// transaction's number (Store.listTxns).
 type allocListsTxn struct {
 	rows    map[listKey]*allocList
 	inTable map[*allocList]bool
@@ -298,7 +293,7 @@ func (t *writeTxn) trackAllocLists(old, new *state.Allocation) error {
 // allocList.serverIndex).
 func (t *writeTxn) editAllocList(k listKey, id string, op int, byServer bool) error {
 	if t.lists.rows == nil {
-		t.lists = allocListsTxn{rows: map[listKey]*allocList{}, inTable: map[*allocList]bool{}, id: listTxnIDs.Add(1)}
+		t.lists = allocListsTxn{rows: map[listKey]*allocList{}, inTable: map[*allocList]bool{}, id: t.listTxns.Add(1)}
 	}
 	row, mine := t.lists.rows[k]
 	if !mine {

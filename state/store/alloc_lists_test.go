@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/go-memdb"
@@ -16,6 +17,7 @@ import (
 // bounds and in order; and a row committed earlier is never changed by a
 // later transaction's edits of its copy.
 func TestAllocListChunks(t *testing.T) {
+	var txns atomic.Uint64 // as Store.listTxns numbers a store's transactions
 	r := rand.New(rand.NewPCG(7, 11))
 	id := func() string {
 		return string(rune('a'+r.IntN(26))) + string(rune('a'+r.IntN(26))) + string(rune('a'+r.IntN(26)))
@@ -28,7 +30,7 @@ func TestAllocListChunks(t *testing.T) {
 	}
 	var past []frozen
 	for range 400 {
-		txn := listTxnIDs.Add(1)
+		txn := txns.Add(1)
 		row := &allocList{chunks: slices.Clone(stored.chunks), n: stored.n}
 		for range r.IntN(60) {
 			switch k := id(); {
@@ -76,12 +78,13 @@ func TestAllocListChunks(t *testing.T) {
 // TestAllocListEditCopiesOneChunk: adding an ID to a long stored row
 // copies one chunk, and shares the others with the stored row.
 func TestAllocListEditCopiesOneChunk(t *testing.T) {
+	var txns atomic.Uint64 // as Store.listTxns numbers a store's transactions
 	var row allocList
-	txn := listTxnIDs.Add(1)
+	txn := txns.Add(1)
 	for i := range 1000 {
 		row.insert(string(rune(0x4e00+2*i)), txn)
 	}
-	next := listTxnIDs.Add(1)
+	next := txns.Add(1)
 	edit := &allocList{chunks: slices.Clone(row.chunks), n: row.n}
 	edit.insert(string(rune(0x4e00+501)), next)
 	shared := 0

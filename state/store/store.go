@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
@@ -56,6 +57,10 @@ type Store struct {
 
 	// events receives what every applied command wrote (events.go).
 	events *EventBuffer
+	// listTxns numbers the write transactions that edit the allocation
+	// lists, so a chunk of a list knows whether the transaction at hand
+	// made it (alloc_lists.go).
+	listTxns atomic.Uint64
 	// packer is the memory machinery (internal/packed): the compaction
 	// of stored allocations, the count maps they share across commands,
 	// the readers of packed plans and snapshots.
@@ -183,6 +188,8 @@ type writeTxn struct {
 	// of the allocations this command writes, made on first use.
 	packer  *packed.Packer
 	compact *packed.Compactor
+	// listTxns is the store's (Store.listTxns).
+	listTxns *atomic.Uint64
 	// txnRows holds what the memdb transaction keeps aside of the tables
 	// whose rows it writes once and then changes in place; the commands
 	// of a batch (ApplyBatch) share it, as they share the transaction.
@@ -242,13 +249,14 @@ func (s *Store) writeTxn(index uint64) *writeTxn {
 // share among commands, with rows, what txn keeps aside, shared alike.
 func (s *Store) writeTxnOn(txn *memdb.Txn, rows *txnRows, index uint64) *writeTxn {
 	return &writeTxn{
-		Txn:     txn,
-		txnRows: rows,
-		cfg:     s.cfg,
-		packer:  s.packer,
-		index:   index,
-		touched: map[string]bool{},
-		jobs:    map[nsID]bool{},
+		Txn:      txn,
+		txnRows:  rows,
+		cfg:      s.cfg,
+		packer:   s.packer,
+		listTxns: &s.listTxns,
+		index:    index,
+		touched:  map[string]bool{},
+		jobs:     map[nsID]bool{},
 	}
 }
 
