@@ -31,10 +31,13 @@ import (
 //  4. JSON:API in and out: every answer, errors included, is a JSON:API
 //     document.
 //
-// Handlers return (result, error); errors map to statuses in
-// errorOf. Writes are proposed through the same Writer as /v1 (a
-// follower forwards them to the leader before they reach a handler), with
-// IDs and times chosen here, by the leader, before proposing.
+// Handlers return (result, error); errors map to statuses in errorOf.
+// Where a resource's create, read, update and delete share one shape, the
+// resource only describes itself (resource.go) and the generic path serves
+// it. Writes are proposed through the same Writer as /v1 (a follower
+// forwards them to the leader before they reach a handler), with IDs (from
+// the core's ID source, newID) and times (its clock) chosen here, by the
+// leader, before proposing.
 
 // APIVersion is the TFP-API-Version the management API declares, the
 // JSON:API API version of the TFE release whose endpoints it serves.
