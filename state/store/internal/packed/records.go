@@ -319,6 +319,31 @@ func (w *Writer) Alloc(ref int, a *state.Allocation) error {
 	return w.msgpack(&x, x.isZero())
 }
 
+// packedRecordGuess is about what one placement's record takes in a
+// packed plan (a placement with five nodes' scores: ~250 bytes), so that
+// the entry's buffer rarely grows.
+const packedRecordGuess = 320
+
+// PackAllocs writes allocs as a count and their records (no job
+// references), in a buffer of its own, for Packer.Unpack: a packed plan's
+// placements. The error of an allocation that cannot be written is
+// state.Invalidf's, with the field path under field.
+func (w *Writer) PackAllocs(field string, allocs []*state.Allocation) ([]byte, error) {
+	w.Reset()
+	w.buf = make([]byte, 0, 16+len(allocs)*packedRecordGuess)
+	defer func() { w.buf = nil }()
+	w.uvarint(uint64(len(allocs)))
+	for i, a := range allocs {
+		if a == nil {
+			return nil, state.Invalidf(state.Fieldf(field, i, "ID"), "missing allocation")
+		}
+		if err := w.Alloc(-1, a); err != nil {
+			return nil, state.Invalidf(state.Fieldf(field, i, ""), "cannot be packed: %v", err)
+		}
+	}
+	return w.buf, nil
+}
+
 // ErrBadRecord is the error of a record that does not parse.
 var ErrBadRecord = errors.New("malformed allocation record")
 
