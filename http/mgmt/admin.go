@@ -2,7 +2,6 @@ package mgmt
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -299,7 +298,7 @@ func (s admin) organizations() *resource[struct{}, *mgmt.Organization, mgmt.Orga
 			return patch
 		},
 		check: func(p mgmt.OrganizationAdminPatch, _ **mgmt.Organization) []error { return []error{p.Validate()} },
-		updateCmd: func(o *mgmt.Organization, _ time.Time, p mgmt.OrganizationAdminPatch) (store.MessageType, any) {
+		updateCmd: func(o *mgmt.Organization, _ stamp, p mgmt.OrganizationAdminPatch) (store.MessageType, any) {
 			return store.OrganizationAdminUpdateRequestType, &store.OrganizationAdminUpdateRequest{Name: o.Name, Patch: p}
 		},
 		showUpdated: func(_ *call, _ *mgmt.Organization, resp any) (*jsonapi.Document, error) {

@@ -2,7 +2,6 @@ package mgmt
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -49,11 +48,11 @@ func newVersions(s *Server, family string) *resource[struct{}, versionView, mgmt
 		check: func(p mgmt.ToolVersionPatch, current *versionView) []error {
 			return []error{p.Validate(current == nil)}
 		},
-		createCmd: func(_ struct{}, id string, now time.Time, p mgmt.ToolVersionPatch) (store.MessageType, any) {
-			return store.ToolVersionCreateRequestType, &store.ToolVersionCreateRequest{ID: id, Family: family, CreatedAt: now, Attributes: p}
+		createCmd: func(_ struct{}, st stamp, p mgmt.ToolVersionPatch) (store.MessageType, any) {
+			return store.ToolVersionCreateRequestType, &store.ToolVersionCreateRequest{ID: st.id, Family: family, CreatedAt: st.now, Attributes: p}
 		},
-		updateCmd: func(v versionView, now time.Time, p mgmt.ToolVersionPatch) (store.MessageType, any) {
-			return store.ToolVersionUpdateRequestType, &store.ToolVersionUpdateRequest{ID: v.tv.ID, Family: family, Attributes: p, Now: now}
+		updateCmd: func(v versionView, st stamp, p mgmt.ToolVersionPatch) (store.MessageType, any) {
+			return store.ToolVersionUpdateRequestType, &store.ToolVersionUpdateRequest{ID: v.tv.ID, Family: family, Attributes: p, Now: st.now}
 		},
 		deleteCmd: func(v versionView) (store.MessageType, any) {
 			return store.ToolVersionDeleteRequestType, &store.ToolVersionDeleteRequest{ID: v.tv.ID, Family: family}

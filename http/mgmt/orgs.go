@@ -2,7 +2,6 @@ package mgmt
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -31,10 +30,7 @@ func (m *router) organizationRoutes() {
 			return s.orgAuthority(c, p.ByName("org"))
 		},
 		may: func(a *mgmt.OrgAuthority) error {
-			if !a.Owner {
-				return forbidden("only owners may manage the token of organization %q", a.Organization.Name)
-			}
-			return nil
+			return forbiddenUnless(a.Owner, "only owners may manage the token of organization %q", a.Organization.Name)
 		},
 		subject: func(a *mgmt.OrgAuthority) state.TokenSubject {
 			return state.TokenSubject{Kind: state.SubjectKindOrganization, ID: a.Organization.ExternalID}
@@ -63,16 +59,10 @@ func newOrganizations(s *Server) *resource[mgmt.Caller, *mgmt.OrgAuthority, orgP
 		},
 		id: func(a *mgmt.OrgAuthority) string { return a.Organization.Name },
 		mayCreate: func(c mgmt.Caller) error {
-			if !mgmt.CanCreateOrganization(c) {
-				return forbidden("only users and site administrators create organizations")
-			}
-			return nil
+			return forbiddenUnless(mgmt.CanCreateOrganization(c), "only users and site administrators create organizations")
 		},
 		mayUpdate: func(a *mgmt.OrgAuthority) error {
-			if !a.CanUpdateOrganization() {
-				return forbidden("only owners may update organization %q", a.Organization.Name)
-			}
-			return nil
+			return forbiddenUnless(a.CanUpdateOrganization(), "only owners may update organization %q", a.Organization.Name)
 		},
 		decode: func(o *jsonapi.ResourceObject, current **mgmt.OrgAuthority) orgPatch {
 			if current != nil {
@@ -90,15 +80,15 @@ func newOrganizations(s *Server) *resource[mgmt.Caller, *mgmt.OrgAuthority, orgP
 			}
 			return p
 		},
-		createCmd: func(c mgmt.Caller, id string, now time.Time, p orgPatch) (store.MessageType, any) {
+		createCmd: func(c mgmt.Caller, st stamp, p orgPatch) (store.MessageType, any) {
 			return store.OrganizationCreateRequestType, &store.OrganizationCreateRequest{
-				Organization:     &mgmt.Organization{Name: *p.name, ExternalID: id, Email: *p.email, CreatedAt: now},
+				Organization:     &mgmt.Organization{Name: *p.name, ExternalID: st.id, Email: *p.email, CreatedAt: st.now},
 				OwnersTeamID:     s.newID(mgmt.PrefixTeam),
 				DefaultProjectID: s.newID(mgmt.PrefixProject),
 				OwnerUserID:      c.UserID,
 			}
 		},
-		updateCmd: func(a *mgmt.OrgAuthority, _ time.Time, p orgPatch) (store.MessageType, any) {
+		updateCmd: func(a *mgmt.OrgAuthority, _ stamp, p orgPatch) (store.MessageType, any) {
 			return store.OrganizationUpdateRequestType, &store.OrganizationUpdateRequest{Name: a.Organization.Name, Email: p.email}
 		},
 		show: func(_ *http.Request, a *mgmt.OrgAuthority) (*jsonapi.Document, error) {

@@ -2,7 +2,6 @@ package mgmt
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -52,11 +51,11 @@ func newPolicySets(s *Server) *resource[*mgmt.OrgAuthority, policySetView, mgmt.
 		check: func(p mgmt.PolicySetPatch, current *policySetView) []error {
 			return []error{p.Validate(current == nil)}
 		},
-		createCmd: func(a *mgmt.OrgAuthority, id string, now time.Time, p mgmt.PolicySetPatch) (store.MessageType, any) {
-			return store.PolicySetCreateRequestType, &store.PolicySetCreateRequest{ID: id, OrganizationName: a.Organization.Name, CreatedAt: now, Attributes: p}
+		createCmd: func(a *mgmt.OrgAuthority, st stamp, p mgmt.PolicySetPatch) (store.MessageType, any) {
+			return store.PolicySetCreateRequestType, &store.PolicySetCreateRequest{ID: st.id, OrganizationName: a.Organization.Name, CreatedAt: st.now, Attributes: p}
 		},
-		updateCmd: func(v policySetView, now time.Time, p mgmt.PolicySetPatch) (store.MessageType, any) {
-			return store.PolicySetUpdateRequestType, &store.PolicySetUpdateRequest{ID: v.ps.ID, Attributes: p, Now: now}
+		updateCmd: func(v policySetView, st stamp, p mgmt.PolicySetPatch) (store.MessageType, any) {
+			return store.PolicySetUpdateRequestType, &store.PolicySetUpdateRequest{ID: v.ps.ID, Attributes: p, Now: st.now}
 		},
 		deleteCmd: func(v policySetView) (store.MessageType, any) {
 			return store.PolicySetDeleteRequestType, &store.PolicySetDeleteRequest{ID: v.ps.ID}

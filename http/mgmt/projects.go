@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -60,22 +59,13 @@ func newProjects(s *Server) *resource[*mgmt.OrgAuthority, projectView, mgmt.Proj
 		},
 		id: func(v projectView) string { return v.p.ID },
 		mayCreate: func(a *mgmt.OrgAuthority) error {
-			if !a.CanCreateProject() {
-				return forbidden("not allowed to create projects in organization %q", a.Organization.Name)
-			}
-			return nil
+			return forbiddenUnless(a.CanCreateProject(), "not allowed to create projects in organization %q", a.Organization.Name)
 		},
 		mayUpdate: func(v projectView) error {
-			if !v.pa.CanUpdate() {
-				return forbidden("not allowed to update project %q", v.p.ID)
-			}
-			return nil
+			return forbiddenUnless(v.pa.CanUpdate(), "not allowed to update project %q", v.p.ID)
 		},
 		mayDelete: func(v projectView) error {
-			if !v.pa.CanDestroy() {
-				return forbidden("not allowed to delete project %q", v.p.ID)
-			}
-			return nil
+			return forbiddenUnless(v.pa.CanDestroy(), "not allowed to delete project %q", v.p.ID)
 		},
 		decode: func(o *jsonapi.ResourceObject, _ *projectView) mgmt.ProjectPatch { return readProjectPatch(o) },
 		check: func(p mgmt.ProjectPatch, current *projectView) []error {
@@ -84,11 +74,11 @@ func newProjects(s *Server) *resource[*mgmt.OrgAuthority, projectView, mgmt.Proj
 			}
 			return []error{p.Validate(false), checkAgentPool(current.p, p)}
 		},
-		createCmd: func(a *mgmt.OrgAuthority, id string, now time.Time, p mgmt.ProjectPatch) (store.MessageType, any) {
-			return store.ProjectCreateRequestType, &store.ProjectCreateRequest{ID: id, OrganizationName: a.Organization.Name, CreatedAt: now, Attributes: p}
+		createCmd: func(a *mgmt.OrgAuthority, st stamp, p mgmt.ProjectPatch) (store.MessageType, any) {
+			return store.ProjectCreateRequestType, &store.ProjectCreateRequest{ID: st.id, OrganizationName: a.Organization.Name, CreatedAt: st.now, Attributes: p}
 		},
-		updateCmd: func(v projectView, now time.Time, p mgmt.ProjectPatch) (store.MessageType, any) {
-			return store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{ID: v.p.ID, Attributes: p, Now: now}
+		updateCmd: func(v projectView, st stamp, p mgmt.ProjectPatch) (store.MessageType, any) {
+			return store.ProjectUpdateRequestType, &store.ProjectUpdateRequest{ID: v.p.ID, Attributes: p, Now: st.now}
 		},
 		deleteCmd: func(v projectView) (store.MessageType, any) {
 			return store.ProjectDeleteRequestType, &store.ProjectDeleteRequest{ID: v.p.ID}

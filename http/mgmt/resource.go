@@ -71,10 +71,10 @@ type resource[S, V, P any] struct {
 
 	// prefix starts the IDs of created objects.
 	prefix string
-	// createCmd, updateCmd and deleteCmd are the commands proposed,
-	// stamped by the leader with the new object's ID and the time.
-	createCmd func(sc S, id string, now time.Time, p P) (store.MessageType, any)
-	updateCmd func(v V, now time.Time, p P) (store.MessageType, any)
+	// createCmd, updateCmd and deleteCmd are the commands proposed, with
+	// what the leader stamps into them.
+	createCmd func(sc S, st stamp, p P) (store.MessageType, any)
+	updateCmd func(v V, st stamp, p P) (store.MessageType, any)
 	deleteCmd func(v V) (store.MessageType, any)
 	// deleted, when set, follows a committed delete.
 	deleted func(w http.ResponseWriter, r *http.Request, v V)
@@ -88,6 +88,14 @@ type resource[S, V, P any] struct {
 	// list, when set, serves GET on the collection: lists filter, page
 	// and count each in their own way.
 	list handler
+}
+
+// stamp is what the leader stamps into a command before proposing it: the
+// ID of the object a create makes (from the core's ID source; "" on an
+// update) and the time (the core's clock, in the API's precision).
+type stamp struct {
+	id  string
+	now time.Time
 }
 
 // mount registers the handlers rs has, each behind wrap when given: list
@@ -135,7 +143,7 @@ func (rs *resource[S, V, P]) create(w http.ResponseWriter, r *http.Request, p ht
 			return result{}, err
 		}
 	}
-	t, cmd := rs.createCmd(sc, rs.s.newID(rs.prefix), rs.s.now(), patch)
+	t, cmd := rs.createCmd(sc, stamp{id: rs.s.newID(rs.prefix), now: rs.s.now()}, patch)
 	resp, err := rs.s.propose(w, r, t, cmd)
 	if err != nil {
 		return result{}, err
@@ -171,7 +179,7 @@ func (rs *resource[S, V, P]) update(w http.ResponseWriter, r *http.Request, p ht
 			return result{}, err
 		}
 	}
-	t, cmd := rs.updateCmd(v, rs.s.now(), patch)
+	t, cmd := rs.updateCmd(v, stamp{now: rs.s.now()}, patch)
 	resp, err := rs.s.propose(w, r, t, cmd)
 	if err != nil {
 		return result{}, err

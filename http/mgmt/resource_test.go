@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -56,11 +55,11 @@ func TestResourceStepOrder(t *testing.T) {
 			},
 			admitCreate: func(string, string) error { return errIf("admit", errAdmit) },
 			admitUpdate: func(string, string) error { return errIf("admit", errAdmit) },
-			createCmd: func(string, string, time.Time, string) (store.MessageType, any) {
+			createCmd: func(string, stamp, string) (store.MessageType, any) {
 				t.Fatal("a create was proposed after a failed step")
 				return 0, nil
 			},
-			updateCmd: func(string, time.Time, string) (store.MessageType, any) {
+			updateCmd: func(string, stamp, string) (store.MessageType, any) {
 				t.Fatal("an update was proposed after a failed step")
 				return 0, nil
 			},

@@ -396,6 +396,15 @@ func notFound(kind, id string) error { return state.NotFoundf("%s %q not found",
 // not take.
 func forbidden(format string, args ...any) error { return mgmt.Forbiddenf(format, args...) }
 
+// forbiddenUnless is the 403 of a rule the caller does not meet, nil when
+// allowed.
+func forbiddenUnless(allowed bool, format string, args ...any) error {
+	if allowed {
+		return nil
+	}
+	return forbidden(format, args...)
+}
+
 // statusCoder is an error that knows its HTTP status (the core's
 // CodedError, say, from a write that found no leader).
 type statusCoder interface {

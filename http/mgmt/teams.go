@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -33,10 +32,7 @@ func (m *router) teamRoutes() {
 		s:    s,
 		load: teams.load,
 		may: func(v teamView) error {
-			if !canManageTeamToken(v.a, v.t) {
-				return forbidden("not allowed to manage the token of team %q", v.t.ID)
-			}
-			return nil
+			return forbiddenUnless(canManageTeamToken(v.a, v.t), "not allowed to manage the token of team %q", v.t.ID)
 		},
 		subject: func(v teamView) state.TokenSubject {
 			return state.TokenSubject{Kind: state.SubjectKindTeam, ID: v.t.ID}
@@ -69,29 +65,20 @@ func newTeams(s *Server) *resource[*mgmt.OrgAuthority, teamView, mgmt.TeamPatch]
 		},
 		id: func(v teamView) string { return v.t.ID },
 		mayCreate: func(a *mgmt.OrgAuthority) error {
-			if !a.CanManageTeams() {
-				return forbidden("not allowed to create teams in organization %q", a.Organization.Name)
-			}
-			return nil
+			return forbiddenUnless(a.CanManageTeams(), "not allowed to create teams in organization %q", a.Organization.Name)
 		},
 		mayUpdate: func(v teamView) error {
-			if !v.a.CanManageTeams() {
-				return forbidden("not allowed to update team %q", v.t.ID)
-			}
-			return nil
+			return forbiddenUnless(v.a.CanManageTeams(), "not allowed to update team %q", v.t.ID)
 		},
 		mayDelete: func(v teamView) error {
-			if !v.a.CanManageTeams() {
-				return forbidden("not allowed to delete team %q", v.t.ID)
-			}
-			return nil
+			return forbiddenUnless(v.a.CanManageTeams(), "not allowed to delete team %q", v.t.ID)
 		},
 		decode: func(o *jsonapi.ResourceObject, _ *teamView) mgmt.TeamPatch { return readTeamPatch(o) },
 		check:  func(p mgmt.TeamPatch, current *teamView) []error { return []error{p.Validate(current == nil)} },
-		createCmd: func(a *mgmt.OrgAuthority, id string, now time.Time, p mgmt.TeamPatch) (store.MessageType, any) {
-			return store.TeamCreateRequestType, &store.TeamCreateRequest{ID: id, OrganizationName: a.Organization.Name, CreatedAt: now, Attributes: p}
+		createCmd: func(a *mgmt.OrgAuthority, st stamp, p mgmt.TeamPatch) (store.MessageType, any) {
+			return store.TeamCreateRequestType, &store.TeamCreateRequest{ID: st.id, OrganizationName: a.Organization.Name, CreatedAt: st.now, Attributes: p}
 		},
-		updateCmd: func(v teamView, _ time.Time, p mgmt.TeamPatch) (store.MessageType, any) {
+		updateCmd: func(v teamView, _ stamp, p mgmt.TeamPatch) (store.MessageType, any) {
 			return store.TeamUpdateRequestType, &store.TeamUpdateRequest{ID: v.t.ID, Attributes: p}
 		},
 		deleteCmd: func(v teamView) (store.MessageType, any) {

@@ -3,7 +3,6 @@ package mgmt
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -82,8 +81,8 @@ func newUsers(s *Server) *resource[struct{}, *mgmt.User, mgmt.User] {
 			}
 			return u
 		},
-		createCmd: func(_ struct{}, id string, now time.Time, u mgmt.User) (store.MessageType, any) {
-			u.ID, u.CreatedAt = id, now
+		createCmd: func(_ struct{}, st stamp, u mgmt.User) (store.MessageType, any) {
+			u.ID, u.CreatedAt = st.id, st.now
 			return store.UserUpsertRequestType, &store.UserUpsertRequest{User: &u}
 		},
 		deleteCmd: func(u *mgmt.User) (store.MessageType, any) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -104,10 +103,7 @@ func newWorkspaces(s *Server, load func(*call, httprouter.Params) (workspaceCtx,
 		load: load,
 		id:   func(ws workspaceCtx) string { return ws.w.ID },
 		mayDelete: func(ws workspaceCtx) error {
-			if !ws.pa.CanDeleteWorkspaces() {
-				return forbidden("not allowed to delete workspace %q", ws.w.ID)
-			}
-			return nil
+			return forbiddenUnless(ws.pa.CanDeleteWorkspaces(), "not allowed to delete workspace %q", ws.w.ID)
 		},
 		decode: func(o *jsonapi.ResourceObject, _ *workspaceCtx) mgmt.WorkspacePatch { return readWorkspacePatch(o) },
 		check:  func(p mgmt.WorkspacePatch, current *workspaceCtx) []error { return []error{p.Validate(current == nil)} },
@@ -141,11 +137,11 @@ func newWorkspaces(s *Server, load func(*call, httprouter.Params) (workspaceCtx,
 			}
 			return nil
 		},
-		createCmd: func(a *mgmt.OrgAuthority, id string, now time.Time, p mgmt.WorkspacePatch) (store.MessageType, any) {
-			return store.WorkspaceCreateRequestType, &store.WorkspaceCreateRequest{ID: id, OrganizationName: a.Organization.Name, CreatedAt: now, Attributes: p}
+		createCmd: func(a *mgmt.OrgAuthority, st stamp, p mgmt.WorkspacePatch) (store.MessageType, any) {
+			return store.WorkspaceCreateRequestType, &store.WorkspaceCreateRequest{ID: st.id, OrganizationName: a.Organization.Name, CreatedAt: st.now, Attributes: p}
 		},
-		updateCmd: func(ws workspaceCtx, now time.Time, p mgmt.WorkspacePatch) (store.MessageType, any) {
-			return store.WorkspaceUpdateRequestType, &store.WorkspaceUpdateRequest{ID: ws.w.ID, Attributes: p, Now: now}
+		updateCmd: func(ws workspaceCtx, st stamp, p mgmt.WorkspacePatch) (store.MessageType, any) {
+			return store.WorkspaceUpdateRequestType, &store.WorkspaceUpdateRequest{ID: ws.w.ID, Attributes: p, Now: st.now}
 		},
 		deleteCmd: func(ws workspaceCtx) (store.MessageType, any) {
 			return store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: ws.w.ID}
