@@ -24,7 +24,9 @@ import (
 type countMaps struct {
 	mu    sync.Mutex
 	seed  maphash.Seed
-	slots [countMapSlots]countMapSlot
+	// slots is made on first use: a store that never stores a metric
+	// (most tests' stores) holds none.
+	slots *[countMapSlots]countMapSlot
 	// key is scratch space for a map's canonical form.
 	key []byte
 }
@@ -97,6 +99,9 @@ func (c *countMaps) lookup(pairs []countPair, m map[string]int) map[string]int {
 		key = binary.AppendVarint(key, int64(p.v))
 	}
 	c.key = key
+	if c.slots == nil {
+		c.slots = new([countMapSlots]countMapSlot)
+	}
 	s := &c.slots[maphash.Bytes(c.seed, key)%countMapSlots]
 	if s.m != nil && s.key == string(key) {
 		return s.m
