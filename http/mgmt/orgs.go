@@ -121,6 +121,17 @@ func (s *Server) orgAuthority(c *call, name string) (*mgmt.OrgAuthority, error) 
 	return a, nil
 }
 
+// orgPage returns the caller's standing in the organization the route
+// names (404 when they cannot see it) and the page a list asks for.
+func (s *Server) orgPage(c *call, p httprouter.Params, r *http.Request) (*mgmt.OrgAuthority, jsonapi.Page, error) {
+	a, err := s.orgAuthority(c, p.ByName("org"))
+	if err != nil {
+		return nil, jsonapi.Page{}, err
+	}
+	page, err := pageOf(r)
+	return a, page, err
+}
+
 func (s *Server) orgList(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {

@@ -73,11 +73,7 @@ func newPolicySets(s *Server) *resource[*mgmt.OrgAuthority, policySetView, mgmt.
 }
 
 func (s *Server) policySetList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	page, err := pageOf(r)
+	a, page, err := s.orgPage(c, p, r)
 	if err != nil {
 		return result{}, err
 	}

@@ -141,11 +141,7 @@ func (s *Server) projectDoc(p *mgmt.Project, pa mgmt.ProjectAccess, includeTags 
 
 // projectList serves GET /organizations/:org/projects.
 func (s *Server) projectList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	page, err := pageOf(r)
+	a, page, err := s.orgPage(c, p, r)
 	if err != nil {
 		return result{}, err
 	}

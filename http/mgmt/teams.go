@@ -144,11 +144,7 @@ func (s *Server) teamDoc(t *mgmt.Team, a *mgmt.OrgAuthority, includeUsers bool) 
 // teamList serves GET /organizations/:org/teams with q (name contains) and
 // filter[names] (comma-separated exact names, case-insensitive).
 func (s *Server) teamList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	page, err := pageOf(r)
+	a, page, err := s.orgPage(c, p, r)
 	if err != nil {
 		return result{}, err
 	}

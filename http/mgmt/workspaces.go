@@ -175,11 +175,7 @@ func (s *Server) projectAccess(a *mgmt.OrgAuthority, id string) (mgmt.ProjectAcc
 // the caller can see, in creation order, with search[name] (or q: name
 // contains, ignoring case) and filter[project][id].
 func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	a, err := s.orgAuthority(c, p.ByName("org"))
-	if err != nil {
-		return result{}, err
-	}
-	page, err := pageOf(r)
+	a, page, err := s.orgPage(c, p, r)
 	if err != nil {
 		return result{}, err
 	}
