@@ -22,9 +22,12 @@ var allowed = map[string][]string{
 	"raft/...":         {},
 	"scheduler":        {"state"},
 	"scheduler/leader": {"scheduler", "state", "state/store"},
-	"http": {"state", "state/store", "state/jobspec", "scheduler", "http/blocking", "http/jsonapi",
-		"http/codec", "http/router", "http/agentops", "http/clientapi", "http/clientapi/allocfs"},
+	// The core: it parses no job and runs no scheduler (http/jobs does).
+	"http": {"state", "state/store", "http/blocking", "http/jsonapi",
+		"http/codec", "http/router", "http/agentops", "http/clientapi"},
 	"http/blocking": {},
+	// The /v1 handlers, mounted on the core through their Core interface.
+	"http/jobs": {"state", "state/jobspec", "state/store", "scheduler", "http/codec", "http/clientapi"},
 	// The pieces the core and the client agent's surface share: the codec
 	// (errors, bodies, query parameters), the router, and what every agent
 	// answers about itself (metrics, its log lines).
@@ -62,12 +65,16 @@ var testAllowed = map[string][]string{
 	// The harness (scheduler/schedtest) applies real store commands,
 	// without Raft.
 	"scheduler": {"state/store", "scheduler/schedtest"},
-	// Tests may assemble the whole HTTP server: the management API's tests
-	// mount it on the real core, and the core's route walks mount it too
-	// (product code of either never imports the other). The core's tests
-	// also drive the Go client against it.
-	"http/mgmt": {"http"},
-	"http":      {"http/api", "http/mgmt"},
+	// Tests may assemble the whole HTTP server: the jobs API's and the
+	// management API's tests mount them on the real core (the management
+	// API's tests mount the jobs API too, for the ACL bootstrap), and the
+	// core's tests mount both (product code of none imports another). The
+	// core's and the jobs API's tests also drive the Go client.
+	"http/mgmt": {"http", "http/jobs"},
+	"http/jobs": {"http", "http/api"},
+	// Many of the core's tests still drive the jobs API through it (a
+	// node's computed class, a task's non-regular files).
+	"http": {"http/api", "http/mgmt", "http/jobs", "scheduler", "http/clientapi/allocfs"},
 	// The agent's tests read through the clients.
 	"agent/...": {"..."},
 	// One CLI test runs the management commands against an in-process agent.
@@ -177,6 +184,9 @@ func TestBoundaryRulesCatchViolations(t *testing.T) {
 		{"scheduler", "scheduler/schedtest", false}, {"scheduler/schedtest", "scheduler/leader", true},
 		{"scheduler/schedtest", "raft", true},
 		{"http/mgmt", "http", false}, {"http", "http/mgmt", false},
+		{"http/jobs", "http", false}, {"http", "http/jobs", false},
+		{"http", "scheduler", false}, {"http", "state/jobspec", false},
+		{"http/jobs", "http/mgmt", true}, {"http/mgmt", "http/jobs", false},
 		{"http/api", "state/store", true}, {"http/api/mgmt", "state/store", true},
 		{"http/api", "http", true}, {"http/api", "agent", true},
 		{"client", "raft", true}, {"client", "scheduler", true}, {"client", "agent", true},

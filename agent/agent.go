@@ -22,6 +22,7 @@ import (
 
 	"github.com/schedhq/sched/client"
 	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/http/jobs"
 	mgmthttp "github.com/schedhq/sched/http/mgmt"
 	"github.com/schedhq/sched/http/ui"
 	"github.com/schedhq/sched/raft"
@@ -140,10 +141,11 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	}
 
 	w := a.newWriter()
-	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger, JobLimits: cfg.Server.JobLimits(),
+	hcfg := schedhttp.Config{Store: a.store, Writer: w, Cluster: w, Logger: logger,
 		ForwardTLS: a.httpDialTLS, NodeTLS: a.nodeTLS(), EnableDebug: cfg.EnableDebug, Monitor: logs, Metrics: a.metrics,
 		MaxBlockingQueries: cfg.Limits.MaxBlockingQueries}
-	a.configureHTTPScheduler(&hcfg)
+	jcfg := jobs.Config{JobLimits: cfg.Server.JobLimits()}
+	a.configureHTTPScheduler(&jcfg)
 	a.configureHTTPACL(&hcfg)
 	a.configureHTTPCluster(&hcfg)
 	if cfg.Client.Enabled {
@@ -157,6 +159,14 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 			hcfg.LocalIntroSecret = a.localIntro
 		}
 	}
+	// The jobs API serves the cluster's status, agent and operator
+	// endpoints, and names the local client in /v1/agent/self.
+	if hcfg.Forwarder != nil {
+		jcfg.Cluster = hcfg.Forwarder
+	}
+	if hcfg.Client != nil {
+		jcfg.Client = hcfg.Client
+	}
 	srv, err := schedhttp.New(hcfg)
 	if err != nil {
 		return nil, err
@@ -167,8 +177,9 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 		rt = a.sched.rt
 	}
 	a.registerServerMetrics(a.metrics, rt)
-	// The management API (/api/v2) mounts on the HTTP core; neither
-	// imports the other.
+	// The jobs API (/v1) and the management API (/api/v2) mount on the
+	// HTTP core; none of the three imports another.
+	jobs.Mount(srv, jcfg)
 	mgmthttp.New(srv, mgmthttp.Config{RateLimit: cfg.ManagementAPI.RateLimit})
 	// Leader duties, started in this order on gaining leadership and
 	// stopped in reverse on losing it. Later issues append here.

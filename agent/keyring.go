@@ -15,6 +15,7 @@ import (
 	"time"
 
 	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/raft"
 	"github.com/schedhq/sched/state"
 )
@@ -68,7 +69,7 @@ func (a *Agent) gossipKeys() (primary []byte, others [][]byte, err error) {
 // localKeyring runs op on this server's keyring and saves the result.
 func (c *clusterState) localKeyring(op, key string) (raft.Keyring, error) {
 	if c.gossip == nil {
-		return raft.Keyring{}, fmt.Errorf("%w: this server does not gossip (dev mode)", schedhttp.ErrKeyringInput)
+		return raft.Keyring{}, fmt.Errorf("%w: this server does not gossip (dev mode)", jobs.ErrKeyringInput)
 	}
 	c.keyringMu.Lock()
 	defer c.keyringMu.Unlock()
@@ -85,11 +86,11 @@ func (c *clusterState) localKeyring(op, key string) (raft.Keyring, error) {
 		err = fmt.Errorf("unknown operation %q", op)
 	}
 	if err != nil {
-		return raft.Keyring{}, fmt.Errorf("%w: %v", schedhttp.ErrKeyringInput, err)
+		return raft.Keyring{}, fmt.Errorf("%w: %v", jobs.ErrKeyringInput, err)
 	}
 	ring, err := c.gossip.Keyring()
 	if err != nil {
-		return raft.Keyring{}, fmt.Errorf("%w: %v", schedhttp.ErrKeyringInput, err)
+		return raft.Keyring{}, fmt.Errorf("%w: %v", jobs.ErrKeyringInput, err)
 	}
 	if op != "list" {
 		if err := c.a.saveKeyring(ring); err != nil {
@@ -119,7 +120,7 @@ func (a *Agent) saveKeyring(ring raft.Keyring) error {
 // keyringFanoutTimeout bounds asking one other server.
 const keyringFanoutTimeout = 10 * time.Second
 
-// Keyring implements schedhttp.KeyringManager. Without local it runs op
+// Keyring implements jobs.KeyringManager. Without local it runs op
 // here and on every other live server gossip knows (over their HTTP API,
 // ?local=true, with the caller's token), and adds the answers up; a server
 // that fails is named in Messages and makes the whole answer an error, so
@@ -128,7 +129,7 @@ func (c *clusterState) Keyring(ctx context.Context, op, key string, local bool, 
 	if op != "list" {
 		// A malformed key is refused before any server changes.
 		if _, err := raft.DecodeGossipKey(key); err != nil {
-			return nil, fmt.Errorf("%w: Key: %v", schedhttp.ErrKeyringInput, err)
+			return nil, fmt.Errorf("%w: Key: %v", jobs.ErrKeyringInput, err)
 		}
 	}
 	resp := &state.KeyringResponse{Messages: map[string]string{}, Keys: map[string]int{}, PrimaryKeys: map[string]int{}}

@@ -3,7 +3,7 @@ package agent
 import (
 	"fmt"
 
-	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/scheduler/leader"
 )
 
@@ -16,7 +16,7 @@ type schedulerHooks struct {
 // The runtime is what HTTP handlers use as the leader's services: node
 // heartbeats and forced garbage collection. Off the leader its services
 // are stopped and answer scheduler.ErrNotLeader, which HTTP maps to 503.
-var _ schedhttp.LeaderServices = (*leader.Runtime)(nil)
+var _ jobs.LeaderServices = (*leader.Runtime)(nil)
 
 // schedulerRuntime builds the scheduler runtime once; both hooks share it.
 func (a *Agent) schedulerRuntime() (*leader.Runtime, error) {
@@ -82,8 +82,8 @@ func (a *Agent) schedulerServices() []leaderService {
 	return out
 }
 
-// configureHTTPScheduler gives the HTTP server the scheduler's services.
-func (a *Agent) configureHTTPScheduler(cfg *schedhttp.Config) {
+// configureHTTPScheduler gives the jobs API the scheduler's services.
+func (a *Agent) configureHTTPScheduler(cfg *jobs.Config) {
 	rt, err := a.schedulerRuntime()
 	if err != nil {
 		a.log.Error("scheduler disabled", "error", err)

@@ -1,8 +1,6 @@
 package http
 
 import (
-	"net/http"
-
 	"github.com/schedhq/sched/state"
 )
 
@@ -25,26 +23,12 @@ type ACLResolver interface {
 	BootstrapResetPath() string
 }
 
-// aclRoutes registers the token and policy endpoints. A server configured
-// without a resolver gets one over its own store that does not enforce
-// /v1 capabilities, so that tokens (which /api/v2 always needs) can be
-// bootstrapped and managed on every server.
-func (s *Server) aclRoutes() {
+// defaultACL gives a server configured without a resolver one over its own
+// store that does not enforce /v1 capabilities, so that tokens (which
+// /api/v2 always needs) can be bootstrapped and managed on every server.
+func (s *Server) defaultACL() {
 	if s.cfg.ACL == nil {
 		// Cannot fail: the store is set (New checked it).
 		s.cfg.ACL, _ = NewTokenResolver(TokenResolverConfig{Store: s.store, Now: s.cfg.Now})
 	}
-	s.write("/v1/acl/bootstrap", s.aclBootstrap)
-
-	s.handle(http.MethodGet, "/v1/acl/tokens", s.aclTokenList)
-	s.write("/v1/acl/token", s.aclTokenCreate)
-	s.handle(http.MethodGet, "/v1/acl/token/self", s.aclTokenSelf)
-	s.handle(http.MethodGet, "/v1/acl/token/:accessor_id", s.aclTokenRead)
-	s.write("/v1/acl/token/:accessor_id", s.aclTokenUpdate)
-	s.handle(http.MethodDelete, "/v1/acl/token/:accessor_id", s.aclTokenDelete)
-
-	s.handle(http.MethodGet, "/v1/acl/policies", s.aclPolicyList)
-	s.handle(http.MethodGet, "/v1/acl/policy/:name", s.aclPolicyRead)
-	s.write("/v1/acl/policy/:name", s.aclPolicyUpsert)
-	s.handle(http.MethodDelete, "/v1/acl/policy/:name", s.aclPolicyDelete)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/julienschmidt/httprouter"
+	"github.com/schedhq/sched/http/jobs"
 )
 
 // BenchmarkJobReadACL measures GET /v1/job/:id through the handler with
@@ -21,7 +22,7 @@ func BenchmarkJobReadACL(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			a := newACLHarness(b, enforce, "")
-			a.okAs(a.managementToken(), http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: testJob("web")}, nil)
+			a.okAs(a.managementToken(), http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web")}, nil)
 			secret := ""
 			if enforce {
 				secret = a.clientToken(`namespace "d*" { capabilities = ["read-job"] }`)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -132,7 +133,7 @@ func jobsWorld(t *testing.T) (*aclHarness, string) {
 	for _, ns := range []string{"default", "prod", "dev", "secret"} {
 		j := testJob("web")
 		j.Namespace = ns
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: j}, nil)
+		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: j}, nil)
 	}
 	return a, mgmt
 }
@@ -146,7 +147,7 @@ func TestACLJobsThroughHandlers(t *testing.T) {
 	a.okAs(reader, http.MethodGet, "/v1/job/web?namespace=prod", nil, nil)
 	a.okAs(reader, http.MethodGet, "/v1/job/web/versions?namespace=dev", nil, nil)
 	a.deniedAs(reader, http.MethodGet, "/v1/job/web?namespace=secret", nil)
-	a.deniedAs(reader, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: testJob("new")})
+	a.deniedAs(reader, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("new")})
 	a.deniedAs("", http.MethodGet, "/v1/job/web", nil)
 	a.failAs("bogus", http.MethodGet, "/v1/job/web", nil, http.StatusForbidden, msgTokenNotFound)
 	a.okAs(mgmt, http.MethodGet, "/v1/job/web?namespace=secret", nil, nil)
@@ -155,15 +156,15 @@ func TestACLJobsThroughHandlers(t *testing.T) {
 	// query, and not by naming another namespace in the body.
 	dev := testJob("api")
 	dev.Namespace = "dev"
-	a.okAs(devWriter, http.MethodPost, "/v1/jobs?namespace=dev", &JobRegisterRequest{Job: dev}, nil)
-	a.okAs(devWriter, http.MethodPut, "/v1/job/api", &JobRegisterRequest{Job: dev}, nil)
+	a.okAs(devWriter, http.MethodPost, "/v1/jobs?namespace=dev", &jobs.JobRegisterRequest{Job: dev}, nil)
+	a.okAs(devWriter, http.MethodPut, "/v1/job/api", &jobs.JobRegisterRequest{Job: dev}, nil)
 	sneaky := testJob("sneaky")
 	sneaky.Namespace = "prod"
 	before := a.store.LatestIndex()
-	a.deniedAs(devWriter, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: sneaky})
-	a.failAs(devWriter, http.MethodPost, "/v1/jobs?namespace=dev", &JobRegisterRequest{Job: sneaky}, http.StatusBadRequest, `namespace in query "dev" and body "prod" disagree`)
-	a.failAs(devWriter, http.MethodPost, "/v1/job/sneaky?namespace=dev", &JobRegisterRequest{Job: sneaky}, http.StatusBadRequest, "disagree")
-	a.deniedAs(devWriter, http.MethodPost, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: testJob("x")})
+	a.deniedAs(devWriter, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: sneaky})
+	a.failAs(devWriter, http.MethodPost, "/v1/jobs?namespace=dev", &jobs.JobRegisterRequest{Job: sneaky}, http.StatusBadRequest, `namespace in query "dev" and body "prod" disagree`)
+	a.failAs(devWriter, http.MethodPost, "/v1/job/sneaky?namespace=dev", &jobs.JobRegisterRequest{Job: sneaky}, http.StatusBadRequest, "disagree")
+	a.deniedAs(devWriter, http.MethodPost, "/v1/jobs?namespace=prod", &jobs.JobRegisterRequest{Job: testJob("x")})
 	if a.store.LatestIndex() != before {
 		t.Error("a denied write wrote something")
 	}
@@ -177,13 +178,13 @@ func TestACLGateOverride(t *testing.T) {
 	overrider := a.clientToken("namespace \"dev\" {\n  policy = \"write\"\n  capabilities = [\"gate-override\"]\n}")
 	job := testJob("web")
 	job.Namespace = "dev"
-	a.okAs(writer, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: job}, nil)
-	a.deniedAs(writer, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: job, PolicyOverride: true})
-	a.deniedAs(writer, http.MethodPost, "/v1/job/web?namespace=dev", &JobRegisterRequest{Job: job, PolicyOverride: true})
-	a.okAs(overrider, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: job, PolicyOverride: true}, nil)
+	a.okAs(writer, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
+	a.deniedAs(writer, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true})
+	a.deniedAs(writer, http.MethodPost, "/v1/job/web?namespace=dev", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true})
+	a.okAs(overrider, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true}, nil)
 	// The body reaches the handler intact after the guard read it.
 	var resp state.JobRegisterResponse
-	a.okAs(overrider, http.MethodPut, "/v1/job/web?namespace=dev", &JobRegisterRequest{Job: job, PolicyOverride: true}, &resp)
+	a.okAs(overrider, http.MethodPut, "/v1/job/web?namespace=dev", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true}, &resp)
 	if resp.EvalID == "" {
 		t.Errorf("register after the guard peeked: %+v", resp)
 	}
@@ -249,7 +250,7 @@ func TestACLListAllNamespacesIsFiltered(t *testing.T) {
 // request; a policy update takes effect on the next request.
 func TestACLCacheInvalidatedByPolicyUpdate(t *testing.T) {
 	a, mgmt := jobsWorld(t)
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/team", ACLPolicyRequest{Rules: `namespace "default" { policy = "read" }`}, nil)
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/team", jobs.ACLPolicyRequest{Rules: `namespace "default" { policy = "read" }`}, nil)
 	tok := a.token(&state.ACLToken{Type: state.ACLTokenTypeClient, Policies: []string{"team"}})
 	start := a.resolver.compiles.Load()
 	for range 20 {
@@ -260,20 +261,20 @@ func TestACLCacheInvalidatedByPolicyUpdate(t *testing.T) {
 	}
 	a.deniedAs(tok, http.MethodDelete, "/v1/job/web", nil)
 
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/team", ACLPolicyRequest{Rules: `namespace "default" { policy = "write" }`}, nil)
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/team", jobs.ACLPolicyRequest{Rules: `namespace "default" { policy = "write" }`}, nil)
 	a.okAs(tok, http.MethodGet, "/v1/job/web", nil, nil)
 	if got := a.resolver.compiles.Load() - start; got != 2 {
 		t.Errorf("after a policy update: %d compiles, want 2", got)
 	}
 	job := testJob("web")
-	a.okAs(tok, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: job}, nil)
+	a.okAs(tok, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
 
 	// Deleting the policy takes its rules away; a token update too.
 	a.okAs(mgmt, http.MethodDelete, "/v1/acl/policy/team", nil, nil)
 	a.deniedAs(tok, http.MethodGet, "/v1/job/web", nil)
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/team", ACLPolicyRequest{Rules: `namespace "default" { policy = "read" }`}, nil)
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/team", jobs.ACLPolicyRequest{Rules: `namespace "default" { policy = "read" }`}, nil)
 	a.okAs(tok, http.MethodGet, "/v1/job/web", nil, nil)
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/token/"+a.accessorOf(tok), ACLTokenRequest{Type: "management"}, nil)
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/token/"+a.accessorOf(tok), jobs.ACLTokenRequest{Type: "management"}, nil)
 	a.okAs(tok, http.MethodDelete, "/v1/job/web", nil, nil)
 }
 
@@ -355,7 +356,7 @@ func TestACLActionExecAndHandshake(t *testing.T) {
 	job := testJob("web") // task "server" runs under raw_exec
 	job.TaskGroups[0].Tasks = append(job.TaskGroups[0].Tasks, &state.Task{Name: "boxed", Driver: "docker",
 		Config: map[string]any{"image": "x"}, Resources: &state.Resources{CPU: 100, MemoryMB: 64}})
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: job}, nil)
+	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
 	rule, _ := ruleFor(aclRuleTable(), route{Method: http.MethodGet, Path: "/v1/job/:job_id/action"})
 	ps := httprouter.Params{{Key: "job_id", Value: "web"}}
 	execOnly := a.clientToken(rulesText("default", []string{"alloc-exec"}, "", "", ""))

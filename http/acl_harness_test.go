@@ -30,7 +30,7 @@ type aclHarness struct {
 func newACLHarness(t testing.TB, enforce bool, resetPath string) *aclHarness {
 	t.Helper()
 	a := &aclHarness{clock: testutil.NewClock(testNow)}
-	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
+	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) {
 		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: enforce, Now: a.clock.Now, BootstrapResetPath: resetPath})
 		if err != nil {
 			t.Fatal(err)
@@ -38,7 +38,7 @@ func newACLHarness(t testing.TB, enforce bool, resetPath string) *aclHarness {
 		a.resolver = r
 		c.ACL = r
 		c.Now = a.clock.Now
-		c.Leader = &fakeLeader{ttl: testTTL}
+		c.Jobs.Leader = &fakeLeader{ttl: testTTL}
 	})
 	return a
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -50,13 +51,13 @@ func newNamespaceWalk(t *testing.T) *namespaceWalk {
 	t.Helper()
 	fc := &fakeClientAPI{nodeID: nodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}, stats: &state.AllocResourceUsage{}}
 	a := &aclHarness{clock: testutil.NewClock(testNow)}
-	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
+	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) {
 		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: true, Now: a.clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		a.resolver, c.ACL, c.Now = r, r, a.clock.Now
-		c.Leader, c.Client = &fakeLeader{ttl: testTTL}, fc
+		c.Jobs.Leader, c.Client = &fakeLeader{ttl: testTTL}, fc
 		// Every route a server agent serves: the cluster routes too.
 		c.Forwarder = leaderOnlyForwarder{}
 	})
@@ -69,7 +70,7 @@ func newNamespaceWalk(t *testing.T) *namespaceWalk {
 	job.Namespace = walkTeamB
 	job.TaskGroups[0].Tasks[0].Actions = []*state.Action{{Name: "a", Command: "/bin/true"}}
 	var reg state.JobRegisterResponse
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs?namespace="+walkTeamB, &JobRegisterRequest{Job: job}, &reg)
+	a.okAs(mgmt, http.MethodPost, "/v1/jobs?namespace="+walkTeamB, &jobs.JobRegisterRequest{Job: job}, &reg)
 	w.eval = reg.EvalID
 	stored := a.job(walkTeamB, walkJob)
 

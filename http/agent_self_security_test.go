@@ -29,7 +29,7 @@ func (securityForwarder) Self() *state.AgentSelf {
 // A server's /v1/agent/self carries the agent's findings under
 // "security", beside Nomad's keys.
 func TestAgentSelfReportsSecurity(t *testing.T) {
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Forwarder = securityForwarder{} })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Forwarder = securityForwarder{} })
 	var raw map[string]json.RawMessage
 	h.ok(http.MethodGet, "/v1/agent/self", nil, &raw)
 	for _, k := range []string{"config", "stats", "security"} {
@@ -43,7 +43,7 @@ func TestAgentSelfReportsSecurity(t *testing.T) {
 		t.Errorf("security %+v", self.Security)
 	}
 	// An agent that reports none leaves the key out, as older ones do.
-	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Forwarder = selfForwarder{} })
+	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Forwarder = selfForwarder{} })
 	raw = nil
 	h2.ok(http.MethodGet, "/v1/agent/self", nil, &raw)
 	if _, ok := raw["security"]; ok {

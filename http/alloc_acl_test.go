@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 )
 
@@ -13,7 +14,7 @@ import (
 func TestACLExecLifecycleAndFSEndpoints(t *testing.T) {
 	a := newACLHarness(t, true, "")
 	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: testJob("web")}, nil) // task "server": raw_exec
+	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web")}, nil) // task "server": raw_exec
 	id := a.placeAlloc(1, a.registered(testJob("web")), nodeID(1), "")
 	cmd := url.QueryEscape(`["/bin/sh"]`)
 	tok := func(caps ...string) string { return a.clientToken(rulesText("default", caps, "", "", "")) }
@@ -61,7 +62,7 @@ func TestExecHandshakeToken(t *testing.T) {
 	fc := &fakeClientAPI{nodeID: nodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}
 	a.srv.cfg.Client = fc
 	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: testJob("web")}, nil)
+	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web")}, nil)
 	id := a.placeAlloc(1, a.registered(testJob("web")), nodeID(1), "")
 	fc.allocs[id] = a.alloc(id)
 	srv := execServer(t, a.harness)

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/clientapi"
@@ -14,57 +13,21 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// execRoutes registers the operator's ways into running allocations: job
-// actions (spec §4 rows 23 and 24), exec, and the allocation lifecycle
+// execRoutes registers the operator's ways into running allocations,
+// relayed to their node: a job's action (spec §4 row 24; the list of
+// actions, row 23, is the jobs API's), exec, and the allocation lifecycle
 // (alloc_lifecycle.go).
-func (s *Server) execRoutes() {
-	s.handle(http.MethodGet, "/v1/job/:job_id/actions", s.jobActions)
+func (s relay) execRoutes() {
 	s.handle(http.MethodGet, "/v1/job/:job_id/action", s.jobAction)
 	s.handle(http.MethodGet, "/v1/client/allocation/:alloc_id/exec", s.allocExec)
 	s.lifecycleRoutes()
-}
-
-// jobActions serves GET /v1/job/:job_id/actions: the actions of every task
-// of the job's current version, in group and task order.
-func (s *Server) jobActions(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	id := p.ByName("job_id")
-	var job *state.Job
-	err := s.read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
-		var err error
-		job, err = s.store.JobByID(ws, ns, id)
-		return s.maxIndex("jobs"), err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if job == nil {
-		return nil, state.NotFoundf("job %q", id)
-	}
-	return jobActionList(job), nil
-}
-
-// jobActionList lists job's actions; never nil, so an empty list is [].
-func jobActionList(job *state.Job) []*state.JobAction {
-	out := []*state.JobAction{}
-	for _, tg := range job.TaskGroups {
-		for _, t := range tg.Tasks {
-			for _, a := range t.Actions {
-				if a == nil {
-					continue
-				}
-				out = append(out, &state.JobAction{Name: a.Name, Command: a.Command, Args: append([]string(nil), a.Args...),
-					TaskGroupName: tg.Name, TaskName: t.Name})
-			}
-		}
-	}
-	return out
 }
 
 // jobAction serves the WebSocket of GET /v1/job/:job_id/action: it runs
 // the action named by ?action= of task ?task= in allocation ?alloc_id=
 // (or ?allocID=) of the job, as an exec of the action's command and
 // arguments, with a terminal when ?tty=true.
-func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+func (s relay) jobAction(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	jobID := p.ByName("job_id")
 	// The allocation and task the guard checked (requestScope).
 	sc := scopeOf(r)
@@ -148,7 +111,7 @@ func findAction(job *state.Job, group, task, name string) *state.Action {
 // allocExec serves the WebSocket of GET
 // /v1/client/allocation/:alloc_id/exec?task=&command=["..."]&tty=: a
 // command inside a running task of the allocation (docs/exec.md).
-func (s *Server) allocExec(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+func (s relay) allocExec(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	allocID := p.ByName("alloc_id")
 	task := queryOf(r).Get("task")
 	if sc := scopeOf(r); sc != nil {
@@ -191,7 +154,7 @@ func findTask(job *state.Job, group, task string) *state.Task {
 // upgrade are HTTP errors; with ws_handshake the caller's token arrives in
 // the first frame, so authorization and everything after it happen on the
 // socket, and failures are close frames (clientapi/stream.go).
-func (s *Server) serveExec(w http.ResponseWriter, r *http.Request, allocID string, resolve func(allocLocation) (clientapi.ExecRequest, error)) {
+func (s relay) serveExec(w http.ResponseWriter, r *http.Request, allocID string, resolve func(allocLocation) (clientapi.ExecRequest, error)) {
 	ctx := r.Context()
 	prepare := func() (*allocLocation, clientapi.ExecRequest, *clientapi.Conn, error) {
 		loc, err := s.locateAlloc(r, allocID)

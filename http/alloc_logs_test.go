@@ -104,7 +104,7 @@ func localClientHarness(t *testing.T) (*harness, *fakeClientAPI) {
 	t.Helper()
 	fc := &fakeClientAPI{nodeID: nodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}
 	fl := &fakeLeader{ttl: testTTL}
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Leader, c.Client = fl, fc })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.Leader, c.Client = fl, fc })
 	h.registerNode(testNode(1))
 	h.register(testJob("web"))
 	h.placeAlloc(1, h.registered(testJob("web")), nodeID(1), "")
@@ -164,7 +164,7 @@ func TestClientLogsRead(t *testing.T) {
 
 	// A task that has written nothing yet has an empty log.
 	empty := &fakeClientAPI{nodeID: fc.nodeID, dir: filepath.Join(fc.dir, "missing"), allocs: fc.allocs}
-	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Client, c.Leader = empty, &fakeLeader{ttl: testTTL} })
+	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Client, c.Jobs.Leader = empty, &fakeLeader{ttl: testTTL} })
 	h2.registerNode(testNode(1))
 	h2.register(testJob("web"))
 	h2.placeAlloc(1, h2.registered(testJob("web")), nodeID(1), "")
@@ -481,13 +481,13 @@ func (selfForwarder) Self() *state.AgentSelf {
 // In dev mode the server's /v1/agent/self names the local client's node.
 func TestAgentSelfNamesLocalClient(t *testing.T) {
 	fc := &fakeClientAPI{nodeID: nodeID(1)}
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Client, c.Forwarder = fc, selfForwarder{} })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Client, c.Forwarder = fc, selfForwarder{} })
 	var self state.AgentSelf
 	h.ok(http.MethodGet, "/v1/agent/self", nil, &self)
 	if self.Stats["client"]["node_id"] != nodeID(1) || self.Stats["raft"]["state"] != "Leader" {
 		t.Errorf("agent/self stats %v", self.Stats)
 	}
-	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Forwarder = selfForwarder{} })
+	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Forwarder = selfForwarder{} })
 	var self2 state.AgentSelf
 	h2.ok(http.MethodGet, "/v1/agent/self", nil, &self2)
 	if _, ok := self2.Stats["client"]; ok || self2.Stats["raft"] == nil {

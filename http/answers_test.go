@@ -15,6 +15,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -119,8 +120,8 @@ func TestBlockingReadsShareOnlyTheSameQuestion(t *testing.T) {
 		web := testJob("web")
 		other := testJob("web-other")
 		other.Namespace = "other"
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: web}, nil)
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: other}, nil)
+		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: web}, nil)
+		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: other}, nil)
 		readDefault := a.clientToken(`namespace "default" { policy = "read" }`)
 		readOther := a.clientToken(`namespace "other" { policy = "read" }`)
 		idx := strconv.FormatUint(jobsIndex(a.harness), 10)
@@ -146,7 +147,7 @@ func TestBlockingReadsShareOnlyTheSameQuestion(t *testing.T) {
 		if got := a.srv.answers.groups.Questions(); got != len(cases)-1 {
 			t.Fatalf("%d questions, want %d", got, len(cases)-1)
 		}
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: testJob("web2")}, nil)
+		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web2")}, nil)
 		for i, tc := range cases {
 			<-dones[i]
 			if recs[i].Code != http.StatusOK {
@@ -164,7 +165,7 @@ func TestBlockingReadsShareOnlyTheSameQuestion(t *testing.T) {
 // and counted.
 func TestBlockingReadLimitAnswersAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.MaxBlockingQueries = 2 })
+		h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.MaxBlockingQueries = 2 })
 		reg := h.register(testJob("web"))
 		target := "/v1/jobs?index=" + strconv.FormatUint(jobsIndex(h), 10) + "&wait=1m"
 		_, d1 := serveAsync(h, http.MethodGet, target)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/schedhq/sched/http/jobs"
 )
 
 // BenchmarkJobRead measures GET /v1/job/:id through the router, the read
@@ -39,7 +41,7 @@ func BenchmarkJobRegister(b *testing.B) {
 	for b.Loop() {
 		i++
 		job.TaskGroups[0].Count = i
-		body, err := json.Marshal(&JobRegisterRequest{Job: job})
+		body, err := json.Marshal(&jobs.JobRegisterRequest{Job: job})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 )
 
@@ -182,7 +183,7 @@ func TestReadBarrier(t *testing.T) {
 		"/v1/namespace/default",
 	}
 	h := newHarness(t)
-	h.registerReq(&JobRegisterRequest{Job: testJob("web"), Submission: &state.JobSubmission{Format: "hcl2", Source: `job "web" {}`}})
+	h.registerReq(&jobs.JobRegisterRequest{Job: testJob("web"), Submission: &state.JobSubmission{Format: "hcl2", Source: `job "web" {}`}})
 	for _, target := range reads {
 		t.Run(target, func(t *testing.T) {
 			h := h.on(t)

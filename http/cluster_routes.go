@@ -56,32 +56,13 @@ type Forwarder interface {
 	RestoreSnapshot(ctx context.Context, r io.Reader) error
 }
 
-// clusterRoutes registers the status, agent and operator endpoints, and
-// the internal read-index endpoint followers use for consistent reads.
-//
-// Routes under /v1/agent/, /v1/status/ and /v1/internal/ are answered by
-// the server that receives them; the operator writes go to the leader like
-// every write, and GET /v1/operator/snapshot and
-// /v1/operator/raft/configuration are proxied to the leader too unless
-// ?stale is given (see needsLeader).
+// clusterRoutes registers the runtime profiles and the internal
+// read-index endpoint followers use for consistent reads (the status,
+// agent and operator endpoints are the jobs API's: http/jobs).
 func (s *Server) clusterRoutes() {
 	if s.cfg.Forwarder == nil {
 		return
 	}
-	s.handle(http.MethodGet, "/v1/status/leader", s.statusLeader)
-	s.handle(http.MethodGet, "/v1/status/peers", s.statusPeers)
-
-	s.handle(http.MethodGet, "/v1/agent/self", s.agentSelf)
-	s.handle(http.MethodGet, "/v1/agent/members", s.agentMembers)
-	s.handle(http.MethodGet, "/v1/agent/health", s.agentHealth)
-	s.write("/v1/agent/join", s.agentJoin)
-	s.keyringRoutes()                                                  // keyring.go
 	s.handle(http.MethodGet, "/v1/agent/pprof/:profile", s.agentPprof) // pprof.go
-
-	s.handle(http.MethodGet, "/v1/operator/raft/configuration", s.operatorRaftConfiguration)
-	s.handle(http.MethodDelete, "/v1/operator/raft/peer", s.operatorRaftRemovePeer)
-	s.handle(http.MethodGet, "/v1/operator/snapshot", s.operatorSnapshotSave)
-	s.write("/v1/operator/snapshot", s.operatorSnapshotRestore)
-
 	s.handle(http.MethodGet, readIndexPath, s.internalReadIndex)
 }

@@ -20,10 +20,10 @@ type leaderlessCluster struct{ FakeCluster }
 
 func (*leaderlessCluster) KnownLeader() bool { return false }
 
-func clusterHarness(t *testing.T, fwd *fakeForwarder, adjust func(*Config)) *harness {
+func clusterHarness(t *testing.T, fwd *fakeForwarder, adjust func(*testConfig)) *harness {
 	t.Helper()
 	fwd.leader = true
-	return newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
+	return newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) {
 		c.Forwarder = fwd
 		if adjust != nil {
 			adjust(c)
@@ -104,7 +104,7 @@ func TestAgentEndpoints(t *testing.T) {
 }
 
 func TestAgentHealthWithoutLeaderIs500(t *testing.T) {
-	h := clusterHarness(t, newFakeForwarder(), func(c *Config) { c.Cluster = &leaderlessCluster{} })
+	h := clusterHarness(t, newFakeForwarder(), func(c *testConfig) { c.Cluster = &leaderlessCluster{} })
 	rec := h.do("GET", "/v1/agent/health", nil)
 	var health state.AgentHealthResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &health); err != nil {
@@ -135,7 +135,7 @@ func TestOperatorSnapshot(t *testing.T) {
 	fwd := newFakeForwarder()
 	fwd.snapshot = "\x1f\x8b-archive-bytes"
 	// A small general body limit: the restore must not be bound by it.
-	h := clusterHarness(t, fwd, func(c *Config) { c.MaxBodyBytes = 16 })
+	h := clusterHarness(t, fwd, func(c *testConfig) { c.MaxBodyBytes = 16 })
 	handler := h.srv.Handler()
 
 	rec := httptest.NewRecorder()

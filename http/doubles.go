@@ -87,3 +87,11 @@ func (c *FakeCluster) ReadBarrier(context.Context) error {
 
 // FailBarrier makes every later ReadBarrier answer err.
 func (c *FakeCluster) FailBarrier(err error) { c.barrierErr.Store(&err) }
+
+// Writes returns how many commands reached the store so far (Applied,
+// read under the writer's lock).
+func (m *MemWriter) Writes() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.Applied
+}

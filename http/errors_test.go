@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -15,7 +16,7 @@ import (
 // a case can break the JSON form of one field.
 func jobBody(t *testing.T, job *state.Job, edit func(m map[string]any)) string {
 	t.Helper()
-	buf, err := json.Marshal(&JobRegisterRequest{Job: job})
+	buf, err := json.Marshal(&jobs.JobRegisterRequest{Job: job})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestJobRegisterBadInput(t *testing.T) {
 }
 
 func TestRequestBodyTooLarge(t *testing.T) {
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.MaxBodyBytes = 64 })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.MaxBodyBytes = 64 })
 	h.fail(http.MethodPost, "/v1/jobs", jobBody(t, testJob("web"), nil), http.StatusRequestEntityTooLarge, "64 bytes")
 	if h.writer.Applied != 0 {
 		t.Error("an oversize body reached the writer")
@@ -251,7 +252,7 @@ func TestWriterErrorsMapToStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.writer.Err = tc.err
-			h.fail(http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: testJob("web")}, tc.code, tc.err.Error())
+			h.fail(http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web")}, tc.code, tc.err.Error())
 		})
 	}
 }

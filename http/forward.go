@@ -275,3 +275,11 @@ func (s *Server) internalReadIndex(w http.ResponseWriter, r *http.Request, _ htt
 	}
 	return ReadIndexResponse{Index: index}, nil
 }
+
+// rawBodyKey keys the request body as it arrived, before the general size
+// limit, in the context of a snapshot restore.
+type rawBodyKey struct{}
+
+func isSnapshotRestore(r *http.Request) bool {
+	return r.URL.Path == "/v1/operator/snapshot" && (r.Method == http.MethodPut || r.Method == http.MethodPost)
+}

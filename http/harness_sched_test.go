@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -22,7 +23,7 @@ type fakeLeader struct {
 	gcs        int
 }
 
-var _ LeaderServices = (*fakeLeader)(nil)
+var _ jobs.LeaderServices = (*fakeLeader)(nil)
 
 func (f *fakeLeader) Heartbeat(nodeID string) (time.Duration, error) {
 	f.mu.Lock()
@@ -63,7 +64,7 @@ const testTTL = 17 * time.Second
 func newSchedHarness(t testing.TB) (*harness, *fakeLeader) {
 	t.Helper()
 	fl := &fakeLeader{ttl: testTTL}
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *Config) { c.Leader = fl })
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.Leader = fl })
 	return h, fl
 }
 
@@ -156,9 +157,7 @@ func (h *harness) registered(job *state.Job) *state.Job {
 
 // writes returns how many commands reached the store so far.
 func (h *harness) writes() int {
-	h.writer.mu.Lock()
-	defer h.writer.mu.Unlock()
-	return h.writer.Applied
+	return h.writer.Writes()
 }
 
 // systemJob is a system job with one group of one task.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -44,7 +45,7 @@ func newHarness(t testing.TB) *harness {
 
 // newHarnessWith builds a harness with a store config and a hook to adjust
 // the server config.
-func newHarnessWith(t testing.TB, sc store.StoreConfig, adjust func(*Config)) *harness {
+func newHarnessWith(t testing.TB, sc store.StoreConfig, adjust func(*testConfig)) *harness {
 	t.Helper()
 	store, err := store.NewStore(sc)
 	if err != nil {
@@ -52,22 +53,38 @@ func newHarnessWith(t testing.TB, sc store.StoreConfig, adjust func(*Config)) *h
 	}
 	h := &harness{t: t, store: store, writer: NewMemWriter(store), cluster: &FakeCluster{}, ids: new(atomic.Int64)}
 	ids := h.ids
-	cfg := Config{
+	cfg := testConfig{Config: Config{
 		Store:   store,
 		Writer:  h.writer,
 		Cluster: h.cluster,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:     func() time.Time { return testNow },
 		NewID:   func() string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", ids.Add(1)) },
-	}
+	}}
 	if adjust != nil {
 		adjust(&cfg)
 	}
-	h.srv, err = New(cfg)
+	// As the agent wires them: the cluster and the local client serve
+	// the jobs API's status, agent and operator endpoints too.
+	if cfg.Jobs.Cluster == nil && cfg.Forwarder != nil {
+		cfg.Jobs.Cluster = cfg.Forwarder
+	}
+	if cfg.Jobs.Client == nil && cfg.Client != nil {
+		cfg.Jobs.Client = cfg.Client
+	}
+	h.srv, err = New(cfg.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
+	jobs.Mount(h.srv, cfg.Jobs) // the /v1 handlers, as the agent mounts them
 	return h
+}
+
+// testConfig is a harness's configuration: the core's, and the jobs
+// API's mounted on it.
+type testConfig struct {
+	Config
+	Jobs jobs.Config
 }
 
 // on returns h reporting to t, for use inside a subtest: a helper that
@@ -128,10 +145,10 @@ func (h *harness) fail(method, target string, body any, code int, want ...string
 // register registers job through POST /v1/jobs and returns the answer.
 func (h *harness) register(job *state.Job) *state.JobRegisterResponse {
 	h.t.Helper()
-	return h.registerReq(&JobRegisterRequest{Job: job})
+	return h.registerReq(&jobs.JobRegisterRequest{Job: job})
 }
 
-func (h *harness) registerReq(req *JobRegisterRequest) *state.JobRegisterResponse {
+func (h *harness) registerReq(req *jobs.JobRegisterRequest) *state.JobRegisterResponse {
 	h.t.Helper()
 	var out state.JobRegisterResponse
 	h.ok(http.MethodPost, "/v1/jobs", req, &out)

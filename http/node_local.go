@@ -7,7 +7,6 @@ import (
 
 	"github.com/schedhq/sched/http/clientapi"
 	"github.com/schedhq/sched/http/codec"
-	"github.com/schedhq/sched/state"
 )
 
 // The node-local endpoints of an allocation (logs, file system, stats) as
@@ -16,7 +15,7 @@ import (
 // node (node_proxy.go), which serves them with package clientapi.
 
 // nodeLocalRoutes registers the allocation's logs, stats and file system.
-func (s *Server) nodeLocalRoutes() {
+func (s relay) nodeLocalRoutes() {
 	s.handle(http.MethodGet, "/v1/client/fs/logs/:alloc_id", s.allocLogs)
 	s.handle(http.MethodGet, "/v1/client/allocation/:alloc_id/stats", s.allocStats)
 	for _, op := range clientapi.FSOps() {
@@ -26,7 +25,7 @@ func (s *Server) nodeLocalRoutes() {
 
 // allocLogs serves GET /v1/client/fs/logs/:alloc_id (clientapi.ServeLogs):
 // the task's log files in rotation order, as one stream, followed or not.
-func (s *Server) allocLogs(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+func (s relay) allocLogs(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	lr, err := clientapi.ParseLogRequest(r)
 	if err != nil {
 		return nil, err
@@ -39,7 +38,7 @@ func (s *Server) allocLogs(w http.ResponseWriter, r *http.Request, p httprouter.
 }
 
 // allocFS serves one file system operation, locally or proxied.
-func (s *Server) allocFS(op string) codec.Handler {
+func (s relay) allocFS(op string) codec.Handler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 		id := p.ByName("alloc_id")
 		q, err := clientapi.ParseFSQuery(r, op)
@@ -56,25 +55,11 @@ func (s *Server) allocFS(op string) codec.Handler {
 
 // allocStats serves GET /v1/client/allocation/:alloc_id/stats: the
 // allocation's CPU and memory use per running task and in total.
-func (s *Server) allocStats(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+func (s relay) allocStats(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("alloc_id")
 	local, err := s.clientFor(w, r, id)
 	if err != nil || local == nil {
 		return alreadyWrittenOr(err)
 	}
 	return clientapi.Stats(r.Context(), local, id)
-}
-
-// withClientStats adds the local client's node ID to a server's
-// /v1/agent/self under stats.client.node_id (dev mode), where `sched node
-// status -self` looks for it. self is the Forwarder's fresh answer.
-func withClientStats(self *state.AgentSelf, c clientapi.Client) *state.AgentSelf {
-	if self == nil || c == nil || c.NodeID() == "" {
-		return self
-	}
-	if self.Stats == nil {
-		self.Stats = map[string]map[string]string{}
-	}
-	self.Stats["client"] = map[string]string{"node_id": c.NodeID()}
-	return self
 }

@@ -18,12 +18,20 @@ import (
 // clientProxyDialTimeout bounds connecting to a node.
 const clientProxyDialTimeout = 5 * time.Second
 
+// relay serves the endpoints a server answers by relaying the request to
+// another agent: an allocation's node-local endpoints (node_local.go),
+// exec and the lifecycle the client runs (alloc_exec.go,
+// alloc_lifecycle.go), another agent's log lines (ops.go). Each is served
+// locally instead when the agent asked for is this one (the client of its
+// own process, dev mode).
+type relay struct{ *Server }
+
 // clientFor finds who serves the client endpoints of allocID. When the
 // local client (dev mode) runs it, it returns that client. Otherwise it
 // proxies the request to the node that runs it, writing the answer, and
 // returns nil with a nil error. An allocation unknown here or outside the
 // request's namespace is a 404.
-func (s *Server) clientFor(w http.ResponseWriter, r *http.Request, allocID string) (clientapi.Client, error) {
+func (s relay) clientFor(w http.ResponseWriter, r *http.Request, allocID string) (clientapi.Client, error) {
 	loc, err := s.locateAlloc(r, allocID)
 	if err != nil || loc.local != nil {
 		return loc.local, err
@@ -41,7 +49,7 @@ type allocLocation struct {
 }
 
 // locateAlloc finds who serves allocID's client endpoints (see clientFor).
-func (s *Server) locateAlloc(r *http.Request, allocID string) (allocLocation, error) {
+func (s relay) locateAlloc(r *http.Request, allocID string) (allocLocation, error) {
 	ns := namespaceOf(r)
 	alloc, err := s.store.AllocByID(nil, allocID)
 	if err != nil {
@@ -78,7 +86,7 @@ func (s *Server) locateAlloc(r *http.Request, allocID string) (allocLocation, er
 }
 
 // nodeTargetOf is the agent of node, to proxy a request to (signed).
-func (s *Server) nodeTargetOf(node *state.Node) (nodeTarget, error) {
+func (s relay) nodeTargetOf(node *state.Node) (nodeTarget, error) {
 	if node.HTTPAddr == "" {
 		return nodeTarget{}, &CodedError{Code: http.StatusBadGateway, Message: fmt.Sprintf("node %s has no HTTP address", node.ID)}
 	}
@@ -163,4 +171,13 @@ func dialNodeExec(ctx context.Context, r *http.Request, nt nodeTarget, path stri
 		h.Set(HeaderToken, t)
 	}
 	return clientapi.DialExec(ctx, &u, h, nt.tls, t)
+}
+
+// inNamespace reports whether an object of namespace objNS is visible to a
+// request for namespace ns ("*" sees every namespace). Reads of single
+// evaluations, allocations and deployments answer 404 for an object of
+// another namespace, so that a capability granted in one namespace never
+// reveals another's objects by ID.
+func inNamespace(ns, objNS string) bool {
+	return ns == "*" || ns == objNS
 }

@@ -73,7 +73,7 @@ func statusClass(code int) string {
 // opsRoutes registers the operator endpoints of the agent.
 func (s *Server) opsRoutes() {
 	s.handle(http.MethodGet, "/v1/metrics", s.metricsRead)
-	s.handle(http.MethodGet, "/v1/agent/monitor", s.agentMonitor)
+	s.handle(http.MethodGet, "/v1/agent/monitor", relay{s}.agentMonitor)
 }
 
 // metricsRead serves GET /v1/metrics: JSON by default, the Prometheus
@@ -88,7 +88,7 @@ func (s *Server) metricsRead(w http.ResponseWriter, r *http.Request, _ httproute
 // client node whose agent's lines to follow instead: the request goes to
 // that agent signed (clientapi.Sign), the caller's token having been
 // checked here.
-func (s *Server) agentMonitor(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+func (s relay) agentMonitor(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
 	mr, err := agentops.ParseMonitorRequest(r)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func (s *Server) agentMonitor(w http.ResponseWriter, r *http.Request, _ httprout
 }
 
 // monitorNode finds the agent of the node a monitor follows.
-func (s *Server) monitorNode(r *http.Request, nodeID string) (nodeTarget, error) {
+func (s relay) monitorNode(r *http.Request, nodeID string) (nodeTarget, error) {
 	if r.Header.Get(clientapi.HeaderProxied) != "" {
 		// Already proxied once: never again (a node whose address points
 		// back at a server must not loop).
@@ -130,7 +130,7 @@ func (s *Server) monitorNode(r *http.Request, nodeID string) (nodeTarget, error)
 // member name, with or without the region, or its Raft ID) and reports
 // true, or reports false when that server is this one. The target checks
 // the caller's token again: the token header travels with the request.
-func (s *Server) monitorServer(w http.ResponseWriter, r *http.Request, serverID string) (bool, error) {
+func (s relay) monitorServer(w http.ResponseWriter, r *http.Request, serverID string) (bool, error) {
 	fwd := s.cfg.Forwarder
 	if fwd == nil {
 		return false, nil // a single server without a cluster: this one

@@ -14,7 +14,7 @@ func TestAgentPprof(t *testing.T) {
 	off := clusterHarness(t, newFakeForwarder(), nil)
 	off.fail("GET", "/v1/agent/pprof/heap", nil, http.StatusForbidden, "enable_debug")
 
-	h := clusterHarness(t, newFakeForwarder(), func(c *Config) { c.EnableDebug = true })
+	h := clusterHarness(t, newFakeForwarder(), func(c *testConfig) { c.EnableDebug = true })
 	for _, p := range []string{"heap", "goroutine", "allocs"} {
 		rec := h.ok("GET", "/v1/agent/pprof/"+p, nil, nil)
 		zr, err := gzip.NewReader(bytes.NewReader(rec.Body.Bytes()))

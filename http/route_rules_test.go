@@ -42,7 +42,7 @@ var _ Forwarder = routesOnlyForwarder{}
 func newRouteWalkHarness(t *testing.T, enforce bool) *aclHarness {
 	t.Helper()
 	a := &aclHarness{clock: testutil.NewClock(testNow)}
-	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *Config) {
+	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) {
 		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: enforce, Now: a.clock.Now})
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/http/codec"
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 )
 
@@ -138,18 +139,18 @@ func TestNamespaceResolutionThroughHandlers(t *testing.T) {
 		a.failAs(mgmt, http.MethodGet, "/v1/jobs?namespace=default&namespace=team-b", nil, http.StatusBadRequest, "namespace: given more than once")
 		a.failAs(mgmt, http.MethodGet, "/v1/jobs?namespace=%zz", nil, http.StatusBadRequest, "invalid URL escape")
 		a.failAs(mgmt, http.MethodGet, "/v1/nodes?%zz", nil, http.StatusBadRequest, "invalid URL escape")
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs?%6eamespace=team-b", &JobRegisterRequest{Job: testJob("enc")}, nil)
+		a.okAs(mgmt, http.MethodPost, "/v1/jobs?%6eamespace=team-b", &jobs.JobRegisterRequest{Job: testJob("enc")}, nil)
 		if a.job("team-b", "enc") == nil {
 			t.Errorf("enforce %v: ?%%6eamespace=team-b registered elsewhere", enforce)
 		}
 		job := testJob("body")
 		job.Namespace = "team-b"
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: job}, nil)
+		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
 		if a.job("team-b", "body") == nil {
 			t.Errorf("enforce %v: body namespace not used", enforce)
 		}
-		a.failAs(mgmt, http.MethodPost, "/v1/jobs?namespace=default", &JobRegisterRequest{Job: job}, http.StatusBadRequest, `namespace in query "default" and body "team-b" disagree`)
-		a.failAs(mgmt, http.MethodPost, "/v1/job/body/plan?namespace=default", &JobPlanRequest{Job: job}, http.StatusBadRequest, "disagree")
+		a.failAs(mgmt, http.MethodPost, "/v1/jobs?namespace=default", &jobs.JobRegisterRequest{Job: job}, http.StatusBadRequest, `namespace in query "default" and body "team-b" disagree`)
+		a.failAs(mgmt, http.MethodPost, "/v1/job/body/plan?namespace=default", &jobs.JobPlanRequest{Job: job}, http.StatusBadRequest, "disagree")
 		a.okAs(mgmt, http.MethodGet, "/v1/job/enc?%6E%61mespace=team-b", nil, nil)
 	}
 }

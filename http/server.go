@@ -1,16 +1,15 @@
-// Package http is sched's HTTP core and the jobs API under /v1: the
-// server, its route table (package http/router), the codec it shares with
-// the client agent's surface (http/codec: one error-to-status mapper,
-// bodies, query parameters), forwarding to the leader, authentication and
-// ACL rules, and the /v1 handlers. The management API (/api/v2, package
-// http/mgmt) is mounted on the core through the methods of mount.go. What
-// a client agent serves of its allocations (logs, files, stats, exec) is
+// Package http is sched's HTTP core: the server, its route table
+// (package http/router), the codec it shares with the client agent's
+// surface (http/codec: one error-to-status mapper, bodies, query
+// parameters), forwarding to the leader, authentication and the ACL rule
+// of every /v1 route (the request's namespace resolved once, here),
+// limits, blocking reads, metrics. The jobs API (/v1, package http/jobs)
+// and the management API (/api/v2, package http/mgmt) are mounted on the
+// core through the methods of mount.go; the agent wires them. What a
+// client agent serves of its allocations (logs, files, stats, exec) is
 // package http/clientapi: the core serves it for the client of its own
-// process and proxies it, signed, to other nodes (node_proxy.go). Reads
-// are served from the local state store, blocking through package
-// blocking; writes are turned into replicated commands, stamped here with
-// IDs and times (this server is the leader, or a later forwarding layer
-// sent the request to it), and handed to a Writer.
+// process and relays it, signed, to other nodes (relay, node_proxy.go).
+// Writes are turned into replicated commands and handed to a Writer.
 //
 // Handlers return (value, error); one wrapper encodes the value as JSON and
 // maps typed errors to status codes, so no handler writes a status itself.
@@ -22,7 +21,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"runtime"
 	"strings"
 	"time"
 
@@ -71,9 +69,6 @@ type Config struct {
 	NewID func() string
 	// MaxBodyBytes bounds request bodies; zero means 32 MiB.
 	MaxBodyBytes int64
-	// Leader reaches the leader-only scheduler services (node heartbeat
-	// timers, ...). Nil on a server that has none wired.
-	Leader LeaderServices
 	// ACL resolves tokens and enforces /v1 capabilities. Nil means every
 	// request is allowed.
 	ACL ACLResolver
@@ -92,9 +87,6 @@ type Config struct {
 	// without ACLs; with ACLs on they are served to agent:write tokens
 	// either way.
 	EnableDebug bool
-	// MaxSubmissionBytes bounds a job's source kept as its submission;
-	// larger sources are dropped with a warning. Zero means 1 MiB.
-	MaxSubmissionBytes int
 	// Client is the client agent running in this process (dev mode), which
 	// serves /v1/client/* for its own allocations; nil proxies every such
 	// request to the allocation's node (node_proxy.go).
@@ -105,10 +97,6 @@ type Config struct {
 	// It is never stored nor sent off the host; a register forwarded to
 	// another leader needs the client's intro_token instead.
 	LocalIntroSecret string
-	// JobLimits bounds group counts and job sizes (server block keys
-	// max_group_count, max_job_count, max_job_size); zero fields mean
-	// state's defaults.
-	JobLimits state.JobLimits
 	// ExecIdleTimeout ends an exec or action session in which nothing
 	// moved for this long; zero means clientapi.DefaultExecIdleTimeout.
 	ExecIdleTimeout time.Duration
@@ -132,26 +120,14 @@ type MetricsSource = agentops.MetricsSource
 
 // Server is the HTTP API of one sched server agent.
 type Server struct {
-	cfg Config
-	// hclSlots holds a place for each HCL text being parsed (jobParse):
-	// one costs up to about 300 MB and a second of CPU at the token bound
-	// (state.MaxHCLTokens), so no more run at once than there are CPUs.
-	hclSlots chan struct{}
-	store    *store.Store
-	log      *slog.Logger
-	router   *router.Router
-	// clientUpdates writes client reports in batches
-	// (node_allocs_batch.go).
-	clientUpdates *clientUpdateBatcher
+	cfg    Config
+	store  *store.Store
+	log    *slog.Logger
+	router *router.Router
 	// execTimes are the clocks of exec sessions (clientapi.Timings).
 	execTimes clientapi.Timings
-	// eventHeartbeat is how often an idle event stream sends `{}`; zero
-	// means defaultEventHeartbeat (tests shorten it).
-	eventHeartbeat time.Duration
 	// metrics are the HTTP layer's own metrics (ops.go).
 	metrics *httpMetrics
-	// events encodes each event once for every stream (events.go).
-	events eventCache
 	// answers are the blocking reads' shared answers and their bound
 	// (answers.go).
 	answers answers
@@ -174,23 +150,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 32 << 20
 	}
-	if cfg.MaxSubmissionBytes == 0 {
-		cfg.MaxSubmissionBytes = 1 << 20
-	}
 	if cfg.MaxBlockingQueries == 0 {
 		cfg.MaxBlockingQueries = DefaultMaxBlockingQueries
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, router: router.New(),
 		execTimes: clientapi.DefaultTimings(cfg.ExecIdleTimeout), metrics: newHTTPMetrics(),
-		answers: newAnswers(cfg.Store, cfg.MaxBlockingQueries), hclSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		answers: newAnswers(cfg.Store, cfg.MaxBlockingQueries)}
 	s.metrics.blockingEarly = prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: "sched", Subsystem: "http", Name: "blocking_queries_answered_early_total",
 		Help: "Blocking queries answered at once, without waiting, because limits.max_blocking_queries were waiting.",
 	}, func() float64 { return float64(s.answers.limit.Early()) })
-	s.clientUpdates = &clientUpdateBatcher{apply: func(ctx context.Context, req *store.AllocClientUpdateRequest) (uint64, error) {
-		_, index, err := s.cfg.Writer.Apply(ctx, store.AllocClientUpdateRequestType, req)
-		return index, err
-	}}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -228,21 +197,15 @@ func (s *Server) write(path string, h codec.Handler) {
 	s.handle(http.MethodPut, path, h)
 }
 
-// routes registers every area's endpoints. Each area keeps its routes in
-// its own file.
+// routes registers the core's own endpoints. Each area keeps its routes in
+// its own file; the /v1 jobs API (http/jobs) and the management API
+// (http/mgmt) mount theirs through mount.go.
 func (s *Server) routes() {
-	s.jobRoutes()       // jobs.go
-	s.jobDeployRoutes() // job_deploy.go: revert, stable, scale
-	s.namespaceRoutes() // namespaces.go
-	s.schedulerRoutes() // scheduler_routes.go: nodes, pools, evals, allocs, deployments, plan, GC
-	s.aclRoutes()       // acl.go: tokens (tokens.go), policies (policies.go), bootstrap (bootstrap.go)
-	s.clusterRoutes()   // cluster_routes.go: status, agent, operator
-	s.serviceRoutes()   // services.go: the service catalog
-	s.nodeLocalRoutes() // node_local.go: an allocation's logs, stats, file system
-	s.execRoutes()      // alloc_exec.go: actions, exec; alloc_lifecycle.go
-	s.eventRoutes()     // events.go: the event stream
-	s.opsRoutes()       // ops.go: metrics, the agent's log stream
-	s.searchRoutes()    // search.go: prefix search
+	s.defaultACL()             // acl.go: a resolver over the store when none is configured
+	s.clusterRoutes()          // cluster_routes.go: runtime profiles, the internal read index
+	relay{s}.nodeLocalRoutes() // node_local.go: an allocation's logs, stats, file system
+	relay{s}.execRoutes()      // alloc_exec.go: a job's action, exec; alloc_lifecycle.go: restart, signal
+	s.opsRoutes()              // ops.go: metrics, the agent's log stream
 }
 
 // writeRouteError answers a request no route matched: a JSON:API error

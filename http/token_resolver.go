@@ -17,6 +17,13 @@ import (
 // anonymousACL is the ACL of a request without a token: it grants nothing.
 var anonymousACL = state.NewACL(nil)
 
+// BootstrapResetFile is the name of the bootstrap reset file in
+// <data_dir>/server/. An operator who lost every management token writes
+// the reset index (named in the refusal of a second bootstrap) into it on
+// the leader; the next bootstrap then succeeds once and the file is
+// removed.
+const BootstrapResetFile = "acl-bootstrap-reset"
+
 // DefaultACLCacheSize bounds the resolved-token cache of a TokenResolver.
 const DefaultACLCacheSize = 4096
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -70,6 +71,7 @@ func newACLHarness(t testing.TB, rateLimit float64) *aclHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	jobs.Mount(h.srv, jobs.Config{}) // /v1 (the ACL bootstrap), as the agent mounts it
 	h.api = New(h.srv, Config{RateLimit: rateLimit})
 	a.harness = h
 	return a

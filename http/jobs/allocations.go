@@ -1,0 +1,174 @@
+package jobs
+
+import (
+	"net/http"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/http/codec"
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
+)
+
+// stubOptions say what an allocation list entry carries.
+type stubOptions struct {
+	resources  bool
+	taskStates bool
+}
+
+// parseStubOptions reads resources (default false) and task_states
+// (default true).
+func parseStubOptions(r *http.Request) (stubOptions, error) {
+	o := stubOptions{taskStates: true}
+	var err error
+	if o.resources, err = codec.BoolParam(r.URL.Query(), "resources"); err != nil {
+		return o, err
+	}
+	if _, ok := r.URL.Query()["task_states"]; ok {
+		if o.taskStates, err = codec.BoolParam(r.URL.Query(), "task_states"); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// allocStub makes a's list entry.
+func allocStub(a *state.Allocation, o stubOptions) *state.AllocListStub {
+	stub := a.Stub()
+	if o.resources {
+		stub.AllocatedResources = a.AllocatedResources
+	}
+	if !o.taskStates {
+		stub.TaskStates = nil
+	}
+	return stub
+}
+
+// allocStubs makes the list entries of allocs, never null.
+func allocStubs(allocs []*state.Allocation, o stubOptions) []*state.AllocListStub {
+	out := make([]*state.AllocListStub, 0, len(allocs))
+	for _, a := range allocs {
+		out = append(out, allocStub(a, o))
+	}
+	return out
+}
+
+// allocAPI serves /v1/allocations and /v1/allocation.
+type allocAPI struct{ *api }
+
+// allocRoutes registers the allocation reads.
+func (h allocAPI) allocRoutes() {
+	h.core.Route(http.MethodGet, "/v1/allocations", h.allocList)
+	h.core.Route(http.MethodGet, "/v1/allocation/:alloc_id", h.allocRead)
+	h.write("/v1/allocation/:alloc_id/stop", h.allocStop)
+}
+
+// allocList serves GET /v1/allocations: namespace (with *), prefix,
+// filter (over AllocListStub), per_page and next_token (an allocation
+// ID), resources and task_states.
+func (h allocAPI) allocList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+	opts, err := parseListOptions(r)
+	if err != nil {
+		return nil, err
+	}
+	so, err := parseStubOptions(r)
+	if err != nil {
+		return nil, err
+	}
+	allowed := h.core.NamespaceFilter(r, state.NamespaceCapabilityReadJob) // namespace=* shows only permitted namespaces
+	var pg *page[*state.AllocListStub]
+	err = h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		pg = newPage[*state.AllocListStub](opts)
+		allocs, err := h.store.Allocs(ws, ns, opts.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		for _, a := range allocs {
+			if allowed != nil && !allowed(a.Namespace) {
+				continue
+			}
+			if !pg.add(a.ID, allocStub(a, so)) {
+				break
+			}
+		}
+		return h.maxIndex(store.TableAllocs), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pg.finish(w), nil
+}
+
+// allocRead serves GET /v1/allocation/:alloc_id: the whole allocation,
+// with its job. An allocation of another namespace than the request's is
+// a 404 (see inNamespace).
+func (h allocAPI) allocRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("alloc_id")
+	var out *state.Allocation
+	err := h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		a, err := h.store.AllocByID(ws, id)
+		if err != nil {
+			return 0, err
+		}
+		out = nil
+		if a != nil && inNamespace(ns, a.Namespace) {
+			out = a
+		}
+		return h.maxIndex(store.TableAllocs), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, state.NotFoundf("allocation %q", id)
+	}
+	return out, nil
+}
+
+// allocStop serves POST /v1/allocation/:alloc_id/stop, as Nomad does it:
+// the allocation is marked to migrate (DesiredTransition.Migrate) and an
+// evaluation of its job (TriggeredBy alloc-stop) is created in the same
+// write; the scheduler stops it and places a replacement.
+// ?no_shutdown_delay=true skips the group's shutdown delay.
+func (h allocAPI) allocStop(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("alloc_id")
+	noDelay, err := codec.BoolParam(h.core.Query(r), "no_shutdown_delay")
+	if err != nil {
+		return nil, err
+	}
+	a, err := h.store.AllocByID(nil, id)
+	if err != nil {
+		return nil, err
+	}
+	if a == nil || !inNamespace(h.core.Namespace(r), a.Namespace) {
+		return nil, state.NotFoundf("allocation %q", id)
+	}
+	job, err := h.store.JobByID(nil, a.Namespace, a.JobID)
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
+		job = a.Job
+	}
+	if job == nil {
+		return nil, state.NotFoundf("job %q of allocation %q", a.JobID, id)
+	}
+	yes := true
+	tr := &state.DesiredTransition{Migrate: &yes}
+	if noDelay {
+		tr.NoShutdownDelay = &yes
+	}
+	now := h.core.Now().UnixNano()
+	eval := h.newEval(job, 0, state.EvalTriggerAllocStop, now)
+	eval.Namespace, eval.JobID = a.Namespace, a.JobID
+	cmd := &store.AllocUpdateDesiredTransitionRequest{
+		Allocs: map[string]*state.DesiredTransition{id: tr},
+		Evals:  []*state.Evaluation{eval},
+	}
+	_, index, err := h.core.Propose(w, r, store.AllocUpdateDesiredTransitionRequestType, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return &state.AllocStopResponse{EvalID: eval.ID, Index: index}, nil
+}

@@ -1,0 +1,114 @@
+package jobs
+
+import (
+	"net/http"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
+)
+
+// evalAPI serves /v1/evaluations and /v1/evaluation.
+type evalAPI struct{ *api }
+
+// evalRoutes registers the evaluation reads.
+func (h evalAPI) evalRoutes() {
+	h.core.Route(http.MethodGet, "/v1/evaluations", h.evalList)
+	h.core.Route(http.MethodGet, "/v1/evaluation/:eval_id", h.evalRead)
+	h.core.Route(http.MethodGet, "/v1/evaluation/:eval_id/allocations", h.evalAllocations)
+}
+
+// evalList serves GET /v1/evaluations: namespace (with *), prefix, filter
+// (over the evaluation), per_page and next_token (an evaluation ID), and
+// Nomad's shortcuts job (a job ID) and status.
+func (h evalAPI) evalList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+	opts, err := parseListOptions(r)
+	if err != nil {
+		return nil, err
+	}
+	q := r.URL.Query()
+	jobID, status := q.Get("job"), q.Get("status")
+	allowed := h.core.NamespaceFilter(r, state.NamespaceCapabilityReadJob) // namespace=* shows only permitted namespaces
+	var pg *page[*state.Evaluation]
+	err = h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		pg = newPage[*state.Evaluation](opts)
+		evals, err := h.store.Evals(ws, ns, opts.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range evals {
+			if allowed != nil && !allowed(e.Namespace) {
+				continue
+			}
+			if (jobID != "" && e.JobID != jobID) || (status != "" && e.Status != status) {
+				continue
+			}
+			if !pg.add(e.ID, e) {
+				break
+			}
+		}
+		return h.maxIndex(store.TableEvals), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pg.finish(w), nil
+}
+
+// evalRead serves GET /v1/evaluation/:eval_id. An evaluation of another
+// namespace than the request's is a 404 (see inNamespace).
+func (h evalAPI) evalRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("eval_id")
+	var out *state.Evaluation
+	err := h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		e, err := h.store.EvalByID(ws, id)
+		if err != nil {
+			return 0, err
+		}
+		out = nil
+		if e != nil && inNamespace(ns, e.Namespace) {
+			out = e
+		}
+		return h.maxIndex(store.TableEvals), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, state.NotFoundf("evaluation %q", id)
+	}
+	return out, nil
+}
+
+// evalAllocations serves GET /v1/evaluation/:eval_id/allocations: the
+// list entries of the allocations the evaluation placed. Like Nomad, an
+// unknown evaluation has none (200, empty list), so a reader can wait on
+// an evaluation it was just told about.
+func (h evalAPI) evalAllocations(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	id := p.ByName("eval_id")
+	so, err := parseStubOptions(r)
+	if err != nil {
+		return nil, err
+	}
+	var out []*state.AllocListStub
+	err = h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		allocs, err := h.store.AllocsByEval(ws, id)
+		if err != nil {
+			return 0, err
+		}
+		kept := allocs[:0:0]
+		for _, a := range allocs {
+			if inNamespace(ns, a.Namespace) {
+				kept = append(kept, a)
+			}
+		}
+		out = allocStubs(kept, so)
+		return h.maxIndex(store.TableAllocs), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,103 @@
+package jobs
+
+import (
+	"net/http"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/http/codec"
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
+)
+
+// maxNamespaceDescription bounds a namespace description.
+const maxNamespaceDescription = 256
+
+// namespaceAPI serves /v1/namespaces and /v1/namespace.
+type namespaceAPI struct{ *api }
+
+func (h namespaceAPI) routes() {
+	h.core.Route(http.MethodGet, "/v1/namespaces", h.namespaceList)
+	h.write("/v1/namespace", h.namespaceUpsert)
+	h.core.Route(http.MethodGet, "/v1/namespace/:name", h.namespaceRead)
+	h.write("/v1/namespace/:name", h.namespaceUpsert)
+	h.core.Route(http.MethodDelete, "/v1/namespace/:name", h.namespaceDelete)
+}
+
+// namespaceList serves GET /v1/namespaces, with an optional name prefix.
+func (h namespaceAPI) namespaceList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+	prefix := r.URL.Query().Get("prefix")
+	var out []*state.Namespace
+	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
+		all, err := h.store.Namespaces(ws)
+		out = out[:0]
+		visible := h.core.NamespaceVisible(r) // auth.go: only namespaces the token may use
+		for _, ns := range all {
+			if strings.HasPrefix(ns.Name, prefix) && (visible == nil || visible(ns.Name)) {
+				out = append(out, ns)
+			}
+		}
+		return h.maxIndex("namespaces"), err
+	})
+	return nonNil(out), err
+}
+
+// namespaceRead serves GET /v1/namespace/:name.
+func (h namespaceAPI) namespaceRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	name := p.ByName("name")
+	var out *state.Namespace
+	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
+		var err error
+		out, err = h.store.NamespaceByName(ws, name)
+		return h.maxIndex("namespaces"), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, state.NotFoundf("namespace %q", name)
+	}
+	return out, nil
+}
+
+// namespaceUpsert serves POST/PUT /v1/namespace/:name and PUT /v1/namespace
+// (the name in the body, as Nomad's client sends it). It answers with the
+// namespace as stored.
+func (h namespaceAPI) namespaceUpsert(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	var ns state.Namespace
+	if err := codec.DecodeBody(r, &ns); err != nil {
+		return nil, err
+	}
+	if path := p.ByName("name"); path != "" {
+		if ns.Name == "" {
+			ns.Name = path
+		} else if ns.Name != path {
+			return nil, codec.BadRequest("Name: %q does not match the namespace in the path %q", ns.Name, path)
+		}
+	}
+	if ns.Name == "" {
+		return nil, codec.BadRequest("Name: required")
+	}
+	if err := state.ValidateNamespaceName(ns.Name); err != nil {
+		return nil, prefixFields("Name", err)
+	}
+	if len(ns.Description) > maxNamespaceDescription {
+		return nil, codec.BadRequest("Description: at most %d characters, got %d", maxNamespaceDescription, len(ns.Description))
+	}
+	ns.CreateIndex, ns.ModifyIndex = 0, 0
+	if _, _, err := h.core.Propose(w, r, store.NamespaceUpsertRequestType, &store.NamespaceUpsertRequest{Namespaces: []*state.Namespace{&ns}}); err != nil {
+		return nil, err
+	}
+	return h.store.NamespaceByName(nil, ns.Name)
+}
+
+// namespaceDelete serves DELETE /v1/namespace/:name.
+func (h namespaceAPI) namespaceDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	name := p.ByName("name")
+	if _, _, err := h.core.Propose(w, r, store.NamespaceDeleteRequestType, &store.NamespaceDeleteRequest{Names: []string{name}}); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}

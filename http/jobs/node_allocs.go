@@ -1,0 +1,286 @@
+package jobs
+
+import (
+	"cmp"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/http/codec"
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
+)
+
+// NodeAllocsUpdateRequest is the body of POST /v1/node/:node_id/allocations:
+// a client's batched report on its allocations.
+type NodeAllocsUpdateRequest struct {
+	Allocs []*state.AllocClientUpdate
+}
+
+var clientStatuses = []string{
+	state.AllocClientStatusPending, state.AllocClientStatusRunning, state.AllocClientStatusComplete,
+	state.AllocClientStatusFailed, state.AllocClientStatusLost, state.AllocClientStatusUnknown,
+}
+
+var taskStates = []string{state.TaskStatePending, state.TaskStateRunning, state.TaskStateDead}
+
+// nodeAllocations serves GET /v1/node/:node_id/allocations: every
+// allocation placed on the node, whole (with its job). It is how a
+// client learns its work. Its index is the highest ModifyIndex of the
+// node's own allocations, not the allocations table's: a client's
+// blocking query then returns when its node's allocations change, not at
+// every write to any allocation of the cluster (with thousands of
+// placements in flight, every client would poll its whole list).
+func (h nodeAPI) nodeAllocations(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	var out []*state.Allocation
+	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
+		n, err := h.lookupNode(ws, p.ByName("node_id"))
+		if err != nil {
+			return 0, err
+		}
+		out, err = h.store.AllocsByNode(ws, n.ID)
+		return nodeAllocsIndex(out), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(out), nil
+}
+
+// nodeAllocChanges serves GET /v1/node/:node_id/allocations/changes?since=N:
+// the ModifyIndex of every allocation on the node, and whole only those
+// modified after N (every one when N is 0 or absent). A client that asks
+// from the index of its previous answer reads each allocation once per
+// change rather than its node's whole list at every change; the blocking
+// index is the node's own, as for nodeAllocations. The ACL rule is the
+// same as the list's: node:read, or the node's own secret.
+//
+// With server_changes=true every index in the answer is AllocModifyIndex
+// instead: the last change the servers made (placement, stop, new job
+// version), not what a client reported; the blocking index is the last
+// such change to the node's allocations, removals included (an allocation
+// read after the wait may be newer: the next answer carries it again).
+// That is all a client agent acts on, and its own report (running, task
+// events) then neither wakes its blocking read nor comes back to it
+// whole, with its job: in the running scenario a report brought every
+// allocation back a second time.
+func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	var since uint64
+	if v := r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, codec.BadRequest("since: %q is not an index (an unsigned integer)", v)
+		}
+		since = n
+	}
+	byServers, err := codec.BoolParam(h.core.Query(r), "server_changes")
+	if err != nil {
+		return nil, err
+	}
+	indexOf := func(a *state.Allocation) uint64 { return a.ModifyIndex }
+	if byServers {
+		indexOf = func(a *state.Allocation) uint64 { return a.AllocModifyIndex }
+	}
+	// A wake-up that finds nothing past the caller's index answers
+	// nothing: the answer is built once, from the last read. With
+	// server_changes the index is the node's list's own
+	// (NodeAllocsServerIndex), so a wake-up for a client's report reads
+	// no allocation at all; the allocations are read after the wait,
+	// from a state at least as new as that index.
+	var nodeID string
+	var allocs []*state.Allocation
+	err = h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
+		n, err := h.lookupNode(ws, p.ByName("node_id"))
+		if err != nil {
+			return 0, err
+		}
+		nodeID = n.ID
+		if byServers {
+			return h.store.NodeAllocsServerIndex(ws, n.ID)
+		}
+		allocs, err = h.store.AllocsByNode(ws, n.ID)
+		return nodeAllocsIndex(allocs), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if byServers {
+		if allocs, err = h.store.AllocsByNode(nil, nodeID); err != nil {
+			return nil, err
+		}
+	}
+	out := &state.NodeAllocChanges{Allocs: make(map[string]uint64, len(allocs))}
+	for _, a := range allocs {
+		i := indexOf(a)
+		out.Allocs[a.ID] = i
+		if i > since {
+			out.Changed = append(out.Changed, a)
+		}
+	}
+	out.Changed = nonNil(out.Changed)
+	return out, nil
+}
+
+// nodeAllocsIndex is the blocking index of a node's allocations: the
+// highest ModifyIndex among them.
+func nodeAllocsIndex(allocs []*state.Allocation) uint64 {
+	var index uint64
+	for _, a := range allocs {
+		index = max(index, a.ModifyIndex)
+	}
+	return index
+}
+
+// nodeUpdateAllocs serves POST /v1/node/:node_id/allocations. Every
+// listed allocation must be on the node (allocations that no longer exist
+// are skipped: they may have been garbage collected since the client last
+// looked). An allocation the servers still want running that stops on its
+// own gets its job an evaluation in the same write: failed or lost
+// (TriggeredBy alloc-failure) so the scheduler replaces or reschedules
+// it, and completed for service and system jobs (TriggeredBy alloc-stop),
+// whose allocations are meant to run for ever. A completed batch or
+// sysbatch allocation needs none.
+func (h nodeAPI) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	nodeID := p.ByName("node_id")
+	var req NodeAllocsUpdateRequest
+	if err := codec.DecodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if err := validateAllocUpdates(req.Allocs); err != nil {
+		return nil, err
+	}
+	node, err := h.store.NodeByID(nil, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	if node == nil {
+		return nil, state.NotFoundf("node %q", nodeID)
+	}
+
+	type key struct{ ns, id string }
+	triggers := map[key]string{}
+	jobs := map[key]*state.Job{}
+	updates := make([]*state.Allocation, 0, len(req.Allocs))
+	for i, u := range req.Allocs {
+		old, err := h.store.AllocByID(nil, u.ID)
+		if err != nil {
+			return nil, err
+		}
+		if old == nil {
+			continue
+		}
+		if old.NodeID != nodeID {
+			return nil, codec.BadRequest("Allocs[%d].ID: allocation %q is on node %q, not %q", i, u.ID, old.NodeID, nodeID)
+		}
+		updates = append(updates, &state.Allocation{
+			ID: u.ID, ClientStatus: u.ClientStatus, ClientDescription: u.ClientDescription,
+			TaskStates: u.TaskStates, DeploymentStatus: u.DeploymentStatus,
+		})
+		trigger := stopTrigger(old, u.ClientStatus)
+		if trigger == "" {
+			continue
+		}
+		k := key{old.Namespace, old.JobID}
+		job, seen := jobs[k]
+		if !seen {
+			if job, err = h.store.JobByID(nil, old.Namespace, old.JobID); err != nil {
+				return nil, err
+			}
+			jobs[k] = job
+		}
+		if job == nil || job.Stop || (old.Job != nil && old.Job.CreateIndex != job.CreateIndex) {
+			continue
+		}
+		if trigger == state.EvalTriggerAllocStop && (job.Type == state.JobTypeBatch || job.Type == state.JobTypeSysBatch) {
+			continue
+		}
+		if triggers[k] != state.EvalTriggerRetryFailedAlloc {
+			triggers[k] = trigger
+		}
+	}
+
+	now := h.core.Now().UnixNano()
+	keys := slices.SortedFunc(maps.Keys(triggers), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.id, b.id))
+	})
+	evals := make([]*state.Evaluation, 0, len(keys))
+	out := &state.NodeAllocsUpdateResponse{EvalIDs: make([]string, 0, len(keys))}
+	for _, k := range keys {
+		job := jobs[k]
+		e := h.newEval(job, 0, triggers[k], now)
+		e.JobModifyIndex = job.JobModifyIndex
+		evals = append(evals, e)
+		out.EvalIDs = append(out.EvalIDs, e.ID)
+	}
+	cmd := &store.AllocClientUpdateRequest{Allocs: updates, Evals: evals, Now: now}
+	// Written with the reports of other nodes that arrive meanwhile
+	// (node_allocs_batch.go).
+	index, err := h.clientUpdates.submit(r.Context(), cmd)
+	if err != nil {
+		return nil, err
+	}
+	h.core.SetMeta(w, index)
+	out.Index = index
+	return out, nil
+}
+
+// stopTrigger returns the trigger of the evaluation an allocation going
+// from old to client status next calls for, or "" when it needs none: only
+// an allocation the servers want running that newly stops on its own.
+func stopTrigger(old *state.Allocation, next string) string {
+	if old.ServerTerminal() || old.ClientTerminal() {
+		return ""
+	}
+	switch next {
+	case state.AllocClientStatusFailed, state.AllocClientStatusLost:
+		return state.EvalTriggerRetryFailedAlloc
+	case state.AllocClientStatusComplete:
+		return state.EvalTriggerAllocStop
+	}
+	return ""
+}
+
+// validateAllocUpdates checks a client's report, listing every problem
+// with its field path.
+func validateAllocUpdates(updates []*state.AllocClientUpdate) error {
+	v := &state.ValidationError{}
+	if len(updates) == 0 {
+		v.Add("Allocs", "at least one allocation is required")
+	}
+	ids := newEntryIDs("Allocs", "allocation")
+	for i, u := range updates {
+		field := ids.field(i)
+		if u == nil {
+			v.Add(field, "must not be null")
+			continue
+		}
+		ids.check(v, i, u.ID)
+		switch {
+		case u.ClientStatus == "":
+			v.Add(field+".ClientStatus", "required, one of %v", clientStatuses)
+		case !slices.Contains(clientStatuses, u.ClientStatus):
+			v.Add(field+".ClientStatus", "%q is not one of %v", u.ClientStatus, clientStatuses)
+		}
+		for _, task := range slices.Sorted(maps.Keys(u.TaskStates)) {
+			ts := u.TaskStates[task]
+			tf := field + ".TaskStates[" + task + "]"
+			if ts == nil {
+				v.Add(tf, "must not be null")
+				continue
+			}
+			if ts.State != "" && !slices.Contains(taskStates, ts.State) {
+				v.Add(tf+".State", "%q is not one of %v", ts.State, taskStates)
+			}
+			for k, ev := range ts.Events {
+				if ev == nil {
+					v.Add(tf+".Events["+strconv.Itoa(k)+"]", "must not be null")
+				}
+			}
+		}
+	}
+	return v.Err()
+}
