@@ -321,3 +321,8 @@ func isEmptyJSON(s string) bool {
 	}
 	return false
 }
+
+// svcReg is a registration as a client sends it.
+func svcReg(id, name, alloc string, port int, tags ...string) map[string]any {
+	return map[string]any{"ID": id, "ServiceName": name, "AllocID": alloc, "Address": "10.0.0.1", "Port": port, "Tags": tags}
+}

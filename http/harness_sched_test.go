@@ -51,12 +51,6 @@ func (f *fakeLeader) fail(err error) {
 	f.err = err
 }
 
-func (f *fakeLeader) beats() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.heartbeats...)
-}
-
 // testTTL is the heartbeat TTL the fake leader hands out.
 const testTTL = 17 * time.Second
 

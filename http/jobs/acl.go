@@ -8,7 +8,7 @@ import (
 )
 
 // aclAPI serves the ACL endpoints: /v1/acl/bootstrap, tokens
-// (acl_tokens.go) and policies (acl_policies.go).
+// (tokens.go) and policies (policies.go).
 type aclAPI struct{ *api }
 
 // errPermissionDenied is the answer to a token that lacks what an

@@ -240,3 +240,48 @@ func parameterizedJob(id string) *state.Job {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func urlEscape(s string) string { return url.QueryEscape(s) }
+
+// serveAsync runs one request in its own goroutine and closes the returned
+// channel when the handler has returned.
+func serveAsync(h *harness, method, target string) (*httptest.ResponseRecorder, <-chan struct{}) {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(method, target, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.srv.Handler().ServeHTTP(rec, req)
+	}()
+	return rec, done
+}
+
+func returned(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// rulesText writes policy rules: capabilities in namespace "*" (or ns),
+// and node, agent and operator levels ("" for no rule).
+func rulesText(ns string, caps []string, node, agent, operator string) string {
+	var b strings.Builder
+	if len(caps) > 0 {
+		fmt.Fprintf(&b, "namespace %q {\n  capabilities = [%s]\n}\n", ns, quoteAll(caps))
+	}
+	for _, lv := range [][2]string{{"node", node}, {"agent", agent}, {"operator", operator}} {
+		if lv[1] != "" {
+			fmt.Fprintf(&b, "%s { policy = %q }\n", lv[0], lv[1])
+		}
+	}
+	return b.String()
+}
+
+func quoteAll(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,10 +1,12 @@
-package http
+package jobs
 
 import (
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+
+	schedhttp "github.com/schedhq/sched/http"
 
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -42,7 +44,7 @@ func TestEvaluationReads(t *testing.T) {
 	var evals []*state.Evaluation
 	rec := h.ok(http.MethodGet, "/v1/evaluations", nil, &evals)
 	if len(evals) != 1 || evals[0].ID != evalDefault || headerIndex(t, rec) != h.store.Index(store.TableEvals) {
-		t.Fatalf("default namespace evals %v, index %s", evals, rec.Header().Get(HeaderIndex))
+		t.Fatalf("default namespace evals %v, index %s", evals, rec.Header().Get(schedhttp.HeaderIndex))
 	}
 	h.ok(http.MethodGet, "/v1/evaluations?namespace=*", nil, &evals)
 	if len(evals) != 2 {
@@ -61,7 +63,7 @@ func TestEvaluationReads(t *testing.T) {
 		t.Errorf("status=complete evals %v", evals)
 	}
 	rec = h.ok(http.MethodGet, "/v1/evaluations?namespace=*&per_page=1", nil, &evals)
-	next := rec.Header().Get(HeaderNextToken)
+	next := rec.Header().Get(schedhttp.HeaderNextToken)
 	var rest []*state.Evaluation
 	h.ok(http.MethodGet, "/v1/evaluations?namespace=*&per_page=1&next_token="+next, nil, &rest)
 	if len(evals) != 1 || len(rest) != 1 || next == "" || rest[0].ID != next || evals[0].ID == next {

@@ -1,8 +1,10 @@
-package http
+package jobs
 
 import (
 	"net/http"
 	"testing"
+
+	schedhttp "github.com/schedhq/sched/http"
 
 	"github.com/schedhq/sched/state"
 )
@@ -29,8 +31,8 @@ func TestNodePools(t *testing.T) {
 	}
 	var prefixed []*state.NodePool
 	rec := h.ok(http.MethodGet, "/v1/node/pools?prefix=a&per_page=1", nil, &prefixed)
-	if len(prefixed) != 1 || prefixed[0].Name != "all" || rec.Header().Get(HeaderNextToken) != "arm" {
-		t.Errorf("prefix page %v, next %q", prefixed, rec.Header().Get(HeaderNextToken))
+	if len(prefixed) != 1 || prefixed[0].Name != "all" || rec.Header().Get(schedhttp.HeaderNextToken) != "arm" {
+		t.Errorf("prefix page %v, next %q", prefixed, rec.Header().Get(schedhttp.HeaderNextToken))
 	}
 
 	// A node registering into a pool is listed by it; "all" has every node.

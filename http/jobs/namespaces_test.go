@@ -1,4 +1,4 @@
-package http
+package jobs
 
 import (
 	"net/http"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 )
 
@@ -118,7 +117,7 @@ func TestNamespaceBadInput(t *testing.T) {
 func TestNamespaceDelete(t *testing.T) {
 	h := newHarness(t)
 	h.createNamespace("prod")
-	h.ok(http.MethodPut, "/v1/jobs?namespace=prod", &jobs.JobRegisterRequest{Job: testJob("api")}, nil)
+	h.ok(http.MethodPut, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: testJob("api")}, nil)
 
 	h.fail(http.MethodDelete, "/v1/namespace/prod", nil, http.StatusConflict, "prod", "api")
 	if ns, _ := h.store.NamespaceByName(nil, "prod"); ns == nil {
@@ -129,5 +128,5 @@ func TestNamespaceDelete(t *testing.T) {
 	rec := h.ok(http.MethodDelete, "/v1/namespace/prod", nil, nil)
 	headerIndex(t, rec)
 	h.fail(http.MethodGet, "/v1/namespace/prod", nil, http.StatusNotFound, "prod")
-	h.fail(http.MethodPut, "/v1/jobs?namespace=prod", &jobs.JobRegisterRequest{Job: testJob("api")}, http.StatusNotFound, "prod")
+	h.fail(http.MethodPut, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: testJob("api")}, http.StatusNotFound, "prod")
 }

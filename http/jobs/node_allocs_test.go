@@ -1,4 +1,4 @@
-package http
+package jobs
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	schedhttp "github.com/schedhq/sched/http"
 
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -121,7 +123,7 @@ func TestNodeAllocationsRead(t *testing.T) {
 	}
 	if headerIndex(t, rec) != allocs[0].ModifyIndex || allocs[0].ModifyIndex >= h.store.Index(store.TableAllocs) {
 		t.Errorf("index %s, want the node's own allocation's %d (below the table's %d)",
-			rec.Header().Get(HeaderIndex), allocs[0].ModifyIndex, h.store.Index(store.TableAllocs))
+			rec.Header().Get(schedhttp.HeaderIndex), allocs[0].ModifyIndex, h.store.Index(store.TableAllocs))
 	}
 	h.fail(http.MethodGet, "/v1/node/"+nodeID(9)+"/allocations", nil, http.StatusNotFound)
 	var none []*state.Allocation

@@ -1,10 +1,9 @@
-package http
+package jobs
 
 import (
 	"net/http"
 	"testing"
 
-	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -66,7 +65,7 @@ func TestJobStop(t *testing.T) {
 func TestJobStopPurge(t *testing.T) {
 	h := newHarness(t)
 	h.register(testJob("web"))
-	h.registerReq(&jobs.JobRegisterRequest{Job: batchJob("web"), Submission: &state.JobSubmission{Format: "json", Source: "{}"}})
+	h.registerReq(&JobRegisterRequest{Job: batchJob("web"), Submission: &state.JobSubmission{Format: "json", Source: "{}"}})
 	var out state.JobDeregisterResponse
 	h.ok(http.MethodDelete, "/v1/job/web?purge=true", nil, &out)
 	if out.EvalID == "" {

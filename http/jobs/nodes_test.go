@@ -1,4 +1,4 @@
-package http
+package jobs
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	schedhttp "github.com/schedhq/sched/http"
 
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
@@ -31,7 +33,7 @@ func TestNodeRegisterNewNode(t *testing.T) {
 		t.Errorf("HeartbeatTTL = %v, want %v", out.HeartbeatTTL, testTTL)
 	}
 	if out.Index == 0 || out.NodeModifyIndex != out.Index || headerIndex(t, rec) != out.Index {
-		t.Errorf("Index = %d, NodeModifyIndex = %d, header %s", out.Index, out.NodeModifyIndex, rec.Header().Get(HeaderIndex))
+		t.Errorf("Index = %d, NodeModifyIndex = %d, header %s", out.Index, out.NodeModifyIndex, rec.Header().Get(schedhttp.HeaderIndex))
 	}
 	if out.EvalIDs == nil || len(out.EvalIDs) != 0 {
 		t.Errorf("EvalIDs = %#v, want [] (no system jobs)", out.EvalIDs)
@@ -413,7 +415,7 @@ func TestNodeListAndRead(t *testing.T) {
 	var all []*state.NodeListStub
 	rec := h.ok(http.MethodGet, "/v1/nodes", nil, &all)
 	if len(all) != 4 || headerIndex(t, rec) != h.store.Index(store.TableNodes) {
-		t.Fatalf("%d nodes, index %s", len(all), rec.Header().Get(HeaderIndex))
+		t.Fatalf("%d nodes, index %s", len(all), rec.Header().Get(schedhttp.HeaderIndex))
 	}
 	s := all[0]
 	if s.ID != nodeID(1) || s.Name != "node-1" || s.Address != "10.0.0.1" || s.Datacenter != "dc1" || s.Status != "ready" ||
@@ -438,7 +440,7 @@ func TestNodeListAndRead(t *testing.T) {
 	}
 	var page1, page2 []*state.NodeListStub
 	rec = h.ok(http.MethodGet, "/v1/nodes?per_page=3", nil, &page1)
-	next := rec.Header().Get(HeaderNextToken)
+	next := rec.Header().Get(schedhttp.HeaderNextToken)
 	h.ok(http.MethodGet, "/v1/nodes?per_page=3&next_token="+next, nil, &page2)
 	if len(page1) != 3 || page1[2].ID != nodeID(4) || next != odd || len(page2) != 1 || page2[0].ID != odd {
 		t.Errorf("pages %v / %v, next %q", stubIDs(page1), stubIDs(page2), next)

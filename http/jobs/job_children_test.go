@@ -1,4 +1,4 @@
-package http
+package jobs
 
 import (
 	"net/url"

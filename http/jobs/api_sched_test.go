@@ -1,4 +1,4 @@
-package http
+package jobs
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedhq/sched/http/api"
+	schedapi "github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
@@ -18,7 +18,7 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	h, fl := newSchedHarness(t)
 	ts := httptest.NewServer(h.srv.Handler())
 	defer ts.Close()
-	c, err := api.NewClient(api.Config{Address: ts.URL})
+	c, err := schedapi.NewClient(schedapi.Config{Address: ts.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	if _, _, err := c.Nodes().Heartbeat(ctx, n.ID, nil); err != nil || len(fl.beats()) != 2 {
 		t.Errorf("heartbeat: %v, %v", err, fl.beats())
 	}
-	nodes, qm, err := c.Nodes().List(ctx, &api.QueryOptions{Params: map[string]string{"resources": "true"}})
+	nodes, qm, err := c.Nodes().List(ctx, &schedapi.QueryOptions{Params: map[string]string{"resources": "true"}})
 	if err != nil || len(nodes) != 1 || nodes[0].ID != n.ID || nodes[0].NodeResources.CPU != 4000 || nodes[0].Drivers["raw_exec"] == nil || qm.LastIndex == 0 {
 		t.Fatalf("nodes: %+v, %v", nodes, err)
 	}
@@ -80,7 +80,7 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	if err != nil || !e.ForceReschedule {
 		t.Fatalf("eval: %+v, %v", e, err)
 	}
-	evals, _, err := c.Evaluations().List(ctx, &api.QueryOptions{Params: map[string]string{"job": "web"}})
+	evals, _, err := c.Evaluations().List(ctx, &schedapi.QueryOptions{Params: map[string]string{"job": "web"}})
 	if err != nil || len(evals) != 3 {
 		t.Errorf("evals of web: %d, %v", len(evals), err)
 	}
@@ -96,7 +96,7 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	if _, err := c.System().GarbageCollect(ctx, nil); err != nil || fl.gcs != 1 {
 		t.Errorf("gc: %v, %d", err, fl.gcs)
 	}
-	if _, _, err := c.Nodes().Info(ctx, "ffff", nil); !api.IsNotFound(err) {
+	if _, _, err := c.Nodes().Info(ctx, "ffff", nil); !schedapi.IsNotFound(err) {
 		t.Errorf("unknown node: %v", err)
 	}
 }

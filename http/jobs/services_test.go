@@ -1,4 +1,4 @@
-package http
+package jobs
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -260,7 +259,7 @@ func TestServicesACL(t *testing.T) {
 	for _, n := range []*state.Node{n1, n2} {
 		a.apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: n})
 	}
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web")}, nil)
+	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: testJob("web")}, nil)
 	a.placeAlloc(1, a.registered(testJob("web")), n1.ID, "")
 	body := map[string]any{"Services": []any{svcReg("s1", "web", allocID(1), 80)}}
 
@@ -286,7 +285,7 @@ func TestServicesACL(t *testing.T) {
 	a.okAs(mgmt, http.MethodPut, "/v1/namespace/prod", map[string]string{}, nil)
 	prodJob := testJob("api")
 	prodJob.Namespace = "prod"
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: prodJob}, nil)
+	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: prodJob}, nil)
 	a.placeAlloc(2, a.registered(prodJob), n1.ID, "")
 	a.okAs(n1.SecretID, http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("p1", "api", allocID(2), 81)}}, nil)
 	var list []*state.ServiceListStub

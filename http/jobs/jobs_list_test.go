@@ -1,4 +1,4 @@
-package http
+package jobs
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	schedhttp "github.com/schedhq/sched/http"
 
 	"github.com/schedhq/sched/state"
 )
@@ -182,7 +184,7 @@ func TestJobListPagination(t *testing.T) {
 					for _, s := range out {
 						walked = append(walked, s.Namespace+"/"+s.ID)
 					}
-					token = rec.Header().Get(HeaderNextToken)
+					token = rec.Header().Get(schedhttp.HeaderNextToken)
 					if token == "" {
 						break
 					}
@@ -208,7 +210,7 @@ func TestJobListNextTokenShape(t *testing.T) {
 	}
 	for _, tc := range cases {
 		rec := h.ok(http.MethodGet, "/v1/jobs"+tc.query, nil, nil)
-		if got := rec.Header().Get(HeaderNextToken); got != tc.want {
+		if got := rec.Header().Get(schedhttp.HeaderNextToken); got != tc.want {
 			t.Errorf("%s: next token %q, want %q", tc.query, got, tc.want)
 		}
 	}
@@ -227,8 +229,8 @@ func TestJobListIndexHeader(t *testing.T) {
 	if got := headerIndex(t, rec); got != out.Index {
 		t.Errorf("index %d, want %d (the register)", got, out.Index)
 	}
-	if rec.Header().Get(HeaderKnownLeader) != "true" || rec.Header().Get(HeaderLastContact) != "0" {
-		t.Errorf("leader headers %q %q", rec.Header().Get(HeaderKnownLeader), rec.Header().Get(HeaderLastContact))
+	if rec.Header().Get(schedhttp.HeaderKnownLeader) != "true" || rec.Header().Get(schedhttp.HeaderLastContact) != "0" {
+		t.Errorf("leader headers %q %q", rec.Header().Get(schedhttp.HeaderKnownLeader), rec.Header().Get(schedhttp.HeaderLastContact))
 	}
 	// A namespace write does not move the jobs index.
 	h.createNamespace("other")

@@ -1,11 +1,10 @@
-package http
+package jobs
 
 import (
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -27,7 +26,7 @@ func TestJobRegisterBothPathsAndMethods(t *testing.T) {
 			id := "web"
 			path := strings.ReplaceAll(tc.path, "%s", id)
 			var out state.JobRegisterResponse
-			rec := h.ok(tc.method, path, &jobs.JobRegisterRequest{Job: testJob(id)}, &out)
+			rec := h.ok(tc.method, path, &JobRegisterRequest{Job: testJob(id)}, &out)
 
 			if out.EvalID == "" || out.EvalCreateIndex == 0 || out.JobModifyIndex == 0 {
 				t.Fatalf("answer %+v lacks EvalID, EvalCreateIndex or JobModifyIndex", out)
@@ -66,7 +65,7 @@ func TestJobRegisterEvalPriority(t *testing.T) {
 	h := newHarness(t)
 	job := testJob("web")
 	job.Priority = 30
-	out := h.registerReq(&jobs.JobRegisterRequest{Job: job, EvalPriority: 90})
+	out := h.registerReq(&JobRegisterRequest{Job: job, EvalPriority: 90})
 	eval, _ := h.store.EvalByID(nil, out.EvalID)
 	if eval == nil || eval.Priority != 90 {
 		t.Fatalf("eval %+v, want Priority 90 from EvalPriority", eval)
@@ -86,7 +85,7 @@ func TestJobRegisterIntoNamespace(t *testing.T) {
 	h := newHarness(t)
 	h.createNamespace("prod")
 	var out state.JobRegisterResponse
-	h.ok(http.MethodPut, "/v1/jobs?namespace=prod", &jobs.JobRegisterRequest{Job: testJob("api")}, &out)
+	h.ok(http.MethodPut, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: testJob("api")}, &out)
 	if h.job("prod", "api") == nil || h.job(state.DefaultNamespace, "api") != nil {
 		t.Fatal("job not registered into the namespace of the query")
 	}
@@ -97,7 +96,7 @@ func TestJobRegisterIntoNamespace(t *testing.T) {
 	if h.job("prod", "api2") == nil {
 		t.Fatal("job not registered into its own Namespace")
 	}
-	h.fail(http.MethodPost, "/v1/jobs?namespace=nope", &jobs.JobRegisterRequest{Job: testJob("x")}, http.StatusNotFound, "nope")
+	h.fail(http.MethodPost, "/v1/jobs?namespace=nope", &JobRegisterRequest{Job: testJob("x")}, http.StatusNotFound, "nope")
 	if h.job("nope", "x") != nil {
 		t.Fatal("job written into an unknown namespace")
 	}
@@ -106,7 +105,7 @@ func TestJobRegisterIntoNamespace(t *testing.T) {
 func TestJobRegisterEnforceIndex(t *testing.T) {
 	h := newHarness(t)
 	// Index 0 on a new job: allowed.
-	first := h.registerReq(&jobs.JobRegisterRequest{Job: testJob("web"), EnforceIndex: true, JobModifyIndex: 0})
+	first := h.registerReq(&JobRegisterRequest{Job: testJob("web"), EnforceIndex: true, JobModifyIndex: 0})
 	stored := h.job(state.DefaultNamespace, "web")
 
 	changed := testJob("web")
@@ -123,7 +122,7 @@ func TestJobRegisterEnforceIndex(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := h.on(t)
 			evals, _ := h.store.EvalsByJob(nil, state.DefaultNamespace, "web")
-			h.fail(http.MethodPost, "/v1/job/web", &jobs.JobRegisterRequest{Job: changed, EnforceIndex: true, JobModifyIndex: tc.index},
+			h.fail(http.MethodPost, "/v1/job/web", &JobRegisterRequest{Job: changed, EnforceIndex: true, JobModifyIndex: tc.index},
 				http.StatusConflict, tc.want)
 			if got := h.job(state.DefaultNamespace, "web"); got != stored {
 				t.Errorf("job changed by a failed check-and-set: %+v", got)
@@ -136,7 +135,7 @@ func TestJobRegisterEnforceIndex(t *testing.T) {
 	}
 
 	// The current index: applied.
-	out := h.registerReq(&jobs.JobRegisterRequest{Job: changed, EnforceIndex: true, JobModifyIndex: first.JobModifyIndex})
+	out := h.registerReq(&JobRegisterRequest{Job: changed, EnforceIndex: true, JobModifyIndex: first.JobModifyIndex})
 	if got := h.job(state.DefaultNamespace, "web"); got.TaskGroups[0].Count != 5 || got.JobModifyIndex != out.JobModifyIndex {
 		t.Fatalf("check-and-set with the current index not applied: %+v", got)
 	}
@@ -148,7 +147,7 @@ func TestJobRegisterPreserveCounts(t *testing.T) {
 	next := testJob("web")
 	next.TaskGroups[0].Count = 9
 	next.TaskGroups[0].Tasks[0].Env = map[string]string{"A": "b"}
-	h.registerReq(&jobs.JobRegisterRequest{Job: next, PreserveCounts: true})
+	h.registerReq(&JobRegisterRequest{Job: next, PreserveCounts: true})
 	got := h.job(state.DefaultNamespace, "web")
 	if got.TaskGroups[0].Count != 2 {
 		t.Errorf("count %d, want 2 kept by PreserveCounts", got.TaskGroups[0].Count)
@@ -157,7 +156,7 @@ func TestJobRegisterPreserveCounts(t *testing.T) {
 		t.Errorf("the rest of the change was not applied: Version %d Env %v", got.Version, got.TaskGroups[0].Tasks[0].Env)
 	}
 
-	h.registerReq(&jobs.JobRegisterRequest{Job: next})
+	h.registerReq(&JobRegisterRequest{Job: next})
 	if got := h.job(state.DefaultNamespace, "web"); got.TaskGroups[0].Count != 9 {
 		t.Errorf("count %d, want 9 without PreserveCounts", got.TaskGroups[0].Count)
 	}
@@ -216,7 +215,7 @@ func TestJobRegisterSubmissions(t *testing.T) {
 		j := testJob("web")
 		j.TaskGroups[0].Count = i + 1
 		src := `job "web" { group "web" { count = ` + string(rune('1'+i)) + ` } }`
-		h.registerReq(&jobs.JobRegisterRequest{Job: j, Submission: &state.JobSubmission{
+		h.registerReq(&JobRegisterRequest{Job: j, Submission: &state.JobSubmission{
 			Format: state.SubmissionFormatHCL2, Source: src, VariableFlags: map[string]string{"n": "v"},
 		}})
 	}
@@ -235,7 +234,7 @@ func TestJobRegisterSubmissions(t *testing.T) {
 
 func TestJobRegisterLargeSubmissionWarns(t *testing.T) {
 	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.MaxSubmissionBytes = 10 })
-	out := h.registerReq(&jobs.JobRegisterRequest{Job: testJob("web"), Submission: &state.JobSubmission{
+	out := h.registerReq(&JobRegisterRequest{Job: testJob("web"), Submission: &state.JobSubmission{
 		Format: state.SubmissionFormatJSON, Source: `{"ID":"web","Type":"service"}`,
 	}})
 	if !strings.Contains(out.Warnings, "exceeds") {
@@ -291,7 +290,7 @@ func TestJobValidateEndpoint(t *testing.T) {
 			h := newHarness(t)
 			before := h.store.LatestIndex()
 			var out state.JobValidateResponse
-			h.ok(tc.method, "/v1/validate/job", &jobs.JobValidateRequest{Job: tc.job}, &out)
+			h.ok(tc.method, "/v1/validate/job", &JobValidateRequest{Job: tc.job}, &out)
 			if len(out.ValidationErrors) != len(tc.wantErrs) {
 				t.Fatalf("ValidationErrors %q, want %d", out.ValidationErrors, len(tc.wantErrs))
 			}

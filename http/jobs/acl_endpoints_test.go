@@ -1,4 +1,4 @@
-package http
+package jobs
 
 import (
 	"encoding/json"
@@ -11,14 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedhq/sched/http/jobs"
+	schedhttp "github.com/schedhq/sched/http"
+
 	"github.com/schedhq/sched/state"
 )
 
 func TestACLBootstrapOnceAndResetFile(t *testing.T) {
 	for _, enforce := range []bool{false, true} {
 		t.Run("enforce="+strconv.FormatBool(enforce), func(t *testing.T) {
-			reset := filepath.Join(t.TempDir(), BootstrapResetFile)
+			reset := filepath.Join(t.TempDir(), schedhttp.BootstrapResetFile)
 			a := newACLHarness(t, enforce, reset)
 
 			var first state.ACLToken
@@ -42,7 +43,7 @@ func TestACLBootstrapOnceAndResetFile(t *testing.T) {
 			os.WriteFile(reset, []byte("12345\n"), 0o600)
 			a.failAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, want)
 			os.WriteFile(reset, []byte("garbage"), 0o600)
-			a.failAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, BootstrapResetFile+` on the leader: "garbage" is not a reset index`)
+			a.failAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, schedhttp.BootstrapResetFile+` on the leader: "garbage" is not a reset index`)
 
 			// The right index re-arms bootstrap once, with a chosen secret;
 			// the file is consumed.
@@ -92,10 +93,10 @@ func TestACLBootstrapCreatesAdminUser(t *testing.T) {
 func TestACLTokenCRUD(t *testing.T) {
 	a := newACLHarness(t, false, "")
 	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", jobs.ACLPolicyRequest{Description: "read all", Rules: `namespace "*" { policy = "read" }`}, nil)
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Description: "read all", Rules: `namespace "*" { policy = "read" }`}, nil)
 
 	var created state.ACLToken
-	a.okAs(mgmt, http.MethodPost, "/v1/acl/token", jobs.ACLTokenRequest{Name: "ci", Type: "client", Policies: []string{"readers"},
+	a.okAs(mgmt, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Name: "ci", Type: "client", Policies: []string{"readers"},
 		ExpirationTTL: time.Hour, Subject: &state.TokenSubject{Kind: "team", ID: "team-1"}}, &created)
 	if created.SecretID == "" || created.AccessorID == "" || created.CreateIndex == 0 {
 		t.Fatalf("created = %+v", created)
@@ -134,14 +135,14 @@ func TestACLTokenCRUD(t *testing.T) {
 
 	// Update: name and policies change, secret and expiry stay.
 	var updated state.ACLToken
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/token/"+created.AccessorID, jobs.ACLTokenRequest{Name: "ci-2", Type: "management"}, &updated)
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/token/"+created.AccessorID, ACLTokenRequest{Name: "ci-2", Type: "management"}, &updated)
 	if updated.Name != "ci-2" || updated.Type != "management" || updated.ExpirationTime == nil || updated.SecretID != "" {
 		t.Errorf("updated = %+v", updated)
 	}
 	a.okAs(created.SecretID, http.MethodGet, "/v1/acl/tokens", nil, nil) // now management
 
 	a.okAs(mgmt, http.MethodDelete, "/v1/acl/token/"+created.AccessorID, nil, nil)
-	a.failAs(created.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, msgTokenNotFound)
+	a.failAs(created.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, "ACL token not found")
 	a.failAs(mgmt, http.MethodGet, "/v1/acl/token/"+created.AccessorID, nil, http.StatusNotFound)
 	a.failAs(mgmt, http.MethodDelete, "/v1/acl/token/"+created.AccessorID, nil, http.StatusNotFound)
 }
@@ -149,25 +150,25 @@ func TestACLTokenCRUD(t *testing.T) {
 func TestACLTokenCreateRejects(t *testing.T) {
 	a := newACLHarness(t, true, "")
 	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", jobs.ACLPolicyRequest{Rules: `namespace "*" { policy = "read" }`}, nil)
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Rules: `namespace "*" { policy = "read" }`}, nil)
 	past := testNow.Add(30 * time.Second)
 	cases := []struct {
 		name string
 		body any
 		want string
 	}{
-		{"unknown policy", jobs.ACLTokenRequest{Type: "client", Policies: []string{"readers", "ghost"}}, `Policies[1]: policy "ghost" does not exist`},
-		{"no type", jobs.ACLTokenRequest{Policies: []string{"readers"}}, "Type: required"},
-		{"bad type", jobs.ACLTokenRequest{Type: "root"}, `Type: "root" is not one of management, client`},
-		{"client without policies", jobs.ACLTokenRequest{Type: "client"}, "Policies: a client token needs at least one policy"},
-		{"management with policies", jobs.ACLTokenRequest{Type: "management", Policies: []string{"readers"}}, "Policies: a management token takes no policies"},
-		{"short ttl", jobs.ACLTokenRequest{Type: "management", ExpirationTTL: time.Second}, "ExpirationTTL: must be at least 1m0s"},
-		{"negative ttl", jobs.ACLTokenRequest{Type: "management", ExpirationTTL: -time.Minute}, "ExpirationTTL: must not be negative"},
-		{"both expiries", jobs.ACLTokenRequest{Type: "management", ExpirationTTL: time.Hour, ExpirationTime: &past}, "give one or the other"},
-		{"expiry too soon", jobs.ACLTokenRequest{Type: "management", ExpirationTime: &past}, "ExpirationTime: must be at least 1m0s in the future"},
-		{"accessor given", jobs.ACLTokenRequest{AccessorID: "x", Type: "management"}, "AccessorID: must be empty on create"},
-		{"secret given", jobs.ACLTokenRequest{SecretID: "x", Type: "management"}, "SecretID: secrets are generated"},
-		{"bad subject", jobs.ACLTokenRequest{Type: "client", Subject: &state.TokenSubject{Kind: "robot", ID: "r"}}, `Subject.Kind: "robot"`},
+		{"unknown policy", ACLTokenRequest{Type: "client", Policies: []string{"readers", "ghost"}}, `Policies[1]: policy "ghost" does not exist`},
+		{"no type", ACLTokenRequest{Policies: []string{"readers"}}, "Type: required"},
+		{"bad type", ACLTokenRequest{Type: "root"}, `Type: "root" is not one of management, client`},
+		{"client without policies", ACLTokenRequest{Type: "client"}, "Policies: a client token needs at least one policy"},
+		{"management with policies", ACLTokenRequest{Type: "management", Policies: []string{"readers"}}, "Policies: a management token takes no policies"},
+		{"short ttl", ACLTokenRequest{Type: "management", ExpirationTTL: time.Second}, "ExpirationTTL: must be at least 1m0s"},
+		{"negative ttl", ACLTokenRequest{Type: "management", ExpirationTTL: -time.Minute}, "ExpirationTTL: must not be negative"},
+		{"both expiries", ACLTokenRequest{Type: "management", ExpirationTTL: time.Hour, ExpirationTime: &past}, "give one or the other"},
+		{"expiry too soon", ACLTokenRequest{Type: "management", ExpirationTime: &past}, "ExpirationTime: must be at least 1m0s in the future"},
+		{"accessor given", ACLTokenRequest{AccessorID: "x", Type: "management"}, "AccessorID: must be empty on create"},
+		{"secret given", ACLTokenRequest{SecretID: "x", Type: "management"}, "SecretID: secrets are generated"},
+		{"bad subject", ACLTokenRequest{Type: "client", Subject: &state.TokenSubject{Kind: "robot", ID: "r"}}, `Subject.Kind: "robot"`},
 		{"malformed", `{"Type": 7}`, "Type"},
 		{"empty", "", "request body is required"},
 	}
@@ -182,15 +183,15 @@ func TestACLTokenCreateRejects(t *testing.T) {
 		})
 	}
 	a.harness.t = t
-	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/nope", jobs.ACLTokenRequest{Type: "management"}, http.StatusNotFound)
+	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/nope", ACLTokenRequest{Type: "management"}, http.StatusNotFound)
 	tok := a.clientToken(`node { policy = "read" }`)
 	acc := a.accessorOf(tok)
-	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, jobs.ACLTokenRequest{AccessorID: "other", Type: "management"}, http.StatusBadRequest, "does not match the accessor in the path")
-	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, jobs.ACLTokenRequest{Type: "management", ExpirationTTL: time.Hour}, http.StatusBadRequest, "expiry cannot be changed")
-	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, jobs.ACLTokenRequest{Type: "management", SecretID: state.NewID()}, http.StatusBadRequest, "secret cannot be changed")
+	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{AccessorID: "other", Type: "management"}, http.StatusBadRequest, "does not match the accessor in the path")
+	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", ExpirationTTL: time.Hour}, http.StatusBadRequest, "expiry cannot be changed")
+	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", SecretID: state.NewID()}, http.StatusBadRequest, "secret cannot be changed")
 	// The token's own secret, sent back as Nomad's client does, is no change.
 	var up state.ACLToken
-	a.okAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, jobs.ACLTokenRequest{Name: "renamed", Type: "management", SecretID: tok}, &up)
+	a.okAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Name: "renamed", Type: "management", SecretID: tok}, &up)
 	if up.Name != "renamed" || up.AccessorID != acc {
 		t.Errorf("update with the token's own secret: %+v", up)
 	}
@@ -200,19 +201,19 @@ func TestACLPolicyCRUD(t *testing.T) {
 	a := newACLHarness(t, false, "")
 	mgmt := a.managementToken()
 	var p state.ACLPolicy
-	a.okAs(mgmt, http.MethodPost, "/v1/acl/policy/devs", jobs.ACLPolicyRequest{Name: "devs", Description: "dev", Rules: "namespace \"dev-*\" {\n  policy = \"write\"\n}\n"}, &p)
+	a.okAs(mgmt, http.MethodPost, "/v1/acl/policy/devs", ACLPolicyRequest{Name: "devs", Description: "dev", Rules: "namespace \"dev-*\" {\n  policy = \"write\"\n}\n"}, &p)
 	if p.Name != "devs" || p.CreateIndex == 0 || !strings.Contains(p.Rules, "dev-*") {
 		t.Fatalf("policy = %+v", p)
 	}
 	// JSON rules are accepted too.
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/ops", jobs.ACLPolicyRequest{Rules: `{"operator": {"policy": "write"}}`}, nil)
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/ops", ACLPolicyRequest{Rules: `{"operator": {"policy": "write"}}`}, nil)
 
 	before := a.store.LatestIndex()
-	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", jobs.ACLPolicyRequest{Rules: "namespace \"x\" {\n  policy = \"admin\"\n}"}, http.StatusBadRequest,
+	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Rules: "namespace \"x\" {\n  policy = \"admin\"\n}"}, http.StatusBadRequest,
 		"Rules: line 2, column 3", `policy "admin" is not one of deny, read, write, scale`)
-	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", jobs.ACLPolicyRequest{Rules: "namespace \"x\" {"}, http.StatusBadRequest, "Rules: line 1")
-	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", jobs.ACLPolicyRequest{Name: "other", Rules: `node { policy = "read" }`}, http.StatusBadRequest, "does not match the policy in the path")
-	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad%20name", jobs.ACLPolicyRequest{Rules: `node { policy = "read" }`}, http.StatusBadRequest, "Name:")
+	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Rules: "namespace \"x\" {"}, http.StatusBadRequest, "Rules: line 1")
+	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Name: "other", Rules: `node { policy = "read" }`}, http.StatusBadRequest, "does not match the policy in the path")
+	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad%20name", ACLPolicyRequest{Rules: `node { policy = "read" }`}, http.StatusBadRequest, "Name:")
 	if a.store.LatestIndex() != before {
 		t.Error("refused policy writes wrote something")
 	}
@@ -230,7 +231,7 @@ func TestACLPolicyCRUD(t *testing.T) {
 	}
 	a.okAs(holder, http.MethodGet, "/v1/acl/policy/devs", nil, nil)
 	a.deniedAs(holder, http.MethodGet, "/v1/acl/policy/ops", nil)
-	a.deniedAs(holder, http.MethodPut, "/v1/acl/policy/devs", jobs.ACLPolicyRequest{Rules: `namespace "*" { policy = "write" }`})
+	a.deniedAs(holder, http.MethodPut, "/v1/acl/policy/devs", ACLPolicyRequest{Rules: `namespace "*" { policy = "write" }`})
 
 	a.okAs(mgmt, http.MethodDelete, "/v1/acl/policy/devs", nil, nil)
 	a.failAs(mgmt, http.MethodGet, "/v1/acl/policy/devs", nil, http.StatusNotFound)
@@ -242,11 +243,11 @@ func TestACLPolicyCRUD(t *testing.T) {
 func TestACLEndpointsAlwaysEnforced(t *testing.T) {
 	a := newACLHarness(t, false, "")
 	client := a.clientToken(`namespace "*" { policy = "write" }`)
-	a.deniedAs("", http.MethodPost, "/v1/acl/token", jobs.ACLTokenRequest{Type: "management"})
-	a.deniedAs(client, http.MethodPost, "/v1/acl/token", jobs.ACLTokenRequest{Type: "management"})
+	a.deniedAs("", http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "management"})
+	a.deniedAs(client, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "management"})
 	a.deniedAs(client, http.MethodGet, "/v1/acl/tokens", nil)
 	a.deniedAs("", http.MethodGet, "/v1/acl/token/self", nil)
-	a.failAs("not-a-token", http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, msgTokenNotFound)
+	a.failAs("not-a-token", http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, "ACL token not found")
 	// While the rest of /v1 is open.
 	a.okAs("", http.MethodGet, "/v1/jobs", nil, nil)
 	a.okAs("not-a-token", http.MethodGet, "/v1/jobs", nil, nil)
@@ -271,8 +272,8 @@ func TestACLTokenFromBearerHeader(t *testing.T) {
 	if c := req("Authorization", "Basic "+mgmt); c != http.StatusForbidden {
 		t.Errorf("Basic scheme accepted: %d", c)
 	}
-	if c := req(HeaderToken, mgmt); c != http.StatusOK {
-		t.Errorf("%s: %d", HeaderToken, c)
+	if c := req(schedhttp.HeaderToken, mgmt); c != http.StatusOK {
+		t.Errorf("%s: %d", schedhttp.HeaderToken, c)
 	}
 }
 
@@ -291,15 +292,15 @@ func TestACLTokenReadSelfByAccessor(t *testing.T) {
 func TestACLTokenExpiry(t *testing.T) {
 	a := newACLHarness(t, true, "")
 	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", jobs.ACLPolicyRequest{Rules: `namespace "*" { policy = "read" }`}, nil)
+	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Rules: `namespace "*" { policy = "read" }`}, nil)
 	var tok state.ACLToken
-	a.okAs(mgmt, http.MethodPost, "/v1/acl/token", jobs.ACLTokenRequest{Type: "client", Policies: []string{"readers"}, ExpirationTTL: 10 * time.Minute}, &tok)
+	a.okAs(mgmt, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "client", Policies: []string{"readers"}, ExpirationTTL: 10 * time.Minute}, &tok)
 	a.okAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, nil)
 	a.clock.Advance(10*time.Minute - time.Nanosecond)
 	a.okAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, nil)
 	a.clock.Advance(time.Nanosecond)
-	a.failAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, http.StatusForbidden, msgTokenNotFound)
-	a.failAs(tok.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, msgTokenNotFound)
+	a.failAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, http.StatusForbidden, "ACL token not found")
+	a.failAs(tok.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, "ACL token not found")
 	if _, _, err := a.resolver.ResolveToken(tok.SecretID); err != state.ErrACLTokenNotFound {
 		t.Errorf("ResolveToken of an expired token: %v", err)
 	}
@@ -327,13 +328,13 @@ func TestACLTokenRequestTTLForms(t *testing.T) {
 		`{"Name":"a","ExpirationTTL":6e10}`:    time.Minute,
 		`{"Name":"a","ExpirationTTL":1000000}`: time.Millisecond,
 	} {
-		var r jobs.ACLTokenRequest
+		var r ACLTokenRequest
 		if err := json.Unmarshal([]byte(body), &r); err != nil || r.ExpirationTTL != want || r.Name != "a" {
 			t.Errorf("%s: TTL %v name %q err %v, want %v", body, r.ExpirationTTL, r.Name, err, want)
 		}
 	}
 	for _, body := range []string{`{"ExpirationTTL":"soon"}`, `{"ExpirationTTL":true}`} {
-		var r jobs.ACLTokenRequest
+		var r ACLTokenRequest
 		if err := json.Unmarshal([]byte(body), &r); err == nil || !strings.Contains(err.Error(), "ExpirationTTL") {
 			t.Errorf("%s: err %v, want one naming ExpirationTTL", body, err)
 		}
