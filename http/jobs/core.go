@@ -1,8 +1,10 @@
 // Package jobs is the jobs API under /v1 and its neighbours (nodes,
 // allocations, evaluations, deployments, namespaces, ACL, operator,
 // events, search), mounted on the HTTP core (package http) through the
-// small interface Core, as the management API (http/mgmt) is. Neither
-// package imports the other: the agent wires them together.
+// interface Core, as the management API (http/mgmt) is. None of the three
+// packages imports another: the agent wires them together. Each noun has
+// a small handler type (jobAPI, nodeAPI, allocAPI, ...) over api, what
+// they all share.
 //
 // Handlers return (value, error); the core's wrapper checks the route's
 // ACL rule before a handler runs, encodes the value and maps the error to
@@ -191,8 +193,8 @@ func nonNil[T any](s []T) []T {
 // allNamespaces is the namespace of a request for every namespace.
 const allNamespaces = "*"
 
-// newEval makes a pending evaluation of job, stamped with a new ID and
-// now; priority 0 means the job's.
+// newEval builds the evaluation a job write creates (priority 0: the
+// job's). The leader stamps its ID and times here, before proposing.
 func (h *api) newEval(job *state.Job, priority int, trigger string, now int64) *state.Evaluation {
 	if priority == 0 {
 		priority = job.Priority

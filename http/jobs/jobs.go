@@ -97,7 +97,7 @@ func (h jobAPI) jobList(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		if err != nil {
 			return 0, err
 		}
-		allowed := h.core.NamespaceFilter(r, state.NamespaceCapabilityListJobs) // auth.go: namespace=* shows only permitted namespaces
+		allowed := h.core.NamespaceFilter(r, state.NamespaceCapabilityListJobs) // the core's ACL: namespace=* shows only permitted namespaces
 		for _, j := range jobs {
 			if allowed != nil && !allowed(j.Namespace) {
 				continue
@@ -253,25 +253,6 @@ func (h jobAPI) checkSubmission(sub *state.JobSubmission, job *state.Job) (*stat
 	c := *sub
 	c.JobID, c.Namespace = job.ID, job.Namespace
 	return &c, "", nil
-}
-
-// newEval builds the evaluation a job write creates. The leader stamps its
-// ID and times here, before proposing.
-func (h jobAPI) newEval(job *state.Job, priority int, trigger string, now int64) *state.Evaluation {
-	if priority == 0 {
-		priority = job.Priority
-	}
-	return &state.Evaluation{
-		ID:          h.core.NewID(),
-		Namespace:   job.Namespace,
-		Priority:    priority,
-		Type:        job.Type,
-		TriggeredBy: trigger,
-		JobID:       job.ID,
-		Status:      state.EvalStatusPending,
-		CreateTime:  now,
-		ModifyTime:  now,
-	}
 }
 
 // jobRead serves GET /v1/job/:job_id.

@@ -33,7 +33,7 @@ func (h namespaceAPI) namespaceList(w http.ResponseWriter, r *http.Request, _ ht
 	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		all, err := h.store.Namespaces(ws)
 		out = out[:0]
-		visible := h.core.NamespaceVisible(r) // auth.go: only namespaces the token may use
+		visible := h.core.NamespaceVisible(r) // the core's ACL: only namespaces the token may use
 		for _, ns := range all {
 			if strings.HasPrefix(ns.Name, prefix) && (visible == nil || visible(ns.Name)) {
 				out = append(out, ns)
