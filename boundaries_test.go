@@ -55,6 +55,9 @@ var allowed = map[string][]string{
 	// The scheduler's exported test harness, shared by the tests of
 	// scheduler and scheduler/leader.
 	"scheduler/schedtest": {"scheduler", "state", "state/store"},
+	// The HTTP packages' shared test harness: it imports neither the core
+	// nor the jobs API, so the internal tests of both can use it.
+	"http/internal/apitest": {"state", "state/store", "internal/testutil"},
 	// The store's memory machinery, behind its one entry point.
 	"state/store/internal/packed": {"state"},
 }
@@ -71,9 +74,9 @@ var testAllowed = map[string][]string{
 	// core's tests mount both (product code of none imports another). The
 	// core's and the jobs API's tests also drive the Go client.
 	"http/mgmt": {"http", "http/jobs"},
-	"http/jobs": {"http", "http/api"},
+	"http/jobs": {"http", "http/api", "http/internal/apitest"},
 	// The core's relay tests make a task's non-regular files.
-	"http": {"http/api", "http/mgmt", "http/jobs", "http/clientapi/allocfs"},
+	"http": {"http/api", "http/mgmt", "http/jobs", "http/clientapi/allocfs", "http/internal/apitest"},
 	// The agent's tests read through the clients.
 	"agent/...": {"..."},
 	// One CLI test runs the management commands against an in-process agent.

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -22,10 +23,10 @@ func BenchmarkJobReadACL(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			a := newACLHarness(b, enforce, "")
-			a.okAs(a.managementToken(), http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web")}, nil)
+			a.OKAs(a.ManagementToken(), http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: apitest.TestJob("web")}, nil)
 			secret := ""
 			if enforce {
-				secret = a.clientToken(`namespace "d*" { capabilities = ["read-job"] }`)
+				secret = a.ClientToken(`namespace "d*" { capabilities = ["read-job"] }`)
 			}
 			handler := a.srv.Handler()
 			b.ReportAllocs()
@@ -51,7 +52,7 @@ func BenchmarkJobReadACL(b *testing.B) {
 // resolved once beforehand (BenchmarkResolveScope).
 func BenchmarkACLCheck(b *testing.B) {
 	a := newACLHarness(b, true, "")
-	secret := a.clientToken(`namespace "d*" { capabilities = ["read-job"] }`)
+	secret := a.ClientToken(`namespace "d*" { capabilities = ["read-job"] }`)
 	rule, _ := ruleFor(aclRuleTable(), route{Method: http.MethodGet, Path: "/v1/job/:job_id"})
 	req := httptest.NewRequest(http.MethodGet, "/v1/job/web?namespace=default", nil)
 	req.Header.Set(HeaderToken, secret)

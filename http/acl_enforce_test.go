@@ -2,6 +2,7 @@ package http
 
 import (
 	"fmt"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -126,78 +127,78 @@ func TestACLRulesFollowTheSpec(t *testing.T) {
 // secret, and a job "web" in each (and in default).
 func jobsWorld(t *testing.T) (*aclHarness, string) {
 	a := newACLHarness(t, true, "")
-	mgmt := a.managementToken()
+	mgmt := a.ManagementToken()
 	for _, ns := range []string{"prod", "dev", "secret"} {
-		a.okAs(mgmt, http.MethodPut, "/v1/namespace/"+ns, map[string]string{"Description": ns}, nil)
+		a.OKAs(mgmt, http.MethodPut, "/v1/namespace/"+ns, map[string]string{"Description": ns}, nil)
 	}
 	for _, ns := range []string{"default", "prod", "dev", "secret"} {
-		j := testJob("web")
+		j := apitest.TestJob("web")
 		j.Namespace = ns
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: j}, nil)
+		a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: j}, nil)
 	}
 	return a, mgmt
 }
 
 func TestACLJobsThroughHandlers(t *testing.T) {
 	a, mgmt := jobsWorld(t)
-	reader := a.clientToken(`namespace "*" { policy = "read" }`, `namespace "secret" { policy = "deny" }`)
-	devWriter := a.clientToken(`namespace "dev" { policy = "write" }`)
+	reader := a.ClientToken(`namespace "*" { policy = "read" }`, `namespace "secret" { policy = "deny" }`)
+	devWriter := a.ClientToken(`namespace "dev" { policy = "write" }`)
 
 	// Reads: a glob grants, a specific deny wins over it.
-	a.okAs(reader, http.MethodGet, "/v1/job/web?namespace=prod", nil, nil)
-	a.okAs(reader, http.MethodGet, "/v1/job/web/versions?namespace=dev", nil, nil)
-	a.deniedAs(reader, http.MethodGet, "/v1/job/web?namespace=secret", nil)
-	a.deniedAs(reader, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("new")})
-	a.deniedAs("", http.MethodGet, "/v1/job/web", nil)
-	a.failAs("bogus", http.MethodGet, "/v1/job/web", nil, http.StatusForbidden, msgTokenNotFound)
-	a.okAs(mgmt, http.MethodGet, "/v1/job/web?namespace=secret", nil, nil)
+	a.OKAs(reader, http.MethodGet, "/v1/job/web?namespace=prod", nil, nil)
+	a.OKAs(reader, http.MethodGet, "/v1/job/web/versions?namespace=dev", nil, nil)
+	a.DeniedAs(reader, http.MethodGet, "/v1/job/web?namespace=secret", nil)
+	a.DeniedAs(reader, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: apitest.TestJob("new")})
+	a.DeniedAs("", http.MethodGet, "/v1/job/web", nil)
+	a.FailAs("bogus", http.MethodGet, "/v1/job/web", nil, http.StatusForbidden, msgTokenNotFound)
+	a.OKAs(mgmt, http.MethodGet, "/v1/job/web?namespace=secret", nil, nil)
 
 	// A writer in dev writes there, and nowhere else: not through the
 	// query, and not by naming another namespace in the body.
-	dev := testJob("api")
+	dev := apitest.TestJob("api")
 	dev.Namespace = "dev"
-	a.okAs(devWriter, http.MethodPost, "/v1/jobs?namespace=dev", &jobs.JobRegisterRequest{Job: dev}, nil)
-	a.okAs(devWriter, http.MethodPut, "/v1/job/api", &jobs.JobRegisterRequest{Job: dev}, nil)
-	sneaky := testJob("sneaky")
+	a.OKAs(devWriter, http.MethodPost, "/v1/jobs?namespace=dev", &jobs.JobRegisterRequest{Job: dev}, nil)
+	a.OKAs(devWriter, http.MethodPut, "/v1/job/api", &jobs.JobRegisterRequest{Job: dev}, nil)
+	sneaky := apitest.TestJob("sneaky")
 	sneaky.Namespace = "prod"
-	before := a.store.LatestIndex()
-	a.deniedAs(devWriter, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: sneaky})
-	a.failAs(devWriter, http.MethodPost, "/v1/jobs?namespace=dev", &jobs.JobRegisterRequest{Job: sneaky}, http.StatusBadRequest, `namespace in query "dev" and body "prod" disagree`)
-	a.failAs(devWriter, http.MethodPost, "/v1/job/sneaky?namespace=dev", &jobs.JobRegisterRequest{Job: sneaky}, http.StatusBadRequest, "disagree")
-	a.deniedAs(devWriter, http.MethodPost, "/v1/jobs?namespace=prod", &jobs.JobRegisterRequest{Job: testJob("x")})
-	if a.store.LatestIndex() != before {
+	before := a.Store.LatestIndex()
+	a.DeniedAs(devWriter, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: sneaky})
+	a.FailAs(devWriter, http.MethodPost, "/v1/jobs?namespace=dev", &jobs.JobRegisterRequest{Job: sneaky}, http.StatusBadRequest, `namespace in query "dev" and body "prod" disagree`)
+	a.FailAs(devWriter, http.MethodPost, "/v1/job/sneaky?namespace=dev", &jobs.JobRegisterRequest{Job: sneaky}, http.StatusBadRequest, "disagree")
+	a.DeniedAs(devWriter, http.MethodPost, "/v1/jobs?namespace=prod", &jobs.JobRegisterRequest{Job: apitest.TestJob("x")})
+	if a.Store.LatestIndex() != before {
 		t.Error("a denied write wrote something")
 	}
-	a.okAs(devWriter, http.MethodDelete, "/v1/job/api?namespace=dev", nil, nil)
-	a.deniedAs(devWriter, http.MethodDelete, "/v1/job/web?namespace=prod", nil)
+	a.OKAs(devWriter, http.MethodDelete, "/v1/job/api?namespace=dev", nil, nil)
+	a.DeniedAs(devWriter, http.MethodDelete, "/v1/job/web?namespace=prod", nil)
 }
 
 func TestACLGateOverride(t *testing.T) {
 	a, _ := jobsWorld(t)
-	writer := a.clientToken(`namespace "dev" { policy = "write" }`)
-	overrider := a.clientToken("namespace \"dev\" {\n  policy = \"write\"\n  capabilities = [\"gate-override\"]\n}")
-	job := testJob("web")
+	writer := a.ClientToken(`namespace "dev" { policy = "write" }`)
+	overrider := a.ClientToken("namespace \"dev\" {\n  policy = \"write\"\n  capabilities = [\"gate-override\"]\n}")
+	job := apitest.TestJob("web")
 	job.Namespace = "dev"
-	a.okAs(writer, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
-	a.deniedAs(writer, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true})
-	a.deniedAs(writer, http.MethodPost, "/v1/job/web?namespace=dev", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true})
-	a.okAs(overrider, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true}, nil)
+	a.OKAs(writer, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
+	a.DeniedAs(writer, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true})
+	a.DeniedAs(writer, http.MethodPost, "/v1/job/web?namespace=dev", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true})
+	a.OKAs(overrider, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true}, nil)
 	// The body reaches the handler intact after the guard read it.
 	var resp state.JobRegisterResponse
-	a.okAs(overrider, http.MethodPut, "/v1/job/web?namespace=dev", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true}, &resp)
+	a.OKAs(overrider, http.MethodPut, "/v1/job/web?namespace=dev", &jobs.JobRegisterRequest{Job: job, PolicyOverride: true}, &resp)
 	if resp.EvalID == "" {
 		t.Errorf("register after the guard peeked: %+v", resp)
 	}
 	// A malformed body is still the handler's 400, not a guard error.
-	a.failAs(writer, http.MethodPost, "/v1/jobs?namespace=dev", "{not json", http.StatusBadRequest, "failed to parse request body")
+	a.FailAs(writer, http.MethodPost, "/v1/jobs?namespace=dev", "{not json", http.StatusBadRequest, "failed to parse request body")
 }
 
 func TestACLParseNeedsBoth(t *testing.T) {
 	a, _ := jobsWorld(t)
 	body := map[string]any{"JobHCL": "job \"x\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n"}
-	a.deniedAs(a.clientToken(rulesText("default", []string{"parse-job"}, "", "", "")), http.MethodPost, "/v1/jobs/parse", body)
-	a.deniedAs(a.clientToken(rulesText("default", []string{"submit-job"}, "", "", "")), http.MethodPost, "/v1/jobs/parse", body)
-	a.okAs(a.clientToken(rulesText("default", []string{"parse-job", "submit-job"}, "", "", "")), http.MethodPost, "/v1/jobs/parse", body, nil)
+	a.DeniedAs(a.ClientToken(apitest.RulesText("default", []string{"parse-job"}, "", "", "")), http.MethodPost, "/v1/jobs/parse", body)
+	a.DeniedAs(a.ClientToken(apitest.RulesText("default", []string{"submit-job"}, "", "", "")), http.MethodPost, "/v1/jobs/parse", body)
+	a.OKAs(a.ClientToken(apitest.RulesText("default", []string{"parse-job", "submit-job"}, "", "", "")), http.MethodPost, "/v1/jobs/parse", body, nil)
 }
 
 func TestACLListAllNamespacesIsFiltered(t *testing.T) {
@@ -205,7 +206,7 @@ func TestACLListAllNamespacesIsFiltered(t *testing.T) {
 	nsOf := func(secret, target string) []string {
 		t.Helper()
 		var stubs []*state.JobListStub
-		a.okAs(secret, http.MethodGet, target, nil, &stubs)
+		a.OKAs(secret, http.MethodGet, target, nil, &stubs)
 		var out []string
 		for _, s := range stubs {
 			out = append(out, s.Namespace)
@@ -213,27 +214,27 @@ func TestACLListAllNamespacesIsFiltered(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	lister := a.clientToken(`namespace "prod" { capabilities = ["list-jobs"] }`, `namespace "d*" { policy = "read" }`)
+	lister := a.ClientToken(`namespace "prod" { capabilities = ["list-jobs"] }`, `namespace "d*" { policy = "read" }`)
 	if got := nsOf(lister, "/v1/jobs?namespace=*"); !slices.Equal(got, []string{"default", "dev", "prod"}) {
 		t.Errorf("namespace=* for prod+d* = %v", got)
 	}
 	if got := nsOf(mgmt, "/v1/jobs?namespace=*"); !slices.Equal(got, []string{"default", "dev", "prod", "secret"}) {
 		t.Errorf("namespace=* for management = %v", got)
 	}
-	readOnlyProd := a.clientToken(`namespace "prod" { capabilities = ["read-job"] }`)
-	a.deniedAs(readOnlyProd, http.MethodGet, "/v1/jobs?namespace=*", nil)
-	a.deniedAs("", http.MethodGet, "/v1/jobs?namespace=*", nil)
+	readOnlyProd := a.ClientToken(`namespace "prod" { capabilities = ["read-job"] }`)
+	a.DeniedAs(readOnlyProd, http.MethodGet, "/v1/jobs?namespace=*", nil)
+	a.DeniedAs("", http.MethodGet, "/v1/jobs?namespace=*", nil)
 
 	// Pagination walks only what the token may see.
 	var page []*state.JobListStub
-	rec := a.okAs(lister, http.MethodGet, "/v1/jobs?namespace=*&per_page=2", nil, &page)
+	rec := a.OKAs(lister, http.MethodGet, "/v1/jobs?namespace=*&per_page=2", nil, &page)
 	if len(page) != 2 || rec.Header().Get(HeaderNextToken) != "prod/web" {
 		t.Errorf("first page = %d entries, next %q", len(page), rec.Header().Get(HeaderNextToken))
 	}
 
 	// Namespaces are listed, and read, by anyone with a capability there.
 	var nss []*state.Namespace
-	a.okAs(lister, http.MethodGet, "/v1/namespaces", nil, &nss)
+	a.OKAs(lister, http.MethodGet, "/v1/namespaces", nil, &nss)
 	var names []string
 	for _, n := range nss {
 		names = append(names, n.Name)
@@ -241,41 +242,41 @@ func TestACLListAllNamespacesIsFiltered(t *testing.T) {
 	if !slices.Equal(names, []string{"default", "dev", "prod"}) {
 		t.Errorf("namespaces for prod+d* = %v", names)
 	}
-	a.okAs(lister, http.MethodGet, "/v1/namespace/prod", nil, nil)
-	a.deniedAs(lister, http.MethodGet, "/v1/namespace/secret", nil)
-	a.deniedAs(a.clientToken(`node { policy = "read" }`), http.MethodGet, "/v1/namespaces", nil)
+	a.OKAs(lister, http.MethodGet, "/v1/namespace/prod", nil, nil)
+	a.DeniedAs(lister, http.MethodGet, "/v1/namespace/secret", nil)
+	a.DeniedAs(a.ClientToken(`node { policy = "read" }`), http.MethodGet, "/v1/namespaces", nil)
 }
 
 // Policies are compiled once per token and policy change, not per
 // request; a policy update takes effect on the next request.
 func TestACLCacheInvalidatedByPolicyUpdate(t *testing.T) {
 	a, mgmt := jobsWorld(t)
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/team", jobs.ACLPolicyRequest{Rules: `namespace "default" { policy = "read" }`}, nil)
-	tok := a.token(&state.ACLToken{Type: state.ACLTokenTypeClient, Policies: []string{"team"}})
+	a.OKAs(mgmt, http.MethodPut, "/v1/acl/policy/team", jobs.ACLPolicyRequest{Rules: `namespace "default" { policy = "read" }`}, nil)
+	tok := a.Token(&state.ACLToken{Type: state.ACLTokenTypeClient, Policies: []string{"team"}})
 	start := a.resolver.compiles.Load()
 	for range 20 {
-		a.okAs(tok, http.MethodGet, "/v1/job/web", nil, nil)
+		a.OKAs(tok, http.MethodGet, "/v1/job/web", nil, nil)
 	}
 	if got := a.resolver.compiles.Load() - start; got != 1 {
 		t.Fatalf("20 requests compiled the ACL %d times, want 1", got)
 	}
-	a.deniedAs(tok, http.MethodDelete, "/v1/job/web", nil)
+	a.DeniedAs(tok, http.MethodDelete, "/v1/job/web", nil)
 
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/team", jobs.ACLPolicyRequest{Rules: `namespace "default" { policy = "write" }`}, nil)
-	a.okAs(tok, http.MethodGet, "/v1/job/web", nil, nil)
+	a.OKAs(mgmt, http.MethodPut, "/v1/acl/policy/team", jobs.ACLPolicyRequest{Rules: `namespace "default" { policy = "write" }`}, nil)
+	a.OKAs(tok, http.MethodGet, "/v1/job/web", nil, nil)
 	if got := a.resolver.compiles.Load() - start; got != 2 {
 		t.Errorf("after a policy update: %d compiles, want 2", got)
 	}
-	job := testJob("web")
-	a.okAs(tok, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
+	job := apitest.TestJob("web")
+	a.OKAs(tok, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
 
 	// Deleting the policy takes its rules away; a token update too.
-	a.okAs(mgmt, http.MethodDelete, "/v1/acl/policy/team", nil, nil)
-	a.deniedAs(tok, http.MethodGet, "/v1/job/web", nil)
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/team", jobs.ACLPolicyRequest{Rules: `namespace "default" { policy = "read" }`}, nil)
-	a.okAs(tok, http.MethodGet, "/v1/job/web", nil, nil)
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/token/"+a.accessorOf(tok), jobs.ACLTokenRequest{Type: "management"}, nil)
-	a.okAs(tok, http.MethodDelete, "/v1/job/web", nil, nil)
+	a.OKAs(mgmt, http.MethodDelete, "/v1/acl/policy/team", nil, nil)
+	a.DeniedAs(tok, http.MethodGet, "/v1/job/web", nil)
+	a.OKAs(mgmt, http.MethodPut, "/v1/acl/policy/team", jobs.ACLPolicyRequest{Rules: `namespace "default" { policy = "read" }`}, nil)
+	a.OKAs(tok, http.MethodGet, "/v1/job/web", nil, nil)
+	a.OKAs(mgmt, http.MethodPut, "/v1/acl/token/"+a.AccessorOf(tok), jobs.ACLTokenRequest{Type: "management"}, nil)
+	a.OKAs(tok, http.MethodDelete, "/v1/job/web", nil, nil)
 }
 
 // Client agents call their node's endpoints with the node's own secret.
@@ -283,7 +284,7 @@ func TestACLNodeSecret(t *testing.T) {
 	a := newACLHarness(t, true, "")
 	const nodeID, nodeSecret = "10000000-0000-4000-8000-000000000001", "20000000-0000-4000-8000-000000000001"
 	n := &state.Node{ID: nodeID, SecretID: nodeSecret, Name: "n1", Datacenter: "dc1", NodePool: "default", Status: state.NodeStatusReady}
-	a.apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: n})
+	a.Apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: n})
 	table := aclRuleTable()
 	try := func(method, path, param, secret string, body any) error {
 		t.Helper()
@@ -352,15 +353,15 @@ func TestACLNodeSecret(t *testing.T) {
 // WebSocket frame.
 func TestACLActionExecAndHandshake(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	mgmt := a.managementToken()
-	job := testJob("web") // task "server" runs under raw_exec
+	mgmt := a.ManagementToken()
+	job := apitest.TestJob("web") // task "server" runs under raw_exec
 	job.TaskGroups[0].Tasks = append(job.TaskGroups[0].Tasks, &state.Task{Name: "boxed", Driver: "docker",
 		Config: map[string]any{"image": "x"}, Resources: &state.Resources{CPU: 100, MemoryMB: 64}})
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
+	a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
 	rule, _ := ruleFor(aclRuleTable(), route{Method: http.MethodGet, Path: "/v1/job/:job_id/action"})
 	ps := httprouter.Params{{Key: "job_id", Value: "web"}}
-	execOnly := a.clientToken(rulesText("default", []string{"alloc-exec"}, "", "", ""))
-	nodeExec := a.clientToken(rulesText("default", []string{"alloc-exec", "alloc-node-exec"}, "", "", ""))
+	execOnly := a.ClientToken(apitest.RulesText("default", []string{"alloc-exec"}, "", "", ""))
+	nodeExec := a.ClientToken(apitest.RulesText("default", []string{"alloc-exec", "alloc-node-exec"}, "", "", ""))
 	check := func(secret, query string) error {
 		r := httptest.NewRequest(http.MethodGet, "/v1/job/web/action?"+query, nil)
 		if secret != "" {
@@ -415,19 +416,19 @@ func TestTokenLookedUpAgainAfterTheBarrier(t *testing.T) {
 			return
 		}
 		caughtUp = true
-		a.apply(store.ACLTokenUpsertRequestType, &store.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{{
-			AccessorID: state.NewID(), SecretHash: state.HashSecret(secret), Type: state.ACLTokenTypeManagement, CreateTime: a.clock.Now(),
+		a.Apply(store.ACLTokenUpsertRequestType, &store.ACLTokenUpsertRequest{Tokens: []*state.ACLToken{{
+			AccessorID: state.NewID(), SecretHash: state.HashSecret(secret), Type: state.ACLTokenTypeManagement, CreateTime: a.Clock.Now(),
 		}}})
 	}
 	calls := a.cluster.BarrierCalls.Load()
-	a.failAs(secret, http.MethodGet, "/v1/jobs?stale", nil, http.StatusForbidden, "ACL token not found")
+	a.FailAs(secret, http.MethodGet, "/v1/jobs?stale", nil, http.StatusForbidden, "ACL token not found")
 	if caughtUp || a.cluster.BarrierCalls.Load() != calls {
 		t.Fatal("a stale request waited on the read barrier")
 	}
-	a.okAs(secret, http.MethodGet, "/v1/jobs", nil, nil)
+	a.OKAs(secret, http.MethodGet, "/v1/jobs", nil, nil)
 	if !caughtUp {
 		t.Fatal("the token was accepted before the server caught up")
 	}
-	a.failAs(state.NewID(), http.MethodGet, "/v1/jobs", nil, http.StatusForbidden, "ACL token not found")
-	a.failAs("", http.MethodGet, "/v1/jobs", nil, http.StatusForbidden)
+	a.FailAs(state.NewID(), http.MethodGet, "/v1/jobs", nil, http.StatusForbidden, "ACL token not found")
+	a.FailAs("", http.MethodGet, "/v1/jobs", nil, http.StatusForbidden)
 }

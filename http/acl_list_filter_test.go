@@ -14,7 +14,7 @@ func TestACLSchedulerListsFilterAllNamespaces(t *testing.T) {
 	nsOf := func(secret string) []string {
 		t.Helper()
 		var evals []struct{ Namespace string }
-		a.okAs(secret, http.MethodGet, "/v1/evaluations?namespace=*", nil, &evals)
+		a.OKAs(secret, http.MethodGet, "/v1/evaluations?namespace=*", nil, &evals)
 		seen := map[string]bool{}
 		var out []string
 		for _, e := range evals {
@@ -26,7 +26,7 @@ func TestACLSchedulerListsFilterAllNamespaces(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	reader := a.clientToken(`namespace "d*" { policy = "read" }`)
+	reader := a.ClientToken(`namespace "d*" { policy = "read" }`)
 	if got := nsOf(reader); !slices.Equal(got, []string{"default", "dev"}) {
 		t.Errorf("evaluations namespace=* for d* readers = %v, want [default dev]", got)
 	}
@@ -36,7 +36,7 @@ func TestACLSchedulerListsFilterAllNamespaces(t *testing.T) {
 	// The filtered lists answer rather than deny a token that can read
 	// only some namespaces.
 	for _, target := range []string{"/v1/allocations?namespace=*", "/v1/deployments?namespace=*"} {
-		a.okAs(reader, http.MethodGet, target, nil, nil)
+		a.OKAs(reader, http.MethodGet, target, nil, nil)
 	}
-	a.deniedAs("", http.MethodGet, "/v1/evaluations?namespace=*", nil)
+	a.DeniedAs("", http.MethodGet, "/v1/evaluations?namespace=*", nil)
 }

@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/jobs"
-	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -49,45 +49,44 @@ func (leaderOnlyForwarder) IsLeader() bool { return true }
 
 func newNamespaceWalk(t *testing.T) *namespaceWalk {
 	t.Helper()
-	fc := &fakeClientAPI{nodeID: nodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}, stats: &state.AllocResourceUsage{}}
-	a := &aclHarness{clock: testutil.NewClock(testNow)}
-	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) {
-		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: true, Now: a.clock.Now})
+	fc := &fakeClientAPI{nodeID: apitest.NodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}, stats: &state.AllocResourceUsage{}}
+	a := newACLHarnessWith(t, func(a *aclHarness, c *testConfig) {
+		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: true, Now: a.Clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
-		a.resolver, c.ACL, c.Now = r, r, a.clock.Now
-		c.Jobs.Leader, c.Client = &fakeLeader{ttl: testTTL}, fc
+		a.resolver, c.ACL, c.Now = r, r, a.Clock.Now
+		c.Jobs.Leader, c.Client = apitest.NewFakeLeader(), fc
 		// Every route a server agent serves: the cluster routes too.
 		c.Forwarder = leaderOnlyForwarder{}
 	})
 	w := &namespaceWalk{aclHarness: a, fc: fc, job: walkJob, deployment: walkDeployID}
-	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPut, "/v1/namespace/"+walkTeamB, map[string]string{"Description": walkNSDesc}, nil)
-	a.okAs(mgmt, http.MethodPut, "/v1/node/register", map[string]any{"Node": testNode(1)}, nil)
+	mgmt := a.ManagementToken()
+	a.OKAs(mgmt, http.MethodPut, "/v1/namespace/"+walkTeamB, map[string]string{"Description": walkNSDesc}, nil)
+	a.OKAs(mgmt, http.MethodPut, "/v1/node/register", map[string]any{"Node": apitest.TestNode(1)}, nil)
 
-	job := testJob(walkJob)
+	job := apitest.TestJob(walkJob)
 	job.Namespace = walkTeamB
 	job.TaskGroups[0].Tasks[0].Actions = []*state.Action{{Name: "a", Command: "/bin/true"}}
 	var reg state.JobRegisterResponse
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs?namespace="+walkTeamB, &jobs.JobRegisterRequest{Job: job}, &reg)
+	a.OKAs(mgmt, http.MethodPost, "/v1/jobs?namespace="+walkTeamB, &jobs.JobRegisterRequest{Job: job}, &reg)
 	w.eval = reg.EvalID
-	stored := a.job(walkTeamB, walkJob)
+	stored := a.Job(walkTeamB, walkJob)
 
-	a.apply(store.DeploymentUpsertRequestType, &store.DeploymentUpsertRequest{Deployments: []*state.Deployment{{
+	a.Apply(store.DeploymentUpsertRequestType, &store.DeploymentUpsertRequest{Deployments: []*state.Deployment{{
 		ID: walkDeployID, Namespace: walkTeamB, JobID: walkJob, JobVersion: stored.Version,
 		Status: state.DeploymentStatusRunning, TaskGroups: map[string]*state.DeploymentState{"web": {DesiredTotal: 2}},
 	}}})
-	w.alloc = allocID(0xb1)
+	w.alloc = apitest.AllocID(0xb1)
 	al := &state.Allocation{
 		ID: w.alloc, Namespace: walkTeamB, JobID: walkJob, Job: stored, EvalID: w.eval, DeploymentID: walkDeployID,
-		NodeID: nodeID(1), Name: walkJob + ".web[0]", TaskGroup: "web",
+		NodeID: apitest.NodeID(1), Name: walkJob + ".web[0]", TaskGroup: "web",
 		DesiredStatus: state.AllocDesiredStatusRun, ClientStatus: state.AllocClientStatusRunning,
 	}
-	a.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{al}, Now: testNow.UnixNano()})
-	fc.allocs[w.alloc] = a.alloc(w.alloc)
+	a.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{al}, Now: apitest.Now.UnixNano()})
+	fc.allocs[w.alloc] = a.Alloc(w.alloc)
 	writeLog(t, fc.dir, "server.stdout.0", walkLogLine+"\n")
-	a.okAs(mgmt, http.MethodPut, "/v1/node/"+nodeID(1)+"/services", map[string]any{"Services": []any{
+	a.OKAs(mgmt, http.MethodPut, "/v1/node/"+apitest.NodeID(1)+"/services", map[string]any{"Services": []any{
 		svcReg(walkSvcID, walkService, w.alloc, 9000),
 	}}, nil)
 	w.secrets = []string{walkJob, w.alloc, w.eval, walkDeployID, walkSvcID, walkLogLine, walkNSDesc}
@@ -113,7 +112,7 @@ func (w *namespaceWalk) target(rt route) string {
 		case "deployment_id":
 			v = w.deployment
 		case "node_id":
-			v = nodeID(1)
+			v = apitest.NodeID(1)
 		case "service_name":
 			v = walkService
 		case "service_id":
@@ -148,7 +147,7 @@ func (w *namespaceWalk) extraQuery(rt route) string {
 // body is a write body that most handlers accept: the team-b job (in
 // namespace ns) and the fields of the other writes.
 func (w *namespaceWalk) body(ns string, topLevel bool) []byte {
-	job := *w.aclHarness.job(walkTeamB, walkJob)
+	job := *w.aclHarness.Job(walkTeamB, walkJob)
 	job.Namespace = ns
 	job.TaskGroups = append([]*state.TaskGroup(nil), job.TaskGroups...)
 	b := map[string]any{
@@ -160,7 +159,7 @@ func (w *namespaceWalk) body(ns string, topLevel bool) []byte {
 	}
 	out, err := json.Marshal(b)
 	if err != nil {
-		w.t.Fatal(err)
+		w.T.Fatal(err)
 	}
 	return out
 }
@@ -203,7 +202,7 @@ func TestACLNamespaceWalk(t *testing.T) {
 		t.Fatalf("only %d /v1 routes: is the walk missing some?", len(routes))
 	}
 	readToken := reads.walkToken()
-	before := reads.store.LatestIndex()
+	before := reads.Store.LatestIndex()
 	walked := 0
 	for _, rt := range routes {
 		rule, _ := ruleFor(aclRuleTable(), rt)
@@ -219,23 +218,23 @@ func TestACLNamespaceWalk(t *testing.T) {
 		}
 		w := newNamespaceWalk(t)
 		token := w.walkToken()
-		at := w.store.LatestIndex()
+		at := w.Store.LatestIndex()
 		w.walkRoute(t, rt, token)
-		if after := w.store.LatestIndex(); after != at {
+		if after := w.Store.LatestIndex(); after != at {
 			t.Errorf("%s %s wrote: index %d → %d", rt.Method, rt.Path, at, after)
 		}
 	}
 	if walked < 80 {
 		t.Errorf("walked only %d routes", walked)
 	}
-	if after := reads.store.LatestIndex(); after != before {
+	if after := reads.Store.LatestIndex(); after != before {
 		t.Errorf("the reads wrote: index %d → %d", before, after)
 	}
 }
 
 // walkToken is the walk's caller: write in default, denied team-b.
 func (w *namespaceWalk) walkToken() string {
-	return w.clientToken(`namespace "default" { policy = "write" }`, `namespace "team-b" { policy = "deny" }`)
+	return w.ClientToken(`namespace "default" { policy = "write" }`, `namespace "team-b" { policy = "deny" }`)
 }
 
 // walkRoute sends every variant to rt and reports what showed team-b.
@@ -281,7 +280,7 @@ func (w *namespaceWalk) walkRoute(t *testing.T, rt route, token string) {
 // guard lets through reaches the upgrade (which a recorder cannot do:
 // 500). A stream ends after a moment.
 func (w *namespaceWalk) send(token, method, target string, body []byte) (int, string) {
-	w.t.Helper()
+	w.T.Helper()
 	var req *http.Request
 	if body != nil {
 		req = httptest.NewRequest(method, target, strings.NewReader(string(body)))

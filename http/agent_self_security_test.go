@@ -2,6 +2,7 @@ package http
 
 import (
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -31,21 +32,21 @@ func (securityForwarder) Self() *state.AgentSelf {
 func TestAgentSelfReportsSecurity(t *testing.T) {
 	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Forwarder = securityForwarder{} })
 	var raw map[string]json.RawMessage
-	h.ok(http.MethodGet, "/v1/agent/self", nil, &raw)
+	h.OK(http.MethodGet, "/v1/agent/self", nil, &raw)
 	for _, k := range []string{"config", "stats", "security"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("agent/self lacks %q: %v", k, raw)
 		}
 	}
 	var self state.AgentSelf
-	h.ok(http.MethodGet, "/v1/agent/self", nil, &self)
+	h.OK(http.MethodGet, "/v1/agent/self", nil, &self)
 	if self.Security == nil || len(self.Security.Findings) != 1 || self.Security.Findings[0] != testSecurity.Findings[0] {
 		t.Errorf("security %+v", self.Security)
 	}
 	// An agent that reports none leaves the key out, as older ones do.
 	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Forwarder = selfForwarder{} })
 	raw = nil
-	h2.ok(http.MethodGet, "/v1/agent/self", nil, &raw)
+	h2.OK(http.MethodGet, "/v1/agent/self", nil, &raw)
 	if _, ok := raw["security"]; ok {
 		t.Errorf("security without findings set: %s", raw["security"])
 	}
@@ -54,7 +55,7 @@ func TestAgentSelfReportsSecurity(t *testing.T) {
 // A client-only agent's own /v1/agent/self carries its findings too.
 func TestClientAgentSelfReportsSecurity(t *testing.T) {
 	for _, sec := range []*state.AgentSecurity{testSecurity, nil} {
-		fc := &fakeClientAPI{nodeID: nodeID(1)}
+		fc := &fakeClientAPI{nodeID: apitest.NodeID(1)}
 		srv := httptest.NewServer(clientapi.NewHandlerWith(fc, slog.New(slog.NewTextHandler(io.Discard, nil)), clientapi.HandlerConfig{Security: sec}))
 		resp, err := http.Get(srv.URL + "/v1/agent/self")
 		if err != nil {
@@ -64,7 +65,7 @@ func TestClientAgentSelfReportsSecurity(t *testing.T) {
 		err = json.NewDecoder(resp.Body).Decode(&self)
 		resp.Body.Close()
 		srv.Close()
-		if err != nil || resp.StatusCode != http.StatusOK || self.Stats["client"]["node_id"] != nodeID(1) {
+		if err != nil || resp.StatusCode != http.StatusOK || self.Stats["client"]["node_id"] != apitest.NodeID(1) {
 			t.Fatalf("agent/self: %d %+v %v", resp.StatusCode, self, err)
 		}
 		if (sec == nil) != (self.Security == nil) || (sec != nil && self.Security.Findings[0].ID != "raft-tls") {

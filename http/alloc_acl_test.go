@@ -1,6 +1,7 @@
 package http
 
 import (
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/url"
 	"testing"
@@ -13,11 +14,11 @@ import (
 // its capability, and lets a token with it through the guard.
 func TestACLExecLifecycleAndFSEndpoints(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web")}, nil) // task "server": raw_exec
-	id := a.placeAlloc(1, a.registered(testJob("web")), nodeID(1), "")
+	mgmt := a.ManagementToken()
+	a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: apitest.TestJob("web")}, nil) // task "server": raw_exec
+	id := a.PlaceAlloc(1, a.Registered(apitest.TestJob("web")), apitest.NodeID(1), "")
 	cmd := url.QueryEscape(`["/bin/sh"]`)
-	tok := func(caps ...string) string { return a.clientToken(rulesText("default", caps, "", "", "")) }
+	tok := func(caps ...string) string { return a.ClientToken(apitest.RulesText("default", caps, "", "", "")) }
 	execBoth := tok("alloc-exec", "alloc-node-exec")
 	cases := []struct {
 		method, target string
@@ -39,18 +40,18 @@ func TestACLExecLifecycleAndFSEndpoints(t *testing.T) {
 		{http.MethodGet, "/v1/client/fs/readat/" + id + "?path=x", nil, tok("read-fs"), []string{tok("alloc-lifecycle")}},
 	}
 	for _, c := range cases {
-		a.deniedAs("", c.method, c.target, c.body)
+		a.DeniedAs("", c.method, c.target, c.body)
 		for _, w := range c.wrong {
-			a.deniedAs(w, c.method, c.target, c.body)
+			a.DeniedAs(w, c.method, c.target, c.body)
 		}
-		if rec := a.as(c.right, c.method, c.target, c.body); rec.Code == http.StatusForbidden {
+		if rec := a.As(c.right, c.method, c.target, c.body); rec.Code == http.StatusForbidden {
 			t.Errorf("%s %s with its capability: 403 %q", c.method, c.target, rec.Body.String())
 		}
 		// Another namespace's capability is not this one's.
-		other := a.clientToken(rulesText("prod", []string{"alloc-exec", "alloc-node-exec", "alloc-lifecycle", "read-fs", "read-job"}, "", "", ""))
-		a.deniedAs(other, c.method, c.target, c.body)
+		other := a.ClientToken(apitest.RulesText("prod", []string{"alloc-exec", "alloc-node-exec", "alloc-lifecycle", "read-fs", "read-job"}, "", "", ""))
+		a.DeniedAs(other, c.method, c.target, c.body)
 	}
-	if got := a.alloc(id).DesiredTransition.Migrate; got == nil || !*got {
+	if got := a.Alloc(id).DesiredTransition.Migrate; got == nil || !*got {
 		t.Error("the allowed stop did not mark the allocation")
 	}
 }
@@ -59,15 +60,15 @@ func TestACLExecLifecycleAndFSEndpoints(t *testing.T) {
 // runs the session, a missing or weak one closes it with 4403.
 func TestExecHandshakeToken(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	fc := &fakeClientAPI{nodeID: nodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}
+	fc := &fakeClientAPI{nodeID: apitest.NodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}
 	a.srv.cfg.Client = fc
-	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web")}, nil)
-	id := a.placeAlloc(1, a.registered(testJob("web")), nodeID(1), "")
-	fc.allocs[id] = a.alloc(id)
+	mgmt := a.ManagementToken()
+	a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: apitest.TestJob("web")}, nil)
+	id := a.PlaceAlloc(1, a.Registered(apitest.TestJob("web")), apitest.NodeID(1), "")
+	fc.allocs[id] = a.Alloc(id)
 	srv := execServer(t, a.harness)
-	good := a.clientToken(rulesText("default", []string{"alloc-exec", "alloc-node-exec"}, "", "", ""))
-	weak := a.clientToken(rulesText("default", []string{"alloc-exec"}, "", "", ""))
+	good := a.ClientToken(apitest.RulesText("default", []string{"alloc-exec", "alloc-node-exec"}, "", "", ""))
+	weak := a.ClientToken(apitest.RulesText("default", []string{"alloc-exec"}, "", "", ""))
 	target := execURL("server", "echo", "in") + "&ws_handshake=true"
 	for _, c := range []struct {
 		token string

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -154,7 +155,7 @@ func wsDial(t *testing.T, srv *httptest.Server, target string, h http.Header) (*
 
 func execURL(task string, cmd ...string) string {
 	b, _ := json.Marshal(cmd)
-	return "/v1/client/allocation/" + allocID(1) + "/exec?task=" + task + "&command=" + url.QueryEscape(string(b))
+	return "/v1/client/allocation/" + apitest.AllocID(1) + "/exec?task=" + task + "&command=" + url.QueryEscape(string(b))
 }
 
 // frames reads output frames until exited or the socket closes: the
@@ -285,13 +286,13 @@ func TestExecRefusedBeforeUpgrade(t *testing.T) {
 		code   int
 		want   string
 	}{
-		{"/v1/client/allocation/" + allocID(1) + "/exec?task=server", 400, "command: required"},
-		{"/v1/client/allocation/" + allocID(1) + "/exec?command=%5B%22sh%22%5D", 400, "task: required"},
-		{"/v1/client/allocation/" + allocID(1) + "/exec?task=server&command=sh", 400, "not a JSON array"},
-		{"/v1/client/allocation/" + allocID(1) + "/exec?task=server&command=%5B%5D", 400, "names no program"},
-		{"/v1/client/allocation/" + allocID(1) + "/exec?task=server&command=%5B%22sh%22%5D&tty=maybe", 400, "tty"},
+		{"/v1/client/allocation/" + apitest.AllocID(1) + "/exec?task=server", 400, "command: required"},
+		{"/v1/client/allocation/" + apitest.AllocID(1) + "/exec?command=%5B%22sh%22%5D", 400, "task: required"},
+		{"/v1/client/allocation/" + apitest.AllocID(1) + "/exec?task=server&command=sh", 400, "not a JSON array"},
+		{"/v1/client/allocation/" + apitest.AllocID(1) + "/exec?task=server&command=%5B%5D", 400, "names no program"},
+		{"/v1/client/allocation/" + apitest.AllocID(1) + "/exec?task=server&command=%5B%22sh%22%5D&tty=maybe", 400, "tty"},
 		{execURL("nosuch", "sh"), 404, `task "nosuch"`},
-		{"/v1/client/allocation/" + allocID(9) + "/exec?task=server&command=%5B%22sh%22%5D", 404, "allocation"},
+		{"/v1/client/allocation/" + apitest.AllocID(9) + "/exec?task=server&command=%5B%22sh%22%5D", 404, "allocation"},
 	}
 	for _, c := range cases {
 		_, resp, err := wsDial(t, srv, c.target, nil)
@@ -305,26 +306,26 @@ func TestExecRefusedBeforeUpgrade(t *testing.T) {
 		}
 	}
 	// A plain GET (no upgrade) is a 400 saying so.
-	h.fail(http.MethodGet, execURL("server", "sh"), nil, 400, "WebSocket upgrade is required")
+	h.Fail(http.MethodGet, execURL("server", "sh"), nil, 400, "WebSocket upgrade is required")
 	// Too many words.
 	many := make([]string, state.MaxExecCommandArgs+1)
 	for i := range many {
 		many[i] = "a"
 	}
-	h.fail(http.MethodGet, execURL("server", many...), nil, 400, "at most 256")
+	h.Fail(http.MethodGet, execURL("server", many...), nil, 400, "at most 256")
 }
 
 // Actions: listed from the job, run through the Go client as an exec of
 // their command in the named allocation.
 func TestActionsThroughTheGoClient(t *testing.T) {
 	h, fc := localClientHarness(t)
-	job := h.job("default", "web")
+	job := h.Job("default", "web")
 	job.TaskGroups[0].Tasks[0].Actions = []*state.Action{
 		{Name: "hello", Command: "echo", Args: []string{"hi", "there"}},
 		{Name: "fail", Command: "exit", Args: []string{"3"}},
 	}
 	h.register(job)
-	fc.allocs[allocID(1)].Job = h.job("default", "web")
+	fc.allocs[apitest.AllocID(1)].Job = h.Job("default", "web")
 	srv := execServer(t, h)
 	cl, err := api.NewClient(api.Config{Address: srv.URL})
 	if err != nil {
@@ -345,53 +346,53 @@ func TestActionsThroughTheGoClient(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	code, err := cl.Jobs().RunAction(ctx, "web", &api.ActionOptions{AllocID: allocID(1), Task: "server", Action: "hello",
+	code, err := cl.Jobs().RunAction(ctx, "web", &api.ActionOptions{AllocID: apitest.AllocID(1), Task: "server", Action: "hello",
 		ExecStreams: api.ExecStreams{Stdout: &out}}, nil)
 	if err != nil || code != 0 || out.String() != "hi there\n" {
 		t.Errorf("run hello: %q, %d, %v", out.String(), code, err)
 	}
-	code, err = cl.Jobs().RunAction(ctx, "web", &api.ActionOptions{AllocID: allocID(1), Task: "server", Action: "fail"}, nil)
+	code, err = cl.Jobs().RunAction(ctx, "web", &api.ActionOptions{AllocID: apitest.AllocID(1), Task: "server", Action: "fail"}, nil)
 	if err != nil || code != 3 {
 		t.Errorf("run fail: %d, %v", code, err)
 	}
-	_, err = cl.Jobs().RunAction(ctx, "web", &api.ActionOptions{AllocID: allocID(1), Task: "server", Action: "nosuch"}, nil)
+	_, err = cl.Jobs().RunAction(ctx, "web", &api.ActionOptions{AllocID: apitest.AllocID(1), Task: "server", Action: "nosuch"}, nil)
 	if se, ok := err.(*api.StatusError); !ok || se.Code != 404 || !strings.Contains(se.Body, `action "nosuch"`) {
 		t.Errorf("unknown action: %v", err)
 	}
 	// The exec endpoint through the Go client, stdin included.
 	out.Reset()
-	code, err = cl.Allocations().Exec(ctx, allocID(1), &api.ExecOptions{Task: "server", Command: []string{"cat"},
+	code, err = cl.Allocations().Exec(ctx, apitest.AllocID(1), &api.ExecOptions{Task: "server", Command: []string{"cat"},
 		ExecStreams: api.ExecStreams{Stdin: strings.NewReader("ping\n"), Stdout: &out}}, nil)
 	if err != nil || code != 0 || out.String() != "ping\n" {
 		t.Errorf("exec cat: %q, %d, %v", out.String(), code, err)
 	}
 	// A missing parameter of the action socket is a 400 naming it.
-	h.fail(http.MethodGet, "/v1/job/web/action?task=server", nil, 400, "action: required", "alloc_id: required")
+	h.Fail(http.MethodGet, "/v1/job/web/action?task=server", nil, 400, "action: required", "alloc_id: required")
 }
 
 func TestAllocLifecycleEndpoints(t *testing.T) {
 	h, fc := localClientHarness(t)
 	var stop state.AllocStopResponse
-	h.ok(http.MethodPost, "/v1/allocation/"+allocID(1)+"/stop", nil, &stop)
-	a := h.alloc(allocID(1))
+	h.OK(http.MethodPost, "/v1/allocation/"+apitest.AllocID(1)+"/stop", nil, &stop)
+	a := h.Alloc(apitest.AllocID(1))
 	if a.DesiredTransition.Migrate == nil || !*a.DesiredTransition.Migrate {
 		t.Errorf("stop did not mark the allocation to migrate: %+v", a.DesiredTransition)
 	}
-	ev, err := h.store.EvalByID(nil, stop.EvalID)
+	ev, err := h.Store.EvalByID(nil, stop.EvalID)
 	if err != nil || ev == nil || ev.TriggeredBy != state.EvalTriggerAllocStop || ev.JobID != "web" {
 		t.Errorf("stop's evaluation: %+v %v", ev, err)
 	}
-	h.fail(http.MethodPost, "/v1/allocation/"+allocID(9)+"/stop", nil, 404, "allocation")
+	h.Fail(http.MethodPost, "/v1/allocation/"+apitest.AllocID(9)+"/stop", nil, 404, "allocation")
 
-	h.ok(http.MethodPost, "/v1/client/allocation/"+allocID(1)+"/restart", &state.AllocRestartRequest{TaskName: "server"}, nil)
-	h.ok(http.MethodPut, "/v1/client/allocation/"+allocID(1)+"/restart", nil, nil)
-	h.ok(http.MethodPost, "/v1/client/allocation/"+allocID(1)+"/signal", &state.AllocSignalRequest{Task: "server", Signal: "SIGHUP"}, nil)
-	h.fail(http.MethodPost, "/v1/client/allocation/"+allocID(1)+"/signal", "{", 400)
+	h.OK(http.MethodPost, "/v1/client/allocation/"+apitest.AllocID(1)+"/restart", &state.AllocRestartRequest{TaskName: "server"}, nil)
+	h.OK(http.MethodPut, "/v1/client/allocation/"+apitest.AllocID(1)+"/restart", nil, nil)
+	h.OK(http.MethodPost, "/v1/client/allocation/"+apitest.AllocID(1)+"/signal", &state.AllocSignalRequest{Task: "server", Signal: "SIGHUP"}, nil)
+	h.Fail(http.MethodPost, "/v1/client/allocation/"+apitest.AllocID(1)+"/signal", "{", 400)
 	fe := fc.exec()
-	if got := strings.Join(fe.restarts, ","); got != allocID(1)+"/server/false,"+allocID(1)+"//false" {
+	if got := strings.Join(fe.restarts, ","); got != apitest.AllocID(1)+"/server/false,"+apitest.AllocID(1)+"//false" {
 		t.Errorf("restarts: %s", got)
 	}
-	if got := strings.Join(fe.signals, ","); got != allocID(1)+"/server/SIGHUP" {
+	if got := strings.Join(fe.signals, ","); got != apitest.AllocID(1)+"/server/SIGHUP" {
 		t.Errorf("signals: %s", got)
 	}
 }
@@ -400,20 +401,20 @@ func TestAllocLifecycleEndpoints(t *testing.T) {
 // node's agent (NewClientHandler), frames both ways, and the node's
 // fs, restart and signal endpoints answer through it too.
 func TestExecRelayedToTheNode(t *testing.T) {
-	node := newFakeNode(t, nodeID(1))
+	node := newFakeNode(t, apitest.NodeID(1))
 	h, _ := newSchedHarness(t)
 	srv := execServer(t, h)
-	n := testNode(1)
+	n := apitest.TestNode(1)
 	n.HTTPAddr = strings.TrimPrefix(node.srv.URL, "http://")
-	h.registerNode(n)
-	unreachable := testNode(2)
+	h.RegisterNode(n)
+	unreachable := apitest.TestNode(2)
 	unreachable.HTTPAddr = "127.0.0.1:1"
-	h.registerNode(unreachable)
-	h.register(testJob("web"))
-	job := h.registered(testJob("web"))
-	h.placeAlloc(1, job, nodeID(1), "")
-	h.placeAlloc(2, job, nodeID(2), "")
-	node.client.allocs[allocID(1)] = h.alloc(allocID(1))
+	h.RegisterNode(unreachable)
+	h.register(apitest.TestJob("web"))
+	job := h.Registered(apitest.TestJob("web"))
+	h.PlaceAlloc(1, job, apitest.NodeID(1), "")
+	h.PlaceAlloc(2, job, apitest.NodeID(2), "")
+	node.client.allocs[apitest.AllocID(1)] = h.Alloc(apitest.AllocID(1))
 
 	c, _, err := wsDial(t, srv, execURL("server", "cat"), http.Header{HeaderToken: {"tok"}})
 	if err != nil {
@@ -446,23 +447,23 @@ func TestExecRelayedToTheNode(t *testing.T) {
 	if _, _, code, ce := frames(t, c); code != -1 || ce == nil || ce.Code != 4404 {
 		t.Errorf("the node's close code is relayed: exit %d, close %v", code, ce)
 	}
-	_, resp, _ := wsDial(t, srv, "/v1/client/allocation/"+allocID(2)+"/exec?task=server&command=%5B%22sh%22%5D", nil)
+	_, resp, _ := wsDial(t, srv, "/v1/client/allocation/"+apitest.AllocID(2)+"/exec?task=server&command=%5B%22sh%22%5D", nil)
 	if resp == nil || resp.StatusCode != http.StatusBadGateway {
 		t.Errorf("unreachable node: %v", resp)
 	}
 
 	// fs and lifecycle through the proxy.
-	dir, _ := node.client.AllocDir(allocID(1))
+	dir, _ := node.client.AllocDir(apitest.AllocID(1))
 	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("on the node"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.ok(http.MethodGet, "/v1/client/fs/cat/"+allocID(1)+"?path=/f", nil, nil).Body.String(); got != "on the node" {
+	if got := h.OK(http.MethodGet, "/v1/client/fs/cat/"+apitest.AllocID(1)+"?path=/f", nil, nil).Body.String(); got != "on the node" {
 		t.Errorf("proxied cat: %q", got)
 	}
-	h.fail(http.MethodGet, "/v1/client/fs/cat/"+allocID(1)+"?path=../x", nil, 400, "escapes")
-	h.ok(http.MethodPost, "/v1/client/allocation/"+allocID(1)+"/signal", &state.AllocSignalRequest{Task: "server", Signal: "SIGUSR1"}, nil)
-	h.ok(http.MethodPost, "/v1/client/allocation/"+allocID(1)+"/restart", &state.AllocRestartRequest{AllTasks: true}, nil)
-	if got := strings.Join(fe.signals, ",") + " " + strings.Join(fe.restarts, ","); got != allocID(1)+"/server/SIGUSR1 "+allocID(1)+"//true" {
+	h.Fail(http.MethodGet, "/v1/client/fs/cat/"+apitest.AllocID(1)+"?path=../x", nil, 400, "escapes")
+	h.OK(http.MethodPost, "/v1/client/allocation/"+apitest.AllocID(1)+"/signal", &state.AllocSignalRequest{Task: "server", Signal: "SIGUSR1"}, nil)
+	h.OK(http.MethodPost, "/v1/client/allocation/"+apitest.AllocID(1)+"/restart", &state.AllocRestartRequest{AllTasks: true}, nil)
+	if got := strings.Join(fe.signals, ",") + " " + strings.Join(fe.restarts, ","); got != apitest.AllocID(1)+"/server/SIGUSR1 "+apitest.AllocID(1)+"//true" {
 		t.Errorf("node saw %s", got)
 	}
 }
@@ -471,16 +472,16 @@ func TestExecRelayedToTheNode(t *testing.T) {
 // ends answer pings; a caller that stops answering (it no longer reads)
 // is taken for gone, and the node's command is killed.
 func TestExecRelayKeepAlive(t *testing.T) {
-	node := newFakeNode(t, nodeID(1))
+	node := newFakeNode(t, apitest.NodeID(1))
 	h, _ := newSchedHarness(t)
 	h.srv.execTimes = clientapi.Timings{Idle: time.Hour, Ping: 20 * time.Millisecond, Pong: 100 * time.Millisecond}
 	srv := execServer(t, h)
-	n := testNode(1)
+	n := apitest.TestNode(1)
 	n.HTTPAddr = strings.TrimPrefix(node.srv.URL, "http://")
-	h.registerNode(n)
-	h.register(testJob("web"))
-	h.placeAlloc(1, h.registered(testJob("web")), nodeID(1), "")
-	node.client.allocs[allocID(1)] = h.alloc(allocID(1))
+	h.RegisterNode(n)
+	h.register(apitest.TestJob("web"))
+	h.PlaceAlloc(1, h.Registered(apitest.TestJob("web")), apitest.NodeID(1), "")
+	node.client.allocs[apitest.AllocID(1)] = h.Alloc(apitest.AllocID(1))
 	fe := node.client.exec()
 
 	c, _, err := wsDial(t, srv, execURL("server", "sleep"), nil)

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 func fsWorld(t *testing.T) (*harness, string) {
 	t.Helper()
 	h, fc := localClientHarness(t)
-	dir, err := fc.AllocDir(allocID(1))
+	dir, err := fc.AllocDir(apitest.AllocID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,18 +46,18 @@ func fsWorld(t *testing.T) (*harness, string) {
 }
 
 func fsURL(op, path string) string {
-	return "/v1/client/fs/" + op + "/" + allocID(1) + "?path=" + urlEscape(path)
+	return "/v1/client/fs/" + op + "/" + apitest.AllocID(1) + "?path=" + urlEscape(path)
 }
 
 func TestFSReads(t *testing.T) {
 	h, _ := fsWorld(t)
 	var root []*state.AllocFileInfo
-	h.ok(http.MethodGet, "/v1/client/fs/ls/"+allocID(1), nil, &root)
+	h.OK(http.MethodGet, "/v1/client/fs/ls/"+apitest.AllocID(1), nil, &root)
 	if len(root) != 2 || root[0].Name != "alloc" || !root[0].IsDir || root[1].Name != "server" {
 		t.Errorf("ls /: %+v", root)
 	}
 	var local []*state.AllocFileInfo
-	h.ok(http.MethodGet, fsURL("ls", "/server/local"), nil, &local)
+	h.OK(http.MethodGet, fsURL("ls", "/server/local"), nil, &local)
 	var names []string
 	for _, f := range local {
 		names = append(names, f.Name+":"+f.FileMode)
@@ -65,28 +66,28 @@ func TestFSReads(t *testing.T) {
 		t.Errorf("ls /server/local (links listed, not followed): %s", got)
 	}
 	var st state.AllocFileInfo
-	h.ok(http.MethodGet, fsURL("stat", "server/local/conf"), nil, &st)
+	h.OK(http.MethodGet, fsURL("stat", "server/local/conf"), nil, &st)
 	if st.Name != "conf" || st.Size != 11 || st.IsDir {
 		t.Errorf("stat: %+v", st)
 	}
-	if got := h.ok(http.MethodGet, fsURL("cat", "/server/local/conf"), nil, nil).Body.String(); got != "hello world" {
+	if got := h.OK(http.MethodGet, fsURL("cat", "/server/local/conf"), nil, nil).Body.String(); got != "hello world" {
 		t.Errorf("cat: %q", got)
 	}
-	if got := h.ok(http.MethodGet, fsURL("cat", "/server/local/in"), nil, nil).Body.String(); got != "hello world" {
+	if got := h.OK(http.MethodGet, fsURL("cat", "/server/local/in"), nil, nil).Body.String(); got != "hello world" {
 		t.Errorf("cat through a link that stays inside: %q", got)
 	}
-	if got := h.ok(http.MethodGet, fsURL("readat", "/server/local/conf")+"&offset=6&limit=3", nil, nil).Body.String(); got != "wor" {
+	if got := h.OK(http.MethodGet, fsURL("readat", "/server/local/conf")+"&offset=6&limit=3", nil, nil).Body.String(); got != "wor" {
 		t.Errorf("readat: %q", got)
 	}
-	if got := h.ok(http.MethodGet, fsURL("readat", "/server/local/conf")+"&offset=6", nil, nil).Body.String(); got != "world" {
+	if got := h.OK(http.MethodGet, fsURL("readat", "/server/local/conf")+"&offset=6", nil, nil).Body.String(); got != "world" {
 		t.Errorf("readat to the end: %q", got)
 	}
-	h.fail(http.MethodGet, fsURL("cat", "/server"), nil, 400, "is a directory")
-	h.fail(http.MethodGet, fsURL("ls", "/server/local/conf"), nil, 400, "not a directory")
-	h.fail(http.MethodGet, fsURL("cat", "/nope"), nil, 404, "no file")
-	h.fail(http.MethodGet, "/v1/client/fs/cat/"+allocID(1), nil, 400, "path: required")
-	h.fail(http.MethodGet, fsURL("readat", "/server/local/conf")+"&offset=-1&limit=x", nil, 400, "offset", "limit")
-	h.fail(http.MethodGet, "/v1/client/fs/ls/"+allocID(9), nil, 404, "allocation")
+	h.Fail(http.MethodGet, fsURL("cat", "/server"), nil, 400, "is a directory")
+	h.Fail(http.MethodGet, fsURL("ls", "/server/local/conf"), nil, 400, "not a directory")
+	h.Fail(http.MethodGet, fsURL("cat", "/nope"), nil, 404, "no file")
+	h.Fail(http.MethodGet, "/v1/client/fs/cat/"+apitest.AllocID(1), nil, 400, "path: required")
+	h.Fail(http.MethodGet, fsURL("readat", "/server/local/conf")+"&offset=-1&limit=x", nil, 400, "offset", "limit")
+	h.Fail(http.MethodGet, "/v1/client/fs/ls/"+apitest.AllocID(9), nil, 404, "allocation")
 }
 
 // Every way out of the allocation directory is a 400, and nothing outside
@@ -99,7 +100,7 @@ func TestFSPathEscapesAreRefused(t *testing.T) {
 	}
 	for _, p := range escapes {
 		for _, op := range []string{"ls", "stat", "cat", "readat"} {
-			msg := h.fail(http.MethodGet, fsURL(op, p), nil, 400, "escapes the allocation directory")
+			msg := h.Fail(http.MethodGet, fsURL(op, p), nil, 400, "escapes the allocation directory")
 			if strings.Contains(msg, "host secret") || strings.Contains(msg, "root:") {
 				t.Errorf("%s %s leaked content: %q", op, p, msg)
 			}
@@ -109,8 +110,8 @@ func TestFSPathEscapesAreRefused(t *testing.T) {
 	// (a leading "/" is its root), which does not exist: the host's file
 	// is never read.
 	for _, p := range []string{"/etc/passwd", dir + "/server/local/conf", "//etc/passwd"} {
-		h.fail(http.MethodGet, fsURL("cat", p), nil, 404, "no file")
+		h.Fail(http.MethodGet, fsURL("cat", p), nil, 404, "no file")
 	}
-	h.fail(http.MethodGet, fsURL("cat", "a\x00b"), nil, 400, "NUL")
-	h.fail(http.MethodGet, fsURL("cat", strings.Repeat("a/", 3000)), nil, 400, "at most 4096")
+	h.Fail(http.MethodGet, fsURL("cat", "a\x00b"), nil, 400, "NUL")
+	h.Fail(http.MethodGet, fsURL("cat", strings.Repeat("a/", 3000)), nil, 400, "at most 4096")
 }

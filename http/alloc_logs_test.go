@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -102,18 +103,18 @@ func writeLog(t testing.TB, dir, name, data string) {
 // as node 1, holding allocation 1 of job web (group web, task server).
 func localClientHarness(t *testing.T) (*harness, *fakeClientAPI) {
 	t.Helper()
-	fc := &fakeClientAPI{nodeID: nodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}
-	fl := &fakeLeader{ttl: testTTL}
+	fc := &fakeClientAPI{nodeID: apitest.NodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}
+	fl := apitest.NewFakeLeader()
 	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.Leader, c.Client = fl, fc })
-	h.registerNode(testNode(1))
-	h.register(testJob("web"))
-	h.placeAlloc(1, h.registered(testJob("web")), nodeID(1), "")
-	fc.allocs[allocID(1)] = h.alloc(allocID(1))
+	h.RegisterNode(apitest.TestNode(1))
+	h.register(apitest.TestJob("web"))
+	h.PlaceAlloc(1, h.Registered(apitest.TestJob("web")), apitest.NodeID(1), "")
+	fc.allocs[apitest.AllocID(1)] = h.Alloc(apitest.AllocID(1))
 	return h, fc
 }
 
 func logsURL(query string) string {
-	return "/v1/client/fs/logs/" + allocID(1) + "?task=server&" + query
+	return "/v1/client/fs/logs/" + apitest.AllocID(1) + "?task=server&" + query
 }
 
 func TestClientLogsRead(t *testing.T) {
@@ -134,7 +135,7 @@ func TestClientLogsRead(t *testing.T) {
 		{"plain=true&type=stderr", "oops\n"},
 	}
 	for _, c := range cases {
-		rec := h.ok(http.MethodGet, logsURL(c.query), nil, nil)
+		rec := h.OK(http.MethodGet, logsURL(c.query), nil, nil)
 		if got := rec.Body.String(); got != c.want {
 			t.Errorf("%s: %q, want %q", c.query, got, c.want)
 		}
@@ -144,7 +145,7 @@ func TestClientLogsRead(t *testing.T) {
 	}
 
 	// Framed: JSON objects naming each file and offset.
-	rec := h.ok(http.MethodGet, logsURL("offset=2"), nil, nil)
+	rec := h.OK(http.MethodGet, logsURL("offset=2"), nil, nil)
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("framed Content-Type %q", ct)
 	}
@@ -164,19 +165,19 @@ func TestClientLogsRead(t *testing.T) {
 
 	// A task that has written nothing yet has an empty log.
 	empty := &fakeClientAPI{nodeID: fc.nodeID, dir: filepath.Join(fc.dir, "missing"), allocs: fc.allocs}
-	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Client, c.Jobs.Leader = empty, &fakeLeader{ttl: testTTL} })
-	h2.registerNode(testNode(1))
-	h2.register(testJob("web"))
-	h2.placeAlloc(1, h2.registered(testJob("web")), nodeID(1), "")
-	if rec := h2.ok(http.MethodGet, logsURL("plain=true"), nil, nil); rec.Body.Len() != 0 {
+	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Client, c.Jobs.Leader = empty, apitest.NewFakeLeader() })
+	h2.RegisterNode(apitest.TestNode(1))
+	h2.register(apitest.TestJob("web"))
+	h2.PlaceAlloc(1, h2.Registered(apitest.TestJob("web")), apitest.NodeID(1), "")
+	if rec := h2.OK(http.MethodGet, logsURL("plain=true"), nil, nil); rec.Body.Len() != 0 {
 		t.Errorf("no log files: %q", rec.Body.String())
 	}
 }
 
 func TestClientLogsBadInput(t *testing.T) {
 	h, _ := localClientHarness(t)
-	h.createNamespace("prod")
-	base := "/v1/client/fs/logs/" + allocID(1)
+	h.CreateNamespace("prod")
+	base := "/v1/client/fs/logs/" + apitest.AllocID(1)
 	cases := []struct {
 		url  string
 		code int
@@ -190,12 +191,12 @@ func TestClientLogsBadInput(t *testing.T) {
 		{base + "?task=server&origin=middle", 400, "origin"},
 		{base + "?task=server&follow=maybe", 400, "follow"},
 		{base + "?task=nope", 404, `task "nope"`},
-		{"/v1/client/fs/logs/" + allocID(9) + "?task=server", 404, allocID(9)},
-		{base + "?task=server&namespace=prod", 404, allocID(1)},
-		{"/v1/client/allocation/" + allocID(9) + "/stats", 404, allocID(9)},
+		{"/v1/client/fs/logs/" + apitest.AllocID(9) + "?task=server", 404, apitest.AllocID(9)},
+		{base + "?task=server&namespace=prod", 404, apitest.AllocID(1)},
+		{"/v1/client/allocation/" + apitest.AllocID(9) + "/stats", 404, apitest.AllocID(9)},
 	}
 	for _, c := range cases {
-		h.fail(http.MethodGet, c.url, nil, c.code, c.want)
+		h.Fail(http.MethodGet, c.url, nil, c.code, c.want)
 	}
 }
 
@@ -255,7 +256,7 @@ func TestClientLogsFollowAcrossRotation(t *testing.T) {
 	default:
 	}
 	writeLog(t, fc.dir, "server.stdout.2", "bye\n")
-	fc.setTaskState(allocID(1), "server", state.TaskStateDead)
+	fc.setTaskState(apitest.AllocID(1), "server", state.TaskStateDead)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -276,7 +277,7 @@ func TestClientStatsLocal(t *testing.T) {
 		"sidecar": {Timestamp: 7, ResourceUsage: &state.ResourceUsage{MemoryStats: &state.MemoryStats{RSS: 50, Measured: []string{"RSS"}}, CpuStats: &state.CpuStats{Percent: 2.5, TotalTicks: 50, Measured: []string{"Percent", "Total Ticks"}}}},
 	}}
 	var u state.AllocResourceUsage
-	h.ok(http.MethodGet, "/v1/client/allocation/"+allocID(1)+"/stats", nil, &u)
+	h.OK(http.MethodGet, "/v1/client/allocation/"+apitest.AllocID(1)+"/stats", nil, &u)
 	sum := u.ResourceUsage
 	if sum == nil || sum.MemoryStats.RSS != 150 || sum.CpuStats.Percent != 12.5 || sum.CpuStats.TotalTicks != 250 ||
 		len(sum.CpuStats.Measured) != 2 || u.Timestamp != 7 || len(u.Tasks) != 2 {
@@ -319,21 +320,21 @@ func (fn *fakeNode) lastHeader() http.Header {
 // A server without the allocation proxies logs and stats to the node
 // that runs it, streaming, with the caller's token.
 func TestClientProxyToNode(t *testing.T) {
-	node := newFakeNode(t, nodeID(1))
+	node := newFakeNode(t, apitest.NodeID(1))
 	h, _ := newSchedHarness(t)
 	srv := httptest.NewServer(h.srv.Handler())
 	defer srv.Close()
-	n := testNode(1)
+	n := apitest.TestNode(1)
 	n.HTTPAddr = strings.TrimPrefix(node.srv.URL, "http://")
-	h.registerNode(n)
-	unreachable := testNode(2)
+	h.RegisterNode(n)
+	unreachable := apitest.TestNode(2)
 	unreachable.HTTPAddr = "127.0.0.1:1"
-	h.registerNode(unreachable)
-	h.register(testJob("web"))
-	job := h.registered(testJob("web"))
-	h.placeAlloc(1, job, nodeID(1), "")
-	h.placeAlloc(2, job, nodeID(2), "")
-	node.client.allocs[allocID(1)] = h.alloc(allocID(1))
+	h.RegisterNode(unreachable)
+	h.register(apitest.TestJob("web"))
+	job := h.Registered(apitest.TestJob("web"))
+	h.PlaceAlloc(1, job, apitest.NodeID(1), "")
+	h.PlaceAlloc(2, job, apitest.NodeID(2), "")
+	node.client.allocs[apitest.AllocID(1)] = h.Alloc(apitest.AllocID(1))
 	node.client.stats = &state.AllocResourceUsage{Tasks: map[string]*state.TaskResourceUsage{
 		"server": {ResourceUsage: &state.ResourceUsage{MemoryStats: &state.MemoryStats{RSS: 4096}}},
 	}}
@@ -351,7 +352,7 @@ func TestClientProxyToNode(t *testing.T) {
 	if hdr.Get(HeaderToken) != "caller-secret" || hdr.Get(clientapi.HeaderProxied) == "" {
 		t.Errorf("node saw headers %v: want the caller's token and the proxy mark", hdr)
 	}
-	node.client.setTaskState(allocID(1), "server", state.TaskStateDead)
+	node.client.setTaskState(apitest.AllocID(1), "server", state.TaskStateDead)
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
@@ -359,20 +360,20 @@ func TestClientProxyToNode(t *testing.T) {
 	}
 
 	var u state.AllocResourceUsage
-	h.ok(http.MethodGet, "/v1/client/allocation/"+allocID(1)+"/stats", nil, &u)
+	h.OK(http.MethodGet, "/v1/client/allocation/"+apitest.AllocID(1)+"/stats", nil, &u)
 	if u.ResourceUsage == nil || u.ResourceUsage.MemoryStats.RSS != 4096 {
 		t.Errorf("proxied stats %+v", u)
 	}
 
 	// The node's own errors come back as they are.
-	h.fail(http.MethodGet, "/v1/client/fs/logs/"+allocID(1)+"?task=nope", nil, http.StatusNotFound, `task "nope"`)
-	node.client.drop(allocID(1))
-	h.fail(http.MethodGet, logsURL("plain=true"), nil, http.StatusNotFound, "on this client")
+	h.Fail(http.MethodGet, "/v1/client/fs/logs/"+apitest.AllocID(1)+"?task=nope", nil, http.StatusNotFound, `task "nope"`)
+	node.client.drop(apitest.AllocID(1))
+	h.Fail(http.MethodGet, logsURL("plain=true"), nil, http.StatusNotFound, "on this client")
 
 	// A node that cannot be reached is a 502 naming it.
-	h.fail(http.MethodGet, "/v1/client/allocation/"+allocID(2)+"/stats", nil, http.StatusBadGateway, nodeID(2))
+	h.Fail(http.MethodGet, "/v1/client/allocation/"+apitest.AllocID(2)+"/stats", nil, http.StatusBadGateway, apitest.NodeID(2))
 	// A request already proxied once is never proxied again.
-	req := httptest.NewRequest(http.MethodGet, "/v1/client/allocation/"+allocID(2)+"/stats", nil)
+	req := httptest.NewRequest(http.MethodGet, "/v1/client/allocation/"+apitest.AllocID(2)+"/stats", nil)
 	req.Header.Set(clientapi.HeaderProxied, "1")
 	rec := httptest.NewRecorder()
 	h.srv.Handler().ServeHTTP(rec, req)
@@ -380,15 +381,15 @@ func TestClientProxyToNode(t *testing.T) {
 		t.Errorf("re-proxied request: %d %q", rec.Code, rec.Body.String())
 	}
 	// A node without an HTTP address.
-	n3 := testNode(3)
+	n3 := apitest.TestNode(3)
 	n3.HTTPAddr = ""
-	h.registerNode(n3)
-	h.placeAlloc(3, job, nodeID(3), "")
-	h.fail(http.MethodGet, "/v1/client/allocation/"+allocID(3)+"/stats", nil, http.StatusBadGateway, "no HTTP address")
+	h.RegisterNode(n3)
+	h.PlaceAlloc(3, job, apitest.NodeID(3), "")
+	h.Fail(http.MethodGet, "/v1/client/allocation/"+apitest.AllocID(3)+"/stats", nil, http.StatusBadGateway, "no HTTP address")
 }
 
 func TestClientHandler(t *testing.T) {
-	node := newFakeNode(t, nodeID(4))
+	node := newFakeNode(t, apitest.NodeID(4))
 	get := func(path string) (int, string) {
 		resp, err := http.Get(node.srv.URL + path)
 		if err != nil {
@@ -400,16 +401,16 @@ func TestClientHandler(t *testing.T) {
 	}
 	code, body := get("/v1/agent/self")
 	var self clientapi.AgentSelf
-	if err := json.Unmarshal([]byte(body), &self); code != 200 || err != nil || self.Stats["client"]["node_id"] != nodeID(4) {
+	if err := json.Unmarshal([]byte(body), &self); code != 200 || err != nil || self.Stats["client"]["node_id"] != apitest.NodeID(4) {
 		t.Errorf("agent/self: %d %s", code, body)
 	}
 	if code, body := get("/v1/jobs"); code != http.StatusNotFound || !strings.Contains(body, "client agent") {
 		t.Errorf("server endpoint on a client: %d %s", code, body)
 	}
-	if code, _ := get("/v1/client/allocation/" + allocID(1) + "/stats"); code != http.StatusNotFound {
+	if code, _ := get("/v1/client/allocation/" + apitest.AllocID(1) + "/stats"); code != http.StatusNotFound {
 		t.Errorf("unknown alloc stats: %d", code)
 	}
-	if code, body := get("/v1/client/fs/logs/" + allocID(1)); code != http.StatusBadRequest || !strings.Contains(body, "task") {
+	if code, body := get("/v1/client/fs/logs/" + apitest.AllocID(1)); code != http.StatusBadRequest || !strings.Contains(body, "task") {
 		t.Errorf("logs without task: %d %s", code, body)
 	}
 }
@@ -426,14 +427,14 @@ func (f *followingClient) CurrentServer() string { return f.server }
 // itself goes to its current server, with the caller's token.
 func TestClientHandlerProxiesToServer(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	h.register(testJob("web"))
+	h.register(apitest.TestJob("web"))
 	var gotToken string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gotToken = r.Header.Get(HeaderToken)
 		h.srv.Handler().ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	fc := &followingClient{fakeClientAPI: &fakeClientAPI{nodeID: nodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}, server: srv.URL}
+	fc := &followingClient{fakeClientAPI: &fakeClientAPI{nodeID: apitest.NodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}, server: srv.URL}
 	client := httptest.NewServer(clientapi.NewHandler(fc, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer client.Close()
 
@@ -455,7 +456,7 @@ func TestClientHandlerProxiesToServer(t *testing.T) {
 	}
 	defer resp2.Body.Close()
 	var self clientapi.AgentSelf
-	if json.NewDecoder(resp2.Body).Decode(&self); self.Stats["client"]["node_id"] != nodeID(1) {
+	if json.NewDecoder(resp2.Body).Decode(&self); self.Stats["client"]["node_id"] != apitest.NodeID(1) {
 		t.Errorf("agent/self of the client: %+v", self)
 	}
 	// No server known: a 404 as before.
@@ -480,16 +481,16 @@ func (selfForwarder) Self() *state.AgentSelf {
 
 // In dev mode the server's /v1/agent/self names the local client's node.
 func TestAgentSelfNamesLocalClient(t *testing.T) {
-	fc := &fakeClientAPI{nodeID: nodeID(1)}
+	fc := &fakeClientAPI{nodeID: apitest.NodeID(1)}
 	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Client, c.Forwarder = fc, selfForwarder{} })
 	var self state.AgentSelf
-	h.ok(http.MethodGet, "/v1/agent/self", nil, &self)
-	if self.Stats["client"]["node_id"] != nodeID(1) || self.Stats["raft"]["state"] != "Leader" {
+	h.OK(http.MethodGet, "/v1/agent/self", nil, &self)
+	if self.Stats["client"]["node_id"] != apitest.NodeID(1) || self.Stats["raft"]["state"] != "Leader" {
 		t.Errorf("agent/self stats %v", self.Stats)
 	}
 	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Forwarder = selfForwarder{} })
 	var self2 state.AgentSelf
-	h2.ok(http.MethodGet, "/v1/agent/self", nil, &self2)
+	h2.OK(http.MethodGet, "/v1/agent/self", nil, &self2)
 	if _, ok := self2.Stats["client"]; ok || self2.Stats["raft"] == nil {
 		t.Errorf("a server without a client reports one: %v", self2.Stats)
 	}

@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -36,7 +37,7 @@ func serveAsyncAs(h *harness, secret, target string) (*httptest.ResponseRecorder
 }
 
 func jobsIndex(h *harness) uint64 {
-	return max(h.store.Index(store.TableJobs), h.store.Index(store.TableJobSummary))
+	return max(h.Store.Index(store.TableJobs), h.Store.Index(store.TableJobSummary))
 }
 
 func jobIDs(t *testing.T, rec *httptest.ResponseRecorder) []string {
@@ -58,8 +59,8 @@ func jobIDs(t *testing.T, rec *httptest.ResponseRecorder) []string {
 func TestBlockingReadsShareOneAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t)
-		h.register(testJob("a"))
-		h.register(testJob("b"))
+		h.register(apitest.TestJob("a"))
+		h.register(apitest.TestJob("b"))
 		target := "/v1/jobs?index=" + strconv.FormatUint(jobsIndex(h), 10) + "&wait=1m"
 		const n = 40
 		recs := make([]*httptest.ResponseRecorder, n)
@@ -69,7 +70,7 @@ func TestBlockingReadsShareOneAnswer(t *testing.T) {
 			if i%2 == 1 {
 				q += "&stale" // how a caller reads changes nothing of the answer
 			}
-			recs[i], dones[i] = serveAsync(h, http.MethodGet, q)
+			recs[i], dones[i] = h.ServeAsync(http.MethodGet, q)
 		}
 		synctest.Wait()
 		if got := h.srv.answers.groups.Questions(); got != 1 {
@@ -78,7 +79,7 @@ func TestBlockingReadsShareOneAnswer(t *testing.T) {
 		if got := blockingInFlight(h.srv); got != n {
 			t.Fatalf("in-flight gauge %v, want %d", got, n)
 		}
-		reg := h.register(testJob("c"))
+		reg := h.register(apitest.TestJob("c"))
 		for i := range n {
 			<-dones[i]
 			if recs[i].Code != http.StatusOK {
@@ -87,7 +88,7 @@ func TestBlockingReadsShareOneAnswer(t *testing.T) {
 			if !bytes.Equal(recs[i].Body.Bytes(), recs[0].Body.Bytes()) {
 				t.Fatalf("answer %d differs from the first", i)
 			}
-			if got := headerIndex(t, recs[i]); got != reg.Index {
+			if got := apitest.HeaderIndexOf(t, recs[i]); got != reg.Index {
 				t.Fatalf("index %d, want the write's %d", got, reg.Index)
 			}
 			if cl := recs[i].Header().Get("Content-Length"); cl != strconv.Itoa(recs[i].Body.Len()) {
@@ -98,7 +99,7 @@ func TestBlockingReadsShareOneAnswer(t *testing.T) {
 			t.Fatalf("jobs %s", got)
 		}
 		// The answer is what a non-blocking read gives.
-		plain := h.ok(http.MethodGet, "/v1/jobs", nil, nil)
+		plain := h.OK(http.MethodGet, "/v1/jobs", nil, nil)
 		if !bytes.Equal(plain.Body.Bytes(), recs[0].Body.Bytes()) {
 			t.Fatalf("shared answer %q, a plain read %q", recs[0].Body.String(), plain.Body.String())
 		}
@@ -115,15 +116,15 @@ func TestBlockingReadsShareOneAnswer(t *testing.T) {
 func TestBlockingReadsShareOnlyTheSameQuestion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := newACLHarness(t, true, "")
-		mgmt, mgmt2 := a.managementToken(), a.managementToken()
-		a.okAs(mgmt, http.MethodPut, "/v1/namespace/other", map[string]string{"Description": "other"}, nil)
-		web := testJob("web")
-		other := testJob("web-other")
+		mgmt, mgmt2 := a.ManagementToken(), a.ManagementToken()
+		a.OKAs(mgmt, http.MethodPut, "/v1/namespace/other", map[string]string{"Description": "other"}, nil)
+		web := apitest.TestJob("web")
+		other := apitest.TestJob("web-other")
 		other.Namespace = "other"
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: web}, nil)
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: other}, nil)
-		readDefault := a.clientToken(`namespace "default" { policy = "read" }`)
-		readOther := a.clientToken(`namespace "other" { policy = "read" }`)
+		a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: web}, nil)
+		a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: other}, nil)
+		readDefault := a.ClientToken(`namespace "default" { policy = "read" }`)
+		readOther := a.ClientToken(`namespace "other" { policy = "read" }`)
 		idx := strconv.FormatUint(jobsIndex(a.harness), 10)
 		all := "/v1/jobs?namespace=*&index=" + idx
 		cases := []struct {
@@ -147,7 +148,7 @@ func TestBlockingReadsShareOnlyTheSameQuestion(t *testing.T) {
 		if got := a.srv.answers.groups.Questions(); got != len(cases)-1 {
 			t.Fatalf("%d questions, want %d", got, len(cases)-1)
 		}
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web2")}, nil)
+		a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: apitest.TestJob("web2")}, nil)
 		for i, tc := range cases {
 			<-dones[i]
 			if recs[i].Code != http.StatusOK {
@@ -166,17 +167,17 @@ func TestBlockingReadsShareOnlyTheSameQuestion(t *testing.T) {
 func TestBlockingReadLimitAnswersAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.MaxBlockingQueries = 2 })
-		reg := h.register(testJob("web"))
+		reg := h.register(apitest.TestJob("web"))
 		target := "/v1/jobs?index=" + strconv.FormatUint(jobsIndex(h), 10) + "&wait=1m"
-		_, d1 := serveAsync(h, http.MethodGet, target)
-		_, d2 := serveAsync(h, http.MethodGet, "/v1/job/web?index="+strconv.FormatUint(reg.Index, 10)) // unshared reads count too
+		_, d1 := h.ServeAsync(http.MethodGet, target)
+		_, d2 := h.ServeAsync(http.MethodGet, "/v1/job/web?index="+strconv.FormatUint(reg.Index, 10)) // unshared reads count too
 		synctest.Wait()
 		start := time.Now()
-		rec := h.ok(http.MethodGet, target, nil, nil)
+		rec := h.OK(http.MethodGet, target, nil, nil)
 		if time.Since(start) != 0 {
 			t.Fatalf("the caller past the limit waited %v", time.Since(start))
 		}
-		if got := headerIndex(t, rec); got != jobsIndex(h) {
+		if got := apitest.HeaderIndexOf(t, rec); got != jobsIndex(h) {
 			t.Fatalf("index %d, want the current %d", got, jobsIndex(h))
 		}
 		if got := strings.Join(jobIDs(t, rec), ","); got != "default/web" {
@@ -187,7 +188,7 @@ func TestBlockingReadLimitAnswersAtOnce(t *testing.T) {
 		if got := m.GetCounter().GetValue(); got != 1 {
 			t.Fatalf("early answers %v, want 1", got)
 		}
-		upd := testJob("web")
+		upd := apitest.TestJob("web")
 		upd.TaskGroups[0].Count = 3
 		h.register(upd)
 		<-d1
@@ -201,15 +202,15 @@ func TestBlockingReadLimitAnswersAtOnce(t *testing.T) {
 func TestBlockingReadOfAbsentJobWaitsForIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t)
-		h.register(testJob("web"))
+		h.register(apitest.TestJob("web"))
 		target := "/v1/job/later?index=" + strconv.FormatUint(jobsIndex(h), 10) + "&wait=1m"
-		rec, done := serveAsync(h, http.MethodGet, target)
-		rec2, done2 := serveAsync(h, http.MethodGet, target)
+		rec, done := h.ServeAsync(http.MethodGet, target)
+		rec2, done2 := h.ServeAsync(http.MethodGet, target)
 		synctest.Wait()
-		if returned(done) || returned(done2) {
+		if apitest.Returned(done) || apitest.Returned(done2) {
 			t.Fatalf("returned at once: %d %q", rec.Code, rec.Body.String())
 		}
-		h.register(testJob("later"))
+		h.register(apitest.TestJob("later"))
 		<-done
 		<-done2
 		for _, r := range []*httptest.ResponseRecorder{rec, rec2} {
@@ -219,12 +220,12 @@ func TestBlockingReadOfAbsentJobWaitsForIt(t *testing.T) {
 		}
 		// And a job that stays absent answers 404 once the wait ends.
 		start := time.Now()
-		rec, done = serveAsync(h, http.MethodGet, "/v1/job/never?index="+strconv.FormatUint(jobsIndex(h), 10)+"&wait=2s")
+		rec, done = h.ServeAsync(http.MethodGet, "/v1/job/never?index="+strconv.FormatUint(jobsIndex(h), 10)+"&wait=2s")
 		<-done
 		if rec.Code != http.StatusNotFound || time.Since(start) < 2*time.Second {
 			t.Fatalf("status %d after %v", rec.Code, time.Since(start))
 		}
-		if headerIndex(t, rec) != jobsIndex(h) {
+		if apitest.HeaderIndexOf(t, rec) != jobsIndex(h) {
 			t.Fatalf("404 without the index")
 		}
 	})
@@ -237,19 +238,19 @@ func TestBlockingReadOfLargeAnswerSharesTheWaitOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t)
 		h.srv.answers.maxBytes = 100
-		h.register(testJob("web"))
+		h.register(apitest.TestJob("web"))
 		target := "/v1/jobs?index=" + strconv.FormatUint(jobsIndex(h), 10)
-		rec, done := serveAsync(h, http.MethodGet, target)
-		rec2, done2 := serveAsync(h, http.MethodGet, target)
+		rec, done := h.ServeAsync(http.MethodGet, target)
+		rec2, done2 := h.ServeAsync(http.MethodGet, target)
 		synctest.Wait()
 		if got := h.srv.answers.groups.Questions(); got != 1 {
 			t.Fatalf("%d questions, want 1", got)
 		}
-		reg := h.register(testJob("web2"))
+		reg := h.register(apitest.TestJob("web2"))
 		<-done
 		<-done2
 		for _, r := range []*httptest.ResponseRecorder{rec, rec2} {
-			if r.Code != http.StatusOK || headerIndex(t, r) != reg.Index {
+			if r.Code != http.StatusOK || apitest.HeaderIndexOf(t, r) != reg.Index {
 				t.Fatalf("status %d index %s", r.Code, r.Header().Get(HeaderIndex))
 			}
 			if got := strings.Join(jobIDs(t, r), ","); got != "default/web,default/web2" {
@@ -263,11 +264,11 @@ func TestBlockingReadOfLargeAnswerSharesTheWaitOnly(t *testing.T) {
 // read through Server.read (the token's own record) answers as it did.
 func TestBlockingReadOfUnwatchedHandlerRunsAsBefore(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	secret := a.clientToken(`namespace "default" { policy = "read" }`)
+	secret := a.ClientToken(`namespace "default" { policy = "read" }`)
 	for range 2 {
 		var tok state.ACLToken
-		a.okAs(secret, http.MethodGet, "/v1/acl/token/self?index=1&wait=1s", nil, &tok)
-		if tok.AccessorID != a.accessorOf(secret) {
+		a.OKAs(secret, http.MethodGet, "/v1/acl/token/self?index=1&wait=1s", nil, &tok)
+		if tok.AccessorID != a.AccessorOf(secret) {
 			t.Fatalf("token self answered %+v", tok)
 		}
 	}
@@ -285,6 +286,6 @@ func TestBlockingReadPanicIsA500(t *testing.T) {
 		}
 		panic("boom")
 	})
-	h.fail(http.MethodGet, "/v1/test/panic?index=5", nil, http.StatusInternalServerError, "panicked")
-	h.ok(http.MethodGet, "/v1/jobs", nil, nil)
+	h.Fail(http.MethodGet, "/v1/test/panic?index=5", nil, http.StatusInternalServerError, "panicked")
+	h.OK(http.MethodGet, "/v1/jobs", nil, nil)
 }

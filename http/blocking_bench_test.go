@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"io"
 	"net"
 	"net/http"
@@ -58,15 +59,15 @@ func BenchmarkBlockingWaiters(b *testing.B) {
 
 	h := newHarness(b)
 	for i := range jobs {
-		h.register(testJob(fmt.Sprintf("job-%05d", i)))
+		h.register(apitest.TestJob(fmt.Sprintf("job-%05d", i)))
 	}
 	srv := httptest.NewServer(h.srv.Handler())
 	defer srv.Close()
-	answerBytes := len(h.ok(http.MethodGet, "/v1/jobs", nil, nil).Body.Bytes())
+	answerBytes := len(h.OK(http.MethodGet, "/v1/jobs", nil, nil).Body.Bytes())
 
 	for range b.N {
-		index := h.store.Index("jobs")
-		if i := h.store.Index("job_summary"); i > index {
+		index := h.Store.Index("jobs")
+		if i := h.Store.Index("job_summary"); i > index {
 			index = i
 		}
 		runtime.GC()
@@ -141,7 +142,7 @@ func BenchmarkBlockingWaiters(b *testing.B) {
 
 		resetPeakRSS(b)
 		start := time.Now()
-		h.register(testJob(fmt.Sprintf("the-write-%d", time.Now().UnixNano())))
+		h.register(apitest.TestJob(fmt.Sprintf("the-write-%d", time.Now().UnixNano())))
 		expect("answered", 5*time.Minute)
 		answered := time.Since(start)
 		peak := procStatusMB(b, "VmHWM")

@@ -2,6 +2,7 @@ package http
 
 import (
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,28 +15,6 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// serveAsync runs one request in its own goroutine and closes the returned
-// channel when the handler has returned.
-func serveAsync(h *harness, method, target string) (*httptest.ResponseRecorder, <-chan struct{}) {
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(method, target, nil)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.srv.Handler().ServeHTTP(rec, req)
-	}()
-	return rec, done
-}
-
-func returned(done <-chan struct{}) bool {
-	select {
-	case <-done:
-		return true
-	default:
-		return false
-	}
-}
-
 // TestBlockingJobReadWakesOnWrite parks a blocking read of a job, checks
 // that neither time alone (short of the wait) nor an unrelated write
 // releases it, then updates the job and checks the read returns the new
@@ -44,27 +23,27 @@ func returned(done <-chan struct{}) bool {
 func TestBlockingJobReadWakesOnWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t)
-		reg := h.register(testJob("web"))
+		reg := h.register(apitest.TestJob("web"))
 		start := time.Now()
-		rec, done := serveAsync(h, http.MethodGet, "/v1/job/web?index="+strconv.FormatUint(reg.Index, 10)+"&wait=5s")
+		rec, done := h.ServeAsync(http.MethodGet, "/v1/job/web?index="+strconv.FormatUint(reg.Index, 10)+"&wait=5s")
 
 		synctest.Wait()
-		if returned(done) {
+		if apitest.Returned(done) {
 			t.Fatalf("returned at once: %d %q", rec.Code, rec.Body.String())
 		}
 		// A write to another table does not wake it.
-		h.createNamespace("unrelated")
+		h.CreateNamespace("unrelated")
 		synctest.Wait()
-		if returned(done) {
+		if apitest.Returned(done) {
 			t.Fatal("woke on a namespace write")
 		}
 		time.Sleep(4 * time.Second) // fake time: well inside the wait
 		synctest.Wait()
-		if returned(done) {
+		if apitest.Returned(done) {
 			t.Fatal("returned before the wait ended and before any job write")
 		}
 
-		changed := testJob("web")
+		changed := apitest.TestJob("web")
 		changed.TaskGroups[0].Count = 7
 		upd := h.register(changed)
 		<-done
@@ -82,7 +61,7 @@ func TestBlockingJobReadWakesOnWrite(t *testing.T) {
 		if job.TaskGroups[0].Count != 7 || job.Version != 1 {
 			t.Errorf("woke with job Version %d Count %d, want the update", job.Version, job.TaskGroups[0].Count)
 		}
-		if got := headerIndex(t, rec); got != upd.Index || got <= reg.Index {
+		if got := apitest.HeaderIndexOf(t, rec); got != upd.Index || got <= reg.Index {
 			t.Errorf("index %d, want the update's %d", got, upd.Index)
 		}
 	})
@@ -109,18 +88,18 @@ func TestBlockingTimesOut(t *testing.T) {
 		t.Run(tc.target+" "+tc.param, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t)
-				h.register(testJob("web"))
+				h.register(apitest.TestJob("web"))
 				var have uint64
 				{
-					rec := h.ok(http.MethodGet, tc.target, nil, nil)
-					have = headerIndex(t, rec)
+					rec := h.OK(http.MethodGet, tc.target, nil, nil)
+					have = apitest.HeaderIndexOf(t, rec)
 				}
 				start := time.Now()
 				target := tc.target + "?index=" + strconv.FormatUint(have, 10)
 				if tc.param != "" {
 					target += "&wait=" + tc.param
 				}
-				rec, done := serveAsync(h, http.MethodGet, target)
+				rec, done := h.ServeAsync(http.MethodGet, target)
 				<-done
 				elapsed := time.Since(start)
 				if elapsed < tc.wait || elapsed > tc.wait+tc.wait/16+time.Nanosecond {
@@ -129,7 +108,7 @@ func TestBlockingTimesOut(t *testing.T) {
 				if rec.Code != http.StatusOK {
 					t.Fatalf("status %d: %q", rec.Code, rec.Body.String())
 				}
-				if got := headerIndex(t, rec); got != have {
+				if got := apitest.HeaderIndexOf(t, rec); got != have {
 					t.Errorf("index %d after a timeout, want the same %d", got, have)
 				}
 			})
@@ -141,9 +120,9 @@ func TestBlockingTimesOut(t *testing.T) {
 func TestBlockingWaitIsCapped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t)
-		reg := h.register(testJob("web"))
+		reg := h.register(apitest.TestJob("web"))
 		start := time.Now()
-		_, done := serveAsync(h, http.MethodGet, "/v1/job/web?index="+strconv.FormatUint(reg.Index, 10)+"&wait=24h")
+		_, done := h.ServeAsync(http.MethodGet, "/v1/job/web?index="+strconv.FormatUint(reg.Index, 10)+"&wait=24h")
 		<-done
 		if elapsed := time.Since(start); elapsed > 10*time.Minute+10*time.Minute/16+time.Nanosecond {
 			t.Errorf("blocked %v, want at most 10m plus jitter", elapsed)
@@ -156,11 +135,11 @@ func TestBlockingWaitIsCapped(t *testing.T) {
 func TestBlockingOlderIndexReturnsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t)
-		reg := h.register(testJob("web"))
+		reg := h.register(apitest.TestJob("web"))
 		start := time.Now()
-		rec, done := serveAsync(h, http.MethodGet, "/v1/job/web?index="+strconv.FormatUint(reg.Index-1, 10)+"&wait=1m")
+		rec, done := h.ServeAsync(http.MethodGet, "/v1/job/web?index="+strconv.FormatUint(reg.Index-1, 10)+"&wait=1m")
 		<-done
-		if time.Since(start) != 0 || headerIndex(t, rec) != reg.Index {
+		if time.Since(start) != 0 || apitest.HeaderIndexOf(t, rec) != reg.Index {
 			t.Errorf("waited %v, index %s", time.Since(start), rec.Header().Get(HeaderIndex))
 		}
 	})
@@ -183,33 +162,33 @@ func TestReadBarrier(t *testing.T) {
 		"/v1/namespace/default",
 	}
 	h := newHarness(t)
-	h.registerReq(&jobs.JobRegisterRequest{Job: testJob("web"), Submission: &state.JobSubmission{Format: "hcl2", Source: `job "web" {}`}})
+	h.RegisterReq(&jobs.JobRegisterRequest{Job: apitest.TestJob("web"), Submission: &state.JobSubmission{Format: "hcl2", Source: `job "web" {}`}})
 	for _, target := range reads {
 		t.Run(target, func(t *testing.T) {
 			h := h.on(t)
 			h.cluster.barrierErr.Store(nil)
 			calls := h.cluster.BarrierCalls.Load()
-			rec := h.ok(http.MethodGet, target, nil, nil)
+			rec := h.OK(http.MethodGet, target, nil, nil)
 			if h.cluster.BarrierCalls.Load() != calls+1 {
 				t.Error("a consistent read did not pass the read barrier")
 			}
-			headerIndex(t, rec)
+			apitest.HeaderIndexOf(t, rec)
 			if rec.Header().Get(HeaderKnownLeader) != "true" || rec.Header().Get(HeaderLastContact) != "0" {
 				t.Errorf("leader headers %q %q", rec.Header().Get(HeaderKnownLeader), rec.Header().Get(HeaderLastContact))
 			}
 
 			h.cluster.FailBarrier(&CodedError{Code: http.StatusServiceUnavailable, Message: "no cluster leader"})
-			h.fail(http.MethodGet, target, nil, http.StatusServiceUnavailable, "no cluster leader")
+			h.Fail(http.MethodGet, target, nil, http.StatusServiceUnavailable, "no cluster leader")
 			sep := "?"
 			if strings.Contains(target, "?") {
 				sep = "&"
 			}
-			h.fail(http.MethodGet, target+sep+"stale=false", nil, http.StatusServiceUnavailable, "no cluster leader")
+			h.Fail(http.MethodGet, target+sep+"stale=false", nil, http.StatusServiceUnavailable, "no cluster leader")
 
 			calls = h.cluster.BarrierCalls.Load()
 			for _, stale := range []string{"stale", "stale=true"} {
-				rec = h.ok(http.MethodGet, target+sep+stale, nil, nil)
-				headerIndex(t, rec)
+				rec = h.OK(http.MethodGet, target+sep+stale, nil, nil)
+				apitest.HeaderIndexOf(t, rec)
 			}
 			if h.cluster.BarrierCalls.Load() != calls {
 				t.Error("a stale read waited on the read barrier")
@@ -225,7 +204,7 @@ func TestOverNetwork(t *testing.T) {
 	ts := httptest.NewServer(h.srv.Handler())
 	defer ts.Close()
 
-	body := jobBody(t, testJob("web"), nil)
+	body := jobBody(t, apitest.TestJob("web"), nil)
 	req, err := http.NewRequest(http.MethodPut, ts.URL+"/v1/job/web", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -42,24 +43,24 @@ func TestStatusEndpoints(t *testing.T) {
 	h := clusterHarness(t, fwd, nil)
 
 	var leader string
-	h.ok("GET", "/v1/status/leader", nil, &leader)
+	h.OK("GET", "/v1/status/leader", nil, &leader)
 	if leader != "10.0.0.1:4647" {
 		t.Errorf("status/leader = %q", leader)
 	}
 	var peers []string
-	h.ok("GET", "/v1/status/peers", nil, &peers)
+	h.OK("GET", "/v1/status/peers", nil, &peers)
 	if !slices.Equal(peers, []string{"10.0.0.1:4647", "10.0.0.2:4647"}) {
 		t.Errorf("status/peers = %v, want the two voters", peers)
 	}
 	var conf state.RaftConfiguration
-	rec := h.ok("GET", "/v1/operator/raft/configuration", nil, &conf)
-	if len(conf.Servers) != 3 || conf.Servers[0].Node != "s1" || !conf.Servers[0].Leader || headerIndex(t, rec) != 7 {
+	rec := h.OK("GET", "/v1/operator/raft/configuration", nil, &conf)
+	if len(conf.Servers) != 3 || conf.Servers[0].Node != "s1" || !conf.Servers[0].Leader || apitest.HeaderIndexOf(t, rec) != 7 {
 		t.Errorf("raft configuration %+v", conf)
 	}
 
 	fwd.raftLeader = ""
 	leader = "unset"
-	h.ok("GET", "/v1/status/leader", nil, &leader)
+	h.OK("GET", "/v1/status/leader", nil, &leader)
 	if leader != "" {
 		t.Errorf("status/leader without a leader = %q, want \"\"", leader)
 	}
@@ -73,39 +74,39 @@ func TestAgentEndpoints(t *testing.T) {
 	h := clusterHarness(t, fwd, nil)
 
 	var members state.ServerMembers
-	h.ok("GET", "/v1/agent/members", nil, &members)
+	h.OK("GET", "/v1/agent/members", nil, &members)
 	if members.ServerName != "s1" || len(members.Members) != 1 || members.Members[0].Tags["id"] != "a" {
 		t.Errorf("members %+v", members)
 	}
 	var self map[string]json.RawMessage
-	h.ok("GET", "/v1/agent/self", nil, &self)
+	h.OK("GET", "/v1/agent/self", nil, &self)
 	for _, k := range []string{"config", "member", "stats"} {
 		if _, ok := self[k]; !ok {
 			t.Errorf("agent/self lacks %q: %v", k, self)
 		}
 	}
 	var health state.AgentHealthResponse
-	h.ok("GET", "/v1/agent/health", nil, &health)
+	h.OK("GET", "/v1/agent/health", nil, &health)
 	if health.Server == nil || !health.Server.OK || health.Server.Message != "ok" || health.Client != nil {
 		t.Errorf("health %+v", health)
 	}
 
 	var join state.JoinResponse
-	h.ok("PUT", "/v1/agent/join?address=10.0.0.2:4648&address=10.0.0.3,10.0.0.4", nil, &join)
+	h.OK("PUT", "/v1/agent/join?address=10.0.0.2:4648&address=10.0.0.3,10.0.0.4", nil, &join)
 	if join.NumJoined != 3 || join.Error != "" || !slices.Equal(fwd.joined, []string{"10.0.0.2:4648", "10.0.0.3", "10.0.0.4"}) {
 		t.Errorf("join %+v, joined %v", join, fwd.joined)
 	}
 	fwd.joinErr = errors.New("no route to host")
-	h.ok("POST", "/v1/agent/join?address=10.9.9.9", nil, &join)
+	h.OK("POST", "/v1/agent/join?address=10.9.9.9", nil, &join)
 	if join.NumJoined != 0 || join.Error != "no route to host" {
 		t.Errorf("failed join %+v", join)
 	}
-	h.fail("PUT", "/v1/agent/join", nil, http.StatusBadRequest, "address")
+	h.Fail("PUT", "/v1/agent/join", nil, http.StatusBadRequest, "address")
 }
 
 func TestAgentHealthWithoutLeaderIs500(t *testing.T) {
 	h := clusterHarness(t, newFakeForwarder(), func(c *testConfig) { c.Cluster = &leaderlessCluster{} })
-	rec := h.do("GET", "/v1/agent/health", nil)
+	rec := h.Do("GET", "/v1/agent/health", nil)
 	var health state.AgentHealthResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &health); err != nil {
 		t.Fatal(err)
@@ -121,11 +122,11 @@ func TestAgentHealthWithoutLeaderIs500(t *testing.T) {
 func TestOperatorRemovePeer(t *testing.T) {
 	fwd := newFakeForwarder()
 	h := clusterHarness(t, fwd, nil)
-	h.fail("DELETE", "/v1/operator/raft/peer", nil, http.StatusBadRequest, "exactly one of")
-	h.fail("DELETE", "/v1/operator/raft/peer?id=a&address=b", nil, http.StatusBadRequest, "exactly one of")
-	h.ok("DELETE", "/v1/operator/raft/peer?id=abc", nil, nil)
-	h.ok("DELETE", "/v1/operator/raft/peer?address=10.0.0.3:4647", nil, nil)
-	h.fail("DELETE", "/v1/operator/raft/peer?id=unknown", nil, http.StatusNotFound, "no server")
+	h.Fail("DELETE", "/v1/operator/raft/peer", nil, http.StatusBadRequest, "exactly one of")
+	h.Fail("DELETE", "/v1/operator/raft/peer?id=a&address=b", nil, http.StatusBadRequest, "exactly one of")
+	h.OK("DELETE", "/v1/operator/raft/peer?id=abc", nil, nil)
+	h.OK("DELETE", "/v1/operator/raft/peer?address=10.0.0.3:4647", nil, nil)
+	h.Fail("DELETE", "/v1/operator/raft/peer?id=unknown", nil, http.StatusNotFound, "no server")
 	if !slices.Equal(fwd.removed, []string{"abc|", "|10.0.0.3:4647", "unknown|"}) {
 		t.Errorf("removed %v", fwd.removed)
 	}
@@ -151,17 +152,17 @@ func TestOperatorSnapshot(t *testing.T) {
 		t.Fatalf("restore: %d %q; restored %d bytes", rec.Code, rec.Body.String(), len(fwd.restored))
 	}
 	fwd.restoreErr = &CodedError{Code: http.StatusBadRequest, Message: "invalid snapshot archive: checksum mismatch"}
-	h.fail("PUT", "/v1/operator/snapshot", "x", http.StatusBadRequest, "checksum mismatch")
-	h.fail("PUT", "/v1/operator/snapshot", nil, http.StatusBadRequest, "snapshot archive")
+	h.Fail("PUT", "/v1/operator/snapshot", "x", http.StatusBadRequest, "checksum mismatch")
+	h.Fail("PUT", "/v1/operator/snapshot", nil, http.StatusBadRequest, "snapshot archive")
 
 	// A failure before any byte is an ordinary error answer.
 	fwd.snapshot, fwd.snapErr = "", &CodedError{Code: http.StatusServiceUnavailable, Message: "no cluster leader"}
-	h.fail("GET", "/v1/operator/snapshot", nil, http.StatusServiceUnavailable, "no cluster leader")
+	h.Fail("GET", "/v1/operator/snapshot", nil, http.StatusServiceUnavailable, "no cluster leader")
 
 	// A failure after part of the archive was taken is an error answer
 	// too: the archive is spooled before anything is sent.
 	fwd.snapshot, fwd.snapErr = "partial", errors.New("disk on fire")
-	h.fail("GET", "/v1/operator/snapshot?stale", nil, http.StatusInternalServerError, "disk on fire")
+	h.Fail("GET", "/v1/operator/snapshot?stale", nil, http.StatusInternalServerError, "disk on fire")
 }
 
 // TestSnapshotDigest: the archive's answer carries its SHA-256 as a
@@ -186,15 +187,15 @@ func TestInternalReadIndexOnlyOnTheLeader(t *testing.T) {
 	fwd.readIndex = 99
 	h := clusterHarness(t, fwd, nil)
 	var out ReadIndexResponse
-	h.ok("GET", ReadIndexPath, nil, &out)
+	h.OK("GET", ReadIndexPath, nil, &out)
 	if out.Index != 99 {
 		t.Errorf("read index %d", out.Index)
 	}
 	fwd.leader = false
-	h.fail("GET", ReadIndexPath, nil, http.StatusServiceUnavailable, "not the leader")
+	h.Fail("GET", ReadIndexPath, nil, http.StatusServiceUnavailable, "not the leader")
 }
 
 func TestClusterRoutesAbsentWithoutForwarder(t *testing.T) {
 	h := newHarness(t)
-	h.fail("GET", "/v1/status/leader", nil, http.StatusNotFound, "no such endpoint")
+	h.Fail("GET", "/v1/status/leader", nil, http.StatusNotFound, "no such endpoint")
 }

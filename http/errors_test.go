@@ -3,6 +3,7 @@ package http
 import (
 	"encoding/json"
 	"errors"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func jobBody(t *testing.T, job *state.Job, edit func(m map[string]any)) string {
 // what is wrong, and nothing may reach the store.
 func TestJobRegisterBadInput(t *testing.T) {
 	with := func(edit func(j *state.Job)) *state.Job {
-		j := testJob("web")
+		j := apitest.TestJob("web")
 		edit(j)
 		return j
 	}
@@ -48,7 +49,7 @@ func TestJobRegisterBadInput(t *testing.T) {
 		tg.Tasks = append(tg.Tasks, &state.Task{Name: "server", Driver: "raw_exec"})
 	})
 	dupGroup := with(func(j *state.Job) {
-		j.TaskGroups = append(j.TaskGroups, testJob("web").TaskGroups[0])
+		j.TaskGroups = append(j.TaskGroups, apitest.TestJob("web").TaskGroups[0])
 	})
 	cases := []struct {
 		name string
@@ -58,13 +59,13 @@ func TestJobRegisterBadInput(t *testing.T) {
 	}{
 		{"malformed JSON", "/v1/jobs", func(*testing.T) any { return `{"Job": {"ID": "web",}` }, []string{"at byte 22"}},
 		{"wrong JSON type", "/v1/jobs", func(*testing.T) any { return `{"Job": {"ID": 7}}` }, []string{"Job.ID"}},
-		{"trailing data", "/v1/jobs", func(t *testing.T) any { return jobBody(t, testJob("web"), nil) + `{}` }, []string{"after the JSON"}},
+		{"trailing data", "/v1/jobs", func(t *testing.T) any { return jobBody(t, apitest.TestJob("web"), nil) + `{}` }, []string{"after the JSON"}},
 		{"empty body", "/v1/jobs", func(*testing.T) any { return "" }, []string{"body is required"}},
 		{"blank body", "/v1/jobs", func(*testing.T) any { return "  \n" }, []string{"body is required"}},
 		{"missing Job", "/v1/jobs", func(*testing.T) any { return `{"EnforceIndex": true}` }, []string{"Job"}},
 		{"null Job", "/v1/job/web", func(*testing.T) any { return `{"Job": null}` }, []string{"Job"}},
-		{"path ID mismatch", "/v1/job/other", func(t *testing.T) any { return jobBody(t, testJob("web"), nil) }, []string{"Job.ID", "other"}},
-		{"missing ID", "/v1/jobs", func(t *testing.T) any { return jobBody(t, testJob(""), nil) }, []string{"Job.ID"}},
+		{"path ID mismatch", "/v1/job/other", func(t *testing.T) any { return jobBody(t, apitest.TestJob("web"), nil) }, []string{"Job.ID", "other"}},
+		{"missing ID", "/v1/jobs", func(t *testing.T) any { return jobBody(t, apitest.TestJob(""), nil) }, []string{"Job.ID"}},
 		{"invalid Type", "/v1/jobs", func(t *testing.T) any {
 			return jobBody(t, with(func(j *state.Job) { j.Type = "daemon" }), nil)
 		}, []string{"Job.Type", "daemon"}},
@@ -83,36 +84,36 @@ func TestJobRegisterBadInput(t *testing.T) {
 			return jobBody(t, with(func(j *state.Job) { j.Type = "daemon"; j.TaskGroups[0].Tasks[0].Driver = "" }), nil)
 		}, []string{"Job.Type", "Job.TaskGroups[0].Tasks[0].Driver"}},
 		{"EvalPriority 101", "/v1/jobs", func(t *testing.T) any {
-			return jobBody(t, testJob("web"), func(m map[string]any) { m["EvalPriority"] = 101 })
+			return jobBody(t, apitest.TestJob("web"), func(m map[string]any) { m["EvalPriority"] = 101 })
 		}, []string{"EvalPriority", "101"}},
 		{"EvalPriority -5", "/v1/jobs", func(t *testing.T) any {
-			return jobBody(t, testJob("web"), func(m map[string]any) { m["EvalPriority"] = -5 })
+			return jobBody(t, apitest.TestJob("web"), func(m map[string]any) { m["EvalPriority"] = -5 })
 		}, []string{"EvalPriority"}},
 		{"bad Submission.Format", "/v1/jobs", func(t *testing.T) any {
-			return jobBody(t, testJob("web"), func(m map[string]any) {
+			return jobBody(t, apitest.TestJob("web"), func(m map[string]any) {
 				m["Submission"] = map[string]any{"Format": "yaml", "Source": "x: 1"}
 			})
 		}, []string{"Submission.Format", "yaml"}},
 		{"missing Submission.Format", "/v1/jobs", func(t *testing.T) any {
-			return jobBody(t, testJob("web"), func(m map[string]any) { m["Submission"] = map[string]any{"Source": "x"} })
+			return jobBody(t, apitest.TestJob("web"), func(m map[string]any) { m["Submission"] = map[string]any{"Source": "x"} })
 		}, []string{"Submission.Format"}},
 		{"empty Submission.Source", "/v1/jobs", func(t *testing.T) any {
-			return jobBody(t, testJob("web"), func(m map[string]any) { m["Submission"] = map[string]any{"Format": "hcl2"} })
+			return jobBody(t, apitest.TestJob("web"), func(m map[string]any) { m["Submission"] = map[string]any{"Format": "hcl2"} })
 		}, []string{"Submission.Source"}},
 	}
 	for _, tc := range cases {
 		for _, method := range []string{http.MethodPost, http.MethodPut} {
 			t.Run(tc.name+" "+method, func(t *testing.T) {
 				h := newHarness(t)
-				before := h.store.LatestIndex()
-				msg := h.fail(method, tc.path, tc.body(t), http.StatusBadRequest, tc.want...)
+				before := h.Store.LatestIndex()
+				msg := h.Fail(method, tc.path, tc.body(t), http.StatusBadRequest, tc.want...)
 				if strings.Count(strings.TrimSuffix(msg, "\n"), "\n") != 0 {
 					t.Errorf("error body %q is not one line", msg)
 				}
-				if h.writer.Applied != 0 || h.store.LatestIndex() != before {
+				if h.writer.Applied != 0 || h.Store.LatestIndex() != before {
 					t.Errorf("a rejected register reached the store (%d applies)", h.writer.Applied)
 				}
-				if jobs, _ := h.store.Jobs(nil, "*", ""); len(jobs) != 0 {
+				if jobs, _ := h.Store.Jobs(nil, "*", ""); len(jobs) != 0 {
 					t.Errorf("%d jobs stored after a rejected register", len(jobs))
 				}
 			})
@@ -122,7 +123,7 @@ func TestJobRegisterBadInput(t *testing.T) {
 
 func TestRequestBodyTooLarge(t *testing.T) {
 	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.MaxBodyBytes = 64 })
-	h.fail(http.MethodPost, "/v1/jobs", jobBody(t, testJob("web"), nil), http.StatusRequestEntityTooLarge, "64 bytes")
+	h.Fail(http.MethodPost, "/v1/jobs", jobBody(t, apitest.TestJob("web"), nil), http.StatusRequestEntityTooLarge, "64 bytes")
 	if h.writer.Applied != 0 {
 		t.Error("an oversize body reached the writer")
 	}
@@ -132,7 +133,7 @@ func TestRequestBodyTooLarge(t *testing.T) {
 // endpoints.
 func TestNotFound(t *testing.T) {
 	h := newHarness(t)
-	h.register(testJob("web"))
+	h.register(apitest.TestJob("web"))
 	cases := []struct {
 		method, target string
 		want           string
@@ -154,9 +155,9 @@ func TestNotFound(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
 			h := h.on(t)
-			before := h.store.LatestIndex()
-			h.fail(tc.method, tc.target, nil, http.StatusNotFound, tc.want)
-			if h.store.LatestIndex() != before {
+			before := h.Store.LatestIndex()
+			h.Fail(tc.method, tc.target, nil, http.StatusNotFound, tc.want)
+			if h.Store.LatestIndex() != before {
 				t.Error("a 404 wrote something")
 			}
 		})
@@ -179,7 +180,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
 			h := h.on(t)
-			rec := h.do(tc.method, tc.target, nil)
+			rec := h.Do(tc.method, tc.target, nil)
 			if rec.Code != http.StatusMethodNotAllowed {
 				t.Fatalf("status %d, want 405; body %q", rec.Code, rec.Body.String())
 			}
@@ -196,7 +197,7 @@ func TestMethodNotAllowed(t *testing.T) {
 // TestBadQueryParameters: each malformed parameter is a 400 naming it.
 func TestBadQueryParameters(t *testing.T) {
 	h := newHarness(t)
-	h.register(testJob("web"))
+	h.register(apitest.TestJob("web"))
 	cases := []struct {
 		method, target, param string
 	}{
@@ -224,14 +225,14 @@ func TestBadQueryParameters(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.target, func(t *testing.T) {
 			h := h.on(t)
-			before := h.store.LatestIndex()
-			h.fail(tc.method, tc.target, nil, http.StatusBadRequest, tc.param)
-			if h.store.LatestIndex() != before {
+			before := h.Store.LatestIndex()
+			h.Fail(tc.method, tc.target, nil, http.StatusBadRequest, tc.param)
+			if h.Store.LatestIndex() != before {
 				t.Error("a rejected request wrote something")
 			}
 		})
 	}
-	if j := h.job(state.DefaultNamespace, "web"); j == nil || j.Stop {
+	if j := h.Job(state.DefaultNamespace, "web"); j == nil || j.Stop {
 		t.Fatal("a rejected stop changed the job")
 	}
 }
@@ -252,7 +253,7 @@ func TestWriterErrorsMapToStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.writer.Err = tc.err
-			h.fail(http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: testJob("web")}, tc.code, tc.err.Error())
+			h.Fail(http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: apitest.TestJob("web")}, tc.code, tc.err.Error())
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"io"
 	"net"
 	"net/http"
@@ -29,7 +30,7 @@ import (
 func fifoWorld(t *testing.T) (h *harness, fc *fakeClientAPI, dir string, release func()) {
 	t.Helper()
 	h, fc = localClientHarness(t)
-	dir, err := fc.AllocDir(allocID(1))
+	dir, err := fc.AllocDir(apitest.AllocID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestFSReadsOverTheCapAre429(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" ||
-			!strings.Contains(string(body), "too many file system and log reads of allocation \""+allocID(1)+"\" at once (at most 2)") {
+			!strings.Contains(string(body), "too many file system and log reads of allocation \""+apitest.AllocID(1)+"\" at once (at most 2)") {
 			t.Errorf("%s over the cap: %d %q (Retry-After %q)", u, resp.StatusCode, body, resp.Header.Get("Retry-After"))
 		}
 	}

@@ -1,22 +1,17 @@
 package http
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/http/jobs"
-	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -24,15 +19,12 @@ import (
 // The tests of this package drive the real router and handlers over a real
 // state store. Writes go through MemWriter, which encodes every command the
 // way the Raft log does and applies it to the store, so a handler that sends
-// something msgpack cannot carry fails here rather than in a cluster.
-
-// testNow is the fixed clock of every harness.
-var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+// something msgpack cannot carry fails here rather than in a cluster. The
+// requests, reads and fixtures are apitest's.
 
 // harness is one server over a fresh store.
 type harness struct {
-	t       testing.TB
-	store   *store.Store
+	apitest.Harness
 	writer  *MemWriter
 	cluster *FakeCluster
 	srv     *Server
@@ -47,19 +39,20 @@ func newHarness(t testing.TB) *harness {
 // the server config.
 func newHarnessWith(t testing.TB, sc store.StoreConfig, adjust func(*testConfig)) *harness {
 	t.Helper()
-	store, err := store.NewStore(sc)
+	st, err := store.NewStore(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, store: store, writer: NewMemWriter(store), cluster: &FakeCluster{}, ids: new(atomic.Int64)}
+	h := &harness{writer: NewMemWriter(st), cluster: &FakeCluster{}, ids: new(atomic.Int64)}
+	h.Harness = apitest.Harness{T: t, Store: st, Writer: h.writer, Handler: func() http.Handler { return h.srv.Handler() }}
 	ids := h.ids
 	cfg := testConfig{Config: Config{
-		Store:   store,
+		Store:   st,
 		Writer:  h.writer,
 		Cluster: h.cluster,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Now:     func() time.Time { return testNow },
-		NewID:   func() string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", ids.Add(1)) },
+		Now:     func() time.Time { return apitest.Now },
+		NewID:   func() string { return apitest.SourceID(ids.Add(1)) },
 	}}
 	if adjust != nil {
 		adjust(&cfg)
@@ -87,153 +80,26 @@ type testConfig struct {
 	Jobs jobs.Config
 }
 
+// newSchedHarness is a harness whose server has leader services.
+func newSchedHarness(t testing.TB) (*harness, *apitest.FakeLeader) {
+	t.Helper()
+	fl := apitest.NewFakeLeader()
+	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.Leader = fl })
+	return h, fl
+}
+
 // on returns h reporting to t, for use inside a subtest: a helper that
 // fails must stop the subtest, not its parent.
 func (h *harness) on(t testing.TB) *harness {
 	c := *h
-	c.t = t
+	c.T = t
 	return &c
-}
-
-// do sends one request through the handler. body is sent as is when it is
-// a string or []byte, JSON-encoded otherwise, and omitted when nil.
-func (h *harness) do(method, target string, body any) *httptest.ResponseRecorder {
-	h.t.Helper()
-	r := testutil.Body(h.t, body)
-	req := httptest.NewRequest(method, target, r)
-	rec := httptest.NewRecorder()
-	h.srv.Handler().ServeHTTP(rec, req)
-	return rec
-}
-
-// ok sends a request, fails the test unless it answers 200, and decodes
-// the body into out (when not nil).
-func (h *harness) ok(method, target string, body, out any) *httptest.ResponseRecorder {
-	h.t.Helper()
-	rec := h.do(method, target, body)
-	if rec.Code != http.StatusOK {
-		h.t.Fatalf("%s %s: status %d, body %q", method, target, rec.Code, rec.Body.String())
-	}
-	if out != nil {
-		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-			h.t.Fatalf("%s %s: decode %q: %v", method, target, rec.Body.String(), err)
-		}
-	}
-	return rec
-}
-
-// fail sends a request and fails the test unless it answers code with a
-// plain-text body containing every one of want.
-func (h *harness) fail(method, target string, body any, code int, want ...string) string {
-	h.t.Helper()
-	rec := h.do(method, target, body)
-	msg := rec.Body.String()
-	if rec.Code != code {
-		h.t.Fatalf("%s %s: status %d, want %d; body %q", method, target, rec.Code, code, msg)
-	}
-	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		h.t.Errorf("%s %s: error Content-Type %q, want text/plain", method, target, ct)
-	}
-	for _, w := range want {
-		if !strings.Contains(msg, w) {
-			h.t.Errorf("%s %s: body %q does not mention %q", method, target, msg, w)
-		}
-	}
-	return msg
 }
 
 // register registers job through POST /v1/jobs and returns the answer.
 func (h *harness) register(job *state.Job) *state.JobRegisterResponse {
-	h.t.Helper()
-	return h.registerReq(&jobs.JobRegisterRequest{Job: job})
-}
-
-func (h *harness) registerReq(req *jobs.JobRegisterRequest) *state.JobRegisterResponse {
-	h.t.Helper()
-	var out state.JobRegisterResponse
-	h.ok(http.MethodPost, "/v1/jobs", req, &out)
-	return &out
-}
-
-// apply writes a command straight through the writer, as the scheduler
-// or a client would, and fails the test on error.
-func (h *harness) apply(t store.MessageType, req any) uint64 {
-	h.t.Helper()
-	_, index, err := h.writer.Apply(context.Background(), t, req)
-	if err != nil {
-		h.t.Fatalf("apply %d: %v", t, err)
-	}
-	return index
-}
-
-// job reads a job from the store, nil when it does not exist.
-func (h *harness) job(ns, id string) *state.Job {
-	h.t.Helper()
-	j, err := h.store.JobByID(nil, ns, id)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return j
-}
-
-// createNamespace creates a namespace through the API.
-func (h *harness) createNamespace(name string) {
-	h.t.Helper()
-	h.ok(http.MethodPut, "/v1/namespace/"+name, map[string]string{"Description": "ns " + name}, nil)
-}
-
-// headerIndex returns X-Sched-Index, failing the test when it is missing
-// or not a positive integer.
-func headerIndex(t testing.TB, rec *httptest.ResponseRecorder) uint64 {
-	t.Helper()
-	v := rec.Header().Get(HeaderIndex)
-	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil || n == 0 {
-		t.Fatalf("%s = %q, want a positive integer", HeaderIndex, v)
-	}
-	return n
-}
-
-// testJob is a minimal valid service job: one group "web" of Count 2 with
-// one task "server".
-func testJob(id string) *state.Job {
-	return &state.Job{
-		ID:          id,
-		Type:        state.JobTypeService,
-		Datacenters: []string{"dc1"},
-		Meta:        map[string]string{"owner": "team-" + id},
-		TaskGroups: []*state.TaskGroup{{
-			Name:  "web",
-			Count: 2,
-			Tasks: []*state.Task{{
-				Name:      "server",
-				Driver:    "raw_exec",
-				Config:    map[string]any{"command": "/bin/sleep", "args": []any{"60"}},
-				Resources: &state.Resources{CPU: 100, MemoryMB: 64},
-			}},
-		}},
-	}
-}
-
-// batchJob is testJob as a batch job.
-func batchJob(id string) *state.Job {
-	j := testJob(id)
-	j.Type = state.JobTypeBatch
-	return j
-}
-
-// periodicJob is a batch job launched every minute.
-func periodicJob(id string) *state.Job {
-	j := batchJob(id)
-	j.Periodic = &state.PeriodicConfig{Enabled: true, Spec: "* * * * *"}
-	return j
-}
-
-// parameterizedJob is a batch job instantiated by dispatch.
-func parameterizedJob(id string) *state.Job {
-	j := batchJob(id)
-	j.ParameterizedJob = &state.ParameterizedJobConfig{Payload: state.DispatchPayloadOptional}
-	return j
+	h.T.Helper()
+	return h.RegisterReq(&jobs.JobRegisterRequest{Job: job})
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

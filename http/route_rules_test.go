@@ -2,6 +2,7 @@ package http
 
 import (
 	"fmt"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -10,12 +11,10 @@ import (
 
 	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/http/mgmt"
-	"github.com/schedhq/sched/internal/testutil"
 
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/state"
-	"github.com/schedhq/sched/state/store"
 )
 
 // registeredRoutes lists the server's routes: every method and pattern
@@ -41,13 +40,12 @@ var _ Forwarder = routesOnlyForwarder{}
 // registered, cluster routes included.
 func newRouteWalkHarness(t *testing.T, enforce bool) *aclHarness {
 	t.Helper()
-	a := &aclHarness{clock: testutil.NewClock(testNow)}
-	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) {
-		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: enforce, Now: a.clock.Now})
+	a := newACLHarnessWith(t, func(a *aclHarness, c *testConfig) {
+		r, err := NewTokenResolver(TokenResolverConfig{Store: c.Store, Enforce: enforce, Now: a.Clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
-		a.resolver, c.ACL, c.Now = r, r, a.clock.Now
+		a.resolver, c.ACL, c.Now = r, r, a.Clock.Now
 		c.Forwarder = routesOnlyForwarder{}
 	})
 	// The management API mounts on the core, as the agent does, so route
@@ -110,29 +108,6 @@ func capsExcept(excl ...string) []string {
 	return out
 }
 
-// rulesText writes policy rules: capabilities in namespace "*" (or ns),
-// and node, agent and operator levels ("" for no rule).
-func rulesText(ns string, caps []string, node, agent, operator string) string {
-	var b strings.Builder
-	if len(caps) > 0 {
-		fmt.Fprintf(&b, "namespace %q {\n  capabilities = [%s]\n}\n", ns, quoteAll(caps))
-	}
-	for _, lv := range [][2]string{{"node", node}, {"agent", agent}, {"operator", operator}} {
-		if lv[1] != "" {
-			fmt.Fprintf(&b, "%s { policy = %q }\n", lv[0], lv[1])
-		}
-	}
-	return b.String()
-}
-
-func quoteAll(list []string) string {
-	q := make([]string, len(list))
-	for i, s := range list {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
-}
-
 // caller is one token tried against a route.
 type caller struct {
 	name    string
@@ -145,7 +120,7 @@ type caller struct {
 // (allowed) and the tokens that hold everything but it (denied).
 func callersFor(a *aclHarness, rule aclRule) []caller {
 	everything := func(node, agent, operator string) string {
-		return rulesText("*", capsExcept(), node, agent, operator)
+		return apitest.RulesText("*", capsExcept(), node, agent, operator)
 	}
 	levelCallers := func(kind string, write bool) []caller {
 		level, below := "read", ""
@@ -156,17 +131,17 @@ func callersFor(a *aclHarness, rule aclRule) []caller {
 		lv[kind] = below
 		exact := map[string]string{kind: level}
 		return []caller{
-			{name: kind + " " + level, secret: a.clientToken(rulesText("*", nil, exact["node"], exact["agent"], exact["operator"])), allowed: true},
-			{name: "everything but " + kind + " " + level, secret: a.clientToken(everything(lv["node"], lv["agent"], lv["operator"]))},
+			{name: kind + " " + level, secret: a.ClientToken(apitest.RulesText("*", nil, exact["node"], exact["agent"], exact["operator"])), allowed: true},
+			{name: "everything but " + kind + " " + level, secret: a.ClientToken(everything(lv["node"], lv["agent"], lv["operator"]))},
 		}
 	}
 	switch rule.kind {
 	case ruleOpen:
 		return nil
 	case ruleManagement:
-		return []caller{{name: "everything but management", secret: a.clientToken(everything("write", "write", "write"))}}
+		return []caller{{name: "everything but management", secret: a.ClientToken(everything("write", "write", "write"))}}
 	case ruleAnyToken:
-		return []caller{{name: "any token", secret: a.clientToken(`node { policy = "read" }`), allowed: true}}
+		return []caller{{name: "any token", secret: a.ClientToken(`node { policy = "read" }`), allowed: true}}
 	case ruleNode:
 		return levelCallers("node", rule.write)
 	case ruleAgent:
@@ -174,38 +149,38 @@ func callersFor(a *aclHarness, rule aclRule) []caller {
 	case ruleOperator:
 		return levelCallers("operator", rule.write)
 	case ruleTokenRead:
-		self := a.clientToken(`node { policy = "read" }`)
+		self := a.ClientToken(`node { policy = "read" }`)
 		return []caller{
-			{name: "the token itself", secret: self, param: a.accessorOf(self), allowed: true},
+			{name: "the token itself", secret: self, param: a.AccessorOf(self), allowed: true},
 			{name: "self alias", secret: self, param: "self", allowed: true},
-			{name: "everything, another token", secret: a.clientToken(everything("write", "write", "write")), param: a.accessorOf(self)},
+			{name: "everything, another token", secret: a.ClientToken(everything("write", "write", "write")), param: a.AccessorOf(self)},
 		}
 	case rulePolicyRead:
-		holder := a.clientToken(`node { policy = "read" }`)
-		held := fmt.Sprintf("p%d", a.policies)
+		holder := a.ClientToken(`node { policy = "read" }`)
+		held := fmt.Sprintf("p%d", a.Policies())
 		return []caller{
 			{name: "holder of the policy", secret: holder, param: held, allowed: true},
-			{name: "everything, not holding it", secret: a.clientToken(everything("write", "write", "write")), param: held},
+			{name: "everything, not holding it", secret: a.ClientToken(everything("write", "write", "write")), param: held},
 		}
 	case ruleFiltering:
 		return []caller{
-			{name: "node read", secret: a.clientToken(`node { policy = "read" }`), allowed: true},
-			{name: "read-job in default", secret: a.clientToken(rulesText("default", []string{"read-job"}, "", "", "")), allowed: true},
-			{name: "everything but read-job and node", secret: a.clientToken(rulesText("*", capsExcept("read-job"), "", "write", "write"))},
+			{name: "node read", secret: a.ClientToken(`node { policy = "read" }`), allowed: true},
+			{name: "read-job in default", secret: a.ClientToken(apitest.RulesText("default", []string{"read-job"}, "", "", "")), allowed: true},
+			{name: "everything but read-job and node", secret: a.ClientToken(apitest.RulesText("*", capsExcept("read-job"), "", "write", "write"))},
 		}
 	case ruleNamespaceAny:
 		return []caller{
-			{name: "one capability in default", secret: a.clientToken(rulesText("default", []string{"read-job"}, "", "", "")), param: "default", allowed: true},
-			{name: "no namespace rule", secret: a.clientToken(rulesText("*", nil, "write", "write", "write")), param: "default"},
+			{name: "one capability in default", secret: a.ClientToken(apitest.RulesText("default", []string{"read-job"}, "", "", "")), param: "default", allowed: true},
+			{name: "no namespace rule", secret: a.ClientToken(apitest.RulesText("*", nil, "write", "write", "write")), param: "default"},
 		}
 	case ruleNamespace:
 		var out []caller
 		if rule.all {
 			out = append(out,
-				caller{name: "all of " + strings.Join(rule.caps, "+"), secret: a.clientToken(rulesText("*", rule.caps, "", "", "")), allowed: true},
-				caller{name: "all of them in default", secret: a.clientToken(rulesText("default", rule.caps, "", "", "")), allowed: true})
+				caller{name: "all of " + strings.Join(rule.caps, "+"), secret: a.ClientToken(apitest.RulesText("*", rule.caps, "", "", "")), allowed: true},
+				caller{name: "all of them in default", secret: a.ClientToken(apitest.RulesText("default", rule.caps, "", "", "")), allowed: true})
 			for _, c := range rule.caps {
-				out = append(out, caller{name: "everything but " + c, secret: a.clientToken(rulesText("*", capsExcept(c), "write", "write", "write"))})
+				out = append(out, caller{name: "everything but " + c, secret: a.ClientToken(apitest.RulesText("*", capsExcept(c), "write", "write", "write"))})
 			}
 			return out
 		}
@@ -214,15 +189,15 @@ func callersFor(a *aclHarness, rule aclRule) []caller {
 			// is not shown: alloc-node-exec is needed as well
 			// (taskLacksIsolation).
 			out = append(out,
-				caller{name: "only " + c, secret: a.clientToken(rulesText("*", []string{c}, "", "", "")), allowed: !rule.execDriver},
-				caller{name: "only " + c + " in default", secret: a.clientToken(rulesText("default", []string{c}, "", "", "")), allowed: !rule.execDriver})
+				caller{name: "only " + c, secret: a.ClientToken(apitest.RulesText("*", []string{c}, "", "", "")), allowed: !rule.execDriver},
+				caller{name: "only " + c + " in default", secret: a.ClientToken(apitest.RulesText("default", []string{c}, "", "", "")), allowed: !rule.execDriver})
 			if rule.execDriver {
 				both := []string{c, state.NamespaceCapabilityAllocNodeExec}
-				out = append(out, caller{name: "alloc-node-exec and " + c, secret: a.clientToken(rulesText("default", both, "", "", "")), allowed: true})
+				out = append(out, caller{name: "alloc-node-exec and " + c, secret: a.ClientToken(apitest.RulesText("default", both, "", "", "")), allowed: true})
 			}
 		}
-		out = append(out, caller{name: "everything but " + strings.Join(rule.caps, "/"), secret: a.clientToken(rulesText("*", capsExcept(rule.caps...), "write", "write", "write"))})
-		return append(out, caller{name: "everything in another namespace", secret: a.clientToken(rulesText("other", capsExcept(), "", "", ""))})
+		out = append(out, caller{name: "everything but " + strings.Join(rule.caps, "/"), secret: a.ClientToken(apitest.RulesText("*", capsExcept(rule.caps...), "write", "write", "write"))})
+		return append(out, caller{name: "everything in another namespace", secret: a.ClientToken(apitest.RulesText("other", capsExcept(), "", "", ""))})
 	}
 	panic(fmt.Sprintf("no callers for rule kind %d", rule.kind))
 }
@@ -251,7 +226,7 @@ func requestFor(rt route, param string) (*http.Request, httprouter.Params) {
 // decision for the route (the handlers themselves are tested elsewhere).
 func TestACLCapabilityTable(t *testing.T) {
 	a := newRouteWalkHarness(t, true)
-	mgmt := a.managementToken()
+	mgmt := a.ManagementToken()
 	table := aclRuleTable()
 	for _, rt := range v1Routes(a.srv) {
 		rule, ok := ruleFor(table, rt)

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -134,23 +135,23 @@ func TestPlaceJob(t *testing.T) {
 func TestNamespaceResolutionThroughHandlers(t *testing.T) {
 	for _, enforce := range []bool{false, true} {
 		a := newACLHarness(t, enforce, "")
-		mgmt := a.managementToken()
-		a.okAs(mgmt, http.MethodPut, "/v1/namespace/team-b", map[string]string{"Description": "b"}, nil)
-		a.failAs(mgmt, http.MethodGet, "/v1/jobs?namespace=default&namespace=team-b", nil, http.StatusBadRequest, "namespace: given more than once")
-		a.failAs(mgmt, http.MethodGet, "/v1/jobs?namespace=%zz", nil, http.StatusBadRequest, "invalid URL escape")
-		a.failAs(mgmt, http.MethodGet, "/v1/nodes?%zz", nil, http.StatusBadRequest, "invalid URL escape")
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs?%6eamespace=team-b", &jobs.JobRegisterRequest{Job: testJob("enc")}, nil)
-		if a.job("team-b", "enc") == nil {
+		mgmt := a.ManagementToken()
+		a.OKAs(mgmt, http.MethodPut, "/v1/namespace/team-b", map[string]string{"Description": "b"}, nil)
+		a.FailAs(mgmt, http.MethodGet, "/v1/jobs?namespace=default&namespace=team-b", nil, http.StatusBadRequest, "namespace: given more than once")
+		a.FailAs(mgmt, http.MethodGet, "/v1/jobs?namespace=%zz", nil, http.StatusBadRequest, "invalid URL escape")
+		a.FailAs(mgmt, http.MethodGet, "/v1/nodes?%zz", nil, http.StatusBadRequest, "invalid URL escape")
+		a.OKAs(mgmt, http.MethodPost, "/v1/jobs?%6eamespace=team-b", &jobs.JobRegisterRequest{Job: apitest.TestJob("enc")}, nil)
+		if a.Job("team-b", "enc") == nil {
 			t.Errorf("enforce %v: ?%%6eamespace=team-b registered elsewhere", enforce)
 		}
-		job := testJob("body")
+		job := apitest.TestJob("body")
 		job.Namespace = "team-b"
-		a.okAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
-		if a.job("team-b", "body") == nil {
+		a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &jobs.JobRegisterRequest{Job: job}, nil)
+		if a.Job("team-b", "body") == nil {
 			t.Errorf("enforce %v: body namespace not used", enforce)
 		}
-		a.failAs(mgmt, http.MethodPost, "/v1/jobs?namespace=default", &jobs.JobRegisterRequest{Job: job}, http.StatusBadRequest, `namespace in query "default" and body "team-b" disagree`)
-		a.failAs(mgmt, http.MethodPost, "/v1/job/body/plan?namespace=default", &jobs.JobPlanRequest{Job: job}, http.StatusBadRequest, "disagree")
-		a.okAs(mgmt, http.MethodGet, "/v1/job/enc?%6E%61mespace=team-b", nil, nil)
+		a.FailAs(mgmt, http.MethodPost, "/v1/jobs?namespace=default", &jobs.JobRegisterRequest{Job: job}, http.StatusBadRequest, `namespace in query "default" and body "team-b" disagree`)
+		a.FailAs(mgmt, http.MethodPost, "/v1/job/body/plan?namespace=default", &jobs.JobPlanRequest{Job: job}, http.StatusBadRequest, "disagree")
+		a.OKAs(mgmt, http.MethodGet, "/v1/job/enc?%6E%61mespace=team-b", nil, nil)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // not outlive it.
 func TestACLResolverDropsCacheOnRestore(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	snap, err := a.store.Snapshot() // before any token
+	snap, err := a.Store.Snapshot() // before any token
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,11 +22,11 @@ func TestACLResolverDropsCacheOnRestore(t *testing.T) {
 	if err := snap.Persist(&before); err != nil {
 		t.Fatal(err)
 	}
-	mgmt := a.managementToken()
+	mgmt := a.ManagementToken()
 	if _, tok, err := a.resolver.ResolveToken(mgmt); err != nil || tok == nil {
 		t.Fatalf("resolve: %v, %v", tok, err)
 	}
-	if err := a.store.Restore(&before); err != nil {
+	if err := a.Store.Restore(&before); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := a.resolver.ResolveToken(mgmt); !errors.Is(err, state.ErrACLTokenNotFound) {
@@ -57,8 +57,8 @@ func TestACLResolverAnonymousAndUnknown(t *testing.T) {
 // must be one of the two policy versions, never a mix or an error.
 func TestACLResolverConcurrentWithPolicyUpdates(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	a.apply(store.ACLPolicyUpsertRequestType, &store.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "p", Rules: `namespace "a" { policy = "read" }`}}})
-	secret := a.token(&state.ACLToken{Type: state.ACLTokenTypeClient, Policies: []string{"p"}})
+	a.Apply(store.ACLPolicyUpsertRequestType, &store.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "p", Rules: `namespace "a" { policy = "read" }`}}})
+	secret := a.Token(&state.ACLToken{Type: state.ACLTokenTypeClient, Policies: []string{"p"}})
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for range 4 {
@@ -81,7 +81,7 @@ func TestACLResolverConcurrentWithPolicyUpdates(t *testing.T) {
 		if i%2 == 0 {
 			ns = "b"
 		}
-		a.apply(store.ACLPolicyUpsertRequestType, &store.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "p", Rules: `namespace "` + ns + `" { policy = "read" }`}}})
+		a.Apply(store.ACLPolicyUpsertRequestType, &store.ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "p", Rules: `namespace "` + ns + `" { policy = "read" }`}}})
 	}
 	wg.Wait()
 	close(errs)

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,54 +24,54 @@ func TestACLBootstrapOnceAndResetFile(t *testing.T) {
 			a := newACLHarness(t, enforce, reset)
 
 			var first state.ACLToken
-			a.okAs("", http.MethodPost, "/v1/acl/bootstrap", nil, &first)
+			a.OKAs("", http.MethodPost, "/v1/acl/bootstrap", nil, &first)
 			if first.SecretID == "" || first.AccessorID == "" || first.Type != state.ACLTokenTypeManagement || first.Name != "Bootstrap Token" {
 				t.Fatalf("bootstrap token = %+v", first)
 			}
 			// It works: a management-only endpoint accepts it.
-			a.okAs(first.SecretID, http.MethodGet, "/v1/acl/tokens", nil, nil)
+			a.OKAs(first.SecretID, http.MethodGet, "/v1/acl/tokens", nil, nil)
 
-			resetIndex, _, _ := a.store.ACLBootstrapped(nil)
+			resetIndex, _, _ := a.Store.ACLBootstrapped(nil)
 			want := "ACL bootstrap already done (reset index: " + strconv.FormatUint(resetIndex, 10) + ")"
-			before := a.store.LatestIndex()
-			a.failAs("", http.MethodPut, "/v1/acl/bootstrap", nil, http.StatusBadRequest, want)
-			a.failAs(first.SecretID, http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, want)
-			if a.store.LatestIndex() != before {
+			before := a.Store.LatestIndex()
+			a.FailAs("", http.MethodPut, "/v1/acl/bootstrap", nil, http.StatusBadRequest, want)
+			a.FailAs(first.SecretID, http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, want)
+			if a.Store.LatestIndex() != before {
 				t.Error("a refused bootstrap wrote something")
 			}
 
 			// A wrong index in the reset file changes nothing and stays.
 			os.WriteFile(reset, []byte("12345\n"), 0o600)
-			a.failAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, want)
+			a.FailAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, want)
 			os.WriteFile(reset, []byte("garbage"), 0o600)
-			a.failAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, schedhttp.BootstrapResetFile+` on the leader: "garbage" is not a reset index`)
+			a.FailAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, schedhttp.BootstrapResetFile+` on the leader: "garbage" is not a reset index`)
 
 			// The right index re-arms bootstrap once, with a chosen secret;
 			// the file is consumed.
 			os.WriteFile(reset, []byte(strconv.FormatUint(resetIndex, 10)), 0o600)
 			chosen := "0b6c9a44-2c1c-4e55-9d2a-6a1f3ad0c7e1"
 			var second state.ACLToken
-			a.okAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"BootstrapSecret": chosen}, &second)
+			a.OKAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"BootstrapSecret": chosen}, &second)
 			if second.SecretID != chosen || second.AccessorID == first.AccessorID {
 				t.Errorf("re-bootstrap token = %+v", second)
 			}
 			if _, err := os.Stat(reset); !os.IsNotExist(err) {
 				t.Errorf("reset file still there: %v", err)
 			}
-			a.okAs(chosen, http.MethodGet, "/v1/acl/token/self", nil, nil)
-			a.failAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, "ACL bootstrap already done")
+			a.OKAs(chosen, http.MethodGet, "/v1/acl/token/self", nil, nil)
+			a.FailAs("", http.MethodPost, "/v1/acl/bootstrap", nil, http.StatusBadRequest, "ACL bootstrap already done")
 		})
 	}
 }
 
 func TestACLBootstrapBadSecret(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"BootstrapSecret": "short"}, http.StatusBadRequest, "BootstrapSecret: must be a UUID")
-	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", `{"BootstrapSecret": 3}`, http.StatusBadRequest, "BootstrapSecret")
-	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": "no spaces"}, http.StatusBadRequest, "AdminName")
-	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminEmail": "nobody"}, http.StatusBadRequest, "AdminEmail")
-	a.failAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": strings.Repeat("a", 65)}, http.StatusBadRequest, "AdminName: must be at most 64")
-	if _, done, _ := a.store.ACLBootstrapped(nil); done {
+	a.FailAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"BootstrapSecret": "short"}, http.StatusBadRequest, "BootstrapSecret: must be a UUID")
+	a.FailAs("", http.MethodPost, "/v1/acl/bootstrap", `{"BootstrapSecret": 3}`, http.StatusBadRequest, "BootstrapSecret")
+	a.FailAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": "no spaces"}, http.StatusBadRequest, "AdminName")
+	a.FailAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminEmail": "nobody"}, http.StatusBadRequest, "AdminEmail")
+	a.FailAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": strings.Repeat("a", 65)}, http.StatusBadRequest, "AdminName: must be at most 64")
+	if _, done, _ := a.Store.ACLBootstrapped(nil); done {
 		t.Error("a refused bootstrap bootstrapped")
 	}
 }
@@ -80,8 +81,8 @@ func TestACLBootstrapBadSecret(t *testing.T) {
 func TestACLBootstrapCreatesAdminUser(t *testing.T) {
 	a := newACLHarness(t, true, "")
 	var tok state.ACLToken
-	a.okAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": "root", "AdminEmail": "root@example.com"}, &tok)
-	u, err := a.store.UserByUsername(nil, "root")
+	a.OKAs("", http.MethodPost, "/v1/acl/bootstrap", map[string]string{"AdminName": "root", "AdminEmail": "root@example.com"}, &tok)
+	u, err := a.Store.UserByUsername(nil, "root")
 	if err != nil || u == nil || !u.IsAdmin || u.Email != "root@example.com" {
 		t.Fatalf("admin user = %+v, %v", u, err)
 	}
@@ -92,20 +93,20 @@ func TestACLBootstrapCreatesAdminUser(t *testing.T) {
 
 func TestACLTokenCRUD(t *testing.T) {
 	a := newACLHarness(t, false, "")
-	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Description: "read all", Rules: `namespace "*" { policy = "read" }`}, nil)
+	mgmt := a.ManagementToken()
+	a.OKAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Description: "read all", Rules: `namespace "*" { policy = "read" }`}, nil)
 
 	var created state.ACLToken
-	a.okAs(mgmt, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Name: "ci", Type: "client", Policies: []string{"readers"},
+	a.OKAs(mgmt, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Name: "ci", Type: "client", Policies: []string{"readers"},
 		ExpirationTTL: time.Hour, Subject: &state.TokenSubject{Kind: "team", ID: "team-1"}}, &created)
 	if created.SecretID == "" || created.AccessorID == "" || created.CreateIndex == 0 {
 		t.Fatalf("created = %+v", created)
 	}
-	if created.ExpirationTime == nil || !created.ExpirationTime.Equal(testNow.Add(time.Hour)) || !created.CreateTime.Equal(testNow) {
+	if created.ExpirationTime == nil || !created.ExpirationTime.Equal(apitest.Now.Add(time.Hour)) || !created.CreateTime.Equal(apitest.Now) {
 		t.Errorf("expiry %v, create time %v", created.ExpirationTime, created.CreateTime)
 	}
 	// Stored hashed, found by hash.
-	stored, _ := a.store.ACLTokenByAccessorID(nil, created.AccessorID)
+	stored, _ := a.Store.ACLTokenByAccessorID(nil, created.AccessorID)
 	if stored.SecretID != "" || stored.SecretHash != state.HashSecret(created.SecretID) {
 		t.Fatalf("stored token keeps %q / %q", stored.SecretID, stored.SecretHash)
 	}
@@ -116,42 +117,42 @@ func TestACLTokenCRUD(t *testing.T) {
 		if strings.HasSuffix(target, "self") {
 			secret = created.SecretID
 		}
-		rec := a.okAs(secret, http.MethodGet, target, nil, nil)
+		rec := a.OKAs(secret, http.MethodGet, target, nil, nil)
 		body := rec.Body.String()
 		if strings.Contains(body, created.SecretID) || strings.Contains(body, mgmt) || strings.Contains(body, "SecretID") || strings.Contains(body, "SecretHash") {
 			t.Errorf("GET %s shows a secret: %s", target, body)
 		}
 	}
 	var self state.ACLToken
-	a.okAs(created.SecretID, http.MethodGet, "/v1/acl/token/self", nil, &self)
+	a.OKAs(created.SecretID, http.MethodGet, "/v1/acl/token/self", nil, &self)
 	if self.AccessorID != created.AccessorID || self.Subject == nil || self.Subject.ID != "team-1" {
 		t.Errorf("self = %+v", self)
 	}
 	var list []*state.ACLToken
-	a.okAs(mgmt, http.MethodGet, "/v1/acl/tokens?prefix="+created.AccessorID[:8], nil, &list)
+	a.OKAs(mgmt, http.MethodGet, "/v1/acl/tokens?prefix="+created.AccessorID[:8], nil, &list)
 	if len(list) != 1 || list[0].AccessorID != created.AccessorID {
 		t.Errorf("list by prefix = %+v", list)
 	}
 
 	// Update: name and policies change, secret and expiry stay.
 	var updated state.ACLToken
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/token/"+created.AccessorID, ACLTokenRequest{Name: "ci-2", Type: "management"}, &updated)
+	a.OKAs(mgmt, http.MethodPut, "/v1/acl/token/"+created.AccessorID, ACLTokenRequest{Name: "ci-2", Type: "management"}, &updated)
 	if updated.Name != "ci-2" || updated.Type != "management" || updated.ExpirationTime == nil || updated.SecretID != "" {
 		t.Errorf("updated = %+v", updated)
 	}
-	a.okAs(created.SecretID, http.MethodGet, "/v1/acl/tokens", nil, nil) // now management
+	a.OKAs(created.SecretID, http.MethodGet, "/v1/acl/tokens", nil, nil) // now management
 
-	a.okAs(mgmt, http.MethodDelete, "/v1/acl/token/"+created.AccessorID, nil, nil)
-	a.failAs(created.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, "ACL token not found")
-	a.failAs(mgmt, http.MethodGet, "/v1/acl/token/"+created.AccessorID, nil, http.StatusNotFound)
-	a.failAs(mgmt, http.MethodDelete, "/v1/acl/token/"+created.AccessorID, nil, http.StatusNotFound)
+	a.OKAs(mgmt, http.MethodDelete, "/v1/acl/token/"+created.AccessorID, nil, nil)
+	a.FailAs(created.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, "ACL token not found")
+	a.FailAs(mgmt, http.MethodGet, "/v1/acl/token/"+created.AccessorID, nil, http.StatusNotFound)
+	a.FailAs(mgmt, http.MethodDelete, "/v1/acl/token/"+created.AccessorID, nil, http.StatusNotFound)
 }
 
 func TestACLTokenCreateRejects(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Rules: `namespace "*" { policy = "read" }`}, nil)
-	past := testNow.Add(30 * time.Second)
+	mgmt := a.ManagementToken()
+	a.OKAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Rules: `namespace "*" { policy = "read" }`}, nil)
+	past := apitest.Now.Add(30 * time.Second)
 	cases := []struct {
 		name string
 		body any
@@ -174,24 +175,24 @@ func TestACLTokenCreateRejects(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := a.store.LatestIndex()
-			a.harness.t = t
-			a.failAs(mgmt, http.MethodPost, "/v1/acl/token", tc.body, http.StatusBadRequest, tc.want)
-			if a.store.LatestIndex() != before {
+			before := a.Store.LatestIndex()
+			a.harness.T = t
+			a.FailAs(mgmt, http.MethodPost, "/v1/acl/token", tc.body, http.StatusBadRequest, tc.want)
+			if a.Store.LatestIndex() != before {
 				t.Error("a refused create wrote something")
 			}
 		})
 	}
-	a.harness.t = t
-	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/nope", ACLTokenRequest{Type: "management"}, http.StatusNotFound)
-	tok := a.clientToken(`node { policy = "read" }`)
-	acc := a.accessorOf(tok)
-	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{AccessorID: "other", Type: "management"}, http.StatusBadRequest, "does not match the accessor in the path")
-	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", ExpirationTTL: time.Hour}, http.StatusBadRequest, "expiry cannot be changed")
-	a.failAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", SecretID: state.NewID()}, http.StatusBadRequest, "secret cannot be changed")
+	a.harness.T = t
+	a.FailAs(mgmt, http.MethodPost, "/v1/acl/token/nope", ACLTokenRequest{Type: "management"}, http.StatusNotFound)
+	tok := a.ClientToken(`node { policy = "read" }`)
+	acc := a.AccessorOf(tok)
+	a.FailAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{AccessorID: "other", Type: "management"}, http.StatusBadRequest, "does not match the accessor in the path")
+	a.FailAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", ExpirationTTL: time.Hour}, http.StatusBadRequest, "expiry cannot be changed")
+	a.FailAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Type: "management", SecretID: state.NewID()}, http.StatusBadRequest, "secret cannot be changed")
 	// The token's own secret, sent back as Nomad's client does, is no change.
 	var up state.ACLToken
-	a.okAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Name: "renamed", Type: "management", SecretID: tok}, &up)
+	a.OKAs(mgmt, http.MethodPost, "/v1/acl/token/"+acc, ACLTokenRequest{Name: "renamed", Type: "management", SecretID: tok}, &up)
 	if up.Name != "renamed" || up.AccessorID != acc {
 		t.Errorf("update with the token's own secret: %+v", up)
 	}
@@ -199,63 +200,63 @@ func TestACLTokenCreateRejects(t *testing.T) {
 
 func TestACLPolicyCRUD(t *testing.T) {
 	a := newACLHarness(t, false, "")
-	mgmt := a.managementToken()
+	mgmt := a.ManagementToken()
 	var p state.ACLPolicy
-	a.okAs(mgmt, http.MethodPost, "/v1/acl/policy/devs", ACLPolicyRequest{Name: "devs", Description: "dev", Rules: "namespace \"dev-*\" {\n  policy = \"write\"\n}\n"}, &p)
+	a.OKAs(mgmt, http.MethodPost, "/v1/acl/policy/devs", ACLPolicyRequest{Name: "devs", Description: "dev", Rules: "namespace \"dev-*\" {\n  policy = \"write\"\n}\n"}, &p)
 	if p.Name != "devs" || p.CreateIndex == 0 || !strings.Contains(p.Rules, "dev-*") {
 		t.Fatalf("policy = %+v", p)
 	}
 	// JSON rules are accepted too.
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/ops", ACLPolicyRequest{Rules: `{"operator": {"policy": "write"}}`}, nil)
+	a.OKAs(mgmt, http.MethodPut, "/v1/acl/policy/ops", ACLPolicyRequest{Rules: `{"operator": {"policy": "write"}}`}, nil)
 
-	before := a.store.LatestIndex()
-	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Rules: "namespace \"x\" {\n  policy = \"admin\"\n}"}, http.StatusBadRequest,
+	before := a.Store.LatestIndex()
+	a.FailAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Rules: "namespace \"x\" {\n  policy = \"admin\"\n}"}, http.StatusBadRequest,
 		"Rules: line 2, column 3", `policy "admin" is not one of deny, read, write, scale`)
-	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Rules: "namespace \"x\" {"}, http.StatusBadRequest, "Rules: line 1")
-	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Name: "other", Rules: `node { policy = "read" }`}, http.StatusBadRequest, "does not match the policy in the path")
-	a.failAs(mgmt, http.MethodPut, "/v1/acl/policy/bad%20name", ACLPolicyRequest{Rules: `node { policy = "read" }`}, http.StatusBadRequest, "Name:")
-	if a.store.LatestIndex() != before {
+	a.FailAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Rules: "namespace \"x\" {"}, http.StatusBadRequest, "Rules: line 1")
+	a.FailAs(mgmt, http.MethodPut, "/v1/acl/policy/bad", ACLPolicyRequest{Name: "other", Rules: `node { policy = "read" }`}, http.StatusBadRequest, "does not match the policy in the path")
+	a.FailAs(mgmt, http.MethodPut, "/v1/acl/policy/bad%20name", ACLPolicyRequest{Rules: `node { policy = "read" }`}, http.StatusBadRequest, "Name:")
+	if a.Store.LatestIndex() != before {
 		t.Error("refused policy writes wrote something")
 	}
 
 	// A client token lists and reads only the policies it holds.
-	holder := a.token(&state.ACLToken{Type: state.ACLTokenTypeClient, Policies: []string{"devs"}})
+	holder := a.Token(&state.ACLToken{Type: state.ACLTokenTypeClient, Policies: []string{"devs"}})
 	var list []*state.ACLPolicy
-	a.okAs(holder, http.MethodGet, "/v1/acl/policies", nil, &list)
+	a.OKAs(holder, http.MethodGet, "/v1/acl/policies", nil, &list)
 	if len(list) != 1 || list[0].Name != "devs" {
 		t.Errorf("holder's list = %+v", list)
 	}
-	a.okAs(mgmt, http.MethodGet, "/v1/acl/policies", nil, &list)
+	a.OKAs(mgmt, http.MethodGet, "/v1/acl/policies", nil, &list)
 	if len(list) != 2 {
 		t.Errorf("management's list = %d policies", len(list))
 	}
-	a.okAs(holder, http.MethodGet, "/v1/acl/policy/devs", nil, nil)
-	a.deniedAs(holder, http.MethodGet, "/v1/acl/policy/ops", nil)
-	a.deniedAs(holder, http.MethodPut, "/v1/acl/policy/devs", ACLPolicyRequest{Rules: `namespace "*" { policy = "write" }`})
+	a.OKAs(holder, http.MethodGet, "/v1/acl/policy/devs", nil, nil)
+	a.DeniedAs(holder, http.MethodGet, "/v1/acl/policy/ops", nil)
+	a.DeniedAs(holder, http.MethodPut, "/v1/acl/policy/devs", ACLPolicyRequest{Rules: `namespace "*" { policy = "write" }`})
 
-	a.okAs(mgmt, http.MethodDelete, "/v1/acl/policy/devs", nil, nil)
-	a.failAs(mgmt, http.MethodGet, "/v1/acl/policy/devs", nil, http.StatusNotFound)
-	a.failAs(mgmt, http.MethodDelete, "/v1/acl/policy/devs", nil, http.StatusNotFound)
+	a.OKAs(mgmt, http.MethodDelete, "/v1/acl/policy/devs", nil, nil)
+	a.FailAs(mgmt, http.MethodGet, "/v1/acl/policy/devs", nil, http.StatusNotFound)
+	a.FailAs(mgmt, http.MethodDelete, "/v1/acl/policy/devs", nil, http.StatusNotFound)
 }
 
 // The ACL endpoints demand their tokens even with /v1 enforcement off:
 // tokens also guard /api/v2, so anyone minting them would defeat it.
 func TestACLEndpointsAlwaysEnforced(t *testing.T) {
 	a := newACLHarness(t, false, "")
-	client := a.clientToken(`namespace "*" { policy = "write" }`)
-	a.deniedAs("", http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "management"})
-	a.deniedAs(client, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "management"})
-	a.deniedAs(client, http.MethodGet, "/v1/acl/tokens", nil)
-	a.deniedAs("", http.MethodGet, "/v1/acl/token/self", nil)
-	a.failAs("not-a-token", http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, "ACL token not found")
+	client := a.ClientToken(`namespace "*" { policy = "write" }`)
+	a.DeniedAs("", http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "management"})
+	a.DeniedAs(client, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "management"})
+	a.DeniedAs(client, http.MethodGet, "/v1/acl/tokens", nil)
+	a.DeniedAs("", http.MethodGet, "/v1/acl/token/self", nil)
+	a.FailAs("not-a-token", http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, "ACL token not found")
 	// While the rest of /v1 is open.
-	a.okAs("", http.MethodGet, "/v1/jobs", nil, nil)
-	a.okAs("not-a-token", http.MethodGet, "/v1/jobs", nil, nil)
+	a.OKAs("", http.MethodGet, "/v1/jobs", nil, nil)
+	a.OKAs("not-a-token", http.MethodGet, "/v1/jobs", nil, nil)
 }
 
 func TestACLTokenFromBearerHeader(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	mgmt := a.managementToken()
+	mgmt := a.ManagementToken()
 	req := func(h, v string) int {
 		r, _ := http.NewRequest(http.MethodGet, "/v1/acl/token/self", nil)
 		r.Header.Set(h, v)
@@ -279,34 +280,34 @@ func TestACLTokenFromBearerHeader(t *testing.T) {
 
 func TestACLTokenReadSelfByAccessor(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	tok := a.clientToken(`node { policy = "read" }`)
-	other := a.clientToken(`node { policy = "read" }`)
+	tok := a.ClientToken(`node { policy = "read" }`)
+	other := a.ClientToken(`node { policy = "read" }`)
 	var got state.ACLToken
-	a.okAs(tok, http.MethodGet, "/v1/acl/token/"+a.accessorOf(tok), nil, &got)
-	if got.AccessorID != a.accessorOf(tok) {
+	a.OKAs(tok, http.MethodGet, "/v1/acl/token/"+a.AccessorOf(tok), nil, &got)
+	if got.AccessorID != a.AccessorOf(tok) {
 		t.Errorf("read own token = %+v", got)
 	}
-	a.deniedAs(tok, http.MethodGet, "/v1/acl/token/"+a.accessorOf(other), nil)
+	a.DeniedAs(tok, http.MethodGet, "/v1/acl/token/"+a.AccessorOf(other), nil)
 }
 
 func TestACLTokenExpiry(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Rules: `namespace "*" { policy = "read" }`}, nil)
+	mgmt := a.ManagementToken()
+	a.OKAs(mgmt, http.MethodPut, "/v1/acl/policy/readers", ACLPolicyRequest{Rules: `namespace "*" { policy = "read" }`}, nil)
 	var tok state.ACLToken
-	a.okAs(mgmt, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "client", Policies: []string{"readers"}, ExpirationTTL: 10 * time.Minute}, &tok)
-	a.okAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, nil)
-	a.clock.Advance(10*time.Minute - time.Nanosecond)
-	a.okAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, nil)
-	a.clock.Advance(time.Nanosecond)
-	a.failAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, http.StatusForbidden, "ACL token not found")
-	a.failAs(tok.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, "ACL token not found")
+	a.OKAs(mgmt, http.MethodPost, "/v1/acl/token", ACLTokenRequest{Type: "client", Policies: []string{"readers"}, ExpirationTTL: 10 * time.Minute}, &tok)
+	a.OKAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, nil)
+	a.Clock.Advance(10*time.Minute - time.Nanosecond)
+	a.OKAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, nil)
+	a.Clock.Advance(time.Nanosecond)
+	a.FailAs(tok.SecretID, http.MethodGet, "/v1/jobs", nil, http.StatusForbidden, "ACL token not found")
+	a.FailAs(tok.SecretID, http.MethodGet, "/v1/acl/token/self", nil, http.StatusForbidden, "ACL token not found")
 	if _, _, err := a.resolver.ResolveToken(tok.SecretID); err != state.ErrACLTokenNotFound {
 		t.Errorf("ResolveToken of an expired token: %v", err)
 	}
 	// The token is still listed (for the operator to see and delete).
 	var list []*state.ACLToken
-	a.okAs(mgmt, http.MethodGet, "/v1/acl/tokens", nil, &list)
+	a.OKAs(mgmt, http.MethodGet, "/v1/acl/tokens", nil, &list)
 	found := false
 	for _, l := range list {
 		found = found || l.AccessorID == tok.AccessorID

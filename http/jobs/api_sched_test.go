@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -24,17 +25,17 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	n := testNode(1)
+	n := apitest.TestNode(1)
 	n.SecretID = "5ec0e700-0000-4000-8000-000000000001"
 	reg, _, err := c.Nodes().Register(ctx, n, nil)
-	if err != nil || reg.HeartbeatTTL != testTTL || reg.Index == 0 {
+	if err != nil || reg.HeartbeatTTL != apitest.TTL || reg.Index == 0 {
 		t.Fatalf("register: %+v, %v", reg, err)
 	}
-	if got := h.node(n.ID); !got.SecretMatches(n.SecretID) || got.SecretID != "" {
+	if got := h.Node(n.ID); !got.SecretMatches(n.SecretID) || got.SecretID != "" {
 		t.Errorf("stored secret %q (hash %q), want only the client's hashed", got.SecretID, got.SecretHash)
 	}
-	if _, _, err := c.Nodes().Heartbeat(ctx, n.ID, nil); err != nil || len(fl.beats()) != 2 {
-		t.Errorf("heartbeat: %v, %v", err, fl.beats())
+	if _, _, err := c.Nodes().Heartbeat(ctx, n.ID, nil); err != nil || len(fl.Beats()) != 2 {
+		t.Errorf("heartbeat: %v, %v", err, fl.Beats())
 	}
 	nodes, qm, err := c.Nodes().List(ctx, &schedapi.QueryOptions{Params: map[string]string{"resources": "true"}})
 	if err != nil || len(nodes) != 1 || nodes[0].ID != n.ID || nodes[0].NodeResources.CPU != 4000 || nodes[0].Drivers["raw_exec"] == nil || qm.LastIndex == 0 {
@@ -49,17 +50,17 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	if _, _, err := c.Nodes().UpdateDrain(ctx, n.ID, nil, true, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.node(n.ID); got.Drain || got.SchedulingEligibility != state.NodeSchedulingEligible {
+	if got := h.Node(n.ID); got.Drain || got.SchedulingEligibility != state.NodeSchedulingEligible {
 		t.Errorf("after drain cancel: %+v", got)
 	}
 
-	plan, _, err := c.Jobs().Plan(ctx, testJob("web"), true, false, nil)
+	plan, _, err := c.Jobs().Plan(ctx, apitest.TestJob("web"), true, false, nil)
 	if err != nil || plan.Annotations.DesiredTGUpdates["web"].Place != 2 || plan.Diff.Type != state.DiffTypeAdded {
 		t.Fatalf("plan: %+v, %v", plan, err)
 	}
-	h.register(testJob("web"))
-	job := h.registered(testJob("web"))
-	id := h.placeAlloc(1, job, n.ID, "")
+	h.register(apitest.TestJob("web"))
+	job := h.Registered(apitest.TestJob("web"))
+	id := h.PlaceAlloc(1, job, n.ID, "")
 	allocs, _, err := c.Nodes().Allocations(ctx, n.ID, nil)
 	if err != nil || len(allocs) != 1 || allocs[0].Job == nil {
 		t.Fatalf("node allocations: %+v, %v", allocs, err)
@@ -93,8 +94,8 @@ func TestAPIClientAgainstServer(t *testing.T) {
 	if _, err := c.NodePools().Delete(ctx, "gpu", nil); err != nil {
 		t.Error(err)
 	}
-	if _, err := c.System().GarbageCollect(ctx, nil); err != nil || fl.gcs != 1 {
-		t.Errorf("gc: %v, %d", err, fl.gcs)
+	if _, err := c.System().GarbageCollect(ctx, nil); err != nil || fl.GCs() != 1 {
+		t.Errorf("gc: %v, %d", err, fl.GCs())
 	}
 	if _, _, err := c.Nodes().Info(ctx, "ffff", nil); !schedapi.IsNotFound(err) {
 		t.Errorf("unknown node: %v", err)

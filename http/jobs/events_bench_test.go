@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -40,9 +40,9 @@ func BenchmarkJobRegisterWithSubscriber(b *testing.B) {
 	h := newHarness(b)
 	subscribe(b, h)
 	handler := h.srv.Handler()
-	job := testJob("web")
+	job := apitest.TestJob("web")
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer apitest.ReportCPU(b)()
 	i := 0
 	for b.Loop() {
 		i++
@@ -61,11 +61,11 @@ func BenchmarkJobRegisterWithSubscriber(b *testing.B) {
 
 func BenchmarkJobReadWithSubscriber(b *testing.B) {
 	h := newHarness(b)
-	h.register(testJob("web"))
+	h.register(apitest.TestJob("web"))
 	subscribe(b, h)
 	handler := h.srv.Handler()
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer apitest.ReportCPU(b)()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/job/web", nil))
@@ -81,9 +81,9 @@ func BenchmarkJobReadWithSubscriber(b *testing.B) {
 // (what the stream did before).
 func BenchmarkEventEncode(b *testing.B) {
 	h := newHarness(b)
-	h.register(testJob("web"))
+	h.register(apitest.TestJob("web"))
 	ev := &state.Event{Topic: state.TopicJob, Type: "JobRegistered", Key: "web", Namespace: "default", Index: 9,
-		Object: h.job("default", "web")}
+		Object: h.Job("default", "web")}
 	b.Run("envelope", func(b *testing.B) {
 		var c eventCache
 		c.enc = json.NewEncoder(&c.scratch)
@@ -100,23 +100,4 @@ func BenchmarkEventEncode(b *testing.B) {
 			}
 		}
 	})
-}
-
-// reportCPU reports the CPU time per operation (bench_test.go of the core).
-func reportCPU(b *testing.B) func() {
-	start := cpuTime(b)
-	return func() {
-		if b.N > 0 {
-			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
-		}
-	}
-}
-
-// cpuTime is the CPU time this process has used, in nanoseconds.
-func cpuTime(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

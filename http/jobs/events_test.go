@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -97,9 +98,9 @@ func TestEventStreamOrderTopicsAndResume(t *testing.T) {
 		t.Fatalf("first line of an idle stream = %+v, want the heartbeat {}", hb)
 	}
 
-	h.register(testJob("api"))
-	first := h.register(testJob("web")).Index
-	h.apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: testNode(1)})
+	h.register(apitest.TestJob("api"))
+	first := h.register(apitest.TestJob("web")).Index
+	h.Apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: apitest.TestNode(1)})
 
 	// The Job:web subscription sees only the web job's registration.
 	got := web.next(t, false)
@@ -123,7 +124,7 @@ func TestEventStreamOrderTopicsAndResume(t *testing.T) {
 		t.Errorf("indexes %v, want increasing with web at %d", indexes, first)
 	}
 	joined := strings.Join(keys, " ")
-	for _, want := range []string{"Job:api:JobRegistered", "Evaluation:", "Node:" + nodeID(1) + ":NodeRegistration"} {
+	for _, want := range []string{"Job:api:JobRegistered", "Evaluation:", "Node:" + apitest.NodeID(1) + ":NodeRegistration"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("events %q lack %q", joined, want)
 		}
@@ -133,13 +134,13 @@ func TestEventStreamOrderTopicsAndResume(t *testing.T) {
 	// followed, not what came before.
 	resumed := openStream(t, ts, "", "/v1/event/stream?index="+strconv.FormatUint(first, 10))
 	r1, r2 := resumed.next(t, false), resumed.next(t, false)
-	if r1.Index != first || r2.Index <= first || eventKeys(r2)[0] != "Node:"+nodeID(1)+":NodeRegistration" {
+	if r1.Index != first || r2.Index <= first || eventKeys(r2)[0] != "Node:"+apitest.NodeID(1)+":NodeRegistration" {
 		t.Errorf("resumed at %d: %v then %v", first, eventKeys(r1), eventKeys(r2))
 	}
 
 	// Allocation:* sees allocation events only.
 	allocs := openStream(t, ts, "", "/v1/event/stream?topic=Allocation:*")
-	h.placeAlloc(0, h.job(state.DefaultNamespace, "web"), nodeID(1), state.AllocClientStatusPending)
+	h.PlaceAlloc(0, h.Job(state.DefaultNamespace, "web"), apitest.NodeID(1), state.AllocClientStatusPending)
 	a := allocs.next(t, false)
 	if len(a.Events) == 0 || a.Events[0].Topic != state.TopicAllocation || a.Events[0].FilterKeys[0] != "web" {
 		t.Errorf("Allocation:* = %+v", a)
@@ -148,28 +149,28 @@ func TestEventStreamOrderTopicsAndResume(t *testing.T) {
 
 func TestEventStreamBadInput(t *testing.T) {
 	h := newHarness(t)
-	h.fail(http.MethodGet, "/v1/event/stream?topic=Jobs:web", nil, 400, "topic", `"Jobs"`)
-	h.fail(http.MethodGet, "/v1/event/stream?index=x", nil, 400, "index")
-	h.fail(http.MethodGet, "/v1/event/stream?topic=Job:"+strings.Repeat("k", maxEventKeyLen+1), nil, 400, "over")
-	h.fail(http.MethodGet, "/v1/event/stream?"+strings.Repeat("topic=Job&", maxEventTopics+1), nil, 400, "at most")
+	h.Fail(http.MethodGet, "/v1/event/stream?topic=Jobs:web", nil, 400, "topic", `"Jobs"`)
+	h.Fail(http.MethodGet, "/v1/event/stream?index=x", nil, 400, "index")
+	h.Fail(http.MethodGet, "/v1/event/stream?topic=Job:"+strings.Repeat("k", maxEventKeyLen+1), nil, 400, "over")
+	h.Fail(http.MethodGet, "/v1/event/stream?"+strings.Repeat("topic=Job&", maxEventTopics+1), nil, 400, "at most")
 }
 
 func TestEventStreamACLFiltering(t *testing.T) {
 	a := newACLHarness(t, true, "")
 	a.api.eventHeartbeat = 20 * time.Millisecond
-	mgmt := a.managementToken()
-	a.okAs(mgmt, http.MethodPut, "/v1/namespace/prod", map[string]string{}, nil)
-	devOnly := a.clientToken(`namespace "default" { policy = "read" }`)
-	nodeOnly := a.clientToken(`node { policy = "read" }`)
+	mgmt := a.ManagementToken()
+	a.OKAs(mgmt, http.MethodPut, "/v1/namespace/prod", map[string]string{}, nil)
+	devOnly := a.ClientToken(`namespace "default" { policy = "read" }`)
+	nodeOnly := a.ClientToken(`node { policy = "read" }`)
 	ts := httptest.NewServer(a.srv.Handler())
 	t.Cleanup(ts.Close)
 
 	// Anonymous callers and tokens without the capability are refused.
-	a.deniedAs("", http.MethodGet, "/v1/event/stream", nil)
-	a.deniedAs(devOnly, http.MethodGet, "/v1/event/stream?topic=Node", nil)
-	a.deniedAs(nodeOnly, http.MethodGet, "/v1/event/stream?topic=Job", nil)
-	a.deniedAs(devOnly, http.MethodGet, "/v1/event/stream?namespace=prod&topic=Job", nil)
-	a.failAs("not-a-token", http.MethodGet, "/v1/event/stream", nil, http.StatusForbidden, "ACL token not found")
+	a.DeniedAs("", http.MethodGet, "/v1/event/stream", nil)
+	a.DeniedAs(devOnly, http.MethodGet, "/v1/event/stream?topic=Node", nil)
+	a.DeniedAs(nodeOnly, http.MethodGet, "/v1/event/stream?topic=Job", nil)
+	a.DeniedAs(devOnly, http.MethodGet, "/v1/event/stream?namespace=prod&topic=Job", nil)
+	a.FailAs("not-a-token", http.MethodGet, "/v1/event/stream", nil, http.StatusForbidden, "ACL token not found")
 
 	// A token reading default but not prod sees default's jobs only, even
 	// with namespace=*; the node reader sees nodes only.
@@ -178,12 +179,12 @@ func TestEventStreamACLFiltering(t *testing.T) {
 	if dev.status != 200 || nodes.status != 200 {
 		t.Fatalf("statuses %d %d", dev.status, nodes.status)
 	}
-	prodJob := testJob("secret")
+	prodJob := apitest.TestJob("secret")
 	prodJob.Namespace = "prod"
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", map[string]any{"Job": prodJob}, nil)
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", map[string]any{"Job": testJob("open")}, nil)
-	n := testNode(1)
-	a.okAs(mgmt, http.MethodPut, "/v1/node/register", map[string]any{"Node": n}, nil)
+	a.OKAs(mgmt, http.MethodPost, "/v1/jobs", map[string]any{"Job": prodJob}, nil)
+	a.OKAs(mgmt, http.MethodPost, "/v1/jobs", map[string]any{"Job": apitest.TestJob("open")}, nil)
+	n := apitest.TestNode(1)
+	a.OKAs(mgmt, http.MethodPut, "/v1/node/register", map[string]any{"Node": n}, nil)
 
 	got := dev.next(t, false)
 	for _, e := range got.Events {
@@ -234,8 +235,8 @@ func TestCallerGoneIsNotAnError(t *testing.T) {
 // when asked for, then served from the cache.
 func TestEventEncodingMatchesWireStruct(t *testing.T) {
 	h := newHarness(t)
-	h.register(testJob("web"))
-	job := h.job("default", "web")
+	h.register(apitest.TestJob("web"))
+	job := h.Job("default", "web")
 	odd := "a\"b\\c\n\r\t\x01<>&\u2028\u2029\xffé"
 	events := []state.Event{
 		{Topic: state.TopicJob, Type: "JobRegistered", Key: "web", Namespace: "default", Index: 7, Object: job},

@@ -29,7 +29,7 @@ func TestParseRefusesDeepExpressions(t *testing.T) {
 		"1" + strings.Repeat("+1", 500_000),
 	} {
 		start := time.Now()
-		h.fail(http.MethodPost, "/v1/jobs/parse", JobParseRequest{JobHCL: "job \"x\" {\n meta = { a = " + value + " }\n}\n"}, 400, want)
+		h.Fail(http.MethodPost, "/v1/jobs/parse", JobParseRequest{JobHCL: "job \"x\" {\n meta = { a = " + value + " }\n}\n"}, 400, want)
 		t.Logf("%.10s...: answered after %v", value, time.Since(start)) // a figure, not a bound
 	}
 }
@@ -39,7 +39,7 @@ func TestParseRefusesDeepExpressions(t *testing.T) {
 // wait for one of the server's slots, giving up when their caller does.
 func TestParseBoundsTokensAndConcurrency(t *testing.T) {
 	h := newHarness(t)
-	h.fail(http.MethodPost, "/v1/jobs/parse", JobParseRequest{JobHCL: strings.Repeat("\n", 1<<20) + `job "x" {}`}, 400,
+	h.Fail(http.MethodPost, "/v1/jobs/parse", JobParseRequest{JobHCL: strings.Repeat("\n", 1<<20) + `job "x" {}`}, 400,
 		fmt.Sprintf("more than %d tokens (limit %d)", state.MaxHCLTokens, state.MaxHCLTokens))
 
 	for range cap(h.api.hclSlots) {
@@ -57,5 +57,5 @@ func TestParseBoundsTokensAndConcurrency(t *testing.T) {
 	for range cap(h.api.hclSlots) {
 		<-h.api.hclSlots
 	}
-	h.ok(http.MethodPost, "/v1/jobs/parse", JobParseRequest{JobHCL: `job "x" {}`}, nil)
+	h.OK(http.MethodPost, "/v1/jobs/parse", JobParseRequest{JobHCL: `job "x" {}`}, nil)
 }

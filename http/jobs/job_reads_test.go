@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"slices"
 	"testing"
@@ -11,33 +12,33 @@ import (
 
 func TestJobRead(t *testing.T) {
 	h := newHarness(t)
-	h.createNamespace("prod")
-	reg := h.register(testJob("web"))
+	h.CreateNamespace("prod")
+	reg := h.register(apitest.TestJob("web"))
 	var job state.Job
-	rec := h.ok(http.MethodGet, "/v1/job/web", nil, &job)
+	rec := h.OK(http.MethodGet, "/v1/job/web", nil, &job)
 	if job.ID != "web" || job.Namespace != state.DefaultNamespace || job.JobModifyIndex != reg.JobModifyIndex ||
 		len(job.TaskGroups) != 1 || job.TaskGroups[0].Count != 2 || job.TaskGroups[0].Tasks[0].Config["command"] != "/bin/sleep" {
 		t.Errorf("job read back: %+v", job)
 	}
-	if got := headerIndex(t, rec); got != reg.Index {
+	if got := apitest.HeaderIndexOf(t, rec); got != reg.Index {
 		t.Errorf("index %d, want %d", got, reg.Index)
 	}
-	h.fail(http.MethodGet, "/v1/job/web?namespace=prod", nil, http.StatusNotFound)
+	h.Fail(http.MethodGet, "/v1/job/web?namespace=prod", nil, http.StatusNotFound)
 }
 
 func TestJobVersionsAndDiffs(t *testing.T) {
 	h := newHarness(t)
-	h.register(testJob("web"))
-	second := testJob("web")
+	h.register(apitest.TestJob("web"))
+	second := apitest.TestJob("web")
 	second.TaskGroups[0].Count = 3
 	h.register(second)
-	third := testJob("web")
+	third := apitest.TestJob("web")
 	third.TaskGroups[0].Count = 3
 	third.Meta["owner"] = "someone-else"
 	h.register(third)
 
 	var plain state.JobVersionsResponse
-	rec := h.ok(http.MethodGet, "/v1/job/web/versions", nil, &plain)
+	rec := h.OK(http.MethodGet, "/v1/job/web/versions", nil, &plain)
 	var got []uint64
 	for _, v := range plain.Versions {
 		got = append(got, v.Version)
@@ -48,12 +49,12 @@ func TestJobVersionsAndDiffs(t *testing.T) {
 	if plain.Diffs != nil {
 		t.Errorf("Diffs %v without diffs=true", plain.Diffs)
 	}
-	if plain.Index == 0 || plain.Index != headerIndex(t, rec) || !plain.KnownLeader {
+	if plain.Index == 0 || plain.Index != apitest.HeaderIndexOf(t, rec) || !plain.KnownLeader {
 		t.Errorf("Index %d KnownLeader %v", plain.Index, plain.KnownLeader)
 	}
 
 	var withDiffs state.JobVersionsResponse
-	h.ok(http.MethodGet, "/v1/job/web/versions?diffs=true", nil, &withDiffs)
+	h.OK(http.MethodGet, "/v1/job/web/versions?diffs=true", nil, &withDiffs)
 	if len(withDiffs.Diffs) != len(withDiffs.Versions)-1 {
 		t.Fatalf("%d diffs for %d versions", len(withDiffs.Diffs), len(withDiffs.Versions))
 	}
@@ -68,8 +69,8 @@ func TestJobVersionsAndDiffs(t *testing.T) {
 
 	var one state.JobVersionsResponse
 	h2 := newHarness(t)
-	h2.register(testJob("solo"))
-	h2.ok(http.MethodGet, "/v1/job/solo/versions?diffs=true", nil, &one)
+	h2.register(apitest.TestJob("solo"))
+	h2.OK(http.MethodGet, "/v1/job/solo/versions?diffs=true", nil, &one)
 	if len(one.Versions) != 1 || one.Diffs == nil || len(one.Diffs) != 0 {
 		t.Errorf("single version: %d versions, diffs %v, want 1 and []", len(one.Versions), one.Diffs)
 	}
@@ -89,15 +90,15 @@ func hasField(fs []*state.FieldDiff, name, old, new string) bool {
 // the same ID (purged, then registered again) shows only with all=true.
 func TestJobAllocationsAll(t *testing.T) {
 	h := newHarness(t)
-	h.register(testJob("web"))
+	h.register(apitest.TestJob("web"))
 	alloc := func(id string, status string) *state.Allocation {
 		return &state.Allocation{ID: id, Namespace: "default", JobID: "web", TaskGroup: "web", NodeID: "n1",
 			DesiredStatus: state.AllocDesiredStatusRun, ClientStatus: status}
 	}
-	h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{alloc("a-old", state.AllocClientStatusComplete)}, Now: 1})
-	h.ok(http.MethodDelete, "/v1/job/web?purge=true", nil, nil)
-	h.register(testJob("web"))
-	idx := h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{alloc("a-new", "")}, Now: 2})
+	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{alloc("a-old", state.AllocClientStatusComplete)}, Now: 1})
+	h.OK(http.MethodDelete, "/v1/job/web?purge=true", nil, nil)
+	h.register(apitest.TestJob("web"))
+	idx := h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{alloc("a-new", "")}, Now: 2})
 
 	cases := []struct {
 		query string
@@ -111,7 +112,7 @@ func TestJobAllocationsAll(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.query, func(t *testing.T) {
 			var out []*state.Allocation
-			rec := h.on(t).ok(http.MethodGet, "/v1/job/web/allocations"+tc.query, nil, &out)
+			rec := h.on(t).OK(http.MethodGet, "/v1/job/web/allocations"+tc.query, nil, &out)
 			var ids []string
 			for _, a := range out {
 				ids = append(ids, a.ID)
@@ -119,12 +120,12 @@ func TestJobAllocationsAll(t *testing.T) {
 			if !slices.Equal(ids, tc.want) {
 				t.Errorf("allocations %v, want %v", ids, tc.want)
 			}
-			if got := headerIndex(t, rec); got != idx {
+			if got := apitest.HeaderIndexOf(t, rec); got != idx {
 				t.Errorf("index %d, want %d", got, idx)
 			}
 		})
 	}
-	rec := h.ok(http.MethodGet, "/v1/job/nope/allocations", nil, nil)
+	rec := h.OK(http.MethodGet, "/v1/job/nope/allocations", nil, nil)
 	if rec.Body.String() != "[]" {
 		t.Errorf("unknown job allocations %q, want []", rec.Body.String())
 	}
@@ -132,11 +133,11 @@ func TestJobAllocationsAll(t *testing.T) {
 
 func TestJobEvaluations(t *testing.T) {
 	h := newHarness(t)
-	a := h.register(testJob("web"))
-	h.register(testJob("other"))
-	b := h.register(testJob("web"))
+	a := h.register(apitest.TestJob("web"))
+	h.register(apitest.TestJob("other"))
+	b := h.register(apitest.TestJob("web"))
 	var out []*state.Evaluation
-	h.ok(http.MethodGet, "/v1/job/web/evaluations", nil, &out)
+	h.OK(http.MethodGet, "/v1/job/web/evaluations", nil, &out)
 	var ids []string
 	for _, e := range out {
 		ids = append(ids, e.ID)
@@ -147,7 +148,7 @@ func TestJobEvaluations(t *testing.T) {
 	if want := []string{a.EvalID, b.EvalID}; !slices.Equal(ids, want) {
 		t.Errorf("evals %v, want %v", ids, want)
 	}
-	rec := h.ok(http.MethodGet, "/v1/job/nope/evaluations", nil, nil)
+	rec := h.OK(http.MethodGet, "/v1/job/nope/evaluations", nil, nil)
 	if rec.Body.String() != "[]" {
 		t.Errorf("unknown job evaluations %q, want []", rec.Body.String())
 	}
@@ -157,29 +158,29 @@ func TestJobEvaluations(t *testing.T) {
 // deployment, null before there is one.
 func TestJobDeployments(t *testing.T) {
 	h := newHarness(t)
-	h.register(testJob("web"))
+	h.register(apitest.TestJob("web"))
 
-	rec := h.ok(http.MethodGet, "/v1/job/web/deployment", nil, nil)
+	rec := h.OK(http.MethodGet, "/v1/job/web/deployment", nil, nil)
 	if rec.Body.String() != "null" {
 		t.Fatalf("latest deployment %q before any, want null", rec.Body.String())
 	}
-	rec = h.ok(http.MethodGet, "/v1/job/web/deployments", nil, nil)
+	rec = h.OK(http.MethodGet, "/v1/job/web/deployments", nil, nil)
 	if rec.Body.String() != "[]" {
 		t.Fatalf("deployments %q before any, want []", rec.Body.String())
 	}
 
-	oldJob := h.job("default", "web")
-	h.apply(store.DeploymentUpsertRequestType, &store.DeploymentUpsertRequest{Deployments: []*state.Deployment{{
+	oldJob := h.Job("default", "web")
+	h.Apply(store.DeploymentUpsertRequestType, &store.DeploymentUpsertRequest{Deployments: []*state.Deployment{{
 		ID: "d-old", Namespace: "default", JobID: "web", JobCreateIndex: oldJob.CreateIndex,
 		Status: state.DeploymentStatusSuccessful,
 	}}, Now: 1})
-	h.ok(http.MethodDelete, "/v1/job/web?purge=true", nil, nil)
-	h.register(testJob("web"))
-	newJob := h.job("default", "web")
+	h.OK(http.MethodDelete, "/v1/job/web?purge=true", nil, nil)
+	h.register(apitest.TestJob("web"))
+	newJob := h.Job("default", "web")
 	if newJob.CreateIndex == oldJob.CreateIndex {
 		t.Fatal("re-registered job kept its CreateIndex")
 	}
-	h.apply(store.DeploymentUpsertRequestType, &store.DeploymentUpsertRequest{Deployments: []*state.Deployment{{
+	h.Apply(store.DeploymentUpsertRequestType, &store.DeploymentUpsertRequest{Deployments: []*state.Deployment{{
 		ID: "d-new", Namespace: "default", JobID: "web", JobCreateIndex: newJob.CreateIndex, JobVersion: newJob.Version,
 		Status:     state.DeploymentStatusRunning,
 		TaskGroups: map[string]*state.DeploymentState{"web": {DesiredTotal: 2, PlacedAllocs: 1}},
@@ -193,7 +194,7 @@ func TestJobDeployments(t *testing.T) {
 		{"?all=true", []string{"d-new", "d-old"}},
 	} {
 		var out []*state.Deployment
-		h.ok(http.MethodGet, "/v1/job/web/deployments"+tc.query, nil, &out)
+		h.OK(http.MethodGet, "/v1/job/web/deployments"+tc.query, nil, &out)
 		var ids []string
 		for _, d := range out {
 			ids = append(ids, d.ID)
@@ -204,12 +205,12 @@ func TestJobDeployments(t *testing.T) {
 	}
 
 	var latest *state.Deployment
-	h.ok(http.MethodGet, "/v1/job/web/deployment", nil, &latest)
+	h.OK(http.MethodGet, "/v1/job/web/deployment", nil, &latest)
 	if latest == nil || latest.ID != "d-new" || latest.Status != state.DeploymentStatusRunning ||
 		latest.TaskGroups["web"] == nil || latest.TaskGroups["web"].DesiredTotal != 2 {
 		t.Errorf("latest deployment %+v, want d-new", latest)
 	}
-	rec = h.ok(http.MethodGet, "/v1/job/nope/deployment", nil, nil)
+	rec = h.OK(http.MethodGet, "/v1/job/nope/deployment", nil, nil)
 	if rec.Body.String() != "null" {
 		t.Errorf("unknown job latest deployment %q, want null", rec.Body.String())
 	}
@@ -218,12 +219,12 @@ func TestJobDeployments(t *testing.T) {
 // TestJobSummary checks the counts follow the allocations' client status.
 func TestJobSummary(t *testing.T) {
 	h := newHarness(t)
-	job := testJob("web")
+	job := apitest.TestJob("web")
 	job.TaskGroups = append(job.TaskGroups, &state.TaskGroup{Name: "cache", Count: 1, Tasks: job.TaskGroups[0].Tasks})
 	h.register(job)
 
 	var sum state.JobSummary
-	h.ok(http.MethodGet, "/v1/job/web/summary", nil, &sum)
+	h.OK(http.MethodGet, "/v1/job/web/summary", nil, &sum)
 	if sum.JobID != "web" || len(sum.Summary) != 2 || sum.Summary["web"] != (state.TaskGroupSummary{}) {
 		t.Fatalf("summary before allocations %+v", sum)
 	}
@@ -232,7 +233,7 @@ func TestJobSummary(t *testing.T) {
 		return &state.Allocation{ID: id, Namespace: "default", JobID: "web", TaskGroup: group, NodeID: "n1",
 			DesiredStatus: state.AllocDesiredStatusRun, ClientStatus: status}
 	}
-	h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{
+	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{
 		mk("a1", "web", state.AllocClientStatusRunning),
 		mk("a2", "web", state.AllocClientStatusRunning),
 		mk("a3", "web", state.AllocClientStatusFailed),
@@ -240,9 +241,9 @@ func TestJobSummary(t *testing.T) {
 		mk("a5", "cache", state.AllocClientStatusComplete),
 		mk("a6", "cache", state.AllocClientStatusLost),
 	}, Now: 1})
-	h.apply(store.JobSummaryUpsertRequestType, &store.JobSummaryUpsertRequest{Namespace: "default", JobID: "web", Queued: map[string]int{"web": 4}})
+	h.Apply(store.JobSummaryUpsertRequestType, &store.JobSummaryUpsertRequest{Namespace: "default", JobID: "web", Queued: map[string]int{"web": 4}})
 
-	rec := h.ok(http.MethodGet, "/v1/job/web/summary", nil, &sum)
+	rec := h.OK(http.MethodGet, "/v1/job/web/summary", nil, &sum)
 	want := map[string]state.TaskGroupSummary{
 		"web":   {Queued: 4, Running: 2, Failed: 1},
 		"cache": {Starting: 1, Complete: 1, Lost: 1},
@@ -252,13 +253,13 @@ func TestJobSummary(t *testing.T) {
 			t.Errorf("group %s: %+v, want %+v", g, sum.Summary[g], w)
 		}
 	}
-	if got := headerIndex(t, rec); got != sum.ModifyIndex {
+	if got := apitest.HeaderIndexOf(t, rec); got != sum.ModifyIndex {
 		t.Errorf("index %d, summary ModifyIndex %d", got, sum.ModifyIndex)
 	}
 
 	var parent state.JobSummary
-	h.register(periodicJob("cron"))
-	h.ok(http.MethodGet, "/v1/job/cron/summary", nil, &parent)
+	h.register(apitest.PeriodicJob("cron"))
+	h.OK(http.MethodGet, "/v1/job/cron/summary", nil, &parent)
 	if parent.Children == nil {
 		t.Error("periodic job summary without Children")
 	}

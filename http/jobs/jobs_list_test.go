@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"slices"
 	"strconv"
@@ -20,17 +21,17 @@ import (
 func listHarness(t *testing.T) *harness {
 	t.Helper()
 	h := newHarness(t)
-	h.createNamespace("prod")
-	h.createNamespace("empty")
-	h.createNamespace("prod-eu")
-	h.register(testJob("web-1"))
-	h.register(testJob("web-2"))
-	api := batchJob("api")
+	h.CreateNamespace("prod")
+	h.CreateNamespace("empty")
+	h.CreateNamespace("prod-eu")
+	h.register(apitest.TestJob("web-1"))
+	h.register(apitest.TestJob("web-2"))
+	api := apitest.BatchJob("api")
 	api.Priority = 80
 	h.register(api)
-	h.register(periodicJob("cron"))
+	h.register(apitest.PeriodicJob("cron"))
 	for _, nsID := range [][2]string{{"prod", "web-1"}, {"prod", "db"}, {"prod-eu", "web-1"}} {
-		j := testJob(nsID[1])
+		j := apitest.TestJob(nsID[1])
 		j.Namespace = nsID[0]
 		h.register(j)
 	}
@@ -41,7 +42,7 @@ func listHarness(t *testing.T) *harness {
 func listIDs(t *testing.T, h *harness, query string) ([]string, []*state.JobListStub) {
 	t.Helper()
 	var out []*state.JobListStub
-	h.on(t).ok(http.MethodGet, "/v1/jobs"+query, nil, &out)
+	h.on(t).OK(http.MethodGet, "/v1/jobs"+query, nil, &out)
 	ids := make([]string, len(out))
 	for i, s := range out {
 		ids[i] = s.Namespace + "/" + s.ID
@@ -82,7 +83,7 @@ func TestJobListSelection(t *testing.T) {
 
 func TestJobListEmptyIsArray(t *testing.T) {
 	h := newHarness(t)
-	rec := h.ok(http.MethodGet, "/v1/jobs", nil, nil)
+	rec := h.OK(http.MethodGet, "/v1/jobs", nil, nil)
 	if got := rec.Body.String(); got != "[]" {
 		t.Errorf("body %q, want []", got)
 	}
@@ -98,9 +99,9 @@ func TestJobListEntries(t *testing.T) {
 		t.Fatalf("%d entries", len(out))
 	}
 	e := out[0]
-	job := h.job(state.DefaultNamespace, "api")
+	job := h.Job(state.DefaultNamespace, "api")
 	if e.Type != state.JobTypeBatch || e.Priority != 80 || e.Name != "api" || e.Status != job.Status ||
-		e.CreateIndex != job.CreateIndex || e.JobModifyIndex != job.JobModifyIndex || e.SubmitTime != testNow.UnixNano() {
+		e.CreateIndex != job.CreateIndex || e.JobModifyIndex != job.JobModifyIndex || e.SubmitTime != apitest.Now.UnixNano() {
 		t.Errorf("entry %+v does not match job %+v", e, job)
 	}
 	if e.JobSummary == nil || e.JobSummary.JobID != "api" {
@@ -125,7 +126,7 @@ func TestJobListMeta(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.query, func(t *testing.T) {
 			h := h.on(t)
-			rec := h.ok(http.MethodGet, "/v1/jobs"+tc.query, nil, nil)
+			rec := h.OK(http.MethodGet, "/v1/jobs"+tc.query, nil, nil)
 			var raw []map[string]json.RawMessage
 			if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
 				t.Fatal(err)
@@ -177,7 +178,7 @@ func TestJobListPagination(t *testing.T) {
 						q += "&next_token=" + urlEscape(token)
 					}
 					var out []*state.JobListStub
-					rec := h.ok(http.MethodGet, "/v1/jobs"+q, nil, &out)
+					rec := h.OK(http.MethodGet, "/v1/jobs"+q, nil, &out)
 					if len(out) > perPage {
 						t.Fatalf("page of %d entries, per_page %d", len(out), perPage)
 					}
@@ -209,7 +210,7 @@ func TestJobListNextTokenShape(t *testing.T) {
 		{"?per_page=6&namespace=*", "prod-eu/web-1"},
 	}
 	for _, tc := range cases {
-		rec := h.ok(http.MethodGet, "/v1/jobs"+tc.query, nil, nil)
+		rec := h.OK(http.MethodGet, "/v1/jobs"+tc.query, nil, nil)
 		if got := rec.Header().Get(schedhttp.HeaderNextToken); got != tc.want {
 			t.Errorf("%s: next token %q, want %q", tc.query, got, tc.want)
 		}
@@ -220,22 +221,22 @@ func TestJobListNextTokenShape(t *testing.T) {
 // summaries, and the leader headers are set.
 func TestJobListIndexHeader(t *testing.T) {
 	h := newHarness(t)
-	rec := h.ok(http.MethodGet, "/v1/jobs", nil, nil)
-	if got := headerIndex(t, rec); got != 1 {
+	rec := h.OK(http.MethodGet, "/v1/jobs", nil, nil)
+	if got := apitest.HeaderIndexOf(t, rec); got != 1 {
 		t.Errorf("index %d on an empty store, want the floor of 1", got)
 	}
-	out := h.register(testJob("web"))
-	rec = h.ok(http.MethodGet, "/v1/jobs", nil, nil)
-	if got := headerIndex(t, rec); got != out.Index {
+	out := h.register(apitest.TestJob("web"))
+	rec = h.OK(http.MethodGet, "/v1/jobs", nil, nil)
+	if got := apitest.HeaderIndexOf(t, rec); got != out.Index {
 		t.Errorf("index %d, want %d (the register)", got, out.Index)
 	}
 	if rec.Header().Get(schedhttp.HeaderKnownLeader) != "true" || rec.Header().Get(schedhttp.HeaderLastContact) != "0" {
 		t.Errorf("leader headers %q %q", rec.Header().Get(schedhttp.HeaderKnownLeader), rec.Header().Get(schedhttp.HeaderLastContact))
 	}
 	// A namespace write does not move the jobs index.
-	h.createNamespace("other")
-	rec = h.ok(http.MethodGet, "/v1/jobs", nil, nil)
-	if got := headerIndex(t, rec); got != out.Index {
+	h.CreateNamespace("other")
+	rec = h.OK(http.MethodGet, "/v1/jobs", nil, nil)
+	if got := apitest.HeaderIndexOf(t, rec); got != out.Index {
 		t.Errorf("index %d after a namespace write, want %d", got, out.Index)
 	}
 }

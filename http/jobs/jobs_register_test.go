@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,35 +27,35 @@ func TestJobRegisterBothPathsAndMethods(t *testing.T) {
 			id := "web"
 			path := strings.ReplaceAll(tc.path, "%s", id)
 			var out state.JobRegisterResponse
-			rec := h.ok(tc.method, path, &JobRegisterRequest{Job: testJob(id)}, &out)
+			rec := h.OK(tc.method, path, &JobRegisterRequest{Job: apitest.TestJob(id)}, &out)
 
 			if out.EvalID == "" || out.EvalCreateIndex == 0 || out.JobModifyIndex == 0 {
 				t.Fatalf("answer %+v lacks EvalID, EvalCreateIndex or JobModifyIndex", out)
 			}
-			if got := headerIndex(t, rec); got != out.Index || out.Index != out.JobModifyIndex {
+			if got := apitest.HeaderIndexOf(t, rec); got != out.Index || out.Index != out.JobModifyIndex {
 				t.Errorf("header index %d, Index %d, JobModifyIndex %d: want all equal for a new job", got, out.Index, out.JobModifyIndex)
 			}
 			if !out.KnownLeader {
 				t.Error("KnownLeader false on the leader")
 			}
-			job := h.job(state.DefaultNamespace, id)
+			job := h.Job(state.DefaultNamespace, id)
 			if job == nil {
 				t.Fatal("job not stored")
 			}
-			if job.Version != 0 || job.JobModifyIndex != out.JobModifyIndex || job.SubmitTime != testNow.UnixNano() {
+			if job.Version != 0 || job.JobModifyIndex != out.JobModifyIndex || job.SubmitTime != apitest.Now.UnixNano() {
 				t.Errorf("stored job Version %d JobModifyIndex %d SubmitTime %d", job.Version, job.JobModifyIndex, job.SubmitTime)
 			}
 			if job.Priority != state.DefaultJobPriority || job.Region != state.DefaultRegion {
 				t.Errorf("stored job not canonicalized: Priority %d Region %q", job.Priority, job.Region)
 			}
-			eval, err := h.store.EvalByID(nil, out.EvalID)
+			eval, err := h.Store.EvalByID(nil, out.EvalID)
 			if err != nil || eval == nil {
 				t.Fatalf("eval %q: %v, %v", out.EvalID, eval, err)
 			}
 			if eval.TriggeredBy != state.EvalTriggerJobRegister || eval.JobID != id ||
 				eval.Priority != state.DefaultJobPriority || eval.CreateIndex != out.EvalCreateIndex ||
 				eval.JobModifyIndex != out.JobModifyIndex || eval.Type != state.JobTypeService ||
-				eval.CreateTime != testNow.UnixNano() {
+				eval.CreateTime != apitest.Now.UnixNano() {
 				t.Errorf("eval %+v", eval)
 			}
 		})
@@ -63,19 +64,19 @@ func TestJobRegisterBothPathsAndMethods(t *testing.T) {
 
 func TestJobRegisterEvalPriority(t *testing.T) {
 	h := newHarness(t)
-	job := testJob("web")
+	job := apitest.TestJob("web")
 	job.Priority = 30
-	out := h.registerReq(&JobRegisterRequest{Job: job, EvalPriority: 90})
-	eval, _ := h.store.EvalByID(nil, out.EvalID)
+	out := h.RegisterReq(&JobRegisterRequest{Job: job, EvalPriority: 90})
+	eval, _ := h.Store.EvalByID(nil, out.EvalID)
 	if eval == nil || eval.Priority != 90 {
 		t.Fatalf("eval %+v, want Priority 90 from EvalPriority", eval)
 	}
-	if got := h.job(state.DefaultNamespace, "web").Priority; got != 30 {
+	if got := h.Job(state.DefaultNamespace, "web").Priority; got != 30 {
 		t.Errorf("job priority %d, want 30: EvalPriority must not change the job", got)
 	}
 
 	out = h.register(job)
-	eval, _ = h.store.EvalByID(nil, out.EvalID)
+	eval, _ = h.Store.EvalByID(nil, out.EvalID)
 	if eval == nil || eval.Priority != 30 {
 		t.Fatalf("eval %+v, want the job's priority 30 without EvalPriority", eval)
 	}
@@ -83,21 +84,21 @@ func TestJobRegisterEvalPriority(t *testing.T) {
 
 func TestJobRegisterIntoNamespace(t *testing.T) {
 	h := newHarness(t)
-	h.createNamespace("prod")
+	h.CreateNamespace("prod")
 	var out state.JobRegisterResponse
-	h.ok(http.MethodPut, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: testJob("api")}, &out)
-	if h.job("prod", "api") == nil || h.job(state.DefaultNamespace, "api") != nil {
+	h.OK(http.MethodPut, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: apitest.TestJob("api")}, &out)
+	if h.Job("prod", "api") == nil || h.Job(state.DefaultNamespace, "api") != nil {
 		t.Fatal("job not registered into the namespace of the query")
 	}
 	// The job's own Namespace wins over the query.
-	job := testJob("api2")
+	job := apitest.TestJob("api2")
 	job.Namespace = "prod"
 	h.register(job)
-	if h.job("prod", "api2") == nil {
+	if h.Job("prod", "api2") == nil {
 		t.Fatal("job not registered into its own Namespace")
 	}
-	h.fail(http.MethodPost, "/v1/jobs?namespace=nope", &JobRegisterRequest{Job: testJob("x")}, http.StatusNotFound, "nope")
-	if h.job("nope", "x") != nil {
+	h.Fail(http.MethodPost, "/v1/jobs?namespace=nope", &JobRegisterRequest{Job: apitest.TestJob("x")}, http.StatusNotFound, "nope")
+	if h.Job("nope", "x") != nil {
 		t.Fatal("job written into an unknown namespace")
 	}
 }
@@ -105,10 +106,10 @@ func TestJobRegisterIntoNamespace(t *testing.T) {
 func TestJobRegisterEnforceIndex(t *testing.T) {
 	h := newHarness(t)
 	// Index 0 on a new job: allowed.
-	first := h.registerReq(&JobRegisterRequest{Job: testJob("web"), EnforceIndex: true, JobModifyIndex: 0})
-	stored := h.job(state.DefaultNamespace, "web")
+	first := h.RegisterReq(&JobRegisterRequest{Job: apitest.TestJob("web"), EnforceIndex: true, JobModifyIndex: 0})
+	stored := h.Job(state.DefaultNamespace, "web")
 
-	changed := testJob("web")
+	changed := apitest.TestJob("web")
 	changed.TaskGroups[0].Count = 5
 	cases := []struct {
 		name  string
@@ -121,13 +122,13 @@ func TestJobRegisterEnforceIndex(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := h.on(t)
-			evals, _ := h.store.EvalsByJob(nil, state.DefaultNamespace, "web")
-			h.fail(http.MethodPost, "/v1/job/web", &JobRegisterRequest{Job: changed, EnforceIndex: true, JobModifyIndex: tc.index},
+			evals, _ := h.Store.EvalsByJob(nil, state.DefaultNamespace, "web")
+			h.Fail(http.MethodPost, "/v1/job/web", &JobRegisterRequest{Job: changed, EnforceIndex: true, JobModifyIndex: tc.index},
 				http.StatusConflict, tc.want)
-			if got := h.job(state.DefaultNamespace, "web"); got != stored {
+			if got := h.Job(state.DefaultNamespace, "web"); got != stored {
 				t.Errorf("job changed by a failed check-and-set: %+v", got)
 			}
-			after, _ := h.store.EvalsByJob(nil, state.DefaultNamespace, "web")
+			after, _ := h.Store.EvalsByJob(nil, state.DefaultNamespace, "web")
 			if len(after) != len(evals) {
 				t.Errorf("%d evals after a failed check-and-set, want %d", len(after), len(evals))
 			}
@@ -135,20 +136,20 @@ func TestJobRegisterEnforceIndex(t *testing.T) {
 	}
 
 	// The current index: applied.
-	out := h.registerReq(&JobRegisterRequest{Job: changed, EnforceIndex: true, JobModifyIndex: first.JobModifyIndex})
-	if got := h.job(state.DefaultNamespace, "web"); got.TaskGroups[0].Count != 5 || got.JobModifyIndex != out.JobModifyIndex {
+	out := h.RegisterReq(&JobRegisterRequest{Job: changed, EnforceIndex: true, JobModifyIndex: first.JobModifyIndex})
+	if got := h.Job(state.DefaultNamespace, "web"); got.TaskGroups[0].Count != 5 || got.JobModifyIndex != out.JobModifyIndex {
 		t.Fatalf("check-and-set with the current index not applied: %+v", got)
 	}
 }
 
 func TestJobRegisterPreserveCounts(t *testing.T) {
 	h := newHarness(t)
-	h.register(testJob("web"))
-	next := testJob("web")
+	h.register(apitest.TestJob("web"))
+	next := apitest.TestJob("web")
 	next.TaskGroups[0].Count = 9
 	next.TaskGroups[0].Tasks[0].Env = map[string]string{"A": "b"}
-	h.registerReq(&JobRegisterRequest{Job: next, PreserveCounts: true})
-	got := h.job(state.DefaultNamespace, "web")
+	h.RegisterReq(&JobRegisterRequest{Job: next, PreserveCounts: true})
+	got := h.Job(state.DefaultNamespace, "web")
 	if got.TaskGroups[0].Count != 2 {
 		t.Errorf("count %d, want 2 kept by PreserveCounts", got.TaskGroups[0].Count)
 	}
@@ -156,19 +157,19 @@ func TestJobRegisterPreserveCounts(t *testing.T) {
 		t.Errorf("the rest of the change was not applied: Version %d Env %v", got.Version, got.TaskGroups[0].Tasks[0].Env)
 	}
 
-	h.registerReq(&JobRegisterRequest{Job: next})
-	if got := h.job(state.DefaultNamespace, "web"); got.TaskGroups[0].Count != 9 {
+	h.RegisterReq(&JobRegisterRequest{Job: next})
+	if got := h.Job(state.DefaultNamespace, "web"); got.TaskGroups[0].Count != 9 {
 		t.Errorf("count %d, want 9 without PreserveCounts", got.TaskGroups[0].Count)
 	}
 }
 
 func TestJobRegisterVersions(t *testing.T) {
 	h := newHarness(t)
-	first := h.register(testJob("web"))
+	first := h.register(apitest.TestJob("web"))
 
 	// Unchanged: same Version and JobModifyIndex, but a new eval.
-	again := h.register(testJob("web"))
-	job := h.job(state.DefaultNamespace, "web")
+	again := h.register(apitest.TestJob("web"))
+	job := h.Job(state.DefaultNamespace, "web")
 	if job.Version != 0 || again.JobModifyIndex != first.JobModifyIndex || job.JobModifyIndex != first.JobModifyIndex {
 		t.Errorf("unchanged re-register: Version %d, JobModifyIndex %d (answer %d), want 0 and %d",
 			job.Version, job.JobModifyIndex, again.JobModifyIndex, first.JobModifyIndex)
@@ -178,10 +179,10 @@ func TestJobRegisterVersions(t *testing.T) {
 	}
 
 	// Changed: Version and JobModifyIndex move.
-	changed := testJob("web")
+	changed := apitest.TestJob("web")
 	changed.TaskGroups[0].Count = 3
 	third := h.register(changed)
-	job = h.job(state.DefaultNamespace, "web")
+	job = h.Job(state.DefaultNamespace, "web")
 	if job.Version != 1 || third.JobModifyIndex <= first.JobModifyIndex || job.JobModifyIndex != third.JobModifyIndex {
 		t.Errorf("changed re-register: Version %d JobModifyIndex %d (answer %d)", job.Version, job.JobModifyIndex, third.JobModifyIndex)
 	}
@@ -193,12 +194,12 @@ func TestJobRegisterVersions(t *testing.T) {
 func TestJobRegisterVersionRetention(t *testing.T) {
 	h := newHarness(t)
 	for i := 1; i <= 9; i++ {
-		j := testJob("web")
+		j := apitest.TestJob("web")
 		j.TaskGroups[0].Count = i
 		h.register(j)
 	}
 	var out state.JobVersionsResponse
-	h.ok(http.MethodGet, "/v1/job/web/versions", nil, &out)
+	h.OK(http.MethodGet, "/v1/job/web/versions", nil, &out)
 	if len(out.Versions) != store.DefaultJobVersionsRetained {
 		t.Fatalf("%d versions, want %d retained", len(out.Versions), store.DefaultJobVersionsRetained)
 	}
@@ -212,44 +213,44 @@ func TestJobRegisterVersionRetention(t *testing.T) {
 func TestJobRegisterSubmissions(t *testing.T) {
 	h := newHarness(t)
 	for i := 0; i < 7; i++ {
-		j := testJob("web")
+		j := apitest.TestJob("web")
 		j.TaskGroups[0].Count = i + 1
 		src := `job "web" { group "web" { count = ` + string(rune('1'+i)) + ` } }`
-		h.registerReq(&JobRegisterRequest{Job: j, Submission: &state.JobSubmission{
+		h.RegisterReq(&JobRegisterRequest{Job: j, Submission: &state.JobSubmission{
 			Format: state.SubmissionFormatHCL2, Source: src, VariableFlags: map[string]string{"n": "v"},
 		}})
 	}
 	// Versions 1..6 keep their source; version 0's was dropped.
 	for v := 1; v <= 6; v++ {
 		var sub state.JobSubmission
-		h.ok(http.MethodGet, "/v1/job/web/submission?version="+itoa(v), nil, &sub)
+		h.OK(http.MethodGet, "/v1/job/web/submission?version="+itoa(v), nil, &sub)
 		if sub.Version != uint64(v) || sub.JobID != "web" || sub.Namespace != state.DefaultNamespace ||
 			sub.Format != state.SubmissionFormatHCL2 || !strings.Contains(sub.Source, "count = "+itoa(v+1)) ||
 			sub.VariableFlags["n"] != "v" || sub.JobIndex == 0 {
 			t.Errorf("submission of version %d: %+v", v, sub)
 		}
 	}
-	h.fail(http.MethodGet, "/v1/job/web/submission?version=0", nil, http.StatusNotFound, "version 0")
+	h.Fail(http.MethodGet, "/v1/job/web/submission?version=0", nil, http.StatusNotFound, "version 0")
 }
 
 func TestJobRegisterLargeSubmissionWarns(t *testing.T) {
 	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.MaxSubmissionBytes = 10 })
-	out := h.registerReq(&JobRegisterRequest{Job: testJob("web"), Submission: &state.JobSubmission{
+	out := h.RegisterReq(&JobRegisterRequest{Job: apitest.TestJob("web"), Submission: &state.JobSubmission{
 		Format: state.SubmissionFormatJSON, Source: `{"ID":"web","Type":"service"}`,
 	}})
 	if !strings.Contains(out.Warnings, "exceeds") {
 		t.Errorf("Warnings %q, want a note that the source was not stored", out.Warnings)
 	}
-	if h.job(state.DefaultNamespace, "web") == nil {
+	if h.Job(state.DefaultNamespace, "web") == nil {
 		t.Fatal("register failed with an oversize submission")
 	}
-	h.fail(http.MethodGet, "/v1/job/web/submission?version=0", nil, http.StatusNotFound)
+	h.Fail(http.MethodGet, "/v1/job/web/submission?version=0", nil, http.StatusNotFound)
 }
 
 func TestJobRegisterTemplatesCreateNoEval(t *testing.T) {
 	cases := map[string]*state.Job{
-		"periodic":      periodicJob("cron"),
-		"parameterized": parameterizedJob("param"),
+		"periodic":      apitest.PeriodicJob("cron"),
+		"parameterized": apitest.ParameterizedJob("param"),
 	}
 	for name, job := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -258,11 +259,11 @@ func TestJobRegisterTemplatesCreateNoEval(t *testing.T) {
 			if out.EvalID != "" || out.EvalCreateIndex != 0 {
 				t.Errorf("answer %+v, want no eval", out)
 			}
-			evals, _ := h.store.EvalsByJob(nil, state.DefaultNamespace, job.ID)
+			evals, _ := h.Store.EvalsByJob(nil, state.DefaultNamespace, job.ID)
 			if len(evals) != 0 {
 				t.Errorf("%d evals stored, want none", len(evals))
 			}
-			if h.job(state.DefaultNamespace, job.ID) == nil {
+			if h.Job(state.DefaultNamespace, job.ID) == nil {
 				t.Error("job not stored")
 			}
 		})
@@ -272,7 +273,7 @@ func TestJobRegisterTemplatesCreateNoEval(t *testing.T) {
 // TestJobValidateEndpoint checks POST/PUT /v1/validate/job: problems are a
 // 200 listing them, and nothing is written either way.
 func TestJobValidateEndpoint(t *testing.T) {
-	bad := testJob("web")
+	bad := apitest.TestJob("web")
 	bad.TaskGroups[0].Count = -1
 	bad.Type = "nope"
 	cases := []struct {
@@ -281,16 +282,16 @@ func TestJobValidateEndpoint(t *testing.T) {
 		job      *state.Job
 		wantErrs []string
 	}{
-		{"valid POST", http.MethodPost, testJob("web"), nil},
-		{"valid PUT", http.MethodPut, testJob("web"), nil},
+		{"valid POST", http.MethodPost, apitest.TestJob("web"), nil},
+		{"valid PUT", http.MethodPut, apitest.TestJob("web"), nil},
 		{"invalid", http.MethodPost, bad, []string{"Job.Type", "Job.TaskGroups[0].Count"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			before := h.store.LatestIndex()
+			before := h.Store.LatestIndex()
 			var out state.JobValidateResponse
-			h.ok(tc.method, "/v1/validate/job", &JobValidateRequest{Job: tc.job}, &out)
+			h.OK(tc.method, "/v1/validate/job", &JobValidateRequest{Job: tc.job}, &out)
 			if len(out.ValidationErrors) != len(tc.wantErrs) {
 				t.Fatalf("ValidationErrors %q, want %d", out.ValidationErrors, len(tc.wantErrs))
 			}
@@ -302,11 +303,11 @@ func TestJobValidateEndpoint(t *testing.T) {
 			if (out.Error == "") != (tc.wantErrs == nil) {
 				t.Errorf("Error %q", out.Error)
 			}
-			if h.store.LatestIndex() != before || h.writer.Applied != 0 {
+			if h.Store.LatestIndex() != before || h.writer.Applied != 0 {
 				t.Error("validate wrote something")
 			}
 		})
 	}
 	h := newHarness(t)
-	h.fail(http.MethodPost, "/v1/validate/job", `{}`, http.StatusBadRequest, "Job")
+	h.Fail(http.MethodPost, "/v1/validate/job", `{}`, http.StatusBadRequest, "Job")
 }

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestJobLimitsRefuseBeforeProposing(t *testing.T) {
 		{"count 1e9", func(j *state.Job) { j.TaskGroups[0].Count = 1_000_000_000 }, 400, "max_group_count"},
 		{"counts adding up", func(j *state.Job) {
 			for i := range 11 {
-				tg := testJob("x").TaskGroups[0]
+				tg := apitest.TestJob("x").TaskGroups[0]
 				tg.Name, tg.Count = "g"+string(rune('a'+i)), 10_000
 				j.TaskGroups = append(j.TaskGroups, tg)
 			}
@@ -51,10 +52,10 @@ func TestJobLimitsRefuseBeforeProposing(t *testing.T) {
 		}, 413, "max_job_size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := testJob("limits")
+			j := apitest.TestJob("limits")
 			tc.mod(j)
 			before := h.writer.Applied
-			msg := h.fail(http.MethodPost, "/v1/jobs", map[string]any{"Job": j}, tc.code, tc.want)
+			msg := h.Fail(http.MethodPost, "/v1/jobs", map[string]any{"Job": j}, tc.code, tc.want)
 			if h.writer.Applied != before {
 				t.Errorf("%s: refused (%s) yet %d command(s) proposed", tc.name, msg, h.writer.Applied-before)
 			}
@@ -65,23 +66,23 @@ func TestJobLimitsRefuseBeforeProposing(t *testing.T) {
 // The configured limits replace the defaults.
 func TestJobLimitsConfigurable(t *testing.T) {
 	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.JobLimits = state.JobLimits{MaxGroupCount: 3} })
-	j := testJob("web")
+	j := apitest.TestJob("web")
 	j.TaskGroups[0].Count = 4
-	h.fail(http.MethodPost, "/v1/jobs", map[string]any{"Job": j}, 400, "limit of 3 per group")
+	h.Fail(http.MethodPost, "/v1/jobs", map[string]any{"Job": j}, 400, "limit of 3 per group")
 	j.TaskGroups[0].Count = 3
-	h.ok(http.MethodPost, "/v1/jobs", map[string]any{"Job": j}, nil)
+	h.OK(http.MethodPost, "/v1/jobs", map[string]any{"Job": j}, nil)
 }
 
 // Bodies nested deeper than the limit are refused before they are
 // decoded; HCL nested 60,000 deep is refused before it is parsed.
 func TestDeepBodiesRefused(t *testing.T) {
 	h := newHarness(t)
-	h.fail(http.MethodPost, "/v1/jobs", strings.Repeat("[", 60000), 400, "nested more than")
-	h.fail(http.MethodPost, "/v1/jobs/parse", `{"JobHCL": "`+strings.Repeat("[", 60000)+`"}`, 400, "nested more than")
+	h.Fail(http.MethodPost, "/v1/jobs", strings.Repeat("[", 60000), 400, "nested more than")
+	h.Fail(http.MethodPost, "/v1/jobs/parse", `{"JobHCL": "`+strings.Repeat("[", 60000)+`"}`, 400, "nested more than")
 	body, _ := json.Marshal(JobParseRequest{JobHCL: "job \"x\" {\n meta = { a = " + strings.Repeat("[", 60000) + "\n}", HCLv1: true})
-	h.fail(http.MethodPost, "/v1/jobs/parse", string(body), 400, "nested more than")
+	h.Fail(http.MethodPost, "/v1/jobs/parse", string(body), 400, "nested more than")
 	// Brackets inside a JSON string are no nesting.
-	h.ok(http.MethodPost, "/v1/jobs/parse", JobParseRequest{JobHCL: `job "x" { meta = { a = "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[" } }`}, nil)
+	h.OK(http.MethodPost, "/v1/jobs/parse", JobParseRequest{JobHCL: `job "x" { meta = { a = "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[" } }`}, nil)
 }
 
 // Every path that changes a count is held to the register's limits before
@@ -90,9 +91,9 @@ func TestDeepBodiesRefused(t *testing.T) {
 func TestCountLimitsAtEveryDoor(t *testing.T) {
 	limits := state.JobLimits{MaxGroupCount: 10, MaxJobCount: 15}
 	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.JobLimits = limits })
-	j := testJob("web")
+	j := apitest.TestJob("web")
 	j.TaskGroups[0].Count = 2
-	second := testJob("web").TaskGroups[0]
+	second := apitest.TestJob("web").TaskGroups[0]
 	second.Name, second.Count = "db", 8
 	j.TaskGroups = append(j.TaskGroups, second)
 	h.register(j)
@@ -100,17 +101,17 @@ func TestCountLimitsAtEveryDoor(t *testing.T) {
 		return map[string]any{"Count": count, "Message": "m", "Target": map[string]string{"Group": "web"}}
 	}
 	before := h.writer.Applied
-	h.fail(http.MethodPost, "/v1/job/web/scale", scale(1_000_000_000), 400, "Count", "max_group_count")
-	h.fail(http.MethodPost, "/v1/job/web/scale", scale(1<<62), 400, "Count", "max_group_count")
-	h.fail(http.MethodPost, "/v1/job/web/scale", scale(8), 400, "Count", "add up to 16", "max_job_count")
+	h.Fail(http.MethodPost, "/v1/job/web/scale", scale(1_000_000_000), 400, "Count", "max_group_count")
+	h.Fail(http.MethodPost, "/v1/job/web/scale", scale(1<<62), 400, "Count", "max_group_count")
+	h.Fail(http.MethodPost, "/v1/job/web/scale", scale(8), 400, "Count", "add up to 16", "max_job_count")
 	if h.writer.Applied != before {
 		t.Fatalf("refused scales proposed %d command(s)", h.writer.Applied-before)
 	}
-	if got := h.job("default", "web").TaskGroups[0].Count; got != 2 {
+	if got := h.Job("default", "web").TaskGroups[0].Count; got != 2 {
 		t.Fatalf("count after refused scales = %d, want 2", got)
 	}
-	h.ok(http.MethodPost, "/v1/job/web/scale", scale(7), nil)
-	if got := h.job("default", "web").TaskGroups[0].Count; got != 7 {
+	h.OK(http.MethodPost, "/v1/job/web/scale", scale(7), nil)
+	if got := h.Job("default", "web").TaskGroups[0].Count; got != 7 {
 		t.Fatalf("count after scale = %d, want 7", got)
 	}
 }
@@ -119,20 +120,20 @@ func TestCountLimitsAtEveryDoor(t *testing.T) {
 // ones the job version or the parameterized parent passed.
 func TestCountLimitsLoweredSinceRegister(t *testing.T) {
 	h := newHarness(t)
-	big := testJob("web")
+	big := apitest.TestJob("web")
 	big.TaskGroups[0].Count = 50
 	h.register(big)
-	small := testJob("web")
+	small := apitest.TestJob("web")
 	small.TaskGroups[0].Count = 1
 	h.register(small)
-	tmpl := parameterizedJob("tmpl")
+	tmpl := apitest.ParameterizedJob("tmpl")
 	tmpl.TaskGroups[0].Count = 50
 	h.register(tmpl)
 
 	h.api.cfg.JobLimits = state.JobLimits{MaxGroupCount: 10}
 	before := h.writer.Applied
-	h.fail(http.MethodPost, "/v1/job/web/revert", map[string]any{"JobID": "web", "JobVersion": 0}, 400, "max_group_count")
-	h.fail(http.MethodPost, "/v1/job/tmpl/dispatch", map[string]any{}, 400, "max_group_count")
+	h.Fail(http.MethodPost, "/v1/job/web/revert", map[string]any{"JobID": "web", "JobVersion": 0}, 400, "max_group_count")
+	h.Fail(http.MethodPost, "/v1/job/tmpl/dispatch", map[string]any{}, 400, "max_group_count")
 	if h.writer.Applied != before {
 		t.Fatalf("refused writes proposed %d command(s)", h.writer.Applied-before)
 	}

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,14 +27,14 @@ func TestNamespaceUpsertRoutes(t *testing.T) {
 			tc.body["Meta"] = map[string]string{"team": "ops"}
 			tc.body["CreateIndex"] = 999 // the server's to set, not the client's
 			var out state.Namespace
-			rec := h.ok(tc.method, tc.target, tc.body, &out)
-			idx := headerIndex(t, rec)
+			rec := h.OK(tc.method, tc.target, tc.body, &out)
+			idx := apitest.HeaderIndexOf(t, rec)
 			if out.Name != "prod" || out.Description != "production" || out.Meta["team"] != "ops" ||
 				out.CreateIndex != idx || out.ModifyIndex != idx {
 				t.Errorf("answer %+v at index %d", out, idx)
 			}
 			var read state.Namespace
-			h.ok(http.MethodGet, "/v1/namespace/prod", nil, &read)
+			h.OK(http.MethodGet, "/v1/namespace/prod", nil, &read)
 			if read.Description != "production" || read.CreateIndex != idx {
 				t.Errorf("read back %+v", read)
 			}
@@ -44,8 +45,8 @@ func TestNamespaceUpsertRoutes(t *testing.T) {
 func TestNamespaceUpdateKeepsCreateIndex(t *testing.T) {
 	h := newHarness(t)
 	var first, second state.Namespace
-	h.ok(http.MethodPut, "/v1/namespace/prod", map[string]any{"Description": "one"}, &first)
-	h.ok(http.MethodPut, "/v1/namespace/prod", map[string]any{"Description": "two"}, &second)
+	h.OK(http.MethodPut, "/v1/namespace/prod", map[string]any{"Description": "one"}, &first)
+	h.OK(http.MethodPut, "/v1/namespace/prod", map[string]any{"Description": "two"}, &second)
 	if second.CreateIndex != first.CreateIndex || second.ModifyIndex <= first.ModifyIndex || second.Description != "two" {
 		t.Errorf("update: first %+v, second %+v", first, second)
 	}
@@ -54,12 +55,12 @@ func TestNamespaceUpdateKeepsCreateIndex(t *testing.T) {
 func TestNamespaceList(t *testing.T) {
 	h := newHarness(t)
 	var out []*state.Namespace
-	h.ok(http.MethodGet, "/v1/namespaces", nil, &out)
+	h.OK(http.MethodGet, "/v1/namespaces", nil, &out)
 	if len(out) != 1 || out[0].Name != state.DefaultNamespace {
 		t.Fatalf("namespaces of a new store: %+v, want only default", out)
 	}
 	for _, n := range []string{"prod", "dev", "prod-eu"} {
-		h.createNamespace(n)
+		h.CreateNamespace(n)
 	}
 	cases := []struct {
 		query string
@@ -71,7 +72,7 @@ func TestNamespaceList(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var out []*state.Namespace
-		rec := h.ok(http.MethodGet, "/v1/namespaces"+tc.query, nil, &out)
+		rec := h.OK(http.MethodGet, "/v1/namespaces"+tc.query, nil, &out)
 		names := []string{}
 		for _, n := range out {
 			names = append(names, n.Name)
@@ -105,8 +106,8 @@ func TestNamespaceBadInput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.fail(tc.method, tc.target, tc.body, tc.code, tc.want...)
-			ns, _ := h.store.Namespaces(nil)
+			h.Fail(tc.method, tc.target, tc.body, tc.code, tc.want...)
+			ns, _ := h.Store.Namespaces(nil)
 			if len(ns) != 1 {
 				t.Errorf("%d namespaces after a rejected request, want only default", len(ns))
 			}
@@ -116,17 +117,17 @@ func TestNamespaceBadInput(t *testing.T) {
 
 func TestNamespaceDelete(t *testing.T) {
 	h := newHarness(t)
-	h.createNamespace("prod")
-	h.ok(http.MethodPut, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: testJob("api")}, nil)
+	h.CreateNamespace("prod")
+	h.OK(http.MethodPut, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: apitest.TestJob("api")}, nil)
 
-	h.fail(http.MethodDelete, "/v1/namespace/prod", nil, http.StatusConflict, "prod", "api")
-	if ns, _ := h.store.NamespaceByName(nil, "prod"); ns == nil {
+	h.Fail(http.MethodDelete, "/v1/namespace/prod", nil, http.StatusConflict, "prod", "api")
+	if ns, _ := h.Store.NamespaceByName(nil, "prod"); ns == nil {
 		t.Fatal("namespace with a job deleted")
 	}
 
-	h.ok(http.MethodDelete, "/v1/job/api?namespace=prod&purge=true", nil, nil)
-	rec := h.ok(http.MethodDelete, "/v1/namespace/prod", nil, nil)
-	headerIndex(t, rec)
-	h.fail(http.MethodGet, "/v1/namespace/prod", nil, http.StatusNotFound, "prod")
-	h.fail(http.MethodPut, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: testJob("api")}, http.StatusNotFound, "prod")
+	h.OK(http.MethodDelete, "/v1/job/api?namespace=prod&purge=true", nil, nil)
+	rec := h.OK(http.MethodDelete, "/v1/namespace/prod", nil, nil)
+	apitest.HeaderIndexOf(t, rec)
+	h.Fail(http.MethodGet, "/v1/namespace/prod", nil, http.StatusNotFound, "prod")
+	h.Fail(http.MethodPut, "/v1/jobs?namespace=prod", &JobRegisterRequest{Job: apitest.TestJob("api")}, http.StatusNotFound, "prod")
 }

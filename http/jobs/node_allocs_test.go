@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -17,64 +18,64 @@ import (
 
 func TestNodeUpdateAllocs(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	n := testNode(1)
-	h.registerNode(n)
-	h.registerNode(testNode(2))
-	web := testJob("web")
+	n := apitest.TestNode(1)
+	h.RegisterNode(n)
+	h.RegisterNode(apitest.TestNode(2))
+	web := apitest.TestJob("web")
 	h.register(web)
-	batch := batchJob("report")
+	batch := apitest.BatchJob("report")
 	h.register(batch)
-	webJob, batchJob := h.registered(web), h.registered(batch)
-	a1 := h.placeAlloc(1, webJob, n.ID, "")
-	a2 := h.placeAlloc(2, webJob, n.ID, "")
-	a3 := h.placeAlloc(3, batchJob, n.ID, "")
-	other := h.placeAlloc(4, webJob, nodeID(2), "")
+	webJob, batchJob := h.Registered(web), h.Registered(batch)
+	a1 := h.PlaceAlloc(1, webJob, n.ID, "")
+	a2 := h.PlaceAlloc(2, webJob, n.ID, "")
+	a3 := h.PlaceAlloc(3, batchJob, n.ID, "")
+	other := h.PlaceAlloc(4, webJob, apitest.NodeID(2), "")
 	url := "/v1/node/" + n.ID + "/allocations"
 
 	// Running: recorded, no eval.
 	started := time.Date(2025, 6, 1, 11, 0, 0, 0, time.UTC)
 	var out state.NodeAllocsUpdateResponse
-	h.ok(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{
+	h.OK(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{
 		{"ID": a1, "ClientStatus": "running", "TaskStates": map[string]any{"server": map[string]any{
 			"State": "running", "StartedAt": started, "Events": []map[string]any{{"Type": "Started", "Time": 5}}}}},
 		{"ID": a3, "ClientStatus": "running"},
-		{"ID": allocID(99), "ClientStatus": "running"}, // gone: skipped
+		{"ID": apitest.AllocID(99), "ClientStatus": "running"}, // gone: skipped
 	}}, &out)
-	got := h.alloc(a1)
+	got := h.Alloc(a1)
 	if got.ClientStatus != "running" || got.TaskStates["server"] == nil || !got.TaskStates["server"].StartedAt.Equal(started) ||
 		got.TaskStates["server"].Events[0].Type != "Started" || got.ModifyIndex != out.Index || len(out.EvalIDs) != 0 {
 		t.Fatalf("after running report: alloc %+v, answer %+v", got, out)
 	}
-	if sum, _ := h.store.JobSummaryByID(nil, "default", "web"); sum.Summary["web"].Running != 1 || sum.Summary["web"].Starting != 2 {
+	if sum, _ := h.Store.JobSummaryByID(nil, "default", "web"); sum.Summary["web"].Running != 1 || sum.Summary["web"].Starting != 2 {
 		t.Errorf("summary %+v", sum.Summary["web"])
 	}
 
 	// A failed service alloc and a completed batch alloc: one eval, for
 	// the failure.
-	h.ok(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{
+	h.OK(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{
 		{"ID": a2, "ClientStatus": "failed", "ClientDescription": "exit 1"},
 		{"ID": a3, "ClientStatus": "complete"},
 	}}, &out)
 	if len(out.EvalIDs) != 1 {
 		t.Fatalf("evals %v, want one for web", out.EvalIDs)
 	}
-	e := h.eval(out.EvalIDs[0])
+	e := h.Eval(out.EvalIDs[0])
 	if e.JobID != "web" || e.TriggeredBy != state.EvalTriggerRetryFailedAlloc || e.Type != "service" || e.CreateIndex != out.Index ||
 		e.JobModifyIndex != webJob.JobModifyIndex || e.Status != state.EvalStatusPending {
 		t.Errorf("eval %+v", e)
 	}
 	// Reporting the same failure again creates no second eval.
-	h.ok(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{{"ID": a2, "ClientStatus": "failed"}}}, &out)
+	h.OK(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{{"ID": a2, "ClientStatus": "failed"}}}, &out)
 	if len(out.EvalIDs) != 0 {
 		t.Errorf("repeated failure created evals %v", out.EvalIDs)
 	}
 	// A completed service alloc is replaced: alloc-stop.
-	h.ok(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "complete"}}}, &out)
-	if len(out.EvalIDs) != 1 || h.eval(out.EvalIDs[0]).TriggeredBy != state.EvalTriggerAllocStop {
+	h.OK(http.MethodPost, url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "complete"}}}, &out)
+	if len(out.EvalIDs) != 1 || h.Eval(out.EvalIDs[0]).TriggeredBy != state.EvalTriggerAllocStop {
 		t.Errorf("completed service alloc: evals %v", out.EvalIDs)
 	}
 
-	before := h.writes()
+	before := h.Writes()
 	cases := []struct {
 		name string
 		url  string
@@ -90,45 +91,45 @@ func TestNodeUpdateAllocs(t *testing.T) {
 		{"duplicate", url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running"}, {"ID": a1, "ClientStatus": "failed"}}},
 			400, []string{"Allocs[1].ID", "also listed at Allocs[0]"}},
 		{"other node's alloc", url, map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running"}, {"ID": other, "ClientStatus": "failed"}}},
-			400, []string{"Allocs[1].ID", nodeID(2)}},
-		{"unknown node", "/v1/node/" + nodeID(9) + "/allocations", map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running"}}}, 404, []string{nodeID(9)}},
+			400, []string{"Allocs[1].ID", apitest.NodeID(2)}},
+		{"unknown node", "/v1/node/" + apitest.NodeID(9) + "/allocations", map[string]any{"Allocs": []map[string]any{{"ID": a1, "ClientStatus": "running"}}}, 404, []string{apitest.NodeID(9)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h.on(t).fail(http.MethodPost, tc.url, tc.body, tc.code, tc.want...)
+			h.on(t).Fail(http.MethodPost, tc.url, tc.body, tc.code, tc.want...)
 		})
 	}
-	if h.writes() != before {
+	if h.Writes() != before {
 		t.Error("refused reports wrote")
 	}
-	if got := h.alloc(other); got.ClientStatus != state.AllocClientStatusPending {
+	if got := h.Alloc(other); got.ClientStatus != state.AllocClientStatusPending {
 		t.Errorf("another node's alloc changed to %q", got.ClientStatus)
 	}
 }
 
 func TestNodeAllocationsRead(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	n := testNode(1)
-	h.registerNode(n)
-	h.registerNode(testNode(2))
-	job := testJob("web")
+	n := apitest.TestNode(1)
+	h.RegisterNode(n)
+	h.RegisterNode(apitest.TestNode(2))
+	job := apitest.TestJob("web")
 	h.register(job)
-	mine := h.placeAlloc(1, h.registered(job), n.ID, "")
-	h.placeAlloc(2, h.registered(job), nodeID(2), "")
+	mine := h.PlaceAlloc(1, h.Registered(job), n.ID, "")
+	h.PlaceAlloc(2, h.Registered(job), apitest.NodeID(2), "")
 
 	var allocs []*state.Allocation
-	rec := h.ok(http.MethodGet, "/v1/node/"+n.ID+"/allocations", nil, &allocs)
+	rec := h.OK(http.MethodGet, "/v1/node/"+n.ID+"/allocations", nil, &allocs)
 	if len(allocs) != 1 || allocs[0].ID != mine || allocs[0].Job == nil || allocs[0].Job.ID != "web" {
 		t.Fatalf("allocations = %+v", allocs)
 	}
-	if headerIndex(t, rec) != allocs[0].ModifyIndex || allocs[0].ModifyIndex >= h.store.Index(store.TableAllocs) {
+	if apitest.HeaderIndexOf(t, rec) != allocs[0].ModifyIndex || allocs[0].ModifyIndex >= h.Store.Index(store.TableAllocs) {
 		t.Errorf("index %s, want the node's own allocation's %d (below the table's %d)",
-			rec.Header().Get(schedhttp.HeaderIndex), allocs[0].ModifyIndex, h.store.Index(store.TableAllocs))
+			rec.Header().Get(schedhttp.HeaderIndex), allocs[0].ModifyIndex, h.Store.Index(store.TableAllocs))
 	}
-	h.fail(http.MethodGet, "/v1/node/"+nodeID(9)+"/allocations", nil, http.StatusNotFound)
+	h.Fail(http.MethodGet, "/v1/node/"+apitest.NodeID(9)+"/allocations", nil, http.StatusNotFound)
 	var none []*state.Allocation
-	h.registerNode(testNode(3))
-	h.ok(http.MethodGet, "/v1/node/"+nodeID(3)+"/allocations", nil, &none)
+	h.RegisterNode(apitest.TestNode(3))
+	h.OK(http.MethodGet, "/v1/node/"+apitest.NodeID(3)+"/allocations", nil, &none)
 	if none == nil || len(none) != 0 {
 		t.Errorf("node without allocations = %#v, want []", none)
 	}
@@ -140,44 +141,44 @@ func TestNodeAllocationsRead(t *testing.T) {
 func TestNodeAllocationsBlockUntilPlaced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := newSchedHarness(t)
-		n := testNode(1)
-		h.registerNode(n)
-		job := testJob("web")
+		n := apitest.TestNode(1)
+		h.RegisterNode(n)
+		job := apitest.TestJob("web")
 		h.register(job)
 		var first []*state.Allocation
-		rec := h.ok(http.MethodGet, "/v1/node/"+n.ID+"/allocations", nil, &first)
-		index := headerIndex(t, rec)
+		rec := h.OK(http.MethodGet, "/v1/node/"+n.ID+"/allocations", nil, &first)
+		index := apitest.HeaderIndexOf(t, rec)
 
-		rec, done := serveAsync(h, http.MethodGet, "/v1/node/"+n.ID+"/allocations?index="+strconv.FormatUint(index, 10)+"&wait=1m")
+		rec, done := h.ServeAsync(http.MethodGet, "/v1/node/"+n.ID+"/allocations?index="+strconv.FormatUint(index, 10)+"&wait=1m")
 		synctest.Wait()
-		if returned(done) {
+		if apitest.Returned(done) {
 			t.Fatalf("returned at once: %d %q", rec.Code, rec.Body.String())
 		}
-		h.createNamespace("unrelated")
+		h.CreateNamespace("unrelated")
 		synctest.Wait()
-		if returned(done) {
+		if apitest.Returned(done) {
 			t.Fatal("woke on an unrelated write")
 		}
 		// An allocation placed on another node is not this node's news,
 		// though it moves the allocations table's index: a client's
 		// blocking read must not return (or every client would poll its
 		// whole list while the cluster places).
-		other := testNode(2)
-		h.registerNode(other)
-		h.placeAlloc(7, h.registered(job), other.ID, "")
+		other := apitest.TestNode(2)
+		h.RegisterNode(other)
+		h.PlaceAlloc(7, h.Registered(job), other.ID, "")
 		synctest.Wait()
-		if returned(done) {
+		if apitest.Returned(done) {
 			t.Fatal("woke on an allocation placed on another node")
 		}
 		// And a later blocking read with the index it was given blocks
 		// too (the index is the node's, not the table's).
-		rec2, done2 := serveAsync(h, http.MethodGet, "/v1/node/"+n.ID+"/allocations?index="+strconv.FormatUint(index, 10)+"&wait=1m")
+		rec2, done2 := h.ServeAsync(http.MethodGet, "/v1/node/"+n.ID+"/allocations?index="+strconv.FormatUint(index, 10)+"&wait=1m")
 		synctest.Wait()
-		if returned(done2) {
+		if apitest.Returned(done2) {
 			t.Fatalf("a new blocking read returned at once after another node's placement: %d %q", rec2.Code, rec2.Body.String())
 		}
 		time.Sleep(10 * time.Second) // fake time
-		id := h.placeAlloc(1, h.registered(job), n.ID, "")
+		id := h.PlaceAlloc(1, h.Registered(job), n.ID, "")
 		<-done
 		if rec.Code != http.StatusOK {
 			t.Fatalf("status %d: %q", rec.Code, rec.Body.String())
@@ -189,7 +190,7 @@ func TestNodeAllocationsBlockUntilPlaced(t *testing.T) {
 		if ids := []string{}; len(allocs) != 1 || !reflect.DeepEqual(append(ids, allocs[0].ID), []string{id}) {
 			t.Errorf("woke with %+v, want the new allocation", allocs)
 		}
-		if got := headerIndex(t, rec); got <= index {
+		if got := apitest.HeaderIndexOf(t, rec); got <= index {
 			t.Errorf("index %d, want above %d", got, index)
 		}
 	})
@@ -202,19 +203,19 @@ func TestNodeAllocationsBlockUntilPlaced(t *testing.T) {
 // the servers' writes move; a since that is not an index is a 400.
 func TestNodeAllocationChanges(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	n := testNode(1)
-	h.registerNode(n)
-	h.registerNode(testNode(2))
-	job := testJob("web")
+	n := apitest.TestNode(1)
+	h.RegisterNode(n)
+	h.RegisterNode(apitest.TestNode(2))
+	job := apitest.TestJob("web")
 	h.register(job)
-	a1 := h.placeAlloc(1, h.registered(job), n.ID, "")
-	a2 := h.placeAlloc(2, h.registered(job), n.ID, "")
-	h.placeAlloc(3, h.registered(job), nodeID(2), "")
+	a1 := h.PlaceAlloc(1, h.Registered(job), n.ID, "")
+	a2 := h.PlaceAlloc(2, h.Registered(job), n.ID, "")
+	h.PlaceAlloc(3, h.Registered(job), apitest.NodeID(2), "")
 	url := "/v1/node/" + n.ID + "/allocations/changes"
 
 	var all state.NodeAllocChanges
-	rec := h.ok(http.MethodGet, url, nil, &all)
-	index := headerIndex(t, rec)
+	rec := h.OK(http.MethodGet, url, nil, &all)
+	index := apitest.HeaderIndexOf(t, rec)
 	if len(all.Allocs) != 2 || len(all.Changed) != 2 || all.Allocs[a1] == 0 || all.Allocs[a2] == 0 {
 		t.Fatalf("first answer %+v, want both of the node's allocations, whole", all)
 	}
@@ -228,15 +229,15 @@ func TestNodeAllocationChanges(t *testing.T) {
 	}
 
 	var none state.NodeAllocChanges
-	h.ok(http.MethodGet, url+"?since="+strconv.FormatUint(index, 10), nil, &none)
+	h.OK(http.MethodGet, url+"?since="+strconv.FormatUint(index, 10), nil, &none)
 	if len(none.Allocs) != 2 || none.Changed == nil || len(none.Changed) != 0 {
 		t.Fatalf("answer since %d = %+v, want both named and none whole (an empty list)", index, none)
 	}
 
 	var out state.NodeAllocsUpdateResponse
-	h.ok(http.MethodPost, "/v1/node/"+n.ID+"/allocations", map[string]any{"Allocs": []map[string]any{{"ID": a2, "ClientStatus": "running"}}}, &out)
+	h.OK(http.MethodPost, "/v1/node/"+n.ID+"/allocations", map[string]any{"Allocs": []map[string]any{{"ID": a2, "ClientStatus": "running"}}}, &out)
 	var one state.NodeAllocChanges
-	h.ok(http.MethodGet, url+"?since="+strconv.FormatUint(index, 10), nil, &one)
+	h.OK(http.MethodGet, url+"?since="+strconv.FormatUint(index, 10), nil, &one)
 	if len(one.Changed) != 1 || one.Changed[0].ID != a2 || one.Changed[0].ClientStatus != "running" || one.Allocs[a2] != out.Index || one.Allocs[a1] != all.Allocs[a1] {
 		t.Fatalf("after a report: %+v, want only %s whole at index %d", one, a2, out.Index)
 	}
@@ -244,27 +245,27 @@ func TestNodeAllocationChanges(t *testing.T) {
 	// server_changes=true: indexes are AllocModifyIndex, so a2's report
 	// above is not a change, and the index is where the placements left it.
 	var servers state.NodeAllocChanges
-	rec = h.ok(http.MethodGet, url+"?server_changes=true&since="+strconv.FormatUint(index, 10), nil, &servers)
-	if headerIndex(t, rec) != index || len(servers.Changed) != 0 || servers.Allocs[a2] != all.Allocs[a2] {
-		t.Fatalf("server changes after a report: index %d, %+v; want index %d and nothing changed", headerIndex(t, rec), servers, index)
+	rec = h.OK(http.MethodGet, url+"?server_changes=true&since="+strconv.FormatUint(index, 10), nil, &servers)
+	if apitest.HeaderIndexOf(t, rec) != index || len(servers.Changed) != 0 || servers.Allocs[a2] != all.Allocs[a2] {
+		t.Fatalf("server changes after a report: index %d, %+v; want index %d and nothing changed", apitest.HeaderIndexOf(t, rec), servers, index)
 	}
 	// A server-side write (a stop) is one.
-	stop := h.alloc(a1).Copy()
+	stop := h.Alloc(a1).Copy()
 	stop.DesiredStatus = state.AllocDesiredStatusStop
-	h.apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{stop}, Now: testNow.UnixNano()})
-	rec = h.ok(http.MethodGet, url+"?server_changes=true&since="+strconv.FormatUint(index, 10), nil, &servers)
-	stopped := h.alloc(a1)
-	if headerIndex(t, rec) != stopped.AllocModifyIndex || len(servers.Changed) != 1 || servers.Changed[0].ID != a1 ||
+	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{stop}, Now: apitest.Now.UnixNano()})
+	rec = h.OK(http.MethodGet, url+"?server_changes=true&since="+strconv.FormatUint(index, 10), nil, &servers)
+	stopped := h.Alloc(a1)
+	if apitest.HeaderIndexOf(t, rec) != stopped.AllocModifyIndex || len(servers.Changed) != 1 || servers.Changed[0].ID != a1 ||
 		servers.Changed[0].DesiredStatus != state.AllocDesiredStatusStop || servers.Allocs[a1] != stopped.AllocModifyIndex {
-		t.Fatalf("server changes after a stop: index %d, %+v; want only %s at %d", headerIndex(t, rec), servers, a1, stopped.AllocModifyIndex)
+		t.Fatalf("server changes after a stop: index %d, %+v; want only %s at %d", apitest.HeaderIndexOf(t, rec), servers, a1, stopped.AllocModifyIndex)
 	}
-	h.fail(http.MethodGet, url+"?server_changes=maybe", nil, http.StatusBadRequest)
+	h.Fail(http.MethodGet, url+"?server_changes=maybe", nil, http.StatusBadRequest)
 
-	before := h.writes()
-	h.fail(http.MethodGet, url+"?since=soon", nil, http.StatusBadRequest)
-	h.fail(http.MethodGet, url+"?since=-1", nil, http.StatusBadRequest)
-	h.fail(http.MethodGet, "/v1/node/"+nodeID(9)+"/allocations/changes", nil, http.StatusNotFound)
-	if h.writes() != before {
+	before := h.Writes()
+	h.Fail(http.MethodGet, url+"?since=soon", nil, http.StatusBadRequest)
+	h.Fail(http.MethodGet, url+"?since=-1", nil, http.StatusBadRequest)
+	h.Fail(http.MethodGet, "/v1/node/"+apitest.NodeID(9)+"/allocations/changes", nil, http.StatusNotFound)
+	if h.Writes() != before {
 		t.Error("refused reads wrote")
 	}
 }

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,13 +17,13 @@ import (
 // the msgpack log encoding and the store's Apply.
 func BenchmarkNodeRegister(b *testing.B) {
 	h, _ := newSchedHarness(b)
-	h.register(systemJob("logs"))
+	h.register(apitest.SystemJob("logs"))
 	handler := h.srv.Handler()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		i++
-		body, err := json.Marshal(map[string]any{"Node": testNode(i)})
+		body, err := json.Marshal(map[string]any{"Node": apitest.TestNode(i)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -32,7 +33,7 @@ func BenchmarkNodeRegister(b *testing.B) {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 		}
 	}
-	if n, _ := h.store.NodeByID(nil, nodeID(i)); n == nil || n.Status != state.NodeStatusReady {
+	if n, _ := h.Store.NodeByID(nil, apitest.NodeID(i)); n == nil || n.Status != state.NodeStatusReady {
 		b.Fatalf("last node not stored: %+v", n)
 	}
 }
@@ -42,18 +43,18 @@ func BenchmarkNodeRegister(b *testing.B) {
 func BenchmarkNodeAllocationsRead(b *testing.B) {
 	h, _ := newSchedHarness(b)
 	for i := 1; i <= 1000; i++ {
-		h.registerNode(testNode(i))
+		h.RegisterNode(apitest.TestNode(i))
 	}
-	h.register(testJob("web"))
-	job := h.registered(testJob("web"))
+	h.register(apitest.TestJob("web"))
+	job := h.Registered(apitest.TestJob("web"))
 	for i := 1; i <= 10; i++ {
-		h.placeAlloc(i, job, nodeID(500), "")
+		h.PlaceAlloc(i, job, apitest.NodeID(500), "")
 	}
 	handler := h.srv.Handler()
 	b.ReportAllocs()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/node/"+nodeID(500)+"/allocations", nil))
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/node/"+apitest.NodeID(500)+"/allocations", nil))
 		if rec.Code != http.StatusOK {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 		}

@@ -110,7 +110,7 @@ func TestJobParse(t *testing.T) {
 			t.Run(tc.name+" "+method, func(t *testing.T) {
 				h := newHarness(t)
 				var job state.Job
-				h.ok(method, "/v1/jobs/parse", &tc.req, &job)
+				h.OK(method, "/v1/jobs/parse", &tc.req, &job)
 				tc.check(t, &job)
 				if h.writer.Applied != 0 {
 					t.Error("parse wrote something")
@@ -125,7 +125,7 @@ func TestJobParse(t *testing.T) {
 func TestJobParseCanonicalizeNamespace(t *testing.T) {
 	h := newHarness(t)
 	var job state.Job
-	h.ok(http.MethodPost, "/v1/jobs/parse?namespace=prod", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true, Canonicalize: true}, &job)
+	h.OK(http.MethodPost, "/v1/jobs/parse?namespace=prod", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true, Canonicalize: true}, &job)
 	if job.Namespace != "prod" {
 		t.Errorf("Namespace %q, want prod from the query", job.Namespace)
 	}
@@ -149,7 +149,7 @@ func TestJobParseErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.fail(http.MethodPost, "/v1/jobs/parse", tc.body, http.StatusBadRequest, tc.want...)
+			h.Fail(http.MethodPost, "/v1/jobs/parse", tc.body, http.StatusBadRequest, tc.want...)
 		})
 	}
 }
@@ -158,18 +158,18 @@ func TestJobParseErrors(t *testing.T) {
 // round trip the CLI makes.
 func TestJobParseThenRegister(t *testing.T) {
 	h := newHarness(t)
-	rec := h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true}, nil)
+	rec := h.OK(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true}, nil)
 	body := `{"Job":` + rec.Body.String() + `}`
 	var out state.JobRegisterResponse
-	h.ok(http.MethodPost, "/v1/jobs", body, &out)
-	job := h.job("default", "legacy")
+	h.OK(http.MethodPost, "/v1/jobs", body, &out)
+	job := h.Job("default", "legacy")
 	if job == nil || job.TaskGroups[0].Count != 3 {
 		t.Fatalf("parsed job not registered: %+v", job)
 	}
 	// Registering the canonicalized form of the same source changes nothing.
-	rec = h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true, Canonicalize: true}, nil)
+	rec = h.OK(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true, Canonicalize: true}, nil)
 	var again state.JobRegisterResponse
-	h.ok(http.MethodPost, "/v1/jobs", json.RawMessage(`{"Job":`+rec.Body.String()+`}`), &again)
+	h.OK(http.MethodPost, "/v1/jobs", json.RawMessage(`{"Job":`+rec.Body.String()+`}`), &again)
 	if again.JobModifyIndex != out.JobModifyIndex {
 		t.Errorf("canonical form registered as a change: JobModifyIndex %d -> %d", out.JobModifyIndex, again.JobModifyIndex)
 	}
@@ -180,7 +180,7 @@ func TestJobParseThenRegister(t *testing.T) {
 // pointers and would take a zero as set); what the source set is there.
 func TestJobParseLeavesUnsetOut(t *testing.T) {
 	h := newHarness(t)
-	rec := h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true}, nil)
+	rec := h.OK(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: parseHCL1, HCLv1: true}, nil)
 	var raw map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func TestJobParseKeepsMeaningfulZeros(t *testing.T) {
   }
 }
 `
-	rec := h.ok(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: src}, nil)
+	rec := h.OK(http.MethodPost, "/v1/jobs/parse", &JobParseRequest{JobHCL: src}, nil)
 	var job state.Job
 	if err := json.Unmarshal(rec.Body.Bytes(), &job); err != nil {
 		t.Fatal(err)
@@ -240,10 +240,10 @@ func TestJobParseKeepsMeaningfulZeros(t *testing.T) {
 // Parse errors name the file the caller named; a bad name is a 400.
 func TestJobParseNamesTheCallersFile(t *testing.T) {
 	h := newHarness(t)
-	h.fail(http.MethodPost, "/v1/jobs/parse", map[string]any{"JobHCL": "job \"web\" {\n  group \"g\" {\n    count = \n  }\n}\n", "Filename": "jobs/web.hcl"},
+	h.Fail(http.MethodPost, "/v1/jobs/parse", map[string]any{"JobHCL": "job \"web\" {\n  group \"g\" {\n    count = \n  }\n}\n", "Filename": "jobs/web.hcl"},
 		http.StatusBadRequest, "jobs/web.hcl:3")
-	h.fail(http.MethodPost, "/v1/jobs/parse", map[string]any{"JobHCL": `job "web" {}`, "Filename": "a\nb"},
+	h.Fail(http.MethodPost, "/v1/jobs/parse", map[string]any{"JobHCL": `job "web" {}`, "Filename": "a\nb"},
 		http.StatusBadRequest, "Filename")
-	h.fail(http.MethodPost, "/v1/jobs/parse", map[string]any{"JobHCL": `job "web" {}`, "Filename": strings.Repeat("x", maxParseFilename+1)},
+	h.Fail(http.MethodPost, "/v1/jobs/parse", map[string]any{"JobHCL": `job "web" {}`, "Filename": strings.Repeat("x", maxParseFilename+1)},
 		http.StatusBadRequest, "Filename")
 }

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"testing"
 	"time"
@@ -10,13 +11,13 @@ import (
 
 func TestJobPlanNewJob(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	h.registerNode(testNode(1))
-	h.registerNode(testNode(2))
-	before, index := h.writes(), h.store.LatestIndex()
+	h.RegisterNode(apitest.TestNode(1))
+	h.RegisterNode(apitest.TestNode(2))
+	before, index := h.Writes(), h.Store.LatestIndex()
 
 	var out state.JobPlanResponse
-	rec := h.ok(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": testJob("web")}, &out)
-	if out.Index != index || headerIndex(t, rec) != index || out.JobModifyIndex != 0 || !out.NextPeriodicLaunch.IsZero() {
+	rec := h.OK(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": apitest.TestJob("web")}, &out)
+	if out.Index != index || apitest.HeaderIndexOf(t, rec) != index || out.JobModifyIndex != 0 || !out.NextPeriodicLaunch.IsZero() {
 		t.Errorf("Index %d (want %d), JobModifyIndex %d, NextPeriodicLaunch %v", out.Index, index, out.JobModifyIndex, out.NextPeriodicLaunch)
 	}
 	u := out.Annotations.DesiredTGUpdates["web"]
@@ -26,11 +27,11 @@ func TestJobPlanNewJob(t *testing.T) {
 	if len(out.FailedTGAllocs) != 0 || out.Diff != nil {
 		t.Errorf("failed %v, diff %+v (not asked for)", out.FailedTGAllocs, out.Diff)
 	}
-	if h.writes() != before || h.job("default", "web") != nil {
+	if h.Writes() != before || h.Job("default", "web") != nil {
 		t.Fatal("the plan wrote")
 	}
 
-	h.ok(http.MethodPut, "/v1/job/web/plan", map[string]any{"Job": testJob("web"), "Diff": true}, &out)
+	h.OK(http.MethodPut, "/v1/job/web/plan", map[string]any{"Job": apitest.TestJob("web"), "Diff": true}, &out)
 	if out.Diff == nil || out.Diff.Type != state.DiffTypeAdded || len(out.Diff.TaskGroups) != 1 || out.Diff.TaskGroups[0].Updates["create"] != 2 {
 		t.Errorf("diff %+v", out.Diff)
 	} else if tasks := out.Diff.TaskGroups[0].Tasks; len(tasks) != 1 || len(tasks[0].Annotations) != 1 || tasks[0].Annotations[0] != "forces create" {
@@ -40,12 +41,12 @@ func TestJobPlanNewJob(t *testing.T) {
 
 func TestJobPlanExistingJob(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	h.registerNode(testNode(1))
-	reg := h.register(testJob("web"))
-	changed := testJob("web")
+	h.RegisterNode(apitest.TestNode(1))
+	reg := h.register(apitest.TestJob("web"))
+	changed := apitest.TestJob("web")
 	changed.TaskGroups[0].Count = 3
 	var out state.JobPlanResponse
-	h.ok(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": changed, "Diff": true}, &out)
+	h.OK(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": changed, "Diff": true}, &out)
 	if out.JobModifyIndex != reg.JobModifyIndex {
 		t.Errorf("JobModifyIndex = %d, want the registered %d", out.JobModifyIndex, reg.JobModifyIndex)
 	}
@@ -61,7 +62,7 @@ func TestJobPlanExistingJob(t *testing.T) {
 	if count == nil || count.Old != "2" || count.New != "3" {
 		t.Errorf("Count diff %+v", count)
 	}
-	if h.registered(testJob("web")).TaskGroups[0].Count != 2 {
+	if h.Registered(apitest.TestJob("web")).TaskGroups[0].Count != 2 {
 		t.Error("the plan changed the job")
 	}
 }
@@ -69,7 +70,7 @@ func TestJobPlanExistingJob(t *testing.T) {
 func TestJobPlanNoCapacity(t *testing.T) {
 	h, _ := newSchedHarness(t)
 	var out state.JobPlanResponse
-	h.ok(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": testJob("web")}, &out)
+	h.OK(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": apitest.TestJob("web")}, &out)
 	m := out.FailedTGAllocs["web"]
 	if m == nil {
 		t.Fatalf("FailedTGAllocs = %v, want the group's failure", out.FailedTGAllocs)
@@ -80,7 +81,7 @@ func TestJobPlanNoCapacity(t *testing.T) {
 	if len(out.CreatedEvals) != 1 || out.CreatedEvals[0].Status != state.EvalStatusBlocked {
 		t.Errorf("created evals %+v, want one blocked eval", out.CreatedEvals)
 	}
-	if ev, _ := h.store.Evals(nil, "*", ""); len(ev) != 0 {
+	if ev, _ := h.Store.Evals(nil, "*", ""); len(ev) != 0 {
 		t.Errorf("the plan wrote evals %v", ev)
 	}
 }
@@ -88,10 +89,10 @@ func TestJobPlanNoCapacity(t *testing.T) {
 func TestJobPlanPeriodic(t *testing.T) {
 	h, _ := newSchedHarness(t)
 	var out state.JobPlanResponse
-	job := periodicJob("nightly")
+	job := apitest.PeriodicJob("nightly")
 	job.Periodic.Spec = "30 2 * * *"
-	h.ok(http.MethodPost, "/v1/job/nightly/plan", map[string]any{"Job": job}, &out)
-	want := time.Date(2025, 6, 2, 2, 30, 0, 0, time.UTC) // testNow is 12:00 on June 1st
+	h.OK(http.MethodPost, "/v1/job/nightly/plan", map[string]any{"Job": job}, &out)
+	want := time.Date(2025, 6, 2, 2, 30, 0, 0, time.UTC) // apitest.Now is 12:00 on June 1st
 	if !out.NextPeriodicLaunch.Equal(want) {
 		t.Errorf("NextPeriodicLaunch = %v, want %v", out.NextPeriodicLaunch, want)
 	}
@@ -99,7 +100,7 @@ func TestJobPlanPeriodic(t *testing.T) {
 		t.Errorf("a template planned placements: %+v %+v", out.Annotations, out.FailedTGAllocs)
 	}
 	job.Periodic.TimeZone = "America/New_York"
-	h.ok(http.MethodPost, "/v1/job/nightly/plan", map[string]any{"Job": job}, &out)
+	h.OK(http.MethodPost, "/v1/job/nightly/plan", map[string]any{"Job": job}, &out)
 	ny, _ := time.LoadLocation("America/New_York")
 	if want := time.Date(2025, 6, 2, 2, 30, 0, 0, ny); !out.NextPeriodicLaunch.Equal(want) {
 		t.Errorf("NextPeriodicLaunch in New York = %v, want %v", out.NextPeriodicLaunch, want)
@@ -108,15 +109,15 @@ func TestJobPlanPeriodic(t *testing.T) {
 
 func TestJobPlanBadInput(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	invalid := testJob("web")
+	invalid := apitest.TestJob("web")
 	invalid.TaskGroups[0].Count = -1
-	before := h.writes()
-	h.fail(http.MethodPost, "/v1/job/web/plan", map[string]any{}, http.StatusBadRequest, "Job: a job definition is required")
-	h.fail(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": testJob("api")}, http.StatusBadRequest, "Job.ID", "api", "web")
-	h.fail(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": invalid}, http.StatusBadRequest, "Job.TaskGroups[0].Count")
-	h.fail(http.MethodPost, "/v1/job/web/plan", `{"Job": {"ID": "web"}, "Diff": "yes"}`, http.StatusBadRequest, "Diff")
-	h.fail(http.MethodPost, "/v1/job/web/plan?namespace=nope", map[string]any{"Job": testJob("web")}, http.StatusNotFound, "nope")
-	if h.writes() != before {
+	before := h.Writes()
+	h.Fail(http.MethodPost, "/v1/job/web/plan", map[string]any{}, http.StatusBadRequest, "Job: a job definition is required")
+	h.Fail(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": apitest.TestJob("api")}, http.StatusBadRequest, "Job.ID", "api", "web")
+	h.Fail(http.MethodPost, "/v1/job/web/plan", map[string]any{"Job": invalid}, http.StatusBadRequest, "Job.TaskGroups[0].Count")
+	h.Fail(http.MethodPost, "/v1/job/web/plan", `{"Job": {"ID": "web"}, "Diff": "yes"}`, http.StatusBadRequest, "Diff")
+	h.Fail(http.MethodPost, "/v1/job/web/plan?namespace=nope", map[string]any{"Job": apitest.TestJob("web")}, http.StatusNotFound, "nope")
+	if h.Writes() != before {
 		t.Error("a refused plan wrote")
 	}
 }

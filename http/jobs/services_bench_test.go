@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"testing"
 
@@ -15,23 +16,23 @@ import (
 // write.
 func BenchmarkNodeServicesUpsert(b *testing.B) {
 	h, _ := newSchedHarness(b)
-	h.registerNode(testNode(1))
-	h.register(testJob("web"))
-	job := h.registered(testJob("web"))
+	h.RegisterNode(apitest.TestNode(1))
+	h.register(apitest.TestJob("web"))
+	job := h.Registered(apitest.TestJob("web"))
 	const allocs = 1000
 	var regs []*state.ServiceRegistration
 	for i := 1; i <= allocs; i++ {
-		h.placeAlloc(i, job, nodeID(1), "")
+		h.PlaceAlloc(i, job, apitest.NodeID(1), "")
 		for _, name := range []string{"web", "admin"} {
 			regs = append(regs, &state.ServiceRegistration{ID: fmt.Sprintf("%s-%d", name, i), ServiceName: name, Namespace: "default",
-				NodeID: nodeID(1), JobID: "web", AllocID: allocID(i), Port: 20000 + i})
+				NodeID: apitest.NodeID(1), JobID: "web", AllocID: apitest.AllocID(i), Port: 20000 + i})
 		}
 	}
-	h.apply(store.ServiceUpsertRequestType, &store.ServiceUpsertRequest{Services: regs})
-	body := map[string]any{"Services": []any{svcReg("web-1", "web", allocID(1), 1), svcReg("admin-1", "admin", allocID(1), 2)}}
+	h.Apply(store.ServiceUpsertRequestType, &store.ServiceUpsertRequest{Services: regs})
+	body := map[string]any{"Services": []any{svcReg("web-1", "web", apitest.AllocID(1), 1), svcReg("admin-1", "admin", apitest.AllocID(1), 2)}}
 	b.ResetTimer()
 	for b.Loop() {
-		h.ok(http.MethodPut, svcURL(1), body, nil)
+		h.OK(http.MethodPut, svcURL(1), body, nil)
 	}
 }
 
@@ -39,20 +40,20 @@ func BenchmarkNodeServicesUpsert(b *testing.B) {
 // with 2,000 entries.
 func BenchmarkJobServicesRead(b *testing.B) {
 	h, _ := newSchedHarness(b)
-	h.registerNode(testNode(1))
-	h.register(testJob("web"))
-	job := h.registered(testJob("web"))
+	h.RegisterNode(apitest.TestNode(1))
+	h.register(apitest.TestJob("web"))
+	job := h.Registered(apitest.TestJob("web"))
 	var regs []*state.ServiceRegistration
 	for i := 1; i <= 1000; i++ {
-		h.placeAlloc(i, job, nodeID(1), "")
+		h.PlaceAlloc(i, job, apitest.NodeID(1), "")
 		for _, name := range []string{"web", "admin"} {
 			regs = append(regs, &state.ServiceRegistration{ID: fmt.Sprintf("%s-%d", name, i), ServiceName: name, Namespace: "default",
-				NodeID: nodeID(1), JobID: "web", AllocID: allocID(i), Port: 20000 + i})
+				NodeID: apitest.NodeID(1), JobID: "web", AllocID: apitest.AllocID(i), Port: 20000 + i})
 		}
 	}
-	h.apply(store.ServiceUpsertRequestType, &store.ServiceUpsertRequest{Services: regs})
+	h.Apply(store.ServiceUpsertRequestType, &store.ServiceUpsertRequest{Services: regs})
 	b.ResetTimer()
 	for b.Loop() {
-		h.ok(http.MethodGet, "/v1/job/web/services", nil, nil)
+		h.OK(http.MethodGet, "/v1/job/web/services", nil, nil)
 	}
 }

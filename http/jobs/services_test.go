@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -23,63 +24,63 @@ func svcReg(id, name, alloc string, port int, tags ...string) map[string]any {
 func servicesHarness(t *testing.T) (*harness, *state.Job) {
 	t.Helper()
 	h, _ := newSchedHarness(t)
-	h.registerNode(testNode(1))
-	h.registerNode(testNode(2))
-	h.register(testJob("web"))
-	job := h.registered(testJob("web"))
-	h.placeAlloc(1, job, nodeID(1), "")
-	h.placeAlloc(2, job, nodeID(1), "")
-	h.placeAlloc(3, job, nodeID(2), "")
+	h.RegisterNode(apitest.TestNode(1))
+	h.RegisterNode(apitest.TestNode(2))
+	h.register(apitest.TestJob("web"))
+	job := h.Registered(apitest.TestJob("web"))
+	h.PlaceAlloc(1, job, apitest.NodeID(1), "")
+	h.PlaceAlloc(2, job, apitest.NodeID(1), "")
+	h.PlaceAlloc(3, job, apitest.NodeID(2), "")
 	return h, job
 }
 
-func svcURL(node int) string { return "/v1/node/" + nodeID(node) + "/services" }
+func svcURL(node int) string { return "/v1/node/" + apitest.NodeID(node) + "/services" }
 
 func TestServiceRegistrationsWriteAndRead(t *testing.T) {
 	h, _ := servicesHarness(t)
 	var out state.ServiceRegistrationsResponse
-	spoofed := svcReg("s1", "web", allocID(1), 2001, "b", "a")
-	spoofed["NodeID"], spoofed["Namespace"], spoofed["JobID"] = nodeID(2), "other", "nope"
-	h.ok(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
+	spoofed := svcReg("s1", "web", apitest.AllocID(1), 2001, "b", "a")
+	spoofed["NodeID"], spoofed["Namespace"], spoofed["JobID"] = apitest.NodeID(2), "other", "nope"
+	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
 		spoofed,
-		svcReg("s2", "admin", allocID(1), 2002, "x"),
-		svcReg("s3", "web", allocID(2), 2003, "c", "b"),
-		svcReg("gone", "web", allocID(99), 1), // its allocation does not exist: skipped
+		svcReg("s2", "admin", apitest.AllocID(1), 2002, "x"),
+		svcReg("s3", "web", apitest.AllocID(2), 2003, "c", "b"),
+		svcReg("gone", "web", apitest.AllocID(99), 1), // its allocation does not exist: skipped
 	}}, &out)
 	if out.Index == 0 {
 		t.Fatal("no index for a write")
 	}
-	h.ok(http.MethodPost, svcURL(2), map[string]any{"Services": []any{svcReg("s4", "db", allocID(3), 5432)}}, nil)
+	h.OK(http.MethodPost, svcURL(2), map[string]any{"Services": []any{svcReg("s4", "db", apitest.AllocID(3), 5432)}}, nil)
 
 	var byJob []*state.ServiceRegistration
-	rec := h.ok(http.MethodGet, "/v1/job/web/services", nil, &byJob)
-	if got := headerIndex(t, rec); got <= out.Index {
+	rec := h.OK(http.MethodGet, "/v1/job/web/services", nil, &byJob)
+	if got := apitest.HeaderIndexOf(t, rec); got <= out.Index {
 		t.Errorf("index %d, want above %d", got, out.Index)
 	}
 	if len(byJob) != 4 {
 		t.Fatalf("job services %+v, want 4", byJob)
 	}
 	s1 := byJob[0]
-	if s1.ID != "s1" || s1.NodeID != nodeID(1) || s1.Namespace != "default" || s1.JobID != "web" ||
+	if s1.ID != "s1" || s1.NodeID != apitest.NodeID(1) || s1.Namespace != "default" || s1.JobID != "web" ||
 		s1.Datacenter != "dc1" || s1.Port != 2001 || s1.Address != "10.0.0.1" || s1.CreateIndex != out.Index {
 		t.Errorf("s1 = %+v: node, namespace and job must come from the allocation", s1)
 	}
 
 	var web []*state.ServiceRegistration
-	h.ok(http.MethodGet, "/v1/service/web", nil, &web)
+	h.OK(http.MethodGet, "/v1/service/web", nil, &web)
 	if len(web) != 2 || web[0].ID != "s1" || web[1].ID != "s3" {
 		t.Errorf("service web = %+v", web)
 	}
 	var none []*state.ServiceRegistration
-	if h.ok(http.MethodGet, "/v1/service/nope", nil, &none); none == nil || len(none) != 0 {
+	if h.OK(http.MethodGet, "/v1/service/nope", nil, &none); none == nil || len(none) != 0 {
 		t.Errorf("unknown service = %v, want []", none)
 	}
-	if h.ok(http.MethodGet, "/v1/job/nope/services", nil, &none); none == nil || len(none) != 0 {
+	if h.OK(http.MethodGet, "/v1/job/nope/services", nil, &none); none == nil || len(none) != 0 {
 		t.Errorf("unknown job = %v, want []", none)
 	}
 
 	var list []*state.ServiceListStub
-	h.ok(http.MethodGet, "/v1/services", nil, &list)
+	h.OK(http.MethodGet, "/v1/services", nil, &list)
 	want := []*state.ServiceListStub{{Namespace: "default", Services: []*state.ServiceListEntry{
 		{ServiceName: "admin", Tags: []string{"x"}},
 		{ServiceName: "db", Tags: []string{}},
@@ -92,72 +93,72 @@ func TestServiceRegistrationsWriteAndRead(t *testing.T) {
 
 	// Re-registering updates in place: same CreateIndex, new ModifyIndex.
 	var again state.ServiceRegistrationsResponse
-	h.ok(http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("s1", "web", allocID(1), 2011)}}, &again)
+	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("s1", "web", apitest.AllocID(1), 2011)}}, &again)
 	byJob = nil
-	h.ok(http.MethodGet, "/v1/job/web/services", nil, &byJob)
+	h.OK(http.MethodGet, "/v1/job/web/services", nil, &byJob)
 	if byJob[0].Port != 2011 || byJob[0].CreateIndex != out.Index || byJob[0].ModifyIndex != again.Index {
 		t.Errorf("updated s1 = %+v", byJob[0])
 	}
 
 	// Deregister by ID and by allocation; unknown IDs are fine (retries).
-	h.ok(http.MethodDelete, svcURL(1)+"?id=s2&id=unknown", nil, nil)
-	h.ok(http.MethodDelete, svcURL(1)+"?alloc_id="+allocID(2), nil, nil)
+	h.OK(http.MethodDelete, svcURL(1)+"?id=s2&id=unknown", nil, nil)
+	h.OK(http.MethodDelete, svcURL(1)+"?alloc_id="+apitest.AllocID(2), nil, nil)
 	byJob = nil
-	h.ok(http.MethodGet, "/v1/job/web/services", nil, &byJob)
+	h.OK(http.MethodGet, "/v1/job/web/services", nil, &byJob)
 	if len(byJob) != 2 || byJob[0].ID != "s1" || byJob[1].ID != "s4" {
 		t.Errorf("after deregister: %+v", byJob)
 	}
 	var nothing state.ServiceRegistrationsResponse
-	before := h.writes()
-	h.ok(http.MethodDelete, svcURL(1)+"?id=s2", nil, &nothing)
-	if nothing.Index != 0 || h.writes() != before {
+	before := h.Writes()
+	h.OK(http.MethodDelete, svcURL(1)+"?id=s2", nil, &nothing)
+	if nothing.Index != 0 || h.Writes() != before {
 		t.Errorf("deleting nothing wrote: %+v", nothing)
 	}
 
 	// An operator removes an entry by service name and ID.
-	h.fail(http.MethodDelete, "/v1/service/web/s4", nil, http.StatusNotFound, "no registration")
-	h.ok(http.MethodDelete, "/v1/service/db/s4", nil, nil)
-	if regs, _ := h.store.ServicesByNode(nil, nodeID(2)); len(regs) != 0 {
+	h.Fail(http.MethodDelete, "/v1/service/web/s4", nil, http.StatusNotFound, "no registration")
+	h.OK(http.MethodDelete, "/v1/service/db/s4", nil, nil)
+	if regs, _ := h.Store.ServicesByNode(nil, apitest.NodeID(2)); len(regs) != 0 {
 		t.Errorf("operator delete left %+v", regs)
 	}
 }
 
 func TestServicesNamespaces(t *testing.T) {
 	h, _ := servicesHarness(t)
-	h.createNamespace("prod")
-	job := testJob("api")
+	h.CreateNamespace("prod")
+	job := apitest.TestJob("api")
 	job.Namespace = "prod"
 	h.register(job)
-	h.placeAlloc(7, h.registered(job), nodeID(1), "")
-	h.ok(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
-		svcReg("p1", "api", allocID(7), 80, "v2"),
-		svcReg("d1", "web", allocID(1), 81),
+	h.PlaceAlloc(7, h.Registered(job), apitest.NodeID(1), "")
+	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
+		svcReg("p1", "api", apitest.AllocID(7), 80, "v2"),
+		svcReg("d1", "web", apitest.AllocID(1), 81),
 	}}, nil)
 
 	var list []*state.ServiceListStub
-	h.ok(http.MethodGet, "/v1/services?namespace=*", nil, &list)
+	h.OK(http.MethodGet, "/v1/services?namespace=*", nil, &list)
 	if len(list) != 2 || list[0].Namespace != "default" || list[1].Namespace != "prod" || list[1].Services[0].ServiceName != "api" {
 		b, _ := json.Marshal(list)
 		t.Errorf("namespace=* list = %s", b)
 	}
 	var regs []*state.ServiceRegistration
-	if h.ok(http.MethodGet, "/v1/service/api", nil, &regs); len(regs) != 0 {
+	if h.OK(http.MethodGet, "/v1/service/api", nil, &regs); len(regs) != 0 {
 		t.Errorf("prod service seen from default: %+v", regs)
 	}
-	if h.ok(http.MethodGet, "/v1/service/api?namespace=prod", nil, &regs); len(regs) != 1 || regs[0].Namespace != "prod" || regs[0].JobID != "api" {
+	if h.OK(http.MethodGet, "/v1/service/api?namespace=prod", nil, &regs); len(regs) != 1 || regs[0].Namespace != "prod" || regs[0].JobID != "api" {
 		t.Errorf("prod service = %+v", regs)
 	}
-	if h.ok(http.MethodGet, "/v1/job/api/services?namespace=prod", nil, &regs); len(regs) != 1 {
+	if h.OK(http.MethodGet, "/v1/job/api/services?namespace=prod", nil, &regs); len(regs) != 1 {
 		t.Errorf("prod job services = %+v", regs)
 	}
-	h.fail(http.MethodDelete, "/v1/service/api/p1", nil, http.StatusNotFound)
-	h.ok(http.MethodDelete, "/v1/service/api/p1?namespace=prod", nil, nil)
+	h.Fail(http.MethodDelete, "/v1/service/api/p1", nil, http.StatusNotFound)
+	h.OK(http.MethodDelete, "/v1/service/api/p1?namespace=prod", nil, nil)
 }
 
 func TestServiceRegistrationsBadInput(t *testing.T) {
 	h, _ := servicesHarness(t)
-	h.ok(http.MethodPut, svcURL(2), map[string]any{"Services": []any{svcReg("theirs", "db", allocID(3), 1)}}, nil)
-	before := h.writes()
+	h.OK(http.MethodPut, svcURL(2), map[string]any{"Services": []any{svcReg("theirs", "db", apitest.AllocID(3), 1)}}, nil)
+	before := h.Writes()
 	cases := []struct {
 		name, method, url string
 		body              any
@@ -170,28 +171,28 @@ func TestServiceRegistrationsBadInput(t *testing.T) {
 		{"null entry", "PUT", svcURL(1), `{"Services": [null]}`, 400, []string{"Services[0]", "null"}},
 		{"missing fields", "PUT", svcURL(1), map[string]any{"Services": []any{map[string]any{"Port": 70000}}}, 400,
 			[]string{"Services[0].ID", "Services[0].ServiceName", "Services[0].AllocID", "Services[0].Port"}},
-		{"duplicate", "PUT", svcURL(1), map[string]any{"Services": []any{svcReg("x", "a", allocID(1), 1), svcReg("x", "a", allocID(1), 1)}}, 400,
+		{"duplicate", "PUT", svcURL(1), map[string]any{"Services": []any{svcReg("x", "a", apitest.AllocID(1), 1), svcReg("x", "a", apitest.AllocID(1), 1)}}, 400,
 			[]string{"Services[1].ID", "also listed at Services[0]"}},
-		{"unknown node", "PUT", "/v1/node/" + nodeID(9) + "/services", map[string]any{"Services": []any{svcReg("x", "a", allocID(1), 1)}}, 404, []string{nodeID(9)}},
-		{"alloc of another node", "PUT", svcURL(1), map[string]any{"Services": []any{svcReg("x", "a", allocID(3), 1)}}, 400,
-			[]string{"Services[0].AllocID", nodeID(2)}},
-		{"ID of another node", "PUT", svcURL(1), map[string]any{"Services": []any{svcReg("theirs", "a", allocID(1), 1)}}, 400,
-			[]string{"Services[0].ID", "belongs to node", nodeID(2)}},
+		{"unknown node", "PUT", "/v1/node/" + apitest.NodeID(9) + "/services", map[string]any{"Services": []any{svcReg("x", "a", apitest.AllocID(1), 1)}}, 404, []string{apitest.NodeID(9)}},
+		{"alloc of another node", "PUT", svcURL(1), map[string]any{"Services": []any{svcReg("x", "a", apitest.AllocID(3), 1)}}, 400,
+			[]string{"Services[0].AllocID", apitest.NodeID(2)}},
+		{"ID of another node", "PUT", svcURL(1), map[string]any{"Services": []any{svcReg("theirs", "a", apitest.AllocID(1), 1)}}, 400,
+			[]string{"Services[0].ID", "belongs to node", apitest.NodeID(2)}},
 		{"delete without IDs", "DELETE", svcURL(1), nil, 400, []string{"id or alloc_id"}},
 		{"delete empty ID", "DELETE", svcURL(1) + "?id=", nil, 400, []string{"empty"}},
-		{"delete another node's", "DELETE", svcURL(1) + "?id=theirs", nil, 400, []string{"belongs to node", nodeID(2)}},
-		{"delete on unknown node", "DELETE", "/v1/node/" + nodeID(9) + "/services?id=x", nil, 404, []string{nodeID(9)}},
+		{"delete another node's", "DELETE", svcURL(1) + "?id=theirs", nil, 400, []string{"belongs to node", apitest.NodeID(2)}},
+		{"delete on unknown node", "DELETE", "/v1/node/" + apitest.NodeID(9) + "/services?id=x", nil, 404, []string{apitest.NodeID(9)}},
 		{"read all namespaces", "GET", "/v1/service/web?namespace=*", nil, 400, []string{"namespace"}},
 		{"bad index", "GET", "/v1/job/web/services?index=x", nil, 400, []string{"index"}},
 		{"operator delete unknown", "DELETE", "/v1/service/db/nope", nil, 404, []string{"nope"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h.on(t).fail(c.method, c.url, c.body, c.code, c.want...)
+			h.on(t).Fail(c.method, c.url, c.body, c.code, c.want...)
 		})
 	}
-	if h.writes() != before {
-		t.Errorf("bad requests wrote %d commands", h.writes()-before)
+	if h.Writes() != before {
+		t.Errorf("bad requests wrote %d commands", h.Writes()-before)
 	}
 }
 
@@ -199,17 +200,17 @@ func TestServiceRegistrationsBadInput(t *testing.T) {
 // finished allocations; its node's next registration removes them.
 func TestServiceRegistrationsCleanStaleOnUpsert(t *testing.T) {
 	h, _ := servicesHarness(t)
-	h.ok(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
-		svcReg("a1", "web", allocID(1), 1), svcReg("a2", "web", allocID(2), 2),
+	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
+		svcReg("a1", "web", apitest.AllocID(1), 1), svcReg("a2", "web", apitest.AllocID(2), 2),
 	}}, nil)
-	h.ok(http.MethodPost, "/v1/node/"+nodeID(1)+"/allocations", map[string]any{"Allocs": []any{
-		map[string]any{"ID": allocID(1), "ClientStatus": "failed"},
+	h.OK(http.MethodPost, "/v1/node/"+apitest.NodeID(1)+"/allocations", map[string]any{"Allocs": []any{
+		map[string]any{"ID": apitest.AllocID(1), "ClientStatus": "failed"},
 	}}, nil)
 	// A finished allocation's registration is not taken either.
-	h.ok(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
-		svcReg("a2", "web", allocID(2), 3), svcReg("a1-again", "web", allocID(1), 4),
+	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
+		svcReg("a2", "web", apitest.AllocID(2), 3), svcReg("a1-again", "web", apitest.AllocID(1), 4),
 	}}, nil)
-	regs, _ := h.store.ServicesByNode(nil, nodeID(1))
+	regs, _ := h.Store.ServicesByNode(nil, apitest.NodeID(1))
 	if len(regs) != 1 || regs[0].ID != "a2" || regs[0].Port != 3 {
 		t.Errorf("node 1 entries %+v, want only a2 (port 3)", regs)
 	}
@@ -221,20 +222,20 @@ func TestJobServicesBlockingWakesOnRegistration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _ := servicesHarness(t)
 		var first []*state.ServiceRegistration
-		rec := h.ok(http.MethodGet, "/v1/job/web/services", nil, &first)
-		index := headerIndex(t, rec)
-		rec, done := serveAsync(h, http.MethodGet, "/v1/job/web/services?index="+strconv.FormatUint(index, 10)+"&wait=1m")
+		rec := h.OK(http.MethodGet, "/v1/job/web/services", nil, &first)
+		index := apitest.HeaderIndexOf(t, rec)
+		rec, done := h.ServeAsync(http.MethodGet, "/v1/job/web/services?index="+strconv.FormatUint(index, 10)+"&wait=1m")
 		synctest.Wait()
-		if returned(done) {
+		if apitest.Returned(done) {
 			t.Fatalf("returned at once: %d %q", rec.Code, rec.Body.String())
 		}
-		h.createNamespace("unrelated")
+		h.CreateNamespace("unrelated")
 		synctest.Wait()
-		if returned(done) {
+		if apitest.Returned(done) {
 			t.Fatal("woke on an unrelated write")
 		}
 		time.Sleep(5 * time.Second) // fake time
-		h.ok(http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("s1", "web", allocID(1), 8080)}}, nil)
+		h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("s1", "web", apitest.AllocID(1), 8080)}}, nil)
 		<-done
 		var regs []*state.ServiceRegistration
 		if err := json.Unmarshal(rec.Body.Bytes(), &regs); err != nil || rec.Code != http.StatusOK {
@@ -243,7 +244,7 @@ func TestJobServicesBlockingWakesOnRegistration(t *testing.T) {
 		if len(regs) != 1 || regs[0].ID != "s1" || regs[0].Port != 8080 {
 			t.Errorf("woke with %+v", regs)
 		}
-		if got := headerIndex(t, rec); got <= index {
+		if got := apitest.HeaderIndexOf(t, rec); got <= index {
 			t.Errorf("index %d, want above %d", got, index)
 		}
 	})
@@ -253,48 +254,48 @@ func TestJobServicesBlockingWakesOnRegistration(t *testing.T) {
 // their own node's; reads need read-job.
 func TestServicesACL(t *testing.T) {
 	a := newACLHarness(t, true, "")
-	mgmt := a.managementToken()
-	n1, n2 := testNode(1), testNode(2)
+	mgmt := a.ManagementToken()
+	n1, n2 := apitest.TestNode(1), apitest.TestNode(2)
 	n1.SecretID, n2.SecretID = "20000000-0000-4000-8000-000000000001", "20000000-0000-4000-8000-000000000002"
 	for _, n := range []*state.Node{n1, n2} {
-		a.apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: n})
+		a.Apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: n})
 	}
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: testJob("web")}, nil)
-	a.placeAlloc(1, a.registered(testJob("web")), n1.ID, "")
-	body := map[string]any{"Services": []any{svcReg("s1", "web", allocID(1), 80)}}
+	a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: apitest.TestJob("web")}, nil)
+	a.PlaceAlloc(1, a.Registered(apitest.TestJob("web")), n1.ID, "")
+	body := map[string]any{"Services": []any{svcReg("s1", "web", apitest.AllocID(1), 80)}}
 
-	a.okAs(n1.SecretID, http.MethodPut, svcURL(1), body, nil)
+	a.OKAs(n1.SecretID, http.MethodPut, svcURL(1), body, nil)
 	// Another node's secret is no token at all.
-	a.failAs(n2.SecretID, http.MethodPut, svcURL(1), body, http.StatusForbidden)
-	a.deniedAs("", http.MethodPut, svcURL(1), body)
-	a.failAs(n2.SecretID, http.MethodDelete, svcURL(1)+"?id=s1", nil, http.StatusForbidden)
+	a.FailAs(n2.SecretID, http.MethodPut, svcURL(1), body, http.StatusForbidden)
+	a.DeniedAs("", http.MethodPut, svcURL(1), body)
+	a.FailAs(n2.SecretID, http.MethodDelete, svcURL(1)+"?id=s1", nil, http.StatusForbidden)
 
-	reader := a.clientToken(rulesText("default", []string{state.NamespaceCapabilityReadJob}, "", "", ""))
-	lister := a.clientToken(rulesText("default", []string{state.NamespaceCapabilityListJobs}, "", "", ""))
+	reader := a.ClientToken(apitest.RulesText("default", []string{state.NamespaceCapabilityReadJob}, "", "", ""))
+	lister := a.ClientToken(apitest.RulesText("default", []string{state.NamespaceCapabilityListJobs}, "", "", ""))
 	var regs []*state.ServiceRegistration
-	a.okAs(reader, http.MethodGet, "/v1/job/web/services", nil, &regs)
+	a.OKAs(reader, http.MethodGet, "/v1/job/web/services", nil, &regs)
 	if len(regs) != 1 {
 		t.Errorf("reader sees %+v", regs)
 	}
-	a.okAs(reader, http.MethodGet, "/v1/service/web", nil, nil)
-	a.deniedAs(lister, http.MethodGet, "/v1/service/web", nil)
-	a.deniedAs(reader, http.MethodDelete, "/v1/service/web/s1", nil)
-	a.failAs(n1.SecretID, http.MethodGet, "/v1/services", nil, http.StatusForbidden)
+	a.OKAs(reader, http.MethodGet, "/v1/service/web", nil, nil)
+	a.DeniedAs(lister, http.MethodGet, "/v1/service/web", nil)
+	a.DeniedAs(reader, http.MethodDelete, "/v1/service/web/s1", nil)
+	a.FailAs(n1.SecretID, http.MethodGet, "/v1/services", nil, http.StatusForbidden)
 
 	// namespace=*: only the namespaces the token may read jobs in.
-	a.okAs(mgmt, http.MethodPut, "/v1/namespace/prod", map[string]string{}, nil)
-	prodJob := testJob("api")
+	a.OKAs(mgmt, http.MethodPut, "/v1/namespace/prod", map[string]string{}, nil)
+	prodJob := apitest.TestJob("api")
 	prodJob.Namespace = "prod"
-	a.okAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: prodJob}, nil)
-	a.placeAlloc(2, a.registered(prodJob), n1.ID, "")
-	a.okAs(n1.SecretID, http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("p1", "api", allocID(2), 81)}}, nil)
+	a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: prodJob}, nil)
+	a.PlaceAlloc(2, a.Registered(prodJob), n1.ID, "")
+	a.OKAs(n1.SecretID, http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("p1", "api", apitest.AllocID(2), 81)}}, nil)
 	var list []*state.ServiceListStub
-	a.okAs(reader, http.MethodGet, "/v1/services?namespace=*", nil, &list)
+	a.OKAs(reader, http.MethodGet, "/v1/services?namespace=*", nil, &list)
 	if len(list) != 1 || list[0].Namespace != "default" {
 		b, _ := json.Marshal(list)
 		t.Errorf("reader's namespace=* list = %s, want default only", b)
 	}
-	a.okAs(mgmt, http.MethodGet, "/v1/services?namespace=*", nil, &list)
+	a.OKAs(mgmt, http.MethodGet, "/v1/services?namespace=*", nil, &list)
 	if len(list) != 2 {
 		t.Errorf("management list has %d namespaces, want 2", len(list))
 	}
