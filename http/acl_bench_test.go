@@ -1,12 +1,12 @@
 package http
 
 import (
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/julienschmidt/httprouter"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/http/jobs"
 )
 

@@ -2,7 +2,6 @@ package http
 
 import (
 	"encoding/json"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/http/clientapi"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )

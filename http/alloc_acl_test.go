@@ -1,11 +1,11 @@
 package http
 
 import (
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/url"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 )

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/http/clientapi"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )

@@ -1,13 +1,13 @@
 package http
 
 import (
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 )
 

@@ -3,7 +3,6 @@ package http
 import (
 	"context"
 	"encoding/json"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/schedhq/sched/http/clientapi"
 	"github.com/schedhq/sched/http/clientapi/allocfs"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"

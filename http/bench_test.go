@@ -1,13 +1,9 @@
 package http
 
 import (
-	"encoding/json"
-	"github.com/schedhq/sched/http/internal/apitest"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/http/jobs"
 )
 
@@ -19,13 +15,7 @@ func BenchmarkJobRead(b *testing.B) {
 	handler := h.srv.Handler()
 	b.ReportAllocs()
 	defer apitest.ReportCPU(b)()
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/job/web", nil))
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
-		}
-	}
+	apitest.BenchGet(b, handler, "/v1/job/web")
 }
 
 // BenchmarkJobRegister measures POST /v1/jobs of a changed job each time
@@ -37,20 +27,10 @@ func BenchmarkJobRegister(b *testing.B) {
 	job := apitest.TestJob("web")
 	b.ReportAllocs()
 	defer apitest.ReportCPU(b)()
-	i := 0
-	for b.Loop() {
-		i++
+	i := apitest.BenchPost(b, handler, "/v1/jobs", func(i int) any {
 		job.TaskGroups[0].Count = i
-		body, err := json.Marshal(&jobs.JobRegisterRequest{Job: job})
-		if err != nil {
-			b.Fatal(err)
-		}
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/jobs", strings.NewReader(string(body))))
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
-		}
-	}
+		return &jobs.JobRegisterRequest{Job: job}
+	})
 	if got := h.Job("default", "web"); got == nil || got.TaskGroups[0].Count != i {
 		b.Fatalf("last register not stored (want count %d)", i)
 	}

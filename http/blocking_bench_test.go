@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"io"
 	"net"
 	"net/http"
@@ -22,6 +21,8 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/schedhq/sched/http/internal/apitest"
 )
 
 // Environment of the benchmark's client process (blockingClientMain).

@@ -5,13 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )

@@ -3,11 +3,11 @@ package http
 import (
 	"encoding/json"
 	"errors"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/http/jobs"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"

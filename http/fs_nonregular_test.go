@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/schedhq/sched/http/clientapi/allocfs"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/internal/testutil"
 )
 

@@ -2,12 +2,12 @@ package jobs
 
 import (
 	"context"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	schedapi "github.com/schedhq/sched/http/api"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 )
 

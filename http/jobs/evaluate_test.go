@@ -1,10 +1,10 @@
 package jobs
 
 import (
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 )
 

@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 )
 
@@ -43,20 +42,10 @@ func BenchmarkJobRegisterWithSubscriber(b *testing.B) {
 	job := apitest.TestJob("web")
 	b.ReportAllocs()
 	defer apitest.ReportCPU(b)()
-	i := 0
-	for b.Loop() {
-		i++
+	apitest.BenchPost(b, handler, "/v1/jobs", func(i int) any {
 		job.TaskGroups[0].Count = i
-		body, err := json.Marshal(&JobRegisterRequest{Job: job})
-		if err != nil {
-			b.Fatal(err)
-		}
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/jobs", strings.NewReader(string(body))))
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
-		}
-	}
+		return &JobRegisterRequest{Job: job}
+	})
 }
 
 func BenchmarkJobReadWithSubscriber(b *testing.B) {
@@ -66,13 +55,7 @@ func BenchmarkJobReadWithSubscriber(b *testing.B) {
 	handler := h.srv.Handler()
 	b.ReportAllocs()
 	defer apitest.ReportCPU(b)()
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/job/web", nil))
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
-		}
-	}
+	apitest.BenchGet(b, handler, "/v1/job/web")
 }
 
 // BenchmarkEventEncode measures the encoding of one JobRegistered event

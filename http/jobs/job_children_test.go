@@ -1,12 +1,12 @@
 package jobs
 
 import (
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 )
 

@@ -1,12 +1,12 @@
 package jobs
 
 import (
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 )
 

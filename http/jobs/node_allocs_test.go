@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"encoding/json"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	schedhttp "github.com/schedhq/sched/http"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )

@@ -1,13 +1,9 @@
 package jobs
 
 import (
-	"encoding/json"
-	"github.com/schedhq/sched/http/internal/apitest"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 )
 
@@ -20,19 +16,9 @@ func BenchmarkNodeRegister(b *testing.B) {
 	h.register(apitest.SystemJob("logs"))
 	handler := h.srv.Handler()
 	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		i++
-		body, err := json.Marshal(map[string]any{"Node": apitest.TestNode(i)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/node/register", strings.NewReader(string(body))))
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
-		}
-	}
+	i := apitest.BenchPost(b, handler, "/v1/node/register", func(i int) any {
+		return map[string]any{"Node": apitest.TestNode(i)}
+	})
 	if n, _ := h.Store.NodeByID(nil, apitest.NodeID(i)); n == nil || n.Status != state.NodeStatusReady {
 		b.Fatalf("last node not stored: %+v", n)
 	}
@@ -52,11 +38,5 @@ func BenchmarkNodeAllocationsRead(b *testing.B) {
 	}
 	handler := h.srv.Handler()
 	b.ReportAllocs()
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/node/"+apitest.NodeID(500)+"/allocations", nil))
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
-		}
-	}
+	apitest.BenchGet(b, handler, "/v1/node/"+apitest.NodeID(500)+"/allocations")
 }

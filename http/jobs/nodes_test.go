@@ -3,7 +3,6 @@ package jobs
 import (
 	"encoding/json"
 	"errors"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"reflect"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	schedhttp "github.com/schedhq/sched/http"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"

@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	schedhttp "github.com/schedhq/sched/http"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )

@@ -1,11 +1,11 @@
 package jobs
 
 import (
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )

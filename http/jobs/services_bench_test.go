@@ -2,10 +2,10 @@ package jobs
 
 import (
 	"fmt"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )

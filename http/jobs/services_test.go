@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"encoding/json"
-	"github.com/schedhq/sched/http/internal/apitest"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
