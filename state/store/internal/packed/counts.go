@@ -22,8 +22,8 @@ import (
 // know is kept as it is. A Packer holds one, which its store's compactors
 // and readers share: a stored map is never changed.
 type countMaps struct {
-	mu    sync.Mutex
-	seed  maphash.Seed
+	mu   sync.Mutex
+	seed maphash.Seed
 	// slots is made on first use: a store that never stores a metric
 	// (most tests' stores) holds none.
 	slots *[countMapSlots]countMapSlot
