@@ -421,7 +421,7 @@ func (s *Server) taskLacksIsolation(p httprouter.Params, sc *requestScope) (bool
 		if err != nil {
 			return true, err
 		}
-		if a == nil || !inNamespace(ns, a.Namespace) || job != nil && (a.JobID != job.ID || a.Namespace != job.Namespace) {
+		if a == nil || !codec.InNamespace(ns, a.Namespace) || job != nil && (a.JobID != job.ID || a.Namespace != job.Namespace) {
 			return true, nil
 		}
 		group = a.TaskGroup

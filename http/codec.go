@@ -26,7 +26,7 @@ const (
 	HeaderIndex       = "X-Sched-Index"
 	HeaderKnownLeader = "X-Sched-KnownLeader"
 	HeaderLastContact = "X-Sched-LastContact"
-	HeaderNextToken   = "X-Sched-NextToken"
+	HeaderNextToken   = codec.HeaderNextToken
 )
 
 // wrap adapts a codec.Handler to httprouter, writing the JSON body or the

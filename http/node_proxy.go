@@ -58,11 +58,11 @@ func (s relay) locateAlloc(r *http.Request, allocID string) (allocLocation, erro
 	local := s.cfg.Client
 	if alloc == nil && local != nil {
 		// Collected on the servers, but its directory may still be here.
-		if a, err := local.Alloc(allocID); err == nil && a != nil && inNamespace(ns, a.Namespace) {
+		if a, err := local.Alloc(allocID); err == nil && a != nil && codec.InNamespace(ns, a.Namespace) {
 			return allocLocation{local: local}, nil
 		}
 	}
-	if alloc == nil || !inNamespace(ns, alloc.Namespace) {
+	if alloc == nil || !codec.InNamespace(ns, alloc.Namespace) {
 		return allocLocation{}, state.NotFoundf("allocation %q", allocID)
 	}
 	if local != nil && alloc.NodeID == local.NodeID() {
@@ -171,13 +171,4 @@ func dialNodeExec(ctx context.Context, r *http.Request, nt nodeTarget, path stri
 		h.Set(HeaderToken, t)
 	}
 	return clientapi.DialExec(ctx, &u, h, nt.tls, t)
-}
-
-// inNamespace reports whether an object of namespace objNS is visible to a
-// request for namespace ns ("*" sees every namespace). Reads of single
-// evaluations, allocations and deployments answer 404 for an object of
-// another namespace, so that a capability granted in one namespace never
-// reveals another's objects by ID.
-func inNamespace(ns, objNS string) bool {
-	return ns == "*" || ns == objNS
 }

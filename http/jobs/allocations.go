@@ -102,7 +102,7 @@ func (h allocAPI) allocList(w http.ResponseWriter, r *http.Request, _ httprouter
 
 // allocRead serves GET /v1/allocation/:alloc_id: the whole allocation,
 // with its job. An allocation of another namespace than the request's is
-// a 404 (see inNamespace).
+// a 404 (see codec.InNamespace).
 func (h allocAPI) allocRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("alloc_id")
 	var out *state.Allocation
@@ -112,7 +112,7 @@ func (h allocAPI) allocRead(w http.ResponseWriter, r *http.Request, p httprouter
 			return 0, err
 		}
 		out = nil
-		if a != nil && inNamespace(ns, a.Namespace) {
+		if a != nil && codec.InNamespace(ns, a.Namespace) {
 			out = a
 		}
 		return h.maxIndex(store.TableAllocs), nil
@@ -141,7 +141,7 @@ func (h allocAPI) allocStop(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return nil, err
 	}
-	if a == nil || !inNamespace(h.core.Namespace(r), a.Namespace) {
+	if a == nil || !codec.InNamespace(h.core.Namespace(r), a.Namespace) {
 		return nil, state.NotFoundf("allocation %q", id)
 	}
 	job, err := h.store.JobByID(nil, a.Namespace, a.JobID)

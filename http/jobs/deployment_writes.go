@@ -29,7 +29,7 @@ func (h deploymentAPI) activeDeployment(r *http.Request, p httprouter.Params, bo
 	if err != nil {
 		return nil, nil, err
 	}
-	if d == nil || !inNamespace(h.core.Namespace(r), d.Namespace) {
+	if d == nil || !codec.InNamespace(h.core.Namespace(r), d.Namespace) {
 		return nil, nil, state.NotFoundf("deployment %q", id)
 	}
 	if !d.Active() {

@@ -6,6 +6,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -57,7 +58,7 @@ func (h deploymentAPI) deploymentList(w http.ResponseWriter, r *http.Request, _ 
 }
 
 // deploymentRead serves GET /v1/deployment/:deployment_id. A deployment
-// of another namespace than the request's is a 404 (see inNamespace).
+// of another namespace than the request's is a 404 (see codec.InNamespace).
 func (h deploymentAPI) deploymentRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("deployment_id")
 	var out *state.Deployment
@@ -67,7 +68,7 @@ func (h deploymentAPI) deploymentRead(w http.ResponseWriter, r *http.Request, p 
 			return 0, err
 		}
 		out = nil
-		if d != nil && inNamespace(ns, d.Namespace) {
+		if d != nil && codec.InNamespace(ns, d.Namespace) {
 			out = d
 		}
 		return h.maxIndex(store.TableDeployment), nil
@@ -97,7 +98,7 @@ func (h deploymentAPI) deploymentAllocations(w http.ResponseWriter, r *http.Requ
 			return 0, err
 		}
 		out = []*state.AllocListStub{}
-		if d == nil || !inNamespace(ns, d.Namespace) {
+		if d == nil || !codec.InNamespace(ns, d.Namespace) {
 			return h.maxIndex(store.TableAllocs, store.TableDeployment), nil
 		}
 		allocs, err := h.store.AllocsByJob(ws, d.Namespace, d.JobID, true)

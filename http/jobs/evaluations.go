@@ -6,6 +6,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -58,7 +59,7 @@ func (h evalAPI) evalList(w http.ResponseWriter, r *http.Request, _ httprouter.P
 }
 
 // evalRead serves GET /v1/evaluation/:eval_id. An evaluation of another
-// namespace than the request's is a 404 (see inNamespace).
+// namespace than the request's is a 404 (see codec.InNamespace).
 func (h evalAPI) evalRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("eval_id")
 	var out *state.Evaluation
@@ -68,7 +69,7 @@ func (h evalAPI) evalRead(w http.ResponseWriter, r *http.Request, p httprouter.P
 			return 0, err
 		}
 		out = nil
-		if e != nil && inNamespace(ns, e.Namespace) {
+		if e != nil && codec.InNamespace(ns, e.Namespace) {
 			out = e
 		}
 		return h.maxIndex(store.TableEvals), nil
@@ -100,7 +101,7 @@ func (h evalAPI) evalAllocations(w http.ResponseWriter, r *http.Request, p httpr
 		}
 		kept := allocs[:0:0]
 		for _, a := range allocs {
-			if inNamespace(ns, a.Namespace) {
+			if codec.InNamespace(ns, a.Namespace) {
 				kept = append(kept, a)
 			}
 		}

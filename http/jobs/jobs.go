@@ -132,7 +132,7 @@ func (h jobAPI) jobList(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		return nil, err
 	}
 	if token != "" {
-		w.Header().Set(headerNextToken, token)
+		w.Header().Set(codec.HeaderNextToken, token)
 	}
 	return out, nil
 }

@@ -7,9 +7,6 @@ import (
 	"github.com/schedhq/sched/http/codec"
 )
 
-// headerNextToken names the key of the next page of a list.
-const headerNextToken = "X-Sched-NextToken"
-
 // listOptions are the parameters of the scheduler's list endpoints:
 // prefix, filter (a go-bexpr expression over the list entry, applied
 // before pagination, as on GET /v1/jobs), per_page and next_token.
@@ -80,16 +77,7 @@ func (p *page[T]) add(key string, v T) bool {
 // finish sets the next-page header and returns the page's entries.
 func (p *page[T]) finish(w http.ResponseWriter) []T {
 	if p.next != "" {
-		w.Header().Set(headerNextToken, p.next)
+		w.Header().Set(codec.HeaderNextToken, p.next)
 	}
 	return p.items
-}
-
-// inNamespace reports whether an object of namespace objNS is visible to a
-// request for namespace ns ("*" sees every namespace). Reads of single
-// evaluations, allocations and deployments answer 404 for an object of
-// another namespace, so that a capability granted in one namespace never
-// reveals another's objects by ID.
-func inNamespace(ns, objNS string) bool {
-	return ns == "*" || ns == objNS
 }

@@ -129,7 +129,7 @@ func (h serviceAPI) serviceDelete(w http.ResponseWriter, r *http.Request, p http
 	if err != nil {
 		return nil, err
 	}
-	if reg == nil || reg.ServiceName != name || !inNamespace(h.core.Namespace(r), reg.Namespace) {
+	if reg == nil || reg.ServiceName != name || !codec.InNamespace(h.core.Namespace(r), reg.Namespace) {
 		return nil, state.NotFoundf("service %q has no registration %q", name, id)
 	}
 	_, index, err := h.core.Propose(w, r, store.ServiceDeleteRequestType, &store.ServiceDeleteRequest{IDs: []string{id}})
