@@ -73,7 +73,7 @@ var testAllowed = map[string][]string{
 	// API's tests mount the jobs API too, for the ACL bootstrap), and the
 	// core's tests mount both (product code of none imports another). The
 	// core's and the jobs API's tests also drive the Go client.
-	"http/mgmt": {"http", "http/jobs"},
+	"http/mgmt": {"http", "http/jobs", "http/internal/apitest"},
 	"http/jobs": {"http", "http/api", "http/internal/apitest"},
 	// The core's relay tests make a task's non-regular files.
 	"http": {"http/api", "http/mgmt", "http/jobs", "http/clientapi/allocfs", "http/internal/apitest"},

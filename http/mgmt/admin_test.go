@@ -20,7 +20,7 @@ type adminWorld struct {
 }
 
 func (m *apiHarness) adminWorld() *adminWorld {
-	m.t.Helper()
+	m.T.Helper()
 	w := &adminWorld{world: m.world()}
 	m.org(w.owner, "globex")
 	w.alpha = m.workspace(w.owner, "acme", "alpha", "", map[string]any{"vcs-repo": map[string]any{"identifier": "acme/alpha"}}).ID
@@ -32,14 +32,14 @@ func (m *apiHarness) adminWorld() *adminWorld {
 	w.delta = m.workspace(w.owner, "globex", "delta-net", "", nil).ID
 	m.clock.Advance(time.Minute)
 	run := func(ws string) string {
-		return m.call(w.owner, "POST", "/runs", docBody("runs", map[string]any{"message": "go"}, "workspace", relTo("workspaces", ws)), 201).one(m.t).ID
+		return m.call(w.owner, "POST", "/runs", docBody("runs", map[string]any{"message": "go"}, "workspace", relTo("workspaces", ws)), 201).one(m.T).ID
 	}
 	w.deltaRun = run(w.delta)
 	m.clock.Advance(time.Minute)
 	w.gammaRun = run(w.gamma)
 	// delta's run plans: pending → planning → planned.
 	for _, st := range []string{mgmt.RunPlanning, mgmt.RunPlanned} {
-		m.apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: w.deltaRun, Status: st, Now: m.clock.Now()})
+		m.Apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: w.deltaRun, Status: st, Now: m.clock.Now()})
 	}
 	// beta gets a state version, its latest change.
 	m.clock.Advance(time.Minute)

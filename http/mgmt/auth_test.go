@@ -8,6 +8,7 @@ import (
 	"time"
 
 	schedhttp "github.com/schedhq/sched/http"
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/http/jsonapi"
 	"github.com/schedhq/sched/state"
 )
@@ -33,7 +34,7 @@ func TestMgmtAuthentication(t *testing.T) {
 
 	// An expired token is a 401 once the clock passes its expiry.
 	tok := m.call(m.root, "POST", "/users/"+w.ownerID+"/authentication-tokens",
-		docBody("authentication-tokens", map[string]any{"expired-at": testNow.Add(2 * time.Minute).Format(time.RFC3339)}), 201).one(t)
+		docBody("authentication-tokens", map[string]any{"expired-at": apitest.Now.Add(2 * time.Minute).Format(time.RFC3339)}), 201).one(t)
 	short := tok.Attributes["token"].(string)
 	if tok.Attributes["expired-at"] != "2025-06-01T12:02:00.000Z" {
 		t.Errorf("expired-at = %v", tok.Attributes["expired-at"])
@@ -164,7 +165,7 @@ func TestMgmtRateLimit(t *testing.T) {
 }
 
 func TestRateLimiterSweepsFullBuckets(t *testing.T) {
-	now := testNow
+	now := apitest.Now
 	l := newRateLimiter(10, func() time.Time { return now })
 	for i := range maxBuckets {
 		l.take("k" + string(rune(i)))

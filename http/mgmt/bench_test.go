@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
@@ -33,13 +34,13 @@ func benchOrg(b *testing.B, m *apiHarness, n int) (owner, reader string) {
 	for i := range n {
 		id := mgmt.NewID(mgmt.PrefixProject)
 		name := fmt.Sprintf("project-%05d", i)
-		m.apply(store.ProjectCreateRequestType, &store.ProjectCreateRequest{ID: id, OrganizationName: "acme", CreatedAt: testNow,
+		m.Apply(store.ProjectCreateRequestType, &store.ProjectCreateRequest{ID: id, OrganizationName: "acme", CreatedAt: apitest.Now,
 			Attributes: mgmt.ProjectPatch{Name: &name}})
 		ids = append(ids, id)
 	}
 	for i := 0; i < 50; i++ {
-		m.apply(store.TeamProjectCreateRequestType, &store.TeamProjectCreateRequest{ID: mgmt.NewID(mgmt.PrefixTeamProject),
-			TeamID: w.readersTeam, ProjectID: ids[i*(n/50)], CreatedAt: testNow, Access: mgmt.ProjectAccessWrite})
+		m.Apply(store.TeamProjectCreateRequestType, &store.TeamProjectCreateRequest{ID: mgmt.NewID(mgmt.PrefixTeamProject),
+			TeamID: w.readersTeam, ProjectID: ids[i*(n/50)], CreatedAt: apitest.Now, Access: mgmt.ProjectAccessWrite})
 	}
 	return w.owner, w.reader
 }

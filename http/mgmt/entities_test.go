@@ -314,7 +314,7 @@ func TestMgmtRunsAndStateVersions(t *testing.T) {
 	}
 	m.fail(w.owner, "POST", "/runs/"+r1+"/actions/cancel", nil, 409, "")
 	for _, st := range []string{mgmt.RunPlanning, mgmt.RunPlanned} {
-		m.apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: r2, Status: st, Now: m.clock.Now()})
+		m.Apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: r2, Status: st, Now: m.clock.Now()})
 	}
 	m.call(w.owner, "POST", "/runs/"+r2+"/actions/apply", `{"comment":"ship it"}`, 202)
 	m.call(w.owner, "POST", "/runs/"+r2+"/actions/cancel", nil, 202)

@@ -225,7 +225,7 @@ func TestMgmtGoTFEWorkspacesRunsStatePolicySets(t *testing.T) {
 		t.Fatalf("Runs.Create destroy = %+v, %v", r2, err)
 	}
 	for _, st := range []string{"planning", "planned"} {
-		m.apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: r2.ID, Status: st, Now: m.clock.Now()})
+		m.Apply(store.RunAdvanceRequestType, &store.RunAdvanceRequest{ID: r2.ID, Status: st, Now: m.clock.Now()})
 	}
 	if err := c.Runs.Apply(ctx, r2.ID, tfe.RunApplyOptions{Comment: tfePtr("ship")}); err != nil {
 		t.Fatalf("Runs.Apply: %v", err)

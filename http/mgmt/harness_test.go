@@ -141,8 +141,8 @@ func (r testRes) attr(path ...string) any {
 // send sends a request with secret as a bearer token ("" sends none). A
 // body that is a string or []byte is sent as is; anything else is JSON.
 func (m *apiHarness) send(secret, method, path string, body any) *httptest.ResponseRecorder {
-	m.t.Helper()
-	r := testutil.Body(m.t, body)
+	m.T.Helper()
+	r := testutil.Body(m.T, body)
 	if !strings.HasPrefix(path, "/api/v2") {
 		path = "/api/v2" + path
 	}
@@ -160,18 +160,18 @@ func (m *apiHarness) send(secret, method, path string, body any) *httptest.Respo
 
 // call sends a request, fails unless the answer is want, and decodes it.
 func (m *apiHarness) call(secret, method, path string, body any, want int) *testDoc {
-	m.t.Helper()
+	m.T.Helper()
 	rec := m.send(secret, method, path, body)
 	if rec.Code != want {
-		m.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, rec.Code, want, rec.Body.String())
+		m.T.Fatalf("%s %s: status %d, want %d; body %s", method, path, rec.Code, want, rec.Body.String())
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != jsonapi.MediaType {
-		m.t.Errorf("%s %s: Content-Type %q", method, path, ct)
+		m.T.Errorf("%s %s: Content-Type %q", method, path, ct)
 	}
 	doc := &testDoc{}
 	if rec.Body.Len() > 0 {
 		if err := json.Unmarshal(rec.Body.Bytes(), doc); err != nil {
-			m.t.Fatalf("%s %s: body %q is not JSON: %v", method, path, rec.Body.String(), err)
+			m.T.Fatalf("%s %s: body %q is not JSON: %v", method, path, rec.Body.String(), err)
 		}
 	}
 	return doc
@@ -181,16 +181,16 @@ func (m *apiHarness) call(secret, method, path string, body any, want int) *test
 // name pointer (a JSON pointer or a parameter; "" skips that check) and
 // whose details hold every one of words.
 func (m *apiHarness) fail(secret, method, path string, body any, status int, pointer string, words ...string) *testDoc {
-	m.t.Helper()
+	m.T.Helper()
 	doc := m.call(secret, method, path, body, status)
 	if len(doc.Errors) == 0 {
-		m.t.Fatalf("%s %s: %d without errors", method, path, status)
+		m.T.Fatalf("%s %s: %d without errors", method, path, status)
 	}
 	all := ""
 	found := pointer == ""
 	for _, e := range doc.Errors {
 		if e.Status != fmt.Sprint(status) {
-			m.t.Errorf("%s %s: error status %q, want %d", method, path, e.Status, status)
+			m.T.Errorf("%s %s: error status %q, want %d", method, path, e.Status, status)
 		}
 		all += e.Title + ": " + e.Detail + "\n"
 		if e.Source != nil && (e.Source.Pointer == pointer || e.Source.Parameter == pointer) {
@@ -198,11 +198,11 @@ func (m *apiHarness) fail(secret, method, path string, body any, status int, poi
 		}
 	}
 	if !found {
-		m.t.Errorf("%s %s: no error names %q: %+v", method, path, pointer, doc.Errors)
+		m.T.Errorf("%s %s: no error names %q: %+v", method, path, pointer, doc.Errors)
 	}
 	for _, w := range words {
 		if !strings.Contains(all, w) {
-			m.t.Errorf("%s %s: errors %q do not mention %q", method, path, all, w)
+			m.T.Errorf("%s %s: errors %q do not mention %q", method, path, all, w)
 		}
 	}
 	return doc
@@ -232,27 +232,27 @@ func relTo(typ, id string) map[string]any {
 // user creates a user (through the admin API) and a token for them, and
 // returns both.
 func (m *apiHarness) user(name string) (id, secret string) {
-	m.t.Helper()
-	u := m.call(m.root, "POST", "/admin/users", docBody("users", map[string]any{"username": name, "email": name + "@example.com"}), 201).one(m.t)
-	tok := m.call(m.root, "POST", "/users/"+u.ID+"/authentication-tokens", nil, 201).one(m.t)
+	m.T.Helper()
+	u := m.call(m.root, "POST", "/admin/users", docBody("users", map[string]any{"username": name, "email": name + "@example.com"}), 201).one(m.T)
+	tok := m.call(m.root, "POST", "/users/"+u.ID+"/authentication-tokens", nil, 201).one(m.T)
 	return u.ID, tok.Attributes["token"].(string)
 }
 
 // org creates an organization owned by the user of secret.
 func (m *apiHarness) org(secret, name string) testRes {
-	m.t.Helper()
-	return m.call(secret, "POST", "/organizations", docBody("organizations", map[string]any{"name": name, "email": "ops@" + name + ".example"}), 201).one(m.t)
+	m.T.Helper()
+	return m.call(secret, "POST", "/organizations", docBody("organizations", map[string]any{"name": name, "email": "ops@" + name + ".example"}), 201).one(m.T)
 }
 
 // team creates a team with organization-access access (may be nil) and
 // the given members.
 func (m *apiHarness) team(secret, org, name, visibility string, access map[string]any, members ...string) string {
-	m.t.Helper()
+	m.T.Helper()
 	attrs := map[string]any{"name": name, "visibility": visibility}
 	if access != nil {
 		attrs["organization-access"] = access
 	}
-	id := m.call(secret, "POST", "/organizations/"+org+"/teams", docBody("teams", attrs), 201).one(m.t).ID
+	id := m.call(secret, "POST", "/organizations/"+org+"/teams", docBody("teams", attrs), 201).one(m.T).ID
 	if len(members) > 0 {
 		var data []map[string]any
 		for _, u := range members {
@@ -265,24 +265,24 @@ func (m *apiHarness) team(secret, org, name, visibility string, access map[strin
 
 // teamToken returns a new token of team id.
 func (m *apiHarness) teamToken(secret, id string) string {
-	m.t.Helper()
-	return m.call(secret, "POST", "/teams/"+id+"/authentication-token", nil, 201).one(m.t).Attributes["token"].(string)
+	m.T.Helper()
+	return m.call(secret, "POST", "/teams/"+id+"/authentication-token", nil, 201).one(m.T).Attributes["token"].(string)
 }
 
 // project creates a project with extra attributes.
 func (m *apiHarness) project(secret, org, name string, attrs map[string]any) testRes {
-	m.t.Helper()
+	m.T.Helper()
 	a := map[string]any{"name": name}
 	for k, v := range attrs {
 		a[k] = v
 	}
-	return m.call(secret, "POST", "/organizations/"+org+"/projects", docBody("projects", a), 201).one(m.t)
+	return m.call(secret, "POST", "/organizations/"+org+"/projects", docBody("projects", a), 201).one(m.T)
 }
 
 // workspace creates a workspace, in project (or the Default Project when
 // "").
 func (m *apiHarness) workspace(secret, org, name, project string, attrs map[string]any) testRes {
-	m.t.Helper()
+	m.T.Helper()
 	a := map[string]any{"name": name}
 	for k, v := range attrs {
 		a[k] = v
@@ -291,17 +291,17 @@ func (m *apiHarness) workspace(secret, org, name, project string, attrs map[stri
 	if project != "" {
 		rels = []any{"project", relTo("projects", project)}
 	}
-	return m.call(secret, "POST", "/organizations/"+org+"/workspaces", docBody("workspaces", a, rels...), 201).one(m.t)
+	return m.call(secret, "POST", "/organizations/"+org+"/workspaces", docBody("workspaces", a, rels...), 201).one(m.T)
 }
 
 // grant gives team access to project and returns the record's id.
 func (m *apiHarness) grant(secret, team, project, access string, attrs map[string]any) string {
-	m.t.Helper()
+	m.T.Helper()
 	a := map[string]any{"access": access}
 	for k, v := range attrs {
 		a[k] = v
 	}
-	return m.call(secret, "POST", "/team-projects", docBody("team-projects", a, "project", relTo("projects", project), "team", relTo("teams", team)), 200).one(m.t).ID
+	return m.call(secret, "POST", "/team-projects", docBody("team-projects", a, "project", relTo("projects", project), "team", relTo("teams", team)), 200).one(m.T).ID
 }
 
 // world is a small organization used by many tests: an owner, a member
@@ -316,14 +316,14 @@ type world struct {
 }
 
 func (m *apiHarness) world() *world {
-	m.t.Helper()
+	m.T.Helper()
 	w := &world{org: "acme"}
 	w.ownerID, w.owner = m.user("olivia")
 	w.managerID, w.manager = m.user("manny")
 	w.readerID, w.reader = m.user("rita")
 	_, w.outsider = m.user("oscar")
 	o := m.org(w.owner, w.org)
-	w.defaultProject = o.relID(m.t, "default-project")
+	w.defaultProject = o.relID(m.T, "default-project")
 	w.managersTeam = m.team(w.owner, w.org, "managers", "organization", map[string]any{"manage-projects": true}, w.managerID)
 	w.readersTeam = m.team(w.owner, w.org, "readers", "secret", nil, w.readerID)
 	w.appProject = m.project(w.owner, w.org, "app", nil).ID

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state/mgmt"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestIDsFromInjectedSource(t *testing.T) {
 	m := newAPIHarness(t)
 	w := m.world()
-	next := func(prefix string) string { return idFrom(prefix, sourceID(m.ids.Load()+1)) }
+	next := func(prefix string) string { return idFrom(prefix, apitest.SourceID(m.ids.Load()+1)) }
 
 	want := next(mgmt.PrefixProject)
 	if got := m.project(w.owner, w.org, "web", nil).ID; got != want {
