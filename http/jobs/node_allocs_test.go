@@ -149,16 +149,7 @@ func TestNodeAllocationsBlockUntilPlaced(t *testing.T) {
 		rec := h.OK(http.MethodGet, "/v1/node/"+n.ID+"/allocations", nil, &first)
 		index := apitest.HeaderIndexOf(t, rec)
 
-		rec, done := h.ServeAsync(http.MethodGet, "/v1/node/"+n.ID+"/allocations?index="+strconv.FormatUint(index, 10)+"&wait=1m")
-		synctest.Wait()
-		if apitest.Returned(done) {
-			t.Fatalf("returned at once: %d %q", rec.Code, rec.Body.String())
-		}
-		h.CreateNamespace("unrelated")
-		synctest.Wait()
-		if apitest.Returned(done) {
-			t.Fatal("woke on an unrelated write")
-		}
+		rec, done := h.Park("/v1/node/" + n.ID + "/allocations?index=" + strconv.FormatUint(index, 10) + "&wait=1m") // an unrelated write does not wake it
 		// An allocation placed on another node is not this node's news,
 		// though it moves the allocations table's index: a client's
 		// blocking read must not return (or every client would poll its

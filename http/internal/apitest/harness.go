@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/schedhq/sched/internal/testutil"
@@ -215,6 +216,25 @@ func (h *Harness) ServeAsync(method, target string) (*httptest.ResponseRecorder,
 		defer close(done)
 		h.Handler().ServeHTTP(rec, req)
 	}()
+	return rec, done
+}
+
+// Park starts a blocking GET of target (ServeAsync) and checks that it
+// stays parked, at once and after a write to the namespaces table, which
+// it does not watch. Call it inside a synctest bubble (it waits with
+// synctest.Wait).
+func (h *Harness) Park(target string) (*httptest.ResponseRecorder, <-chan struct{}) {
+	h.T.Helper()
+	rec, done := h.ServeAsync(http.MethodGet, target)
+	synctest.Wait()
+	if Returned(done) {
+		h.T.Fatalf("returned at once: %d %q", rec.Code, rec.Body.String())
+	}
+	h.CreateNamespace("unrelated")
+	synctest.Wait()
+	if Returned(done) {
+		h.T.Fatal("woke on an unrelated write")
+	}
 	return rec, done
 }
 
