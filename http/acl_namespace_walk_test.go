@@ -87,7 +87,7 @@ func newNamespaceWalk(t *testing.T) *namespaceWalk {
 	fc.allocs[w.alloc] = a.Alloc(w.alloc)
 	writeLog(t, fc.dir, "server.stdout.0", walkLogLine+"\n")
 	a.OKAs(mgmt, http.MethodPut, "/v1/node/"+apitest.NodeID(1)+"/services", map[string]any{"Services": []any{
-		svcReg(walkSvcID, walkService, w.alloc, 9000),
+		apitest.SvcReg(walkSvcID, walkService, w.alloc, 9000),
 	}}, nil)
 	w.secrets = []string{walkJob, w.alloc, w.eval, walkDeployID, walkSvcID, walkLogLine, walkNSDesc}
 	return w
@@ -319,9 +319,4 @@ func isEmptyJSON(s string) bool {
 		return true
 	}
 	return false
-}
-
-// svcReg is a registration as a client sends it.
-func svcReg(id, name, alloc string, port int, tags ...string) map[string]any {
-	return map[string]any{"ID": id, "ServiceName": name, "AllocID": alloc, "Address": "10.0.0.1", "Port": port, "Tags": tags}
 }

@@ -29,7 +29,7 @@ func BenchmarkNodeServicesUpsert(b *testing.B) {
 		}
 	}
 	h.Apply(store.ServiceUpsertRequestType, &store.ServiceUpsertRequest{Services: regs})
-	body := map[string]any{"Services": []any{svcReg("web-1", "web", apitest.AllocID(1), 1), svcReg("admin-1", "admin", apitest.AllocID(1), 2)}}
+	body := map[string]any{"Services": []any{apitest.SvcReg("web-1", "web", apitest.AllocID(1), 1), apitest.SvcReg("admin-1", "admin", apitest.AllocID(1), 2)}}
 	b.ResetTimer()
 	for b.Loop() {
 		h.OK(http.MethodPut, svcURL(1), body, nil)

@@ -14,11 +14,6 @@ import (
 	"github.com/schedhq/sched/state/store"
 )
 
-// svcReg is a registration as a client sends it.
-func svcReg(id, name, alloc string, port int, tags ...string) map[string]any {
-	return map[string]any{"ID": id, "ServiceName": name, "AllocID": alloc, "Address": "10.0.0.1", "Port": port, "Tags": tags}
-}
-
 // servicesHarness is a harness with nodes 1 and 2 and job "web" with
 // allocations 1 and 2 on node 1 and allocation 3 on node 2.
 func servicesHarness(t *testing.T) (*harness, *state.Job) {
@@ -39,18 +34,18 @@ func svcURL(node int) string { return "/v1/node/" + apitest.NodeID(node) + "/ser
 func TestServiceRegistrationsWriteAndRead(t *testing.T) {
 	h, _ := servicesHarness(t)
 	var out state.ServiceRegistrationsResponse
-	spoofed := svcReg("s1", "web", apitest.AllocID(1), 2001, "b", "a")
+	spoofed := apitest.SvcReg("s1", "web", apitest.AllocID(1), 2001, "b", "a")
 	spoofed["NodeID"], spoofed["Namespace"], spoofed["JobID"] = apitest.NodeID(2), "other", "nope"
 	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
 		spoofed,
-		svcReg("s2", "admin", apitest.AllocID(1), 2002, "x"),
-		svcReg("s3", "web", apitest.AllocID(2), 2003, "c", "b"),
-		svcReg("gone", "web", apitest.AllocID(99), 1), // its allocation does not exist: skipped
+		apitest.SvcReg("s2", "admin", apitest.AllocID(1), 2002, "x"),
+		apitest.SvcReg("s3", "web", apitest.AllocID(2), 2003, "c", "b"),
+		apitest.SvcReg("gone", "web", apitest.AllocID(99), 1), // its allocation does not exist: skipped
 	}}, &out)
 	if out.Index == 0 {
 		t.Fatal("no index for a write")
 	}
-	h.OK(http.MethodPost, svcURL(2), map[string]any{"Services": []any{svcReg("s4", "db", apitest.AllocID(3), 5432)}}, nil)
+	h.OK(http.MethodPost, svcURL(2), map[string]any{"Services": []any{apitest.SvcReg("s4", "db", apitest.AllocID(3), 5432)}}, nil)
 
 	var byJob []*state.ServiceRegistration
 	rec := h.OK(http.MethodGet, "/v1/job/web/services", nil, &byJob)
@@ -93,7 +88,7 @@ func TestServiceRegistrationsWriteAndRead(t *testing.T) {
 
 	// Re-registering updates in place: same CreateIndex, new ModifyIndex.
 	var again state.ServiceRegistrationsResponse
-	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("s1", "web", apitest.AllocID(1), 2011)}}, &again)
+	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{apitest.SvcReg("s1", "web", apitest.AllocID(1), 2011)}}, &again)
 	byJob = nil
 	h.OK(http.MethodGet, "/v1/job/web/services", nil, &byJob)
 	if byJob[0].Port != 2011 || byJob[0].CreateIndex != out.Index || byJob[0].ModifyIndex != again.Index {
@@ -131,8 +126,8 @@ func TestServicesNamespaces(t *testing.T) {
 	h.register(job)
 	h.PlaceAlloc(7, h.Registered(job), apitest.NodeID(1), "")
 	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
-		svcReg("p1", "api", apitest.AllocID(7), 80, "v2"),
-		svcReg("d1", "web", apitest.AllocID(1), 81),
+		apitest.SvcReg("p1", "api", apitest.AllocID(7), 80, "v2"),
+		apitest.SvcReg("d1", "web", apitest.AllocID(1), 81),
 	}}, nil)
 
 	var list []*state.ServiceListStub
@@ -157,7 +152,7 @@ func TestServicesNamespaces(t *testing.T) {
 
 func TestServiceRegistrationsBadInput(t *testing.T) {
 	h, _ := servicesHarness(t)
-	h.OK(http.MethodPut, svcURL(2), map[string]any{"Services": []any{svcReg("theirs", "db", apitest.AllocID(3), 1)}}, nil)
+	h.OK(http.MethodPut, svcURL(2), map[string]any{"Services": []any{apitest.SvcReg("theirs", "db", apitest.AllocID(3), 1)}}, nil)
 	before := h.Writes()
 	cases := []struct {
 		name, method, url string
@@ -171,12 +166,12 @@ func TestServiceRegistrationsBadInput(t *testing.T) {
 		{"null entry", "PUT", svcURL(1), `{"Services": [null]}`, 400, []string{"Services[0]", "null"}},
 		{"missing fields", "PUT", svcURL(1), map[string]any{"Services": []any{map[string]any{"Port": 70000}}}, 400,
 			[]string{"Services[0].ID", "Services[0].ServiceName", "Services[0].AllocID", "Services[0].Port"}},
-		{"duplicate", "PUT", svcURL(1), map[string]any{"Services": []any{svcReg("x", "a", apitest.AllocID(1), 1), svcReg("x", "a", apitest.AllocID(1), 1)}}, 400,
+		{"duplicate", "PUT", svcURL(1), map[string]any{"Services": []any{apitest.SvcReg("x", "a", apitest.AllocID(1), 1), apitest.SvcReg("x", "a", apitest.AllocID(1), 1)}}, 400,
 			[]string{"Services[1].ID", "also listed at Services[0]"}},
-		{"unknown node", "PUT", "/v1/node/" + apitest.NodeID(9) + "/services", map[string]any{"Services": []any{svcReg("x", "a", apitest.AllocID(1), 1)}}, 404, []string{apitest.NodeID(9)}},
-		{"alloc of another node", "PUT", svcURL(1), map[string]any{"Services": []any{svcReg("x", "a", apitest.AllocID(3), 1)}}, 400,
+		{"unknown node", "PUT", "/v1/node/" + apitest.NodeID(9) + "/services", map[string]any{"Services": []any{apitest.SvcReg("x", "a", apitest.AllocID(1), 1)}}, 404, []string{apitest.NodeID(9)}},
+		{"alloc of another node", "PUT", svcURL(1), map[string]any{"Services": []any{apitest.SvcReg("x", "a", apitest.AllocID(3), 1)}}, 400,
 			[]string{"Services[0].AllocID", apitest.NodeID(2)}},
-		{"ID of another node", "PUT", svcURL(1), map[string]any{"Services": []any{svcReg("theirs", "a", apitest.AllocID(1), 1)}}, 400,
+		{"ID of another node", "PUT", svcURL(1), map[string]any{"Services": []any{apitest.SvcReg("theirs", "a", apitest.AllocID(1), 1)}}, 400,
 			[]string{"Services[0].ID", "belongs to node", apitest.NodeID(2)}},
 		{"delete without IDs", "DELETE", svcURL(1), nil, 400, []string{"id or alloc_id"}},
 		{"delete empty ID", "DELETE", svcURL(1) + "?id=", nil, 400, []string{"empty"}},
@@ -201,14 +196,14 @@ func TestServiceRegistrationsBadInput(t *testing.T) {
 func TestServiceRegistrationsCleanStaleOnUpsert(t *testing.T) {
 	h, _ := servicesHarness(t)
 	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
-		svcReg("a1", "web", apitest.AllocID(1), 1), svcReg("a2", "web", apitest.AllocID(2), 2),
+		apitest.SvcReg("a1", "web", apitest.AllocID(1), 1), apitest.SvcReg("a2", "web", apitest.AllocID(2), 2),
 	}}, nil)
 	h.OK(http.MethodPost, "/v1/node/"+apitest.NodeID(1)+"/allocations", map[string]any{"Allocs": []any{
 		map[string]any{"ID": apitest.AllocID(1), "ClientStatus": "failed"},
 	}}, nil)
 	// A finished allocation's registration is not taken either.
 	h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{
-		svcReg("a2", "web", apitest.AllocID(2), 3), svcReg("a1-again", "web", apitest.AllocID(1), 4),
+		apitest.SvcReg("a2", "web", apitest.AllocID(2), 3), apitest.SvcReg("a1-again", "web", apitest.AllocID(1), 4),
 	}}, nil)
 	regs, _ := h.Store.ServicesByNode(nil, apitest.NodeID(1))
 	if len(regs) != 1 || regs[0].ID != "a2" || regs[0].Port != 3 {
@@ -226,7 +221,7 @@ func TestJobServicesBlockingWakesOnRegistration(t *testing.T) {
 		index := apitest.HeaderIndexOf(t, rec)
 		rec, done := h.Park("/v1/job/web/services?index=" + strconv.FormatUint(index, 10) + "&wait=1m") // an unrelated write does not wake it
 		time.Sleep(5 * time.Second)                                                                     // fake time
-		h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("s1", "web", apitest.AllocID(1), 8080)}}, nil)
+		h.OK(http.MethodPut, svcURL(1), map[string]any{"Services": []any{apitest.SvcReg("s1", "web", apitest.AllocID(1), 8080)}}, nil)
 		<-done
 		var regs []*state.ServiceRegistration
 		if err := json.Unmarshal(rec.Body.Bytes(), &regs); err != nil || rec.Code != http.StatusOK {
@@ -253,7 +248,7 @@ func TestServicesACL(t *testing.T) {
 	}
 	a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: apitest.TestJob("web")}, nil)
 	a.PlaceAlloc(1, a.Registered(apitest.TestJob("web")), n1.ID, "")
-	body := map[string]any{"Services": []any{svcReg("s1", "web", apitest.AllocID(1), 80)}}
+	body := map[string]any{"Services": []any{apitest.SvcReg("s1", "web", apitest.AllocID(1), 80)}}
 
 	a.OKAs(n1.SecretID, http.MethodPut, svcURL(1), body, nil)
 	// Another node's secret is no token at all.
@@ -279,7 +274,7 @@ func TestServicesACL(t *testing.T) {
 	prodJob.Namespace = "prod"
 	a.OKAs(mgmt, http.MethodPost, "/v1/jobs", &JobRegisterRequest{Job: prodJob}, nil)
 	a.PlaceAlloc(2, a.Registered(prodJob), n1.ID, "")
-	a.OKAs(n1.SecretID, http.MethodPut, svcURL(1), map[string]any{"Services": []any{svcReg("p1", "api", apitest.AllocID(2), 81)}}, nil)
+	a.OKAs(n1.SecretID, http.MethodPut, svcURL(1), map[string]any{"Services": []any{apitest.SvcReg("p1", "api", apitest.AllocID(2), 81)}}, nil)
 	var list []*state.ServiceListStub
 	a.OKAs(reader, http.MethodGet, "/v1/services?namespace=*", nil, &list)
 	if len(list) != 1 || list[0].Namespace != "default" {

@@ -104,3 +104,8 @@ func QuoteAll(list []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// SvcReg is a service registration as a client sends it.
+func SvcReg(id, name, alloc string, port int, tags ...string) map[string]any {
+	return map[string]any{"ID": id, "ServiceName": name, "AllocID": alloc, "Address": "10.0.0.1", "Port": port, "Tags": tags}
+}
