@@ -66,7 +66,7 @@ func (h aclAPI) aclBootstrap(w http.ResponseWriter, r *http.Request, _ httproute
 		Global:     true,
 		CreateTime: h.core.Now().UTC(),
 	}
-	admin, err := store.NewBootstrapAdmin(req.AdminName, req.AdminEmail, h.core.Now())
+	admin, err := store.NewBootstrapAdmin(req.AdminName, req.AdminEmail, h.core.Now(), h.core.NewID())
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ package mgmt
 
 import (
 	"context"
-	"crypto/sha256"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -103,7 +102,4 @@ func (s *Server) newID(prefix string) string { return idFrom(prefix, s.NewID()) 
 // idFrom derives a management ID from an ID of the core's source: the
 // first 16 bytes of its SHA-256, so any source (a UUID, a counter) gives
 // IDs of one form, and distinct source IDs distinct IDs.
-func idFrom(prefix, source string) string {
-	sum := sha256.Sum256([]byte(source))
-	return mgmt.FormatID(prefix, [16]byte(sum[:16]))
-}
+func idFrom(prefix, source string) string { return mgmt.IDFrom(prefix, source) }

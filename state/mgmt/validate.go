@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"github.com/schedhq/sched/state"
@@ -203,6 +204,15 @@ func NewID(prefix string) string {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return FormatID(prefix, buf)
+}
+
+// IDFrom derives a management ID from an ID of the leader's ID source
+// (a UUID, or a test's counter): the first 16 bytes of its SHA-256, so
+// that any source gives IDs of one form, distinct source IDs give distinct
+// IDs, and a test that injects the source knows the IDs in advance.
+func IDFrom(prefix, source string) string {
+	sum := sha256.Sum256([]byte(source))
+	return FormatID(prefix, [16]byte(sum[:16]))
 }
 
 // FormatID writes 16 bytes as an ID with prefix: one character of the

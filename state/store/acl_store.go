@@ -253,9 +253,10 @@ const (
 
 // NewBootstrapAdmin returns the site administrator an ACL bootstrap
 // creates (ACLBootstrapRequest.AdminUser): username and email default to
-// DefaultAdminUsername and DefaultAdminEmail. Problems name the fields
-// AdminName and AdminEmail of the bootstrap request.
-func NewBootstrapAdmin(username, email string, now time.Time) (*mgmt.User, error) {
+// DefaultAdminUsername and DefaultAdminEmail; its ID is derived from
+// idSource, an ID of the leader's source (mgmt.IDFrom). Problems name the
+// fields AdminName and AdminEmail of the bootstrap request.
+func NewBootstrapAdmin(username, email string, now time.Time, idSource string) (*mgmt.User, error) {
 	if username == "" {
 		username = DefaultAdminUsername
 	}
@@ -275,7 +276,7 @@ func NewBootstrapAdmin(username, email string, now time.Time) (*mgmt.User, error
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	return &mgmt.User{ID: mgmt.NewID(mgmt.PrefixUser), Username: username, Email: email, IsAdmin: true, CreatedAt: mgmt.Time(now)}, nil
+	return &mgmt.User{ID: mgmt.IDFrom(mgmt.PrefixUser, idSource), Username: username, Email: email, IsAdmin: true, CreatedAt: mgmt.Time(now)}, nil
 }
 
 // bootstrapAdmin creates the bootstrap's site administrator, or makes the

@@ -254,9 +254,12 @@ func TestACLTokenExpiry(t *testing.T) {
 // are refused before anything is written.
 func TestACLBootstrapAdminUser(t *testing.T) {
 	s := stStore(t, StoreConfig{})
-	admin, err := NewBootstrapAdmin("", "", stTokenTime)
+	admin, err := NewBootstrapAdmin("", "", stTokenTime, "source-1")
 	if err != nil || admin.Username != DefaultAdminUsername || admin.Email != DefaultAdminEmail || !admin.IsAdmin {
 		t.Fatalf("default admin = %+v, %v", admin, err)
+	}
+	if want := mgmt.IDFrom(mgmt.PrefixUser, "source-1"); admin.ID != want {
+		t.Fatalf("admin ID %q, want %q from the injected source", admin.ID, want)
 	}
 	boot := func(id string, reset uint64, u *mgmt.User) *ACLBootstrapRequest {
 		return &ACLBootstrapRequest{ResetIndex: reset, AdminUser: u, Token: &state.ACLToken{AccessorID: id, SecretHash: state.HashSecret(id + "-secret"),
@@ -273,7 +276,7 @@ func TestACLBootstrapAdminUser(t *testing.T) {
 	}
 	// Revoke, then re-bootstrap with the same name: the same user again.
 	stApply(t, s, 11, UserUpsertRequestType, &UserUpsertRequest{User: &mgmt.User{ID: u.ID, Username: u.Username, Email: u.Email, CreatedAt: u.CreatedAt}})
-	again, err := NewBootstrapAdmin("ADMIN", "ops@example.com", stTokenTime)
+	again, err := NewBootstrapAdmin("ADMIN", "ops@example.com", stTokenTime, "source-2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +290,7 @@ func TestACLBootstrapAdminUser(t *testing.T) {
 	for _, c := range []struct{ name, email, want string }{
 		{"no spaces", "", "AdminName"}, {"admin", "nope", "AdminEmail"}, {strings.Repeat("a", 65), "", "AdminName"},
 	} {
-		if _, err := NewBootstrapAdmin(c.name, c.email, stTokenTime); err == nil || !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+		if _, err := NewBootstrapAdmin(c.name, c.email, stTokenTime, "source-3"); err == nil || !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("NewBootstrapAdmin(%q, %q) = %v, want an error naming %s", c.name, c.email, err, c.want)
 		}
 	}
