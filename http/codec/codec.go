@@ -1,7 +1,9 @@
 // Package codec is the small HTTP codec that the server core (package
 // http) and the client agent's surface (http/clientapi) share: the shape
 // of a handler, the one error→status mapping, plain-text error bodies,
-// JSON request bodies and query parameters. It imports nothing of ours
+// JSON request bodies, query parameters, the next-page header and which
+// namespace's objects a request sees (the jobs API shares these last two
+// with the core). It imports nothing of ours
 // but state's sentinel errors, so a client agent links no store through
 // it.
 package codec
