@@ -104,26 +104,8 @@ func (h allocAPI) allocList(w http.ResponseWriter, r *http.Request, _ httprouter
 // with its job. An allocation of another namespace than the request's is
 // a 404 (see codec.InNamespace).
 func (h allocAPI) allocRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	id := p.ByName("alloc_id")
-	var out *state.Allocation
-	err := h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
-		a, err := h.store.AllocByID(ws, id)
-		if err != nil {
-			return 0, err
-		}
-		out = nil
-		if a != nil && codec.InNamespace(ns, a.Namespace) {
-			out = a
-		}
-		return h.maxIndex(store.TableAllocs), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, state.NotFoundf("allocation %q", id)
-	}
-	return out, nil
+	return readByID(h.api, w, r, store.TableAllocs, "allocation", p.ByName("alloc_id"), h.store.AllocByID,
+		func(a *state.Allocation) string { return a.Namespace })
 }
 
 // allocStop serves POST /v1/allocation/:alloc_id/stop, as Nomad does it:

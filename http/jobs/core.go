@@ -211,3 +211,30 @@ func (h *api) newEval(job *state.Job, priority int, trigger string, now int64) *
 		ModifyTime:  now,
 	}
 }
+
+// readByID serves a read of one object by ID: lookup finds it (nil when
+// absent), and an object of another namespace than the request's answers
+// the same 404 as one that does not exist (see codec.InNamespace), so
+// that IDs do not leak across namespaces. The read blocks on table.
+func readByID[T comparable](h *api, w http.ResponseWriter, r *http.Request, table, what, id string,
+	lookup func(ws memdb.WatchSet, id string) (T, error), namespace func(T) string) (any, error) {
+	var zero, out T
+	err := h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		v, err := lookup(ws, id)
+		if err != nil {
+			return 0, err
+		}
+		out = zero
+		if v != zero && codec.InNamespace(ns, namespace(v)) {
+			out = v
+		}
+		return h.maxIndex(table), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == zero {
+		return nil, state.NotFoundf("%s %q", what, id)
+	}
+	return out, nil
+}

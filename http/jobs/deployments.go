@@ -60,26 +60,8 @@ func (h deploymentAPI) deploymentList(w http.ResponseWriter, r *http.Request, _ 
 // deploymentRead serves GET /v1/deployment/:deployment_id. A deployment
 // of another namespace than the request's is a 404 (see codec.InNamespace).
 func (h deploymentAPI) deploymentRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	id := p.ByName("deployment_id")
-	var out *state.Deployment
-	err := h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
-		d, err := h.store.DeploymentByID(ws, id)
-		if err != nil {
-			return 0, err
-		}
-		out = nil
-		if d != nil && codec.InNamespace(ns, d.Namespace) {
-			out = d
-		}
-		return h.maxIndex(store.TableDeployment), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, state.NotFoundf("deployment %q", id)
-	}
-	return out, nil
+	return readByID(h.api, w, r, store.TableDeployment, "deployment", p.ByName("deployment_id"), h.store.DeploymentByID,
+		func(d *state.Deployment) string { return d.Namespace })
 }
 
 // deploymentAllocations serves GET /v1/deployment/allocations/:id: the

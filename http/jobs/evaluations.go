@@ -61,26 +61,8 @@ func (h evalAPI) evalList(w http.ResponseWriter, r *http.Request, _ httprouter.P
 // evalRead serves GET /v1/evaluation/:eval_id. An evaluation of another
 // namespace than the request's is a 404 (see codec.InNamespace).
 func (h evalAPI) evalRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	id := p.ByName("eval_id")
-	var out *state.Evaluation
-	err := h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
-		e, err := h.store.EvalByID(ws, id)
-		if err != nil {
-			return 0, err
-		}
-		out = nil
-		if e != nil && codec.InNamespace(ns, e.Namespace) {
-			out = e
-		}
-		return h.maxIndex(store.TableEvals), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, state.NotFoundf("evaluation %q", id)
-	}
-	return out, nil
+	return readByID(h.api, w, r, store.TableEvals, "evaluation", p.ByName("eval_id"), h.store.EvalByID,
+		func(e *state.Evaluation) string { return e.Namespace })
 }
 
 // evalAllocations serves GET /v1/evaluation/:eval_id/allocations: the
