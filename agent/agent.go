@@ -122,7 +122,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 		return nil, err
 	}
 
-	a.store, err = store.NewStore(store.StoreConfig{JobVersionsRetained: cfg.Server.JobTrackedVersions, EventBufferSize: cfg.Server.EventBufferSize})
+	a.store, err = store.NewStore(store.Config{JobVersionsRetained: cfg.Server.JobTrackedVersions, EventBufferSize: cfg.Server.EventBufferSize})
 	if err != nil {
 		return nil, err
 	}

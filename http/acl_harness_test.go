@@ -37,7 +37,7 @@ func newACLHarness(t testing.TB, enforce bool, resetPath string) *aclHarness {
 func newACLHarnessWith(t testing.TB, adjust func(*aclHarness, *testConfig)) *aclHarness {
 	t.Helper()
 	a := &aclHarness{ACL: apitest.NewACL(nil)}
-	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { adjust(a, c) })
+	a.harness = newHarnessWith(t, store.Config{}, func(c *testConfig) { adjust(a, c) })
 	a.H = &a.harness.Harness
 	return a
 }

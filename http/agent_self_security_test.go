@@ -30,7 +30,7 @@ func (securityForwarder) Self() *state.AgentSelf {
 // A server's /v1/agent/self carries the agent's findings under
 // "security", beside Nomad's keys.
 func TestAgentSelfReportsSecurity(t *testing.T) {
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Forwarder = securityForwarder{} })
+	h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Forwarder = securityForwarder{} })
 	var raw map[string]json.RawMessage
 	h.OK(http.MethodGet, "/v1/agent/self", nil, &raw)
 	for _, k := range []string{"config", "stats", "security"} {
@@ -44,7 +44,7 @@ func TestAgentSelfReportsSecurity(t *testing.T) {
 		t.Errorf("security %+v", self.Security)
 	}
 	// An agent that reports none leaves the key out, as older ones do.
-	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Forwarder = selfForwarder{} })
+	h2 := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Forwarder = selfForwarder{} })
 	raw = nil
 	h2.OK(http.MethodGet, "/v1/agent/self", nil, &raw)
 	if _, ok := raw["security"]; ok {

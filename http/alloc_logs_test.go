@@ -105,7 +105,7 @@ func localClientHarness(t *testing.T) (*harness, *fakeClientAPI) {
 	t.Helper()
 	fc := &fakeClientAPI{nodeID: apitest.NodeID(1), dir: t.TempDir(), allocs: map[string]*state.Allocation{}}
 	fl := apitest.NewFakeLeader()
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.Leader, c.Client = fl, fc })
+	h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Jobs.Leader, c.Client = fl, fc })
 	h.RegisterNode(apitest.TestNode(1))
 	h.register(apitest.TestJob("web"))
 	h.PlaceAlloc(1, h.Registered(apitest.TestJob("web")), apitest.NodeID(1), "")
@@ -165,7 +165,7 @@ func TestClientLogsRead(t *testing.T) {
 
 	// A task that has written nothing yet has an empty log.
 	empty := &fakeClientAPI{nodeID: fc.nodeID, dir: filepath.Join(fc.dir, "missing"), allocs: fc.allocs}
-	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Client, c.Jobs.Leader = empty, apitest.NewFakeLeader() })
+	h2 := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Client, c.Jobs.Leader = empty, apitest.NewFakeLeader() })
 	h2.RegisterNode(apitest.TestNode(1))
 	h2.register(apitest.TestJob("web"))
 	h2.PlaceAlloc(1, h2.Registered(apitest.TestJob("web")), apitest.NodeID(1), "")
@@ -482,13 +482,13 @@ func (selfForwarder) Self() *state.AgentSelf {
 // In dev mode the server's /v1/agent/self names the local client's node.
 func TestAgentSelfNamesLocalClient(t *testing.T) {
 	fc := &fakeClientAPI{nodeID: apitest.NodeID(1)}
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Client, c.Forwarder = fc, selfForwarder{} })
+	h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Client, c.Forwarder = fc, selfForwarder{} })
 	var self state.AgentSelf
 	h.OK(http.MethodGet, "/v1/agent/self", nil, &self)
 	if self.Stats["client"]["node_id"] != apitest.NodeID(1) || self.Stats["raft"]["state"] != "Leader" {
 		t.Errorf("agent/self stats %v", self.Stats)
 	}
-	h2 := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Forwarder = selfForwarder{} })
+	h2 := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Forwarder = selfForwarder{} })
 	var self2 state.AgentSelf
 	h2.OK(http.MethodGet, "/v1/agent/self", nil, &self2)
 	if _, ok := self2.Stats["client"]; ok || self2.Stats["raft"] == nil {

@@ -166,7 +166,7 @@ func TestBlockingReadsShareOnlyTheSameQuestion(t *testing.T) {
 // and counted.
 func TestBlockingReadLimitAnswersAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.MaxBlockingQueries = 2 })
+		h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.MaxBlockingQueries = 2 })
 		reg := h.register(apitest.TestJob("web"))
 		target := "/v1/jobs?index=" + strconv.FormatUint(jobsIndex(h), 10) + "&wait=1m"
 		_, d1 := h.ServeAsync(http.MethodGet, target)

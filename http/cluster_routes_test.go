@@ -24,7 +24,7 @@ func (*leaderlessCluster) KnownLeader() bool { return false }
 func clusterHarness(t *testing.T, fwd *fakeForwarder, adjust func(*testConfig)) *harness {
 	t.Helper()
 	fwd.leader = true
-	return newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) {
+	return newHarnessWith(t, store.Config{}, func(c *testConfig) {
 		c.Forwarder = fwd
 		if adjust != nil {
 			adjust(c)

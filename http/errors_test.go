@@ -122,7 +122,7 @@ func TestJobRegisterBadInput(t *testing.T) {
 }
 
 func TestRequestBodyTooLarge(t *testing.T) {
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.MaxBodyBytes = 64 })
+	h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.MaxBodyBytes = 64 })
 	h.Fail(http.MethodPost, "/v1/jobs", jobBody(t, apitest.TestJob("web"), nil), http.StatusRequestEntityTooLarge, "64 bytes")
 	if h.writer.Applied != 0 {
 		t.Error("an oversize body reached the writer")

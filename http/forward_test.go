@@ -138,7 +138,7 @@ func (f *fakeForwarder) RestoreSnapshot(_ context.Context, r io.Reader) error {
 // over real HTTP so requests cross a real proxy.
 func followerServer(t *testing.T, fwd *fakeForwarder) (*harness, *httptest.Server) {
 	t.Helper()
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Forwarder = fwd })
+	h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Forwarder = fwd })
 	ts := httptest.NewServer(h.srv.Handler())
 	t.Cleanup(ts.Close)
 	return h, ts

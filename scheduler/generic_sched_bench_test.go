@@ -168,7 +168,7 @@ func restoredBytes(b *testing.B, src *store.Store) float64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	dst, err := store.NewStore(store.StoreConfig{})
+	dst, err := store.NewStore(store.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

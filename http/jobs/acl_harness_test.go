@@ -22,7 +22,7 @@ type aclHarness struct {
 func newACLHarness(t testing.TB, enforce bool, resetPath string) *aclHarness {
 	t.Helper()
 	a := &aclHarness{ACL: apitest.NewACL(nil)}
-	a.harness = newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) {
+	a.harness = newHarnessWith(t, store.Config{}, func(c *testConfig) {
 		r, err := schedhttp.NewTokenResolver(schedhttp.TokenResolverConfig{Store: c.Store, Enforce: enforce, Now: a.Clock.Now, BootstrapResetPath: resetPath})
 		if err != nil {
 			t.Fatal(err)

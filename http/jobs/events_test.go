@@ -210,7 +210,7 @@ func TestEventStreamACLFiltering(t *testing.T) {
 // barrier that fails for a live caller still is an ERROR.
 func TestCallerGoneIsNotAnError(t *testing.T) {
 	var logs testutil.SyncBuffer
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) {
+	h := newHarnessWith(t, store.Config{}, func(c *testConfig) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	h.cluster.FailBarrier(context.Canceled)

@@ -35,12 +35,12 @@ type harness struct {
 var _ LeaderServices = (*apitest.FakeLeader)(nil)
 
 func newHarness(t testing.TB) *harness {
-	return newHarnessWith(t, store.StoreConfig{}, nil)
+	return newHarnessWith(t, store.Config{}, nil)
 }
 
 // newHarnessWith builds a harness with a store config and a hook to adjust
 // the server config.
-func newHarnessWith(t testing.TB, sc store.StoreConfig, adjust func(*testConfig)) *harness {
+func newHarnessWith(t testing.TB, sc store.Config, adjust func(*testConfig)) *harness {
 	t.Helper()
 	st, err := store.NewStore(sc)
 	if err != nil {
@@ -87,7 +87,7 @@ type testConfig struct {
 func newSchedHarness(t testing.TB) (*harness, *apitest.FakeLeader) {
 	t.Helper()
 	fl := apitest.NewFakeLeader()
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.Leader = fl })
+	h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Jobs.Leader = fl })
 	return h, fl
 }
 

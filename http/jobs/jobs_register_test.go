@@ -234,7 +234,7 @@ func TestJobRegisterSubmissions(t *testing.T) {
 }
 
 func TestJobRegisterLargeSubmissionWarns(t *testing.T) {
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.MaxSubmissionBytes = 10 })
+	h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Jobs.MaxSubmissionBytes = 10 })
 	out := h.RegisterReq(&JobRegisterRequest{Job: apitest.TestJob("web"), Submission: &state.JobSubmission{
 		Format: state.SubmissionFormatJSON, Source: `{"ID":"web","Type":"service"}`,
 	}})

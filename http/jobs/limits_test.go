@@ -65,7 +65,7 @@ func TestJobLimitsRefuseBeforeProposing(t *testing.T) {
 
 // The configured limits replace the defaults.
 func TestJobLimitsConfigurable(t *testing.T) {
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.JobLimits = state.JobLimits{MaxGroupCount: 3} })
+	h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Jobs.JobLimits = state.JobLimits{MaxGroupCount: 3} })
 	j := apitest.TestJob("web")
 	j.TaskGroups[0].Count = 4
 	h.Fail(http.MethodPost, "/v1/jobs", map[string]any{"Job": j}, 400, "limit of 3 per group")
@@ -90,7 +90,7 @@ func TestDeepBodiesRefused(t *testing.T) {
 // the limits were lowered.
 func TestCountLimitsAtEveryDoor(t *testing.T) {
 	limits := state.JobLimits{MaxGroupCount: 10, MaxJobCount: 15}
-	h := newHarnessWith(t, store.StoreConfig{}, func(c *testConfig) { c.Jobs.JobLimits = limits })
+	h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Jobs.JobLimits = limits })
 	j := apitest.TestJob("web")
 	j.TaskGroups[0].Count = 2
 	second := apitest.TestJob("web").TaskGroups[0]

@@ -42,7 +42,7 @@ type aclHarness struct {
 // newACLHarness builds the server; rateLimit is the management API's.
 func newACLHarness(t testing.TB, rateLimit float64) *aclHarness {
 	t.Helper()
-	st, err := store.NewStore(store.StoreConfig{})
+	st, err := store.NewStore(store.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

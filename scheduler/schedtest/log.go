@@ -20,7 +20,7 @@ type Log struct {
 // NewLog returns a log over an empty store.
 func NewLog(t TestingT) *Log {
 	t.Helper()
-	st, err := store.NewStore(store.StoreConfig{})
+	st, err := store.NewStore(store.Config{})
 	if err != nil {
 		t.Fatalf("new store: %v", err)
 	}

@@ -36,7 +36,7 @@ func stFillACLTables(t *testing.T, s *Store, base uint64) {
 }
 
 func TestACLTokenUpsertCreateAndUpdate(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 10, ACLPolicyUpsertRequestType, &ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{
 		{Name: "readers", Rules: stRulesRead}, {Name: "writers", Rules: `namespace "*" { policy = "write" }`}}})
 	stApply(t, s, 11, ACLTokenUpsertRequestType, &ACLTokenUpsertRequest{Tokens: []*state.ACLToken{stClientToken("t1", "readers")}})
@@ -73,7 +73,7 @@ func TestACLTokenUpsertCreateAndUpdate(t *testing.T) {
 }
 
 func TestACLTokenUpsertRejects(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 10, ACLPolicyUpsertRequestType, &ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "readers", Rules: stRulesRead}}})
 	stApply(t, s, 11, ACLTokenUpsertRequestType, &ACLTokenUpsertRequest{Tokens: []*state.ACLToken{stClientToken("t1", "readers")}})
 	mgmtWithPolicy := stClientToken("m", "readers")
@@ -120,7 +120,7 @@ func TestACLTokenUpsertRejects(t *testing.T) {
 }
 
 func TestACLTokenDelete(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 10, ACLPolicyUpsertRequestType, &ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "readers", Rules: stRulesRead}}})
 	stApply(t, s, 11, ACLTokenUpsertRequestType, &ACLTokenUpsertRequest{Tokens: []*state.ACLToken{stClientToken("t1", "readers"), stClientToken("t2", "readers")}})
 	resp := stApplyErr(t, s, 12, ACLTokenDeleteRequestType, &ACLTokenDeleteRequest{AccessorIDs: []string{"t1", "ghost"}})
@@ -143,7 +143,7 @@ func TestACLTokenDelete(t *testing.T) {
 }
 
 func TestACLPolicyUpsertAndDelete(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 10, ACLPolicyUpsertRequestType, &ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "readers", Rules: stRulesRead}}})
 	stApply(t, s, 11, ACLPolicyUpsertRequestType, &ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "readers", Description: "v2", Rules: stRulesRead}}})
 	p := stMust[*state.ACLPolicy](t)(s.ACLPolicyByName(nil, "readers"))
@@ -168,7 +168,7 @@ func TestACLPolicyUpsertAndDelete(t *testing.T) {
 }
 
 func TestACLBootstrapOnceAndReset(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	boot := func(id string, reset uint64) *ACLBootstrapRequest {
 		return &ACLBootstrapRequest{ResetIndex: reset, Token: &state.ACLToken{AccessorID: id, SecretHash: state.HashSecret(id + "-secret"),
 			Name: "Bootstrap Token", Type: state.ACLTokenTypeManagement, Global: true, CreateTime: stTokenTime}}
@@ -220,7 +220,7 @@ func TestACLSecretNeverReplicated(t *testing.T) {
 	if bytes.Contains(data, []byte("very-secret-value")) {
 		t.Fatal("the log entry carries the secret")
 	}
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 10, ACLPolicyUpsertRequestType, &ACLPolicyUpsertRequest{Policies: []*state.ACLPolicy{{Name: "readers", Rules: stRulesRead}}})
 	s.Apply(11, data)
 	got := stMust[*state.ACLToken](t)(s.ACLTokenByAccessorID(nil, "t1"))
@@ -253,7 +253,7 @@ func TestACLTokenExpiry(t *testing.T) {
 // username reuses that user (made an administrator again), and bad names
 // are refused before anything is written.
 func TestACLBootstrapAdminUser(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	admin, err := NewBootstrapAdmin("", "", stTokenTime, "source-1")
 	if err != nil || admin.Username != DefaultAdminUsername || admin.Email != DefaultAdminEmail || !admin.IsAdmin {
 		t.Fatalf("default admin = %+v, %v", admin, err)

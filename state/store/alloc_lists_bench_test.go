@@ -11,7 +11,7 @@ import (
 // nodes, one plan-like command per job.
 func benchAllocStore(b *testing.B, jobs, perJob, nodes int) (*Store, []string) {
 	b.Helper()
-	s := stStore(b, StoreConfig{})
+	s := stStore(b, Config{})
 	index := uint64(1)
 	for n := range nodes {
 		index++

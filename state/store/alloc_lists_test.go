@@ -115,7 +115,7 @@ func (l *allocList) ids() []string {
 // with a client's report, and wakes a read that watched it; a restored
 // store starts from the highest AllocModifyIndex of each node.
 func TestNodeAllocsServerIndex(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, nil)
 	at := func(node string) uint64 { return stMust[uint64](t)(s.NodeAllocsServerIndex(nil, node)) }
@@ -155,7 +155,7 @@ func TestNodeAllocsServerIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap.Release()
-	restored := stStore(t, StoreConfig{})
+	restored := stStore(t, Config{})
 	if err := restored.Restore(&buf); err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func benchPlacedAllocs(job *state.Job, ids []string, nodes, first int) []*state.
 // the store.
 func BenchmarkStoredAllocBytes(b *testing.B) {
 	const perJob, nodes = 1000, 500
-	s := stStore(b, StoreConfig{})
+	s := stStore(b, Config{})
 	index := uint64(1)
 	for n := range nodes {
 		index++
@@ -109,7 +109,7 @@ func BenchmarkStoredAllocBytes(b *testing.B) {
 	if err := stMust[*StateSnapshot](b)(s.Snapshot()).Persist(&buf); err != nil {
 		b.Fatal(err)
 	}
-	dst := stStore(b, StoreConfig{})
+	dst := stStore(b, Config{})
 	start := time.Now()
 	if err := dst.Restore(&buf); err != nil {
 		b.Fatal(err)
@@ -125,7 +125,7 @@ func BenchmarkStoredAllocBytes(b *testing.B) {
 // (table-bytes/alloc) and what a write allocated (garbage-bytes/write).
 func BenchmarkAllocTableRows(b *testing.B) {
 	const batch = 1000
-	s := stStore(b, StoreConfig{})
+	s := stStore(b, Config{})
 	ids := benchUUIDs(b.N*batch, 2)
 	allocs := make([]*state.Allocation, len(ids))
 	for i, id := range ids {

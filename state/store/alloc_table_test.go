@@ -91,7 +91,7 @@ func TestAllocTableAgreesWithModel(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
-			s := stStore(t, StoreConfig{})
+			s := stStore(t, Config{})
 			pool := append(benchUUIDs(300, seed), stOddIDs...)
 			// A few IDs in a crowded bucket, to fill its parts.
 			for i := range 40 {
@@ -191,7 +191,7 @@ func TestAllocTableWatch(t *testing.T) {
 	// aaa0… and aaa1… share a bucket (and not a part); bbb0… is elsewhere.
 	const a1, a2, b1, missing = "aaa0-1", "aaa1-1", "bbb0-1", "aaa2-1"
 	setup := func(t *testing.T) *Store {
-		s := stStore(t, StoreConfig{})
+		s := stStore(t, Config{})
 		stApply(t, s, 2, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 		stRegister(t, s, 3, web, nil)
 		stApply(t, s, 4, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{
@@ -255,7 +255,7 @@ func TestAllocTableWatch(t *testing.T) {
 // over many buckets and restores it: the same allocations, in order,
 // through the public reads.
 func TestAllocTableSnapshotRoundTrip(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 2, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 	web := stJob("web")
 	stRegister(t, s, 3, web, nil)
@@ -273,7 +273,7 @@ func TestAllocTableSnapshotRoundTrip(t *testing.T) {
 	if err := snap.Persist(&buf); err != nil {
 		t.Fatal(err)
 	}
-	dst := stStore(t, StoreConfig{})
+	dst := stStore(t, Config{})
 	if err := dst.Restore(&buf); err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func stModelOf(allocs []*state.Allocation) stModel {
 // wakes every read of one allocation.
 func TestAllocWatchSnapshotAndRestore(t *testing.T) {
 	web := stJob("web")
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 2, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 	stRegister(t, s, 3, web, nil)
 	stApply(t, s, 4, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{stAlloc("aaa0", web, "n1"), stAlloc("aaa1", web, "n1")}})
@@ -344,7 +344,7 @@ func TestAllocWatchSnapshotAndRestore(t *testing.T) {
 // share one bucket and one sort key, and are still each found, and an ID
 // between two of them is not.
 func TestAllocTableIDsSharingAPrefix(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, nil)
 	var allocs []*state.Allocation

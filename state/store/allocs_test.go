@@ -13,7 +13,7 @@ import (
 )
 
 func TestAllocUpdateStampsAndKeepsClientFields(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, nil)
 	stApply(t, s, 11, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{stAlloc("a1", job, "n1")}, Now: 1100})
@@ -81,7 +81,7 @@ func TestAllocUpdateStampsAndKeepsClientFields(t *testing.T) {
 // present, and that a snapshot taken before the command still reads the
 // summaries it read.
 func TestJobSummaryMatchesAllocs(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	rng := rand.New(rand.NewPCG(1, 2))
 	jobs := []*state.Job{stJob("a"), stJob("b")}
 	second := stJob("b").TaskGroups[0]
@@ -152,7 +152,7 @@ func TestJobSummaryMatchesAllocs(t *testing.T) {
 }
 
 func TestDeploymentUpsertAndReads(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stRegister(t, s, 10, stJob("web"), nil)
 	d := &state.Deployment{ID: "d1", Namespace: state.DefaultNamespace, JobID: "web", JobCreateIndex: 10, Status: state.DeploymentStatusRunning,
 		TaskGroups: map[string]*state.DeploymentState{"web": {DesiredTotal: 2}}}
@@ -177,7 +177,7 @@ func TestDeploymentUpsertAndReads(t *testing.T) {
 }
 
 func TestNodeCommands(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	n := stNode("n1")
 	n.NodePool = "gpu"
 	stApply(t, s, 10, NodeRegisterRequestType, &NodeRegisterRequest{Node: n})
@@ -238,7 +238,7 @@ func TestNodeCommands(t *testing.T) {
 }
 
 func TestNamespaceCommands(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 10, NamespaceUpsertRequestType, &NamespaceUpsertRequest{Namespaces: []*state.Namespace{{Name: "prod"}, {Name: "dev"}}})
 	stApply(t, s, 11, NamespaceUpsertRequestType, &NamespaceUpsertRequest{Namespaces: []*state.Namespace{{Name: "prod", Description: "p"}}})
 	prod := stMust[*state.Namespace](t)(s.NamespaceByName(nil, "prod"))
@@ -264,7 +264,7 @@ func TestNamespaceCommands(t *testing.T) {
 }
 
 func TestServiceCommands(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	reg := func(id, name, alloc string) *state.ServiceRegistration {
 		return &state.ServiceRegistration{ID: id, ServiceName: name, Namespace: state.DefaultNamespace, JobID: "web", AllocID: alloc, NodeID: "n1", Port: 80}
 	}

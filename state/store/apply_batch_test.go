@@ -108,7 +108,7 @@ func TestApplyBatchAgreesWithApply(t *testing.T) {
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 19))
-			s := stStore(t, StoreConfig{})
+			s := stStore(t, Config{})
 			got := make([]any, 0, len(entries))
 			for from := 0; from < len(entries); {
 				n := 1 + rng.IntN(len(entries)-from)
@@ -134,7 +134,7 @@ type stApplied struct {
 // stApplyOneByOne applies entries one by one to a new store.
 func stApplyOneByOne(t *testing.T, entries []Entry) *stApplied {
 	t.Helper()
-	one := stStore(t, StoreConfig{})
+	one := stStore(t, Config{})
 	ref := &stApplied{responses: make([]any, len(entries))}
 	for i, e := range entries {
 		ref.responses[i] = one.Apply(e.Index, e.Data)
@@ -159,7 +159,7 @@ func (ref *stApplied) check(t *testing.T, entries []Entry, s *Store, got []any) 
 // TestApplyBatchWakesWatchersOnce: a blocking query watching a table
 // wakes for a batch that writes it, and sees every entry of the batch.
 func TestApplyBatchWakesWatchersOnce(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	entries := stBatchEntries(t)[:8]
 	ws := make(map[<-chan struct{}]struct{})
 	if _, err := s.Jobs(ws, state.DefaultNamespace, ""); err != nil {
@@ -192,7 +192,7 @@ func TestApplyBatchWakesWatchersOnce(t *testing.T) {
 // (which watches a channel of its own, not its bucket's) wakes when a
 // batch writes that allocation, as it does for Apply.
 func TestApplyBatchWakesAllocWatchers(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	entries := stBatchEntries(t)
 	var upto int // through the allocations' placements
 	for i, e := range entries {
@@ -246,7 +246,7 @@ func BenchmarkApplyBatch(b *testing.B) {
 		b.Run(fmt.Sprint("round=", round), func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				s, _ := NewStore(StoreConfig{})
+				s, _ := NewStore(Config{})
 				s.ApplyBatch(entries[:setup])
 				b.StartTimer()
 				for from := setup; from < len(entries); from += round {
@@ -275,7 +275,7 @@ func TestApplyBatchTakesPreparedCommands(t *testing.T) {
 	for seed := range uint64(10) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 23))
-			s := stStore(t, StoreConfig{})
+			s := stStore(t, Config{})
 			// The same log, each entry that decodes made again by
 			// PrepareCommand from its command.
 			prepared := make([]Entry, len(entries))

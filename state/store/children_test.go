@@ -40,7 +40,7 @@ func stFillChildTables(t *testing.T, s *Store, index uint64) {
 }
 
 func TestPeriodicLaunchOncePerLaunchTime(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	p := stPeriodic("cron")
 	stRegister(t, s, 10, p, nil)
 	at := time.Unix(1700000040, 0)
@@ -74,7 +74,7 @@ func TestPeriodicLaunchOncePerLaunchTime(t *testing.T) {
 }
 
 func TestPeriodicLaunchRefusesNonPeriodicOrStoppedParents(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	plain := stJob("plain")
 	stRegister(t, s, 10, plain, stEval("e-plain", plain))
 	if err, _ := stApplyErr(t, s, 11, PeriodicLaunchRequestType, stLaunch(plain, time.Unix(60, 0), true)).(error); !errors.Is(err, state.ErrInvalid) {
@@ -89,7 +89,7 @@ func TestPeriodicLaunchRefusesNonPeriodicOrStoppedParents(t *testing.T) {
 }
 
 func TestDispatchIdempotencyToken(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	p := stParameterized("tmpl")
 	stRegister(t, s, 10, p, nil)
 	dispatch := func(index uint64, id, token string) *JobDispatchResponse {
@@ -120,7 +120,7 @@ func TestDispatchIdempotencyToken(t *testing.T) {
 }
 
 func TestParentStopAndPurgeTakeTheChildren(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	p := stPeriodic("cron")
 	stRegister(t, s, 10, p, nil)
 	l1, l2 := stLaunch(p, time.Unix(60, 0), false), stLaunch(p, time.Unix(120, 0), false)
@@ -153,7 +153,7 @@ func TestParentStopAndPurgeTakeTheChildren(t *testing.T) {
 func TestChildrenSummaryInvariant(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
-		s := stStore(t, StoreConfig{})
+		s := stStore(t, Config{})
 		stApply(t, s, 5, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 		p := stParameterized("tmpl")
 		p.ParameterizedJob.MetaRequired = nil

@@ -58,7 +58,7 @@ func compactPlan(t *testing.T, s *Store) (job *state.Job, planned []*state.Alloc
 // with each other), their granted resources and their equal metric maps;
 // what is read is still what was planned.
 func TestCompactAllocsShareValues(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job, planned := compactPlan(t, s)
 	node := stMust[*state.Node](t)(s.NodeByID(nil, "n1"))
 	allocs := stMust[[]*state.Allocation](t)(s.AllocsByEval(nil, "e1"))
@@ -112,7 +112,7 @@ func TestCompactAllocsShareValues(t *testing.T) {
 // an earlier plan read back as planned (scores hold no strings to share:
 // state.Scores packs node IDs).
 func TestCompactScoresAcrossCommands(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job, _ := compactPlan(t, s)
 	a := stAlloc("b0", job, "n1")
 	a.EvalID, a.Job = "e1", nil
@@ -130,7 +130,7 @@ func TestCompactScoresAcrossCommands(t *testing.T) {
 // even with other maps in between (more than a command keeps); the values
 // read back as planned.
 func TestCompactSharesCountMapsAcrossCommands(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job, _ := compactPlan(t, s)
 	index := uint64(13)
 	plan := func(id string, exhausted int) *state.Allocation {
@@ -159,7 +159,7 @@ func TestCompactSharesCountMapsAcrossCommands(t *testing.T) {
 // stored row it claims to be (same indexes, other content) is kept as it
 // is, and so are resources that differ between allocations.
 func TestCompactKeepsWhatDiffers(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stRegister(t, s, 10, stJob("web"), nil)
 	job := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "web"))
 	changed := job.Copy()
@@ -182,7 +182,7 @@ func TestCompactKeepsWhatDiffers(t *testing.T) {
 // decodes its own copy of its job, shares one job among the allocations
 // of a job version again, and reads exactly what the original store held.
 func TestCompactAfterRestore(t *testing.T) {
-	src := stStore(t, StoreConfig{})
+	src := stStore(t, Config{})
 	compactPlan(t, src)
 	snap, err := src.Snapshot()
 	if err != nil {
@@ -192,7 +192,7 @@ func TestCompactAfterRestore(t *testing.T) {
 	if err := snap.Persist(&buf); err != nil {
 		t.Fatal(err)
 	}
-	dst := stStore(t, StoreConfig{})
+	dst := stStore(t, Config{})
 	if err := dst.Restore(&buf); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func BenchmarkTaskStatesBytes(b *testing.B) {
 	const n = 1000
 	var total float64
 	for range b.N {
-		s := stStore(b, StoreConfig{EventBufferSize: 1})
+		s := stStore(b, Config{EventBufferSize: 1})
 		stApply(b, s, 5, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 		job := stJob("web")
 		stRegister(b, s, 10, job, nil)
@@ -277,7 +277,7 @@ func BenchmarkTaskStatesBytes(b *testing.B) {
 // TestCompactTaskStates: task states reported in one client update share
 // their messages and empty details, and read back as reported.
 func TestCompactTaskStates(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	compactPlan(t, s)
 	reported := func(id string, at int64) *state.Allocation {
 		return &state.Allocation{ID: id, ClientStatus: state.AllocClientStatusRunning, TaskStates: map[string]*state.TaskState{

@@ -13,7 +13,7 @@ import (
 // d1 of one group wanting 2 allocations and 1 canary, canary a1 and
 // allocation a2 placed.
 func stDeploymentFixture(t *testing.T) *Store {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, stEval("e1", job))
 	d := &state.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobCreateIndex: 10, Status: state.DeploymentStatusRunning,

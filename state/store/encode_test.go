@@ -115,7 +115,7 @@ func TestApplyUnknownCommand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := stStore(t, StoreConfig{})
+			s := stStore(t, Config{})
 			before := stDump(t, s)
 			data, err := Encode(tc.typ, &NamespaceUpsertRequest{Namespaces: []*state.Namespace{{Name: "x"}}})
 			if err != nil {

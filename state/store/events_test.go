@@ -22,7 +22,7 @@ func eventSummary(batches []state.EventBatch) []string {
 }
 
 func TestApplyPublishesEventsInIndexOrder(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	if got, _ := s.Events().After(0, 0); len(got) != 0 {
 		t.Fatalf("from 0 = %v, want nothing (only new events)", got)
 	}

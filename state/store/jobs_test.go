@@ -11,7 +11,7 @@ import (
 )
 
 func TestJobRegisterNewJob(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	sub := &state.JobSubmission{Format: state.SubmissionFormatHCL2, Source: `job "web" {}`}
 	resp := stApply(t, s, 10, JobRegisterRequestType, &JobRegisterRequest{
@@ -75,7 +75,7 @@ func TestJobRegisterNewJob(t *testing.T) {
 }
 
 func TestJobRegisterUnchangedSpec(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stRegister(t, s, 10, stJob("web"), stEval("e1", stJob("web")))
 	before := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "web"))
 
@@ -116,7 +116,7 @@ func TestJobRegisterUnchangedSpec(t *testing.T) {
 }
 
 func TestJobRegisterChangedSpec(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stRegister(t, s, 10, stJob("web"), stEval("e1", stJob("web")))
 	changed := stJob("web")
 	changed.Meta = map[string]string{"owner": "team-b"}
@@ -153,7 +153,7 @@ func TestJobRegisterEnforceIndex(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := stStore(t, StoreConfig{})
+			s := stStore(t, Config{})
 			if tc.existing {
 				stRegister(t, s, 10, stJob("web"), nil)
 			}
@@ -178,7 +178,7 @@ func TestJobRegisterEnforceIndex(t *testing.T) {
 }
 
 func TestJobRegisterPreserveCounts(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	job.TaskGroups[0].Count = 5
 	stRegister(t, s, 10, job, nil)
@@ -227,7 +227,7 @@ func TestJobVersionRetention(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := stStore(t, StoreConfig{JobVersionsRetained: tc.retained})
+			s := stStore(t, Config{JobVersionsRetained: tc.retained})
 			for i := range tc.registers {
 				stRegister(t, s, uint64(10+i), stVersionJob(i), nil)
 				if tc.stable[uint64(i)] {
@@ -270,7 +270,7 @@ func stMarkStable(t *testing.T, s *Store, version uint64) {
 }
 
 func TestJobSubmissionRetention(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	for i := range 9 {
 		stApply(t, s, uint64(10+i), JobRegisterRequestType, &JobRegisterRequest{
 			Job:        stVersionJob(i),
@@ -289,7 +289,7 @@ func TestJobSubmissionRetention(t *testing.T) {
 }
 
 func TestJobDeregisterStop(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stRegister(t, s, 10, stJob("web"), stEval("e1", stJob("web")))
 	resp := stApply(t, s, 20, JobDeregisterRequestType, &JobDeregisterRequest{
 		Namespace: state.DefaultNamespace, JobID: "web", Eval: stEval("e2", stJob("web")), Now: 5,
@@ -317,7 +317,7 @@ func TestJobDeregisterStop(t *testing.T) {
 }
 
 func TestJobDeregisterNoShutdownDelay(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, nil)
 	done := stAlloc("a-done", job, "n1")
@@ -339,7 +339,7 @@ func TestJobDeregisterNoShutdownDelay(t *testing.T) {
 }
 
 func TestJobPurgeAndReregister(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stApply(t, s, 10, JobRegisterRequestType, &JobRegisterRequest{Job: job, Eval: stEval("e1", job),
 		Submission: &state.JobSubmission{Source: "x"}})
@@ -442,7 +442,7 @@ func TestJobStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := stStore(t, StoreConfig{})
+			s := stStore(t, Config{})
 			job := stJob("j")
 			if tc.mutate != nil {
 				tc.mutate(job)
@@ -475,7 +475,7 @@ func TestJobStatus(t *testing.T) {
 }
 
 func TestJobStatusFollowsAllocsWithoutMutatingStoredJob(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, stEval("e1", job))
 	pending := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "web"))
@@ -505,7 +505,7 @@ func TestJobStatusFollowsAllocsWithoutMutatingStoredJob(t *testing.T) {
 }
 
 func TestJobSummaryFollowsGroups(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, nil)
 	stApply(t, s, 11, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{stAlloc("a1", job, "n1")}})
@@ -529,7 +529,7 @@ func TestJobSummaryFollowsGroups(t *testing.T) {
 }
 
 func TestParentChildrenSummary(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	parent := stJob("batch")
 	parent.Type = state.JobTypeBatch
 	parent.ParameterizedJob = &state.ParameterizedJobConfig{Payload: state.DispatchPayloadOptional}
@@ -601,7 +601,7 @@ func TestSpecChanged(t *testing.T) {
 }
 
 func BenchmarkApplyJobRegister(b *testing.B) {
-	s := stStore(b, StoreConfig{})
+	s := stStore(b, Config{})
 	entries := make([][]byte, 64)
 	for i := range entries {
 		job := stJob(fmt.Sprintf("job-%d", i%16))

@@ -32,7 +32,7 @@ type mgEnv struct {
 
 func newMgEnv(t testing.TB) *mgEnv {
 	t.Helper()
-	return &mgEnv{t: t, s: stStore(t, StoreConfig{}), idx: 100}
+	return &mgEnv{t: t, s: stStore(t, Config{}), idx: 100}
 }
 
 // checkCounters is an invariant: every organization counter equals the

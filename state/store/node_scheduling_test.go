@@ -8,7 +8,7 @@ import (
 )
 
 func TestNodeUpsertWithEvals(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("logs")
 	job.Type = state.JobTypeSystem
 	stRegister(t, s, 10, job, nil)
@@ -53,7 +53,7 @@ func TestNodeUpsertWithEvals(t *testing.T) {
 }
 
 func TestNodeEligibilityAndDrain(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 10, NodeUpsertRequestType, &NodeUpsertRequest{Node: stNode("n1")})
 
 	stApply(t, s, 11, NodeUpdateEligibilityRequestType, &NodeUpdateEligibilityRequest{NodeID: "n1", Eligibility: state.NodeSchedulingIneligible})
@@ -101,7 +101,7 @@ func TestNodeEligibilityAndDrain(t *testing.T) {
 }
 
 func TestAllocDesiredTransition(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, nil)
 	stApply(t, s, 11, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{stAlloc("a1", job, "n1"), stAlloc("a2", job, "n1")}})
@@ -127,7 +127,7 @@ func TestAllocDesiredTransition(t *testing.T) {
 }
 
 func TestJobEvaluateCommand(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	reg := stRegister(t, s, 10, job, nil)
 	failed := stAlloc("a1", job, "n1")

@@ -18,7 +18,7 @@ import (
 // store_test.go (the "st" fixtures).
 
 func TestPlanApplySharesJobAndAppliesStopsAsChanges(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, nil)
 	stored := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "web"))
@@ -66,7 +66,7 @@ func TestPlanApplySharesJobAndAppliesStopsAsChanges(t *testing.T) {
 }
 
 func TestEvalStatusUpdateSetsQueued(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, stEval("e1", job))
 	e := stMust[*state.Evaluation](t)(s.EvalByID(nil, "e1")).Copy()
@@ -83,7 +83,7 @@ func TestEvalStatusUpdateSetsQueued(t *testing.T) {
 }
 
 func TestGarbageCollectRechecksRules(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 2, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("up")})
 	stApply(t, s, 3, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("down")})
 	stApply(t, s, 4, NodeUpdateStatusRequestType, &NodeUpdateStatusRequest{NodeID: "down", Status: state.NodeStatusDown})
@@ -143,7 +143,7 @@ func TestGarbageCollectRechecksRules(t *testing.T) {
 }
 
 func TestWatchIndexFiresOnTableWrites(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 4, job, stEval("e1", job))
 	evals, any := memdb.NewWatchSet(), memdb.NewWatchSet()
@@ -169,7 +169,7 @@ func TestWatchIndexFiresOnTableWrites(t *testing.T) {
 // request as it was; a plan without JobAllocs is not packed; a corrupt
 // packing is refused and changes nothing.
 func TestPlanApplyPackedAppliesAlike(t *testing.T) {
-	plain, packed := stStore(t, StoreConfig{}), stStore(t, StoreConfig{})
+	plain, packed := stStore(t, Config{}), stStore(t, Config{})
 	job := stJob("web")
 	for _, s := range []*Store{plain, packed} {
 		stRegister(t, s, 10, job, nil)
@@ -251,7 +251,7 @@ func TestPlanApplyPackedAppliesAlike(t *testing.T) {
 // carries no job; a reference to a version no longer stored (here: the
 // job purged and registered again) is refused and changes nothing.
 func TestPlanApplyByJobRef(t *testing.T) {
-	whole, byRef := stStore(t, StoreConfig{}), stStore(t, StoreConfig{})
+	whole, byRef := stStore(t, Config{}), stStore(t, Config{})
 	job := stJob("web")
 	for _, s := range []*Store{whole, byRef} {
 		stRegister(t, s, 10, job, nil)
@@ -332,14 +332,14 @@ func TestPlanApplyClosesEvalAsStatusUpdate(t *testing.T) {
 		return plan, blocked, done
 	}
 
-	separate := stStore(t, StoreConfig{})
+	separate := stStore(t, Config{})
 	stRegister(t, separate, 10, job, stEval("e1", job))
 	plan, blocked, done := closing(separate)
 	stApply(t, separate, 11, PlanApplyRequestType, plan)
 	stApply(t, separate, 12, EvalStatusUpdateRequestType, &EvalStatusUpdateRequest{Evals: []*state.Evaluation{blocked}})
 	stApply(t, separate, 13, EvalStatusUpdateRequestType, &EvalStatusUpdateRequest{Evals: []*state.Evaluation{done}})
 
-	combined := stStore(t, StoreConfig{})
+	combined := stStore(t, Config{})
 	stRegister(t, combined, 10, job, stEval("e1", job))
 	plan, blocked, done = closing(combined)
 	plan.EvalStatus = []*state.Evaluation{blocked, done}
@@ -406,7 +406,7 @@ func TestPlanApplyOldEntryDecodes(t *testing.T) {
 		Evals      []*state.Evaluation
 		Now        int64
 	}
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, stEval("e1", job))
 	stored := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "web"))

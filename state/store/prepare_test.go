@@ -31,7 +31,7 @@ func agree(t *testing.T, name string, mt MessageType, req any) {
 		}
 		return
 	}
-	s, err := NewStore(StoreConfig{})
+	s, err := NewStore(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

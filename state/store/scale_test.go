@@ -82,7 +82,7 @@ func TestNodeUsageInvariant(t *testing.T) {
 	nodes := []string{"n1", "n2", "n3"}
 	for seed := uint64(1); seed <= 20; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 11))
-		s := stStore(t, StoreConfig{})
+		s := stStore(t, Config{})
 		for i, n := range nodes {
 			stApply(t, s, uint64(1+i), NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode(n)})
 		}
@@ -192,7 +192,7 @@ func TestNodeUsageInvariant(t *testing.T) {
 // VerifySnapshot accepts what Persist wrote and refuses a truncated or
 // corrupted stream, as Restore would, without building a store.
 func TestVerifySnapshot(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 1, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 	job := stJob("a")
 	stRegister(t, s, 2, job, nil)
@@ -223,7 +223,7 @@ func TestVerifySnapshot(t *testing.T) {
 // EvalsModifiedAfter returns exactly the evaluations written after an
 // index, in the order they were written.
 func TestEvalsModifiedAfter(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("a")
 	stRegister(t, s, 1, job, nil)
 	for i, id := range []string{"e3", "e1", "e2"} {
@@ -255,7 +255,7 @@ func TestEvalsModifiedAfter(t *testing.T) {
 // per allocation) still restores; a reference to a job the stream does
 // not hold is refused.
 func TestSnapshotWritesEachJobOnce(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 1, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 	job := stJob("a")
 	stRegister(t, s, 2, job, nil)
@@ -283,7 +283,7 @@ func TestSnapshotWritesEachJobOnce(t *testing.T) {
 	if err := VerifySnapshot(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}
-	r := stStore(t, StoreConfig{})
+	r := stStore(t, Config{})
 	if err := r.Restore(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestSnapshotWritesEachJobOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r1 := stStore(t, StoreConfig{})
+	r1 := stStore(t, Config{})
 	if err := r1.Restore(bytes.NewReader(old.Bytes())); err != nil {
 		t.Fatalf("a format 1 snapshot: %v", err)
 	}
@@ -326,7 +326,7 @@ func TestSnapshotWritesEachJobOnce(t *testing.T) {
 	if err := VerifySnapshot(bytes.NewReader(bad.Bytes())); err == nil {
 		t.Error("a reference to a job the stream does not hold verified")
 	}
-	if err := stStore(t, StoreConfig{}).Restore(bytes.NewReader(bad.Bytes())); err == nil {
+	if err := stStore(t, Config{}).Restore(bytes.NewReader(bad.Bytes())); err == nil {
 		t.Error("a reference to a job the stream does not hold restored")
 	}
 }

@@ -22,7 +22,7 @@ var (
 // s1-http and s1-admin, a2's s2-http, written at index 20.
 func scStore(t *testing.T) *Store {
 	t.Helper()
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 10, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 	stApply(t, s, 11, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n2")})
 	job := stJob("web")

@@ -21,7 +21,7 @@ const (
 // decoded metric rather than copying it (issue 19: objects per stored
 // allocation are what the garbage collector's cycles cost).
 func TestPackedPlanAllocationsShareBlocks(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	job := stJob("web")
 	stRegister(t, s, 10, job, nil)
 	stored := stMust[*state.Job](t)(s.JobByID(nil, state.DefaultNamespace, "web"))

@@ -239,7 +239,7 @@ func stPersistOld(t *testing.T, s *Store, format int) []byte {
 // the same contents as format 3; format 3 is what Persist writes, with
 // the allocations in chunks and each job once.
 func TestSnapshotFormatsRestoreAlike(t *testing.T) {
-	src := stStore(t, StoreConfig{})
+	src := stStore(t, Config{})
 	stFillEveryTable(t, src)
 	job := stMust[*state.Job](t)(src.JobByID(nil, state.DefaultNamespace, "web"))
 	var allocs []*state.Allocation
@@ -282,7 +282,7 @@ func TestSnapshotFormatsRestoreAlike(t *testing.T) {
 			if err := VerifySnapshot(bytes.NewReader(c.data)); err != nil {
 				t.Fatal(err)
 			}
-			dst := stStore(t, StoreConfig{})
+			dst := stStore(t, Config{})
 			if err := dst.Restore(bytes.NewReader(c.data)); err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +307,7 @@ func TestSnapshotFormatsRestoreAlike(t *testing.T) {
 		if VerifySnapshot(bytes.NewReader(bad)) == nil {
 			t.Errorf("%s: verified", name)
 		}
-		if stStore(t, StoreConfig{}).Restore(bytes.NewReader(bad)) == nil {
+		if stStore(t, Config{}).Restore(bytes.NewReader(bad)) == nil {
 			t.Errorf("%s: restored", name)
 		}
 	}

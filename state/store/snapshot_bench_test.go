@@ -30,7 +30,7 @@ func benchPlacedStore(b *testing.B, jobs int) *Store {
 // does once nodes fill.
 func benchPlacedStoreOn(b *testing.B, jobs int, nodeID func(n int) string, full bool) *Store {
 	b.Helper()
-	s := stStore(b, StoreConfig{})
+	s := stStore(b, Config{})
 	index := uint64(1)
 	for n := range benchNodes {
 		stApply(b, s, index, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode(nodeID(n))})
@@ -102,7 +102,7 @@ func BenchmarkSnapshotRestore(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for range b.N {
-		dst := stStore(b, StoreConfig{})
+		dst := stStore(b, Config{})
 		if err := dst.Restore(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}

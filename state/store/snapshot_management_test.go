@@ -45,7 +45,7 @@ func mgFillTables(t *testing.T, s *Store, base uint64) {
 }
 
 func TestMgmtSnapshotRoundTrip(t *testing.T) {
-	src := stStore(t, StoreConfig{})
+	src := stStore(t, Config{})
 	mgFillTables(t, src, 200)
 	dump := stDump(t, src)
 	for _, def := range mgmtTableDefs() {
@@ -61,7 +61,7 @@ func TestMgmtSnapshotRoundTrip(t *testing.T) {
 	if err := snap.Persist(&buf); err != nil {
 		t.Fatal(err)
 	}
-	dst := stStore(t, StoreConfig{})
+	dst := stStore(t, Config{})
 	if err := dst.Restore(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestMgmtSnapshotRoundTrip(t *testing.T) {
 
 // Two servers applying the same log end with identical management tables.
 func TestMgmtApplyIsDeterministic(t *testing.T) {
-	a, b := stStore(t, StoreConfig{}), stStore(t, StoreConfig{})
+	a, b := stStore(t, Config{}), stStore(t, Config{})
 	mgFillTables(t, a, 200)
 	mgFillTables(t, b, 200)
 	stCompareDumps(t, stDump(t, a), stDump(t, b))

@@ -15,7 +15,7 @@ import (
 // allocations of one job, enough rows for several restore batches.
 func stManyAllocsSnapshot(t *testing.T, n int) (*Store, []byte) {
 	t.Helper()
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 1, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 	job := stJob("a")
 	stRegister(t, s, 2, job, nil)

@@ -52,7 +52,7 @@ func stFillEveryTable(t *testing.T, s *Store) {
 }
 
 func TestSnapshotRestoreRoundTrip(t *testing.T) {
-	src := stStore(t, StoreConfig{})
+	src := stStore(t, Config{})
 	stFillEveryTable(t, src)
 	snap, err := src.Snapshot()
 	if err != nil {
@@ -64,7 +64,7 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 	}
 	snap.Release()
 
-	dst := stStore(t, StoreConfig{})
+	dst := stStore(t, Config{})
 	stApply(t, dst, 50, NamespaceUpsertRequestType, &NamespaceUpsertRequest{Namespaces: []*state.Namespace{{Name: "stale"}}})
 	if err := dst.Restore(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 }
 
 func TestRestoreRejectsBadSnapshots(t *testing.T) {
-	src := stStore(t, StoreConfig{})
+	src := stStore(t, Config{})
 	stFillEveryTable(t, src)
 	snap, _ := src.Snapshot()
 	var buf bytes.Buffer
@@ -123,7 +123,7 @@ func TestRestoreRejectsBadSnapshots(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dst := stStore(t, StoreConfig{})
+			dst := stStore(t, Config{})
 			stRegister(t, dst, 7, stJob("keep"), nil)
 			before := stDump(t, dst)
 			abandon := dst.AbandonCh()
@@ -145,7 +145,7 @@ func TestRestoreRejectsBadSnapshots(t *testing.T) {
 }
 
 func TestSnapshotIsPointInTime(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stRegister(t, s, 10, stJob("web"), nil)
 	snap, err := s.Snapshot()
 	if err != nil {
@@ -166,7 +166,7 @@ func TestSnapshotIsPointInTime(t *testing.T) {
 // TestApplyIsDeterministic applies the same log to two stores and expects
 // identical tables, as two servers must end with.
 func TestApplyIsDeterministic(t *testing.T) {
-	a, b := stStore(t, StoreConfig{}), stStore(t, StoreConfig{})
+	a, b := stStore(t, Config{}), stStore(t, Config{})
 	stFillEveryTable(t, a)
 	stFillEveryTable(t, b)
 	stCompareDumps(t, stDump(t, a), stDump(t, b))

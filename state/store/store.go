@@ -10,16 +10,16 @@ import (
 	"github.com/schedhq/sched/state/store/internal/packed"
 )
 
-// Retention defaults, used when a StoreConfig field is zero.
+// Retention defaults, used when a Config field is zero.
 const (
 	DefaultJobVersionsRetained    = 6
 	DefaultJobSubmissionsRetained = 6
 )
 
-// StoreConfig tunes a Store. The zero value is usable: every zero field
+// Config tunes a Store. The zero value is usable: every zero field
 // means its default. Every server of a cluster must use the same values,
 // since Apply depends on them and must give identical results everywhere.
-type StoreConfig struct {
+type Config struct {
 	// JobVersionsRetained is how many versions of a job are kept; 0 means
 	// DefaultJobVersionsRetained.
 	JobVersionsRetained int
@@ -31,7 +31,7 @@ type StoreConfig struct {
 	EventBufferSize int
 }
 
-func (c StoreConfig) withDefaults() StoreConfig {
+func (c Config) withDefaults() Config {
 	if c.JobVersionsRetained <= 0 {
 		c.JobVersionsRetained = DefaultJobVersionsRetained
 	}
@@ -47,7 +47,7 @@ func (c StoreConfig) withDefaults() StoreConfig {
 // immutable trees and must never be mutated.
 type Store struct {
 	reader
-	cfg StoreConfig
+	cfg Config
 
 	// mu guards db and abandonCh, which Restore replaces. Apply and reads
 	// take it only long enough to pick up the current database.
@@ -69,7 +69,7 @@ type Store struct {
 
 // NewStore returns a store holding only the built-in objects: the `default`
 // namespace and the `default` and `all` node pools, written at index 1.
-func NewStore(cfg StoreConfig) (*Store, error) {
+func NewStore(cfg Config) (*Store, error) {
 	db, err := newDB()
 	if err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func isBuiltinNodePool(name string) bool {
 }
 
 // Config returns the store's configuration with defaults filled in.
-func (s *Store) Config() StoreConfig { return s.cfg }
+func (s *Store) Config() Config { return s.cfg }
 
 // AbandonCh is closed when Restore replaces the store's contents. Watch
 // channels of the old contents never fire again, so a blocking read must add
@@ -174,7 +174,7 @@ func (s *Store) readTxn() *memdb.Txn { return s.currentDB().Txn(false) }
 // writes so that commit can stamp their rows of the index table.
 type writeTxn struct {
 	*memdb.Txn
-	cfg   StoreConfig
+	cfg   Config
 	index uint64
 	// touched holds the tables written so far.
 	touched map[string]bool

@@ -16,7 +16,7 @@ import (
 // they do not collide with the helpers of the validation and diff tests in
 // the same package.
 
-func stStore(t testing.TB, cfg StoreConfig) *Store {
+func stStore(t testing.TB, cfg Config) *Store {
 	t.Helper()
 	s, err := NewStore(cfg)
 	if err != nil {
@@ -198,7 +198,7 @@ func stMust[T any](t testing.TB) func(T, error) T {
 }
 
 func TestNewStoreHasBuiltins(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	if got := s.Config(); got.JobVersionsRetained != 6 || got.JobSubmissionsRetained != 6 {
 		t.Errorf("Config() = %+v, want both retentions 6", got)
 	}
@@ -222,14 +222,14 @@ func TestNewStoreHasBuiltins(t *testing.T) {
 }
 
 func TestStoreConfigKeepsExplicitValues(t *testing.T) {
-	s := stStore(t, StoreConfig{JobVersionsRetained: 2, JobSubmissionsRetained: 3})
+	s := stStore(t, Config{JobVersionsRetained: 2, JobSubmissionsRetained: 3})
 	if got := s.Config(); got.JobVersionsRetained != 2 || got.JobSubmissionsRetained != 3 {
 		t.Errorf("Config() = %+v", got)
 	}
 }
 
 func TestReadsFilterByNamespaceAndPrefix(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	stApply(t, s, 10, NamespaceUpsertRequestType, &NamespaceUpsertRequest{Namespaces: []*state.Namespace{{Name: "prod"}}})
 	for i, id := range []string{"web", "web-2", "api", "w"} {
 		stRegister(t, s, uint64(20+i), stJob(id), stEval(fmt.Sprintf("e%d", i), stJob(id)))
@@ -277,7 +277,7 @@ func TestReadsFilterByNamespaceAndPrefix(t *testing.T) {
 
 func TestApplyFailuresWriteNothing(t *testing.T) {
 	base := func(t *testing.T) *Store {
-		s := stStore(t, StoreConfig{})
+		s := stStore(t, Config{})
 		stApply(t, s, 5, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 		stApply(t, s, 6, NamespaceUpsertRequestType, &NamespaceUpsertRequest{Namespaces: []*state.Namespace{{Name: "busy"}, {Name: "empty"}}})
 		busy := stJob("busy-job")

@@ -14,7 +14,7 @@ import (
 func TestWatchSets(t *testing.T) {
 	web, api := stJob("web"), stJob("api")
 	setup := func(t *testing.T) *Store {
-		s := stStore(t, StoreConfig{})
+		s := stStore(t, Config{})
 		stApply(t, s, 2, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")})
 		stApply(t, s, 3, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n2")})
 		stRegister(t, s, 4, web, stEval("e-web", web))
@@ -142,7 +142,7 @@ func TestWatchSets(t *testing.T) {
 }
 
 func TestAbandonChClosesOnRestore(t *testing.T) {
-	s := stStore(t, StoreConfig{})
+	s := stStore(t, Config{})
 	snap, err := s.Snapshot()
 	if err != nil {
 		t.Fatal(err)

@@ -142,7 +142,7 @@ func (o *AdminOrganizations) List(ctx context.Context, opts AdminOrganizationLis
 	if opts.IncludeOwners {
 		params.Set("include", "owners")
 	}
-	page, err := mgmtList(ctx, o.m, "/admin/organizations", params, "organizations", finishAdminOrganization)
+	page, err := fetchList(ctx, o.m, "/admin/organizations", params, "organizations", finishAdminOrganization)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (o *AdminOrganizations) Read(ctx context.Context, name string, includeOwner
 	if includeOwners {
 		params.Set("include", "owners")
 	}
-	return mgmtOne(ctx, o.m, http.MethodGet, api.PathOf("admin", "organizations", name), params, nil, "organizations", finishAdminOrganization)
+	return callOne(ctx, o.m, http.MethodGet, api.PathOf("admin", "organizations", name), params, nil, "organizations", finishAdminOrganization)
 }
 
 // Update changes the organization called name.
@@ -177,7 +177,7 @@ func (o *AdminOrganizations) Update(ctx context.Context, name string, opts Admin
 	if err != nil {
 		return nil, err
 	}
-	return mgmtOne(ctx, o.m, http.MethodPatch, api.PathOf("admin", "organizations", name), nil, dataDoc{res}, "organizations", finishAdminOrganization)
+	return callOne(ctx, o.m, http.MethodPatch, api.PathOf("admin", "organizations", name), nil, dataDoc{res}, "organizations", finishAdminOrganization)
 }
 
 // Delete deletes the organization called name and everything in it.
@@ -201,7 +201,7 @@ func (o *AdminOrganizations) ProviderConsumers(ctx context.Context, name string,
 func (o *AdminOrganizations) consumers(ctx context.Context, name, kind string, page PageOptions) (*Page[AdminOrganization], error) {
 	params := url.Values{}
 	page.apply(params)
-	return mgmtList(ctx, o.m, api.PathOf("admin", "organizations", name, "relationships", kind), params, "organizations", finishAdminOrganization)
+	return fetchList(ctx, o.m, api.PathOf("admin", "organizations", name, "relationships", kind), params, "organizations", finishAdminOrganization)
 }
 
 // UpdateModuleConsumers replaces the organizations allowed to use name's
@@ -267,7 +267,7 @@ func (w *AdminWorkspaces) List(ctx context.Context, opts AdminWorkspaceListOptio
 	setParam(params, "filter[current_run][status]", commaList(opts.RunStatuses))
 	setParam(params, "sort", opts.Sort)
 	setParam(params, "include", commaList(opts.Include))
-	page, err := mgmtList(ctx, w.m, "/admin/workspaces", params, "workspaces", finishWorkspace)
+	page, err := fetchList(ctx, w.m, "/admin/workspaces", params, "workspaces", finishWorkspace)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func (w *AdminWorkspaces) List(ctx context.Context, opts AdminWorkspaceListOptio
 func (w *AdminWorkspaces) Read(ctx context.Context, id string, include ...string) (*Workspace, error) {
 	params := url.Values{}
 	setParam(params, "include", commaList(include))
-	return mgmtOne(ctx, w.m, http.MethodGet, api.PathOf("admin", "workspaces", id), params, nil, "workspaces", finishWorkspace)
+	return callOne(ctx, w.m, http.MethodGet, api.PathOf("admin", "workspaces", id), params, nil, "workspaces", finishWorkspace)
 }
 
 // Delete destroys the workspace with the given id.

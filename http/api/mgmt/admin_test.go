@@ -17,7 +17,7 @@ const adminOrgJSON = `{"id":"acme","type":"organizations",
 
 var adminOrgWant = &AdminOrganization{
 	Name: "acme", ExternalID: "org-1", AccessBetaTools: true, ApplyTimeout: "24h", NotificationEmail: "ops@acme.test",
-	GlobalProviderSharing: true, WorkspaceLimit: mgmtPtr(5), OwnerIDs: []string{"user-1", "user-2"},
+	GlobalProviderSharing: true, WorkspaceLimit: ptrTo(5), OwnerIDs: []string{"user-1", "user-2"},
 }
 
 func TestMgmtAdminOrganizationEndpoints(t *testing.T) {
@@ -31,7 +31,7 @@ func TestMgmtAdminOrganizationEndpoints(t *testing.T) {
 				l, err := m.Admin().Organizations().List(ctx, AdminOrganizationListOptions{
 					PageOptions: PageOptions{PageNumber: 1, PageSize: 10},
 					Query:       "ac", QueryEmail: "ops@", QueryName: "acme",
-					ModuleProducer: mgmtPtr(false), ProviderProducer: mgmtPtr(true), IncludeOwners: true,
+					ModuleProducer: ptrTo(false), ProviderProducer: ptrTo(true), IncludeOwners: true,
 				})
 				if err != nil {
 					return nil, err
@@ -67,8 +67,8 @@ func TestMgmtAdminOrganizationEndpoints(t *testing.T) {
 			name: "update",
 			call: func(ctx context.Context, m *Client) (any, error) {
 				return m.Admin().Organizations().Update(ctx, "acme", AdminOrganizationUpdateOptions{
-					AccessBetaTools: mgmtPtr(true), GlobalModuleSharing: mgmtPtr(false), GlobalProviderSharing: mgmtPtr(true),
-					IsDisabled: mgmtPtr(false), ApplyTimeout: mgmtPtr("12h"), PlanTimeout: mgmtPtr(""), WorkspaceLimit: mgmtPtr(0),
+					AccessBetaTools: ptrTo(true), GlobalModuleSharing: ptrTo(false), GlobalProviderSharing: ptrTo(true),
+					IsDisabled: ptrTo(false), ApplyTimeout: ptrTo("12h"), PlanTimeout: ptrTo(""), WorkspaceLimit: ptrTo(0),
 				})
 			},
 			reply:  `{"data":` + adminOrgJSON + `}`,
@@ -98,7 +98,7 @@ func TestMgmtAdminOrganizationEndpoints(t *testing.T) {
 		{
 			name: "module consumers",
 			call: func(ctx context.Context, m *Client) (any, error) {
-				return mgmtItems(m.Admin().Organizations().ModuleConsumers(ctx, "acme", PageOptions{PageSize: 2}))
+				return itemsOf(m.Admin().Organizations().ModuleConsumers(ctx, "acme", PageOptions{PageSize: 2}))
 			},
 			reply:  `{"data":[{"id":"beta","type":"organizations","attributes":{"name":"beta"}}]}`,
 			method: "GET", path: "/api/v2/admin/organizations/acme/relationships/module-consumers", query: "page%5Bsize%5D=2",
@@ -107,7 +107,7 @@ func TestMgmtAdminOrganizationEndpoints(t *testing.T) {
 		{
 			name: "provider consumers",
 			call: func(ctx context.Context, m *Client) (any, error) {
-				return mgmtItems(m.Admin().Organizations().ProviderConsumers(ctx, "acme", PageOptions{}))
+				return itemsOf(m.Admin().Organizations().ProviderConsumers(ctx, "acme", PageOptions{}))
 			},
 			reply:  `{"data":[]}`,
 			method: "GET", path: "/api/v2/admin/organizations/acme/relationships/provider-consumers",
@@ -195,14 +195,14 @@ func TestMgmtAdminVersionEndpoints(t *testing.T) {
 				"deprecated":true,"deprecated-reason":"old","official":false,"enabled":true,"beta":false,"usage":3,
 				"created-at":"2025-03-01T12:00:00.250Z","archs":[{"url":"https://dl/arm.zip","sha":"def","os":"linux","arch":"arm64"}]}}`
 			want := &ToolVersion{ID: "tool-1", Version: "1.9.0", URL: "https://dl/x.zip", SHA: "abc", Deprecated: true,
-				DeprecatedReason: mgmtPtr("old"), Enabled: true, Usage: 3, CreatedAt: time.Date(2025, 3, 1, 12, 0, 0, 250e6, time.UTC),
+				DeprecatedReason: ptrTo("old"), Enabled: true, Usage: 3, CreatedAt: time.Date(2025, 3, 1, 12, 0, 0, 250e6, time.UTC),
 				Archs: []ToolVersionArch{{URL: "https://dl/arm.zip", SHA: "def", OS: "linux", Arch: "arm64"}}}
 			base := "/api/v2/admin/" + family
 			runMgmtCases(t, []mgmtCase{
 				{
 					name: "list",
 					call: func(ctx context.Context, m *Client) (any, error) {
-						return mgmtItems(versions(m).List(ctx, ToolVersionListOptions{FilterVersion: "1.9.0", SearchVersion: "1.", PageOptions: PageOptions{PageSize: 100}}))
+						return itemsOf(versions(m).List(ctx, ToolVersionListOptions{FilterVersion: "1.9.0", SearchVersion: "1.", PageOptions: PageOptions{PageSize: 100}}))
 					},
 					reply:  `{"data":[` + one + `]}`,
 					method: "GET", path: base, query: "filter%5Bversion%5D=1.9.0&page%5Bsize%5D=100&search%5Bversion%5D=1.",
@@ -219,7 +219,7 @@ func TestMgmtAdminVersionEndpoints(t *testing.T) {
 					name: "create",
 					call: func(ctx context.Context, m *Client) (any, error) {
 						return versions(m).Create(ctx, ToolVersionCreateOptions{Version: "1.9.0", URL: "https://dl/x.zip", SHA: "abc",
-							Deprecated: mgmtPtr(true), DeprecatedReason: mgmtPtr("old"), Enabled: mgmtPtr(true),
+							Deprecated: ptrTo(true), DeprecatedReason: ptrTo("old"), Enabled: ptrTo(true),
 							Archs: []ToolVersionArch{{URL: "https://dl/arm.zip", SHA: "def", OS: "linux", Arch: "arm64"}}})
 					},
 					status: http.StatusCreated, reply: `{"data":` + one + `}`,
@@ -242,8 +242,8 @@ func TestMgmtAdminVersionEndpoints(t *testing.T) {
 				{
 					name: "update",
 					call: func(ctx context.Context, m *Client) (any, error) {
-						return versions(m).Update(ctx, "tool-1", ToolVersionUpdateOptions{Deprecated: mgmtPtr(false), DeprecatedReason: mgmtPtr(""),
-							Official: mgmtPtr(true), Beta: mgmtPtr(true), URL: mgmtPtr("https://dl/y.zip")})
+						return versions(m).Update(ctx, "tool-1", ToolVersionUpdateOptions{Deprecated: ptrTo(false), DeprecatedReason: ptrTo(""),
+							Official: ptrTo(true), Beta: ptrTo(true), URL: ptrTo("https://dl/y.zip")})
 					},
 					reply:  `{"data":` + one + `}`,
 					method: "PATCH", path: base + "/tool-1",

@@ -119,12 +119,12 @@ func (v *AdminVersions) List(ctx context.Context, opts ToolVersionListOptions) (
 	opts.apply(params)
 	setParam(params, "filter[version]", opts.FilterVersion)
 	setParam(params, "search[version]", opts.SearchVersion)
-	return mgmtList(ctx, v.m, api.PathOf("admin", v.family), params, v.family, finishToolVersion)
+	return fetchList(ctx, v.m, api.PathOf("admin", v.family), params, v.family, finishToolVersion)
 }
 
 // Read returns the version with the given tool- id.
 func (v *AdminVersions) Read(ctx context.Context, id string) (*ToolVersion, error) {
-	return mgmtOne(ctx, v.m, http.MethodGet, api.PathOf("admin", v.family, id), nil, nil, v.family, finishToolVersion)
+	return callOne(ctx, v.m, http.MethodGet, api.PathOf("admin", v.family, id), nil, nil, v.family, finishToolVersion)
 }
 
 // Create adds a version; the server answers 201.
@@ -144,7 +144,7 @@ func (v *AdminVersions) Create(ctx context.Context, opts ToolVersionCreateOption
 	if err != nil {
 		return nil, err
 	}
-	return mgmtOne(ctx, v.m, http.MethodPost, api.PathOf("admin", v.family), nil, dataDoc{res}, v.family, finishToolVersion)
+	return callOne(ctx, v.m, http.MethodPost, api.PathOf("admin", v.family), nil, dataDoc{res}, v.family, finishToolVersion)
 }
 
 // Update changes the version with the given id.
@@ -165,7 +165,7 @@ func (v *AdminVersions) Update(ctx context.Context, id string, opts ToolVersionU
 	if err != nil {
 		return nil, err
 	}
-	return mgmtOne(ctx, v.m, http.MethodPatch, api.PathOf("admin", v.family, id), nil, dataDoc{res}, v.family, finishToolVersion)
+	return callOne(ctx, v.m, http.MethodPatch, api.PathOf("admin", v.family, id), nil, dataDoc{res}, v.family, finishToolVersion)
 }
 
 // Delete removes the version with the given id. The server refuses (422)

@@ -136,12 +136,12 @@ func runMgmtCases(t *testing.T, cases []mgmtCase) {
 // mgmtNoValue adapts a call returning only an error to mgmtCase.call.
 func mgmtNoValue(err error) (any, error) { return nil, err }
 
-// mgmtItems strips a page to its items, for cases that check them only.
-func mgmtItems[T any](p *Page[T], err error) (any, error) {
+// itemsOf strips a page to its items, for cases that check them only.
+func itemsOf[T any](p *Page[T], err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
 	return p.Items, nil
 }
 
-func mgmtPtr[T any](v T) *T { return &v }
+func ptrTo[T any](v T) *T { return &v }

@@ -509,8 +509,8 @@ func decodeResource[T any](r *JSONAPIResource, typ string, doc *JSONAPIDocument,
 	return v, nil
 }
 
-// mgmtOne performs a request answered by one resource of type typ.
-func mgmtOne[T any](ctx context.Context, m *Client, method, path string, params url.Values, body any, typ string, finish finisher[T]) (*T, error) {
+// callOne performs a request answered by one resource of type typ.
+func callOne[T any](ctx context.Context, m *Client, method, path string, params url.Values, body any, typ string, finish finisher[T]) (*T, error) {
 	doc, err := m.Do(ctx, method, path, params, body)
 	if err != nil {
 		return nil, err
@@ -522,8 +522,8 @@ func mgmtOne[T any](ctx context.Context, m *Client, method, path string, params 
 	return decodeResource(r, typ, doc, finish)
 }
 
-// mgmtList performs a GET answered by a list of resources of type typ.
-func mgmtList[T any](ctx context.Context, m *Client, path string, params url.Values, typ string, finish finisher[T]) (*Page[T], error) {
+// fetchList performs a GET answered by a list of resources of type typ.
+func fetchList[T any](ctx context.Context, m *Client, path string, params url.Values, typ string, finish finisher[T]) (*Page[T], error) {
 	doc, err := m.Do(ctx, http.MethodGet, path, params, nil)
 	if err != nil {
 		return nil, err

@@ -52,19 +52,19 @@ func (o *Organizations) Create(ctx context.Context, opts OrganizationCreateOptio
 	if err != nil {
 		return nil, err
 	}
-	return mgmtOne(ctx, o.m, http.MethodPost, "/organizations", nil, dataDoc{res}, "organizations", finishOrganization)
+	return callOne(ctx, o.m, http.MethodPost, "/organizations", nil, dataDoc{res}, "organizations", finishOrganization)
 }
 
 // List returns one page of the organizations the token may see.
 func (o *Organizations) List(ctx context.Context, page PageOptions) (*Page[Organization], error) {
 	params := url.Values{}
 	page.apply(params)
-	return mgmtList(ctx, o.m, "/organizations", params, "organizations", finishOrganization)
+	return fetchList(ctx, o.m, "/organizations", params, "organizations", finishOrganization)
 }
 
 // Read returns the organization called name.
 func (o *Organizations) Read(ctx context.Context, name string) (*Organization, error) {
-	return mgmtOne(ctx, o.m, http.MethodGet, api.PathOf("organizations", name), nil, nil, "organizations", finishOrganization)
+	return callOne(ctx, o.m, http.MethodGet, api.PathOf("organizations", name), nil, nil, "organizations", finishOrganization)
 }
 
 // Workspace is a workspace (type workspaces). The admin view fills only
@@ -187,7 +187,7 @@ func (w *Workspaces) Create(ctx context.Context, org string, opts WorkspaceCreat
 	if err != nil {
 		return nil, err
 	}
-	return mgmtOne(ctx, w.m, http.MethodPost, api.PathOf("organizations", org, "workspaces"), nil, dataDoc{res}, "workspaces", finishWorkspace)
+	return callOne(ctx, w.m, http.MethodPost, api.PathOf("organizations", org, "workspaces"), nil, dataDoc{res}, "workspaces", finishWorkspace)
 }
 
 // List returns one page of org's workspaces.
@@ -195,17 +195,17 @@ func (w *Workspaces) List(ctx context.Context, org string, opts WorkspaceListOpt
 	params := url.Values{}
 	opts.apply(params)
 	setParam(params, "search[name]", opts.Search)
-	return mgmtList(ctx, w.m, api.PathOf("organizations", org, "workspaces"), params, "workspaces", finishWorkspace)
+	return fetchList(ctx, w.m, api.PathOf("organizations", org, "workspaces"), params, "workspaces", finishWorkspace)
 }
 
 // Read returns org's workspace called name.
 func (w *Workspaces) Read(ctx context.Context, org, name string) (*Workspace, error) {
-	return mgmtOne(ctx, w.m, http.MethodGet, api.PathOf("organizations", org, "workspaces", name), nil, nil, "workspaces", finishWorkspace)
+	return callOne(ctx, w.m, http.MethodGet, api.PathOf("organizations", org, "workspaces", name), nil, nil, "workspaces", finishWorkspace)
 }
 
 // ReadByID returns the workspace with the given ws- id.
 func (w *Workspaces) ReadByID(ctx context.Context, id string) (*Workspace, error) {
-	return mgmtOne(ctx, w.m, http.MethodGet, api.PathOf("workspaces", id), nil, nil, "workspaces", finishWorkspace)
+	return callOne(ctx, w.m, http.MethodGet, api.PathOf("workspaces", id), nil, nil, "workspaces", finishWorkspace)
 }
 
 // Delete deletes the workspace with the given ws- id.

@@ -48,7 +48,7 @@ func TestMgmtOrganizationEndpoints(t *testing.T) {
 		{
 			name: "list",
 			call: func(ctx context.Context, m *Client) (any, error) {
-				return mgmtItems(m.Organizations().List(ctx, PageOptions{PageNumber: 3}))
+				return itemsOf(m.Organizations().List(ctx, PageOptions{PageNumber: 3}))
 			},
 			reply:  `{"data":[` + orgJSON + `,{"id":"bare","type":"organizations"}]}`,
 			method: "GET", path: "/api/v2/organizations", query: "page%5Bnumber%5D=3",
@@ -70,8 +70,8 @@ func TestMgmtWorkspaceEndpoints(t *testing.T) {
 			name: "create",
 			call: func(ctx context.Context, m *Client) (any, error) {
 				return m.Workspaces().Create(ctx, "acme", WorkspaceCreateOptions{
-					Name: "net", Description: mgmtPtr("d"), ProjectID: "prj-1", ToolVersion: mgmtPtr("1.9.0"),
-					AutoDestroyActivityDuration: mgmtPtr("3d"), VCSRepoIdentifier: "acme/net",
+					Name: "net", Description: ptrTo("d"), ProjectID: "prj-1", ToolVersion: ptrTo("1.9.0"),
+					AutoDestroyActivityDuration: ptrTo("3d"), VCSRepoIdentifier: "acme/net",
 				})
 			},
 			status: http.StatusCreated, reply: `{"data":` + workspaceJSON + `}`,
@@ -94,7 +94,7 @@ func TestMgmtWorkspaceEndpoints(t *testing.T) {
 		{
 			name: "list",
 			call: func(ctx context.Context, m *Client) (any, error) {
-				return mgmtItems(m.Workspaces().List(ctx, "acme", WorkspaceListOptions{Search: "ne", PageOptions: PageOptions{PageSize: 100}}))
+				return itemsOf(m.Workspaces().List(ctx, "acme", WorkspaceListOptions{Search: "ne", PageOptions: PageOptions{PageSize: 100}}))
 			},
 			reply:  `{"data":[` + workspaceJSON + `]}`,
 			method: "GET", path: "/api/v2/organizations/acme/workspaces", query: "page%5Bsize%5D=100&search%5Bname%5D=ne",

@@ -113,7 +113,7 @@ func (p *Projects) Create(ctx context.Context, org string, opts ProjectCreateOpt
 	if err != nil {
 		return nil, err
 	}
-	return mgmtOne(ctx, p.m, http.MethodPost, api.PathOf("organizations", org, "projects"), nil, dataDoc{res}, "projects", finishProject)
+	return callOne(ctx, p.m, http.MethodPost, api.PathOf("organizations", org, "projects"), nil, dataDoc{res}, "projects", finishProject)
 }
 
 // List returns one page of org's projects.
@@ -129,7 +129,7 @@ func (p *Projects) List(ctx context.Context, org string, opts ProjectListOptions
 		params.Set("filter[permissions][update]", "true")
 	}
 	setParam(params, "sort", opts.Sort)
-	page, err := mgmtList(ctx, p.m, api.PathOf("organizations", org, "projects"), params, "projects", finishProject)
+	page, err := fetchList(ctx, p.m, api.PathOf("organizations", org, "projects"), params, "projects", finishProject)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (p *Projects) List(ctx context.Context, org string, opts ProjectListOptions
 
 // Read returns the project with the given prj- id.
 func (p *Projects) Read(ctx context.Context, id string) (*Project, error) {
-	return mgmtOne(ctx, p.m, http.MethodGet, api.PathOf("projects", id), nil, nil, "projects", finishProject)
+	return callOne(ctx, p.m, http.MethodGet, api.PathOf("projects", id), nil, nil, "projects", finishProject)
 }
 
 // Update changes the project with the given id.
@@ -155,7 +155,7 @@ func (p *Projects) Update(ctx context.Context, id string, opts ProjectUpdateOpti
 	if err != nil {
 		return nil, err
 	}
-	return mgmtOne(ctx, p.m, http.MethodPatch, api.PathOf("projects", id), nil, dataDoc{res}, "projects", finishProject)
+	return callOne(ctx, p.m, http.MethodPatch, api.PathOf("projects", id), nil, dataDoc{res}, "projects", finishProject)
 }
 
 // Delete deletes the project with the given id. The server refuses a
@@ -298,12 +298,12 @@ func (t *TeamProjects) List(ctx context.Context, opts TeamProjectListOptions) (*
 	// Sent even when empty, so that the server (not the client) names
 	// the missing filter.
 	params.Set("filter[project][id]", opts.ProjectID)
-	return mgmtList(ctx, t.m, "/team-projects", params, "team-projects", finishTeamProject)
+	return fetchList(ctx, t.m, "/team-projects", params, "team-projects", finishTeamProject)
 }
 
 // Read returns the record with the given tprj- id.
 func (t *TeamProjects) Read(ctx context.Context, id string) (*TeamProject, error) {
-	return mgmtOne(ctx, t.m, http.MethodGet, api.PathOf("team-projects", id), nil, nil, "team-projects", finishTeamProject)
+	return callOne(ctx, t.m, http.MethodGet, api.PathOf("team-projects", id), nil, nil, "team-projects", finishTeamProject)
 }
 
 // Add gives a team access to a project; the server answers 200 with the
@@ -317,7 +317,7 @@ func (t *TeamProjects) Add(ctx context.Context, opts TeamProjectAddOptions) (*Te
 	if err != nil {
 		return nil, err
 	}
-	return mgmtOne(ctx, t.m, http.MethodPost, "/team-projects", nil, dataDoc{res}, "team-projects", finishTeamProject)
+	return callOne(ctx, t.m, http.MethodPost, "/team-projects", nil, dataDoc{res}, "team-projects", finishTeamProject)
 }
 
 // Update changes the record with the given id.
@@ -326,7 +326,7 @@ func (t *TeamProjects) Update(ctx context.Context, id string, opts TeamProjectUp
 	if err != nil {
 		return nil, err
 	}
-	return mgmtOne(ctx, t.m, http.MethodPatch, api.PathOf("team-projects", id), nil, dataDoc{res}, "team-projects", finishTeamProject)
+	return callOne(ctx, t.m, http.MethodPatch, api.PathOf("team-projects", id), nil, dataDoc{res}, "team-projects", finishTeamProject)
 }
 
 // Remove deletes the record with the given id.

@@ -23,7 +23,7 @@ func TestMgmtProjectEndpoints(t *testing.T) {
 		{
 			name: "create",
 			call: func(ctx context.Context, m *Client) (any, error) {
-				return m.Projects().Create(ctx, "acme", ProjectCreateOptions{Name: "web", Description: mgmtPtr("Web tier"), AutoDestroyActivityDuration: mgmtPtr("14d")})
+				return m.Projects().Create(ctx, "acme", ProjectCreateOptions{Name: "web", Description: ptrTo("Web tier"), AutoDestroyActivityDuration: ptrTo("14d")})
 			},
 			status: http.StatusCreated, reply: `{"data":` + projectJSON + `}`,
 			method: "POST", path: "/api/v2/organizations/acme/projects",
@@ -33,7 +33,7 @@ func TestMgmtProjectEndpoints(t *testing.T) {
 		{
 			name: "create leaves out empty optional attributes",
 			call: func(ctx context.Context, m *Client) (any, error) {
-				return m.Projects().Create(ctx, "my org", ProjectCreateOptions{Name: "web", Description: mgmtPtr("")})
+				return m.Projects().Create(ctx, "my org", ProjectCreateOptions{Name: "web", Description: ptrTo("")})
 			},
 			status: http.StatusCreated, reply: `{"data":` + projectJSON + `}`,
 			method: "POST", path: "/api/v2/organizations/my%20org/projects",
@@ -79,7 +79,7 @@ func TestMgmtProjectEndpoints(t *testing.T) {
 		{
 			name: "update sends only what is given, null to clear",
 			call: func(ctx context.Context, m *Client) (any, error) {
-				return m.Projects().Update(ctx, "prj-1", ProjectUpdateOptions{Name: mgmtPtr("web"), AutoDestroyActivityDuration: mgmtPtr("")})
+				return m.Projects().Update(ctx, "prj-1", ProjectUpdateOptions{Name: ptrTo("web"), AutoDestroyActivityDuration: ptrTo("")})
 			},
 			reply:  `{"data":` + projectJSON + `}`,
 			method: "PATCH", path: "/api/v2/projects/prj-1",
@@ -126,7 +126,7 @@ func TestMgmtTeamProjectEndpoints(t *testing.T) {
 		{
 			name: "list",
 			call: func(ctx context.Context, m *Client) (any, error) {
-				return mgmtItems(m.TeamProjects().List(ctx, TeamProjectListOptions{ProjectID: "prj-1", PageOptions: PageOptions{PageSize: 5}}))
+				return itemsOf(m.TeamProjects().List(ctx, TeamProjectListOptions{ProjectID: "prj-1", PageOptions: PageOptions{PageSize: 5}}))
 			},
 			reply:  `{"data":[` + teamProjectJSON + `]}`,
 			method: "GET", path: "/api/v2/team-projects",
@@ -136,7 +136,7 @@ func TestMgmtTeamProjectEndpoints(t *testing.T) {
 		{
 			name: "list sends the required filter even when empty",
 			call: func(ctx context.Context, m *Client) (any, error) {
-				return mgmtItems(m.TeamProjects().List(ctx, TeamProjectListOptions{}))
+				return itemsOf(m.TeamProjects().List(ctx, TeamProjectListOptions{}))
 			},
 			reply:  `{"data":[]}`,
 			method: "GET", path: "/api/v2/team-projects",
@@ -155,8 +155,8 @@ func TestMgmtTeamProjectEndpoints(t *testing.T) {
 			call: func(ctx context.Context, m *Client) (any, error) {
 				return m.TeamProjects().Add(ctx, TeamProjectAddOptions{
 					TeamID: "team-1", ProjectID: "prj-1", Access: "custom",
-					ProjectAccess:   &TeamProjectProjectAccessOptions{Settings: mgmtPtr("update"), Teams: mgmtPtr("read")},
-					WorkspaceAccess: &TeamProjectWorkspaceAccessOptions{Runs: mgmtPtr("plan"), Create: mgmtPtr(true), Move: mgmtPtr(false)},
+					ProjectAccess:   &TeamProjectProjectAccessOptions{Settings: ptrTo("update"), Teams: ptrTo("read")},
+					WorkspaceAccess: &TeamProjectWorkspaceAccessOptions{Runs: ptrTo("plan"), Create: ptrTo(true), Move: ptrTo(false)},
 				})
 			},
 			reply:  `{"data":` + teamProjectJSON + `}`,
@@ -182,7 +182,7 @@ func TestMgmtTeamProjectEndpoints(t *testing.T) {
 			name: "update",
 			call: func(ctx context.Context, m *Client) (any, error) {
 				return m.TeamProjects().Update(ctx, "tprj-1", TeamProjectUpdateOptions{Access: "custom",
-					WorkspaceAccess: &TeamProjectWorkspaceAccessOptions{StateVersions: mgmtPtr("read-outputs"), Locking: mgmtPtr(true)}})
+					WorkspaceAccess: &TeamProjectWorkspaceAccessOptions{StateVersions: ptrTo("read-outputs"), Locking: ptrTo(true)}})
 			},
 			reply:  `{"data":` + teamProjectJSON + `}`,
 			method: "PATCH", path: "/api/v2/team-projects/tprj-1",
