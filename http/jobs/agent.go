@@ -36,7 +36,7 @@ func (h clusterAPI) agentHealth(w http.ResponseWriter, r *http.Request, _ httpro
 // the reason in "error", as Nomad answers; no address at all is a 400.
 func (h clusterAPI) agentJoin(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
 	var addrs []string
-	for _, a := range r.URL.Query()["address"] {
+	for _, a := range h.core.Query(r)["address"] {
 		for _, part := range strings.Split(a, ",") {
 			if part = strings.TrimSpace(part); part != "" {
 				addrs = append(addrs, part)

@@ -2,8 +2,8 @@ package jobs
 
 import (
 	"net/http"
+	"net/url"
 
-	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/codec"
@@ -19,14 +19,14 @@ type stubOptions struct {
 
 // parseStubOptions reads resources (default false) and task_states
 // (default true).
-func parseStubOptions(r *http.Request) (stubOptions, error) {
+func parseStubOptions(q url.Values) (stubOptions, error) {
 	o := stubOptions{taskStates: true}
 	var err error
-	if o.resources, err = codec.BoolParam(r.URL.Query(), "resources"); err != nil {
+	if o.resources, err = codec.BoolParam(q, "resources"); err != nil {
 		return o, err
 	}
-	if _, ok := r.URL.Query()["task_states"]; ok {
-		if o.taskStates, err = codec.BoolParam(r.URL.Query(), "task_states"); err != nil {
+	if _, ok := q["task_states"]; ok {
+		if o.taskStates, err = codec.BoolParam(q, "task_states"); err != nil {
 			return o, err
 		}
 	}
@@ -68,36 +68,18 @@ func (h allocAPI) allocRoutes() {
 // filter (over AllocListStub), per_page and next_token (an allocation
 // ID), resources and task_states.
 func (h allocAPI) allocList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	opts, err := parseListOptions(r)
+	q := h.core.Query(r)
+	opts, err := parseListOptions(q)
 	if err != nil {
 		return nil, err
 	}
-	so, err := parseStubOptions(r)
+	so, err := parseStubOptions(q)
 	if err != nil {
 		return nil, err
 	}
-	allowed := h.core.NamespaceFilter(r, state.NamespaceCapabilityReadJob) // namespace=* shows only permitted namespaces
-	var pg *page[*state.AllocListStub]
-	err = h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
-		pg = newPage[*state.AllocListStub](opts)
-		allocs, err := h.store.Allocs(ws, ns, opts.Prefix)
-		if err != nil {
-			return 0, err
-		}
-		for _, a := range allocs {
-			if allowed != nil && !allowed(a.Namespace) {
-				continue
-			}
-			if !pg.add(a.ID, allocStub(a, so)) {
-				break
-			}
-		}
-		return h.maxIndex(store.TableAllocs), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return pg.finish(w), nil
+	return readPage(h.api, w, r, opts, store.TableAllocs, h.store.Allocs,
+		func(a *state.Allocation) (string, string) { return a.ID, a.Namespace },
+		func(a *state.Allocation) (*state.AllocListStub, bool) { return allocStub(a, so), true })
 }
 
 // allocRead serves GET /v1/allocation/:alloc_id: the whole allocation,

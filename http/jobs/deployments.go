@@ -29,32 +29,13 @@ func (h deploymentAPI) deploymentRoutes() {
 // filter (over the deployment), per_page and next_token (a deployment
 // ID).
 func (h deploymentAPI) deploymentList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	opts, err := parseListOptions(r)
+	opts, err := parseListOptions(h.core.Query(r))
 	if err != nil {
 		return nil, err
 	}
-	allowed := h.core.NamespaceFilter(r, state.NamespaceCapabilityReadJob) // namespace=* shows only permitted namespaces
-	var pg *page[*state.Deployment]
-	err = h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
-		pg = newPage[*state.Deployment](opts)
-		ds, err := h.store.Deployments(ws, ns, opts.Prefix)
-		if err != nil {
-			return 0, err
-		}
-		for _, d := range ds {
-			if allowed != nil && !allowed(d.Namespace) {
-				continue
-			}
-			if !pg.add(d.ID, d) {
-				break
-			}
-		}
-		return h.maxIndex(store.TableDeployment), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return pg.finish(w), nil
+	return readPage(h.api, w, r, opts, store.TableDeployment, h.store.Deployments,
+		func(d *state.Deployment) (string, string) { return d.ID, d.Namespace },
+		func(d *state.Deployment) (*state.Deployment, bool) { return d, true })
 }
 
 // deploymentRead serves GET /v1/deployment/:deployment_id. A deployment
@@ -69,7 +50,7 @@ func (h deploymentAPI) deploymentRead(w http.ResponseWriter, r *http.Request, p 
 // none (200, empty list).
 func (h deploymentAPI) deploymentAllocations(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("deployment_id")
-	so, err := parseStubOptions(r)
+	so, err := parseStubOptions(h.core.Query(r))
 	if err != nil {
 		return nil, err
 	}

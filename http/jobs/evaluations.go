@@ -25,37 +25,17 @@ func (h evalAPI) evalRoutes() {
 // (over the evaluation), per_page and next_token (an evaluation ID), and
 // Nomad's shortcuts job (a job ID) and status.
 func (h evalAPI) evalList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	opts, err := parseListOptions(r)
+	q := h.core.Query(r)
+	opts, err := parseListOptions(q)
 	if err != nil {
 		return nil, err
 	}
-	q := r.URL.Query()
 	jobID, status := q.Get("job"), q.Get("status")
-	allowed := h.core.NamespaceFilter(r, state.NamespaceCapabilityReadJob) // namespace=* shows only permitted namespaces
-	var pg *page[*state.Evaluation]
-	err = h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
-		pg = newPage[*state.Evaluation](opts)
-		evals, err := h.store.Evals(ws, ns, opts.Prefix)
-		if err != nil {
-			return 0, err
-		}
-		for _, e := range evals {
-			if allowed != nil && !allowed(e.Namespace) {
-				continue
-			}
-			if (jobID != "" && e.JobID != jobID) || (status != "" && e.Status != status) {
-				continue
-			}
-			if !pg.add(e.ID, e) {
-				break
-			}
-		}
-		return h.maxIndex(store.TableEvals), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return pg.finish(w), nil
+	return readPage(h.api, w, r, opts, store.TableEvals, h.store.Evals,
+		func(e *state.Evaluation) (string, string) { return e.ID, e.Namespace },
+		func(e *state.Evaluation) (*state.Evaluation, bool) {
+			return e, (jobID == "" || e.JobID == jobID) && (status == "" || e.Status == status)
+		})
 }
 
 // evalRead serves GET /v1/evaluation/:eval_id. An evaluation of another
@@ -71,7 +51,7 @@ func (h evalAPI) evalRead(w http.ResponseWriter, r *http.Request, p httprouter.P
 // an evaluation it was just told about.
 func (h evalAPI) evalAllocations(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("eval_id")
-	so, err := parseStubOptions(r)
+	so, err := parseStubOptions(h.core.Query(r))
 	if err != nil {
 		return nil, err
 	}

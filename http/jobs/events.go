@@ -120,7 +120,7 @@ type eventLine struct {
 // ACL filters every event: read-job in the event's namespace, node:read
 // for Node events.
 func (h eventAPI) eventStream(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	q := r.URL.Query()
+	q := h.core.Query(r)
 	topics, err := parseEventTopics(q["topic"])
 	if err != nil {
 		return nil, err

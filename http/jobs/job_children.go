@@ -61,7 +61,7 @@ func (h jobAPI) jobDispatch(w http.ResponseWriter, r *http.Request, p httprouter
 	if err := parent.CheckDispatch(&req); err != nil {
 		return nil, err
 	}
-	q := r.URL.Query()
+	q := h.core.Query(r)
 	token := q.Get("IdempotencyToken")
 	if token == "" {
 		token = q.Get("idempotency_token")

@@ -14,7 +14,7 @@ import (
 // version is required; a version with no stored source is a 404.
 func (h jobAPI) jobSubmission(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("job_id")
-	if r.URL.Query().Get("version") == "" {
+	if h.core.Query(r).Get("version") == "" {
 		return nil, codec.BadRequest("version: required query parameter")
 	}
 	v, err := codec.IntParam(h.core.Query(r), "version", 0)
@@ -89,7 +89,7 @@ func (h jobAPI) jobAllocations(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return nil, err
 	}
-	so, err := parseStubOptions(r)
+	so, err := parseStubOptions(h.core.Query(r))
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func (h jobAPI) jobRoutes() {
 // pagination, and meta. The filter applies before pagination, so pages are
 // full pages of matching jobs.
 func (h jobAPI) jobList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	q := r.URL.Query()
+	q := h.core.Query(r)
 	prefix := q.Get("prefix")
 	nextToken := q.Get("next_token")
 	perPage, err := codec.IntParam(h.core.Query(r), "per_page", 0)

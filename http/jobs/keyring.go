@@ -33,7 +33,7 @@ func (h clusterAPI) keyringRoutes() {
 		return
 	}
 	h.core.Route(http.MethodGet, "/v1/agent/keyring/list", func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-		return keyringAnswer(km.Keyring(r.Context(), "list", "", r.URL.Query().Get("local") == "true", h.core.RequestToken(r)))
+		return keyringAnswer(km.Keyring(r.Context(), "list", "", h.core.Query(r).Get("local") == "true", h.core.RequestToken(r)))
 	})
 	h.write("/v1/agent/keyring/:op", func(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 		op := p.ByName("op")
@@ -47,7 +47,7 @@ func (h clusterAPI) keyringRoutes() {
 		if req.Key == "" {
 			return nil, codec.BadRequest("Key: a base64 gossip key is required")
 		}
-		return keyringAnswer(km.Keyring(r.Context(), op, req.Key, r.URL.Query().Get("local") == "true", h.core.RequestToken(r)))
+		return keyringAnswer(km.Keyring(r.Context(), op, req.Key, h.core.Query(r).Get("local") == "true", h.core.RequestToken(r)))
 	})
 }
 

@@ -2,9 +2,13 @@ package jobs
 
 import (
 	"net/http"
+	"net/url"
+
+	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/hashicorp/go-bexpr"
 	"github.com/schedhq/sched/http/codec"
+	"github.com/schedhq/sched/state"
 )
 
 // listOptions are the parameters of the scheduler's list endpoints:
@@ -17,10 +21,9 @@ type listOptions struct {
 	filter    *bexpr.Evaluator
 }
 
-// parseListOptions reads the list parameters; a malformed one is a 400
-// naming it.
-func parseListOptions(r *http.Request) (listOptions, error) {
-	q := r.URL.Query()
+// parseListOptions reads the list parameters from the request's query, as
+// the core parsed it; a malformed one is a 400 naming it.
+func parseListOptions(q url.Values) (listOptions, error) {
 	o := listOptions{Prefix: q.Get("prefix"), NextToken: q.Get("next_token")}
 	n, err := codec.IntParam(q, "per_page", 0)
 	if err != nil {
@@ -80,4 +83,41 @@ func (p *page[T]) finish(w http.ResponseWriter) []T {
 		w.Header().Set(codec.HeaderNextToken, p.next)
 	}
 	return p.items
+}
+
+// readPage serves a list read of one table: fetch lists the request's
+// namespace (or every one, for *) under the prefix; an entry of a
+// namespace the caller may not read is left out, entry turns what is kept
+// into the list entry (false drops it), and the page is cut by key. The
+// read blocks on table.
+func readPage[S, T any](h *api, w http.ResponseWriter, r *http.Request, opts listOptions, table string,
+	fetch func(ws memdb.WatchSet, ns, prefix string) ([]S, error),
+	key func(S) (id, namespace string), entry func(S) (T, bool)) (any, error) {
+	allowed := h.core.NamespaceFilter(r, state.NamespaceCapabilityReadJob) // namespace=* shows only permitted namespaces
+	var pg *page[T]
+	err := h.core.Read(w, r, func(ws memdb.WatchSet, ns string) (uint64, error) {
+		pg = newPage[T](opts)
+		rows, err := fetch(ws, ns, opts.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		for _, row := range rows {
+			id, rowNS := key(row)
+			if allowed != nil && !allowed(rowNS) {
+				continue
+			}
+			v, ok := entry(row)
+			if !ok {
+				continue
+			}
+			if !pg.add(id, v) {
+				break
+			}
+		}
+		return h.maxIndex(table), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pg.finish(w), nil
 }

@@ -28,7 +28,7 @@ func (h namespaceAPI) routes() {
 
 // namespaceList serves GET /v1/namespaces, with an optional name prefix.
 func (h namespaceAPI) namespaceList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	prefix := r.URL.Query().Get("prefix")
+	prefix := h.core.Query(r).Get("prefix")
 	var out []*state.Namespace
 	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		all, err := h.store.Namespaces(ws)

@@ -70,7 +70,7 @@ func (h nodeAPI) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 // allocation back a second time.
 func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var since uint64
-	if v := r.URL.Query().Get("since"); v != "" {
+	if v := h.core.Query(r).Get("since"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
 			return nil, codec.BadRequest("since: %q is not an index (an unsigned integer)", v)

@@ -33,7 +33,7 @@ func (h nodeAPI) nodePoolRoutes() {
 // nodePoolList serves GET /v1/node/pools: prefix, filter (over the pool),
 // per_page and next_token (a pool name).
 func (h nodeAPI) nodePoolList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	opts, err := parseListOptions(r)
+	opts, err := parseListOptions(h.core.Query(r))
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (h nodeAPI) nodePoolRead(w http.ResponseWriter, r *http.Request, p httprout
 // parameters of GET /v1/nodes.
 func (h nodeAPI) nodePoolNodes(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	name := p.ByName("pool_name")
-	opts, err := parseListOptions(r)
+	opts, err := parseListOptions(h.core.Query(r))
 	if err != nil {
 		return nil, err
 	}

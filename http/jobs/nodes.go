@@ -560,7 +560,7 @@ func nodeStub(n *state.Node, withResources, withAttributes bool) *state.NodeList
 // nodeList serves GET /v1/nodes: prefix, filter (over NodeListStub),
 // per_page and next_token (a node ID), resources=true and os=true.
 func (h nodeAPI) nodeList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	opts, err := parseListOptions(r)
+	opts, err := parseListOptions(h.core.Query(r))
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func (h clusterAPI) operatorRaftConfiguration(w http.ResponseWriter, r *http.Req
 // operatorRaftRemovePeer serves DELETE /v1/operator/raft/peer?id=ID or
 // ?address=HOST:PORT. Exactly one must be given.
 func (h clusterAPI) operatorRaftRemovePeer(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	q := r.URL.Query()
+	q := h.core.Query(r)
 	id, addr := q.Get("id"), q.Get("address")
 	if (id == "") == (addr == "") {
 		return nil, codec.BadRequest("exactly one of the query parameters id and address is required")

@@ -26,7 +26,7 @@ type ACLPolicyRequest struct {
 // management token sees every policy; any other token sees the policies
 // it holds.
 func (h aclAPI) aclPolicyList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	prefix := r.URL.Query().Get("prefix")
+	prefix := h.core.Query(r).Get("prefix")
 	var keep func(*state.ACLPolicy) bool
 	if tok := h.core.Token(r); tok != nil && !tok.IsManagement() {
 		keep = func(p *state.ACLPolicy) bool { return slices.Contains(tok.Policies, p.Name) }

@@ -273,7 +273,7 @@ func (h serviceAPI) staleNodeServices(nodeID string) ([]string, error) {
 // are ignored, so a retried delete succeeds.
 func (h serviceAPI) nodeServicesDelete(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	nodeID := p.ByName("node_id")
-	q := r.URL.Query()
+	q := h.core.Query(r)
 	ids, allocIDs := q["id"], q["alloc_id"]
 	if len(ids) == 0 && len(allocIDs) == 0 {
 		return nil, codec.BadRequest("id or alloc_id: at least one registration ID or allocation ID is required")

@@ -93,7 +93,7 @@ func (r *ACLTokenRequest) UnmarshalJSON(b []byte) error {
 
 // aclTokenList serves GET /v1/acl/tokens (prefix on the accessor).
 func (h aclAPI) aclTokenList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	prefix := r.URL.Query().Get("prefix")
+	prefix := h.core.Query(r).Get("prefix")
 	var out []*state.ACLToken
 	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
 		var err error
