@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	// pieces, never the store (a client agent links no go-memdb).
 	"http/clientapi":         {"state", "http/codec", "http/router", "http/agentops", "http/clientapi/allocfs"},
 	"http/clientapi/allocfs": {},
-	"http/jsonapi":           {},
+	"http/jsonapi":           {"state"},
 	"http/ui":                {},
 	"http/mgmt":              {"state", "state/mgmt", "state/store", "http/jsonapi"},
 	"http/api":               {"state"},

@@ -175,3 +175,34 @@ func nameProblem(kind, name string) string {
 
 // isControl reports whether r is an ASCII control character.
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// JSONDepthOffset scans data, without recursion, and returns the 1-based
+// byte offset at which its objects and arrays nest deeper than max, or 0
+// when they do not. It does not check that data is JSON (the decoder that
+// follows does), and brackets inside strings do not count. Request bodies
+// and JSON:API documents are measured with it before a decoder recurses.
+func JSONDepthOffset(data []byte, max int) int {
+	depth, inString, escaped := 0, false, false
+	for i, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return i + 1
+			}
+		case (c == '}' || c == ']') && depth > 0:
+			depth--
+		}
+	}
+	return 0
+}

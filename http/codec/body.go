@@ -20,28 +20,8 @@ const MaxJSONDepth = state.MaxNestingDepth + 36
 // the byte offset where it nests deeper than max. It does not check that
 // data is JSON: the decoder that follows does.
 func CheckJSONDepth(data []byte, max int) error {
-	depth, inString, escaped := 0, false, false
-	for i, c := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-			if depth > max {
-				return BadRequest("failed to parse request body: JSON nested more than %d levels deep (at byte %d)", max, i+1)
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
+	if at := state.JSONDepthOffset(data, max); at > 0 {
+		return BadRequest("failed to parse request body: JSON nested more than %d levels deep (at byte %d)", max, at)
 	}
 	return nil
 }

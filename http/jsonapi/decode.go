@@ -9,6 +9,8 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+
+	"github.com/schedhq/sched/state"
 )
 
 // Request bodies. A body is read whole, parsed once into raw members, and
@@ -102,28 +104,9 @@ const MaxDepth = 64 + 36
 // byte offset where it nests deeper than max. It does not check that raw
 // is JSON: the decoder that follows does.
 func checkDepth(raw []byte, max int) error {
-	depth, inString, escaped := 0, false, false
-	for i, c := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			if depth++; depth > max {
-				return NewError(http.StatusBadRequest, TitleBadRequest,
-					fmt.Sprintf("the document is nested more than %d levels deep (limit %d) at byte %d", max, max, i+1))
-			}
-		case (c == '}' || c == ']') && depth > 0:
-			depth--
-		}
+	if at := state.JSONDepthOffset(raw, max); at > 0 {
+		return NewError(http.StatusBadRequest, TitleBadRequest,
+			fmt.Sprintf("the document is nested more than %d levels deep (limit %d) at byte %d", max, max, at))
 	}
 	return nil
 }
