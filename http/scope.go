@@ -94,56 +94,18 @@ func withScope(r *http.Request, sc requestScope) (*http.Request, *requestScope) 
 	return r.WithContext(c), &c.sc
 }
 
-// resolveQuery starts r's scope from its query (see requestScope).
+// resolveQuery starts r's scope from its query (codec.ResolveQuery).
 func resolveQuery(r *http.Request) (requestScope, error) {
 	sc := requestScope{namespace: state.DefaultNamespace}
-	if r.URL.RawQuery == "" {
-		return sc, nil
-	}
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return sc, codec.BadRequest("query: %v", err)
-	}
-	sc.query = q
-	ns, err := soleValue(q, "namespace")
+	q, err := codec.ResolveQuery(r.URL.RawQuery)
 	if err != nil {
 		return sc, err
 	}
-	if ns != "" {
-		sc.namespace, sc.named = ns, "query"
-	}
-	if sc.task, err = soleValue(q, "task"); err != nil {
-		return sc, err
-	}
-	if sc.allocID, err = soleValue(q, "alloc_id"); err != nil {
-		return sc, err
-	}
-	legacy, err := soleValue(q, "allocID")
-	switch {
-	case err != nil:
-		return sc, err
-	case sc.allocID == "":
-		sc.allocID = legacy
-	case legacy != "" && legacy != sc.allocID:
-		return sc, codec.BadRequest("alloc_id: %q and allocID %q disagree", sc.allocID, legacy)
+	sc.query, sc.task, sc.allocID = q.Query, q.Task, q.AllocID
+	if q.Namespace != "" {
+		sc.namespace, sc.named = q.Namespace, "query"
 	}
 	return sc, nil
-}
-
-// soleValue returns the value of query parameter key, "" when absent. A
-// key given more than once with different values is a 400: the guard
-// and a handler reading different ones is how a check is bypassed.
-func soleValue(q url.Values, key string) (string, error) {
-	vs := q[key]
-	if len(vs) == 0 {
-		return "", nil
-	}
-	for _, v := range vs[1:] {
-		if v != vs[0] {
-			return "", codec.BadRequest("%s: given more than once with different values (%q, %q)", key, vs[0], v)
-		}
-	}
-	return vs[0], nil
 }
 
 // settle completes the namespace with one a body names: v is used when

@@ -322,32 +322,14 @@ func serveJSON(logger *slog.Logger, fn codec.Handler) httprouter.Handle {
 // and alloc_id (or allocID) may repeat only with one value. A query that
 // breaks a rule names no namespace that exists.
 func namespaceOf(r *http.Request) string {
-	if r.URL.RawQuery == "" {
+	q, err := codec.ResolveQuery(r.URL.RawQuery)
+	switch {
+	case err != nil:
+		return unresolvedNamespace
+	case q.Namespace == "":
 		return state.DefaultNamespace
 	}
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return unresolvedNamespace
-	}
-	var ns, alloc, legacy string
-	for key, dst := range map[string]*string{"namespace": &ns, "task": new(string), "alloc_id": &alloc, "allocID": &legacy} {
-		vs := q[key]
-		for _, v := range vs {
-			if v != vs[0] {
-				return unresolvedNamespace
-			}
-		}
-		if len(vs) > 0 {
-			*dst = vs[0]
-		}
-	}
-	if alloc != "" && legacy != "" && alloc != legacy {
-		return unresolvedNamespace
-	}
-	if ns == "" {
-		return state.DefaultNamespace
-	}
-	return ns
+	return q.Namespace
 }
 
 // unresolvedNamespace is the namespace of a request whose query does not

@@ -122,3 +122,31 @@ func TestParams(t *testing.T) {
 		t.Errorf("IntParam(nan): %v", err)
 	}
 }
+
+// The query rules the core and a client agent share: decoded keys count,
+// a parameter repeated with another value is refused, as is a query that
+// does not decode.
+func TestResolveQuery(t *testing.T) {
+	for raw, want := range map[string]string{
+		"":                                   "",
+		"%6eamespace=b":                      "b",
+		"namespace=a&namespace=a":            "a",
+		"namespace=a&%6Eamespace=b":          "error: namespace",
+		"namespace=%zz":                      "error: query",
+		"alloc_id=x&allocID=y":               "error: alloc_id",
+		"task=a&task=b":                      "error: task",
+		"allocID=x&namespace=c&task=t&x=%41": "c",
+	} {
+		sc, err := ResolveQuery(raw)
+		got := sc.Namespace
+		if err != nil {
+			got = "error: " + err.Error()
+		}
+		if !strings.HasPrefix(got, want) {
+			t.Errorf("ResolveQuery(%q) = %q, want %q…", raw, got, want)
+		}
+	}
+	if sc, _ := ResolveQuery("allocID=x&task=t"); sc.AllocID != "x" || sc.Task != "t" {
+		t.Errorf("legacy allocID and task: %+v", sc)
+	}
+}
