@@ -238,3 +238,12 @@ func readByID[T comparable](h *api, w http.ResponseWriter, r *http.Request, tabl
 	}
 	return out, nil
 }
+
+// node returns the node of id, or a 404 naming it.
+func (h *api) node(id string) (*state.Node, error) {
+	n, err := h.store.NodeByID(nil, id)
+	if err == nil && n == nil {
+		err = state.NotFoundf("node %q", id)
+	}
+	return n, err
+}

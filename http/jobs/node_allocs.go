@@ -153,12 +153,8 @@ func (h nodeAPI) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p http
 	if err := validateAllocUpdates(req.Allocs); err != nil {
 		return nil, err
 	}
-	node, err := h.store.NodeByID(nil, nodeID)
-	if err != nil {
+	if _, err := h.node(nodeID); err != nil {
 		return nil, err
-	}
-	if node == nil {
-		return nil, state.NotFoundf("node %q", nodeID)
 	}
 
 	type key struct{ ns, id string }

@@ -280,12 +280,9 @@ func (h nodeAPI) nodeHeartbeat(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return nil, err
 	}
-	n, err := h.store.NodeByID(nil, id)
+	n, err := h.node(id)
 	if err != nil {
 		return nil, err
-	}
-	if n == nil {
-		return nil, state.NotFoundf("node %q", id)
 	}
 	out := &state.NodeUpdateResponse{EvalIDs: []string{}, NodeModifyIndex: n.ModifyIndex, Index: h.store.LatestIndex()}
 	if n.Status == state.NodeStatusDown || n.Status == state.NodeStatusDisconnected {
@@ -325,12 +322,9 @@ func (h nodeAPI) nodeUpdateStatus(w http.ResponseWriter, r *http.Request, p http
 	if err != nil {
 		return nil, err
 	}
-	n, err := h.store.NodeByID(nil, id)
+	n, err := h.node(id)
 	if err != nil {
 		return nil, err
-	}
-	if n == nil {
-		return nil, state.NotFoundf("node %q", id)
 	}
 	var out *state.NodeUpdateResponse
 	if req.Status == n.Status && req.StatusDescription == n.StatusDescription {
@@ -391,12 +385,9 @@ func (h nodeAPI) nodeUpdateEligibility(w http.ResponseWriter, r *http.Request, p
 	default:
 		return nil, codec.BadRequest("Eligibility: %q is not %q or %q", req.Eligibility, state.NodeSchedulingEligible, state.NodeSchedulingIneligible)
 	}
-	n, err := h.store.NodeByID(nil, id)
+	n, err := h.node(id)
 	if err != nil {
 		return nil, err
-	}
-	if n == nil {
-		return nil, state.NotFoundf("node %q", id)
 	}
 	if req.Eligibility == state.NodeSchedulingEligible && n.DrainStrategy != nil {
 		return nil, codec.BadRequest("Eligibility: node %q is draining: cancel the drain (with MarkEligible) to make it eligible", id)
@@ -434,12 +425,9 @@ func (h nodeAPI) nodeUpdateDrain(w http.ResponseWriter, r *http.Request, p httpr
 			return nil, codec.BadRequest("MarkEligible: only applies when cancelling a drain (DrainSpec null)")
 		}
 	}
-	n, err := h.store.NodeByID(nil, id)
+	n, err := h.node(id)
 	if err != nil {
 		return nil, err
-	}
-	if n == nil {
-		return nil, state.NotFoundf("node %q", id)
 	}
 	now := h.core.Now()
 	cmd := &store.NodeUpdateDrainRequest{NodeID: id, MarkEligible: req.MarkEligible, UpdatedAt: now.Unix()}

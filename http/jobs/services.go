@@ -181,12 +181,9 @@ func (h serviceAPI) nodeServicesUpsert(w http.ResponseWriter, r *http.Request, p
 	if err := validateServiceRegistrations(req.Services); err != nil {
 		return nil, err
 	}
-	node, err := h.store.NodeByID(nil, nodeID)
+	node, err := h.node(nodeID)
 	if err != nil {
 		return nil, err
-	}
-	if node == nil {
-		return nil, state.NotFoundf("node %q", nodeID)
 	}
 	var owners map[string]*state.ServiceRegistration // read once, when needed
 	upserts := make([]*state.ServiceRegistration, 0, len(req.Services))
@@ -283,12 +280,8 @@ func (h serviceAPI) nodeServicesDelete(w http.ResponseWriter, r *http.Request, p
 			return nil, codec.BadRequest("id, alloc_id: empty value")
 		}
 	}
-	node, err := h.store.NodeByID(nil, nodeID)
-	if err != nil {
+	if _, err := h.node(nodeID); err != nil {
 		return nil, err
-	}
-	if node == nil {
-		return nil, state.NotFoundf("node %q", nodeID)
 	}
 	mine, err := h.store.ServicesByNode(nil, nodeID)
 	if err != nil {
