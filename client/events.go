@@ -41,6 +41,9 @@ func eventTerminated(now time.Time, res *driver.ExitResult) *state.TaskEvent {
 	}
 	ev.Details["exit_code"] = fmt.Sprint(res.ExitCode)
 	ev.Details["signal"] = fmt.Sprint(res.Signal)
+	if res.OOMKilled {
+		ev.Details["oom_killed"] = "true"
+	}
 	return ev
 }
 

@@ -521,6 +521,8 @@ func (tr *taskRunner) prepare(ctx context.Context, first, render bool) (*driver.
 		LogDir: dir.LogDir(), LogConfig: task.LogConfig,
 		// The limits are the allocation's, whatever a template sets.
 		CPU: atoiOr(base["SCHED_CPU_LIMIT"]), MemoryMB: atoiOr(base["SCHED_MEMORY_LIMIT"]),
+		MemoryMaxMB: memoryMaxOf(task), Cores: coresOf(task),
+		Ports: tr.ar.taskPorts(task), Emit: tr.driverMessage,
 	}, false, nil
 }
 

@@ -27,6 +27,9 @@ var (
 	ErrExitUnknown = errors.New("exit status unknown: the task was recovered after a client restart")
 	// ErrBadConfig: the task's driver config is invalid.
 	ErrBadConfig = errors.New("invalid driver config")
+	// ErrOOMKilled is the ExitResult.Err of a task killed for going over
+	// its memory limit; the task event reads "OOM Killed", as Nomad's.
+	ErrOOMKilled = errors.New("OOM Killed")
 )
 
 // signals names the signals a job may use, without the SIG prefix.

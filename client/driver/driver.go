@@ -46,6 +46,16 @@ type TaskConfig struct {
 	// CPU (MHz) and MemoryMB the task was granted.
 	CPU      int
 	MemoryMB int
+	// MemoryMaxMB is the task's memory_max (0: none, the limit is
+	// MemoryMB); Cores is the number of reserved cores (0: none).
+	MemoryMaxMB int
+	Cores       int
+	// Ports are the allocation's ports (group and task networks), for
+	// drivers that map them (docker's `ports`).
+	Ports []state.AllocatedPort
+	// Emit, when not nil, records a driver message as a task event
+	// (image pull progress, for example). It must not block for long.
+	Emit func(msg string)
 }
 
 // TaskHandle is what a client persists about a started task so that,
@@ -64,8 +74,11 @@ type TaskHandle struct {
 type ExitResult struct {
 	ExitCode int
 	Signal   int
-	// Err is set when the driver lost the task or could not wait on it.
+	// Err is set when the driver lost the task or could not wait on it,
+	// or says why it ended (ErrOOMKilled).
 	Err error
+	// OOMKilled: the task was killed for going over its memory limit.
+	OOMKilled bool
 }
 
 // Successful reports a clean exit.

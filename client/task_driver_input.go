@@ -1,0 +1,48 @@
+package client
+
+import (
+	"github.com/schedhq/sched/state"
+)
+
+// What the task runner hands a driver beyond the environment: the
+// allocation's ports (docker maps them), the task's memory_max and
+// reserved cores, and a way to report progress as task events.
+
+// taskPorts are the ports of the allocation (its group networks) and of
+// the task's own networks, as the task's environment lists them.
+func (ar *allocRunner) taskPorts(t *state.Task) []state.AllocatedPort {
+	a := ar.alloc()
+	var taskNets []*state.NetworkResource
+	if res := a.AllocatedResources; res != nil {
+		if tr := res.Tasks[t.Name]; tr != nil {
+			taskNets = tr.Networks
+		}
+	}
+	ps := allocPorts(a, taskNets)
+	out := make([]state.AllocatedPort, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.AllocatedPort)
+	}
+	return out
+}
+
+// memoryMaxOf is the task's memory_max in MB (0: none).
+func memoryMaxOf(t *state.Task) int {
+	if t.Resources == nil {
+		return 0
+	}
+	return t.Resources.MemoryMaxMB
+}
+
+// coresOf is the task's reserved cores (0: none).
+func coresOf(t *state.Task) int {
+	if t.Resources == nil {
+		return 0
+	}
+	return t.Resources.Cores
+}
+
+// driverMessage records msg from the driver as a "Driver" task event.
+func (tr *taskRunner) driverMessage(msg string) {
+	tr.emit(eventDriverMessage(tr.ar.c.now(), msg))
+}
