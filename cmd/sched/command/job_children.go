@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
@@ -105,7 +106,8 @@ func (c *jobCLI) periodicTable() []entry {
 
 const jobPeriodicForceHelp = `
 Launch an instance of the periodic job with ID (or a unique prefix of one)
-now, whatever its schedule.`
+now, whatever its schedule, and follow the launched instance's evaluation
+(-detach to return at once).`
 
 func (c *jobCLI) jobPeriodicForce(args []string) int {
 	fs, m := c.flagSet("job periodic force", "[options] ID", jobPeriodicForceHelp)
@@ -134,5 +136,11 @@ func (c *jobCLI) jobPeriodicForce(args []string) int {
 		return 0
 	}
 	fmt.Fprintln(c.stdout)
-	return c.monitorEval(client, stub.ID, resp.EvalID, stub.Namespace, *verbose)
+	// The evaluation is the launched child's: follow it under the
+	// child's ID, which only the evaluation tells.
+	ev, _, err := client.Evaluations().Info(c.ctx, resp.EvalID, &api.QueryOptions{Namespace: stub.Namespace})
+	if err != nil {
+		return c.fail("reading evaluation", err)
+	}
+	return c.monitorEval(client, ev.JobID, resp.EvalID, stub.Namespace, *verbose)
 }

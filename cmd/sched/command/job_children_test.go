@@ -2,6 +2,7 @@ package command
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -63,4 +64,35 @@ func TestJobPeriodicForce(t *testing.T) {
 	f.on("PUT", "/v1/job/cron/periodic/force", reply(8, state.PeriodicForceResponse{EvalID: "e7", EvalCreateIndex: 8}))
 	runCLI(t, f, runOpts{}, "job", "periodic", "force", "-detach", "cron").check(t, 0, "Evaluation ID = e7\n", "")
 	f.only("PUT /v1/job/cron/periodic/force")
+}
+
+// TestJobPeriodicForceMonitorsTheChild: the forced launch's evaluation
+// belongs to the child job, not the periodic parent, so the monitor finds
+// the child through the evaluation and follows it to the end (it used to
+// wait among the parent's evaluations for ever).
+func TestJobPeriodicForceMonitorsTheChild(t *testing.T) {
+	f := newFakeAPI(t)
+	const child = "cron/periodic-1740830400"
+	escaped := "/v1/job/" + url.PathEscape(child)
+	f.on("GET", "/v1/jobs", reply(5, []*state.JobListStub{{ID: "cron", Namespace: "prod"}}))
+	f.on("PUT", "/v1/job/cron/periodic/force", reply(8, state.PeriodicForceResponse{EvalID: "e7e7e7e7-full", EvalCreateIndex: 8}))
+	f.on("GET", "/v1/evaluation/e7e7e7e7-full", reply(8, &state.Evaluation{ID: "e7e7e7e7-full", Namespace: "prod", JobID: child,
+		Status: "pending", TriggeredBy: "periodic-job"}))
+	f.on("GET", escaped+"/evaluations", reply(9, []*state.Evaluation{{ID: "e7e7e7e7-full", Namespace: "prod", JobID: child,
+		Status: "complete", TriggeredBy: "periodic-job"}}))
+	f.on("GET", "/v1/evaluation/e7e7e7e7-full/allocations", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	f.on("GET", escaped+"/allocations", reply(9, []*state.Allocation{
+		{ID: "a1a1a1a1-full", EvalID: "e7e7e7e7-full", NodeID: "n1n1n1n1-full", TaskGroup: "run"}}))
+	ts := "2025-03-01T12:00:00Z"
+	runCLI(t, f, runOpts{}, "job", "periodic", "force", "cron").check(t, 0, lines(
+		"Evaluation ID = e7e7e7e7-full",
+		"",
+		`==> `+ts+`: Monitoring evaluation "e7e7e7e7"`,
+		`    `+ts+`: Evaluation triggered by "periodic-job"`,
+		`    `+ts+`: Allocation "a1a1a1a1" created: node "n1n1n1n1", group "run"`,
+		`==> `+ts+`: Evaluation "e7e7e7e7" finished with status "complete"`,
+	), "")
+	if q := f.only("GET " + escaped + "/evaluations").Query; q.Get("namespace") != "prod" {
+		t.Errorf("child evaluations read in namespace %q, want prod", q.Get("namespace"))
+	}
 }
