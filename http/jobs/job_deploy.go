@@ -194,7 +194,9 @@ func scaleStatus(job *state.Job, allocs []*state.Allocation, events *state.JobSc
 // jobScale serves POST /v1/job/:job_id/scale: with Count, a new version
 // of the job with that group's count and an evaluation (400 while a
 // deployment of the job is active); with Error, or a Message alone, only
-// a scaling event. Exactly one of Message and Error must be given.
+// a scaling event. Exactly one of Message and Error must be given, except
+// that a boolean Error true (what Nomad's Go client sends) marks the
+// Message an error rather than standing for one.
 func (h jobAPI) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	id := p.ByName("job_id")
 	var req state.JobScaleRequest
@@ -206,7 +208,10 @@ func (h jobAPI) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 	if group == "" {
 		bad.Add("Target.Group", "required")
 	}
-	if (req.Message != "") == req.Error.Set {
+	switch {
+	case req.Message != "" && req.Error.Message != "":
+		bad.Add("Message", "give exactly one of Message and Error (a string Error is the message)")
+	case req.Message == "" && !req.Error.Set:
 		bad.Add("Message", "give exactly one of Message and Error")
 	}
 	if req.Count != nil && *req.Count < 0 {

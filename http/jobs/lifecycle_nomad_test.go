@@ -1,0 +1,131 @@
+package jobs
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	nomad "github.com/hashicorp/nomad/api"
+
+	"github.com/schedhq/sched/http/internal/apitest"
+)
+
+// nomadHeaders serves next to Nomad's Go client: X-Nomad-* request headers
+// arrive as X-Sched-*, and X-Sched-* answer headers leave as X-Nomad-*,
+// the only translation the compatibility doc promises.
+func nomadHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for name, vs := range r.Header {
+			if rest, ok := strings.CutPrefix(name, "X-Nomad-"); ok {
+				r.Header.Del(name)
+				r.Header["X-Sched-"+rest] = vs
+			}
+		}
+		next.ServeHTTP(&nomadHeaderWriter{ResponseWriter: w}, r)
+	})
+}
+
+type nomadHeaderWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *nomadHeaderWriter) rename() {
+	if w.wrote {
+		return
+	}
+	w.wrote = true
+	h := w.ResponseWriter.Header()
+	for name, vs := range h {
+		if rest, ok := strings.CutPrefix(name, "X-Sched-"); ok {
+			h.Del(name)
+			h["X-Nomad-"+rest] = vs
+		}
+	}
+}
+
+func (w *nomadHeaderWriter) WriteHeader(code int) {
+	w.rename()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *nomadHeaderWriter) Write(b []byte) (int, error) {
+	w.rename()
+	return w.ResponseWriter.Write(b)
+}
+
+// TestNomadClientScaleErrorEvent: Nomad's Go client records a failed
+// scaling attempt as Message plus Error true and no count; sched records it
+// as an error event, leaves the count alone and creates no evaluation,
+// while a string Error beside a Message stays refused (the spec's "exactly
+// one of Message and Error").
+func TestNomadClientScaleErrorEvent(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	h.RegisterNode(apitest.TestNode(1))
+	h.register(apitest.TestJob("web"))
+	ts := httptest.NewServer(nomadHeaders(h.srv.Handler()))
+	defer ts.Close()
+	cfg := nomad.DefaultConfig()
+	cfg.Address = ts.URL
+	c, err := nomad.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evals := func() int {
+		es, err := h.Store.EvalsByJob(nil, "default", "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	evalsBefore := evals()
+
+	out, wm, err := c.Jobs().ScaleWithRequest("web", &nomad.ScalingRequest{
+		Target: map[string]string{"Job": "web", "Group": "web"}, Message: "metrics unavailable", Error: true,
+		Meta: map[string]any{"source": "autoscaler"},
+	}, nil)
+	if err != nil {
+		t.Fatalf("scale error event: %v", err)
+	}
+	if out.EvalID != "" || wm.LastIndex == 0 {
+		t.Fatalf("answer %+v, index %d", out, wm.LastIndex)
+	}
+	if n := evals(); n != evalsBefore {
+		t.Fatalf("evaluations %d, want %d: an error event creates none", n, evalsBefore)
+	}
+	if got := h.Job("default", "web").TaskGroups[0].Count; got != 2 {
+		t.Fatalf("count %d after an error event, want 2", got)
+	}
+	st, _, err := c.Jobs().ScaleStatus("web", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := st.TaskGroups["web"]
+	if len(g.Events) != 1 || !g.Events[0].Error || g.Events[0].Message != "metrics unavailable" ||
+		g.Events[0].Count != nil || g.Events[0].EvalID != nil || g.Events[0].Meta["source"] != "autoscaler" {
+		t.Fatalf("events %+v", g.Events)
+	}
+
+	// A message alone, as Nomad's client sends it (Error false), is an
+	// ordinary event.
+	if _, _, err := c.Jobs().Scale("web", "web", nil, "looked, nothing to do", false, nil, nil); err != nil {
+		t.Fatalf("message event: %v", err)
+	}
+	if st, _, _ := c.Jobs().ScaleStatus("web", nil); len(st.TaskGroups["web"].Events) != 2 || st.TaskGroups["web"].Events[0].Error {
+		t.Fatalf("events after a message: %+v", st.TaskGroups["web"].Events)
+	}
+
+	// The spec's string form: a message in Error and another in Message
+	// is ambiguous, and an error event never carries a count.
+	before := h.Writes()
+	h.Fail(http.MethodPost, "/v1/job/web/scale", map[string]any{"Message": "a", "Error": "b",
+		"Target": map[string]string{"Group": "web"}}, http.StatusBadRequest, "Message")
+	h.Fail(http.MethodPost, "/v1/job/web/scale", map[string]any{"Message": "a", "Error": true, "Count": 3,
+		"Target": map[string]string{"Group": "web"}}, http.StatusBadRequest, "Count")
+	h.Fail(http.MethodPost, "/v1/job/web/scale", map[string]any{"Target": map[string]string{"Group": "web"}},
+		http.StatusBadRequest, "Message")
+	if h.Writes() != before {
+		t.Fatal("refused scales wrote")
+	}
+}
