@@ -62,8 +62,12 @@ type Evaluation struct {
 	// ForceReschedule asks the scheduler to reschedule failed allocations
 	// now, ignoring rescheduling limits and delays (spec §3).
 	ForceReschedule bool `json:",omitempty"`
-	CreateIndex     uint64
-	ModifyIndex     uint64
+	// QuotaLimitReached names the namespace quota that kept every
+	// failed placement of a blocked evaluation out: it is unblocked when
+	// that quota's usage falls or its limits change, not by capacity.
+	QuotaLimitReached string `json:",omitempty"`
+	CreateIndex       uint64
+	ModifyIndex       uint64
 	// CreateTime and ModifyTime are Unix nanoseconds from the leader's clock.
 	CreateTime int64
 	ModifyTime int64

@@ -121,7 +121,7 @@ func lookupCommand(t MessageType) (command, bool) {
 	// Each later area keeps its commands in its own file, with its own
 	// reserved range of type numbers (see commands.go).
 	for _, area := range []func(MessageType) (command, bool){
-		planCommand, nodeCommand, aclCommand, clusterCommand, managementCommand, deploymentCommand,
+		planCommand, nodeCommand, aclCommand, clusterCommand, managementCommand, deploymentCommand, quotaCommand,
 	} {
 		if c, ok := area(t); ok {
 			return c, true

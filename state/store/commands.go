@@ -22,6 +22,7 @@ const IgnoreUnknownTypeFlag MessageType = 128
 //	50-59   cluster and operator (cluster.go)
 //	60-99   management API (management_requests.go)
 //	100-109 deployments and job stability (deployment_updates.go)
+//	110-119 namespace quotas (quotas.go)
 //
 // Add IgnoreUnknownTypeFlag to a new type that older servers may skip.
 const (

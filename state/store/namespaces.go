@@ -38,8 +38,13 @@ func applyNamespaceUpsert(t *writeTxn, req *NamespaceUpsertRequest) (any, error)
 			return nil, err
 		}
 		ns.CreateIndex = t.index
+		from := ""
 		if old != nil {
 			ns.CreateIndex = old.CreateIndex
+			from = old.Quota
+		}
+		if err := t.moveNamespaceQuota(ns.Name, from, ns.Quota); err != nil {
+			return nil, err
 		}
 		ns.ModifyIndex = t.index
 		if err := t.insert(TableNamespaces, ns); err != nil {
@@ -72,6 +77,9 @@ func applyNamespaceDelete(t *writeTxn, req *NamespaceDeleteRequest) (any, error)
 			if j.Status != state.JobStatusDead {
 				return nil, state.Conflictf("namespace %q has non-terminal job %q", name, j.ID)
 			}
+		}
+		if err := t.moveNamespaceQuota(name, ns.Quota, ""); err != nil {
+			return nil, err
 		}
 		if err := t.delete(TableNamespaces, ns); err != nil {
 			return nil, err

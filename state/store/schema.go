@@ -62,6 +62,7 @@ func tableDefs() []tableDef {
 	defs = append(defs, clusterTables()...)
 	defs = append(defs, managementTables()...)
 	defs = append(defs, deploymentTables()...)
+	defs = append(defs, quotaTables()...)
 	defs = append(defs, derivedTables()...)
 	return defs
 }

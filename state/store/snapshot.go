@@ -234,6 +234,9 @@ func restoreDB(p *packed.Packer, r io.Reader) (*memdb.MemDB, error) {
 	if err := rebuildUsage(txn); err != nil {
 		return nil, fmt.Errorf("rebuild node usage: %w", err)
 	}
+	if err := rebuildQuotaUsage(txn); err != nil {
+		return nil, fmt.Errorf("rebuild quota usage: %w", err)
+	}
 	txn.Commit()
 	return db, nil
 }

@@ -200,6 +200,11 @@ type writeTxn struct {
 	// deployments marks the deployments this command copied and wrote
 	// while counting its allocations (updateDeploymentWithAlloc).
 	deployments map[*state.Deployment]bool
+	// quotaOf caches the quota of each namespace this command's
+	// allocations are in, and quotaRows the quota usage rows it copied
+	// and wrote (quotas.go).
+	quotaOf   map[string]string
+	quotaRows map[string]*quotaUsage
 }
 
 // txnRows is what one memdb write transaction keeps aside of the tables
@@ -277,6 +282,9 @@ func (t *writeTxn) insert(table string, obj any) error {
 		if err := t.trackUsage(old, a); err != nil {
 			return err
 		}
+		if err := t.trackQuota(old, a); err != nil {
+			return err
+		}
 		if err := t.trackAllocLists(old, a); err != nil {
 			return err
 		}
@@ -302,6 +310,9 @@ func (t *writeTxn) delete(table string, obj any) error {
 			return fmt.Errorf("delete from %s: %w", table, memdb.ErrNotFound)
 		}
 		if err := t.trackUsage(old, nil); err != nil {
+			return err
+		}
+		if err := t.trackQuota(old, nil); err != nil {
 			return err
 		}
 		if err := t.trackAllocLists(old, nil); err != nil {
