@@ -107,17 +107,18 @@ func unsetOmitted(job *state.Job) (json.RawMessage, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	return json.Marshal(pruneUnset(v))
+	return json.Marshal(pruneUnset(v, ""))
 }
 
 // pruneUnset drops the unset members of every object in v (see
-// unsetOmitted) and returns what remains.
-func pruneUnset(v any) any {
+// unsetOmitted) and returns what remains; name is the member v is the
+// value of ("" for the job and array elements).
+func pruneUnset(v any, name string) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			e = pruneUnset(e)
-			if isUnset(e) && (e == nil || !zeroIsSet[k]) {
+			e = pruneUnset(e, k)
+			if isUnset(e) && (e == nil || !(zeroIsSet[k] || zeroIsSetIn[name][k])) {
 				delete(t, k)
 			} else {
 				t[k] = e
@@ -126,11 +127,21 @@ func pruneUnset(v any) any {
 		return t
 	case []any:
 		for i, e := range t {
-			t[i] = pruneUnset(e)
+			t[i] = pruneUnset(e, "")
 		}
 		return t
 	}
 	return v
+}
+
+// zeroIsSetIn names, per object, the members whose zero is kept whenever
+// the object is there: a reschedule block given at all decides its
+// attempts and unlimited (sched fills neither from the job type's
+// defaults), and `attempts = 0  unlimited = false` is Nomad's documented
+// way to turn rescheduling off, so dropping them would drop the block and
+// register the default policy instead.
+var zeroIsSetIn = map[string]map[string]bool{
+	"ReschedulePolicy": {"Attempts": true, "Unlimited": true},
 }
 
 // zeroIsSet names the members whose absence does not read as their zero,

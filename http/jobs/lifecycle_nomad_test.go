@@ -129,3 +129,70 @@ func TestNomadClientScaleErrorEvent(t *testing.T) {
 		t.Fatal("refused scales wrote")
 	}
 }
+
+// TestNomadClientRescheduleOff: `reschedule { attempts = 0  unlimited =
+// false }`, Nomad's documented way to turn rescheduling off, survives a
+// parse without Canonicalize and a registration through Nomad's Go client:
+// the registered group does not reschedule. The same block at the job's
+// level (also documented) applies to every group that has none.
+func TestNomadClientRescheduleOff(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	ts := httptest.NewServer(nomadHeaders(h.srv.Handler()))
+	defer ts.Close()
+	cfg := nomad.DefaultConfig()
+	cfg.Address = ts.URL
+	c, err := nomad.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const src = `job "off" {
+  reschedule {
+    attempts  = 0
+    unlimited = false
+  }
+  group "inherits" {
+    task "t" {
+      driver = "mock"
+    }
+  }
+  group "own" {
+    reschedule {
+      attempts  = 0
+      unlimited = false
+    }
+    task "t" {
+      driver = "mock"
+    }
+  }
+  group "overrides" {
+    reschedule {
+      unlimited = true
+    }
+    task "t" {
+      driver = "mock"
+    }
+  }
+}
+`
+	job, err := c.Jobs().ParseHCLOpts(&nomad.JobsParseRequest{JobHCL: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range job.TaskGroups[:2] {
+		rp := tg.ReschedulePolicy
+		if rp == nil || rp.Attempts == nil || *rp.Attempts != 0 || rp.Unlimited == nil || *rp.Unlimited {
+			t.Fatalf("group %s parsed with reschedule policy %+v, want attempts 0 and unlimited false set", *tg.Name, rp)
+		}
+	}
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	stored := h.Job("default", "off")
+	for _, tg := range stored.TaskGroups {
+		rp := tg.ReschedulePolicy
+		want := tg.Name == "overrides"
+		if rp == nil || rp.Unlimited != want || rp.Attempts != 0 {
+			t.Errorf("group %s registered with reschedule policy %+v, want unlimited %v and no attempts", tg.Name, rp, want)
+		}
+	}
+}

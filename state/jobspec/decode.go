@@ -24,6 +24,10 @@ type decoder struct {
 	// jobUpdate is the job's update block while its groups are read: a
 	// group's update block without max_parallel inherits the job's.
 	jobUpdate *state.UpdateStrategy
+	// jobReschedule is the job's reschedule block while its groups are
+	// read: a group without one takes it, and a group's own block sets
+	// its attributes over it.
+	jobReschedule *state.ReschedulePolicy
 }
 
 // spec builds the schema of a block: attrs is a space-separated list of

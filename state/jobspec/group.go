@@ -22,6 +22,8 @@ func (d *decoder) group(b *hcl.Block) *state.TaskGroup {
 	}
 	if r := d.one(c, "reschedule"); r != nil {
 		tg.ReschedulePolicy = d.reschedule(r)
+	} else if d.jobReschedule != nil {
+		tg.ReschedulePolicy = d.jobReschedule.Copy()
 	}
 	if m := d.one(c, "migrate"); m != nil {
 		tg.Migrate = d.migrate(m)
@@ -80,10 +82,14 @@ func (d *decoder) restart(b *hcl.Block) *state.RestartPolicy {
 	return r
 }
 
-// reschedule reads a reschedule block.
+// reschedule reads a reschedule block, of a job or of a group: a group's
+// sets its attributes over the job's block, as Nomad merges them.
 func (d *decoder) reschedule(b *hcl.Block) *state.ReschedulePolicy {
 	c := d.content(b.Body, spec("attempts interval delay delay_function max_delay unlimited"))
 	r := &state.ReschedulePolicy{}
+	if d.jobReschedule != nil {
+		r = d.jobReschedule.Copy()
+	}
 	setInt(d, c, "attempts", &r.Attempts)
 	d.duration(c, "interval", &r.Interval)
 	d.duration(c, "delay", &r.Delay)

@@ -8,7 +8,7 @@ import (
 // job reads a `job "id" { ... }` block.
 func (d *decoder) job(b *hcl.Block) *state.Job {
 	c := d.content(b.Body, spec("name region namespace node_pool datacenters type priority all_at_once meta",
-		blk("meta"), blk("constraint"), blk("affinity"), blk("spread"), blk("update"),
+		blk("meta"), blk("constraint"), blk("affinity"), blk("spread"), blk("update"), blk("reschedule"),
 		blk("periodic"), blk("parameterized"), blk("group", "name")))
 	job := &state.Job{ID: label(b)}
 	d.str(c, "name", &job.Name)
@@ -28,6 +28,10 @@ func (d *decoder) job(b *hcl.Block) *state.Job {
 	}
 	d.jobUpdate = job.Update
 	defer func() { d.jobUpdate = nil }()
+	if r := d.one(c, "reschedule"); r != nil {
+		d.jobReschedule = d.reschedule(r)
+		defer func() { d.jobReschedule = nil }()
+	}
 	if p := d.one(c, "periodic"); p != nil {
 		job.Periodic = d.periodic(p)
 	}
