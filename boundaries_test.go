@@ -52,6 +52,9 @@ var allowed = map[string][]string{
 	"cmd/...":           {"http/api", "state"},
 	"e2e/...":           {"http/api", "http/api/mgmt", "state", "state/mgmt"},
 	"internal/testutil": {},
+	// A Docker engine and a locally built image for the docker driver's
+	// tests and the e2e tests.
+	"internal/testutil/dockertest": {},
 	// The scheduler's exported test harness, shared by the tests of
 	// scheduler and scheduler/leader.
 	"scheduler/schedtest": {"scheduler", "state", "state/store"},
@@ -113,7 +116,7 @@ func rulesFor(pkg string) ([]string, bool) { return mostSpecific(allowed, pkg) }
 func testRulesFor(pkg string) []string {
 	rules, _ := rulesFor(pkg)
 	extra, _ := mostSpecific(testAllowed, pkg)
-	return append(append(append([]string(nil), rules...), extra...), "internal/testutil")
+	return append(append(append([]string(nil), rules...), extra...), "internal/testutil", "internal/testutil/dockertest")
 }
 
 // permits reports whether rules let a package import dep.
