@@ -69,6 +69,9 @@ type Config struct {
 	Reserved state.NodeReservedResources
 	// HostNetworks are the named networks ports may bind to.
 	HostNetworks map[string]*state.HostNetwork
+	// HostVolumes are the node's directories jobs may mount by name
+	// (host_volume); New checks that each path is an absolute directory.
+	HostVolumes map[string]*state.ClientHostVolumeConfig
 	// NetworkInterface, when set, is the interface whose first address is
 	// the node's default IP for ports. Empty means AdvertiseIP.
 	NetworkInterface string
@@ -158,6 +161,7 @@ func (c *Config) finish() error {
 			}
 		}
 	}
+	errs = append(errs, checkHostVolumes(c.HostVolumes)...)
 	if c.HeartbeatFraction < 0 || c.HeartbeatFraction >= 1 {
 		errs = append(errs, fmt.Errorf("client: heartbeat fraction %v is not in (0, 1)", c.HeartbeatFraction))
 	}

@@ -288,6 +288,7 @@ func (c *Client) buildNode(fp *machineInfo) *state.Node {
 		ReservedResources: &reserved,
 		Drivers:           drivers,
 		HostNetworks:      hostNets,
+		HostVolumes:       hostVolumes(cfg.HostVolumes),
 		Status:            state.NodeStatusReady,
 	}
 }

@@ -510,6 +510,11 @@ func (tr *taskRunner) prepare(ctx context.Context, first, render bool) (*driver.
 	tr.mu.Lock()
 	tr.env = env
 	tr.mu.Unlock()
+	mounts, err := ResolveVolumeMounts(c.nodeSnapshot(), tr.ar.group(), task)
+	if err != nil {
+		tr.emit(eventSetupFailure(c.now(), err, true))
+		return nil, true, err
+	}
 	dir := tr.ar.dir
 	return &driver.TaskConfig{
 		ID: tr.id, AllocID: tr.ar.id, TaskName: task.Name,
@@ -523,6 +528,7 @@ func (tr *taskRunner) prepare(ctx context.Context, first, render bool) (*driver.
 		CPU: atoiOr(base["SCHED_CPU_LIMIT"]), MemoryMB: atoiOr(base["SCHED_MEMORY_LIMIT"]),
 		MemoryMaxMB: memoryMaxOf(task), Cores: coresOf(task),
 		Ports: tr.ar.taskPorts(task), Emit: tr.driverMessage,
+		Mounts: mounts, NetworkMode: networkMode(tr.ar.group()),
 	}, false, nil
 }
 

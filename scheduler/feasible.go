@@ -277,7 +277,7 @@ func newGroupChecker(ctx *evalContext, job *state.Job, tg *state.TaskGroup) *gro
 		}
 	}
 	slices.Sort(g.drivers)
-	if len(g.jobEscaped)+len(g.escaped) > 0 {
+	if len(g.jobEscaped)+len(g.escaped) > 0 || requestsHostVolumes(tg) {
 		ctx.elig.escaped = true
 	}
 	return g
@@ -343,6 +343,9 @@ func (g *groupChecker) feasible(n *state.Node, m *state.AllocMetric) bool {
 	}
 	if r := g.checkAll(n, g.escaped, nil); !r.ok {
 		return filtered(m, n, r.reason)
+	}
+	if !hostVolumesFit(n, g.tg) {
+		return filtered(m, n, reasonHostVolumes)
 	}
 	if g.distinctHostsJob || g.distinctHostsGroup {
 		proposed, err := ctx.proposedAllocs(n.ID)

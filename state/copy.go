@@ -553,6 +553,7 @@ func (n *Node) Copy() *Node {
 	c.ReservedResources = n.ReservedResources.Copy()
 	c.Drivers = copyValues(n.Drivers, (*DriverInfo).Copy)
 	c.HostNetworks = copyValues(n.HostNetworks, (*HostNetwork).Copy)
+	c.HostVolumes = copyValues(n.HostVolumes, (*ClientHostVolumeConfig).Copy)
 	c.DrainStrategy = n.DrainStrategy.Copy()
 	return &c
 }

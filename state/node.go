@@ -43,6 +43,7 @@ type Node struct {
 	ReservedResources     *NodeReservedResources
 	Drivers               map[string]*DriverInfo
 	HostNetworks          map[string]*HostNetwork
+	HostVolumes           map[string]*ClientHostVolumeConfig
 	Status                string
 	StatusDescription     string
 	SchedulingEligibility string

@@ -53,9 +53,15 @@ type TaskConfig struct {
 	// Ports are the allocation's ports (group and task networks), for
 	// drivers that map them (docker's `ports`).
 	Ports []state.AllocatedPort
+	// Mounts are the host volumes the task mounts, resolved to host
+	// paths (mounts.go).
+	Mounts []*MountConfig
+	// NetworkMode is the mode of the group's network ("host", "none",
+	// "bridge"; empty when it has none: host).
+	NetworkMode string
 	// Emit, when not nil, records a driver message as a task event
 	// (image pull progress, for example). It must not block for long.
-	Emit func(msg string)
+	Emit func(msg string) `json:"-"`
 }
 
 // TaskHandle is what a client persists about a started task so that,

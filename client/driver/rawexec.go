@@ -204,7 +204,7 @@ func (d *RawExec) start(cfg *TaskConfig) (*rawTask, error) {
 		}
 	}
 	cfg = ptrCopy(cfg)
-	cfg.Env = tu.env(cfg.Env, cfg.TaskDir)
+	cfg.Env = withVolumeEnv(tu.env(cfg.Env, cfg.TaskDir), cfg.Mounts)
 	cmd, err := buildCommand(cfg, tu.cred)
 	if err != nil {
 		return nil, err

@@ -241,6 +241,13 @@ func validateNode(n *state.Node) error {
 			v.Add("Node.HostNetworks["+name+"].ReservedPorts", "%v", err)
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(n.HostVolumes)) {
+		if hv := n.HostVolumes[name]; hv == nil {
+			v.Add("Node.HostVolumes["+name+"]", "must not be null")
+		} else if !strings.HasPrefix(hv.Path, "/") {
+			v.Add("Node.HostVolumes["+name+"].Path", "%q is not an absolute path", hv.Path)
+		}
+	}
 	return v.Err()
 }
 
