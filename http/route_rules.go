@@ -248,6 +248,8 @@ func aclRuleTable() map[route]aclRule {
 	del("/v1/operator/raft/peer", aclOperatorWrite)
 	get("/v1/operator/snapshot", aclManagement)
 	write("/v1/operator/snapshot", aclManagement)
+	get("/v1/operator/scheduler/configuration", aclOperatorRead)
+	write("/v1/operator/scheduler/configuration", aclOperatorWrite)
 	get("/v1/internal/read-index", aclOpen)
 
 	// Operations (issue 17): the event stream filters each event by the

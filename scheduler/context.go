@@ -51,6 +51,11 @@ type evalContext struct {
 	groups map[string]map[string]int
 	// allocByID caches the state's allocations looked up by ID.
 	allocByID map[string]*state.Allocation
+	// config is the scheduler configuration, read once per eval, and
+	// spreadPools the algorithm of each node pool ranked so far
+	// (sched_config.go).
+	config      *state.SchedulerConfiguration
+	spreadPools map[string]bool
 }
 
 // nodeBase summarises the non-terminal allocations the state holds on a

@@ -290,7 +290,11 @@ func (r *groupRanker) rank(n *state.Node, opts placeOptions) (*option, string, e
 		return nil, dim, nil
 	}
 	o := r.newOption(n, ask)
-	o.components = append(o.components, scoreComponent{scoreBinPack, binPackScore(capa, total)})
+	fit := binPackScore(capa, total)
+	if r.ctx.spreadOn(n) {
+		fit = 1 - fit // the spread algorithm: emptier nodes score higher
+	}
+	o.components = append(o.components, scoreComponent{scoreBinPack, fit})
 	if collisions > 0 {
 		penalty := -float64(collisions) / float64(max(r.tg.Count, 1))
 		o.components = append(o.components, scoreComponent{scoreJobAntiAffinity, max(penalty, -1)})

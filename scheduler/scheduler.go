@@ -37,6 +37,9 @@ type State interface {
 	NodeUsage(ws memdb.WatchSet, nodeID string) (*state.NodeUsage, error)
 	EvalByID(ws memdb.WatchSet, id string) (*state.Evaluation, error)
 	LatestDeploymentByJob(ws memdb.WatchSet, namespace, jobID string) (*state.Deployment, error)
+	// SchedulerConfig is the cluster's scheduler configuration (the
+	// defaults when none was written); the answer must not be changed.
+	SchedulerConfig(ws memdb.WatchSet) (*state.SchedulerConfiguration, error)
 }
 
 // Planner is how a scheduler changes the world. The runtime's worker

@@ -159,6 +159,7 @@ func mount(core Core, cfg Config) *api {
 	a.schedulerRoutes()
 	aclAPI{a}.aclRoutes()
 	clusterAPI{a}.clusterRoutes()
+	schedConfigAPI{a}.routes() // scheduler_config.go
 	eventAPI{a}.eventRoutes()
 	return a
 }

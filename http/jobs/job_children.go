@@ -41,6 +41,9 @@ func (h jobAPI) parentJob(r *http.Request, p httprouter.Params) (*state.Job, err
 // IdempotencyToken (or idempotency_token, as Nomad's Go client sends it)
 // makes a repeated dispatch answer the first child.
 func (h jobAPI) jobDispatch(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	if err := h.checkRegistrationAllowed(r); err != nil {
+		return nil, err
+	}
 	var req state.DispatchRequest
 	empty, err := codec.BodyIsEmpty(r)
 	if err != nil {

@@ -35,6 +35,9 @@ func checkBodyJobID(bodyID, pathID string) error {
 // registered again as a new version, with an evaluation. Reverting to the
 // current version is a 400; a stale EnforcePriorVersion is a 409.
 func (h jobAPI) jobRevert(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	if err := h.checkRegistrationAllowed(r); err != nil {
+		return nil, err
+	}
 	id := p.ByName("job_id")
 	var req state.JobRevertRequest
 	if err := codec.DecodeBody(r, &req); err != nil {
@@ -198,6 +201,9 @@ func scaleStatus(job *state.Job, allocs []*state.Allocation, events *state.JobSc
 // that a boolean Error true (what Nomad's Go client sends) marks the
 // Message an error rather than standing for one.
 func (h jobAPI) jobScale(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
+	if err := h.checkRegistrationAllowed(r); err != nil {
+		return nil, err
+	}
 	id := p.ByName("job_id")
 	var req state.JobScaleRequest
 	if err := codec.DecodeBody(r, &req); err != nil {

@@ -171,6 +171,9 @@ func (h jobAPI) jobUpdate(w http.ResponseWriter, r *http.Request, p httprouter.P
 }
 
 func (h jobAPI) registerJob(w http.ResponseWriter, r *http.Request, pathID string) (any, error) {
+	if err := h.checkRegistrationAllowed(r); err != nil {
+		return nil, err
+	}
 	var req JobRegisterRequest
 	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err

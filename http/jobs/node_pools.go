@@ -154,6 +154,9 @@ func (h nodeAPI) nodePoolUpsert(w http.ResponseWriter, r *http.Request, p httpro
 	if len(pool.Description) > maxPoolDescription {
 		v.Add("Description", "is %d characters long, the limit is %d", len(pool.Description), maxPoolDescription)
 	}
+	if ve, ok := state.ValidatePoolSchedulerConfiguration(pool.SchedulerConfiguration).(*state.ValidationError); ok {
+		v.Errors = append(v.Errors, ve.Errors...) // scheduler_config.go
+	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}

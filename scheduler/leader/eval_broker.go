@@ -107,6 +107,8 @@ type EvalBroker struct {
 
 	mu      sync.Mutex
 	enabled bool
+	// paused holds deliveries back (eval_broker_pause.go).
+	paused bool
 	// known holds every evaluation the broker tracks, with the number of
 	// times it was delivered.
 	known map[string]int
@@ -330,9 +332,11 @@ func (b *EvalBroker) Dequeue(ctx context.Context, types []string, timeout time.D
 			b.mu.Unlock()
 			return nil, "", ErrNotLeader
 		}
-		if eval, token := b.dequeueLocked(types); eval != nil {
-			b.mu.Unlock()
-			return eval, token, nil
+		if !b.paused {
+			if eval, token := b.dequeueLocked(types); eval != nil {
+				b.mu.Unlock()
+				return eval, token, nil
+			}
 		}
 		ch := b.readyCh
 		b.mu.Unlock()

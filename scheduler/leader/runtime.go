@@ -160,6 +160,8 @@ type Runtime struct {
 	Periodic    *PeriodicLauncher
 
 	feed *evalFeed
+	// pause follows the scheduler configuration's PauseEvalBroker.
+	pause *brokerPause
 }
 
 // NewRuntime builds the runtime's services, stopped.
@@ -183,6 +185,7 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 		GC:          NewGarbageCollector(cfg.GC, cfg.Store, cfg.Raft, cfg.Logger, cfg.Now),
 		Periodic:    NewPeriodicLauncher(cfg.Store, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID),
 		feed:        &evalFeed{store: cfg.Store, broker: broker, blocked: blocked, log: cfg.Logger},
+		pause:       &brokerPause{store: cfg.Store, broker: broker, log: cfg.Logger},
 	}
 	r.Applier.observe = cfg.Observe
 	r.Applier.fg = cfg.Foreground
@@ -196,7 +199,7 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 // the workers that submit to it, then heartbeats, the drainer, the
 // deployment watcher and GC.
 func (r *Runtime) Services() []Service {
-	return []Service{r.Broker, r.Blocked, r.feed, r.Applier, r.Workers, r.Heartbeats, r.Drainer, r.Deployments, r.GC, r.Periodic}
+	return []Service{r.Broker, r.pause, r.Blocked, r.feed, r.Applier, r.Workers, r.Heartbeats, r.Drainer, r.Deployments, r.GC, r.Periodic}
 }
 
 // Heartbeat resets a node's heartbeat timer and returns its TTL; see

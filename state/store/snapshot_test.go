@@ -40,10 +40,11 @@ func stFillEveryTable(t *testing.T, s *Store) {
 	}}})
 	stApply(t, s, 17, JobScaleRequestType, &JobScaleRequest{Namespace: state.DefaultNamespace, JobID: "web", Group: job.TaskGroups[0].Name,
 		Message: "autoscaler says hi", Meta: map[string]any{"by": "test"}, Now: 17})
-	stFillChildTables(t, s, 18)  // children_test.go
-	stFillACLTables(t, s, 20)    // acl_store_test.go
-	mgFillTables(t, s, 200)      // snapshot_management_test.go
-	stFillQuotaTables(t, s, 190) // quotas_test.go
+	stFillChildTables(t, s, 18)   // children_test.go
+	stFillACLTables(t, s, 20)     // acl_store_test.go
+	stFillClusterTables(t, s, 25) // scheduler_config_test.go
+	mgFillTables(t, s, 200)       // snapshot_management_test.go
+	stFillQuotaTables(t, s, 190)  // quotas_test.go
 	dump := stDump(t, s)
 	for _, def := range tableDefs() {
 		if len(dump[def.name]) == 0 {

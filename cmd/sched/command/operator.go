@@ -19,6 +19,7 @@ func (c *operatorCLI) table() []entry {
 		{"raft", "Inspect and change the Raft configuration", nil, c.raftTable()},
 		{"snapshot", "Save and restore snapshots of the cluster's state", nil, c.snapshotTable()},
 		{"gossip", "Manage the gossip encryption keyring", nil, c.gossipTable()},                              // operator_gossip.go
+		{"scheduler", "Show and change the scheduler configuration", nil, c.schedulerTable()},                 // operator_scheduler.go
 		{"doctor", "List the doors the agents' configuration leaves open, with fixes", c.operatorDoctor, nil}, // operator_doctor.go
 	}
 }
