@@ -337,10 +337,24 @@ func (r *reconciler) group(res *reconcileResult, tg *state.TaskGroup, allocs []*
 
 	// Then what stays: unchanged, updated in place, or replaced (rolled
 	// out through the deployment, see reconcile_deploy.go).
-	var outdated []*state.Allocation
+	var outdated, outdatedFailed []*state.Allocation
 	for _, a := range live {
-		if completeBatch[a.ID] || waitingReschedule[a.ID] || keptFailure[a.ID] || r.upToDate(a) {
+		if completeBatch[a.ID] || r.upToDate(a) {
 			du.Ignore++
+			continue
+		}
+		if waitingReschedule[a.ID] || keptFailure[a.ID] {
+			// A failed allocation of an older version whose tasks
+			// changed is replaced by the new version now, as a
+			// destructive update (Nomad's rule), whether it waits for
+			// its reschedule or has none left: the new version may be
+			// the fix. Without a task change nothing in place would
+			// make it run again, so it keeps waiting.
+			if tasksUpdated(a.Job, r.job, tg.Name) {
+				outdatedFailed = append(outdatedFailed, a)
+			} else {
+				du.Ignore++
+			}
 			continue
 		}
 		if !tasksUpdated(a.Job, r.job, tg.Name) && r.nodeStillMatches(a) {
@@ -353,9 +367,22 @@ func (r *reconciler) group(res *reconcileResult, tg *state.TaskGroup, allocs []*
 		}
 		outdated = append(outdated, a)
 	}
-	r.rollout(res, tg, du, dg, outdated)
+	// Failed ones first: replacing them takes nothing running away.
+	r.rollout(res, tg, du, dg, append(outdatedFailed, outdated...))
 	r.track(res, tg, dg, firstPlace, firstInplace)
-	return later
+	return withoutReplaced(later, res.places[firstPlace:])
+}
+
+// withoutReplaced drops from later the delayed reschedules of allocations
+// that places replace: their replacement is already made.
+func withoutReplaced(later []laterReschedule, places []placeRequest) []laterReschedule {
+	replaced := map[string]bool{}
+	for _, p := range places {
+		if p.previous != nil {
+			replaced[p.previous.ID] = true
+		}
+	}
+	return slices.DeleteFunc(later, func(l laterReschedule) bool { return replaced[l.alloc.ID] })
 }
 
 // jobID is the job's ID, for allocation names.

@@ -25,7 +25,7 @@ import (
 //	node name=N [shape as nodes] [drain] [status=down]
 //	job name=J [type=service|batch|system|sysbatch] [count=N] [group=G]
 //	    [max_parallel=N] [canary=N] [stagger=D] [migrate_max_parallel=N]
-//	    [run_for=D] [env=K:V] [restart_attempts=N] [service=S]
+//	    [run_for=D] [env=K:V] [restart_attempts=N] [service=S] [reschedule=off]
 //	    [constraint=ATTR:VALUE] [spread=ATTR[:V%P,…]] [affinity=ATTR:V:W] [stop]
 //	revert job=J version=N
 //	stop job=J [no_shutdown_delay]
@@ -276,7 +276,8 @@ func (r *scenario) job(a args) error {
 //	count=N group=NAME (renames it) max_parallel=N canary=N stagger=DUR
 //	migrate_max_parallel=N run_for=DUR (task config: a destructive
 //	change) env=K:V (destructive) restart_attempts=N (in place)
-//	service=NAME (in place) constraint=ATTR:VALUE (job level, "=")
+//	service=NAME (in place) reschedule=off (attempts 0, not unlimited)
+//	constraint=ATTR:VALUE (job level, "=")
 //	spread=ATTR[:VALUE%PERCENT,…] affinity=ATTR:VALUE:WEIGHT stop
 func shapeJob(j *state.Job, a args) error {
 	tg := j.TaskGroups[0]
@@ -321,6 +322,11 @@ func shapeJob(j *state.Job, a args) error {
 			tg.RestartPolicy.Attempts = n
 		case "service":
 			tg.Services = []*state.Service{{Name: x.val, PortLabel: "http"}}
+		case "reschedule":
+			if x.val != "off" {
+				return fmt.Errorf("reschedule=%q: only off", x.val)
+			}
+			tg.ReschedulePolicy = &state.ReschedulePolicy{Delay: 30 * time.Second, DelayFunction: state.DelayFunctionConstant}
 		case "constraint":
 			attr, val, _ := strings.Cut(x.val, ":")
 			j.Constraints = append(j.Constraints, &state.Constraint{LTarget: "${" + attr + "}", Operand: "=", RTarget: val})
