@@ -22,20 +22,25 @@ order as one log.
 
 With -f, keep printing what the task writes, across rotations, until the
 task is dead or the command is interrupted. With -tail, start with the
-last -n lines (default 10) instead of the beginning.`
+last -n lines (default 10) instead of the beginning.
+
+With -job, ALLOC is a job ID (or a unique prefix of one) and the log is
+that of the job's newest running allocation (its newest allocation when
+none runs), as Nomad's -job (which picks one at random).`
 
 // tailBytesPerLine is the guess of a line's length that -tail uses to
 // read enough of the log's end for -n lines.
 const tailBytesPerLine = 256
 
 func (c *allocCLI) allocLogs(args []string) int {
-	fs, m := c.flagSet("alloc logs", "[options] ALLOC [TASK]", allocLogsHelp)
+	fs, m := c.flagSet("alloc logs", "[options] ALLOC [TASK] | -job JOB [TASK]", allocLogsHelp)
 	stderr := fs.Bool("stderr", false, "print the task's stderr instead of its stdout")
 	follow := fs.Bool("f", false, "follow the log: keep printing as the task writes")
 	taskFlag := fs.String("task", "", "the task whose log to print (or give it as the second argument)")
 	tail := fs.Bool("tail", false, "start with the last -n lines rather than the beginning")
 	nLines := fs.Int("n", 10, "with -tail, how many of the last lines to print (implies -tail)")
 	verbose := fs.Bool("verbose", false, "print full IDs when listing ambiguous allocations")
+	byJob := fs.Bool("job", false, "the first argument is a job ID (or prefix): print the log of its newest running allocation")
 	if done, code := parseFlags(fs, args, 1, 2); done {
 		return code
 	}
@@ -60,7 +65,12 @@ func (c *allocCLI) allocLogs(args []string) int {
 	if err != nil {
 		return c.fail("creating client", err)
 	}
-	stub, err := c.resolveAlloc(client, m, fs.Arg(0), *verbose)
+	var stub *state.AllocListStub
+	if *byJob {
+		stub, err = c.jobAlloc(client, m, fs.Arg(0), *verbose)
+	} else {
+		stub, err = c.resolveAlloc(client, m, fs.Arg(0), *verbose)
+	}
 	if err != nil {
 		return 1
 	}
@@ -194,4 +204,36 @@ func (c *allocCLI) resolveAlloc(client *api.Client, m *meta, id string, verbose 
 	}
 	writeTable(c.stderr, []string{"ID", "Namespace", "Job ID", "Task Group", "Status"}, rows)
 	return nil, errAllocLookup
+}
+
+// jobAlloc is the allocation `alloc logs -job` reads: the newest running
+// allocation of the job id names (a unique prefix will do), or its newest
+// allocation when none runs. On failure it has printed why.
+func (c *allocCLI) jobAlloc(client *api.Client, m *meta, id string, verbose bool) (*state.AllocListStub, error) {
+	stub, _, err := (&jobCLI{c.cli}).resolveJob(client, m, id)
+	if err != nil {
+		return nil, err
+	}
+	allocs, _, err := client.Jobs().Allocations(c.ctx, stub.ID, false, nsQuery(stub))
+	if err != nil {
+		c.fail("retrieving allocations", err)
+		return nil, err
+	}
+	var best *state.AllocListStub
+	rank := func(a *state.AllocListStub) int {
+		if a.ClientStatus == state.AllocClientStatusRunning {
+			return 1
+		}
+		return 0
+	}
+	for _, a := range allocs {
+		if best == nil || rank(a) > rank(best) || (rank(a) == rank(best) && a.CreateIndex > best.CreateIndex) {
+			best = a
+		}
+	}
+	if best == nil {
+		fmt.Fprintf(c.stderr, "Job %q has no allocations\n", stub.ID)
+		return nil, errJobLookup
+	}
+	return best, nil
 }

@@ -27,7 +27,7 @@ func TestTopLevelDispatch(t *testing.T) {
 		{name: "-h", args: []string{"-h"}, code: 0, stdoutHas: "Usage: sched <command>", emptyError: true},
 		{name: "unknown", args: []string{"bogus"}, code: 1, stderrHas: `Error: unknown command "bogus"`, emptyOut: true},
 		{name: "job alone", args: []string{"job"}, code: 1, stderrHas: "Usage: sched job <command>", emptyOut: true},
-		{name: "job help", args: []string{"job", "help"}, code: 0, stdoutHas: "    history   List a job's versions", emptyError: true},
+		{name: "job help", args: []string{"job", "help"}, code: 0, stdoutHas: "    history      List a job's versions", emptyError: true},
 		{name: "job unknown", args: []string{"job", "frob"}, code: 1, stderrHas: `unknown command "frob"`, emptyOut: true},
 		{name: "namespace alone", args: []string{"namespace"}, code: 1, stderrHas: "Usage: sched namespace <command>", emptyOut: true},
 		{name: "version", args: []string{"version"}, code: 0, stdoutHas: "sched v" + version + "\n", emptyError: true},

@@ -94,11 +94,15 @@ func (c *deploymentCLI) resolveDeployment(client *api.Client, m *meta, id string
 
 const deploymentStatusHelp = `
 Show the deployment with ID (or a unique prefix of one): its status and,
-per task group, the allocations desired, placed, healthy and unhealthy.`
+per task group, the allocations desired, placed, healthy and unhealthy.
+With -monitor, follow it by blocking queries, printing the table each time
+it changes, until it ends (exit 0 when it succeeds, 2 when it fails) or
+waits for its canaries to be promoted (exit 0).`
 
 func (c *deploymentCLI) deploymentStatus(args []string) int {
 	fs, m := c.flagSet("deployment status", "[options] ID", deploymentStatusHelp)
 	verbose := fs.Bool("verbose", false, "print full IDs")
+	monitor := fs.Bool("monitor", false, "follow the deployment until it ends (exit 0 when it succeeds, 2 when it fails)")
 	asJSON := c.outputFlags(fs, "print the deployment as JSON")
 	client, code := c.parseClient(fs, m, args, 1, 1)
 	if client == nil {
@@ -110,6 +114,9 @@ func (c *deploymentCLI) deploymentStatus(args []string) int {
 	}
 	if *asJSON {
 		return c.printJSON(d)
+	}
+	if *monitor {
+		return c.monitorDeployment(client, d, *verbose)
 	}
 	c.writeDeploymentStatus(d, *verbose)
 	return 0
@@ -203,22 +210,6 @@ func (c *deploymentCLI) deploymentWrite(name, help string, args []string, extra 
 		fmt.Fprintf(c.stdout, "Evaluation ID: %s\n", shortID(resp.EvalID, *verbose))
 	}
 	return 0
-}
-
-const deploymentPromoteHelp = `
-Promote the canaries of the deployment with ID (or a unique prefix of
-one): every group's, or those of the groups named with -group. The old
-allocations are then replaced, max_parallel at a time.`
-
-func (c *deploymentCLI) deploymentPromote(args []string) int {
-	var groups stringList
-	extra := func(fs *flag.FlagSet) {
-		fs.Var(&groups, "group", "promote only task group `NAME` (repeatable)")
-	}
-	return c.deploymentWrite("promote", deploymentPromoteHelp, args, extra, func(client *api.Client, d *state.Deployment) (*state.DeploymentUpdateResponse, error) {
-		resp, _, err := client.Deployments().Promote(c.ctx, d.ID, len(groups) == 0, groups, &api.WriteOptions{Namespace: d.Namespace})
-		return resp, err
-	}, "promoted")
 }
 
 func (c *deploymentCLI) deploymentFail(args []string) int {

@@ -121,6 +121,12 @@ func (c *cli) writeAllocs(w io.Writer, allocs []*state.AllocListStub, verbose bo
 		fmt.Fprintln(w, "No allocations placed")
 		return
 	}
+	c.writeAllocTable(w, allocs, verbose)
+}
+
+// writeAllocTable prints the allocation table of writeAllocs without its
+// title, as `job allocs` does.
+func (c *cli) writeAllocTable(w io.Writer, allocs []*state.AllocListStub, verbose bool) {
 	// Newest first, as Nomad lists them: the allocations a user just
 	// caused are at the top.
 	allocs = slices.Clone(allocs)

@@ -26,7 +26,12 @@ func (c *jobCLI) table() []entry {
 		{"scale", "Change the count of a job's task group", c.jobScale, nil}, // job_deploy.go
 		{"dispatch", "Dispatch an instance of a parameterized job", c.jobDispatch, nil},
 		{"periodic", "Interact with periodic jobs: force a launch", nil, c.periodicTable()},
-		{"action", "List a job's actions, or run one in an allocation", c.jobAction, nil}, // job_action.go
+		{"action", "List a job's actions, or run one in an allocation", c.jobAction, nil},      // job_action.go
+		{"promote", "Promote the canaries of a job's deployment", c.jobPromote, nil},           // job_rollout.go
+		{"deployments", "List a job's deployments", c.jobDeployments, nil},                     // job_rollout.go
+		{"allocs", "List a job's allocations", c.jobAllocs, nil},                               // job_rollout.go
+		{"eval", "Create an evaluation of a job", c.jobEval, nil},                              // job_rollout.go
+		{"restart", "Restart or reschedule a job's allocations in batches", c.jobRestart, nil}, // job_restart.go
 	}
 }
 

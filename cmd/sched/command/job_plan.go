@@ -16,7 +16,10 @@ import (
 const (
 	planNoChange = 0
 	planChanges  = 1
-	planError    = 255
+	// planPlacementFailed: some allocations could not be placed (as
+	// `job run`'s exit code 2).
+	planPlacementFailed = exitPlacementFailed
+	planError           = 255
 )
 
 const jobPlanHelp = `
@@ -26,8 +29,9 @@ each task group, and the placements that would fail and why. The job
 modify index it prints makes a later 'sched job run -check-index' apply
 exactly what was planned.
 
-Exit codes (as Nomad's): 0 when no allocation would be created or
-destroyed, 1 when some would, 255 when the plan could not be made.`
+Exit codes: 0 when no allocation would be created or destroyed, 1 when
+some would, 2 when some allocations could not be placed (as 'job run';
+Nomad's plan exits 1 then), 255 when the plan could not be made.`
 
 func (c *jobCLI) jobPlan(args []string) int {
 	fs, m := c.flagSet("job plan", "[options] FILE", jobPlanHelp)
@@ -84,9 +88,14 @@ instead of applying changes this plan did not show.
 	return planExitCode(resp)
 }
 
-// planExitCode is 1 when the plan creates, stops, migrates or replaces an
-// allocation, 0 otherwise.
+// planExitCode is 2 when some placements would fail (sched's, not
+// Nomad's, whose plan says 1 then: a script must not run a job that
+// cannot be placed), 1 when the plan creates, stops, migrates or replaces
+// an allocation, 0 otherwise.
 func planExitCode(resp *state.JobPlanResponse) int {
+	if len(resp.FailedTGAllocs) > 0 {
+		return planPlacementFailed
+	}
 	if resp.Annotations == nil {
 		return planNoChange
 	}

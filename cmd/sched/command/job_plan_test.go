@@ -33,7 +33,7 @@ func TestJobPlanChanges(t *testing.T) {
 	}))
 	path := writeFile(t, "web.json", `{"ID":"web"}`)
 	r := runCLI(t, f, runOpts{}, "job", "plan", path)
-	r.check(t, 1, lines(
+	r.check(t, exitPlacementFailed, lines(
 		`+/- Job: "web"`,
 		`+/- Task Group: "cache" (1 create, 2 create/destroy update)`,
 		`  +/- Count: "2" => "3"`,

@@ -13,7 +13,9 @@ Register the job in FILE (HCL, or JSON when named *.json or given -json;
 creates until the scheduler has placed it, then the deployment of the new
 version (if it has one) until it succeeds (exit 0) or fails (exit 2).
 Exit codes: 0 success, 1 an error (bad file, refused, unreachable), 2
-the scheduler could not place every allocation or the deployment failed.
+the scheduler could not place every allocation (reported as soon as the
+evaluation is done, with the reasons; the deployment of what was placed
+is not followed then) or the deployment failed.
 
 HCL jobs are parsed by the server, with the values of -var-file and -var.
 With -check-index the job is registered only if its current job modify
@@ -79,13 +81,27 @@ func (c *jobCLI) jobRun(args []string) int {
 	}
 	fmt.Fprintln(c.stdout)
 	code = c.monitorEval(client, job.ID, resp.EvalID, ns, *verbose)
-	if code != 0 && code != exitPlacementFailed {
+	if code == exitPlacementFailed {
+		// The evaluation is done and left a blocked evaluation: waiting
+		// for the deployment would only wait out its progress deadline.
+		// Say how to follow what was placed, and exit now, as Nomad.
+		c.hintDeployment(client, job.ID, ns, resp.JobModifyIndex, *verbose)
 		return code
 	}
-	// What was placed rolls out even when some of it could not be: follow
-	// the deployment, then report the placement failure (2), as Nomad.
-	if dcode := c.followDeployment(client, job.ID, ns, resp.JobModifyIndex, *verbose); dcode != 0 {
-		return dcode
+	if code != 0 {
+		return code
 	}
-	return code
+	return c.followDeployment(client, job.ID, ns, resp.JobModifyIndex, *verbose)
+}
+
+// hintDeployment prints how to follow the deployment of the job version
+// registered at jobModifyIndex, when there is one; a read error only
+// leaves the hint out.
+func (c *cli) hintDeployment(client *api.Client, jobID, ns string, jobModifyIndex uint64, verbose bool) {
+	d, _, err := client.Jobs().LatestDeployment(c.ctx, jobID, &api.QueryOptions{Namespace: ns})
+	if err != nil || d == nil || d.JobModifyIndex < jobModifyIndex || !d.Active() {
+		return
+	}
+	fmt.Fprintf(c.stdout, "    Deployment %q goes on with what was placed: follow it with 'sched deployment status -monitor %s'\n",
+		shortID(d.ID, verbose), shortID(d.ID, verbose))
 }

@@ -15,7 +15,9 @@ import (
 
 const jobStatusHelp = `
 Without an ID, list the jobs of the namespace ("-namespace '*'" for every
-namespace). With an ID (or a unique prefix of one), show the job: its
+namespace); -children=false leaves out the jobs launched by periodic and
+parameterized jobs (their parents stay, and 'sched job status PARENT'
+lists them). With an ID (or a unique prefix of one), show the job: its
 fields, allocation counts per task group, its latest deployment and its
 allocations.`
 
@@ -24,6 +26,7 @@ func (c *jobCLI) jobStatus(args []string) int {
 	verbose := fs.Bool("verbose", false, "print full IDs")
 	short := fs.Bool("short", false, "print only the job's fields")
 	allAllocs := fs.Bool("all-allocs", false, "include allocations of an earlier job with the same ID")
+	children := fs.Bool("children", true, "in the job list, include the children of periodic and parameterized jobs (-children=false: leave them out)")
 	asJSON := c.outputFlags(fs, "print the job list, or the job with its summary, latest deployment and allocations, as JSON")
 	client, code := c.parseClient(fs, m, args, 0, 1)
 	if client == nil {
@@ -34,6 +37,9 @@ func (c *jobCLI) jobStatus(args []string) int {
 		jobs, _, err := client.Jobs().List(c.ctx, nil)
 		if err != nil {
 			return c.fail("querying jobs", err)
+		}
+		if !*children {
+			jobs = withoutChildren(jobs)
 		}
 		if *asJSON {
 			return c.printJSON(jobs)
@@ -271,4 +277,16 @@ func (c *jobCLI) childJobs(client *api.Client, job *state.Job) ([]*state.JobList
 		}
 	}
 	return out, nil
+}
+
+// withoutChildren is the job list without the jobs a periodic or
+// parameterized parent launched.
+func withoutChildren(jobs []*state.JobListStub) []*state.JobListStub {
+	out := make([]*state.JobListStub, 0, len(jobs))
+	for _, j := range jobs {
+		if j.ParentID == "" {
+			out = append(out, j)
+		}
+	}
+	return out
 }

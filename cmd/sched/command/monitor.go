@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -261,51 +260,26 @@ func watchEvalAllocs(ctx context.Context, client *api.Client, evalID, ns string,
 }
 
 // followDeployment follows the deployment of the job version registered
-// at jobModifyIndex until it ends, printing its per-group table whenever
-// it changes, by blocking queries. A job whose version has no deployment
-// (batch, system, no update strategy) returns 0 at once. It returns
-// exitPlacementFailed (2) when the deployment does not succeed.
+// at jobModifyIndex until it ends (monitorDeployment). A job whose version
+// has no deployment (batch, system, no update strategy) returns 0 at
+// once. It returns exitPlacementFailed (2) when the deployment does not
+// succeed.
 func (c *cli) followDeployment(client *api.Client, jobID, ns string, jobModifyIndex uint64, verbose bool) int {
-	var index uint64
-	var last string
-	for {
-		q := &api.QueryOptions{Namespace: ns, WaitIndex: index, WaitTime: 30 * time.Second}
-		d, qm, err := client.Jobs().LatestDeployment(c.ctx, jobID, q)
-		if err != nil && index == 0 && api.IsNotFound(err) {
-			return 0 // a server without deployments
-		}
-		if err != nil {
-			if c.ctx.Err() != nil {
-				fmt.Fprintf(c.stdout, "Deployment following interrupted; the deployment goes on\n")
-				return 0
-			}
-			return c.fail("reading deployment", err)
-		}
-		if d == nil || d.JobModifyIndex < jobModifyIndex {
-			// The evaluation finished without a deployment for this
-			// version: there is nothing to follow.
-			return 0
-		}
-		if index == 0 {
-			fmt.Fprintf(c.stdout, "\n==> %s: Monitoring deployment %q\n", c.stamp(), shortID(d.ID, verbose))
-		}
-		index = qm.LastIndex
-		var b strings.Builder
-		writeDeploymentGroups(&b, d)
-		if view := d.Status + d.StatusDescription + b.String(); view != last {
-			last = view
-			fmt.Fprintf(c.stdout, "  %s: %s (%s)\n", c.stamp(), d.Status, d.StatusDescription)
-			fmt.Fprint(c.stdout, b.String())
-		}
-		if !d.Active() {
-			if d.Status == state.DeploymentStatusSuccessful {
-				return 0
-			}
-			return exitPlacementFailed
-		}
-		if awaitingPromotion(d) {
-			fmt.Fprintf(c.stdout, "  %s: canaries healthy: promote them with 'sched deployment promote %s'\n", c.stamp(), shortID(d.ID, verbose))
-			return 0
-		}
+	d, _, err := client.Jobs().LatestDeployment(c.ctx, jobID, &api.QueryOptions{Namespace: ns})
+	if err != nil && api.IsNotFound(err) {
+		return 0 // a server without deployments
 	}
+	if err != nil {
+		if c.ctx.Err() != nil {
+			fmt.Fprintf(c.stdout, "Deployment following interrupted; the deployment goes on\n")
+			return 0
+		}
+		return c.fail("reading deployment", err)
+	}
+	if d == nil || d.JobModifyIndex < jobModifyIndex {
+		// The evaluation finished without a deployment for this version:
+		// there is nothing to follow.
+		return 0
+	}
+	return c.monitorDeployment(client, d, verbose)
 }
