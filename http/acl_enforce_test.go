@@ -48,7 +48,7 @@ func describeRule(r aclRule) string {
 		}
 	default:
 		s = map[ruleKind]string{ruleOpen: "none", ruleManagement: "management", ruleAnyToken: "any token",
-			ruleNamespaceAny: "namespace:any", ruleTokenRead: "management or self", rulePolicyRead: "management or holder"}[r.kind]
+			ruleNamespaceAny: "namespace:any", ruleQuotaRead: "quota:read", ruleTokenRead: "management or self", rulePolicyRead: "management or holder"}[r.kind]
 	}
 	return s
 }
@@ -94,6 +94,10 @@ func TestACLRulesFollowTheSpec(t *testing.T) {
 		{"POST", "/v1/validate/job", "namespace:read-job"},
 		{"GET", "/v1/namespaces", "namespace:any"},
 		{"PUT", "/v1/namespace/:name", "management"},
+		{"GET", "/v1/quotas", "quota:read"},
+		{"GET", "/v1/quota/usage/:name", "quota:read"},
+		{"PUT", "/v1/quota/:name", "management"},
+		{"DELETE", "/v1/quota/:name", "management"},
 		{"GET", "/v1/nodes", "node:read"},
 		{"PUT", "/v1/node/:node_id/drain", "node:write"},
 		{"PUT", "/v1/node/:node_id/heartbeat", "node:write or node secret"},

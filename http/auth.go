@@ -235,6 +235,8 @@ func (s *Server) allows(rule aclRule, r *http.Request, p httprouter.Params, acl 
 		return rule.write && acl.AllowAgentWrite() || !rule.write && acl.AllowAgentRead(), nil
 	case ruleOperator:
 		return rule.write && acl.AllowOperatorWrite() || !rule.write && acl.AllowOperatorRead(), nil
+	case ruleQuotaRead:
+		return acl.AllowQuotaRead(), nil
 	case ruleTokenRead:
 		id := firstParam(p)
 		return tok != nil && (id == "self" || id == tok.AccessorID), nil

@@ -38,6 +38,9 @@ const (
 	// request further and filters what it shows by the caller's ACL (the
 	// event stream).
 	ruleFiltering
+	// ruleQuotaRead: the quota rule at read or write (Nomad Enterprise's
+	// quota:read); quota writes are management-only.
+	ruleQuotaRead
 )
 
 // nodeSecretSource says where a node-identity endpoint finds the node
@@ -163,6 +166,17 @@ func aclRuleTable() map[route]aclRule {
 	action := nsAny(state.NamespaceCapabilityAllocExec)
 	action.execDriver, action.wsHandshake = true, true
 	get("/v1/job/:job_id/action", action)
+
+	// Quotas (quotas issue): read with quota:read, written by management
+	// tokens, as in Nomad Enterprise.
+	quotaRead := aclRule{kind: ruleQuotaRead}
+	get("/v1/quotas", quotaRead)
+	get("/v1/quota/:name", quotaRead)
+	get("/v1/quota/usage/:name", quotaRead)
+	get("/v1/quota-usages", quotaRead)
+	write("/v1/quota", aclManagement)
+	write("/v1/quota/:name", aclManagement)
+	del("/v1/quota/:name", aclManagement)
 
 	// Namespaces.
 	get("/v1/namespaces", aclRule{kind: ruleNamespaceAny, filters: true})

@@ -162,6 +162,12 @@ func callersFor(a *aclHarness, rule aclRule) []caller {
 			{name: "holder of the policy", secret: holder, param: held, allowed: true},
 			{name: "everything, not holding it", secret: a.ClientToken(everything("write", "write", "write")), param: held},
 		}
+	case ruleQuotaRead:
+		return []caller{
+			{name: "quota read", secret: a.ClientToken(`quota { policy = "read" }`), allowed: true},
+			{name: "quota write", secret: a.ClientToken(`quota { policy = "write" }`), allowed: true},
+			{name: "everything but quota", secret: a.ClientToken(everything("write", "write", "write"))},
+		}
 	case ruleFiltering:
 		return []caller{
 			{name: "node read", secret: a.ClientToken(`node { policy = "read" }`), allowed: true},

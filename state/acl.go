@@ -208,6 +208,7 @@ type ACL struct {
 	node       accessLevel
 	agent      accessLevel
 	operator   accessLevel
+	quota      accessLevel
 }
 
 // managementACL is shared: it holds no per-token data.
@@ -244,6 +245,9 @@ func NewACL(rules []*PolicyRules) *ACL {
 		}
 		if r.Operator != nil {
 			a.operator = a.operator.merge(r.Operator.Policy)
+		}
+		if r.Quota != nil {
+			a.quota = a.quota.merge(r.Quota.Policy)
 		}
 	}
 	for p, caps := range globs {
@@ -387,6 +391,10 @@ func (a *ACL) AllowOperatorRead() bool { return a.management || a.operator.allow
 // AllowOperatorWrite reports whether a may change cluster operations
 // (remove a raft peer).
 func (a *ACL) AllowOperatorWrite() bool { return a.management || a.operator.allows(true) }
+
+// AllowQuotaRead reports whether a may list and read quota
+// specifications and their usage.
+func (a *ACL) AllowQuotaRead() bool { return a.management || a.quota.allows(false) }
 
 // globMatch reports whether name matches pattern, where `*` matches any
 // run of characters (including none) and everything else matches itself.

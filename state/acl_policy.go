@@ -58,6 +58,10 @@ type PolicyRules struct {
 	Node       *LevelRule
 	Agent      *LevelRule
 	Operator   *LevelRule
+	// Quota is the quota rule (quota.go): read lets a token list and
+	// read quota specifications and their usage; writing them needs a
+	// management token, as in Nomad Enterprise.
+	Quota *LevelRule
 }
 
 // NamespaceRule grants capabilities in the namespaces whose name matches
@@ -80,6 +84,7 @@ var (
 		{Type: "node"},
 		{Type: "agent"},
 		{Type: "operator"},
+		{Type: "quota"},
 	}}
 	namespaceRuleSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "policy"},
@@ -98,6 +103,7 @@ var (
 //	node     { policy = "read" }
 //	agent    { policy = "read" }
 //	operator { policy = "write" }
+//	quota    { policy = "read" }
 //
 // Errors are a *ValidationError on field "Rules", each message giving the
 // line and column of the problem. It is deterministic, so Apply may call
@@ -167,14 +173,16 @@ func ParsePolicyRules(rules string) (*PolicyRules, error) {
 				p.Agent = r
 			case "operator":
 				p.Operator = r
+			case "quota":
+				p.Quota = r
 			}
 		}
 	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if len(p.Namespaces) == 0 && p.Node == nil && p.Agent == nil && p.Operator == nil {
-		return nil, Invalidf("Rules", "no rules: expected namespace, node, agent or operator blocks")
+	if len(p.Namespaces) == 0 && p.Node == nil && p.Agent == nil && p.Operator == nil && p.Quota == nil {
+		return nil, Invalidf("Rules", "no rules: expected namespace, node, agent, operator or quota blocks")
 	}
 	return p, nil
 }

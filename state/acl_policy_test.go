@@ -64,7 +64,8 @@ func TestPolicyRulesParseErrors(t *testing.T) {
 	}{
 		{"empty", "  ", []string{"Rules: required"}},
 		{"syntax", "namespace \"a\" {\n  policy = \n}", []string{"Rules: line 2"}},
-		{"unknown block", `quota "x" { policy = "read" }`, []string{"Rules: line 1, column 1", "quota"}},
+		{"unknown block", `plugin "x" { policy = "read" }`, []string{"Rules: line 1, column 1", "plugin"}},
+		{"labelled quota block", `quota "x" { policy = "read" }`, []string{"Rules: line 1, column 7", "quota"}},
 		{"unknown attribute", "namespace \"a\" {\n  polcy = \"read\"\n}", []string{"line 2", `"polcy"`}},
 		{"bad namespace policy", `namespace "a" { policy = "admin" }`, []string{`policy "admin" is not one of deny, read, write, scale`}},
 		{"bad capability", `namespace "a" { capabilities = ["read-job", "launch-missiles"] }`, []string{`unknown capability "launch-missiles"`}},

@@ -149,6 +149,7 @@ func mount(core Core, cfg Config) *api {
 		return index, err
 	}}
 	namespaceAPI{a}.routes()
+	quotaAPI{a}.routes() // quotas.go
 	evalAPI{a}.evalRoutes()
 	allocAPI{a}.allocRoutes()
 	deploymentAPI{a}.deploymentRoutes()
