@@ -51,8 +51,9 @@ func envName(s string) string {
 	}, s)
 }
 
-// buildEnv returns the task's environment: the SCHED_* variables, then
-// the task's Env with ${...} interpolated against them and the node.
+// buildEnv returns the task's environment: the SCHED_* variables (each
+// under its NOMAD_* name too), then the task's Env with ${...}
+// interpolated against them and the node.
 func buildEnv(in *envInput) map[string]string {
 	a, t := in.Alloc, in.Task
 	env := map[string]string{
@@ -122,6 +123,7 @@ func buildEnv(in *envInput) map[string]string {
 		env["SCHED_META_"+strings.ToUpper(envName(k))] = meta[k]
 	}
 
+	withNomadNames(env) // env_nomad.go
 	base := maps.Clone(env)
 	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
 		env[k] = interpolate(t.Env[k], base, in.Node)

@@ -461,15 +461,19 @@ func resources(cfg *driver.TaskConfig) container.Resources {
 
 // containerEnv is the task's environment as the container sees it: the
 // task directories at their container paths, and each mapped port's
-// SCHED_PORT_<label> the port inside the container.
+// SCHED_PORT_<label> (and NOMAD_PORT_<label>) the port inside the
+// container.
 func containerEnv(env map[string]string, bound []boundPort) []string {
 	m := make(map[string]string, len(env)+3)
 	for k, v := range env {
 		m[k] = v
 	}
-	m["SCHED_ALLOC_DIR"], m["SCHED_TASK_DIR"], m["SCHED_SECRETS_DIR"] = mountTargetAlloc, mountTargetLocal, mountTargetSecrets
-	for _, b := range bound {
-		m["SCHED_PORT_"+b.Label] = strconv.Itoa(b.Container)
+	// Under Nomad's names too (the client sets both: client/env_nomad.go).
+	for _, prefix := range []string{"SCHED_", "NOMAD_"} {
+		m[prefix+"ALLOC_DIR"], m[prefix+"TASK_DIR"], m[prefix+"SECRETS_DIR"] = mountTargetAlloc, mountTargetLocal, mountTargetSecrets
+		for _, b := range bound {
+			m[prefix+"PORT_"+b.Label] = strconv.Itoa(b.Container)
+		}
 	}
 	out := make([]string, 0, len(m))
 	for k, v := range m {
