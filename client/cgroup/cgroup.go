@@ -125,10 +125,14 @@ func Create(p string, l Limits) (*Group, error) {
 	return nil, errors.New("no cgroup file system is mounted")
 }
 
-// Load finds the group at p again (after a client restart).
+// Load finds the group at p again (after a client restart). A group that
+// is not there is an error wrapping os.ErrNotExist.
 func Load(p string) (*Group, error) {
 	if err := checkPath(p); err != nil {
 		return nil, err
+	}
+	if !Exists(p) {
+		return nil, fmt.Errorf("cgroup %s: %w", p, os.ErrNotExist)
 	}
 	switch Detect() {
 	case V1:
@@ -155,7 +159,15 @@ func (g *Group) AddProc(pid int) error {
 	if g.v2 != nil {
 		return g.v2.AddProc(uint64(pid))
 	}
-	return g.v1.AddProc(uint64(pid))
+	return gone(g.v1.AddProc(uint64(pid)))
+}
+
+// gone maps the library's "deleted" error to os.ErrNotExist.
+func gone(err error) error {
+	if errors.Is(err, cgroup1.ErrCgroupDeleted) {
+		return fmt.Errorf("%w: %w", os.ErrNotExist, err)
+	}
+	return err
 }
 
 // Procs lists the group's processes.
@@ -173,7 +185,7 @@ func (g *Group) Procs() ([]int, error) {
 	}
 	ps, err := g.v1.Processes(cgroup1.Memory, true)
 	if err != nil {
-		return nil, err
+		return nil, gone(err)
 	}
 	for _, p := range ps {
 		out = append(out, p.Pid)
@@ -213,7 +225,7 @@ func (g *Group) Usage() (*Usage, error) {
 	}
 	m, err := g.v1.Stat(cgroup1.IgnoreNotExist)
 	if err != nil {
-		return nil, err
+		return nil, gone(err)
 	}
 	u := &Usage{}
 	if m.CPU != nil && m.CPU.Usage != nil {
@@ -238,8 +250,11 @@ func (g *Group) Kill() error {
 	}
 	// v1 has no cgroup.kill: freeze, kill each, thaw, so a process that
 	// forks meanwhile cannot escape.
-	frozen := g.v1.Freeze() == nil
 	ps, err := g.Procs()
+	if errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	frozen := g.v1.Freeze() == nil
 	for _, pid := range ps {
 		if kerr := syscall.Kill(pid, syscall.SIGKILL); kerr != nil && !errors.Is(kerr, syscall.ESRCH) && err == nil {
 			err = kerr
@@ -282,7 +297,7 @@ func (g *Group) Destroy(wait time.Duration) error {
 	} else {
 		err = g.v1.Delete()
 	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, cgroup1.ErrCgroupDeleted) {
+	if err = gone(err); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove cgroup %s: %w", g.path, err)
 	}
 	return nil
