@@ -196,3 +196,70 @@ func TestNomadClientRescheduleOff(t *testing.T) {
 		}
 	}
 }
+
+// TestNomadClientPlanReplacesFailed: a job whose allocations failed (and
+// wait for their reschedule delay) plans a new version that changes the
+// task as destructive updates of them (max_parallel, 1 by default, at a
+// time), not "ignore", as Nomad does; a version that changes only the
+// count leaves them waiting.
+func TestNomadClientPlanReplacesFailed(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	h.RegisterNode(apitest.TestNode(1))
+	ts := httptest.NewServer(nomadHeaders(h.srv.Handler()))
+	defer ts.Close()
+	cfg := nomad.DefaultConfig()
+	cfg.Address = ts.URL
+	c, err := nomad.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := func(arg string, count int) string {
+		return `job "web" {
+  datacenters = ["dc1"]
+  group "web" {
+    count = ` + itoa(count) + `
+    task "server" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sleep"
+        args    = ["` + arg + `"]
+      }
+    }
+  }
+}
+`
+	}
+	v0, err := c.Jobs().ParseHCL(src("60", 2), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Jobs().Register(v0, nil); err != nil {
+		t.Fatal(err)
+	}
+	stored := h.Job("default", "web")
+	h.PlaceAlloc(1, stored, apitest.NodeID(1), "failed")
+	h.PlaceAlloc(2, stored, apitest.NodeID(1), "failed")
+
+	for _, tc := range []struct {
+		name                       string
+		arg                        string
+		count                      int
+		destructive, ignore, place uint64
+	}{
+		{"task changed", "120", 2, 1, 1, 0},
+		{"count only", "60", 3, 0, 2, 1},
+	} {
+		job, err := c.Jobs().ParseHCL(src(tc.arg, tc.count), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, _, err := c.Jobs().Plan(job, false, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		u := plan.Annotations.DesiredTGUpdates["web"]
+		if u == nil || u.DestructiveUpdate != tc.destructive || u.Ignore != tc.ignore || u.Place != tc.place {
+			t.Errorf("%s: plan annotations %+v, want %d destructive, %d ignore, %d place", tc.name, u, tc.destructive, tc.ignore, tc.place)
+		}
+	}
+}
