@@ -62,6 +62,9 @@ type Agent struct {
 	// clientAPI is what the HTTP layer reaches of it.
 	client    *client.Client
 	clientAPI clientAPI
+	// dockerDriver is the client's docker driver, shut down (detached
+	// from its containers) after the client.
+	dockerDriver interface{ Shutdown() }
 	// metrics is the agent's metrics registry (agent/metrics.go).
 	metrics *agentMetrics
 	// foreground counts the API's writes in flight; the scheduling
@@ -319,6 +322,9 @@ func (a *Agent) Shutdown() error {
 		if a.client != nil {
 			if err := a.client.Shutdown(); err != nil {
 				errs = append(errs, fmt.Errorf("client shutdown: %w", err))
+			}
+			if a.dockerDriver != nil {
+				a.dockerDriver.Shutdown()
 			}
 		}
 		if a.cancelReqs != nil {

@@ -72,6 +72,8 @@ type ClientConfig struct {
 	IntroToken string
 	// RawExec is what the raw_exec driver may do on this node.
 	RawExec RawExecConfig
+	// Docker is the docker driver's block (client_docker_config.go).
+	Docker DockerConfig
 	// Users is the workload uids the node gives its allocations.
 	Users UsersConfig
 }
@@ -243,6 +245,7 @@ type fileClient struct {
 	GCAllocAge       *string            `hcl:"gc_alloc_age,optional"`
 	IntroToken       *string            `hcl:"intro_token,optional"`
 	RawExec          *fileRawExec       `hcl:"raw_exec,block"`
+	Docker           *fileDocker        `hcl:"docker,block"`
 	Users            *fileUsers         `hcl:"users,block"`
 	Reserved         *fileReserved      `hcl:"reserved,block"`
 	HostNetworks     []fileHostNetwork  `hcl:"host_network,block"`
@@ -278,6 +281,9 @@ func (c *ClientConfig) merge(f *fileClient) error {
 	set(&c.FSMaxReads, f.FSMaxReads)
 	set(&c.IntroToken, f.IntroToken)
 	c.RawExec.merge(f.RawExec)
+	if err := c.Docker.merge(f.Docker); err != nil {
+		return err
+	}
 	c.Users.merge(f.Users)
 	if f.Meta != nil {
 		if c.Meta == nil {
@@ -333,6 +339,7 @@ func (c *ClientConfig) finish(server bool) []error {
 	}
 	c.RawExec.finish()
 	errs := c.Users.finish()
+	errs = append(errs, c.Docker.finish()...)
 	if len(c.Servers) == 0 && !server {
 		errs = append(errs, fmt.Errorf("client.servers: a client-only agent needs the servers' HTTP addresses"))
 	}

@@ -484,7 +484,8 @@ func containerEnv(env map[string]string, bound []boundPort) []string {
 }
 
 // mounts are the task directories (alloc/, local/, secrets/ at /alloc,
-// /local, /secrets, as Nomad) and the task's volumes and mounts. A
+// /local, /secrets, as Nomad), the group's host volumes the task mounts,
+// and the task's volumes and mounts. A
 // relative source is inside the task directory; anything else needs
 // Config.VolumesEnabled.
 func (d *Driver) mounts(cfg *driver.TaskConfig, tc *taskConfig) ([]mount.Mount, error) {
@@ -493,6 +494,14 @@ func (d *Driver) mounts(cfg *driver.TaskConfig, tc *taskConfig) ([]mount.Mount, 
 		if m.src != "" {
 			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.src, Target: m.dst})
 		}
+	}
+	// The group's host volumes (volume_mount), declared by the operator
+	// in the client's host_volume blocks: allowed without volumes_enabled.
+	for _, m := range cfg.Mounts {
+		if m == nil || m.HostPath == "" || !strings.HasPrefix(m.TaskPath, "/") {
+			return nil, bad("volume_mount of host volume %q: no host path or no absolute destination", m.Volume)
+		}
+		out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.HostPath, Target: m.TaskPath, ReadOnly: m.ReadOnly})
 	}
 	bind := func(src, dst string, ro bool, what string) error {
 		abs, err := d.hostPath(cfg, src, what)

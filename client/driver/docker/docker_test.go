@@ -410,3 +410,27 @@ func TestFingerprint(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHostVolumeMount: a host volume the client resolved for the task is
+// bound at its destination, read-only when asked.
+func TestHostVolumeMount(t *testing.T) {
+	e := newEnv(t, Config{})
+	hostDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(hostDir, "data.txt"), []byte("from-host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.newTask(map[string]any{"command": "sh", "args": []any{"-c", "cat /data/data.txt; echo x > /data/new || echo read-only"}})
+	cfg.Mounts = []*driver.MountConfig{{Volume: "shared", HostPath: hostDir, TaskPath: "/data", ReadOnly: true}}
+	if _, err := e.d.StartTask(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.waitExit(e.d, cfg.ID, time.Minute); res.ExitCode != 0 {
+		t.Fatalf("exit %+v", res)
+	}
+	if got := readLog(t, cfg, "stdout"); got != "from-host\nread-only\n" {
+		t.Fatalf("stdout %q", got)
+	}
+	if err := e.d.DestroyTask(cfg.ID, false); err != nil {
+		t.Fatal(err)
+	}
+}

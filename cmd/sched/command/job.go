@@ -18,6 +18,7 @@ func (c *jobCLI) table() []entry {
 		{"run", "Register a job from a file and run it", c.jobRun, nil},
 		{"plan", "Show what running a job file would change, without running it", c.jobPlan, nil},
 		{"validate", "Check a job file without running it", c.jobValidate, nil},
+		{"init", "Write an example job file", c.jobInit, nil}, // job_init.go
 		{"status", "List jobs, or show one job's status", c.jobStatus, nil},
 		{"inspect", "Print a job as JSON", c.jobInspect, nil},
 		{"history", "List a job's versions", c.jobHistory, nil},
