@@ -150,6 +150,10 @@ func (c *evalContext) proposedUsage(nodeID, namespace, jobID, key string) (usage
 	}
 	used, n := b.used, counts[nodeID]
 	stops, places := c.plan.NodeUpdate[nodeID], c.plan.NodeAllocation[nodeID]
+	if c.plan.NodePreemptions != nil {
+		// Evictions leave the node as stops do.
+		stops = append(stops[:len(stops):len(stops)], c.plan.NodePreemptions[nodeID]...)
+	}
 	if len(stops) == 0 && len(places) == 0 {
 		return used, n, nil
 	}
@@ -269,6 +273,9 @@ func (c *evalContext) proposedAllocs(nodeID string) ([]*state.Allocation, error)
 		return nil, err
 	}
 	stops, places := c.plan.NodeUpdate[nodeID], c.plan.NodeAllocation[nodeID]
+	if c.plan.NodePreemptions != nil {
+		stops = append(stops[:len(stops):len(stops)], c.plan.NodePreemptions[nodeID]...)
+	}
 	if len(stops) == 0 && len(places) == 0 {
 		return existing, nil
 	}
@@ -374,6 +381,15 @@ func (c *evalContext) planStop(a *state.Allocation) {
 		c.plan.NodeUpdate = map[string][]*state.Allocation{}
 	}
 	c.plan.NodeUpdate[a.NodeID] = append(c.plan.NodeUpdate[a.NodeID], a)
+}
+
+// planPreempt adds an eviction to the plan.
+func (c *evalContext) planPreempt(a *state.Allocation) {
+	c.planChanged(a.NodeID)
+	if c.plan.NodePreemptions == nil {
+		c.plan.NodePreemptions = map[string][]*state.Allocation{}
+	}
+	c.plan.NodePreemptions[a.NodeID] = append(c.plan.NodePreemptions[a.NodeID], a)
 }
 
 // planUnstop takes back the last stop added for a node, when the

@@ -86,6 +86,7 @@ func DryRun(cfg Config, st State, job *state.Job) (*DryRunResult, error) {
 	if res.Annotations == nil {
 		res.Annotations = &state.PlanAnnotations{DesiredTGUpdates: map[string]*state.DesiredUpdates{}}
 	}
+	res.Annotations.PreemptedAllocs = preemptedStubs(res.Plan) // preempt.go
 	if p.updated != nil {
 		res.FailedTGAllocs = p.updated.FailedTGAllocs
 	}
@@ -140,7 +141,7 @@ var _ Planner = (*recordingPlanner)(nil)
 func (p *recordingPlanner) SubmitPlan(plan *Plan) (*PlanResult, State, error) {
 	p.plan = plan
 	p.created = append(p.created, plan.FollowupEvals...)
-	return &PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, Deployment: plan.Deployment}, nil, nil
+	return &PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, NodePreemptions: plan.NodePreemptions, Deployment: plan.Deployment}, nil, nil
 }
 
 // UpdateEval records the eval's final state.

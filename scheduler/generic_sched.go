@@ -139,11 +139,23 @@ func (s *genericScheduler) place(places []placeRequest, jobAllocs []*state.Alloc
 		if err != nil {
 			return err
 		}
+		if o == nil && s.preemptionEnabled() {
+			if o, err = rk.selectPreempt(); err != nil { // preempt.go
+				return err
+			}
+		}
 		if o == nil {
 			if stopped != nil {
 				s.unstop(stopped)
 			}
 			s.placementFailed(tg.Name, m)
+			continue
+		}
+		if reason := s.quota.admit(&state.Allocation{Job: s.job, TaskGroup: tg.Name, AllocatedResources: o.resources}); reason != "" {
+			if stopped != nil {
+				s.unstop(stopped)
+			}
+			s.quotaRefused(tg.Name, reason, m.Copy())
 			continue
 		}
 		a := s.newAlloc(tg, p.name, o, m)

@@ -23,6 +23,9 @@ func EvaluatePlan(snap State, overlay map[string][]*state.Allocation, plan *Plan
 		NodeAllocation: map[string][]*state.Allocation{},
 		Deployment:     plan.Deployment,
 	}
+	if plan.NodePreemptions != nil {
+		result.NodePreemptions = map[string][]*state.Allocation{}
+	}
 	nodes := make([]string, 0, len(plan.NodeUpdate)+len(plan.NodeAllocation))
 	for id := range plan.NodeUpdate {
 		nodes = append(nodes, id)
@@ -51,6 +54,19 @@ func EvaluatePlan(snap State, overlay map[string][]*state.Allocation, plan *Plan
 		}
 		if p := plan.NodeAllocation[id]; len(p) > 0 {
 			result.NodeAllocation[id] = p
+		}
+		if p := plan.NodePreemptions[id]; len(p) > 0 {
+			result.NodePreemptions[id] = p
+		}
+	}
+	quotaRejected, err := enforceQuota(snap, overlay, plan, result)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(quotaRejected) > 0 {
+		rejected = append(rejected, quotaRejected...)
+		if plan.AllAtOnce {
+			return &PlanResult{RefreshIndex: snap.LatestIndex()}, rejected, nil
 		}
 	}
 	if len(rejected) > 0 {
@@ -124,6 +140,12 @@ func evaluateNodePlan(snap State, overlay map[string][]*state.Allocation, plan *
 	}
 	leaving := make(map[string]bool, len(plan.NodeUpdate[nodeID])+len(placed))
 	for _, a := range plan.NodeUpdate[nodeID] {
+		leaving[a.ID] = true
+	}
+	// Evictions free their room as stops do: a victim already gone or
+	// finished frees nothing more, and the placements must fit what is
+	// left either way.
+	for _, a := range plan.NodePreemptions[nodeID] {
 		leaving[a.ID] = true
 	}
 	for _, a := range placed {
@@ -236,6 +258,8 @@ func stopOf(a *state.Allocation) *state.Allocation {
 		DesiredTransition:  a.DesiredTransition,
 		FollowupEvalID:     a.FollowupEvalID,
 		NextAllocation:     a.NextAllocation,
+		// An eviction names the allocation that took its room.
+		PreemptedByAllocation: a.PreemptedByAllocation,
 	}
 	if a.ClientStatus == state.AllocClientStatusLost {
 		s.ClientStatus, s.ClientDescription = a.ClientStatus, a.ClientDescription
@@ -260,6 +284,9 @@ type PlanCommit struct {
 	JobAllocs []*state.Allocation
 	Allocs    []*state.Allocation
 	Stops     []*state.Allocation
+	// Evals are the plan's PreemptionEvals of the jobs whose evictions
+	// are committed.
+	Evals []*state.Evaluation
 }
 
 // CommitOf returns what committing result, the accepted part of plan,
@@ -269,6 +296,20 @@ func CommitOf(plan *Plan, result *PlanResult) PlanCommit {
 	for _, node := range sortedKeys(result.NodeUpdate) {
 		for _, a := range result.NodeUpdate[node] {
 			c.Stops = append(c.Stops, stopOf(a))
+		}
+	}
+	if len(result.NodePreemptions) > 0 {
+		evicted := map[[2]string]bool{}
+		for _, node := range sortedKeys(result.NodePreemptions) {
+			for _, a := range result.NodePreemptions[node] {
+				c.Stops = append(c.Stops, stopOf(a))
+				evicted[[2]string{a.Namespace, a.JobID}] = true
+			}
+		}
+		for _, e := range plan.PreemptionEvals {
+			if evicted[[2]string{e.Namespace, e.JobID}] {
+				c.Evals = append(c.Evals, e)
+			}
 		}
 	}
 	for _, node := range sortedKeys(result.NodeAllocation) {

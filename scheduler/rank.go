@@ -80,6 +80,9 @@ type option struct {
 	// option is chosen: ports are only picked for the node that wins.
 	resources *state.AllocatedResources
 	ask       groupAsk
+	// preempt are the allocations to evict for the allocation to fit
+	// (preempt.go); nil for an ordinary placement.
+	preempt []*state.Allocation
 }
 
 // groupRanker places the allocations of one task group: it walks the

@@ -102,6 +102,15 @@ type Plan struct {
 	NodeUpdate map[string][]*state.Allocation
 	// NodeAllocation maps node ID to allocations to create or update.
 	NodeAllocation map[string][]*state.Allocation
+	// NodePreemptions maps node ID to other jobs' allocations evicted to
+	// make room for this plan's placements on the node (DesiredStatus
+	// evict, PreemptedByAllocation set; preempt.go). The applier checks
+	// them with the node's placements and commits them as stops.
+	NodePreemptions map[string][]*state.Allocation
+	// PreemptionEvals are evaluations of the jobs of NodePreemptions, one
+	// per job; the applier writes those of the jobs whose evictions it
+	// committed.
+	PreemptionEvals []*state.Evaluation
 	// Deployment is created or updated with the plan: a new version's
 	// deployment, or one that gains a group or its canaries (see
 	// reconcile_deploy.go).
@@ -136,9 +145,10 @@ func (p *Plan) IsNoOp() bool {
 
 // PlanResult is what the applier committed of a plan.
 type PlanResult struct {
-	NodeUpdate     map[string][]*state.Allocation
-	NodeAllocation map[string][]*state.Allocation
-	Deployment     *state.Deployment
+	NodeUpdate      map[string][]*state.Allocation
+	NodeAllocation  map[string][]*state.Allocation
+	NodePreemptions map[string][]*state.Allocation
+	Deployment      *state.Deployment
 	// RefreshIndex, when non-zero, says part of the plan was rejected and
 	// the scheduler must refresh its state to at least this index.
 	RefreshIndex uint64

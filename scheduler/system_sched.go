@@ -307,6 +307,11 @@ func (s *systemScheduler) fit(rk *groupRanker, n *state.Node, m *state.AllocMetr
 		return nil, err
 	}
 	if dim != "" {
+		if s.preemptionEnabled() {
+			if po, err := rk.preemptOnNode(n); err != nil || po != nil { // preempt.go
+				return po, err
+			}
+		}
 		exhausted(m, n, dim)
 		s.placementFailed(rk.tg.Name, m)
 		return nil, nil

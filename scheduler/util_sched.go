@@ -48,6 +48,10 @@ type schedCore struct {
 	// stops maps an allocation ID to its stop in the plan, so a
 	// replacement placed later can link to it.
 	stops map[string]*state.Allocation
+	// quota checks placements against the namespace's quota (quota.go);
+	// quotaFailed marks the groups whose placements it refused.
+	quota       quotaCheck
+	quotaFailed map[string]bool
 }
 
 func newCore(cfg Config, st State, p Planner, kind string) schedCore {
@@ -138,6 +142,10 @@ func (c *schedCore) begin() error {
 	c.queued = map[string]int{}
 	c.desired = map[string]*state.DesiredUpdates{}
 	c.stops = map[string]*state.Allocation{}
+	c.quotaFailed = map[string]bool{}
+	if c.quota, err = loadQuota(c.state, job); err != nil {
+		return fmt.Errorf("read quota: %w", err)
+	}
 	if job != nil {
 		for _, tg := range job.TaskGroups {
 			c.queued[tg.Name] = 0
@@ -149,6 +157,7 @@ func (c *schedCore) begin() error {
 // stop adds a stop request to the plan, keeping the allocation's
 // DesiredTransition (so NoShutdownDelay reaches the client).
 func (c *schedCore) stop(s stopRequest) *state.Allocation {
+	c.quota.stopped(s.alloc)
 	cp := s.alloc.CopySkipJob()
 	cp.DesiredStatus = state.AllocDesiredStatusStop
 	cp.DesiredDescription = s.desc
@@ -165,12 +174,13 @@ func (c *schedCore) stop(s stopRequest) *state.Allocation {
 // unstop takes a stop back out of the plan.
 func (c *schedCore) unstop(a *state.Allocation) {
 	c.ctx.planUnstop(a)
+	c.quota.unstopped(a.ID)
 	delete(c.stops, a.ID)
 }
 
 // newAlloc builds a new allocation of group tg on the chosen node.
 func (c *schedCore) newAlloc(tg *state.TaskGroup, name string, o *option, m *state.AllocMetric) *state.Allocation {
-	return &state.Allocation{
+	a := &state.Allocation{
 		ID:                 c.cfg.NewID(),
 		Namespace:          c.job.Namespace,
 		EvalID:             c.eval.ID,
@@ -185,6 +195,10 @@ func (c *schedCore) newAlloc(tg *state.TaskGroup, name string, o *option, m *sta
 		DesiredStatus:      state.AllocDesiredStatusRun,
 		ClientStatus:       state.AllocClientStatusPending,
 	}
+	if len(o.preempt) > 0 {
+		c.evict(a, o.preempt) // preempt.go
+	}
+	return a
 }
 
 // link makes next the replacement of prev, whose stop is in the plan.
@@ -203,6 +217,31 @@ func (c *schedCore) placementFailed(tg string, m *state.AllocMetric) {
 		return
 	}
 	c.failed[tg] = m
+}
+
+// quotaRefused records a placement of tg the namespace's quota refused,
+// with the reason in its metric.
+func (c *schedCore) quotaRefused(tg, reason string, m *state.AllocMetric) {
+	if m == nil {
+		m = &state.AllocMetric{}
+	}
+	m.QuotaExhausted = append(m.QuotaExhausted, reason)
+	c.quotaFailed[tg] = true
+	c.placementFailed(tg, m)
+}
+
+// quotaBlocked returns the quota that refused every failed placement, or
+// "" when some failed for another reason (capacity, constraints).
+func (c *schedCore) quotaBlocked() string {
+	if c.quota.name == "" || len(c.failed) == 0 {
+		return ""
+	}
+	for tg := range c.failed {
+		if !c.quotaFailed[tg] {
+			return ""
+		}
+	}
+	return c.quota.name
 }
 
 // newEval returns a follow-up eval of the eval being processed.
@@ -253,6 +292,7 @@ func (c *schedCore) closing() closing {
 	if len(c.failed) > 0 && c.eval.Status == state.EvalStatusBlocked {
 		done.ClassEligibility = c.ctx.elig.classEligibility()
 		done.EscapedComputedClass = c.ctx.elig.escaped
+		done.QuotaLimitReached = c.quotaBlocked()
 		return closing{done: done, reblock: true}
 	}
 	var blocked *state.Evaluation
@@ -262,6 +302,7 @@ func (c *schedCore) closing() closing {
 		blocked.ClassEligibility = c.ctx.elig.classEligibility()
 		blocked.EscapedComputedClass = c.ctx.elig.escaped
 		blocked.QueuedAllocations = c.queued
+		blocked.QuotaLimitReached = c.quotaBlocked()
 		done.BlockedEval = blocked.ID
 	}
 	done.Status = state.EvalStatusComplete

@@ -44,9 +44,14 @@ type Allocation struct {
 	DeploymentStatus   *AllocDeploymentStatus
 	RescheduleTracker  *RescheduleTracker
 	FollowupEvalID     string
-	CreateIndex        uint64
-	ModifyIndex        uint64
-	AllocModifyIndex   uint64
+	// PreemptedAllocations are the allocations evicted to make room for
+	// this one; PreemptedByAllocation, on an evicted allocation, the one
+	// that took its room (docs/scheduler.md#preemption).
+	PreemptedAllocations  []string
+	PreemptedByAllocation string
+	CreateIndex           uint64
+	ModifyIndex           uint64
+	AllocModifyIndex      uint64
 	// CreateTime and ModifyTime are Unix nanoseconds from the leader's clock.
 	CreateTime int64
 	ModifyTime int64

@@ -436,6 +436,7 @@ func (a *Allocation) CopySkipJob() *Allocation {
 	c.TaskStates = copyValues(a.TaskStates, (*TaskState).Copy)
 	c.DeploymentStatus = a.DeploymentStatus.Copy()
 	c.RescheduleTracker = a.RescheduleTracker.Copy()
+	c.PreemptedAllocations = slices.Clone(a.PreemptedAllocations)
 	return &c
 }
 

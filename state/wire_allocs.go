@@ -36,10 +36,14 @@ type AllocListStub struct {
 	NextAllocation     string
 	PreviousAllocation string
 	RescheduleTracker  *RescheduleTracker
-	CreateIndex        uint64
-	ModifyIndex        uint64
-	CreateTime         int64
-	ModifyTime         int64
+	// PreemptedAllocations and PreemptedByAllocation are the
+	// allocation's (Allocation).
+	PreemptedAllocations  []string `json:",omitempty"`
+	PreemptedByAllocation string   `json:",omitempty"`
+	CreateIndex           uint64
+	ModifyIndex           uint64
+	CreateTime            int64
+	ModifyTime            int64
 }
 
 // Stub returns a's list entry with its task states and without its
@@ -53,6 +57,7 @@ func (a *Allocation) Stub() *AllocListStub {
 		ClientDescription: a.ClientDescription, TaskStates: a.TaskStates, DeploymentID: a.DeploymentID,
 		DeploymentStatus: a.DeploymentStatus, FollowupEvalID: a.FollowupEvalID, NextAllocation: a.NextAllocation,
 		PreviousAllocation: a.PreviousAllocation, RescheduleTracker: a.RescheduleTracker,
+		PreemptedAllocations: a.PreemptedAllocations, PreemptedByAllocation: a.PreemptedByAllocation,
 		CreateIndex: a.CreateIndex, ModifyIndex: a.ModifyIndex, CreateTime: a.CreateTime, ModifyTime: a.ModifyTime,
 	}
 	if a.Job != nil {

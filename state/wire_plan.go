@@ -29,6 +29,9 @@ type JobPlanResponse struct {
 // PlanAnnotations explain a plan to a user (the plan dry run, spec §4.17).
 type PlanAnnotations struct {
 	DesiredTGUpdates map[string]*DesiredUpdates
+	// PreemptedAllocs are the allocations the plan would evict to make
+	// room for its placements (docs/scheduler.md#preemption).
+	PreemptedAllocs []*AllocListStub `json:",omitempty"`
 }
 
 // DesiredUpdates counts what a plan does to one task group.

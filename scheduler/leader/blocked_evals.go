@@ -69,7 +69,12 @@ type BlockedEvals struct {
 	// change; anyUnblocked the latest of all.
 	unblocked    map[string]uint64
 	anyUnblocked uint64
-	duplicates   []*state.Evaluation
+	// quotaUnblocked holds, per quota, the index at which its usage
+	// last fell (blocked_evals_quota.go).
+	quotaUnblocked map[string]uint64
+	// quotaPassed is the quota tables' index of the watcher's last pass.
+	quotaPassed uint64
+	duplicates  []*state.Evaluation
 	// kick wakes the cancel writer; trackedCh is closed when the first
 	// evaluation is blocked, to wake the capacity watcher.
 	kick      chan struct{}
@@ -97,6 +102,7 @@ func (b *BlockedEvals) resetLocked() {
 	b.jobs = map[jobKey]string{}
 	b.unblocked = map[string]uint64{}
 	b.anyUnblocked = 0
+	b.quotaUnblocked = map[string]uint64{}
 	b.duplicates = nil
 	b.kick = make(chan struct{}, 1)
 	b.trackedCh = make(chan struct{})
@@ -181,6 +187,9 @@ func (b *BlockedEvals) Block(eval *state.Evaluation) {
 // missedLocked reports whether a capacity change that eval may use
 // happened after its snapshot.
 func (b *BlockedEvals) missedLocked(eval *state.Evaluation) bool {
+	if eval.QuotaLimitReached != "" {
+		return b.quotaUnblocked[eval.QuotaLimitReached] > eval.SnapshotIndex
+	}
 	if eval.EscapedComputedClass {
 		return b.anyUnblocked > eval.SnapshotIndex
 	}
@@ -215,7 +224,7 @@ func (b *BlockedEvals) Unblock(class string, index uint64) {
 	b.notifyLocked()
 	var out []*state.Evaluation
 	for id, e := range b.captured {
-		if e.SnapshotIndex < index && mayUse(e, class) {
+		if e.SnapshotIndex < index && e.QuotaLimitReached == "" && mayUse(e, class) {
 			out = append(out, e)
 			b.removeLocked(id)
 		}

@@ -24,6 +24,7 @@ type capacityCursor struct {
 func (b *BlockedEvals) watchCapacity(ctx context.Context) {
 	var nodes, allocs capacityCursor
 	nodePace, allocPace := pacer{every: b.cfg.UnblockCoalesce}, pacer{every: b.cfg.UnblockCoalesce}
+	quotaPace, quotaIndex, quotas := pacer{every: b.cfg.UnblockCoalesce}, uint64(0), map[string]quotaSeen{}
 	for {
 		ws := memdb.NewWatchSet()
 		abandon := b.store.AbandonCh()
@@ -34,6 +35,14 @@ func (b *BlockedEvals) watchCapacity(ctx context.Context) {
 			}
 			nodes.table = b.store.WatchIndex(nil, store.TableNodes)
 			nodes.row = b.nodePass(nodes.row)
+			continue
+		}
+		if idx := max(b.store.WatchIndex(ws, store.TableQuotaUsage), b.store.WatchIndex(ws, store.TableQuotas)); idx != quotaIndex {
+			if !quotaPace.wait(ctx) {
+				return
+			}
+			quotaIndex = idx
+			b.quotaPass(quotas)
 			continue
 		}
 		tracked, any := b.trackedChan()
@@ -53,6 +62,7 @@ func (b *BlockedEvals) watchCapacity(ctx context.Context) {
 		select {
 		case <-abandon:
 			nodes, allocs = capacityCursor{}, capacityCursor{}
+			quotaIndex, quotas = 0, map[string]quotaSeen{}
 		default:
 		}
 	}

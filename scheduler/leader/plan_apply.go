@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -421,6 +422,9 @@ func PlanApplyCommand(plan *scheduler.Plan, result *scheduler.PlanResult, now in
 		EvalID: plan.EvalID, Deployment: result.Deployment, Now: now,
 		Job: c.Job, JobAllocs: c.JobAllocs, Allocs: c.Allocs, Stops: c.Stops,
 		Evals: plan.FollowupEvals,
+	}
+	if len(c.Evals) > 0 { // evaluations of preempted jobs
+		req.Evals = append(slices.Clip(req.Evals), c.Evals...)
 	}
 	if result.EvalUpdated && plan.EvalUpdate != nil {
 		req.EvalStatus = make([]*state.Evaluation, 0, len(plan.CreatedEvals)+1)

@@ -202,7 +202,7 @@ func (h *Harness) SubmitPlan(plan *scheduler.Plan) (*scheduler.PlanResult, sched
 			return nil, nil, err
 		}
 	default:
-		result = &scheduler.PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, Deployment: plan.Deployment}
+		result = &scheduler.PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, NodePreemptions: plan.NodePreemptions, Deployment: plan.Deployment}
 	}
 	full, _, _ := result.FullCommit(plan)
 	carry := !separately && plan.EvalUpdate != nil && full && len(rejected) == 0 && result.RefreshIndex == 0
@@ -213,6 +213,9 @@ func (h *Harness) SubmitPlan(plan *scheduler.Plan) (*scheduler.PlanResult, sched
 			Job: c.Job, JobAllocs: c.JobAllocs, Allocs: c.Allocs, Stops: c.Stops,
 		}
 		for _, e := range plan.FollowupEvals {
+			req.Evals = append(req.Evals, e.Copy())
+		}
+		for _, e := range c.Evals { // evaluations of preempted jobs
 			req.Evals = append(req.Evals, e.Copy())
 		}
 		if carry {
@@ -226,6 +229,7 @@ func (h *Harness) SubmitPlan(plan *scheduler.Plan) (*scheduler.PlanResult, sched
 		}
 		h.mu.Lock()
 		h.CreatedEvals = append(h.CreatedEvals, plan.FollowupEvals...)
+		h.CreatedEvals = append(h.CreatedEvals, c.Evals...)
 		h.mu.Unlock()
 		if carry {
 			result.EvalUpdated = true

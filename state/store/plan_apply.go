@@ -268,6 +268,9 @@ func applyStop(t *writeTxn, s *state.Allocation, now int64) error {
 	if s.NextAllocation != "" {
 		next.NextAllocation = s.NextAllocation
 	}
+	if s.PreemptedByAllocation != "" {
+		next.PreemptedByAllocation = s.PreemptedByAllocation
+	}
 	if s.ClientStatus == state.AllocClientStatusLost {
 		next.ClientStatus, next.ClientDescription = s.ClientStatus, s.ClientDescription
 	}

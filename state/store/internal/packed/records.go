@@ -62,13 +62,17 @@ type allocExtras struct {
 	TaskStates        map[string]*state.TaskState
 	DeploymentStatus  *state.AllocDeploymentStatus
 	RescheduleTracker *state.RescheduleTracker
+	// Preemption (docs/scheduler.md#preemption).
+	PreemptedAllocations  []string
+	PreemptedByAllocation string
 }
 
 // isZero reports whether x holds nothing to write.
 func (x *allocExtras) isZero() bool {
 	t := x.DesiredTransition
 	return t.Migrate == nil && t.Reschedule == nil && t.ForceReschedule == nil && t.NoShutdownDelay == nil &&
-		x.TaskStates == nil && x.DeploymentStatus == nil && x.RescheduleTracker == nil
+		x.TaskStates == nil && x.DeploymentStatus == nil && x.RescheduleTracker == nil &&
+		x.PreemptedAllocations == nil && x.PreemptedByAllocation == ""
 }
 
 // Writer appends allocation records to a chunk. Its maps and caches keep
@@ -315,7 +319,7 @@ func (w *Writer) Alloc(ref int, a *state.Allocation) error {
 			return true
 		})
 	}
-	x := allocExtras{a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker}
+	x := allocExtras{a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker, a.PreemptedAllocations, a.PreemptedByAllocation}
 	return w.msgpack(&x, x.isZero())
 }
 
@@ -605,5 +609,6 @@ func (r *Reader) Alloc() (*state.Allocation, int) {
 	var x allocExtras
 	r.msgpack(&x)
 	a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker = x.DesiredTransition, x.TaskStates, x.DeploymentStatus, x.RescheduleTracker
+	a.PreemptedAllocations, a.PreemptedByAllocation = x.PreemptedAllocations, x.PreemptedByAllocation
 	return a, ref
 }

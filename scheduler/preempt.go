@@ -1,0 +1,300 @@
+package scheduler
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/schedhq/sched/state"
+)
+
+// Preemption: when no node has room for an allocation and the scheduler
+// configuration enables preemption for the job's type, the scheduler
+// looks for a node where evicting allocations of lower-priority jobs
+// makes room. It runs only after a placement failed, so a cluster where
+// everything fits never pays for it.
+//
+// Rules (docs/scheduler.md#preemption):
+//   - only allocations of jobs whose priority is at least
+//     PreemptionPriorityDelta below the placing job's are candidates, and
+//     never the placing job's own;
+//   - on a node, candidates are taken lowest priority first; among equal
+//     priorities, those that would move anyway (asked to migrate or
+//     reschedule) first, then those that free most of what is missing, so
+//     that few are evicted; then any victim not needed once the others are
+//     chosen is given back, highest priority first;
+//   - among nodes, the one whose victims have the lowest highest priority
+//     wins, then the fewest victims, then the lowest sum of priorities, then
+//     the node order of the evaluation.
+//
+// The plan carries the victims in NodePreemptions (DesiredStatus evict,
+// PreemptedByAllocation naming the new allocation, which lists them in
+// PreemptedAllocations) and one evaluation per victim job in
+// PreemptionEvals, so the victims are placed elsewhere or blocked.
+
+// PreemptionPriorityDelta is how much higher a job's priority must be
+// than another's for it to preempt the other's allocations.
+const PreemptionPriorityDelta = 10
+
+// maxPreemptNodes bounds how many nodes where evictions make room one
+// preempting placement compares: on a large cluster full of low-priority
+// work most nodes qualify, and walking them all would cost a preempting
+// placement a read of every allocation of the cluster.
+const maxPreemptNodes = 64
+
+// preemptionEnabled reports whether the eval's job may preempt.
+func (c *schedCore) preemptionEnabled() bool {
+	return c.job != nil && c.ctx.schedConfig().PreemptionEnabled(c.job.Type)
+}
+
+// preemption is one node's way to make room: the victims and what they
+// weigh.
+type preemption struct {
+	node    *state.Node
+	victims []*state.Allocation
+	maxPrio int
+	sumPrio int
+}
+
+// compare orders preemptions best first.
+func (p preemption) compare(q preemption) int {
+	return cmp.Or(cmp.Compare(p.maxPrio, q.maxPrio), cmp.Compare(len(p.victims), len(q.victims)), cmp.Compare(p.sumPrio, q.sumPrio))
+}
+
+// selectPreempt finds a node for one allocation of the group by evicting
+// allocations there, after selectNode found none with room. It returns nil
+// when no node can make room. It walks the eval's nodes from the start of
+// their (shuffled) order and leaves the cursor where it is.
+func (r *groupRanker) selectPreempt() (*option, error) {
+	var found []preemption
+	scratch := new(state.AllocMetric)
+	for _, n := range r.nodes.nodes {
+		if len(found) >= maxPreemptNodes {
+			break
+		}
+		if !r.checker.feasible(n, scratch) {
+			continue
+		}
+		p, err := r.preemptionOn(n)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			found = append(found, *p)
+		}
+	}
+	slices.SortStableFunc(found, preemption.compare)
+	for _, p := range found {
+		o, err := r.grantPreempting(p)
+		if err != nil || o != nil {
+			return o, err
+		}
+	}
+	return nil, nil
+}
+
+// preemptOnNode is selectPreempt for one given node (the system
+// schedulers place on each node in turn).
+func (r *groupRanker) preemptOnNode(n *state.Node) (*option, error) {
+	p, err := r.preemptionOn(n)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return r.grantPreempting(*p)
+}
+
+// grantPreempting grants the group on p's node once p's victims are gone;
+// nil when its ports cannot be granted even then.
+func (r *groupRanker) grantPreempting(p preemption) (*option, error) {
+	proposed, err := r.ctx.proposedAllocs(p.node.ID)
+	if err != nil {
+		return nil, err
+	}
+	rest := make([]*state.Allocation, 0, len(proposed))
+	for _, a := range proposed {
+		if !slices.Contains(p.victims, a) {
+			rest = append(rest, a)
+		}
+	}
+	ask := r.askOn(p.node)
+	res, dim := r.resourcesOn(p.node, rest, ask)
+	if dim != "" {
+		return nil, nil
+	}
+	o := r.newOption(p.node, ask)
+	o.resources = res
+	o.preempt = p.victims
+	return o, nil
+}
+
+// candidate is an allocation that may be evicted, with how it sorts.
+type candidate struct {
+	alloc *state.Allocation
+	prio  int
+	moves bool
+	gain  float64
+	res   usage
+}
+
+// preemptionOn returns the victims whose eviction lets the group fit on
+// n, or nil when there are none or evicting every candidate would not be
+// enough.
+func (r *groupRanker) preemptionOn(n *state.Node) (*preemption, error) {
+	ask := r.askOn(n)
+	capa := capacity(n)
+	if (usage{ask.CPU, ask.MemoryMB, ask.DiskMB}).exceeds(capa) != "" {
+		return nil, nil // too small even empty
+	}
+	proposed, err := r.ctx.proposedAllocs(n.ID)
+	if err != nil {
+		return nil, err
+	}
+	var used usage
+	var cands []candidate
+	limit := r.job.Priority - PreemptionPriorityDelta
+	for _, a := range proposed {
+		if a.Terminal() || a.AllocatedResources == nil {
+			continue
+		}
+		var res usage
+		res.add(a.AllocatedResources)
+		used.CPU, used.MemoryMB, used.DiskMB = used.CPU+res.CPU, used.MemoryMB+res.MemoryMB, used.DiskMB+res.DiskMB
+		if a.Job == nil || a.Job.Priority > limit || (a.Namespace == r.job.Namespace && a.JobID == r.job.ID) {
+			continue
+		}
+		cands = append(cands, candidate{alloc: a, prio: a.Job.Priority, moves: wouldMove(a), res: res})
+	}
+	need := usage{used.CPU + ask.CPU - capa.CPU, used.MemoryMB + ask.MemoryMB - capa.MemoryMB, used.DiskMB + ask.DiskMB - capa.DiskMB}
+	if len(cands) == 0 || (need.CPU <= 0 && need.MemoryMB <= 0 && need.DiskMB <= 0) {
+		// Nothing to evict, or the room is there and something else
+		// (ports) failed: eviction is not the answer.
+		return nil, nil
+	}
+	for i := range cands {
+		cands[i].gain = gain(cands[i].res, need)
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.prio, b.prio), -cmpBool(a.moves, b.moves), cmp.Compare(b.gain, a.gain), cmp.Compare(a.alloc.ID, b.alloc.ID))
+	})
+	var freed usage
+	chosen := cands[:0:0]
+	for _, c := range cands {
+		if covers(freed, need) {
+			break
+		}
+		chosen = append(chosen, c)
+		freed.CPU, freed.MemoryMB, freed.DiskMB = freed.CPU+c.res.CPU, freed.MemoryMB+c.res.MemoryMB, freed.DiskMB+c.res.DiskMB
+	}
+	if !covers(freed, need) {
+		return nil, nil
+	}
+	// Give back what is not needed, the most valuable first.
+	for i := len(chosen) - 1; i >= 0; i-- {
+		c := chosen[i]
+		less := usage{freed.CPU - c.res.CPU, freed.MemoryMB - c.res.MemoryMB, freed.DiskMB - c.res.DiskMB}
+		if covers(less, need) {
+			freed = less
+			chosen = slices.Delete(chosen, i, i+1)
+		}
+	}
+	p := &preemption{node: n, victims: make([]*state.Allocation, len(chosen))}
+	for i, c := range chosen {
+		p.victims[i] = c.alloc
+		p.maxPrio = max(p.maxPrio, c.prio)
+		p.sumPrio += c.prio
+	}
+	return p, nil
+}
+
+// covers reports whether freed makes up for need in every dimension.
+func covers(freed, need usage) bool {
+	return freed.CPU >= need.CPU && freed.MemoryMB >= need.MemoryMB && freed.DiskMB >= need.DiskMB
+}
+
+// gain is how much of what is missing res frees: the mean, over the
+// dimensions short, of the part of the shortfall it covers.
+func gain(res, need usage) float64 {
+	sum, dims := 0.0, 0
+	for _, d := range [][2]int{{res.CPU, need.CPU}, {res.MemoryMB, need.MemoryMB}, {res.DiskMB, need.DiskMB}} {
+		if d[1] > 0 {
+			sum += min(float64(d[0])/float64(d[1]), 1)
+			dims++
+		}
+	}
+	if dims == 0 {
+		return 0
+	}
+	return sum / float64(dims)
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// wouldMove reports whether an allocation is already asked to leave its
+// node (migrate or reschedule): evicting it costs least.
+func wouldMove(a *state.Allocation) bool {
+	t := a.DesiredTransition
+	return boolValue(t.Migrate) || boolValue(t.Reschedule) || boolValue(t.ForceReschedule)
+}
+
+// evict plans the eviction of victims to make room for a, records them on
+// a, counts them in a's group's annotations, and adds an evaluation of
+// each victim's job to the plan.
+func (c *schedCore) evict(a *state.Allocation, victims []*state.Allocation) {
+	ids := make([]string, len(victims))
+	for i, v := range victims {
+		ids[i] = v.ID
+		cp := v.CopySkipJob()
+		cp.DesiredStatus = state.AllocDesiredStatusEvict
+		cp.DesiredDescription = fmt.Sprintf("Preempted by alloc ID %s", a.ID)
+		cp.PreemptedByAllocation = a.ID
+		cp.ClientStatus, cp.ClientDescription = "", ""
+		c.ctx.planPreempt(cp)
+		c.preemptionEval(v)
+	}
+	a.PreemptedAllocations = ids
+	c.desiredFor(a.TaskGroup).Preemptions += uint64(len(victims))
+}
+
+// preemptionEval adds to the plan an evaluation of v's job, once per job.
+func (c *schedCore) preemptionEval(v *state.Allocation) {
+	for _, e := range c.plan.PreemptionEvals {
+		if e.Namespace == v.Namespace && e.JobID == v.JobID {
+			return
+		}
+	}
+	now := c.ctx.now.UnixNano()
+	c.plan.PreemptionEvals = append(c.plan.PreemptionEvals, &state.Evaluation{
+		ID:             c.cfg.NewID(),
+		Namespace:      v.Namespace,
+		Priority:       v.Job.Priority,
+		Type:           v.Job.Type,
+		TriggeredBy:    state.EvalTriggerPreemption,
+		JobID:          v.JobID,
+		JobModifyIndex: v.Job.JobModifyIndex,
+		Status:         state.EvalStatusPending,
+		SnapshotIndex:  c.plan.SnapshotIndex,
+		CreateTime:     now,
+		ModifyTime:     now,
+	})
+}
+
+// preemptedStubs lists a plan's evictions for its annotations, in node
+// order.
+func preemptedStubs(p *Plan) []*state.AllocListStub {
+	var out []*state.AllocListStub
+	for _, node := range sortedKeys(p.NodePreemptions) {
+		for _, a := range p.NodePreemptions[node] {
+			out = append(out, a.Stub())
+		}
+	}
+	return out
+}
