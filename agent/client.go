@@ -15,7 +15,6 @@ import (
 
 	"github.com/schedhq/sched/client"
 	"github.com/schedhq/sched/client/driver"
-	"github.com/schedhq/sched/client/driver/docker"
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/http/clientapi"
 	"github.com/schedhq/sched/http/clientapi/allocfs"
@@ -57,13 +56,7 @@ func (a *Agent) newClient() error {
 			}
 		}
 	}
-	dcfg := cc.Docker.driverConfig()
-	dcfg.Logger = logger
-	dockerDriver, err := docker.New(dcfg)
-	if err != nil {
-		return fmt.Errorf("client.docker: %w", err)
-	}
-	a.dockerDriver = dockerDriver
+	execDriver := cc.Exec.driver(driver.NewExec(logger))
 	c, err := client.New(client.Config{
 		DataDir: a.cfg.DataDir, Servers: servers, ServersTLS: a.httpDialTLS,
 		NodeName: a.cfg.Name, Region: a.cfg.Region, Datacenter: a.cfg.Datacenter,
@@ -73,11 +66,12 @@ func (a *Agent) newClient() error {
 			ReservedPorts: cc.Reserved.ReservedPorts,
 		},
 		HostNetworks:     hostNets,
+		HostVolumes:      hostVolumes(cc.HostVolumes),
 		NetworkInterface: cc.NetworkInterface,
 		AdvertiseIP:      ip,
 		HTTPAddr:         advertise,
 		IntroToken:       introToken(cc.IntroToken, a.localIntro),
-		Drivers:          driver.NewCatalog(rawExec, driver.NewMock(), dockerDriver).List(),
+		Drivers:          driver.NewCatalog(rawExec, driver.NewMock(), execDriver).List(),
 		MaxKillTimeout:   cc.MaxKillTimeout,
 		GCInterval:       cc.GCInterval,
 		GCMaxAllocs:      cc.GCMaxAllocs,

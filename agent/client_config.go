@@ -72,8 +72,10 @@ type ClientConfig struct {
 	IntroToken string
 	// RawExec is what the raw_exec driver may do on this node.
 	RawExec RawExecConfig
-	// Docker is the docker driver's block (client_docker_config.go).
-	Docker DockerConfig
+	// Exec is the isolated exec driver's block, HostVolumes the
+	// host_volume blocks (client_exec_config.go).
+	Exec        ExecConfig
+	HostVolumes map[string]*HostVolumeConfig
 	// Users is the workload uids the node gives its allocations.
 	Users UsersConfig
 }
@@ -245,7 +247,8 @@ type fileClient struct {
 	GCAllocAge       *string            `hcl:"gc_alloc_age,optional"`
 	IntroToken       *string            `hcl:"intro_token,optional"`
 	RawExec          *fileRawExec       `hcl:"raw_exec,block"`
-	Docker           *fileDocker        `hcl:"docker,block"`
+	Exec             *fileExec          `hcl:"exec,block"`
+	HostVolumes      []fileHostVolume   `hcl:"host_volume,block"`
 	Users            *fileUsers         `hcl:"users,block"`
 	Reserved         *fileReserved      `hcl:"reserved,block"`
 	HostNetworks     []fileHostNetwork  `hcl:"host_network,block"`
@@ -281,9 +284,8 @@ func (c *ClientConfig) merge(f *fileClient) error {
 	set(&c.FSMaxReads, f.FSMaxReads)
 	set(&c.IntroToken, f.IntroToken)
 	c.RawExec.merge(f.RawExec)
-	if err := c.Docker.merge(f.Docker); err != nil {
-		return err
-	}
+	c.Exec.merge(f.Exec)
+	mergeHostVolumes(&c.HostVolumes, f.HostVolumes)
 	c.Users.merge(f.Users)
 	if f.Meta != nil {
 		if c.Meta == nil {
@@ -339,7 +341,8 @@ func (c *ClientConfig) finish(server bool) []error {
 	}
 	c.RawExec.finish()
 	errs := c.Users.finish()
-	errs = append(errs, c.Docker.finish()...)
+	errs = append(errs, c.Exec.finish()...)
+	errs = append(errs, checkHostVolumes(c.HostVolumes)...)
 	if len(c.Servers) == 0 && !server {
 		errs = append(errs, fmt.Errorf("client.servers: a client-only agent needs the servers' HTTP addresses"))
 	}

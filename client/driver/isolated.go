@@ -50,6 +50,9 @@ var DefaultChrootEnv = map[string]string{
 
 var _ Driver = (*Exec)(nil)
 
+// errExecDisabled answers tasks on a client that turned exec off.
+var errExecDisabled = errors.New("exec is disabled on this client (client { exec { enabled = true } })")
+
 // Exec runs a task isolated: in its own mount, PID, IPC and UTS
 // namespaces (and a network namespace of its own when its group's network
 // mode is "none"; the host's with "host" or no network), with the task
@@ -74,6 +77,9 @@ var _ Driver = (*Exec)(nil)
 type Exec struct {
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Disabled refuses every task and fingerprints the driver as not
+	// detected (client { exec { enabled = false } }).
+	Disabled bool
 	// ChrootEnv maps host paths to paths in the task's root; nil means
 	// DefaultChrootEnv.
 	ChrootEnv map[string]string
@@ -138,6 +144,9 @@ func (d *Exec) Name() string { return ExecName }
 func (d *Exec) Fingerprint() *state.DriverInfo {
 	unhealthy := func(why string) *state.DriverInfo {
 		return &state.DriverInfo{Detected: false, Healthy: false, HealthDescription: why}
+	}
+	if d.Disabled {
+		return unhealthy(errExecDisabled.Error())
 	}
 	if runtime.GOOS != "linux" {
 		return unhealthy("exec needs Linux")
@@ -336,6 +345,9 @@ func (d *Exec) spec(cfg *TaskConfig, tu taskUser) (*nsinit.Spec, error) {
 
 // start prepares and starts the task's init, and waits for its report.
 func (d *Exec) start(cfg *TaskConfig) (*execTask, error) {
+	if d.Disabled {
+		return nil, errExecDisabled
+	}
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the exec driver needs a client running as root")
 	}

@@ -9,10 +9,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/schedhq/sched/agent"
 	"github.com/schedhq/sched/cmd/sched/command"
 )
 
 func main() {
+	agent.RunTaskInit()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := command.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, runAgent)
 	stop()
