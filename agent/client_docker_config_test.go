@@ -52,8 +52,8 @@ func TestClientDockerBlock(t *testing.T) {
 	}
 	for body, want := range map[string]string{
 		"  docker {\n    image_gc_delay = \"soon\"\n  }\n": "client.docker.image_gc_delay",
-		"  docker {\n    allow_caps = [\"A B\"]\n  }\n":     "client.docker.allow_caps[0]",
-		"  docker {\n    endpoint = \"/var/run/x\"\n  }\n":  "client.docker.endpoint",
+		"  docker {\n    allow_caps = [\"A B\"]\n  }\n":    "client.docker.allow_caps[0]",
+		"  docker {\n    endpoint = \"/var/run/x\"\n  }\n": "client.docker.endpoint",
 	} {
 		if _, err := load(t, body); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", body, err, want)
