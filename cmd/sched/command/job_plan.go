@@ -76,6 +76,10 @@ func (c *jobCLI) jobPlan(args []string) int {
 	fmt.Fprintln(c.stdout, "Scheduler dry-run:")
 	c.writeDryRun(resp, job)
 	fmt.Fprintln(c.stdout)
+	if resp.Annotations != nil && len(resp.Annotations.PreemptedAllocs) > 0 {
+		writePreemptions(c.stdout, resp.Annotations.PreemptedAllocs) // job_plan_preempt.go
+		fmt.Fprintln(c.stdout)
+	}
 	if resp.Warnings != "" {
 		fmt.Fprintf(c.stdout, "Job Warnings:\n%s\n\n", strings.TrimSpace(resp.Warnings))
 	}
