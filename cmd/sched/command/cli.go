@@ -84,6 +84,7 @@ func (c *cli) table() []entry {
 		{"job", "Interact with jobs", nil, (&jobCLI{c}).table()},
 		{"monitor", "Stream an agent's logs", (&streamCLI{c}).agentMonitor, nil},
 		{"namespace", "Interact with namespaces", nil, (&namespaceCLI{c}).table()},
+		{"quota", "Interact with namespace quotas", nil, (&quotaCLI{c}).table()},
 		{"node", "Interact with nodes", nil, (&nodeCLI{c}).table()},
 		{"operator", "Operate the cluster: Raft peers, snapshots, gossip keys, security check", nil, (&operatorCLI{c}).table()},
 		{"org", "Interact with organizations", nil, (&orgCLI{c}).table()},

@@ -79,6 +79,9 @@ func (c *jobCLI) jobStatus(args []string) int {
 		return c.writeChildJobs(client, job)
 	}
 	writeSummary(c.stdout, summary)
+	if err := c.writePlacementFailures(c.stdout, client, job, q, *verbose); err != nil { // job_status_blocked.go
+		return c.fail("querying evaluations", err)
+	}
 
 	if job.Type == state.JobTypeService {
 		d, _, err := client.Jobs().LatestDeployment(c.ctx, job.ID, q)

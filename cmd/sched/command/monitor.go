@@ -183,6 +183,9 @@ func placementFailure(m *state.AllocMetric) []string {
 	for _, dim := range slices.Sorted(maps.Keys(m.DimensionExhausted)) {
 		out = append(out, fmt.Sprintf("Dimension %q exhausted on %d nodes", dim, m.DimensionExhausted[dim]))
 	}
+	for _, q := range m.QuotaExhausted {
+		out = append(out, fmt.Sprintf("Quota limit hit: %s", q))
+	}
 	return out
 }
 

@@ -82,6 +82,7 @@ func (c *namespaceCLI) namespaceApply(args []string) int {
 	fs, m := c.flagSet("namespace apply", "[options] NAME",
 		"Create the namespace NAME, or update it when it exists. Fields not given keep their current value.")
 	description := fs.String("description", "", "a human-readable description")
+	quota := fs.String("quota", "", "the quota the namespace's allocations count against (\"\" for none)")
 	client, code := c.parseClient(fs, m, args, 1, 1)
 	if client == nil {
 		return code
@@ -101,6 +102,9 @@ func (c *namespaceCLI) namespaceApply(args []string) int {
 	}
 	if given["description"] {
 		ns.Description = *description
+	}
+	if given["quota"] {
+		ns.Quota = *quota
 	}
 	if _, err := client.Namespaces().Register(c.ctx, ns, nil); err != nil {
 		return c.fail("applying namespace specification", err)
