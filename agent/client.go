@@ -15,6 +15,7 @@ import (
 
 	"github.com/schedhq/sched/client"
 	"github.com/schedhq/sched/client/driver"
+	"github.com/schedhq/sched/client/driver/docker"
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/http/clientapi"
 	"github.com/schedhq/sched/http/clientapi/allocfs"
@@ -56,6 +57,13 @@ func (a *Agent) newClient() error {
 			}
 		}
 	}
+	dcfg := cc.Docker.driverConfig()
+	dcfg.Logger = logger
+	dockerDriver, err := docker.New(dcfg)
+	if err != nil {
+		return fmt.Errorf("client.docker: %w", err)
+	}
+	a.dockerDriver = dockerDriver
 	execDriver := cc.Exec.driver(driver.NewExec(logger))
 	c, err := client.New(client.Config{
 		DataDir: a.cfg.DataDir, Servers: servers, ServersTLS: a.httpDialTLS,
@@ -71,7 +79,7 @@ func (a *Agent) newClient() error {
 		AdvertiseIP:      ip,
 		HTTPAddr:         advertise,
 		IntroToken:       introToken(cc.IntroToken, a.localIntro),
-		Drivers:          driver.NewCatalog(rawExec, driver.NewMock(), execDriver).List(),
+		Drivers:          driver.NewCatalog(rawExec, driver.NewMock(), execDriver, dockerDriver).List(),
 		MaxKillTimeout:   cc.MaxKillTimeout,
 		GCInterval:       cc.GCInterval,
 		GCMaxAllocs:      cc.GCMaxAllocs,

@@ -76,6 +76,8 @@ type ClientConfig struct {
 	// host_volume blocks (client_exec_config.go).
 	Exec        ExecConfig
 	HostVolumes map[string]*HostVolumeConfig
+	// Docker is the docker driver's block (client_docker_config.go).
+	Docker DockerConfig
 	// Users is the workload uids the node gives its allocations.
 	Users UsersConfig
 }
@@ -249,6 +251,7 @@ type fileClient struct {
 	RawExec          *fileRawExec       `hcl:"raw_exec,block"`
 	Exec             *fileExec          `hcl:"exec,block"`
 	HostVolumes      []fileHostVolume   `hcl:"host_volume,block"`
+	Docker           *fileDocker        `hcl:"docker,block"`
 	Users            *fileUsers         `hcl:"users,block"`
 	Reserved         *fileReserved      `hcl:"reserved,block"`
 	HostNetworks     []fileHostNetwork  `hcl:"host_network,block"`
@@ -286,6 +289,9 @@ func (c *ClientConfig) merge(f *fileClient) error {
 	c.RawExec.merge(f.RawExec)
 	c.Exec.merge(f.Exec)
 	mergeHostVolumes(&c.HostVolumes, f.HostVolumes)
+	if err := c.Docker.merge(f.Docker); err != nil {
+		return err
+	}
 	c.Users.merge(f.Users)
 	if f.Meta != nil {
 		if c.Meta == nil {
@@ -343,6 +349,7 @@ func (c *ClientConfig) finish(server bool) []error {
 	errs := c.Users.finish()
 	errs = append(errs, c.Exec.finish()...)
 	errs = append(errs, checkHostVolumes(c.HostVolumes)...)
+	errs = append(errs, c.Docker.finish()...)
 	if len(c.Servers) == 0 && !server {
 		errs = append(errs, fmt.Errorf("client.servers: a client-only agent needs the servers' HTTP addresses"))
 	}
