@@ -88,6 +88,7 @@ func (a *Agent) newClient() error {
 		// A temporary data dir is removed on exit: nothing could find
 		// the tasks again, so they go with the agent.
 		DestroyOnShutdown: a.tmpDir != "",
+		BeforeRegister:    a.clusterReady, // client_start.go
 		Logger:            a.log,
 	})
 	if err != nil {

@@ -32,10 +32,16 @@ type leadership struct {
 
 	stopCh chan struct{}
 	done   chan struct{}
+
+	// established is closed the first time this server's leader duties
+	// all run (client_start.go waits on it).
+	established     chan struct{}
+	establishedOnce sync.Once
 }
 
 func newLeadership(a *Agent, services []leaderService) *leadership {
-	return &leadership{a: a, services: services, stopCh: make(chan struct{}), done: make(chan struct{})}
+	return &leadership{a: a, services: services, stopCh: make(chan struct{}), done: make(chan struct{}),
+		established: make(chan struct{})}
 }
 
 // run follows raft's leadership notifications until stop.
@@ -83,6 +89,7 @@ func (l *leadership) establish() {
 		l.running = append(l.running, s)
 	}
 	l.a.log.Info("leadership established", "services", len(l.running))
+	l.establishedOnce.Do(func() { close(l.established) })
 }
 
 func (l *leadership) revoke() {

@@ -82,7 +82,7 @@ func (h *hclogSlog) Log(level hclog.Level, msg string, args ...any) {
 	if level == hclog.Off || level == hclog.NoLevel && !h.l.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	h.l.Log(context.Background(), toSlogLevel(level), msg, args...)
+	h.l.Log(context.Background(), toSlogLevel(quietLevel(level, msg, args)), msg, args...) // logging_quiet.go
 }
 
 func (h *hclogSlog) Trace(msg string, args ...any) { h.Log(hclog.Trace, msg, args...) }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -125,6 +126,13 @@ type Config struct {
 	// temporary data dir). Otherwise tasks keep running and a client
 	// restarted on the same data dir finds them again.
 	DestroyOnShutdown bool
+	// BeforeRegister, when set, is called once before the node's first
+	// registration, which waits for it: an agent that runs a server too
+	// passes a wait for the cluster's leader, so that a normal start
+	// registers once instead of failing (and warning) until the first
+	// election. An error (or ctx ending) only ends the wait: registration
+	// then proceeds as without it.
+	BeforeRegister func(ctx context.Context) error
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.

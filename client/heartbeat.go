@@ -17,12 +17,18 @@ const fallbackTTL = 10 * time.Second
 // TTL the servers hand out. It registers again when the servers no longer
 // know the node (404) and after a failover to another server (which may
 // be a new leader that must restart the node's timer with its own view).
-// When no server answers it retries with exponential backoff.
+// When no server answers it retries with exponential backoff. The first
+// registration waits for Config.BeforeRegister.
 func (c *Client) heartbeatLoop(ctx context.Context) {
 	bo := backoff{min: c.cfg.MinBackoff, max: c.cfg.MaxBackoff}
 	register := true
 	var regEpoch uint64
 	var ttl time.Duration
+	if c.cfg.BeforeRegister != nil {
+		if err := c.cfg.BeforeRegister(ctx); err != nil && ctx.Err() == nil {
+			c.log.Debug("registering without waiting for the servers", "error", err)
+		}
+	}
 	for ctx.Err() == nil {
 		if register {
 			var err error
