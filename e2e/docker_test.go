@@ -210,3 +210,54 @@ func TestDockerClientRestartReattaches(t *testing.T) {
 	}
 	stopAndCheckNoContainers(t, c, engine, job)
 }
+
+// TestDockerBadInputEvents: a ports label the group does not have fails
+// the task with a "Failed Validation" event naming it, and an image no
+// registry serves with a "Driver Failure" event naming the image; neither
+// leaves a container.
+func TestDockerBadInputEvents(t *testing.T) {
+	image := dockertest.BusyboxImage(t)
+	engine := dockertest.Engine(t)
+	a := newDevAgent(t)
+	a.startDev()
+	c := a.client()
+	badPort := dockerJob("dockerbadport", state.JobTypeBatch, image, "true", 32)
+	badPort.TaskGroups[0].Tasks[0].Config["ports"] = []any{"admin"}
+	noImage := dockerJob("dockernoimage", state.JobTypeBatch, "registry.invalid/sched/none:1", "true", 32)
+	noImage.TaskGroups[0].Tasks[0].Config["image_pull_timeout"] = "20s"
+	for _, tc := range []struct {
+		job       *state.Job
+		eventType string
+		want      string
+	}{
+		{badPort, state.TaskFailedValidation, `ports: "admin" is not a port of the group's network`},
+		{noImage, state.TaskDriverFailure, `pull image "registry.invalid/sched/none:1"`},
+	} {
+		if _, _, err := c.Jobs().Register(context.Background(), tc.job, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		testutil.WaitForErr(t, time.Minute, tc.job.ID+"'s failure event", func() error {
+			allocs, _, err := c.Jobs().Allocations(context.Background(), tc.job.ID, false, nil)
+			if err != nil || len(allocs) == 0 {
+				return fmt.Errorf("allocations: %v", err)
+			}
+			al, _, err := c.Allocations().Info(context.Background(), allocs[0].ID, nil)
+			if err != nil {
+				return err
+			}
+			ts := al.TaskStates["server"]
+			if ts == nil {
+				return fmt.Errorf("no task state")
+			}
+			var seen []string
+			for _, e := range ts.Events {
+				seen = append(seen, e.Type+": "+e.DisplayMessage)
+				if e.Type == tc.eventType && strings.Contains(e.DisplayMessage, tc.want) {
+					return nil
+				}
+			}
+			return fmt.Errorf("events %q", seen)
+		})
+		stopAndCheckNoContainers(t, c, engine, tc.job.ID)
+	}
+}
