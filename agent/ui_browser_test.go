@@ -462,17 +462,18 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitJS("the document the test started in", `window.__sameDocument === true`)
 	// Pages of one job: next, then back.
 	p.route("#/jobs?namespace=*&per_page=1")
-	p.waitJS("one job and a next page", `document.querySelectorAll("#jobs tbody tr").length === 1 && !!document.querySelector("[data-action=next]")`)
+	// A job a page: its row (a parent has its children's row under it).
+	p.waitJS("one job and a next page", `document.querySelectorAll("#jobs tbody tr:not(.children)").length === 1 && !!document.querySelector("[data-action=next]")`)
 	first := p.textOf("#jobs tbody tr td")
 	p.click("[data-action=next]")
-	p.waitJS("the second page", `document.querySelectorAll("#jobs tbody tr").length === 1 && document.querySelector("#jobs tbody tr td").textContent !== `+jsString(first))
+	p.waitJS("the second page", `document.querySelectorAll("#jobs tbody tr:not(.children)").length === 1 && document.querySelector("#jobs tbody tr td").textContent !== `+jsString(first))
 	p.click("[data-action=prev]")
 	p.waitJS("the first page again", `document.querySelector("#jobs tbody tr td")?.textContent === `+jsString(first))
 	// The filter box takes the API's expressions; a wrong one gets the
 	// API's message.
 	p.fill("input[name=filter]", `Name == "api"`)
 	p.click(`form[data-form=filter] [type=submit]`)
-	p.waitJS("the filtered list", `document.querySelectorAll("#jobs tbody tr").length === 1 && document.querySelector("#jobs tbody td")?.textContent === "api"`)
+	p.waitJS("the filtered list", `document.querySelectorAll("#jobs tbody tr:not(.children)").length === 1 && document.querySelector("#jobs tbody td")?.textContent === "api"`)
 	p.route("#/jobs?filter=" + url.QueryEscape("Name ==="))
 	p.waitText("#jobs .error", "filter")
 	p.route("#/job/default/nosuch")
@@ -535,6 +536,11 @@ func TestUIInBrowser(t *testing.T) {
 	names := `[...document.querySelectorAll('main tbody a[href^="#/project/"]')].map(a => a.textContent).join(",")`
 	p.route("#/org/acme?sort=-name")
 	p.waitJS("projects by name, reversed", names+` === "web-tier,scratch,Default Project"`)
+	// The Default Project cannot be deleted: no Delete on its row, one on each other.
+	if n := p.count(`main tbody tr [data-action=delete]`); n != 2 {
+		t.Errorf("%d Delete buttons on the projects list, want 2 (none for the Default Project)", n)
+	}
+	p.waitJS("no Delete on the Default Project's row", `![...document.querySelectorAll("main tbody tr")].find(tr => tr.textContent.includes("Default Project"))?.querySelector("[data-action=delete]")`)
 	p.fill("input[name=q]", "SCR")
 	p.click(`form[data-form=search] [type=submit]`)
 	p.waitJS("the search's one match", names+` === "scratch"`)

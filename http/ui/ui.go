@@ -45,6 +45,20 @@ var contentTypes = map[string]string{
 	".png":  "image/png",
 }
 
+// pages are the first path segments of the UI's routes (js/app.js): a
+// path below Prefix that starts with one and names no file serves
+// index.html, whose router then shows that page, so /ui/jobs is the page
+// of #/jobs. ui_test.go checks that every route of app.js is here.
+var pages = map[string]bool{
+	"signin": true, "jobs": true, "job": true, "alloc": true, "nodes": true, "node": true,
+	"topology": true, "evals": true, "eval": true, "services": true, "service": true,
+	"orgs": true, "org": true, "project": true, "admin": true,
+}
+
+// favicon is the path browsers ask for an icon when a page names none;
+// the UI's pages name /ui/favicon.svg, and Wrap answers this one with it.
+const favicon = "/favicon.ico"
+
 // csp allows the pages nothing from outside the agent: scripts, styles,
 // images and API calls come from the same origin, inline scripts and
 // inline style attributes are refused, and no other site may frame them.
@@ -56,8 +70,9 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 var modTime = time.Now().UTC().Truncate(time.Second)
 
 // Handler serves the UI's files under Prefix. /ui/ (and /ui) serve
-// index.html; a path that names no file is a 404; only GET and HEAD are
-// served.
+// index.html, and so does a path under one of the UI's pages (/ui/jobs,
+// /ui/job/default/web); any other path that names no file is a 404; only
+// GET and HEAD are served.
 func Handler() http.Handler {
 	return http.HandlerFunc(serve)
 }
@@ -74,6 +89,9 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, ok := assets[name]
+	if !ok && isPage(name) {
+		a, ok = assets["index.html"], true
+	}
 	if !ok {
 		http.Error(w, "no such page: "+r.URL.Path, http.StatusNotFound)
 		return
@@ -110,8 +128,16 @@ func fileName(p string) (string, bool) {
 	return rest, true
 }
 
+// isPage reports whether name (a path below Prefix that names no file) is
+// one of the UI's pages.
+func isPage(name string) bool {
+	first, _, _ := strings.Cut(name, "/")
+	return pages[first]
+}
+
 // Wrap returns a handler that serves the UI under Prefix, redirects a GET
-// or HEAD of / to it, and hands every other request to api unchanged.
+// or HEAD of / to it, answers /favicon.ico with the UI's icon, and hands
+// every other request to api unchanged.
 func Wrap(api http.Handler) http.Handler {
 	ui := Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -120,6 +146,10 @@ func Wrap(api http.Handler) http.Handler {
 			http.Redirect(w, r, Prefix, http.StatusTemporaryRedirect)
 		case p == "/ui" || strings.HasPrefix(p, Prefix):
 			ui.ServeHTTP(w, r)
+		case p == favicon && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = Prefix + "favicon.svg"
+			ui.ServeHTTP(w, r2)
 		default:
 			api.ServeHTTP(w, r)
 		}

@@ -182,12 +182,18 @@ func TestModulesAreSelfContained(t *testing.T) {
 		}
 	}
 	walk("js/app.js")
+	// app.js adds landing.js to the document itself (a script element).
+	if app, _ := fs.ReadFile(static, "js/app.js"); strings.Contains(string(app), "'/ui/js/landing.js'") {
+		walk("js/landing.js")
+	}
 	external := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}`)
 	for name := range Assets() {
 		if strings.HasSuffix(name, ".js") && !reached[name] {
 			t.Errorf("%s is embedded but no page imports it", name)
 		}
 		b, _ := fs.ReadFile(static, name)
+		// An SVG names its XML namespace, which is fetched from nowhere.
+		b = bytes.ReplaceAll(b, []byte(`xmlns="http://www.w3.org/2000/svg"`), nil)
 		if m := external.Find(b); m != nil {
 			t.Errorf("%s refers to another host: %s", name, m)
 		}
@@ -204,6 +210,13 @@ func TestEveryRouteHasAView(t *testing.T) {
 	imports := map[string]string{}
 	for _, m := range regexp.MustCompile(`(\w+): \(\) => import\('\./([\w.]+)'\)`).FindAllStringSubmatch(string(app), -1) {
 		imports[m[1]] = m[2]
+	}
+	// A view loaded with the shell: import * as NAME from './FILE' and
+	// VIEW: () => NAME.
+	for _, m := range regexp.MustCompile(`import \* as (\w+) from '\./([\w.]+)'`).FindAllStringSubmatch(string(app), -1) {
+		for _, v := range regexp.MustCompile(`(\w+): \(\) => `+m[1]+`,`).FindAllStringSubmatch(string(app), -1) {
+			imports[v[1]] = m[2]
+		}
 	}
 	for _, r := range routes {
 		mod, ok := imports[r[2]]
@@ -230,5 +243,46 @@ func TestIndexLoadsOnlyLocalFiles(t *testing.T) {
 		if w := get(t, Handler(), http.MethodGet, m[1]); w.Code != http.StatusOK {
 			t.Errorf("index.html loads %s: %d", m[1], w.Code)
 		}
+	}
+}
+
+// A path under one of the UI's pages serves index.html, whose router
+// shows that page (/ui/jobs is #/jobs); every route of app.js has its
+// first segment in pages, and nothing else does.
+func TestPagePathsServeTheIndex(t *testing.T) {
+	h := Handler()
+	index := get(t, h, http.MethodGet, "/ui/").Body.String()
+	for _, p := range []string{"/ui/jobs", "/ui/job/default/web", "/ui/job/default/tmpl/dispatch-1", "/ui/topology", "/ui/alloc/0b5c", "/ui/admin/organizations"} {
+		w := get(t, h, http.MethodGet, p)
+		if w.Code != http.StatusOK || w.Body.String() != index || w.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+			t.Errorf("GET %s = %d %s, want index.html", p, w.Code, w.Header().Get("Content-Type"))
+		}
+	}
+	for _, p := range []string{"/ui/nosuch", "/ui/js/nosuch.js", "/ui/jobs/"} {
+		if w := get(t, h, http.MethodGet, p); w.Code != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", p, w.Code)
+		}
+	}
+	app, _ := fs.ReadFile(static, "js/app.js")
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\[/\^\\/(\w+)`).FindAllStringSubmatch(string(app), -1) {
+		seen[m[1]] = true
+		if !pages[m[1]] {
+			t.Errorf("app.js routes /%s, which pages lacks: /ui/%s would be a 404", m[1], m[1])
+		}
+	}
+	for p := range pages {
+		if !seen[p] {
+			t.Errorf("pages has %q, which no route of app.js starts with", p)
+		}
+	}
+}
+
+// /favicon.ico, which browsers ask for, is the UI's icon.
+func TestFavicon(t *testing.T) {
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	w := get(t, Wrap(api), http.MethodGet, "/favicon.ico")
+	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "image/svg+xml" || !strings.Contains(w.Body.String(), "<svg") {
+		t.Errorf("GET /favicon.ico = %d %s", w.Code, w.Header().Get("Content-Type"))
 	}
 }

@@ -3,13 +3,16 @@
 import { token, get, APIError } from './api.js';
 import { html } from './html.js';
 import { Capabilities } from './acl.js';
+import * as jobsView from './jobs.js';
 
 // Views load on first use, so a page fetches only the modules it needs.
 const views = {
   signin: () => import('./signin.js'),
-  jobs: () => import('./jobs.js'),
+  // The jobs list is the first page of most visits: loaded with the shell.
+  jobs: () => jobsView,
   alloc: () => import('./alloc.js'),
   nodes: () => import('./nodes.js'),
+  topology: () => import('./topology.js'),
   evals: () => import('./evals.js'),
   services: () => import('./services.js'),
   mgmt: () => import('./mgmt.js'),
@@ -80,6 +83,7 @@ const routes = [
   [/^\/alloc\/([^/]+)$/, 'alloc', 'detail'],
   [/^\/nodes$/, 'nodes', 'list'],
   [/^\/node\/([^/]+)$/, 'nodes', 'detail'],
+  [/^\/topology$/, 'topology', 'view'],
   [/^\/evals$/, 'evals', 'list'],
   [/^\/eval\/([^/]+)$/, 'evals', 'detail'],
   [/^\/services$/, 'services', 'list'],
@@ -99,7 +103,7 @@ function nav() {
   // Each item: its link, its name, and the routes it is current for.
   const items = [];
   if (c.ns('*', 'list-jobs')) items.push(['#/jobs', 'Jobs', ['#/job', '#/alloc']]);
-  if (c.kind === 'all' || c.policies.some((p) => p.node)) items.push(['#/nodes', 'Nodes', ['#/node']]);
+  if (c.kind === 'all' || c.policies.some((p) => p.node)) items.push(['#/nodes', 'Nodes', ['#/node']], ['#/topology', 'Topology', ['#/topology']]);
   if (c.ns('*', 'read-job')) items.push(['#/evals', 'Evaluations', ['#/eval']], ['#/services', 'Services', ['#/service']]);
   if (signedIn) items.push(['#/orgs', 'Organizations', ['#/org', '#/project']]);
   if (session.admin) items.push(['#/admin/organizations', 'Admin', ['#/admin/']]);
@@ -121,8 +125,20 @@ export function flash(msg, kind = 'ok') {
   el.textContent = msg;
 }
 
+/**
+ * landing is set while the page shows the first view of a visit that
+ * named none (/ui/ without a token): when ACLs are off that view is the
+ * jobs list, and when the API refuses an anonymous caller the visitor is
+ * sent to sign in instead. Any navigation clears it.
+ */
+let landing = false;
+
 /** errorBox explains a failed request; 401 and 403 say what to do. */
 export function errorBox(e) {
+  if (landing && !token.get() && e instanceof APIError && (e.status === 403 || e.status === 401)) {
+    landing = false;
+    queueMicrotask(() => go('#/signin'));
+  }
   if (e instanceof APIError && (e.status === 403 || e.status === 401)) {
     return html`<div class="error" role="alert"><strong>Permission denied.</strong>
 The token ${token.get() ? 'you signed in with' : '(none: you are not signed in)'} may not do this
@@ -172,14 +188,14 @@ class Context {
     this.main = main;
   }
 
-  /** show puts content on the page. */
-  show(content) { if (!this.signal.aborted) main.innerHTML = content.toString(); }
+  /** show puts content (html, or an array of html) on the page. */
+  show(content) { if (!this.signal.aborted) main.innerHTML = html`${content}`.toString(); }
 
   /** region replaces the content of an element of the page by id. */
   region(id, content) {
     if (this.signal.aborted) return;
     const el = document.getElementById(id);
-    if (el) el.innerHTML = content.toString();
+    if (el) el.innerHTML = html`${content}`.toString();
   }
 
   /**
@@ -198,6 +214,7 @@ class Context {
 
 async function render(ev) {
   const moved = !!ev; // a hashchange, not the first load
+  if (moved) landing = false;
   if (current) current.ctrl.abort();
   const { path, query } = parseHash();
   nav();
@@ -264,13 +281,29 @@ main.addEventListener('change', (ev) => {
 // change the route.
 document.querySelector('.skip').addEventListener('click', (ev) => { ev.preventDefault(); main.focus(); });
 
+// /ui/jobs is the page of #/jobs (the agent serves index.html under
+// every page's path): the address becomes /ui/#/jobs, so that links and
+// the back button work as for any other page.
+if (!location.hash && location.pathname.length > '/ui/'.length) {
+  history.replaceState(null, '', '/ui/#' + location.pathname.slice('/ui'.length) + location.search);
+}
+
 window.addEventListener('hashchange', render);
 if (cached()) {
   render();
   loadSession().then(nav); // the token may have changed or gone since
+} else if (!token.get()) {
+  // No token: draw at once. Without a named page that is the jobs list,
+  // which works when ACLs are off; when the API refuses an anonymous
+  // caller, errorBox sends the visitor to sign in.
+  if (!location.hash) { landing = true; history.replaceState(null, '', '#/jobs'); }
+  render();
+  if (location.hash === '#/jobs') {
+    const s = document.createElement('script');
+    s.type = 'module';
+    s.src = '/ui/js/landing.js';
+    document.head.append(s);
+  }
 } else {
-  loadSession().then(() => {
-    if (!token.get() && !location.hash) location.hash = '#/signin';
-    render();
-  });
+  loadSession().then(render);
 }

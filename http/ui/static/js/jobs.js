@@ -4,6 +4,7 @@
 import { get, request, watch } from './api.js';
 import { html, raw, enc, short, when, badge, table, dl } from './html.js';
 import { errorBox, flash, go, setQuery } from './app.js';
+import { statusBar, allocCounts } from './charts.js';
 
 const PAGE = 25;
 
@@ -54,7 +55,9 @@ export async function list(ctx, session) {
     if (!names.includes(ns) && ns !== '*') names.unshift(ns);
     ctx.region('ns-select', select('namespace', 'Namespace', ns, [['*', 'All namespaces (*)'], ...names.map((n) => [n, n])]));
   });
-  const parts = [];
+  // Children of periodic and parameterized jobs are not listed on their
+  // own: each parent's row counts them and links the latest few.
+  const parts = ['ParentID == ""'];
   if (status) parts.push('Status == ' + quote(status));
   if (type) parts.push('Type == ' + quote(type));
   if (filter) parts.push('(' + filter + ')');
@@ -65,16 +68,111 @@ export async function list(ctx, session) {
     const p = prev.slice(); const t = p.pop();
     setQuery({ next: t === '-' ? '' : t, prev: p.join(',') });
   });
-  await watch('/v1/jobs', query, ctx.signal, (r) => {
-    const rows = r.data.map((j) => [
-      html`<a href="#/job/${enc(j.Namespace || 'default')}/${enc(j.ID)}">${j.Name || j.ID}</a>`,
-      j.Namespace, j.Type, badge(j.Status), groups(j.JobSummary), j.Priority,
-    ]);
-    ctx.region('jobs', table(['Name', 'Namespace', 'Type', 'Status', 'Allocations', 'Priority'], rows, 'No jobs match.'));
+  const kids = new Map(); // parent key → {total, latest}
+  let last = null;
+  const draw = (r) => {
+    last = r;
+    ctx.region('jobs', jobTable(r.data, kids));
     ctx.region('pager', html`${prev.length ? html`<button type="button" data-action="prev">← Previous</button>` : ''}
 ${r.nextToken ? html`<button type="button" data-action="next" data-token="${r.nextToken}">Next →</button>` : ''}`);
     ctx.drawn();
+    for (const j of r.data) {
+      if (!j.Periodic && !j.ParameterizedJob) continue;
+      const key = (j.Namespace || 'default') + '/' + j.ID;
+      const total = childCount(j.JobSummary);
+      const known = kids.get(key);
+      if (known && known.total === total) continue;
+      kids.set(key, { total, latest: known ? known.latest : null });
+      latestChildren(j, ctx.signal).then((latest) => {
+        kids.set(key, { total, latest });
+        if (last) ctx.region('jobs', jobTable(last.data, kids));
+      }, () => {});
+    }
+  };
+  // A visit without a token gets the default page's first answer with
+  // the document itself (landing.js), before the browser's load event.
+  const isDefault = ns === 'default' && !status && !type && !filter && !next && perPage === PAGE;
+  firstAnswer = isDefault ? draw : null;
+  ctx.signal.addEventListener('abort', () => { if (firstAnswer === draw) firstAnswer = null; });
+  await watch('/v1/jobs', query, ctx.signal, (r) => {
+    if (firstAnswer === draw) firstAnswer = null;
+    draw(r);
   }, (e) => ctx.region('jobs', errorBox(e)));
+}
+
+/** firstAnswer draws the default jobs list while it waits for its first answer. */
+let firstAnswer = null;
+
+/**
+ * landing hands the default jobs list the answer landing.js read as part
+ * of the document's load, so that the list is drawn before the load
+ * event (a plain headless screenshot is taken then).
+ */
+export function landing(data) {
+  if (firstAnswer && Array.isArray(data)) {
+    const draw = firstAnswer;
+    firstAnswer = null;
+    draw({ data, index: 0, nextToken: '' });
+  }
+}
+
+/** LATEST is how many children a parent's row of the jobs list links. */
+const LATEST = 3;
+
+/** childCount is a parent's children as its summary counts them. */
+function childCount(summary) {
+  const c = (summary || {}).Children || {};
+  return (c.Pending || 0) + (c.Running || 0) + (c.Dead || 0);
+}
+
+/**
+ * latestChildren reads a parent's newest children. Children's IDs are
+ * the parent's ID, "/" and the launch time, so the list (sorted by ID)
+ * ends with the newest; it is read a page of 200 at a time, up to 2,000.
+ */
+async function latestChildren(j, signal) {
+  const ns = j.Namespace || 'default';
+  let token = '';
+  let tail = [];
+  for (let i = 0; i < 10; i++) {
+    const r = await get('/v1/jobs', { namespace: ns, prefix: j.ID + '/', filter: 'ParentID == ' + quote(j.ID), per_page: 200, next_token: token }, signal);
+    tail = tail.concat(r.data).slice(-50);
+    token = r.nextToken;
+    if (!token) break;
+  }
+  return tail.sort((a, b) => (b.SubmitTime || 0) - (a.SubmitTime || 0)).slice(0, LATEST);
+}
+
+/** allChildren reads every child of a parent (up to 10,000), newest first. */
+async function allChildren(j, signal) {
+  let token = '';
+  let out = [];
+  for (let i = 0; i < 50; i++) {
+    const r = await get('/v1/jobs', { namespace: j.Namespace || 'default', prefix: j.ID + '/', filter: 'ParentID == ' + quote(j.ID), per_page: 200, next_token: token }, signal);
+    out = out.concat(r.data);
+    token = r.nextToken;
+    if (!token) break;
+  }
+  return out.sort((a, b) => (b.SubmitTime || 0) - (a.SubmitTime || 0));
+}
+
+/** jobTable draws the jobs list, each parent with its children's row. */
+function jobTable(jobs, kids) {
+  if (!jobs.length) return html`<p class="muted">No jobs match.</p>`;
+  const headers = ['Name', 'Namespace', 'Type', 'Status', 'Allocations', 'Priority'];
+  return html`<div class="scroll"><table class="jobs"><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
+<tbody>${jobs.map((j) => {
+    const ns = j.Namespace || 'default';
+    const row = html`<tr><td><a href="#/job/${enc(ns)}/${enc(j.ID)}">${j.Name || j.ID}</a></td><td>${j.Namespace}</td><td>${j.Type}</td>
+<td>${badge(j.Status)}</td><td>${statusBar(allocCounts(j.JobSummary), 'small')}${groups(j.JobSummary)}</td><td>${j.Priority}</td></tr>`;
+    if (!j.Periodic && !j.ParameterizedJob) return row;
+    const k = kids.get(ns + '/' + j.ID) || {};
+    const c = (j.JobSummary || {}).Children || {};
+    const total = childCount(j.JobSummary);
+    return html`${row}<tr class="children"><td colspan="6"><span class="muted">↳ ${total} ${total === 1 ? 'child' : 'children'}${total ? ` (${c.Pending || 0} pending, ${c.Running || 0} running, ${c.Dead || 0} dead)` : ''}</span>
+${(k.latest || []).length ? html` · latest: ${k.latest.map((x, i) => html`${i ? ', ' : ''}<a href="#/job/${enc(ns)}/${enc(x.ID)}">${x.ID.slice(j.ID.length + 1)}</a> ${badge(x.Status)}`)}` : ''}
+${total > LATEST ? html` · <a href="#/job/${enc(ns)}/${enc(j.ID)}">all ${total}</a>` : ''}</td></tr>`;
+  })}</tbody></table></div>`;
 }
 
 /** groups sums a job summary's allocations by state. */
@@ -83,9 +181,6 @@ function groups(summary) {
   const t = { Running: 0, Starting: 0, Queued: 0, Failed: 0, Complete: 0, Lost: 0 };
   for (const g of Object.values(summary.Summary)) for (const k of Object.keys(t)) t[k] += g[k] || 0;
   const out = Object.entries(t).filter(([, v]) => v).map(([k, v]) => `${v} ${k.toLowerCase()}`);
-  // A periodic or parameterized job counts its children instead.
-  const c = summary.Children;
-  if (c && (c.Pending || c.Running || c.Dead)) out.push(`children: ${c.Pending || 0} pending, ${c.Running || 0} running, ${c.Dead || 0} dead`);
   return out.join(', ');
 }
 
@@ -218,14 +313,16 @@ export async function detail(ctx, session) {
       ['Submitted', when(job.SubmitTime)]]));
     if (job.Periodic || job.ParameterizedJob) {
       document.getElementById('job-children-section').hidden = false;
-      get('/v1/jobs', { namespace: ns, filter: 'ParentID == ' + quote(job.ID), per_page: 50 }, ctx.signal).then((r) =>
-        ctx.region('job-children', table(['Child', 'Status', 'Submitted'], r.data.map((c) => [
-          html`<a href="#/job/${enc(ns)}/${enc(c.ID)}">${c.ID}</a>`, badge(c.Status), when(c.SubmitTime)]), 'No children yet.')),
+      allChildren(job, ctx.signal).then((list) =>
+        ctx.region('job-children', html`<p class="muted">${list.length} ${list.length === 1 ? 'child' : 'children'}, newest first.</p>
+${table(['Child', 'Status', 'Allocations', 'Submitted'], list.map((c) => [
+          html`<a href="#/job/${enc(ns)}/${enc(c.ID)}">${c.ID}</a>`, badge(c.Status), statusBar(allocCounts(c.JobSummary), 'small'), when(c.SubmitTime)]), 'No children yet.')}`),
       (e) => ctx.region('job-children', errorBox(e)));
     }
     const [summary, evalsR, versions] = await rest;
-    ctx.region('job-summary', summary instanceof Error ? errorBox(summary) : table(['Group', 'Queued', 'Starting', 'Running', 'Complete', 'Failed', 'Lost'],
-      Object.entries(summary.data.Summary || {}).map(([g, s]) => [g, s.Queued, s.Starting, s.Running, s.Complete, s.Failed, s.Lost])));
+    ctx.region('job-summary', summary instanceof Error ? errorBox(summary) : html`${statusBar(allocCounts(summary.data), 'legend')}
+${table(['Group', 'Queued', 'Starting', 'Running', 'Complete', 'Failed', 'Lost'],
+    Object.entries(summary.data.Summary || {}).map(([g, s]) => [g, s.Queued, s.Starting, s.Running, s.Complete, s.Failed, s.Lost]))}`);
     if (!(evalsR instanceof Error)) evalsR.data.sort((a, b) => (b.CreateIndex || 0) - (a.CreateIndex || 0));
     ctx.region('job-evals', evalsR instanceof Error ? errorBox(evalsR) : html`${table(['ID', 'Triggered by', 'Status', 'Created'],
       evalsR.data.slice(0, 20).map((e) => [html`<a href="#/eval/${enc(e.ID)}"><code>${short(e.ID)}</code></a>`, e.TriggeredBy, badge(e.Status), when(e.CreateTime)]))}

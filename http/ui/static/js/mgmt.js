@@ -65,7 +65,8 @@ export async function projects(ctx) {
 ${table(['Name', 'Description', 'Workspaces', 'Teams', ''], r.data.data.map((p) => [
     html`<a href="#/project/${enc(p.id)}">${p.attributes.name}</a>`, p.attributes.description || '',
     p.attributes['workspace-count'], p.attributes['team-count'],
-    (p.attributes.permissions || {})['can-destroy'] ? html`<button type="button" class="danger small" data-action="delete" data-id="${p.id}" data-confirm="Delete project ${p.attributes.name}?">Delete</button>` : '']),
+    // The Default Project cannot be deleted, whatever the permissions say.
+    (p.attributes.permissions || {})['can-destroy'] && !p.attributes['is-default'] ? html`<button type="button" class="danger small" data-action="delete" data-id="${p.id}" data-confirm="Delete project ${p.attributes.name}?">Delete</button>` : '']),
   'No projects.')}
 ${pager(r.data.meta)}
 ${orgPerms['can-create-project'] ? html`<form data-form="create" class="card narrow"><h2>New project</h2>
@@ -126,7 +127,7 @@ export async function project(ctx) {
   const freeTeams = Object.entries(teamName).filter(([tid]) => !records.some((r) => r.relationships.team.data.id === tid));
   ctx.show(html`<p class="crumbs"><a href="#/orgs">Organizations</a> / <a href="#/org/${enc(org)}">${org}</a></p>
 <div class="head"><h1>${p.attributes.name}</h1><div class="actions">
-${perms['can-destroy'] ? html`<button type="button" class="danger" data-action="delete" data-confirm="Delete project ${p.attributes.name}?">Delete project</button>` : ''}</div></div>
+${perms['can-destroy'] && !p.attributes['is-default'] ? html`<button type="button" class="danger" data-action="delete" data-confirm="Delete project ${p.attributes.name}?">Delete project</button>` : ''}</div></div>
 ${dl([['ID', html`<code>${p.id}</code>`], ['Description', p.attributes.description || ''], ['Workspaces', p.attributes['workspace-count']],
     ['Teams', p.attributes['team-count']], ['Auto-destroy after', p.attributes['auto-destroy-activity-duration'] || '']])}
 ${perms['can-update'] ? html`<details><summary>Edit project</summary><form data-form="edit" class="card narrow">

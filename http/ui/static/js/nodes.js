@@ -4,6 +4,11 @@ import { request, watch } from './api.js';
 import { html, enc, short, when, badge, table, dl, meter } from './html.js';
 import { errorBox, flash } from './app.js';
 import { allocRows, allocHeaders } from './jobs.js';
+import { sample, Series } from './charts.js';
+import { usage, charts, WINDOW, SAMPLE } from './alloc.js';
+
+/** SAMPLED is how many running allocations a node's charts add up. */
+const SAMPLED = 20;
 
 export async function list(ctx) {
   ctx.title('Nodes');
@@ -16,6 +21,9 @@ export async function list(ctx) {
   }, (e) => ctx.region('nodes', errorBox(e)));
 }
 
+/** ALLOC_PAGE is how many allocations a node's page shows at once. */
+const ALLOC_PAGE = 25;
+
 const live = (a) => a.DesiredStatus === 'run' && !['complete', 'failed', 'lost'].includes(a.ClientStatus);
 
 export async function detail(ctx, session) {
@@ -24,6 +32,7 @@ export async function detail(ctx, session) {
   const base = '/v1/node/' + enc(id);
   ctx.show(html`<p class="crumbs"><a href="#/nodes">Nodes</a></p><div class="head"><h1 id="node-name">Node <code>${short(id)}</code></h1><div id="node-actions" class="actions"></div></div>
 <div id="node-info"></div><section><h2>Resources</h2><div id="node-res"></div></section>
+<section><h2>Resource use</h2><p class="muted" id="node-use-note">The sum of its running allocations' use, sampled every ${SAMPLE / 1000} s while this page is open.</p><div id="node-use" class="charts"></div></section>
 <section><h2>Allocations</h2><div id="node-allocs"></div></section>`);
   let node = null;
   let allocs = [];
@@ -68,9 +77,35 @@ ${node.Drain ? html`<button type="button" data-action="drain" data-to="off">Stop
       ['Drivers', Object.keys(node.Drivers || {}).join(', ')], ['Status updated', node.StatusUpdatedAt ? when(node.StatusUpdatedAt * 1e9) : '']]));
     resources();
   }, (e) => ctx.region('node-info', errorBox(e)));
+  // The allocations, newest first, a page at a time (the page stays put
+  // when the list moves).
+  let pg = 0;
+  const allocTable = () => {
+    const rows = allocRows(allocs);
+    const pages = Math.max(1, Math.ceil(rows.length / ALLOC_PAGE));
+    pg = Math.min(pg, pages - 1);
+    const from = pg * ALLOC_PAGE;
+    ctx.region('node-allocs', html`${table(allocHeaders, rows.slice(from, from + ALLOC_PAGE))}
+${pages > 1 ? html`<nav class="pager" aria-label="Pages of allocations">
+${pg > 0 ? html`<button type="button" data-action="allocs-page" data-page="${pg - 1}">← Previous</button>` : ''}
+<span>${from + 1}–${Math.min(from + ALLOC_PAGE, rows.length)} of ${rows.length}</span>
+${pg < pages - 1 ? html`<button type="button" data-action="allocs-page" data-page="${pg + 1}">Next →</button>` : ''}</nav>` : ''}`);
+  };
+  // CPU and memory in use: the sum of the running allocations' stats.
+  const cpuS = new Series(WINDOW); const memS = new Series(WINDOW);
+  ctx.region('node-use', charts(cpuS, memS));
+  sample(async () => {
+    const running = allocs.filter((a) => a.ClientStatus === 'running').slice(0, SAMPLED);
+    const us = await Promise.all(running.map((a) => usage(a.ID, ctx.signal).catch(() => ({ cpu: 0, mem: 0 }))));
+    return us.reduce((t, u) => ({ cpu: t.cpu + u.cpu, mem: t.mem + u.mem }), { cpu: 0, mem: 0 });
+  }, SAMPLE, ctx.signal, (t, u) => {
+    cpuS.add(t, u.cpu); memS.add(t, u.mem);
+    ctx.region('node-use', charts(cpuS, memS));
+  });
+  ctx.on('allocs-page', (d) => { pg = Number(d.page); allocTable(); });
   await watch(base + '/allocations', {}, ctx.signal, (r) => {
     allocs = r.data;
-    ctx.region('node-allocs', table(allocHeaders, allocRows(allocs)));
+    allocTable();
     resources();
   }, (e) => ctx.region('node-allocs', errorBox(e)));
 }

@@ -1,0 +1,190 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/schedhq/sched/internal/testutil"
+)
+
+// TestUIMeasurePictures measures, with SCHED_UI_MEASURE=1, the first
+// meaningful render (the page's sched:drawn mark, from navigation) of the
+// jobs list, the topology and an allocation's page on a cluster of 5,000
+// jobs and 1,000 simulated nodes (registered and kept alive through the
+// API, as sched-bench's are) carrying 2,000 allocations, five runs each.
+// It logs the runs and their median and asserts none of them.
+func TestUIMeasurePictures(t *testing.T) {
+	if os.Getenv("SCHED_UI_MEASURE") != "1" {
+		t.Skip("set SCHED_UI_MEASURE=1 to measure")
+	}
+	ctx := browser(t)
+	a := startDevAgent(t, func(c *Config) { c.ACL.Enabled = true })
+	base := "http://" + a.HTTPAddr()
+	var boot struct{ SecretID string }
+	call(t, base, "", "POST", "/v1/acl/bootstrap", map[string]any{}, &boot)
+	secret := boot.SecretID
+	send := func(method, path string, body any) (*http.Response, error) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, base+path, bytes.NewReader(b))
+		req.Header.Set("X-Sched-Token", secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
+		}
+		return resp, err
+	}
+	// parallel runs do(i) for i in [0, n) on 8 workers.
+	parallel := func(n int, do func(i int) error) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < n; i += 8 {
+					if err := do(i); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	}
+
+	const nodes, jobs = 1000, 5000
+	ids := make([]string, nodes)
+	ttl := make([]time.Duration, nodes)
+	start := time.Now()
+	parallel(nodes, func(i int) error {
+		ids[i] = fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
+		resp, err := send(http.MethodPost, "/v1/node/register", map[string]any{"Node": map[string]any{
+			"ID": ids[i], "Name": fmt.Sprintf("sim-%04d", i), "Datacenter": fmt.Sprintf("dc%d", 1+i%4),
+			"SecretID":      fmt.Sprintf("%08x-1111-4000-8000-%012x", i, i),
+			"Attributes":    map[string]string{"kernel.name": "linux", "cpu.arch": "amd64", "unique.network.ip-address": fmt.Sprintf("10.0.%d.%d", i/250, i%250)},
+			"NodeResources": map[string]any{"CPU": 16000, "MemoryMB": 32768, "DiskMB": 200000},
+			"Drivers":       map[string]any{"mock": map[string]any{"Detected": true, "Healthy": true}},
+		}})
+		if err != nil {
+			return err
+		}
+		var out struct{ HeartbeatTTL time.Duration }
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		ttl[i] = out.HeartbeatTTL
+		return nil
+	})
+	t.Logf("registered %d nodes in %v", nodes, time.Since(start).Round(time.Millisecond))
+	// Keep them alive: every node at a third of its TTL, until the test ends.
+	beat, stop := context.WithCancel(context.Background())
+	var beats sync.WaitGroup
+	t.Cleanup(func() { stop(); beats.Wait() })
+	every := slices.Min(ttl) / 3
+	if every <= 0 {
+		every = 3 * time.Second
+	}
+	beats.Add(1)
+	go func() {
+		defer beats.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-beat.Done():
+				return
+			case <-tick.C:
+			}
+			for _, id := range ids {
+				if beat.Err() != nil {
+					return
+				}
+				if resp, err := send(http.MethodPut, "/v1/node/"+id+"/heartbeat", map[string]any{}); err == nil {
+					resp.Body.Close()
+				}
+			}
+		}
+	}()
+
+	start = time.Now()
+	parallel(jobs, func(i int) error {
+		count := 0
+		if i < 20 {
+			count = 100 // 2,000 allocations in all, on the simulated nodes
+		}
+		resp, err := send(http.MethodPost, "/v1/jobs", map[string]any{"Job": map[string]any{
+			"ID": fmt.Sprintf("job-%05d", i), "Type": "service", "Datacenters": []string{"*"},
+			"TaskGroups": []map[string]any{{"Name": "g", "Count": count, "Tasks": []map[string]any{{"Name": "t", "Driver": "mock",
+				"Config": map[string]any{"run_for": "1h"}, "Resources": map[string]any{"CPU": 100, "MemoryMB": 64}}}}}}})
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	})
+	t.Logf("registered %d jobs in %v", jobs, time.Since(start).Round(time.Millisecond))
+	var allocs []struct{ ID string }
+	testutil.WaitFor(t, 3*time.Minute, "2,000 allocations placed", func() bool {
+		call(t, base, secret, "GET", "/v1/allocations?namespace=*", nil, &allocs)
+		return len(allocs) >= 2000
+	})
+	// Measure once the scheduler is done: the evaluations' index stays
+	// put through a one-second blocking query.
+	var index string
+	testutil.WaitFor(t, 2*time.Minute, "the cluster to settle", func() bool {
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/evaluations?per_page=1&index="+index+"&wait=1s", nil)
+		req.Header.Set("X-Sched-Token", secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		got := resp.Header.Get("X-Sched-Index")
+		settled := got == index
+		index = got
+		return settled
+	})
+
+	p := &page{t: t, ctx: ctx, base: base}
+	p.open("#/signin")
+	p.eval(`sessionStorage.setItem("sched.token", ` + jsString(secret) + `)`)
+	measure := func(hash string) float64 {
+		p.do("leave", chromedp.Navigate("about:blank"))
+		p.open(hash)
+		p.waitJS("the page's data drawn", `performance.getEntriesByName("sched:drawn").length > 0`)
+		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		defer cancel()
+		ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`performance.getEntriesByName("sched:drawn")[0].startTime`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	for _, hash := range []string{"#/jobs", "#/topology", "#/alloc/" + allocs[0].ID} {
+		var runs []float64
+		for range 5 {
+			runs = append(runs, measure(hash))
+		}
+		sorted := slices.Clone(runs)
+		slices.Sort(sorted)
+		var s []string
+		for _, r := range runs {
+			s = append(s, fmt.Sprintf("%.0f", r))
+		}
+		t.Logf("first render of %s (%d jobs, %d nodes, %d allocations): %s ms; median %.0f ms", hash, jobs, nodes, len(allocs), strings.Join(s, ", "), sorted[2])
+	}
+}
