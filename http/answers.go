@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -179,11 +181,15 @@ func (s *Server) shareAnswers(rt route, h codec.Handler) codec.Handler {
 
 // answerKeyOf is r's question.
 func (s *Server) answerKeyOf(r *http.Request, o queryOptions) answerKey {
-	q := r.URL.Query()
-	delete(q, "index")
-	delete(q, "wait")
-	delete(q, "stale")
-	k := answerKey{path: r.URL.Path, query: q.Encode(), namespace: o.Namespace}
+	// The query the core decoded for the scope, without a second
+	// decoding; the key leaves out what changes when and how long.
+	var q url.Values
+	if sc := scopeOf(r); sc != nil {
+		q = sc.query
+	} else {
+		q = r.URL.Query()
+	}
+	k := answerKey{path: r.URL.Path, query: encodeQueryWithout(q, "index", "wait", "stale"), namespace: o.Namespace}
 	if a := authOf(r); a != nil {
 		k.acl, k.token = a.acl, a.token
 		if a.acl != nil && a.acl.IsManagement() {
@@ -191,6 +197,34 @@ func (s *Server) answerKeyOf(r *http.Request, o queryOptions) answerKey {
 		}
 	}
 	return k
+}
+
+// encodeQueryWithout is q.Encode() without the keys skip, leaving q as
+// it is (it is the request's scope's).
+func encodeQueryWithout(q url.Values, skip ...string) string {
+	if len(q) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		if !slices.Contains(skip, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		ke := url.QueryEscape(k)
+		for _, v := range q[k] {
+			if b.Len() > 0 {
+				b.WriteByte('&')
+			}
+			b.WriteString(ke)
+			b.WriteByte('=')
+			b.WriteString(url.QueryEscape(v))
+		}
+	}
+	return b.String()
 }
 
 // encodeAnswer runs h for r once, reading with ws, and records its answer

@@ -41,7 +41,9 @@ func (s *Server) wrap(rt route, h codec.Handler) httprouter.Handle {
 	// costs no label lookup.
 	var classes [6]atomic.Pointer[prometheus.Observer]
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
-		if r.Body != nil {
+		// A request without a body (a GET's, most of all a blocking read
+		// that waits for minutes) keeps http.NoBody: nothing to bound.
+		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		}
 		start := time.Now()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 )
@@ -27,8 +26,9 @@ type Answer[V any] struct {
 // Shared answers blocking reads of the same question once for all of their
 // callers. Ten thousand callers of one list at the same index cost one
 // watch set, one goroutine watching it, and one run and one encoding of the
-// query per change, which they all share; each caller holds a timer and a
-// channel receive while it waits. (Through Run, each caller held a watch
+// query per change, which they all share; each caller holds a channel receive
+// while it waits, on a wake-up shared with the callers whose waits end
+// within the same granule (deadlines). (Through Run, each caller held a watch
 // set of its own with one channel per row read, and memdb watched it with
 // a goroutine per 32 channels: for a list of 2,000 jobs with their
 // summaries, 125 goroutines and about a megabyte per caller, and every
@@ -52,6 +52,10 @@ type Shared[K comparable, V any] struct {
 	closed bool
 
 	watchers sync.WaitGroup
+
+	// deadlines are the callers' wake-ups, shared by callers whose waits
+	// end together.
+	deadlines deadlines
 }
 
 // NewShared returns a Shared over store, whose AbandonCh ends every
@@ -118,8 +122,8 @@ func (s *Shared[K, V]) Wait(ctx context.Context, key K, opts Options, compute Co
 	}
 	defer opts.Limit.release()
 
-	timer := time.NewTimer(waitOf(opts.Wait))
-	defer timer.Stop()
+	dl, at := s.deadlines.join(waitOf(opts.Wait))
+	defer s.deadlines.leave(at, dl)
 	g := s.join(key, compute)
 	if g == nil {
 		return s.once(ctx, compute) // closed
@@ -128,7 +132,7 @@ func (s *Shared[K, V]) Wait(ctx context.Context, key K, opts Options, compute Co
 
 	select {
 	case <-g.ready:
-	case <-timer.C:
+	case <-dl.done:
 		return s.once(ctx, compute)
 	case <-ctx.Done():
 		return s.once(ctx, compute)
@@ -153,7 +157,7 @@ func (s *Shared[K, V]) Wait(ctx context.Context, key K, opts Options, compute Co
 		case <-a.next:
 			a = g.cur.Load()
 			continue
-		case <-timer.C:
+		case <-dl.done:
 			done = true
 		case <-ctx.Done():
 			done = true
