@@ -86,13 +86,17 @@ func Run(ctx context.Context, store Store, opts Options, query Query) (uint64, e
 // waitOf is how long a caller asking for wait blocks: the default for
 // zero, capped at MaxWait, plus jitter.
 func waitOf(wait time.Duration) time.Duration {
-	if wait <= 0 {
-		wait = DefaultWait
-	}
-	if wait > MaxWait {
-		wait = MaxWait
-	}
+	wait = capWait(wait)
 	return wait + rand.N(wait/jitterFraction+1)
+}
+
+// capWait is the wait a caller asking for wait is given before jitter:
+// the default for zero, capped at MaxWait.
+func capWait(wait time.Duration) time.Duration {
+	if wait <= 0 {
+		return DefaultWait
+	}
+	return min(wait, MaxWait)
 }
 
 func runOnce(ws memdb.WatchSet, store Store, query Query) (uint64, error) {

@@ -1,6 +1,7 @@
 package blocking
 
 import (
+	"math/rand/v2"
 	"sync"
 	"time"
 )
@@ -8,7 +9,8 @@ import (
 // deadlines hands out shared wake-ups: the callers of Shared.Wait whose
 // waits end within the same short span share one timer and one channel,
 // so ten thousand waiters hold a few dozen timers rather than one each.
-// A wait ends at most one granule late (granuleOf), never early.
+// A wait ends within its jitter, never early: the jitter it is given is
+// a granule (granuleOf) less, and the rounding up adds at most that.
 type deadlines struct {
 	mu sync.Mutex
 	at map[int64]*deadline
@@ -28,11 +30,14 @@ func granuleOf(d time.Duration) time.Duration {
 	return min(max(d/64, time.Millisecond), time.Second)
 }
 
-// join returns the shared wake-up for a wait of d from now, and its key
-// for leave.
+// join returns the shared wake-up for a wait of d from now, plus jitter
+// as waitOf adds it, and its key for leave. The jitter is drawn from a
+// granule less than waitOf's, so that with the rounding up to a granule
+// the wait still ends within d plus a sixteenth.
 func (ds *deadlines) join(d time.Duration) (*deadline, int64) {
 	g := int64(granuleOf(d))
 	now := time.Now()
+	d += rand.N(max(d/jitterFraction-time.Duration(g), 0) + 1)
 	end := now.Add(d).UnixNano()
 	key := (end + g - 1) / g * g
 	ds.mu.Lock()

@@ -122,7 +122,7 @@ func (s *Shared[K, V]) Wait(ctx context.Context, key K, opts Options, compute Co
 	}
 	defer opts.Limit.release()
 
-	dl, at := s.deadlines.join(waitOf(opts.Wait))
+	dl, at := s.deadlines.join(capWait(opts.Wait))
 	defer s.deadlines.leave(at, dl)
 	g := s.join(key, compute)
 	if g == nil {
