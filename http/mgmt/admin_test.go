@@ -44,7 +44,7 @@ func (m *apiHarness) adminWorld() *adminWorld {
 	// beta gets a state version, its latest change.
 	m.clock.Advance(time.Minute)
 	m.call(w.owner, "POST", "/workspaces/"+w.beta+"/actions/lock", nil, 200)
-	m.call(w.owner, "POST", "/workspaces/"+w.beta+"/state-versions", docBody("state-versions", map[string]any{"serial": 1, "md5": "abc"}), 201)
+	m.call(w.owner, "POST", "/workspaces/"+w.beta+"/state-versions", stateBody(stateFile(1, "l-beta", ""), nil), 201)
 	return w
 }
 

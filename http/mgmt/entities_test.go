@@ -324,7 +324,7 @@ func TestMgmtRunsAndStateVersions(t *testing.T) {
 
 	// State versions need the workspace locked by their creator, and
 	// write permission.
-	sv := docBody("state-versions", map[string]any{"serial": 3, "md5": "d41d8cd98f00b204e9800998ecf8427e", "lineage": "l-1", "state": "e30="})
+	sv := stateBody(stateFile(3, "l-1", ""), nil)
 	m.fail(w.owner, "POST", "/workspaces/"+ws+"/state-versions", sv, 409, "", "must be locked")
 	m.fail(w.manager, "POST", "/workspaces/"+ws+"/state-versions", sv, 403, "")
 	m.fail(w.owner, "POST", "/workspaces/"+ws+"/state-versions", docBody("state-versions", map[string]any{"md5": "x"}), 422, "/data/attributes/serial")

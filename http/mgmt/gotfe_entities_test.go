@@ -12,6 +12,7 @@ import (
 
 	tfe "github.com/hashicorp/go-tfe"
 
+	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
 
@@ -178,7 +179,7 @@ func TestMgmtGoTFEWorkspacesRunsStatePolicySets(t *testing.T) {
 
 	// State versions: the locked workspace takes one.
 	state := []byte(`{"version":4,"serial":1,"lineage":"l-1","outputs":{}}`)
-	sv, err := c.StateVersions.Create(ctx, ws.ID, tfe.StateVersionCreateOptions{Serial: tfePtr(int64(1)), MD5: tfePtr("d41d8cd98f00b204e9800998ecf8427e"),
+	sv, err := c.StateVersions.Create(ctx, ws.ID, tfe.StateVersionCreateOptions{Serial: tfePtr(int64(1)), MD5: tfePtr(mgmt.MD5Hex(state)),
 		Lineage: tfePtr("l-1"), State: tfePtr(base64.StdEncoding.EncodeToString(state))})
 	if err != nil || sv.Serial != 1 || sv.ID == "" {
 		t.Fatalf("StateVersions.Create = %+v, %v", sv, err)
@@ -351,7 +352,7 @@ func TestMgmtGoTFEErrorPaths(t *testing.T) {
 	}
 
 	// 422: invalid attributes, named by pointer.
-	if _, err := owner.Projects.Create(ctx, w.org, tfe.ProjectCreateOptions{Name: "x"}); err == nil || !strings.Contains(err.Error(), "name") {
+	if _, err := owner.Projects.Create(ctx, w.org, tfe.ProjectCreateOptions{Name: "x"}); err == nil || !strings.Contains(err.Error(), "Name") {
 		t.Errorf("a one-letter project name: %v", err)
 	}
 	m.fail(w.owner, "POST", "/organizations/acme/projects", docBody("projects", map[string]any{"name": "x"}), 422, "/data/attributes/name")

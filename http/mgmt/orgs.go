@@ -42,7 +42,22 @@ func (m *router) organizationRoutes() {
 }
 
 // orgPatch is what an organization create or update sends.
-type orgPatch struct{ name, email *string }
+type orgPatch struct{ name, email, mode *string }
+
+// readExecutionMode reads default-execution-mode (null returns to remote).
+func readExecutionMode(o *jsonapi.ResourceObject, attr string) *string {
+	if o.Attrs.IsNull(attr) {
+		empty := ""
+		return &empty
+	}
+	m := o.Attrs.String(attr)
+	if m != nil {
+		if msg := mgmt.ValidExecutionMode(*m); msg != "" {
+			o.Attrs.Fail(attr, "%s", msg)
+		}
+	}
+	return m
+}
 
 // newOrganizations is the organization resource, as its members see it. It
 // is created by a caller, not in a scope, with the IDs of its owners team
@@ -69,9 +84,9 @@ func newOrganizations(s *Server) *resource[mgmt.Caller, *mgmt.OrgAuthority, orgP
 				if name := o.Attrs.String("name"); name != nil && *name != (*current).Organization.Name {
 					o.Attrs.Fail("name", "cannot be changed: an organization is addressed by its name")
 				}
-				return orgPatch{email: o.Attrs.String("email")}
+				return orgPatch{email: o.Attrs.String("email"), mode: readExecutionMode(o, "default-execution-mode")}
 			}
-			p := orgPatch{name: o.Attrs.String("name"), email: o.Attrs.String("email")}
+			p := orgPatch{name: o.Attrs.String("name"), email: o.Attrs.String("email"), mode: readExecutionMode(o, "default-execution-mode")}
 			if p.name == nil && !o.Attrs.Has("name") {
 				o.Attrs.Fail("name", "is required")
 			}
@@ -82,14 +97,15 @@ func newOrganizations(s *Server) *resource[mgmt.Caller, *mgmt.OrgAuthority, orgP
 		},
 		createCmd: func(c mgmt.Caller, st stamp, p orgPatch) (store.MessageType, any) {
 			return store.OrganizationCreateRequestType, &store.OrganizationCreateRequest{
-				Organization:     &mgmt.Organization{Name: *p.name, ExternalID: st.id, Email: *p.email, CreatedAt: st.now},
+				Organization: &mgmt.Organization{Name: *p.name, ExternalID: st.id, Email: *p.email, CreatedAt: st.now,
+					DefaultExecutionMode: deref(p.mode)},
 				OwnersTeamID:     s.newID(mgmt.PrefixTeam),
 				DefaultProjectID: s.newID(mgmt.PrefixProject),
 				OwnerUserID:      c.UserID,
 			}
 		},
 		updateCmd: func(a *mgmt.OrgAuthority, _ stamp, p orgPatch) (store.MessageType, any) {
-			return store.OrganizationUpdateRequestType, &store.OrganizationUpdateRequest{Name: a.Organization.Name, Email: p.email}
+			return store.OrganizationUpdateRequestType, &store.OrganizationUpdateRequest{Name: a.Organization.Name, Email: p.email, DefaultExecutionMode: p.mode}
 		},
 		show: func(_ *http.Request, a *mgmt.OrgAuthority) (*jsonapi.Document, error) {
 			return jsonapi.One(organizationResource(a.Organization, a)), nil

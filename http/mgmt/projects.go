@@ -132,7 +132,11 @@ func (s *Server) projectDoc(p *mgmt.Project, pa mgmt.ProjectAccess, includeTags 
 	if err != nil {
 		return nil, err
 	}
-	doc := jsonapi.One(projectResource(p, pa, ws, teams))
+	org, err := s.store.OrganizationByName(nil, p.OrganizationName)
+	if err != nil {
+		return nil, err
+	}
+	doc := jsonapi.One(projectResource(p, org, pa, ws, teams))
 	if includeTags {
 		doc.Include(tagBindingResources(p, typeEffectiveTags)...)
 	}
@@ -165,7 +169,7 @@ func (s *Server) projectList(w http.ResponseWriter, r *http.Request, p httproute
 	items := make([]*jsonapi.Resource, len(list.Items))
 	var included []*jsonapi.Resource
 	for i, e := range list.Items {
-		items[i] = projectResource(e.Project, e.Access, e.WorkspaceCount, e.TeamCount)
+		items[i] = projectResource(e.Project, a.Organization, e.Access, e.WorkspaceCount, e.TeamCount)
 		if inc[includeEffectiveTags] {
 			included = append(included, tagBindingResources(e.Project, typeEffectiveTags)...)
 		}

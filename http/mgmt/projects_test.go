@@ -70,7 +70,7 @@ func TestMgmtProjectBadBodies(t *testing.T) {
 		{"no data", map[string]any{"meta": 1}, 422, "/data", nil},
 		{"data not an object", map[string]any{"data": []any{}}, 422, "/data", nil},
 		{"malformed JSON", `{"data": {"type": "projects",`, 400, "", []string{"malformed JSON"}},
-		{"missing name", attrs("description", "x"), 422, name, []string{"name is required"}},
+		{"missing name", attrs("description", "x"), 422, name, []string{"Name is required"}},
 		{"name not a string", attrs("name", 42), 422, name, []string{"must be a string"}},
 		{"name null", attrs("name", nil), 422, name, []string{"must be a string"}},
 		{"name too short", attrs("name", "ab"), 422, name, []string{"3 to 40 characters"}},

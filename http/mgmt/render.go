@@ -71,7 +71,7 @@ func organizationResource(o *mgmt.Organization, a *mgmt.OrgAuthority) *jsonapi.R
 			"external-id":            o.ExternalID,
 			"email":                  o.Email,
 			"created-at":             jsonapi.Time(o.CreatedAt),
-			"default-execution-mode": mgmt.ExecutionModeRemote,
+			"default-execution-mode": mgmt.EffectiveExecutionMode(o, nil, nil),
 			"permissions":            perms,
 		},
 		Relationships: map[string]*jsonapi.Relationship{
@@ -255,7 +255,7 @@ type projectPermissions struct {
 // projectResource is a project as the caller sees it (spec §2), with the
 // attributes go-tfe also reads: default-execution-mode (effective),
 // setting-overwrites and tag bindings.
-func projectResource(p *mgmt.Project, pa mgmt.ProjectAccess, workspaces, teams int) *jsonapi.Resource {
+func projectResource(p *mgmt.Project, org *mgmt.Organization, pa mgmt.ProjectAccess, workspaces, teams int) *jsonapi.Resource {
 	overwrites := p.SettingOverwrites()
 	tags := tagBindingResources(p, typeEffectiveTags)
 	tagIDs := make([]jsonapi.Identifier, len(tags))
@@ -273,7 +273,7 @@ func projectResource(p *mgmt.Project, pa mgmt.ProjectAccess, workspaces, teams i
 			TeamCount:            teams,
 			IsDefault:            p.IsDefault,
 			CreatedAt:            jsonapi.Time(p.CreatedAt),
-			DefaultExecutionMode: p.EffectiveExecutionMode(),
+			DefaultExecutionMode: mgmt.EffectiveExecutionMode(org, p, nil),
 			SettingOverwrites:    projectOverwrites{ExecutionMode: overwrites.ExecutionMode, AgentPool: overwrites.AgentPool},
 			Permissions: projectPermissions{
 				CanRead:            pa.Visible,
@@ -361,7 +361,7 @@ func adminWorkspaceResource(w *mgmt.Workspace) *jsonapi.Resource {
 
 // workspaceResource is a workspace as its organization's members see it,
 // with the caller's permissions (from its access to the project).
-func workspaceResource(w *mgmt.Workspace, pa mgmt.ProjectAccess) *jsonapi.Resource {
+func workspaceResource(w *mgmt.Workspace, pa mgmt.ProjectAccess, mode string) *jsonapi.Resource {
 	current := jsonapi.ToOne(typeRuns, w.CurrentRunID)
 	if w.CurrentRunID != "" {
 		current.Related(runPath(w.CurrentRunID))
@@ -379,9 +379,15 @@ func workspaceResource(w *mgmt.Workspace, pa mgmt.ProjectAccess) *jsonapi.Resour
 			"tool-version":                   jsonapi.NullString(w.ToolVersion),
 			"auto-destroy-activity-duration": jsonapi.NullString(w.AutoDestroyActivityDuration),
 			"inherits-project-auto-destroy":  w.InheritsProjectAutoDestroy,
-			"created-at":                     jsonapi.Time(w.CreatedAt),
-			"updated-at":                     jsonapi.Time(w.UpdatedAt),
-			"latest-change-at":               jsonapi.Time(w.LatestChangeAt),
+			"execution-mode":                 mode,
+			"operations":                     mode != mgmt.ExecutionModeLocal,
+			"setting-overwrites": map[string]any{
+				"execution-mode": w.ExecutionMode != "",
+				"agent-pool":     w.AgentPoolID != "",
+			},
+			"created-at":       jsonapi.Time(w.CreatedAt),
+			"updated-at":       jsonapi.Time(w.UpdatedAt),
+			"latest-change-at": jsonapi.Time(w.LatestChangeAt),
 			"permissions": map[string]any{
 				"can-update":                pa.CanUpdateWorkspaces(),
 				"can-destroy":               pa.CanDeleteWorkspaces(),
@@ -401,6 +407,7 @@ func workspaceResource(w *mgmt.Workspace, pa mgmt.ProjectAccess) *jsonapi.Resour
 			"project":              jsonapi.ToOne(typeProjects, w.ProjectID).Related(projectPath(w.ProjectID)),
 			"current-run":          current,
 			"latest-state-version": jsonapi.ToOne(typeStateVersions, w.LatestStateVersionID),
+			"agent-pool":           jsonapi.ToOne(typeAgentPools, w.AgentPoolID),
 		},
 		Links: selfLink(workspacePath(w)),
 	}
@@ -459,25 +466,6 @@ func userIDOf(id string) string {
 		return id
 	}
 	return ""
-}
-
-// stateVersionResource is a state version's metadata.
-func stateVersionResource(sv *mgmt.StateVersion) *jsonapi.Resource {
-	return &jsonapi.Resource{
-		ID:   sv.ID,
-		Type: typeStateVersions,
-		Attributes: map[string]any{
-			"serial":     sv.Serial,
-			"lineage":    jsonapi.NullString(sv.Lineage),
-			"md5":        jsonapi.NullString(sv.MD5),
-			"created-at": jsonapi.Time(sv.CreatedAt),
-		},
-		Relationships: map[string]*jsonapi.Relationship{
-			"workspace": jsonapi.ToOne(typeWorkspaces, sv.WorkspaceID),
-			"run":       jsonapi.ToOne(typeRuns, sv.RunID),
-		},
-		Links: selfLink(apiPrefix + "/state-versions/" + url.PathEscape(sv.ID)),
-	}
 }
 
 // policySetResource is a policy set with the policy version it runs on.

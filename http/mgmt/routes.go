@@ -59,6 +59,10 @@ type call struct {
 type result struct {
 	status int
 	doc    any
+	// raw, when set, is written as the body as it is (a state file), with
+	// rawType as its Content-Type.
+	raw     []byte
+	rawType string
 }
 
 // ok, created and noContent are a handler's usual answers.
@@ -93,6 +97,7 @@ func (s *Server) managementRoutes() {
 	m.workspaceRoutes()    // workspaces.go
 	m.runRoutes()          // runs.go
 	m.policySetRoutes()    // policy_sets.go
+	m.terraformRoutes()    // terraform.go
 	m.adminRoutes()        // admin.go
 	m.adminVersionRoutes() // admin_versions.go
 }
@@ -110,6 +115,10 @@ func (m *router) wrap(h handler) httprouter.Handle {
 		res, err := m.serve(w, r, p, h)
 		if err != nil {
 			s.writeError(w, r, err)
+			return
+		}
+		if res.raw != nil {
+			writeRaw(w, res)
 			return
 		}
 		if err := jsonapi.Write(w, res.status, res.doc); err != nil {
@@ -278,7 +287,7 @@ func validationErrors(method string, ve *state.ValidationError) *jsonapi.HTTPErr
 		switch {
 		case strings.HasPrefix(fe.Field, "/"):
 			e.Source = &jsonapi.Source{Pointer: fe.Field}
-			e.Detail = attrLabel(fe.Field) + " " + fe.Message
+			e.Detail = capitalize(attrLabel(fe.Field)) + " " + fe.Message
 		case method == http.MethodGet && fe.Field != "":
 			status = http.StatusBadRequest
 			e.Title = jsonapi.TitleBadRequest
@@ -293,6 +302,16 @@ func validationErrors(method string, ve *state.ValidationError) *jsonapi.HTTPErr
 		e.Status = fmt.Sprint(status)
 	}
 	return out
+}
+
+// capitalize upper-cases the first letter of an attribute's label, as
+// TFE's details read ("Name may only contain …", "Name has already been
+// taken"): go-tfe's callers compare them.
+func capitalize(label string) string {
+	if label == "" || label[0] < 'a' || label[0] > 'z' {
+		return label
+	}
+	return string(label[0]-'a'+'A') + label[1:]
 }
 
 // attrLabel names the attribute a pointer ends at, for error details that

@@ -29,11 +29,11 @@ func (m *router) runRoutes() {
 		m.handle(http.MethodPost, "/runs/:run/actions/"+action, s.runAction(action))
 	}
 	m.handle(http.MethodGet, "/workspaces/:workspace/runs", s.workspaceByID(s.runList))
-	m.handle(http.MethodPost, "/workspaces/:workspace/state-versions", s.workspaceByID(s.stateVersionCreate))
 	m.handle(http.MethodGet, "/workspaces/:workspace/state-versions", s.workspaceByID(s.stateVersionList))
 	m.handle(http.MethodGet, "/workspaces/:workspace/current-state-version", s.workspaceByID(s.currentStateVersion))
 	m.handle(http.MethodGet, "/state-versions", s.stateVersionSearch)
 	newStateVersions(s).mount(m, "", "/state-versions/:sv")
+	m.stateVersionRoutes() // state_versions.go
 }
 
 // newRuns is the run resource's read: a run of a workspace the caller
@@ -72,8 +72,8 @@ func newStateVersions(s *Server) *resource[struct{}, *mgmt.StateVersion, struct{
 			}
 			return sv, nil
 		},
-		show: func(_ *http.Request, sv *mgmt.StateVersion) (*jsonapi.Document, error) {
-			return jsonapi.One(stateVersionResource(sv)), nil
+		show: func(r *http.Request, sv *mgmt.StateVersion) (*jsonapi.Document, error) {
+			return jsonapi.One(s.stateVersionResource(r, sv)), nil
 		},
 	}
 }
@@ -164,47 +164,6 @@ func (s *Server) runList(w http.ResponseWriter, r *http.Request, c *call, ws wor
 	return pageDoc(r, page, runs, runResource)
 }
 
-// stateVersionCreate serves POST /workspaces/:id/state-versions: serial
-// (required), md5, lineage, and optionally the run that wrote it. The
-// state itself (attribute state) is accepted and not kept: storing state
-// files belongs to run execution.
-func (s *Server) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
-	if !ws.pa.CanWriteStateVersions() {
-		return result{}, forbidden("not allowed to create state versions in workspace %q", ws.w.ID)
-	}
-	o, err := readResource(r, jsonapi.Expect{Type: typeStateVersions})
-	if err != nil {
-		return result{}, err
-	}
-	sv := &mgmt.StateVersion{ID: s.newID(mgmt.PrefixStateVersion), WorkspaceID: ws.w.ID,
-		CreatedBy: lockHolder(c), CreatedAt: s.now()}
-	if serial := o.Attrs.Int("serial"); serial != nil {
-		sv.Serial = int64(*serial)
-	} else if !o.Attrs.Has("serial") {
-		o.Attrs.Fail("serial", "is required")
-	}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"md5", &sv.MD5}, {"lineage", &sv.Lineage}} {
-		if v := o.Attrs.NullableString(f.name); v != nil {
-			*f.dst = *v
-		}
-	}
-	_ = o.Attrs.NullableString("state") // type-checked, not kept
-	if runID, sent := o.ToOne("run", typeRuns); sent {
-		sv.RunID = runID
-	}
-	if err := o.Err(); err != nil {
-		return result{}, err
-	}
-	resp, err := s.propose(w, r, store.StateVersionCreateRequestType, &store.StateVersionCreateRequest{StateVersion: sv})
-	if err != nil {
-		return result{}, err
-	}
-	return created(jsonapi.One(stateVersionResource(resp.(*mgmt.StateVersion))))
-}
-
 func (s *Server) stateVersionList(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	if !ws.pa.CanReadStateOutputs() {
 		return result{}, forbidden("not allowed to read the state versions of workspace %q", ws.w.ID)
@@ -217,7 +176,7 @@ func (s *Server) stateVersionList(w http.ResponseWriter, r *http.Request, c *cal
 	if err != nil {
 		return result{}, err
 	}
-	return pageDoc(r, page, versions, stateVersionResource)
+	return pageDoc(r, page, versions, func(sv *mgmt.StateVersion) *jsonapi.Resource { return s.stateVersionResource(r, sv) })
 }
 
 // stateVersionSearch serves GET /state-versions?filter[workspace][name]=
@@ -260,5 +219,5 @@ func (s *Server) currentStateVersion(w http.ResponseWriter, r *http.Request, c *
 	if sv == nil {
 		return result{}, notFound("state version", ws.w.LatestStateVersionID)
 	}
-	return ok(jsonapi.One(stateVersionResource(sv)))
+	return ok(jsonapi.One(s.stateVersionResource(r, sv)))
 }

@@ -60,6 +60,10 @@ type Config struct {
 	// client address without one), per server. Zero means
 	// DefaultRateLimit; negative disables the limit.
 	RateLimit float64
+	// MaxStateBytes bounds one state file, and one JSON state, of a state
+	// version. Zero means mgmt.DefaultMaxStateBytes (16 MiB); values over
+	// mgmt.HardMaxStateBytes (24 MiB) are lowered to it.
+	MaxStateBytes int
 }
 
 // Server is the management API mounted on a Core.

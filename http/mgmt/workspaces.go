@@ -126,7 +126,7 @@ func newWorkspaces(s *Server, load func(*call, httprouter.Params) (workspaceCtx,
 		},
 		admitUpdate: func(ws workspaceCtx, p mgmt.WorkspacePatch) error {
 			moves := p.ProjectID != nil && *p.ProjectID != ws.w.ProjectID
-			onlyMove := p.Name == nil && p.Description == nil && p.ToolVersion == nil &&
+			onlyMove := p.Name == nil && p.Description == nil && p.ToolVersion == nil && p.ExecutionMode == nil && p.AgentPoolID == nil &&
 				p.AutoDestroyActivityDuration == nil && p.InheritsProjectAutoDestroy == nil &&
 				p.VCSRepo == nil && !p.RemoveVCSRepo
 			if !(moves && onlyMove) && !ws.pa.CanUpdateWorkspaces() {
@@ -147,7 +147,7 @@ func newWorkspaces(s *Server, load func(*call, httprouter.Params) (workspaceCtx,
 			return store.WorkspaceDeleteRequestType, &store.WorkspaceDeleteRequest{ID: ws.w.ID}
 		},
 		show: func(_ *http.Request, ws workspaceCtx) (*jsonapi.Document, error) {
-			return jsonapi.One(workspaceResource(ws.w, ws.pa)), nil
+			return jsonapi.One(s.workspaceResource(ws.w, ws.pa)), nil
 		},
 		showCreated: func(a *mgmt.OrgAuthority, resp any) (*jsonapi.Document, error) {
 			ws := resp.(*mgmt.Workspace)
@@ -155,7 +155,7 @@ func newWorkspaces(s *Server, load func(*call, httprouter.Params) (workspaceCtx,
 			if err != nil {
 				return nil, err
 			}
-			return jsonapi.One(workspaceResource(ws, pa)), nil
+			return jsonapi.One(s.workspaceResource(ws, pa)), nil
 		},
 		showUpdated: func(c *call, ws workspaceCtx, _ any) (*jsonapi.Document, error) { return s.workspaceDoc(c, ws.w.ID) },
 	}
@@ -207,7 +207,7 @@ func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, p httprou
 			matching = append(matching, workspaceCtx{w: ws, a: a, pa: pa})
 		}
 	}
-	return pageDoc(r, page, matching, func(ws workspaceCtx) *jsonapi.Resource { return workspaceResource(ws.w, ws.pa) })
+	return pageDoc(r, page, matching, func(ws workspaceCtx) *jsonapi.Resource { return s.workspaceResource(ws.w, ws.pa) })
 }
 
 // readWorkspacePatch reads a workspace's writable attributes and its
@@ -220,6 +220,11 @@ func readWorkspacePatch(o *jsonapi.ResourceObject) mgmt.WorkspacePatch {
 		ToolVersion:                 a.NullableString("tool-version"),
 		AutoDestroyActivityDuration: a.NullableString("auto-destroy-activity-duration"),
 		InheritsProjectAutoDestroy:  a.Bool("inherits-project-auto-destroy"),
+		ExecutionMode:               readExecutionMode(o, "execution-mode"),
+		AgentPoolID:                 a.NullableString("agent-pool-id"),
+	}
+	if id, sent := o.ToOne("agent-pool", typeAgentPools); sent {
+		patch.AgentPoolID = &id
 	}
 	if a.IsNull("vcs-repo") {
 		patch.RemoveVCSRepo = true
@@ -250,9 +255,9 @@ func (s *Server) workspaceDoc(c *call, id string) (*jsonapi.Document, error) {
 		if rerr != nil || w == nil {
 			return nil, err
 		}
-		return jsonapi.One(workspaceResource(w, mgmt.ProjectAccess{})), nil
+		return jsonapi.One(s.workspaceResource(w, mgmt.ProjectAccess{})), nil
 	}
-	return jsonapi.One(workspaceResource(ws.w, ws.pa)), nil
+	return jsonapi.One(s.workspaceResource(ws.w, ws.pa)), nil
 }
 
 // lockHolder is who a caller is as the holder of a workspace lock: the

@@ -65,6 +65,9 @@ type Organization struct {
 	DefaultProjectID string
 	// OwnersTeamID is the "owners" team created with the organization.
 	OwnersTeamID string
+	// DefaultExecutionMode is where the organization's workspaces run by
+	// default: remote, local or agent; "" means remote.
+	DefaultExecutionMode string
 
 	// AccessBetaTools lets workspaces use beta tool versions.
 	AccessBetaTools bool
@@ -325,6 +328,11 @@ type Workspace struct {
 	// while InheritsProjectAutoDestroy, the workspace's own otherwise.
 	AutoDestroyActivityDuration string
 	InheritsProjectAutoDestroy  bool
+	// ExecutionMode is the workspace's own execution mode (remote, local
+	// or agent); "" inherits its project's, then its organization's.
+	ExecutionMode string
+	// AgentPoolID goes with the agent execution mode.
+	AgentPoolID string
 	// CurrentRunID is the newest run ("" when none).
 	CurrentRunID string
 	// LatestStateVersionID is the newest state version ("" when none).
@@ -423,8 +431,9 @@ func (r *Run) Copy() *Run {
 }
 
 // StateVersion records one version of a workspace's state. The state
-// itself is not kept in the replicated store (only its checksum): storing
-// state files is for the run-execution issue.
+// file and its JSON rendering are kept as content-addressed blobs
+// (StateBlob), named here by their SHA-256; the outputs are rows of their
+// own (StateVersionOutput).
 type StateVersion struct {
 	// ID is "sv-<id>".
 	ID               string
@@ -433,6 +442,21 @@ type StateVersion struct {
 	Serial           int64
 	Lineage          string
 	MD5              string
+	// Status is StateVersionFinalized once the state is stored, or
+	// StateVersionPending while it waits for its upload; "" (a version
+	// recorded without bytes by an older server) reads as finalized.
+	Status string
+	// StateSHA256 and JSONStateSHA256 name the blobs of the state file and
+	// of its JSON rendering; "" when none was uploaded.
+	StateSHA256     string
+	JSONStateSHA256 string
+	// StateSize is the state file's length in bytes.
+	StateSize int64
+	// TerraformVersion is the version that wrote the state, from the file.
+	TerraformVersion string
+	// Force records that the version was pushed over a lineage or serial
+	// conflict (terraform state push -force).
+	Force bool
 	// RunID is the run that wrote the state, if any.
 	RunID       string
 	CreatedBy   string

@@ -84,7 +84,7 @@ func ValidProjectName(name string) string {
 	case n < ProjectNameMinLen || n > ProjectNameMaxLen:
 		return fmt.Sprintf("must be %d to %d characters long, got %d", ProjectNameMinLen, ProjectNameMaxLen, n)
 	case !projectNameRE.MatchString(name):
-		return "may contain only letters, numbers, spaces, - and _"
+		return "may only contain letters, numbers, spaces, '-', and '_'"
 	case strings.TrimSpace(name) != name:
 		return "must not start or end with a space"
 	}

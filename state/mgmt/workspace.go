@@ -23,6 +23,10 @@ type WorkspacePatch struct {
 	// VCSRepo links a repository; RemoveVCSRepo (JSON null) unlinks it.
 	VCSRepo       *WorkspaceVCSRepo
 	RemoveVCSRepo bool
+	// ExecutionMode is remote, local or agent; "" (JSON null) returns to
+	// the project's default. AgentPoolID goes with agent.
+	ExecutionMode *string
+	AgentPoolID   *string
 }
 
 // Validate checks the patch, naming attributes by JSON pointer; create
@@ -66,6 +70,14 @@ func (p *WorkspacePatch) Validate(create bool) error {
 		}
 		CheckMax(v, AttrPointer("vcs-repo/identifier"), p.VCSRepo.Identifier, 255)
 	}
+	if p.ExecutionMode != nil && *p.ExecutionMode != "" {
+		if msg := ValidExecutionMode(*p.ExecutionMode); msg != "" {
+			v.Add(AttrPointer("execution-mode"), "%s", msg)
+		}
+	}
+	if p.AgentPoolID != nil {
+		CheckMax(v, AttrPointer("agent-pool-id"), *p.AgentPoolID, 64)
+	}
 	return v.Err()
 }
 
@@ -98,4 +110,22 @@ func (p *WorkspacePatch) Apply(w *Workspace, project *Project) {
 	if p.RemoveVCSRepo {
 		w.VCSRepo = nil
 	}
+	if p.ExecutionMode != nil {
+		w.ExecutionMode = *p.ExecutionMode
+	}
+	if p.AgentPoolID != nil {
+		w.AgentPoolID = *p.AgentPoolID
+	}
+	if w.ExecutionMode != ExecutionModeAgent {
+		w.AgentPoolID = ""
+	}
+}
+
+// CheckAgentPool reports the 422 of a workspace left in agent mode without
+// an agent pool, nil otherwise.
+func (w *Workspace) CheckAgentPool() error {
+	if w.ExecutionMode == ExecutionModeAgent && w.AgentPoolID == "" {
+		return state.Invalidf(AttrPointer("agent-pool-id"), "is required when execution-mode is agent")
+	}
+	return nil
 }

@@ -23,6 +23,7 @@ const IgnoreUnknownTypeFlag MessageType = 128
 //	60-99   management API (management_requests.go)
 //	100-109 deployments and job stability (deployment_updates.go)
 //	110-119 namespace quotas (quotas.go)
+//	120-139 management API, continued: Terraform's state and runs (state_versions.go)
 //
 // Add IgnoreUnknownTypeFlag to a new type that older servers may skip.
 const (

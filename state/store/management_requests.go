@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Management API command types (range 60-99; see commands.go). Values are
+// Management API command types (ranges 60-99 and 120-139; see
+// commands.go; 94 is in state_versions.go). Values are
 // persisted in the log: never renumber. None carries
 // IgnoreUnknownTypeFlag: a server that skipped one would diverge.
 const (
@@ -71,6 +72,9 @@ type OrganizationCreateRequest struct {
 type OrganizationUpdateRequest struct {
 	Name  string
 	Email *string
+	// DefaultExecutionMode is remote, local or agent; "" returns to the
+	// default (remote).
+	DefaultExecutionMode *string
 }
 
 // OrganizationDeleteRequest deletes an organization and everything in it:
@@ -283,8 +287,19 @@ type RunAdvanceRequest struct {
 // workspace must be locked, by StateVersion.CreatedBy when that is set
 // (ErrConflict otherwise). The newest state version (by CreatedAt) sets
 // the workspace's LatestChangeAt.
+//
+// State and JSONState, when set, are the bytes of the state file and of
+// its JSON rendering (stored as blobs, state_versions.go); with State the
+// version is finalized, and its lineage and serial must follow the
+// current state's unless StateVersion.Force. A version with Status
+// pending waits for its bytes (StateVersionUploadRequest) and is not
+// current until then. Outputs are the outputs the leader read, stored
+// with IDs derived from the version's.
 type StateVersionCreateRequest struct {
 	StateVersion *mgmt.StateVersion
+	State        []byte
+	JSONState    []byte
+	Outputs      []*mgmt.StateVersionOutput
 }
 
 // PolicySetCreateRequest creates a policy set; Attributes.Name is
@@ -405,8 +420,8 @@ func managementCommand(t MessageType) (command, bool) {
 	case ToolVersionDeleteRequestType:
 		return handler(applyToolVersionDelete), true
 	}
-	return command{}, false
+	return stateVersionCommand(t)
 }
 
 // managementTables are this area's tables.
-func managementTables() []tableDef { return mgmtTableDefs() }
+func managementTables() []tableDef { return append(mgmtTableDefs(), stateBlobTableDefs()...) }

@@ -74,6 +74,11 @@ func applyOrganizationCreate(t *writeTxn, req *OrganizationCreateRequest) (any, 
 	if msg := mgmt.ValidEmail(in.Email); msg != "" {
 		v.Add(mgmt.AttrPointer("email"), "%s", msg)
 	}
+	if in.DefaultExecutionMode != "" {
+		if msg := mgmt.ValidExecutionMode(in.DefaultExecutionMode); msg != "" {
+			v.Add(mgmt.AttrPointer("default-execution-mode"), "%s", msg)
+		}
+	}
 	mgmt.CheckID(v, "ExternalID", mgmt.PrefixOrganization, in.ExternalID)
 	mgmt.CheckID(v, "OwnersTeamID", mgmt.PrefixTeam, req.OwnersTeamID)
 	mgmt.CheckID(v, "DefaultProjectID", mgmt.PrefixProject, req.DefaultProjectID)
@@ -107,6 +112,7 @@ func applyOrganizationCreate(t *writeTxn, req *OrganizationCreateRequest) (any, 
 		Name: in.Name, ExternalID: in.ExternalID, Email: in.Email, CreatedAt: created,
 		DefaultProjectID: req.DefaultProjectID, OwnersTeamID: req.OwnersTeamID,
 		ApplyTimeout: mgmt.DefaultApplyTimeout, PlanTimeout: mgmt.DefaultPlanTimeout,
+		DefaultExecutionMode: in.DefaultExecutionMode,
 	}
 	stampNew(t, &org.CreateIndex, &org.ModifyIndex)
 	owners := &mgmt.Team{ID: req.OwnersTeamID, OrganizationName: in.Name, Name: mgmt.OwnersTeamName,
@@ -146,9 +152,17 @@ func applyOrganizationUpdate(t *writeTxn, req *OrganizationUpdateRequest) (any, 
 			return nil, state.Invalidf(mgmt.AttrPointer("email"), "%s", msg)
 		}
 	}
+	if m := req.DefaultExecutionMode; m != nil && *m != "" {
+		if msg := mgmt.ValidExecutionMode(*m); msg != "" {
+			return nil, state.Invalidf(mgmt.AttrPointer("default-execution-mode"), "%s", msg)
+		}
+	}
 	out := org.Copy()
 	if req.Email != nil {
 		out.Email = *req.Email
+	}
+	if req.DefaultExecutionMode != nil {
+		out.DefaultExecutionMode = *req.DefaultExecutionMode
 	}
 	out.ModifyIndex = t.index
 	return out, t.insert(TableOrganizations, out)

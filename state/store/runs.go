@@ -86,10 +86,19 @@ func applyStateVersionCreate(t *writeTxn, req *StateVersionCreateRequest) (any, 
 	if in == nil {
 		return nil, state.Invalidf("/data", "missing state version")
 	}
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	v := &state.ValidationError{}
 	mgmt.CheckID(v, "ID", mgmt.PrefixStateVersion, in.ID)
 	if in.Serial < 0 {
 		v.Add(mgmt.AttrPointer("serial"), "must not be negative, got %d", in.Serial)
+	}
+	if in.Status != "" && in.Status != mgmt.StateVersionPending && in.Status != mgmt.StateVersionFinalized {
+		v.Add("Status", "%q is not pending or finalized", in.Status)
+	}
+	if in.Status == mgmt.StateVersionPending && req.State != nil {
+		v.Add("Status", "a pending state version carries no state")
 	}
 	if err := v.Err(); err != nil {
 		return nil, err
@@ -108,20 +117,21 @@ func applyStateVersionCreate(t *writeTxn, req *StateVersionCreateRequest) (any, 
 		return nil, err
 	}
 	sv := &mgmt.StateVersion{ID: in.ID, WorkspaceID: w.ID, OrganizationName: w.OrganizationName, Serial: in.Serial,
-		Lineage: in.Lineage, MD5: in.MD5, RunID: in.RunID, CreatedBy: in.CreatedBy, CreatedAt: mgmt.Time(in.CreatedAt)}
-	stampNew(t, &sv.CreateIndex, &sv.ModifyIndex)
-	if err := t.insert(TableStateVersions, sv); err != nil {
-		return nil, err
-	}
-	if w.LatestStateVersionID == "" || !sv.CreatedAt.Before(w.LatestChangeAt) {
-		c := w.Copy()
-		c.LatestStateVersionID, c.LatestChangeAt = sv.ID, sv.CreatedAt
-		c.ModifyIndex = t.index
-		if err := t.insert(TableWorkspaces, c); err != nil {
+		Lineage: in.Lineage, MD5: in.MD5, RunID: in.RunID, CreatedBy: in.CreatedBy, CreatedAt: mgmt.Time(in.CreatedAt),
+		Status: in.Status, TerraformVersion: in.TerraformVersion, Force: in.Force}
+	if sv.IsFinalized() {
+		if err := checkSuccession(t, w, sv); err != nil {
 			return nil, err
 		}
 	}
-	return sv, nil
+	stampNew(t, &sv.CreateIndex, &sv.ModifyIndex)
+	if err := storeStateBytes(t, sv, req.State, req.JSONState, req.Outputs); err != nil {
+		return nil, err
+	}
+	if err := t.insert(TableStateVersions, sv); err != nil {
+		return nil, err
+	}
+	return sv, makeCurrent(t, w, sv)
 }
 
 // checkPolicySet checks what needs the store: a unique name and an existing

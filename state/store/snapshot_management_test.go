@@ -39,7 +39,10 @@ func mgFillTables(t *testing.T, s *Store, base uint64) {
 	e.apply(RunAdvanceRequestType, &RunAdvanceRequest{ID: "run-1", Status: mgmt.RunPlanning, Now: e.now()})
 	e.apply(WorkspaceLockRequestType, &WorkspaceLockRequest{ID: "ws-app", LockedBy: "user-ann", Reason: "state", Now: e.now()})
 	e.apply(StateVersionCreateRequestType, &StateVersionCreateRequest{StateVersion: &mgmt.StateVersion{ID: "sv-1", WorkspaceID: "ws-app",
-		Serial: 3, Lineage: "lin", MD5: "0123456789abcdef0123456789abcdef", RunID: "run-1", CreatedBy: "user-ann", CreatedAt: e.now()}})
+		Serial: 3, Lineage: "lin", MD5: "0123456789abcdef0123456789abcdef", RunID: "run-1", CreatedBy: "user-ann", CreatedAt: e.now(),
+		Status: mgmt.StateVersionFinalized},
+		State: []byte(`{"version":4,"serial":3,"lineage":"lin","outputs":{}}`), JSONState: []byte(`{"format_version":"1.0"}`),
+		Outputs: []*mgmt.StateVersionOutput{{Name: "addr", Sensitive: true, Type: []byte(`"string"`), Value: []byte(`"10.0.0.1"`)}}})
 	e.apply(PolicySetCreateRequestType, &PolicySetCreateRequest{ID: "polset-1", OrganizationName: "acme", CreatedAt: e.now(), Attributes: mgmt.PolicySetPatch{
 		Name: mgPtr("base"), Description: mgPtr("d"), Kind: mgPtr("gate"), Overridable: mgPtr(true), Global: mgPtr(true), PolicyToolVersion: mgPtr("0.9.0")}})
 }

@@ -97,6 +97,9 @@ func applyWorkspaceCreate(t *writeTxn, req *WorkspaceCreateRequest) (any, error)
 	w := &mgmt.Workspace{ID: req.ID, OrganizationName: org.Name, CreatedAt: created, UpdatedAt: created,
 		LatestChangeAt: created, InheritsProjectAutoDestroy: true}
 	a.Apply(w, project)
+	if err := w.CheckAgentPool(); err != nil {
+		return nil, err
+	}
 	stampNew(t, &w.CreateIndex, &w.ModifyIndex)
 	return w, insertCounted(t, TableWorkspaces, w.OrganizationName, w)
 }
@@ -138,6 +141,9 @@ func applyWorkspaceUpdate(t *writeTxn, req *WorkspaceUpdateRequest) (any, error)
 	}
 	w := old.Copy()
 	a.Apply(w, project)
+	if err := w.CheckAgentPool(); err != nil {
+		return nil, err
+	}
 	w.UpdatedAt = mgmt.Time(req.Now)
 	w.ModifyIndex = t.index
 	return w, t.insert(TableWorkspaces, w)
@@ -167,7 +173,7 @@ func deleteWorkspaceRows(t *writeTxn, w *mgmt.Workspace) error {
 		return err
 	}
 	for _, sv := range versions {
-		if err := t.delete(TableStateVersions, sv); err != nil {
+		if err := deleteStateVersion(t, sv); err != nil {
 			return err
 		}
 	}

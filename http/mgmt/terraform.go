@@ -1,0 +1,109 @@
+package mgmt
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/schedhq/sched/http/jsonapi"
+	"github.com/schedhq/sched/state/mgmt"
+)
+
+// What Terraform itself (not go-tfe alone) needs before it uses sched as
+// its cloud or remote backend: the service discovery document, which says
+// where the API lives, and the organization's entitlement set, which says
+// what the backend may do.
+
+// DiscoveryPath is where Terraform looks for a host's services.
+const DiscoveryPath = "/.well-known/terraform.json"
+
+// discoveredServices are the services sched announces: the TFE API in the
+// three versions Terraform and go-tfe ask for. The module and provider
+// registries (modules.v1, providers.v1) are not served, so they are not
+// announced: Terraform then says the host offers no registry.
+var discoveredServices = map[string]string{
+	"tfe.v2":   apiPrefix + "/",
+	"tfe.v2.1": apiPrefix + "/",
+	"tfe.v2.2": apiPrefix + "/",
+}
+
+// terraformRoutes registers discovery and the entitlement set.
+func (m *router) terraformRoutes() {
+	s := m.s
+	s.mount(http.MethodGet, DiscoveryPath, m.discovery)
+	m.handle(http.MethodGet, "/organizations/:org/entitlement-set", s.entitlementSet)
+}
+
+// discovery serves GET /.well-known/terraform.json. It needs no token, as
+// Terraform asks before it knows which credentials to send; it reveals
+// nothing but the API's path, and counts against the caller's rate limit.
+func (m *router) discovery(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	if err := m.limiter.admit(w, "addr:"+remoteHost(r)); err != nil {
+		m.s.writeError(w, r, err)
+		return
+	}
+	body, _ := json.Marshal(discoveredServices)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "max-age=60")
+	_, _ = w.Write(body)
+}
+
+// entitlementSet serves GET /organizations/:org/entitlement-set, go-tfe's
+// ReadEntitlements, for any member of the organization. It says what sched
+// does: state storage, teams, agents (node pools) and operations (runs
+// executed as jobs) are true only where sched serves them.
+func (s *Server) entitlementSet(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+	a, err := s.orgAuthority(c, p.ByName("org"))
+	if err != nil {
+		return result{}, err
+	}
+	return ok(jsonapi.One(&jsonapi.Resource{
+		ID:   a.Organization.ExternalID,
+		Type: typeEntitlementSets,
+		Attributes: map[string]any{
+			"state-storage":           true,
+			"teams":                   true,
+			"operations":              RunsExecute,
+			"agents":                  false,
+			"audit-logging":           false,
+			"cost-estimation":         false,
+			"global-run-tasks":        false,
+			"private-module-registry": false,
+			"private-run-tasks":       false,
+			"run-tasks":               false,
+			"gate":                    false,
+			"sso":                     false,
+			"vcs-integrations":        false,
+		},
+		Links: selfLink(orgPath(a.Organization.Name) + "/entitlement-set"),
+	}))
+}
+
+// RunsExecute says whether sched executes runs (the operations
+// entitlement). While it is false Terraform runs every operation locally
+// and uses sched for state only, whatever a workspace's execution mode.
+const RunsExecute = false
+
+// typeEntitlementSets is the JSON:API type of an entitlement set.
+const typeEntitlementSets = "entitlement-sets"
+
+// workspaceResource renders a workspace with its effective execution mode
+// (its own, its project's, its organization's, remote).
+func (s *Server) workspaceResource(w *mgmt.Workspace, pa mgmt.ProjectAccess) *jsonapi.Resource {
+	var org *mgmt.Organization
+	var project *mgmt.Project
+	if w.ExecutionMode == "" {
+		project, _ = s.store.ProjectByID(nil, w.ProjectID)
+		org, _ = s.store.OrganizationByName(nil, w.OrganizationName)
+	}
+	return workspaceResource(w, pa, mgmt.EffectiveExecutionMode(org, project, w))
+}
+
+// deref is *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
