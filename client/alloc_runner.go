@@ -153,11 +153,17 @@ func (ar *allocRunner) taskInput(t *state.Task, env map[string]string) *taskinpu
 	if tg != nil {
 		groupMeta = tg.Meta
 	}
-	return &taskinput.Input{
+	in := &taskinput.Input{
 		Task: t, TaskDir: ar.dir.TaskDir(t.Name), LocalDir: ar.dir.LocalDir(t.Name),
 		Env: env, Meta: taskinput.MergeMeta(jobMeta, groupMeta, t.Meta),
 		NodeAttrs: node.Attributes, Node: node, Payload: payload,
 	}
+	if t.User == "" && ar.c.users != nil {
+		// The task runs as the allocation's workload user (ownDirs): the
+		// files written for it are its own, whatever their perms.
+		in.Owner = ar.workloadUID()
+	}
+	return in
 }
 
 // run is the allocation's life. It returns when every task is dead, or

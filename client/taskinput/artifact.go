@@ -118,7 +118,11 @@ func (f *Fetcher) FetchArtifacts(ctx context.Context, in *Input) error {
 		if a == nil {
 			continue
 		}
-		if err := f.fetchOne(ctx, in, a); err != nil {
+		dest, err := f.fetchOne(ctx, in, a)
+		if err == nil {
+			err = in.ownTree(dest)
+		}
+		if err != nil {
 			return &ArtifactError{Source: a.GetterSource, Err: err}
 		}
 	}
@@ -225,10 +229,10 @@ func archiveKind(p string) string {
 }
 
 // fetchOne fetches one artifact within the timeout.
-func (f *Fetcher) fetchOne(ctx context.Context, in *Input, a *state.TaskArtifact) error {
+func (f *Fetcher) fetchOne(ctx context.Context, in *Input, a *state.TaskArtifact) (dest string, err error) {
 	s, err := parseArtifact(in, a)
 	if err != nil {
-		return err
+		return "", err
 	}
 	timeout := f.Timeout
 	if timeout <= 0 {
@@ -240,23 +244,23 @@ func (f *Fetcher) fetchOne(ctx context.Context, in *Input, a *state.TaskArtifact
 	if s.url.Scheme == "file" {
 		info, err := os.Stat(s.url.Path)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if info.IsDir() {
 			if s.mode == "file" {
-				return fmt.Errorf("source is a directory but getter mode is file")
+				return "", fmt.Errorf("source is a directory but getter mode is file")
 			}
 			if s.checksum != nil {
-				return fmt.Errorf("a checksum needs a file source, not a directory")
+				return "", fmt.Errorf("a checksum needs a file source, not a directory")
 			}
-			return copyDir(ctx, s.url.Path, s.dest, f.maxBytes())
+			return s.dest, copyDir(ctx, s.url.Path, s.dest, f.maxBytes())
 		}
 	}
 	// A single file: stage it in the task directory, verify, then place or
 	// unpack it.
 	tmp, err := os.CreateTemp(in.TaskDir, ".artifact-*")
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
@@ -266,26 +270,26 @@ func (f *Fetcher) fetchOne(ctx context.Context, in *Input, a *state.TaskArtifact
 		err = f.download(ctx, tmp, s.url, a.GetterHeaders)
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	if s.checksum != nil {
 		if err := s.checksum.verify(tmp); err != nil {
-			return err
+			return "", err
 		}
 	}
 	switch {
 	case s.archive != "":
-		return unpack(ctx, s.archive, tmp, s.dest, f.maxBytes())
+		return s.dest, unpack(ctx, s.archive, tmp, s.dest, f.maxBytes())
 	case s.mode == "dir":
-		return fmt.Errorf("getter mode dir needs a directory or an archive source")
+		return "", fmt.Errorf("getter mode dir needs a directory or an archive source")
 	case s.mode == "file":
-		return placeFile(tmp, s.dest)
+		return s.dest, placeFile(tmp, s.dest)
 	default:
 		name := path.Base(s.url.Path)
 		if name == "/" || name == "." || name == "" {
-			return fmt.Errorf("cannot name the file of %q: use getter mode file", s.url.Redacted())
+			return "", fmt.Errorf("cannot name the file of %q: use getter mode file", s.url.Redacted())
 		}
-		return placeFile(tmp, filepath.Join(s.dest, name))
+		return s.dest, placeFile(tmp, filepath.Join(s.dest, name))
 	}
 }
 

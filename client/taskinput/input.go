@@ -16,6 +16,7 @@ package taskinput
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,38 @@ type Input struct {
 	Node *state.Node
 	// Payload is the dispatched job's payload (Job.Payload).
 	Payload []byte
+	// Owner is the uid (and gid) the task runs as when the client gives
+	// it one of its own (the allocation's workload user): every file this
+	// package writes for the task (templates, the dispatch payload,
+	// artifacts) is handed to it, so a template with perms 0600 is
+	// readable by its task. Zero leaves them to the client's user.
+	Owner uint32
+}
+
+// own hands path to in.Owner, without following a link; nothing when the
+// task has no uid of its own.
+func (in *Input) own(path string) error {
+	if in.Owner == 0 {
+		return nil
+	}
+	if err := os.Lchown(path, int(in.Owner), int(in.Owner)); err != nil {
+		return fmt.Errorf("give %s to uid %d: %w", path, in.Owner, err)
+	}
+	return nil
+}
+
+// ownTree hands root and everything below it to in.Owner (an artifact's
+// destination), without following links.
+func (in *Input) ownTree(root string) error {
+	if in.Owner == 0 {
+		return nil
+	}
+	return filepath.WalkDir(root, func(path string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return in.own(path)
+	})
 }
 
 // MergeMeta merges job, group and task meta: a task key overrides the

@@ -21,7 +21,7 @@ func WriteDispatchPayload(in *Input) error {
 	if err != nil {
 		return fmt.Errorf("dispatch payload: %w", err)
 	}
-	if err := writeAtomic(dest, in.Payload, 0o644); err != nil {
+	if err := writeAtomic(dest, in.Payload, 0o644, in.own); err != nil {
 		return fmt.Errorf("dispatch payload: %w", err)
 	}
 	return nil

@@ -164,7 +164,7 @@ func renderOne(in *Input, data *TemplateData, t *state.Template) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return writeIfChanged(dest, out.Bytes(), perm)
+	return writeIfChanged(dest, out.Bytes(), perm, in.own)
 }
 
 // templateBody is the embedded template, or the file at SourcePath
@@ -199,20 +199,24 @@ func parsePerms(s string) (os.FileMode, error) {
 // writeIfChanged writes content to path with perm unless the file already
 // holds exactly content, and reports whether it wrote. A write goes to a
 // temporary file in the same directory first, so a reader never sees half a
-// file. Perms are set either way.
-func writeIfChanged(path string, content []byte, perm os.FileMode) (bool, error) {
+// file. Perms and the owner (own) are set either way.
+func writeIfChanged(path string, content []byte, perm os.FileMode, own func(string) error) (bool, error) {
 	old, err := os.ReadFile(path)
 	switch {
 	case err == nil && bytes.Equal(old, content):
+		if err := own(path); err != nil {
+			return false, err
+		}
 		return false, os.Chmod(path, perm)
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return false, err
 	}
-	return true, writeAtomic(path, content, perm)
+	return true, writeAtomic(path, content, perm, own)
 }
 
-// writeAtomic replaces path with content, creating parent directories.
-func writeAtomic(path string, content []byte, perm os.FileMode) error {
+// writeAtomic replaces path with content, creating parent directories;
+// own gives the file to the task's user before it takes path's name.
+func writeAtomic(path string, content []byte, perm os.FileMode, own func(string) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -237,6 +241,9 @@ func writeAtomic(path string, content []byte, perm os.FileMode) error {
 	// CreateTemp makes 0600 and the umask does not apply to Chmod, so the
 	// file gets exactly perm.
 	if err := os.Chmod(tmp, perm); err != nil {
+		return err
+	}
+	if err := own(tmp); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
