@@ -230,9 +230,7 @@ func (b *BlockedEvals) Unblock(class string, index uint64) {
 		}
 	}
 	b.mu.Unlock()
-	for _, e := range out {
-		b.broker.Enqueue(e)
-	}
+	b.broker.EnqueueAll(out)
 }
 
 // Untrack drops a job's blocked evaluation written before index, and

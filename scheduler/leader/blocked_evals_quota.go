@@ -42,9 +42,7 @@ func (b *BlockedEvals) UnblockQuota(quota string, index uint64) {
 		}
 	}
 	b.mu.Unlock()
-	for _, e := range out {
-		b.broker.Enqueue(e)
-	}
+	b.broker.EnqueueAll(out)
 }
 
 // quotaPass unblocks the quotas whose usage fell in some dimension, or

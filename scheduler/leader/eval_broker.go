@@ -134,6 +134,9 @@ type EvalBroker struct {
 	seq     uint64
 	// enqueuedAt records when each ready evaluation became ready.
 	enqueuedAt map[string]time.Time
+	// shares gives the weighted share of namespaces
+	// (eval_broker_order.go).
+	shares func(namespaces []string) map[string]float64
 }
 
 // delivery is one outstanding delivery of an evaluation.
@@ -230,6 +233,11 @@ func (b *EvalBroker) signalLocked() {
 func (b *EvalBroker) Enqueue(eval *state.Evaluation) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.enqueueLocked(eval)
+}
+
+// enqueueLocked is Enqueue.
+func (b *EvalBroker) enqueueLocked(eval *state.Evaluation) {
 	if !b.enabled {
 		return
 	}
@@ -281,7 +289,7 @@ func (b *EvalBroker) pushReadyLocked(eval *state.Evaluation) {
 		b.ready[eval.Type] = q
 	}
 	b.seq++
-	heap.Push(q, &heapItem{eval: eval, seq: b.seq})
+	heap.Push(q, &heapItem{eval: eval, seq: b.seq, aged: effectivePriority(eval, b.now())})
 	b.enqueuedAt[eval.ID] = b.now()
 	b.signalLocked()
 }
@@ -359,11 +367,12 @@ func (b *EvalBroker) dequeueLocked(types []string) (*state.Evaluation, string) {
 		if q == nil || q.Len() == 0 {
 			continue
 		}
+		b.refreshSharesLocked(q) // eval_broker_order.go
 		if best == nil || readyBefore(q.items[0], best.items[0]) {
 			best = q
 		}
 	}
-	if best == nil {
+	if best == nil || b.gatedLocked(best.items[0]) { // eval_broker_order.go
 		return nil, ""
 	}
 	eval := heap.Pop(best).(*heapItem).eval
@@ -434,6 +443,9 @@ func (b *EvalBroker) Ack(evalID, token string) error {
 	delete(b.known, evalID)
 	key := jobKeyOf(d.eval)
 	delete(b.inflight, key)
+	if d.eval.Status == state.EvalStatusBlocked {
+		b.signalLocked() // lifts the gate of lower released evaluations
+	}
 	if again, ok := b.requeue[evalID]; ok {
 		delete(b.requeue, evalID)
 		b.known[evalID] = 0

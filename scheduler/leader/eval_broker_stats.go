@@ -82,13 +82,21 @@ type heapItem struct {
 	eval *state.Evaluation
 	seq  uint64
 	due  time.Time
+	// aged is the evaluation's effective priority as it became ready,
+	// and share its namespace's weighted share (eval_broker_order.go).
+	aged  int
+	share float64
 }
 
-// readyBefore orders ready evaluations: higher priority first, then older
-// (lower CreateIndex), then the order they became ready.
+// readyBefore orders ready evaluations: higher effective priority first,
+// then the namespace of lower weighted share, then older (lower
+// CreateIndex), then the order they became ready.
 func readyBefore(a, b *heapItem) bool {
-	if a.eval.Priority != b.eval.Priority {
-		return a.eval.Priority > b.eval.Priority
+	if a.aged != b.aged {
+		return a.aged > b.aged
+	}
+	if a.share != b.share {
+		return a.share < b.share
 	}
 	if a.eval.CreateIndex != b.eval.CreateIndex {
 		return a.eval.CreateIndex < b.eval.CreateIndex

@@ -171,6 +171,7 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 		return nil, err
 	}
 	broker := NewEvalBroker(cfg.Broker, cfg.Raft, cfg.Logger, cfg.Now, cfg.NewID)
+	broker.SetShares(StoreShares(cfg.Store)) // eval_broker_order.go
 	blocked := NewBlockedEvals(cfg.Blocked, cfg.Store, broker, cfg.Raft, cfg.Logger, cfg.Now)
 	plans := NewPlanQueue()
 	r := &Runtime{

@@ -1,0 +1,135 @@
+package leader
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/schedhq/sched/scheduler"
+	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/store"
+)
+
+// queueJob is a batch job of one allocation taking half a MockNode's CPU.
+func queueJob(ns, id string, prio int) *state.Job {
+	j := scheduler.MockJob(id)
+	j.Namespace = ns
+	j.Type = state.JobTypeBatch
+	j.Priority = prio
+	j.TaskGroups[0].Count = 1
+	j.TaskGroups[0].Tasks[0].Resources.CPU = 1950
+	j.TaskGroups[0].Tasks[0].Resources.MemoryMB = 64
+	j.TaskGroups[0].ReschedulePolicy = nil
+	return j
+}
+
+// liveIn lists the live allocations of a namespace.
+func liveIn(st *store.Store, ns string) []*state.Allocation {
+	all, _ := st.Allocs(nil, ns, "")
+	var out []*state.Allocation
+	for _, a := range all {
+		if !a.Terminal() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// waitSettled waits until cond holds and the broker has nothing ready
+// or delivered, waking on store writes and on the broker's ticks.
+func waitSettled(t *testing.T, rt *Runtime, st *store.Store, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ws := memdb.NewWatchSet()
+		st.WatchLatestIndex(ws)
+		bs, _ := rt.Broker.Stats()
+		if bs.TotalReady == 0 && bs.TotalUnacked == 0 && bs.TotalPending == 0 && cond() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s (broker %+v)", what, bs)
+		}
+		// The broker's last ack writes nothing: look again shortly.
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
+		_ = ws.WatchCtx(ctx)
+		cancel()
+	}
+}
+
+// 1,000 blocked priority-50 jobs and one priority-90 job, submitted last,
+// on a full cluster: when room for one allocation frees, the priority-90
+// job takes it.
+func TestQueueOrderPriorityFirstAcrossTheCluster(t *testing.T) {
+	r := rtNewMemRaft(t)
+	r.registerNode(t, scheduler.MockNode("n1"))
+	rt := startRuntime(t, r)
+	fill := queueJob("default", "fill", 50)
+	fill.TaskGroups[0].Count = 2
+	r.registerJob(t, fill)
+	waitSettled(t, rt, r.store, "filler placed", func() bool { return len(liveIn(r.store, "default")) == 2 })
+
+	const low = 1000
+	for i := range low {
+		r.registerJob(t, queueJob("default", fmt.Sprintf("low-%04d", i), 50))
+	}
+	r.registerJob(t, queueJob("default", "high", 90))
+	waitSettled(t, rt, r.store, "every job blocked", func() bool { return rt.Blocked.Stats().TotalBlocked == low+1 })
+
+	victim := liveAllocs(r.store, "fill")[0]
+	r.must(t, store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: []*state.Allocation{
+		{ID: victim.ID, ClientStatus: state.AllocClientStatusComplete}}})
+	waitSettled(t, rt, r.store, "the freed room taken", func() bool { return len(liveIn(r.store, "default")) == 2 })
+	if got := liveAllocs(r.store, "high"); len(got) != 1 {
+		var who []string
+		for _, a := range liveIn(r.store, "default") {
+			who = append(who, a.JobID)
+		}
+		t.Fatalf("the freed room went to %v, want the priority-90 job", who)
+	}
+}
+
+// Two namespaces of weights 1 and 3 with more work than a full cluster
+// holds: as allocations complete one at a time, the freed room goes to the
+// namespace of lowest weighted share, and the running allocations settle
+// within 10% of 1:3.
+func TestQueueOrderWeightedFairShare(t *testing.T) {
+	r := rtNewMemRaft(t)
+	for i := range 10 {
+		r.registerNode(t, scheduler.MockNode(fmt.Sprintf("n%d", i))) // 2 allocations each: 20 in all
+	}
+	r.must(t, store.NamespaceUpsertRequestType, &store.NamespaceUpsertRequest{Namespaces: []*state.Namespace{
+		{Name: "light", Meta: map[string]string{WeightMetaKey: "1"}},
+		{Name: "heavy", Meta: map[string]string{WeightMetaKey: "3"}},
+	}})
+	rt := startRuntime(t, r)
+	// The light namespace comes first and fills the cluster.
+	for i := range 40 {
+		r.registerJob(t, queueJob("light", fmt.Sprintf("l-%02d", i), 50))
+	}
+	waitSettled(t, rt, r.store, "light fills the cluster", func() bool { return len(liveIn(r.store, "light")) == 20 })
+	for i := range 60 {
+		r.registerJob(t, queueJob("heavy", fmt.Sprintf("h-%02d", i), 50))
+	}
+	waitSettled(t, rt, r.store, "heavy blocked", func() bool { return rt.Blocked.Stats().TotalBlocked == 80 })
+
+	rng := rand.New(rand.NewPCG(7, 31))
+	for step := range 40 {
+		live := append(liveIn(r.store, "light"), liveIn(r.store, "heavy")...)
+		victim := live[rng.IntN(len(live))]
+		r.must(t, store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: []*state.Allocation{
+			{ID: victim.ID, ClientStatus: state.AllocClientStatusComplete}}})
+		waitSettled(t, rt, r.store, fmt.Sprintf("step %d refilled", step), func() bool {
+			return len(liveIn(r.store, "light"))+len(liveIn(r.store, "heavy")) == 20
+		})
+	}
+	light, heavy := len(liveIn(r.store, "light")), len(liveIn(r.store, "heavy"))
+	ratio := float64(heavy) / float64(max(light, 1))
+	if light == 0 || ratio < 3*0.9 || ratio > 3*1.1 {
+		t.Fatalf("running allocations light %d, heavy %d: ratio %.2f, want 3 ± 10%%", light, heavy, ratio)
+	}
+}
