@@ -568,6 +568,9 @@ type fileConfig struct {
 	ManagementAPI *fileManagementAPI `hcl:"management_api,block"`
 	Limits        *fileLimits        `hcl:"limits,block"`
 	TLS           *fileTLS           `hcl:"tls,block"`
+	// Plugins are Nomad's plugin "NAME" { config { ... } } blocks, read
+	// as the client block keys they stand for (plugin_config.go).
+	Plugins []filePlugin `hcl:"plugin,block"`
 }
 
 type filePorts struct {
@@ -663,6 +666,16 @@ func (c *Config) loadHCL(filename string, src []byte) error {
 	mgmt, err := f.ManagementAPI.mergeInto(c.ManagementAPI)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", filename, err)
+	}
+	plugins, err := pluginClient(f.Plugins) // plugin_config.go
+	if err != nil {
+		return fmt.Errorf("config %s: %w", filename, err)
+	}
+	if plugins != nil {
+		// Before the client block, whose own keys win.
+		if err := c.Client.merge(plugins); err != nil {
+			return fmt.Errorf("config %s: %w", filename, err)
+		}
 	}
 	if cl := f.Client; cl != nil {
 		if err := c.Client.merge(cl); err != nil {
