@@ -279,3 +279,20 @@ func TestExecLimits(t *testing.T) {
 		t.Errorf("limits without memory_max: %+v", l)
 	}
 }
+
+// TestRawExecVolumeEnv: a raw_exec task, which cannot have a directory
+// bound, learns where its volumes are from its environment.
+func TestRawExecVolumeEnv(t *testing.T) {
+	cfg := shTask(t, `echo "data=$SCHED_HOST_VOLUME_my_data"`)
+	cfg.Mounts = []*MountConfig{{Volume: "my-data", HostPath: "/srv/data", TaskPath: "/data"}}
+	_, ch := start(t, NewRawExec(nil), cfg)
+	if r := result(t, ch); r.ExitCode != 0 {
+		t.Fatalf("exit %+v", r)
+	}
+	if out := readLog(t, cfg, "stdout"); out != "data=/srv/data\n" {
+		t.Fatalf("stdout %q", out)
+	}
+	if _, ok := cfg.Env[VolumeEnvPrefix+"my_data"]; ok {
+		t.Error("the driver changed its caller's environment")
+	}
+}

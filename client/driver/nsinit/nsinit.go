@@ -106,12 +106,17 @@ func Main() {
 	if err := setup(spec); err != nil {
 		fail(err)
 	}
+	// Signals are caught before the task starts: one sent as soon as the
+	// task runs waits in the channel for it instead of meeting the
+	// runtime's default action.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, forwarded...)
 	pid, err := start(spec)
 	if err != nil {
 		fail(err)
 	}
 	report(Report{})
-	os.Exit(supervise(pid))
+	os.Exit(supervise(pid, sigs))
 }
 
 // fail reports err to the driver and exits.
@@ -394,11 +399,10 @@ var forwarded = []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, sys
 	syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGABRT, syscall.SIGPIPE,
 	syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM, syscall.SIGPROF, syscall.SIGIO}
 
-// supervise forwards signals to pid and reaps every child until pid
-// exits; it writes pid's status and returns the init's exit code.
-func supervise(pid int) int {
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, forwarded...)
+// supervise forwards the signals of sigs to pid and reaps every child
+// until pid exits; it writes pid's status and returns the init's exit
+// code.
+func supervise(pid int, sigs <-chan os.Signal) int {
 	go func() {
 		for sig := range sigs {
 			syscall.Kill(pid, sig.(syscall.Signal))
