@@ -92,6 +92,9 @@ func buildEnv(in *envInput) map[string]string {
 	}
 	env["SCHED_CPU_LIMIT"] = strconv.Itoa(cpu)
 	env["SCHED_MEMORY_LIMIT"] = strconv.Itoa(mem)
+	if mx := memoryMaxOf(a, t); mx > 0 {
+		env["SCHED_MEMORY_MAX_LIMIT"] = strconv.Itoa(mx) // memory oversubscription
+	}
 
 	for _, p := range allocPorts(a, taskNets) {
 		ip := p.HostIP

@@ -26,12 +26,18 @@ func (ar *allocRunner) taskPorts(t *state.Task) []state.AllocatedPort {
 	return out
 }
 
-// memoryMaxOf is the task's memory_max in MB (0: none).
-func memoryMaxOf(t *state.Task) int {
-	if t.Resources == nil {
+// memoryMaxOf is the task's memory_max in MB as the scheduler granted it
+// in the allocation (0: none). The scheduler grants it only while the
+// scheduler configuration enables memory oversubscription; otherwise the
+// task's memory_max is ignored, as in Nomad.
+func memoryMaxOf(a *state.Allocation, t *state.Task) int {
+	if a == nil || a.AllocatedResources == nil {
 		return 0
 	}
-	return t.Resources.MemoryMaxMB
+	if tr := a.AllocatedResources.Tasks[t.Name]; tr != nil {
+		return tr.MemoryMaxMB
+	}
+	return 0
 }
 
 // coresOf is the task's reserved cores (0: none).

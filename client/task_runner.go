@@ -526,7 +526,7 @@ func (tr *taskRunner) prepare(ctx context.Context, first, render bool) (*driver.
 		LogDir: dir.LogDir(), LogConfig: task.LogConfig,
 		// The limits are the allocation's, whatever a template sets.
 		CPU: atoiOr(base["SCHED_CPU_LIMIT"]), MemoryMB: atoiOr(base["SCHED_MEMORY_LIMIT"]),
-		MemoryMaxMB: memoryMaxOf(task), Cores: coresOf(task),
+		MemoryMaxMB: memoryMaxOf(tr.ar.alloc(), task), Cores: coresOf(task),
 		Ports: tr.ar.taskPorts(task), Emit: tr.driverMessage,
 		Mounts: mounts, NetworkMode: networkMode(tr.ar.group()),
 	}, false, nil

@@ -59,3 +59,36 @@ func TestRankSpreadAlgorithm(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryOversubscription: with MemoryOversubscriptionEnabled a task's
+// memory_max is granted to the allocation (MemoryMaxMB) while the node's
+// usage counts only its memory; without it, memory_max is ignored.
+func TestMemoryOversubscription(t *testing.T) {
+	for _, enabled := range []bool{false, true} {
+		h := schedtest.NewHarness(t)
+		n := MockNode("n1")
+		h.UpsertNodes(n)
+		h.Apply(store.SchedulerConfigSetRequestType, &store.SchedulerConfigSetRequest{Config: &state.SchedulerConfiguration{MemoryOversubscriptionEnabled: enabled}})
+		job := MockJob("web")
+		job.TaskGroups[0].Count = 1
+		job.TaskGroups[0].Tasks[0].Resources.MemoryMB = 256
+		job.TaskGroups[0].Tasks[0].Resources.MemoryMaxMB = 1024
+		runEval(t, h, job)
+		live := h.LiveAllocs(job.Namespace, job.ID)
+		if len(live) != 1 {
+			t.Fatalf("enabled=%v: %d placed", enabled, len(live))
+		}
+		tr := live[0].AllocatedResources.Tasks["web"]
+		want := 0
+		if enabled {
+			want = 1024
+		}
+		if tr.MemoryMB != 256 || tr.MemoryMaxMB != want {
+			t.Errorf("enabled=%v: granted %d MB, max %d; want 256, max %d", enabled, tr.MemoryMB, tr.MemoryMaxMB, want)
+		}
+		u, err := h.Store.NodeUsage(nil, n.ID)
+		if err != nil || u.MemoryMB != 256 {
+			t.Errorf("enabled=%v: node usage %+v (%v), want 256 MB counted", enabled, u, err)
+		}
+	}
+}

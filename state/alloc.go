@@ -84,7 +84,11 @@ type AllocatedResources struct {
 type AllocatedTaskResources struct {
 	CPU      int
 	MemoryMB int
-	Networks []*NetworkResource
+	// MemoryMaxMB is how much memory the task may use beyond MemoryMB
+	// (memory_max) when the scheduler configuration enables memory
+	// oversubscription; 0 when it does not: the limit is MemoryMB.
+	MemoryMaxMB int
+	Networks    []*NetworkResource
 }
 
 // AllocatedSharedResources is the group's share: disk and group networks.

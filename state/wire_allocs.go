@@ -77,13 +77,16 @@ type allocatedTaskResourcesWire struct {
 
 type allocatedCPUWire struct{ CpuShares int }
 
-type allocatedMemoryWire struct{ MemoryMB int }
+type allocatedMemoryWire struct {
+	MemoryMB    int
+	MemoryMaxMB int `json:",omitempty"`
+}
 
 // MarshalJSON writes r in the nested wire shape
 // ({"Cpu":{"CpuShares":N},"Memory":{"MemoryMB":M},"Networks":[...]}).
 func (r AllocatedTaskResources) MarshalJSON() ([]byte, error) {
 	return json.Marshal(allocatedTaskResourcesWire{
-		Cpu: allocatedCPUWire{r.CPU}, Memory: allocatedMemoryWire{r.MemoryMB}, Networks: r.Networks,
+		Cpu: allocatedCPUWire{r.CPU}, Memory: allocatedMemoryWire{r.MemoryMB, r.MemoryMaxMB}, Networks: r.Networks,
 	})
 }
 
@@ -108,10 +111,14 @@ func (r *AllocatedTaskResources) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("Memory: %w", err)
 	}
+	memMax, err := nestedInt(w.Memory, "MemoryMaxMB")
+	if err != nil || w.MemoryMB != nil {
+		memMax = 0 // the flat form had none
+	}
 	if w.MemoryMB != nil {
 		mem = *w.MemoryMB
 	}
-	*r = AllocatedTaskResources{CPU: cpu, MemoryMB: mem, Networks: w.Networks}
+	*r = AllocatedTaskResources{CPU: cpu, MemoryMB: mem, MemoryMaxMB: memMax, Networks: w.Networks}
 	return nil
 }
 

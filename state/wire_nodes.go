@@ -101,7 +101,7 @@ type nodeDiskWire struct{ DiskMB int }
 // MarshalJSON writes r in the nested wire shape.
 func (r NodeResources) MarshalJSON() ([]byte, error) {
 	return json.Marshal(nodeResourcesWire{
-		Cpu: nodeCPUWire{CpuShares: r.CPU, TotalCpuCores: r.Cores}, Memory: allocatedMemoryWire{r.MemoryMB},
+		Cpu: nodeCPUWire{CpuShares: r.CPU, TotalCpuCores: r.Cores}, Memory: allocatedMemoryWire{MemoryMB: r.MemoryMB},
 		Disk: nodeDiskWire{r.DiskMB}, Networks: r.Networks, MinDynamicPort: r.MinDynamicPort, MaxDynamicPort: r.MaxDynamicPort,
 	})
 }

@@ -65,6 +65,9 @@ type allocExtras struct {
 	// Preemption (docs/scheduler.md#preemption).
 	PreemptedAllocations  []string
 	PreemptedByAllocation string
+	// MemoryMax maps a task to its AllocatedTaskResources.MemoryMaxMB,
+	// for the tasks that have one (memory oversubscription).
+	MemoryMax map[string]int
 }
 
 // isZero reports whether x holds nothing to write.
@@ -72,7 +75,7 @@ func (x *allocExtras) isZero() bool {
 	t := x.DesiredTransition
 	return t.Migrate == nil && t.Reschedule == nil && t.ForceReschedule == nil && t.NoShutdownDelay == nil &&
 		x.TaskStates == nil && x.DeploymentStatus == nil && x.RescheduleTracker == nil &&
-		x.PreemptedAllocations == nil && x.PreemptedByAllocation == ""
+		x.PreemptedAllocations == nil && x.PreemptedByAllocation == "" && x.MemoryMax == nil
 }
 
 // Writer appends allocation records to a chunk. Its maps and caches keep
@@ -319,7 +322,17 @@ func (w *Writer) Alloc(ref int, a *state.Allocation) error {
 			return true
 		})
 	}
-	x := allocExtras{a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker, a.PreemptedAllocations, a.PreemptedByAllocation}
+	x := allocExtras{a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker, a.PreemptedAllocations, a.PreemptedByAllocation, nil}
+	if r := a.AllocatedResources; r != nil {
+		for name, t := range r.Tasks {
+			if t != nil && t.MemoryMaxMB != 0 {
+				if x.MemoryMax == nil {
+					x.MemoryMax = map[string]int{}
+				}
+				x.MemoryMax[name] = t.MemoryMaxMB
+			}
+		}
+	}
 	return w.msgpack(&x, x.isZero())
 }
 
@@ -610,5 +623,12 @@ func (r *Reader) Alloc() (*state.Allocation, int) {
 	r.msgpack(&x)
 	a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker = x.DesiredTransition, x.TaskStates, x.DeploymentStatus, x.RescheduleTracker
 	a.PreemptedAllocations, a.PreemptedByAllocation = x.PreemptedAllocations, x.PreemptedByAllocation
+	if a.AllocatedResources != nil {
+		for name, mb := range x.MemoryMax {
+			if t := a.AllocatedResources.Tasks[name]; t != nil {
+				t.MemoryMaxMB = mb
+			}
+		}
+	}
 	return a, ref
 }
