@@ -185,6 +185,18 @@ func (p *page) shot(name string) {
 	}
 }
 
+// textOfJS is the string value of a JavaScript expression.
+func (p *page) textOfJS(expr string) string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		p.t.Fatalf("%s: %v", expr, err)
+	}
+	return s
+}
+
 // textOf is the text of the element css selects.
 func (p *page) textOf(css string) string {
 	p.t.Helper()
@@ -386,6 +398,9 @@ func TestUIInBrowser(t *testing.T) {
 	p.click(`#job-allocs a[href^="#/alloc/"]`)
 	p.waitText("#logs", "hello from the browser")
 	p.waitText("#alloc-tasks", "Started")
+	// A management token may exec: the terminal panel is offered.
+	p.waitJS("the exec panel", `!document.querySelector("#alloc-exec-section").hidden && !!document.querySelector("form[data-form=exec]")`)
+	allocHash := p.textOfJS(`location.hash`)
 	p.shot("allocation")
 	p.click(`form[data-form=logs] input[value=stderr]`)
 	p.click(`form[data-form=logs] [type=submit]`)
@@ -634,6 +649,12 @@ func TestUIInBrowser(t *testing.T) {
 	p.waitJS("the allocations", `document.querySelectorAll("#job-allocs tbody tr").length >= 1`)
 	if n := p.count(`main button`); n != 0 {
 		t.Errorf("a read-only token sees %d buttons on the job page, want none", n)
+	}
+	// Without alloc-exec, no terminal.
+	p.route(allocHash)
+	p.waitText("#alloc-tasks", "Started")
+	if n := p.count(`#alloc-exec-section:not([hidden]), form[data-form=exec]`); n != 0 {
+		t.Errorf("a read-only token sees the exec panel (%d elements)", n)
 	}
 	p.route("#/nodes")
 	p.waitText("main .error", "Permission denied")

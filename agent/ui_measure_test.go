@@ -159,9 +159,16 @@ func TestUIMeasurePictures(t *testing.T) {
 		return settled
 	})
 
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		t.Logf("load average before measuring: %s", strings.TrimSpace(string(b)))
+	}
 	p := &page{t: t, ctx: ctx, base: base}
 	p.open("#/signin")
 	p.eval(`sessionStorage.setItem("sched.token", ` + jsString(secret) + `)`)
+	// apiCalls is what the page asked the API before its mark: each
+	// request's path, time in ms (request start to end) and bytes on the
+	// wire, for the last run of a page.
+	var apiCalls string
 	measure := func(hash string) float64 {
 		p.do("leave", chromedp.Navigate("about:blank"))
 		p.open(hash)
@@ -172,6 +179,8 @@ func TestUIMeasurePictures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		apiCalls, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`performance.getEntriesByType("resource").filter(e => e.name.includes("/v1/") && e.startTime < performance.getEntriesByName("sched:drawn")[0].startTime)
+			.map(e => new URL(e.name).pathname + " " + Math.round(e.responseEnd - e.startTime) + " ms " + e.encodedBodySize + " B").join("; ")`))
 		return ms
 	}
 	for _, hash := range []string{"#/jobs", "#/topology", "#/alloc/" + allocs[0].ID} {
@@ -186,5 +195,6 @@ func TestUIMeasurePictures(t *testing.T) {
 			s = append(s, fmt.Sprintf("%.0f", r))
 		}
 		t.Logf("first render of %s (%d jobs, %d nodes, %d allocations): %s ms; median %.0f ms", hash, jobs, nodes, len(allocs), strings.Join(s, ", "), sorted[2])
+		t.Logf("  its API requests (last run): %s", apiCalls)
 	}
 }

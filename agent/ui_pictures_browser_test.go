@@ -74,6 +74,10 @@ func TestUIPictures(t *testing.T) {
 	p.shot("jobs-children")
 	p.route("#/job/default/cron")
 	p.waitJS("all four children on the parent's page", `document.querySelectorAll('#job-children a[href^="#/job/default/cron%2Fperiodic-"]').length === 4`)
+	// A child launched meanwhile appears through the event stream.
+	p.eval(`window.__parentPage = true`)
+	call(t, base, "", "POST", "/v1/job/cron/periodic/force", map[string]any{}, nil)
+	p.waitJS("the fifth child, in the same document", `window.__parentPage === true && document.querySelectorAll('#job-children a[href^="#/job/default/cron%2Fperiodic-"]').length === 5`)
 
 	// The job's allocation-status bar: one running allocation, all of it.
 	p.route("#/job/default/sleeper")
@@ -118,6 +122,7 @@ func TestUIPictures(t *testing.T) {
 	// The terminal: a shell in the task, its size the panel's.
 	p.click(`form[data-form=exec] [type=submit]`)
 	p.waitJS("the session open", `document.querySelector("#term")?.dataset.state === "open" && !!document.querySelector("#term").dataset.size`)
+	p.waitJS("the shell's prompt", `/[#$] +$/.test(document.querySelector("#term").textContent)`)
 	typeLine := func(line string) {
 		p.eval(`document.querySelector("#term").focus()`)
 		p.do("type "+line, chromedp.KeyEvent(line+"\r"))

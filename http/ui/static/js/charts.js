@@ -72,6 +72,9 @@ export function fmtBytes(n) {
  */
 export function lineChart(title, samples, windowMs, fmt, now = Date.now()) {
   const W = 300; const H = 80;
+  // Until the window has filled, the chart spans the samples taken (a
+  // minute at least), so that the first ones are not a dot at its edge.
+  windowMs = samples.length ? Math.min(windowMs, Math.max(60000, now - samples[0].t)) : windowMs;
   const max = Math.max(...samples.map((s) => s.v), 0) || 1;
   const pts = samples.filter((s) => s.t >= now - windowMs).map((s) => {
     const x = W - ((now - s.t) / windowMs) * W;

@@ -5,6 +5,7 @@ import { get, request, watch } from './api.js';
 import { html, raw, enc, short, when, badge, table, dl } from './html.js';
 import { errorBox, flash, go, setQuery } from './app.js';
 import { statusBar, allocCounts } from './charts.js';
+import { stream } from './events.js';
 
 const PAGE = 25;
 
@@ -282,6 +283,24 @@ export async function detail(ctx, session) {
 <section><h2>Evaluations</h2><div id="job-evals"></div></section>
 <section><h2>Versions</h2><div id="job-versions"></div></section>`);
   let job = null;
+  // A parent's children: all of them, read again when the event stream
+  // reports a job of this parent (launched, or changed).
+  const loadChildren = () => allChildren(job, ctx.signal).then((list) =>
+    ctx.region('job-children', html`<p class="muted">${list.length} ${list.length === 1 ? 'child' : 'children'}, newest first.</p>
+${table(['Child', 'Status', 'Allocations', 'Submitted'], list.map((c) => [
+    html`<a href="#/job/${enc(ns)}/${enc(c.ID)}">${c.ID}</a>`, badge(c.Status), statusBar(allocCounts(c.JobSummary), 'small'), when(c.SubmitTime)]), 'No children yet.')}`),
+  (e) => ctx.region('job-children', errorBox(e)));
+  let following = false;
+  const followChildren = () => {
+    if (following) return;
+    following = true;
+    let queued = null;
+    stream(['Job'], ctx.signal, (events) => {
+      if (!events.some((ev) => ((ev.Payload || {}).Job || {}).ParentID === id)) return;
+      clearTimeout(queued);
+      queued = setTimeout(loadChildren, 300); // a burst of changes, read once
+    }, () => {}, ns);
+  };
   const refresh = async () => {
     // Everything at once: the job, its summary, evaluations and versions.
     const rest = Promise.all([
@@ -313,11 +332,8 @@ export async function detail(ctx, session) {
       ['Submitted', when(job.SubmitTime)]]));
     if (job.Periodic || job.ParameterizedJob) {
       document.getElementById('job-children-section').hidden = false;
-      allChildren(job, ctx.signal).then((list) =>
-        ctx.region('job-children', html`<p class="muted">${list.length} ${list.length === 1 ? 'child' : 'children'}, newest first.</p>
-${table(['Child', 'Status', 'Allocations', 'Submitted'], list.map((c) => [
-          html`<a href="#/job/${enc(ns)}/${enc(c.ID)}">${c.ID}</a>`, badge(c.Status), statusBar(allocCounts(c.JobSummary), 'small'), when(c.SubmitTime)]), 'No children yet.')}`),
-      (e) => ctx.region('job-children', errorBox(e)));
+      loadChildren();
+      followChildren();
     }
     const [summary, evalsR, versions] = await rest;
     ctx.region('job-summary', summary instanceof Error ? errorBox(summary) : html`${statusBar(allocCounts(summary.data), 'legend')}

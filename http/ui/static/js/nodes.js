@@ -94,7 +94,9 @@ ${pg < pages - 1 ? html`<button type="button" data-action="allocs-page" data-pag
   // CPU and memory in use: the sum of the running allocations' stats.
   const cpuS = new Series(WINDOW); const memS = new Series(WINDOW);
   ctx.region('node-use', charts(cpuS, memS));
+  let allocsRead = false;
   sample(async () => {
+    if (!allocsRead) return undefined; // nothing to add up yet
     const running = allocs.filter((a) => a.ClientStatus === 'running').slice(0, SAMPLED);
     const us = await Promise.all(running.map((a) => usage(a.ID, ctx.signal).catch(() => ({ cpu: 0, mem: 0 }))));
     return us.reduce((t, u) => ({ cpu: t.cpu + u.cpu, mem: t.mem + u.mem }), { cpu: 0, mem: 0 });
@@ -105,6 +107,7 @@ ${pg < pages - 1 ? html`<button type="button" data-action="allocs-page" data-pag
   ctx.on('allocs-page', (d) => { pg = Number(d.page); allocTable(); });
   await watch(base + '/allocations', {}, ctx.signal, (r) => {
     allocs = r.data;
+    allocsRead = true;
     allocTable();
     resources();
   }, (e) => ctx.region('node-allocs', errorBox(e)));
