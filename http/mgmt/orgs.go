@@ -153,7 +153,9 @@ func (s *Server) orgList(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	if err != nil {
 		return result{}, err
 	}
-	list, err := s.store.OrganizationsForCaller(nil, c.caller, statePage(page))
+	q := r.URL.Query()
+	search := store.OrganizationSearch{Query: q.Get("q"), Email: q.Get("q[email]"), Name: q.Get("q[name]")}
+	list, err := s.store.SearchOrganizationsForCaller(nil, c.caller, search, statePage(page))
 	if err != nil {
 		return result{}, err
 	}

@@ -593,6 +593,29 @@ func (r reader) OrganizationConsumers(ws memdb.WatchSet, name, kind string, page
 // organizations are left out for everyone but site administrators (spec
 // §3: inaccessible to users).
 func (r reader) OrganizationsForCaller(ws memdb.WatchSet, c mgmt.Caller, page Page) (*OrganizationList, error) {
+	return r.SearchOrganizationsForCaller(ws, c, OrganizationSearch{}, page)
+}
+
+// OrganizationSearch is the search of the organization list's q, q[email]
+// and q[name] parameters: Query keeps the organizations whose name or
+// notification e-mail contains it, ignoring case (Email and Name are then
+// ignored); otherwise Email and Name each keep those whose e-mail,
+// respectively name, contains them. The zero value keeps every one.
+type OrganizationSearch struct {
+	Query, Email, Name string
+}
+
+// matches reports whether o is one the search keeps.
+func (q OrganizationSearch) matches(o *mgmt.Organization) bool {
+	if q.Query != "" {
+		return containsFold(o.Name, q.Query) || containsFold(o.Email, q.Query)
+	}
+	return containsFold(o.Email, q.Email) && containsFold(o.Name, q.Name)
+}
+
+// SearchOrganizationsForCaller is OrganizationsForCaller narrowed to the
+// organizations search keeps; Matching counts those.
+func (r reader) SearchOrganizationsForCaller(ws memdb.WatchSet, c mgmt.Caller, search OrganizationSearch, page Page) (*OrganizationList, error) {
 	txn := r.txn()
 	all, err := list[*mgmt.Organization](ws, txn, nil, TableOrganizations, indexID)
 	if err != nil {
@@ -614,7 +637,7 @@ func (r reader) OrganizationsForCaller(ws memdb.WatchSet, c mgmt.Caller, page Pa
 	out := &OrganizationList{Page: page.Normalize()}
 	pg := newPager[*mgmt.Organization](page)
 	for _, o := range all {
-		if (c.Kind != mgmt.CallerManagement && !mine[o.Name]) || (o.IsDisabled && !c.IsSiteAdmin) {
+		if (c.Kind != mgmt.CallerManagement && !mine[o.Name]) || (o.IsDisabled && !c.IsSiteAdmin) || !search.matches(o) {
 			continue
 		}
 		out.Matching++
