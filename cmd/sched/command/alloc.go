@@ -133,6 +133,16 @@ func (c *allocCLI) writeAlloc(a *state.Allocation, verbose bool) {
 	if a.NextAllocation != "" {
 		pairs = append(pairs, kv{"Replaced By", shortID(a.NextAllocation, verbose)})
 	}
+	if a.PreemptedByAllocation != "" { // docs/scheduler.md#preemption
+		pairs = append(pairs, kv{"Preempted By", shortID(a.PreemptedByAllocation, verbose)})
+	}
+	if len(a.PreemptedAllocations) > 0 {
+		ids := make([]string, len(a.PreemptedAllocations))
+		for i, id := range a.PreemptedAllocations {
+			ids[i] = shortID(id, verbose)
+		}
+		pairs = append(pairs, kv{"Preempted Allocations", strings.Join(ids, ", ")})
+	}
 	if a.FollowupEvalID != "" {
 		pairs = append(pairs, kv{"Follow-up Eval", shortID(a.FollowupEvalID, verbose)})
 	}
