@@ -73,7 +73,7 @@ func newStateVersions(s *Server) *resource[struct{}, *mgmt.StateVersion, struct{
 			return sv, nil
 		},
 		show: func(r *http.Request, sv *mgmt.StateVersion) (*jsonapi.Document, error) {
-			return jsonapi.One(s.stateVersionResource(r, sv)), nil
+			return jsonapi.One(s.stateVersionResource(r, sv, false)), nil
 		},
 	}
 }
@@ -176,7 +176,9 @@ func (s *Server) stateVersionList(w http.ResponseWriter, r *http.Request, c *cal
 	if err != nil {
 		return result{}, err
 	}
-	return pageDoc(r, page, versions, func(sv *mgmt.StateVersion) *jsonapi.Resource { return s.stateVersionResource(r, sv) })
+	return pageDoc(r, page, versions, func(sv *mgmt.StateVersion) *jsonapi.Resource {
+		return s.stateVersionResource(r, sv, ws.pa.CanWriteStateVersions())
+	})
 }
 
 // stateVersionSearch serves GET /state-versions?filter[workspace][name]=
@@ -219,5 +221,5 @@ func (s *Server) currentStateVersion(w http.ResponseWriter, r *http.Request, c *
 	if sv == nil {
 		return result{}, notFound("state version", ws.w.LatestStateVersionID)
 	}
-	return ok(jsonapi.One(s.stateVersionResource(r, sv)))
+	return ok(jsonapi.One(s.stateVersionResource(r, sv, ws.pa.CanWriteStateVersions())))
 }

@@ -2,13 +2,17 @@ package mgmt
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -56,8 +60,8 @@ func (m *router) stateVersionRoutes() {
 	m.handle(http.MethodPost, "/workspaces/:workspace/state-versions", s.workspaceByID(s.stateVersionCreate))
 	m.handle(http.MethodGet, "/state-versions/:sv"+pathStateDownload, s.stateVersionDownload(false))
 	m.handle(http.MethodGet, "/state-versions/:sv"+pathJSONStateDownload, s.stateVersionDownload(true))
-	m.handle(http.MethodPut, "/state-versions/:sv"+pathStateUpload, s.stateVersionUpload(store.UploadState))
-	m.handle(http.MethodPut, "/state-versions/:sv"+pathJSONStateUpload, s.stateVersionUpload(store.UploadJSONState))
+	s.mount(http.MethodPut, apiPrefix+"/state-versions/:sv"+pathStateUpload, m.uploadRoute(store.UploadState))
+	s.mount(http.MethodPut, apiPrefix+"/state-versions/:sv"+pathJSONStateUpload, m.uploadRoute(store.UploadJSONState))
 	m.handle(http.MethodGet, "/state-versions/:sv/outputs", s.stateVersionOutputs)
 	m.handle(http.MethodGet, "/workspaces/:workspace/current-state-version-outputs", s.workspaceByID(s.currentStateVersionOutputs))
 	m.handle(http.MethodGet, "/state-version-outputs/:output", s.stateVersionOutput)
@@ -109,7 +113,7 @@ func (s *Server) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *c
 		return result{}, err
 	}
 	sv := &mgmt.StateVersion{ID: s.newID(mgmt.PrefixStateVersion), WorkspaceID: ws.w.ID,
-		CreatedBy: lockHolder(c), CreatedAt: s.now()}
+		CreatedBy: lockHolder(c), CreatedAt: s.now(), UploadSecret: uploadSecret()}
 	serial := o.Attrs.Int("serial")
 	if serial != nil {
 		sv.Serial = int64(*serial)
@@ -161,7 +165,7 @@ func (s *Server) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *c
 	if err != nil {
 		return result{}, err
 	}
-	return created(jsonapi.One(s.stateVersionResource(r, resp.(*mgmt.StateVersion))))
+	return created(jsonapi.One(s.stateVersionResource(r, resp.(*mgmt.StateVersion), true)))
 }
 
 // checkStateFile checks the state file st against the version's
@@ -256,9 +260,63 @@ func (s *Server) stateVersionDownload(jsonState bool) handler {
 	}
 }
 
-// stateVersionUpload serves the hosted upload URLs: PUT of the raw state
-// file (which finalizes a pending version) or JSON state, by a caller with
-// state-versions write. A second upload of the same kind is a 409.
+// uploadSecretParam is the query parameter of an upload URL's secret.
+const uploadSecretParam = "upload-secret"
+
+// uploadSecret draws the secret of a new state version's upload URLs.
+func uploadSecret() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// uploadRoute serves the hosted upload URLs. go-tfe PUTs to them without
+// its token, as it would to TFE's object store: the URL's secret (drawn
+// at create, shown only to callers with state-versions write) authorizes
+// the upload. A request with a token is judged by the token instead.
+func (m *router) uploadRoute(kind string) httprouter.Handle {
+	s := m.s
+	withToken := m.wrap(s.stateVersionUpload(kind))
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		secret := r.URL.Query().Get(uploadSecretParam)
+		if secret == "" || s.RequestToken(r) != "" {
+			withToken(w, r, p)
+			return
+		}
+		res, err := m.uploadWithSecret(w, r, p, kind, secret)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		_ = jsonapi.Write(w, res.status, res.doc)
+	}
+}
+
+func (m *router) uploadWithSecret(w http.ResponseWriter, r *http.Request, p httprouter.Params, kind, secret string) (result, error) {
+	s := m.s
+	if err := m.limiter.admit(w, "addr:"+remoteHost(r)); err != nil {
+		return result{}, err
+	}
+	id := p.ByName("sv")
+	sv, err := s.store.StateVersionByID(nil, id)
+	if err != nil {
+		return result{}, err
+	}
+	if sv == nil || sv.UploadSecret == "" || subtle.ConstantTimeCompare([]byte(sv.UploadSecret), []byte(secret)) != 1 {
+		return result{}, notFound("state version", id)
+	}
+	ws, err := s.store.WorkspaceByID(nil, sv.WorkspaceID)
+	if err != nil {
+		return result{}, err
+	}
+	if ws == nil {
+		return result{}, notFound("state version", id)
+	}
+	return s.upload(w, r, sv, ws, kind)
+}
+
+// stateVersionUpload serves an upload URL for a caller with a token and
+// state-versions write.
 func (s *Server) stateVersionUpload(kind string) handler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		sv, ws, err := s.visibleStateVersion(c, p.ByName("sv"))
@@ -268,47 +326,56 @@ func (s *Server) stateVersionUpload(kind string) handler {
 		if !ws.pa.CanWriteStateVersions() {
 			return result{}, forbidden("not allowed to upload state to workspace %q", ws.w.ID)
 		}
-		limit := s.maxStateBytes()
-		data, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
-		if err != nil {
-			return result{}, jsonapi.NewError(http.StatusBadRequest, jsonapi.TitleBadRequest, fmt.Sprintf("read request body: %v", err))
+		return s.upload(w, r, sv, ws.w, kind)
+	}
+}
+
+// upload stores the raw state file (which finalizes a pending version) or
+// JSON state of sv. A second upload of the same kind is a 409.
+func (s *Server) upload(w http.ResponseWriter, r *http.Request, sv *mgmt.StateVersion, ws *mgmt.Workspace, kind string) (result, error) {
+	limit := s.maxStateBytes()
+	data, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	if err != nil {
+		return result{}, jsonapi.NewError(http.StatusBadRequest, jsonapi.TitleBadRequest, fmt.Sprintf("read request body: %v", err))
+	}
+	if len(data) > limit {
+		return result{}, jsonapi.NewError(http.StatusRequestEntityTooLarge, "request entity too large",
+			fmt.Sprintf("the %s is over the limit of %d bytes per state", kind, limit))
+	}
+	req := &store.StateVersionUploadRequest{ID: sv.ID, Kind: kind, Data: data}
+	switch kind {
+	case store.UploadState:
+		if sv.StateSHA256 != "" {
+			return result{}, jsonapi.NewError(http.StatusConflict, jsonapi.TitleConflict, fmt.Sprintf("state version %q already has its state", sv.ID))
 		}
-		if len(data) > limit {
-			return result{}, jsonapi.NewError(http.StatusRequestEntityTooLarge, "request entity too large",
-				fmt.Sprintf("the %s is over the limit of %d bytes per state", kind, limit))
+		var problems []string
+		fail := func(attr, format string, args ...any) {
+			problems = append(problems, "the uploaded state: "+attr+" "+fmt.Sprintf(format, args...))
 		}
-		req := &store.StateVersionUploadRequest{ID: sv.ID, Kind: kind, Data: data}
-		switch kind {
-		case store.UploadState:
-			if sv.StateSHA256 != "" {
-				return result{}, jsonapi.NewError(http.StatusConflict, jsonapi.TitleConflict, fmt.Sprintf("state version %q already has its state", sv.ID))
-			}
-			var problems []string
-			fail := func(attr, format string, args ...any) {
-				problems = append(problems, "the uploaded state: "+attr+" "+fmt.Sprintf(format, args...))
-			}
-			check := *sv
-			outs := checkStateFile(fail, &check, data, true)
-			if len(problems) > 0 {
-				return result{}, uploadInvalid(problems)
-			}
-			if err := s.checkSuccession(ws.w, sv); err != nil {
-				return result{}, err
-			}
-			if outs == nil {
-				outs = []*mgmt.StateVersionOutput{}
-			}
-			req.Outputs = outs
-		case store.UploadJSONState:
-			if err := mgmt.CheckJSON(data); err != nil {
-				return result{}, uploadInvalid([]string{"the uploaded JSON state " + err.Error()})
-			}
+		check := *sv
+		outs := checkStateFile(fail, &check, data, true)
+		if len(problems) > 0 {
+			return result{}, uploadInvalid(problems)
 		}
-		if _, err := s.propose(w, r, store.StateVersionUploadRequestType, req); err != nil {
+		if err := s.checkSuccession(ws, sv); err != nil {
 			return result{}, err
 		}
-		return result{status: http.StatusOK}, nil
+		if outs == nil {
+			outs = []*mgmt.StateVersionOutput{}
+		}
+		req.Outputs = outs
+	case store.UploadJSONState:
+		if sv.JSONStateSHA256 != "" {
+			return result{}, jsonapi.NewError(http.StatusConflict, jsonapi.TitleConflict, fmt.Sprintf("state version %q already has its JSON state", sv.ID))
+		}
+		if err := mgmt.CheckJSON(data); err != nil {
+			return result{}, uploadInvalid([]string{"the uploaded JSON state " + err.Error()})
+		}
 	}
+	if _, err := s.propose(w, r, store.StateVersionUploadRequestType, req); err != nil {
+		return result{}, err
+	}
+	return result{status: http.StatusOK}, nil
 }
 
 // uploadInvalid is the 422 of an upload body.
@@ -417,10 +484,12 @@ func simpleType(t []byte) string {
 }
 
 // stateVersionResource renders a state version with the URLs of its
-// bytes (absolute, on the host the request came to) and its outputs.
-func (s *Server) stateVersionResource(r *http.Request, sv *mgmt.StateVersion) *jsonapi.Resource {
+// bytes (absolute, on the host the request came to) and its outputs;
+// the upload URLs, which carry the version's upload secret, only for a
+// writer (a caller with state-versions write).
+func (s *Server) stateVersionResource(r *http.Request, sv *mgmt.StateVersion, writer bool) *jsonapi.Resource {
 	self := apiPrefix + "/state-versions/" + url.PathEscape(sv.ID)
-	base := jsonapi.BaseURL(r) + self
+	base := strings.TrimSuffix(jsonapi.BaseURL(r), r.URL.EscapedPath()) + self
 	status := sv.Status
 	if status == "" {
 		status = mgmt.StateVersionFinalized
@@ -439,15 +508,19 @@ func (s *Server) stateVersionResource(r *http.Request, sv *mgmt.StateVersion) *j
 		"hosted-state-upload-url":        nil,
 		"hosted-json-state-upload-url":   nil,
 	}
+	upload := ""
+	if writer && sv.UploadSecret != "" {
+		upload = "?" + uploadSecretParam + "=" + sv.UploadSecret
+	}
 	if sv.StateSHA256 != "" {
 		attrs["hosted-state-download-url"] = base + pathStateDownload
-	} else if status == mgmt.StateVersionPending {
-		attrs["hosted-state-upload-url"] = base + pathStateUpload
+	} else if status == mgmt.StateVersionPending && upload != "" {
+		attrs["hosted-state-upload-url"] = base + pathStateUpload + upload
 	}
 	if sv.JSONStateSHA256 != "" {
 		attrs["hosted-json-state-download-url"] = base + pathJSONStateDownload
-	} else {
-		attrs["hosted-json-state-upload-url"] = base + pathJSONStateUpload
+	} else if upload != "" {
+		attrs["hosted-json-state-upload-url"] = base + pathJSONStateUpload + upload
 	}
 	var outIDs []jsonapi.Identifier
 	if outs, err := s.store.StateVersionOutputs(nil, sv.ID); err == nil {

@@ -457,6 +457,9 @@ type StateVersion struct {
 	// Force records that the version was pushed over a lineage or serial
 	// conflict (terraform state push -force).
 	Force bool
+	// UploadSecret, chosen by the leader at create, authorizes the PUTs of
+	// the version's upload URLs, which go-tfe sends without a token.
+	UploadSecret string
 	// RunID is the run that wrote the state, if any.
 	RunID       string
 	CreatedBy   string

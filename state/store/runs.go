@@ -118,7 +118,7 @@ func applyStateVersionCreate(t *writeTxn, req *StateVersionCreateRequest) (any, 
 	}
 	sv := &mgmt.StateVersion{ID: in.ID, WorkspaceID: w.ID, OrganizationName: w.OrganizationName, Serial: in.Serial,
 		Lineage: in.Lineage, MD5: in.MD5, RunID: in.RunID, CreatedBy: in.CreatedBy, CreatedAt: mgmt.Time(in.CreatedAt),
-		Status: in.Status, TerraformVersion: in.TerraformVersion, Force: in.Force}
+		Status: in.Status, TerraformVersion: in.TerraformVersion, Force: in.Force, UploadSecret: in.UploadSecret}
 	if sv.IsFinalized() {
 		if err := checkSuccession(t, w, sv); err != nil {
 			return nil, err
