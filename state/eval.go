@@ -66,8 +66,16 @@ type Evaluation struct {
 	// failed placement of a blocked evaluation out: it is unblocked when
 	// that quota's usage falls or its limits change, not by capacity.
 	QuotaLimitReached string `json:",omitempty"`
-	CreateIndex       uint64
-	ModifyIndex       uint64
+	// QueuePosition, QueueLength and WaitReason describe a blocked
+	// evaluation in the answers of /v1/evaluations and
+	// /v1/job/:job_id/evaluations (docs/queue.md): its place in the
+	// order blocked work is released in (1 goes next), how many are
+	// blocked, and what it waits for. They are never stored.
+	QueuePosition int    `json:",omitempty"`
+	QueueLength   int    `json:",omitempty"`
+	WaitReason    string `json:",omitempty"`
+	CreateIndex   uint64
+	ModifyIndex   uint64
 	// CreateTime and ModifyTime are Unix nanoseconds from the leader's clock.
 	CreateTime int64
 	ModifyTime int64

@@ -31,10 +31,15 @@ func (h evalAPI) evalList(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		return nil, err
 	}
 	jobID, status := q.Get("job"), q.Get("status")
+	queue := &queueView{h: h.api} // eval_queue.go
 	return readPage(h.api, w, r, opts, store.TableEvals, h.store.Evals,
 		func(e *state.Evaluation) (string, string) { return e.ID, e.Namespace },
 		func(e *state.Evaluation) (*state.Evaluation, bool) {
-			return e, (jobID == "" || e.JobID == jobID) && (status == "" || e.Status == status)
+			keep := (jobID == "" || e.JobID == jobID) && (status == "" || e.Status == status)
+			if keep {
+				e = queue.decorate(e)
+			}
+			return e, keep
 		})
 }
 

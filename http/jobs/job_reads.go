@@ -111,6 +111,10 @@ func (h jobAPI) jobEvaluations(w http.ResponseWriter, r *http.Request, p httprou
 		out, err = h.store.EvalsByJob(ws, ns, id)
 		return h.maxIndex("evals"), err
 	})
+	queue := &queueView{h: h.api} // eval_queue.go
+	for i, e := range out {
+		out[i] = queue.decorate(e)
+	}
 	return nonNil(out), err
 }
 

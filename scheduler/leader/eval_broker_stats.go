@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 )
 
@@ -92,14 +93,8 @@ type heapItem struct {
 // then the namespace of lower weighted share, then older (lower
 // CreateIndex), then the order they became ready.
 func readyBefore(a, b *heapItem) bool {
-	if a.aged != b.aged {
-		return a.aged > b.aged
-	}
-	if a.share != b.share {
-		return a.share < b.share
-	}
-	if a.eval.CreateIndex != b.eval.CreateIndex {
-		return a.eval.CreateIndex < b.eval.CreateIndex
+	if c := scheduler.QueueBefore(a.eval, a.aged, a.share, b.eval, b.aged, b.share); c != 0 {
+		return c < 0
 	}
 	return a.seq < b.seq
 }

@@ -103,8 +103,8 @@ func TestQueueOrderWeightedFairShare(t *testing.T) {
 		r.registerNode(t, scheduler.MockNode(fmt.Sprintf("n%d", i))) // 2 allocations each: 20 in all
 	}
 	r.must(t, store.NamespaceUpsertRequestType, &store.NamespaceUpsertRequest{Namespaces: []*state.Namespace{
-		{Name: "light", Meta: map[string]string{WeightMetaKey: "1"}},
-		{Name: "heavy", Meta: map[string]string{WeightMetaKey: "3"}},
+		{Name: "light", Meta: map[string]string{scheduler.WeightMetaKey: "1"}},
+		{Name: "heavy", Meta: map[string]string{scheduler.WeightMetaKey: "3"}},
 	}})
 	rt := startRuntime(t, r)
 	// The light namespace comes first and fills the cluster.

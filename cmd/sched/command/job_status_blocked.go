@@ -49,8 +49,12 @@ func (c *jobCLI) writePlacementFailures(w io.Writer, client *api.Client, job *st
 	return nil
 }
 
-// blockedReason says what a blocked evaluation waits for.
+// blockedReason says what a blocked evaluation waits for, and its place
+// in the queue when the server gave it.
 func blockedReason(e *state.Evaluation) string {
+	if e.QueuePosition > 0 && e.WaitReason != "" {
+		return fmt.Sprintf("position %d of %d in the queue; %s", e.QueuePosition, e.QueueLength, e.WaitReason)
+	}
 	if e.QuotaLimitReached != "" {
 		return fmt.Sprintf("waiting for the usage of quota %q to fall", e.QuotaLimitReached)
 	}

@@ -98,12 +98,13 @@ func TestJobStatusShowsQuotaBlock(t *testing.T) {
 	f.on("GET", "/v1/job/web/evaluations", reply(5, []*state.Evaluation{
 		{ID: "e1e1e1e1-0000", Status: state.EvalStatusComplete, CreateIndex: 4, FailedTGAllocs: map[string]*state.AllocMetric{
 			"web": {NodesEvaluated: 3, CoalescedFailures: 5, QuotaExhausted: []string{"quota exceeded: memory 4096/4096 MB"}}}},
-		{ID: "b2b2b2b2-0000", Status: state.EvalStatusBlocked, CreateIndex: 5, QuotaLimitReached: "team"},
+		{ID: "b2b2b2b2-0000", Status: state.EvalStatusBlocked, CreateIndex: 5, QuotaLimitReached: "team",
+			QueuePosition: 2, QueueLength: 7, WaitReason: `quota "team" exhausted: waiting for its usage to fall`},
 	}))
 	res := runCLI(t, f, runOpts{}, "job", "status", "web")
 	for _, want := range []string{
 		"Placement Failure\nTask Group \"web\" (failed to place 6 allocation(s)):\n  * Quota limit hit: quota exceeded: memory 4096/4096 MB\n",
-		"Evaluation \"b2b2b2b2\" is blocked: waiting for the usage of quota \"team\" to fall",
+		"Evaluation \"b2b2b2b2\" is blocked: position 2 of 7 in the queue; quota \"team\" exhausted: waiting for its usage to fall",
 	} {
 		if res.code != 0 || !strings.Contains(res.stdout, want) {
 			t.Errorf("exit %d; output lacks %q:\n%s", res.code, want, res.stdout)
