@@ -3,8 +3,15 @@ GO        ?= go
 BIN       := bin/sched
 BENCHBIN  := bin/sched-bench
 PKGS      := ./...
-LDFLAGS   := -X github.com/schedhq/sched/cmd/sched/command.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ) \
-             -X github.com/schedhq/sched/cmd/sched/command.revision=$(shell git rev-parse --short HEAD 2>/dev/null)
+# The version, revision and build date stamped into bin/sched: `sched
+# version`, `sched server members` (Build) and /v1/agent/self show them.
+VERSION   ?= 0.1.0-dev
+REVISION  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+BUILDDATE := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   := $(foreach p,cmd/sched/command agent,\
+               -X github.com/schedhq/sched/$(p).version=$(VERSION) \
+               -X github.com/schedhq/sched/$(p).revision=$(REVISION) \
+               -X github.com/schedhq/sched/$(p).buildDate=$(BUILDDATE))
 
 .PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short ui-screenshots ui-measure compose-up compose-down
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -303,20 +302,4 @@ func (s *membershipService) Stop() {
 		<-s.done
 		s.done = nil
 	}
-}
-
-// buildVersion is the module version the binary was built from, with the
-// VCS revision when known, for `sched server members`.
-func buildVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := info.Main.Version
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 8 {
-			v += "+" + s.Value[:8]
-		}
-	}
-	return v
 }

@@ -244,7 +244,8 @@ func (c *clusterState) Self() *state.AgentSelf {
 				"JobTrackedVersions":    cfg.Server.JobTrackedVersions,
 			},
 			"ACL":     map[string]bool{"Enabled": cfg.ACL.Enabled},
-			"Version": buildVersion(),
+			"Version": buildVersion(), // version.go
+			"Build":   map[string]string{"Version": buildVersion(), "Revision": buildRevision(), "BuildDate": buildDate},
 		},
 		Member:   c.localMember(),
 		Security: c.a.security, // exposure.go
