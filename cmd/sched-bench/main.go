@@ -50,7 +50,7 @@ func main() {
 		readFor   = flag.Duration("read-for", 5*time.Second, "how long to measure reads")
 		wakeups   = flag.Int("wakeups", 300, "blocking-read wake-ups to time")
 		memJobs   = flag.Int("mem-jobs", 10000, "jobs registered in total before reading resident memory")
-		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, c1m (placement of 1,000 × 1,000 on 5,000 nodes), running, client, rollout, dispatch, preempt (preempting evaluations on -nodes full nodes), or all")
+		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, c1m (placement of 1,000 × 1,000 on 5,000 nodes), running, client, rollout, dispatch, drivers, preempt (preempting evaluations on -nodes full nodes), or all")
 		preEvals  = flag.Int("preempt-evals", 100, "preempting evaluations of the preempt scenario")
 		roCount   = flag.Int("rollout-count", 1000, "allocations of the rollout scenario's job")
 		roPar     = flag.Int("rollout-max-parallel", 100, "update.max_parallel of the rollout scenario")
@@ -67,6 +67,10 @@ func main() {
 		profSecs  = flag.Int("profile-seconds", 10, "length of each CPU profile of -profile-dir, in seconds (a C1M step lasts 3-6 s on a fast machine)")
 		selfProf  = flag.String("self-profile", "", "write sched-bench's own CPU profile to this file (what the measuring costs the machine)")
 		agentHCL  = flag.String("agent-config", "", "with -spawn, HCL appended to the spawned agent's config file (e.g. 'server { num_schedulers = 4 }')")
+		drvList   = flag.String("drivers", "docker,raw_exec,exec", "drivers of the drivers scenario")
+		drvStarts = flag.Int("driver-starts", 20, "one-task starts per driver in the drivers scenario (p50 of them)")
+		drvTasks  = flag.Int("driver-tasks", 100, "tasks per driver on one client-only agent in the drivers scenario (with -spawn)")
+		drvImage  = flag.String("docker-image", "sched-test-busybox:1", "image of the drivers scenario's docker tasks (must be on the engine)")
 		runID     = flag.String("run", strconv.FormatInt(time.Now().UnixNano()%1e6, 36), "prefix that keeps job IDs of this run distinct")
 	)
 	var tlsCfg api.TLSConfig
@@ -128,6 +132,12 @@ func main() {
 		if err := b.dispatch(*runNodes, *dispatchN, *clients, pid); err != nil {
 			fatal(err)
 		}
+	}
+	if *scenario == "drivers" { // drivers.go; not in "all": it needs the engine and the image
+		if err := b.driversScenario(strings.Split(*drvList, ","), *drvStarts, *drvTasks, *drvImage, *spawn); err != nil {
+			fatal(err)
+		}
+		return
 	}
 	if *scenario == "all" || *scenario == "placement" {
 		if err := b.placement(*nodes, *placeJobs, *perJob, *clients); err != nil {

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The drivers scenario measures real task drivers on a real client:
+//
+//   - start latency: one task at a time, pinned to the dev agent's client
+//     node, the time from registering its job to the task running; the
+//     p50 and p90 of -driver-starts samples;
+//   - density: one job of -driver-tasks tasks on a client-only agent
+//     (with -spawn): placed -> all running, then the client agent's
+//     resident memory and CPU per running task, and the memory of the
+//     processes the tasks cost on the host outside the agent (for docker,
+//     the containerd shims; for raw_exec and exec, the tasks themselves).
+//
+// Each task runs `sleep 3600` (docker: in -docker-image, which must be on
+// the engine already; the docker driver's tests build sched-test-busybox:1).
+
+// driverTask is the task of one driver's measurement.
+func driverTask(driver, image string) map[string]any {
+	t := map[string]any{"Name": "t", "Driver": driver, "KillTimeout": int64(time.Second),
+		"Resources": map[string]any{"CPU": 20, "MemoryMB": 16},
+		"LogConfig": map[string]any{"MaxFiles": 1, "MaxFileSizeMB": 1}}
+	switch driver {
+	case "docker":
+		t["Config"] = map[string]any{"image": image, "command": "sleep", "args": []string{"3600"}}
+	default:
+		t["Config"] = map[string]any{"command": "/bin/sleep", "args": []string{"3600"}}
+	}
+	return t
+}
+
+// pinnedDriverJob is a service job of count tasks of driver on nodeID.
+func pinnedDriverJob(id, nodeID, driver, image string, count int) []byte {
+	body, _ := json.Marshal(map[string]any{"Job": map[string]any{
+		"ID": id, "Type": "service", "Datacenters": []string{"*"},
+		"Constraints": []any{map[string]any{"LTarget": "${node.unique.id}", "RTarget": nodeID, "Operand": "="}},
+		"TaskGroups": []any{map[string]any{
+			"Name": "g", "Count": count, "EphemeralDisk": map[string]any{"SizeMB": 2},
+			"RestartPolicy": map[string]any{"Attempts": 0, "Mode": "fail", "Interval": int64(time.Minute), "Delay": int64(time.Second)},
+			"Tasks":         []any{driverTask(driver, image)},
+		}},
+	}})
+	return body
+}
+
+// runDriverJob registers the job and returns when all count run: the
+// time from the register and from the last placement.
+func (b *bench) runDriverJob(id, nodeID, driver, image string, count int, limit time.Duration) (fromRegister, fromPlaced time.Duration, err error) {
+	start := time.Now()
+	resp, err := b.do(http.MethodPost, "/v1/jobs", pinnedDriverJob(id, nodeID, driver, image, count))
+	if err != nil {
+		return 0, 0, err
+	}
+	resp.Body.Close()
+	placedAt, err := b.waitCounts(id, limit, 10*time.Millisecond, func(placed, _ int) bool { return placed >= count })
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: placement: %w", id, err)
+	}
+	end, err := b.waitCounts(id, limit, 10*time.Millisecond, func(_, running int) bool { return running >= count })
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: running: %w", id, err)
+	}
+	return end.Sub(start), end.Sub(placedAt), nil
+}
+
+// driversScenario measures each driver of drivers.
+func (b *bench) driversScenario(drivers []string, starts, tasks int, image, bin string) error {
+	nodeID, err := b.waitNode("dev client node", isDevNode, 30*time.Second)
+	if err != nil {
+		return fmt.Errorf("drivers: the dev agent's client node: %w", err)
+	}
+	for _, drv := range drivers {
+		var lat []time.Duration
+		for i := range starts {
+			id := fmt.Sprintf("drv-%s-%s-start-%02d", b.run, strings.ReplaceAll(drv, "_", ""), i)
+			d, _, err := b.runDriverJob(id, nodeID, drv, image, 1, 2*time.Minute)
+			if err != nil {
+				return err
+			}
+			lat = append(lat, d)
+			if err := b.stopJob(id); err != nil {
+				return err
+			}
+		}
+		slices.Sort(lat)
+		fmt.Printf("drivers: %s: register -> running, one task at a time (%d samples): p50 %v, p90 %v, max %v\n",
+			drv, len(lat), pct(lat, 50).Round(time.Millisecond), pct(lat, 90).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
+		if bin == "" || tasks <= 0 {
+			continue
+		}
+		if err := b.driverDensity(drv, tasks, image, bin); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// driverDensity runs tasks tasks of drv on a client-only agent.
+func (b *bench) driverDensity(drv string, tasks int, image, bin string) error {
+	cpid, stop, err := spawnDriverClient(bin, b.addr)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	cnode, err := b.waitNode("client-only node", func(n string) bool { return n == clientOnlyName }, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	idle, err := rssOf(cpid)
+	if err != nil {
+		return err
+	}
+	hostBefore := hostTaskRSS(drv)
+	id := fmt.Sprintf("drv-%s-%s-density", b.run, strings.ReplaceAll(drv, "_", ""))
+	total, fromPlaced, err := b.runDriverJob(id, cnode, drv, image, tasks, 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	// Steady state: the client's CPU over 10 s with every task running.
+	const window = 10 * time.Second
+	cpu0, _ := cpuOf(cpid)
+	time.Sleep(window) // the measuring window itself
+	cpu1, _ := cpuOf(cpid)
+	busy, err := rssOf(cpid)
+	if err != nil {
+		return err
+	}
+	hostAfter := hostTaskRSS(drv)
+	fmt.Printf("drivers: %s: %d tasks on a client-only agent: register -> all running %v (placed -> all running %v)\n",
+		drv, tasks, total.Round(time.Millisecond), fromPlaced.Round(time.Millisecond))
+	fmt.Printf("drivers: %s: client agent RSS %.1f MiB idle -> %.1f MiB: %.0f KiB per running task; client CPU %.3f%% of a core per running task\n",
+		drv, float64(idle)/(1<<20), float64(busy)/(1<<20), float64(busy-idle)/1024/float64(tasks),
+		100*float64(cpu1-cpu0)/float64(window)/float64(tasks))
+	fmt.Printf("drivers: %s: host processes per task outside the agent (%s): %.1f MiB\n",
+		drv, hostProcessKind(drv), float64(hostAfter-hostBefore)/(1<<20)/float64(tasks))
+	return b.stopJobAndWait(id)
+}
+
+// stopJobAndWait stops a job, waits until none of its tasks runs (so a
+// client agent stopped next leaves nothing behind), then purges it.
+func (b *bench) stopJobAndWait(id string) error {
+	resp, err := b.do(http.MethodDelete, "/v1/job/"+id, nil)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if _, err := b.waitCounts(id, 5*time.Minute, 100*time.Millisecond, func(_, running int) bool { return running == 0 }); err != nil {
+		return fmt.Errorf("%s: stopping: %w", id, err)
+	}
+	return b.stopJob(id)
+}
+
+// hostProcessKind names what hostTaskRSS sums for drv.
+func hostProcessKind(drv string) string {
+	if drv == "docker" {
+		return "containerd-shim and the container's process"
+	}
+	return "the task's process"
+}
+
+// hostTaskRSS sums the resident memory of the processes a task of drv
+// costs outside the agent: every containerd shim and sleep process.
+func hostTaskRSS(drv string) int64 {
+	entries, _ := os.ReadDir("/proc")
+	var sum int64
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err != nil {
+			continue
+		}
+		name := strings.TrimSpace(string(comm))
+		if name == "sleep" || (drv == "docker" && strings.HasPrefix(name, "containerd-shim")) {
+			if rss, err := rssOf(pid); err == nil {
+				sum += rss
+			}
+		}
+	}
+	return sum
+}
+
+// spawnDriverClient starts a client-only agent of server with raw_exec
+// enabled (as the dev agent has it).
+func spawnDriverClient(bin, server string) (int, func(), error) {
+	dir, err := os.MkdirTemp("", "sched-bench-drivers-")
+	if err != nil {
+		return 0, nil, err
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return 0, nil, err
+	}
+	cfg := filepath.Join(dir, "client.hcl")
+	body := fmt.Sprintf("name = %q\ndata_dir = %q\nlog_level = \"warn\"\nports {\n http = %d\n raft = %d\n gossip = %d\n}\nclient {\n enabled = true\n servers = [%q]\n raw_exec {\n  enabled = true\n }\n}\n",
+		clientOnlyName, filepath.Join(dir, "data"), ports[0], ports[1], ports[2], server)
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		return 0, nil, err
+	}
+	cmd := exec.Command(bin, "agent", "-config", cfg)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return 0, nil, err
+	}
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	return cmd.Process.Pid, stop, nil
+}
