@@ -296,3 +296,28 @@ func TestRawExecVolumeEnv(t *testing.T) {
 		t.Error("the driver changed its caller's environment")
 	}
 }
+
+func TestExecExecTask(t *testing.T) {
+	d, cfg := execDriver(t, `echo ready; while :; do sleep 0.1; done`)
+	cfg.WorkloadUID = 81235
+	_, _ = start(t, d, cfg)
+	waitLog(t, cfg, "stdout", "ready")
+	var out, errOut strings.Builder
+	code, err := d.ExecTask(t.Context(), &ExecRequest{TaskID: cfg.ID, WorkloadUID: cfg.WorkloadUID,
+		Command: []string{"/bin/sh", "-c", `echo "uid:$(id -u) host:$(hostname) dir:$SCHED_TASK_DIR pids:$(ls /proc | grep -cE '^[0-9]+$')"; test -e /proc/1/cmdline && echo init-visible; grep -q 0123456789abcdef.web /proc/self/cgroup && echo in-cgroup; exit 3`},
+		Env: map[string]string{"SCHED_TASK_DIR": cfg.LocalDir}, Dir: cfg.TaskDir, Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 3 {
+		t.Fatalf("exit code %d, want 3; stdout %q stderr %q", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"uid:81235", "host:01234567", "dir:/local", "init-visible", "in-cgroup"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout %q lacks %q (stderr %q)", out.String(), want, errOut.String())
+		}
+	}
+	if _, err := d.ExecTask(t.Context(), &ExecRequest{TaskID: "nope/x", Command: []string{"true"}}); !errors.Is(err, ErrTaskNotFound) {
+		t.Errorf("exec into an unknown task: %v", err)
+	}
+}

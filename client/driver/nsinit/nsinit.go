@@ -37,10 +37,19 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/schedhq/sched/client/cgroup"
 )
 
 // Arg0 is the argv[0] the driver starts the init with.
 const Arg0 = "sched-task-init"
+
+// JoinArg0 is the argv[0] of a command run inside a running task (alloc
+// exec): the sched binary, run as [JoinArg0, cgroup path, program,
+// args...], joins the task's cgroup, then becomes program (nsenter,
+// which joins the task's namespaces and root), so that nothing the
+// command starts is outside the task's limits.
+const JoinArg0 = "sched-task-join"
 
 // The init's file descriptors, after stdin, stdout and stderr.
 const (
@@ -94,11 +103,15 @@ type Report struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Requested reports whether this process was started as the init.
-func Requested() bool { return len(os.Args) > 0 && os.Args[0] == Arg0 }
+// Requested reports whether this process was started as the init (or
+// to join a task).
+func Requested() bool { return len(os.Args) > 0 && (os.Args[0] == Arg0 || os.Args[0] == JoinArg0) }
 
-// Main runs the init and exits; it never returns.
+// Main runs the init (or joins a task) and exits; it never returns.
 func Main() {
+	if os.Args[0] == JoinArg0 {
+		join()
+	}
 	spec, err := readSpec()
 	if err != nil {
 		fail(err)
@@ -436,4 +449,24 @@ func supervise(pid int, sigs <-chan os.Signal) int {
 	f.Sync()
 	f.Close()
 	return st.ExitCode
+}
+
+// join puts this process in the cgroup os.Args[1], then executes
+// os.Args[2:].
+func join() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "sched-task-join: usage: sched-task-join CGROUP PROGRAM [ARGS...]")
+		os.Exit(127)
+	}
+	g, err := cgroup.Load(os.Args[1])
+	if err == nil {
+		err = g.AddProc(os.Getpid())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sched-task-join: the task's cgroup:", err)
+		os.Exit(127)
+	}
+	err = syscall.Exec(os.Args[2], os.Args[2:], os.Environ())
+	fmt.Fprintln(os.Stderr, "sched-task-join:", err)
+	os.Exit(127)
 }
