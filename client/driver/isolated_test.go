@@ -305,7 +305,7 @@ func TestExecExecTask(t *testing.T) {
 	var out, errOut strings.Builder
 	code, err := d.ExecTask(t.Context(), &ExecRequest{TaskID: cfg.ID, WorkloadUID: cfg.WorkloadUID,
 		Command: []string{"/bin/sh", "-c", `echo "uid:$(id -u) host:$(hostname) dir:$SCHED_TASK_DIR pids:$(ls /proc | grep -cE '^[0-9]+$')"; test -e /proc/1/cmdline && echo init-visible; grep -q 0123456789abcdef.web /proc/self/cgroup && echo in-cgroup; exit 3`},
-		Env: map[string]string{"SCHED_TASK_DIR": cfg.LocalDir}, Dir: cfg.TaskDir, Stdout: &out, Stderr: &errOut})
+		Env:     map[string]string{"SCHED_TASK_DIR": cfg.LocalDir}, Dir: cfg.TaskDir, Stdout: &out, Stderr: &errOut})
 	if err != nil {
 		t.Fatal(err)
 	}
