@@ -183,7 +183,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	// The jobs API (/v1) and the management API (/api/v2) mount on the
 	// HTTP core; none of the three imports another.
 	jobs.Mount(srv, jcfg)
-	mgmthttp.New(srv, mgmthttp.Config{RateLimit: cfg.ManagementAPI.RateLimit})
+	mgmthttp.New(srv, mgmthttp.Config{RateLimit: cfg.ManagementAPI.RateLimit, MaxStateBytes: cfg.ManagementAPI.MaxStateBytes})
 	// Leader duties, started in this order on gaining leadership and
 	// stopped in reverse on losing it. Later issues append here.
 	a.leader = newLeadership(a, append(a.clusterServices(), a.schedulerServices()...))

@@ -211,6 +211,9 @@ type ManagementAPIConfig struct {
 	// address without one), on each server. Default 30
 	// (http/mgmt DefaultRateLimit); negative (-1) disables the limit.
 	RateLimit float64
+	// MaxStateBytes bounds one Terraform state file (and one JSON state)
+	// of a state version; 0 means 16 MiB, at most 24 MiB.
+	MaxStateBytes int
 }
 
 // ACLConfig configures enforcement of ACLs on /v1 (the identity issue).
@@ -621,7 +624,8 @@ type fileServer struct {
 }
 
 type fileManagementAPI struct {
-	RateLimit *float64 `hcl:"rate_limit,optional"`
+	RateLimit     *float64 `hcl:"rate_limit,optional"`
+	MaxStateBytes *int     `hcl:"max_state_bytes,optional"`
 }
 
 type fileACL struct {
@@ -765,6 +769,10 @@ func (m *fileManagementAPI) mergeInto(cur ManagementAPIConfig) (ManagementAPICon
 		return cur, fmt.Errorf("management_api.rate_limit: 0 is not a limit; leave it unset for the default of %d requests per second per token, or set -1 to disable the limit", mgmt.DefaultRateLimit)
 	}
 	set(&cur.RateLimit, m.RateLimit)
+	if v := m.MaxStateBytes; v != nil && (*v < 1 || *v > mgmt.MaxStateBytesLimit) {
+		return cur, fmt.Errorf("management_api.max_state_bytes: %d is not between 1 and %d", *v, mgmt.MaxStateBytesLimit)
+	}
+	set(&cur.MaxStateBytes, m.MaxStateBytes)
 	return cur, nil
 }
 

@@ -51,6 +51,10 @@ const (
 	pathJSONStateUpload   = "/json-upload"
 )
 
+// MaxStateBytesLimit is the most Config.MaxStateBytes may be: the request
+// body limit (32 MiB) must carry a state in base64.
+const MaxStateBytesLimit = mgmt.HardMaxStateBytes
+
 // typeStateVersionOutputs is the JSON:API type of state version outputs.
 const typeStateVersionOutputs = "state-version-outputs"
 
