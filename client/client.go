@@ -295,6 +295,7 @@ func (c *Client) Shutdown() error {
 	}
 	c.cancel()
 	c.wg.Wait()
+	_ = c.store.close() // journal.go
 	if c.ownSvc != nil {
 		c.ownSvc.Close()
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schedhq/sched/client/driver"
@@ -15,19 +16,15 @@ import (
 
 // What a client keeps about its allocations so that, restarted on the
 // same data dir, it finds its tasks again instead of starting duplicates:
-// one file per allocation,
-//
-//	<data_dir>/client/state/<alloc id>.json
-//
-// holding the allocation as last received and its runner's state (task
-// states, driver handles, restart counters). A file is replaced whole by
-// a rename, so a client killed mid-write leaves the previous version.
-// Files are not fsynced: they survive the client process dying (a crash
-// or SIGKILL of the agent, the case that matters), not the machine
-// losing power, after which no task survives either. One file, written
-// only when something a restarted client needs changes, because on some
-// disks each file operation costs a visible fraction of a millisecond and
-// a client starts allocations by the thousand.
+// for each allocation, the allocation as last received and its runner's
+// state (task states, driver handles, restart counters), written only
+// when something a restarted client needs changes, as one record of the
+// state journal (journal.go), because on some disks each file operation
+// costs a visible fraction of a millisecond and a client starts
+// allocations by the thousand. Nothing is fsynced: the state survives
+// the client process dying (a crash or SIGKILL of the agent, the case
+// that matters), not the machine losing power, after which no task
+// survives either.
 
 // persistedTask is one task's durable state.
 type persistedTask struct {
@@ -55,10 +52,27 @@ type persistedRun struct {
 	WorkloadUID uint32 `json:",omitempty"`
 }
 
-// stateStore reads and writes the per-allocation files.
-type stateStore struct{ dir string }
+// stateStore reads and writes the allocations' state: the journal, and
+// the per-allocation files of earlier versions. Its methods are safe for
+// concurrent use.
+type stateStore struct {
+	dir string
 
-// stateSuffix ends every allocation's file name.
+	mu sync.Mutex
+	// f is the journal open for appending (nil until the first put or
+	// load) and size its length.
+	f    *os.File
+	size int64
+	// live is where each allocation's last record lies, liveBytes their
+	// sum.
+	live      map[string]extent
+	liveBytes int64
+	// legacy holds the allocations load found in files of earlier
+	// versions: remove deletes those.
+	legacy map[string]bool
+}
+
+// stateSuffix ends the name of an allocation's file of earlier versions.
 const stateSuffix = ".json"
 
 // persistedAlloc is one allocation's file.
@@ -69,27 +83,21 @@ type persistedAlloc struct {
 
 // put records an allocation and its runner's state.
 func (s *stateStore) put(a *state.Allocation, r *persistedRun) error {
-	return writeJSON(filepath.Join(s.dir, a.ID+stateSuffix), &persistedAlloc{Alloc: a, Run: r})
+	return s.journalPut(&journalRecord{ID: a.ID, Alloc: a, Run: r})
 }
 
 // remove forgets an allocation.
-func (s *stateStore) remove(id string) error {
-	err := os.Remove(filepath.Join(s.dir, id+stateSuffix))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return err
-}
+func (s *stateStore) remove(id string) error { return s.journalRemove(id) }
 
-// load reads every allocation kept on disk. A file that cannot be read is
-// reported in errs and skipped: one corrupt file must not keep the client
-// from starting.
+// load reads every allocation kept on disk: the files of earlier
+// versions, then the journal, whose records override them. A file that
+// cannot be read, or the journal's torn tail, is reported in errs and
+// skipped: one corrupt file must not keep the client from starting.
 func (s *stateStore) load() (out []*persistedAlloc, errs []error) {
+	byID := map[string]*persistedAlloc{}
+	legacy := map[string]bool{}
 	entries, err := os.ReadDir(s.dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, []error{err}
 	}
 	for _, e := range entries {
@@ -102,24 +110,30 @@ func (s *stateStore) load() (out []*persistedAlloc, errs []error) {
 			errs = append(errs, fmt.Errorf("restore alloc %s: %w", id, err))
 			continue
 		}
+		legacy[id] = true
+		byID[id] = &p
+	}
+	s.mu.Lock()
+	s.legacy = legacy
+	s.mu.Unlock()
+	tailErr, err := s.loadJournal(byID)
+	if tailErr != nil {
+		errs = append(errs, fmt.Errorf("restore: %w", tailErr))
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("restore: %w", err))
+	}
+	for id, p := range byID {
 		if p.Alloc == nil || p.Alloc.ID != id || p.Alloc.Job == nil {
-			errs = append(errs, fmt.Errorf("restore alloc %s: %s is incomplete", id, e.Name()))
+			errs = append(errs, fmt.Errorf("restore alloc %s: its state is incomplete", id))
 			continue
 		}
 		if p.Run == nil {
 			p.Run = &persistedRun{}
 		}
-		out = append(out, &p)
+		out = append(out, p)
 	}
 	return out, errs
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(path, b, 0o600)
 }
 
 func readJSON(path string, v any) error {

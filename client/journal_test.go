@@ -1,0 +1,146 @@
+package client
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/schedhq/sched/state"
+)
+
+func journalAlloc(id, meta string) *state.Allocation {
+	return &state.Allocation{ID: id, TaskGroup: "g", Job: &state.Job{ID: "j", Meta: map[string]string{"m": meta}}}
+}
+
+func loadedByID(t *testing.T, s *stateStore) (map[string]*persistedAlloc, []error) {
+	t.Helper()
+	got, errs := s.load()
+	out := map[string]*persistedAlloc{}
+	for _, p := range got {
+		out[p.Alloc.ID] = p
+	}
+	return out, errs
+}
+
+// A client killed mid-put leaves a torn last record: the loader keeps
+// what came before, reports the tail, and cuts it off so that later
+// records are read again.
+func TestJournalTornTail(t *testing.T) {
+	s := &stateStore{dir: t.TempDir()}
+	for _, id := range []string{"a1", "a2"} {
+		if err := s.put(journalAlloc(id, "v1"), &persistedRun{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.close()
+	path := filepath.Join(s.dir, journalName)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, fi.Size()-3); err != nil {
+		t.Fatal(err)
+	}
+	got, errs := loadedByID(t, s)
+	if len(got) != 1 || got["a1"] == nil || len(errs) != 1 || !strings.Contains(errs[0].Error(), "torn") {
+		t.Fatalf("after a torn tail: %d allocs %v, errors %v", len(got), got, errs)
+	}
+	if err := s.put(journalAlloc("a3", "v1"), &persistedRun{}); err != nil {
+		t.Fatal(err)
+	}
+	got, errs = loadedByID(t, s)
+	if len(got) != 2 || got["a1"] == nil || got["a3"] == nil || len(errs) != 0 {
+		t.Fatalf("a record after the cut: %d allocs, errors %v", len(got), errs)
+	}
+}
+
+// A flipped byte fails the checksum: the record and the rest are
+// dropped, not misread.
+func TestJournalChecksum(t *testing.T) {
+	s := &stateStore{dir: t.TempDir()}
+	if err := s.put(journalAlloc("a1", "v1"), &persistedRun{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.put(journalAlloc("a1", "v2"), &persistedRun{}); err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	path := filepath.Join(s.dir, journalName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.LastIndex(string(b), "v2")
+	b[i] = 'x'
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, errs := loadedByID(t, s)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "checksum") || got["a1"] == nil || got["a1"].Alloc.Job.Meta["m"] != "v1" {
+		t.Fatalf("after a corrupt record: %v, errors %v", got, errs)
+	}
+}
+
+// Rewrites of the same allocations past the threshold compact the file
+// to its live records, and each keeps its last state.
+func TestJournalCompacts(t *testing.T) {
+	s := &stateStore{dir: t.TempDir()}
+	big := strings.Repeat("x", 64<<10)
+	for i := range 2 * journalCompactMin / len(big) {
+		for _, id := range []string{"a1", "a2"} {
+			if err := s.put(journalAlloc(id, big+string(rune('a'+i%26))), &persistedRun{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.remove("a2"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(s.dir, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() >= journalCompactMin {
+		t.Fatalf("journal of %d bytes after %d bytes of puts was not compacted", fi.Size(), 2*journalCompactMin)
+	}
+	last := big + string(rune('a'+(2*journalCompactMin/len(big)-1)%26))
+	got, errs := loadedByID(t, s)
+	if len(got) != 1 || len(errs) != 0 || got["a1"].Alloc.Job.Meta["m"] != last {
+		t.Fatalf("after compaction: %d allocs, errors %v", len(got), errs)
+	}
+	entries, _ := os.ReadDir(s.dir)
+	if len(entries) != 1 {
+		t.Fatalf("files left in the state dir: %v", entries)
+	}
+}
+
+// The per-allocation files of earlier versions load; the journal
+// overrides them, and remove deletes them.
+func TestJournalReadsLegacyFiles(t *testing.T) {
+	s := &stateStore{dir: t.TempDir()}
+	for _, id := range []string{"old1", "old2"} {
+		b, _ := json.Marshal(&persistedAlloc{Alloc: journalAlloc(id, "file"), Run: &persistedRun{Stopping: true}})
+		if err := os.WriteFile(filepath.Join(s.dir, id+stateSuffix), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, errs := loadedByID(t, s)
+	if len(got) != 2 || len(errs) != 0 || !got["old1"].Run.Stopping {
+		t.Fatalf("legacy files: %d allocs, errors %v", len(got), errs)
+	}
+	if err := s.put(journalAlloc("old1", "journal"), &persistedRun{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.remove("old2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, "old2"+stateSuffix)); !os.IsNotExist(err) {
+		t.Fatalf("a removed allocation's file is still there: %v", err)
+	}
+	got, errs = loadedByID(t, s)
+	if len(got) != 1 || len(errs) != 0 || got["old1"].Alloc.Job.Meta["m"] != "journal" {
+		t.Fatalf("journal over files: %v, errors %v", got, errs)
+	}
+}
