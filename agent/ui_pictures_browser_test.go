@@ -91,7 +91,7 @@ func TestUIPictures(t *testing.T) {
 	p.route("#/topology")
 	p.waitJS("the node with the sleeper's part", `document.querySelectorAll(".topo-dc").length === 1 && document.querySelectorAll(".topo-node").length === 1 &&
 		document.querySelectorAll('.topo-node .splitbar a[href^="#/alloc/"]').length === 2`)
-	p.waitText("#topo-sum", "1 nodes in 1 datacenter, 1 allocations")
+	p.waitText("#topo-sum", "1 node in 1 datacenter, 1 allocation;")
 	p.eval(`window.__sameDocument = true`)
 	registerHCL(t, base, "", uiServiceHCL)
 	p.waitJS("the new allocation's parts", `document.querySelectorAll('.topo-node .splitbar a[href^="#/alloc/"]').length === 4`)

@@ -57,7 +57,8 @@ export async function view(ctx) {
     for (const n of nodes.values()) { const k = capacity(n); cc += k.cpu; mc += k.mem; }
     for (const a of allocs.values()) { const u = use(a); c += u.cpu; m += u.mem; }
     const dcs = new Set([...nodes.values()].map((n) => n.Datacenter));
-    ctx.region('topo-sum', html`${nodes.size} nodes in ${dcs.size} datacenter${dcs.size === 1 ? '' : 's'}, ${allocs.size} allocations;
+    const n = (k, word) => `${k} ${word}${k === 1 ? '' : 's'}`;
+    ctx.region('topo-sum', html`${n(nodes.size, 'node')} in ${n(dcs.size, 'datacenter')}, ${n(allocs.size, 'allocation')};
 CPU ${c} / ${cc} MHz, memory ${m} / ${mc} MB allocated.${on ? '' : ' Not following changes.'}`);
   };
   const draw = () => {
