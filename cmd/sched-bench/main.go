@@ -50,7 +50,7 @@ func main() {
 		readFor   = flag.Duration("read-for", 5*time.Second, "how long to measure reads")
 		wakeups   = flag.Int("wakeups", 300, "blocking-read wake-ups to time")
 		memJobs   = flag.Int("mem-jobs", 10000, "jobs registered in total before reading resident memory")
-		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, c1m (placement of 1,000 × 1,000 on 5,000 nodes), running, client, rollout, dispatch, drivers, preempt (preempting evaluations on -nodes full nodes), or all")
+		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, c1m (placement of 1,000 × 1,000 on 5,000 nodes), running, client, rollout, dispatch, drivers, preempt (preempting evaluations on -nodes full nodes), churn (half of -nodes nodes down then back), or all")
 		preEvals  = flag.Int("preempt-evals", 100, "preempting evaluations of the preempt scenario")
 		roCount   = flag.Int("rollout-count", 1000, "allocations of the rollout scenario's job")
 		roPar     = flag.Int("rollout-max-parallel", 100, "update.max_parallel of the rollout scenario")
@@ -71,6 +71,8 @@ func main() {
 		drvStarts = flag.Int("driver-starts", 20, "one-task starts per driver in the drivers scenario (p50 of them)")
 		drvTasks  = flag.Int("driver-tasks", 100, "tasks per driver on one client-only agent in the drivers scenario (with -spawn)")
 		drvImage  = flag.String("docker-image", "sched-test-busybox:1", "image of the drivers scenario's docker tasks (must be on the engine)")
+		churnJobs = flag.Int("churn-jobs", 1000, "jobs of the churn scenario (on -nodes nodes)")
+		churnPer  = flag.Int("churn-per-job", 5, "allocations per job of the churn scenario")
 		runID     = flag.String("run", strconv.FormatInt(time.Now().UnixNano()%1e6, 36), "prefix that keeps job IDs of this run distinct")
 	)
 	var tlsCfg api.TLSConfig
@@ -133,6 +135,12 @@ func main() {
 			fatal(err)
 		}
 	}
+	if *scenario == "client-path" { // clientpath.go; not in "all": its unplaceable jobs stay blocked
+		if err := b.clientPath(*clAllocs, *runJobs, *clients, clientPathSerial); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	if *scenario == "drivers" { // drivers.go; not in "all": it needs the engine and the image
 		if err := b.driversScenario(strings.Split(*drvList, ","), *drvStarts, *drvTasks, *drvImage, *spawn); err != nil {
 			fatal(err)
@@ -146,6 +154,12 @@ func main() {
 	}
 	if *scenario == "preempt" { // preempt.go; not in "all"
 		if err := b.preempt(*nodes, *preEvals, *clients); err != nil {
+			fatal(err)
+		}
+		return
+	}
+	if *scenario == "churn" { // churn.go; not in "all": it takes minutes of heartbeats
+		if err := b.churn(*nodes, *churnJobs, *churnPer, *clients); err != nil {
 			fatal(err)
 		}
 		return

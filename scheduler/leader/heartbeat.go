@@ -232,16 +232,21 @@ func (h *Heartbeater) markDown(ctx context.Context, nodeID string) error {
 	if node == nil || node.Status == state.NodeStatusDown {
 		return nil
 	}
-	evals, err := NodeEvals(h.store, node, h.now(), h.newID)
+	now := h.now()
+	evals, err := NodeEvals(h.store, node, now, h.newID)
 	if err != nil {
 		return err
+	}
+	for _, e := range evals {
+		e.WaitUntil = now.Add(NodeChurnWindow) // node_churn.go
 	}
 	req := &store.NodeUpdateStatusRequest{
 		NodeID:            nodeID,
 		Status:            state.NodeStatusDown,
 		StatusDescription: "node missed its heartbeat",
-		UpdatedAt:         h.now().Unix(),
+		UpdatedAt:         now.Unix(),
 		Evals:             evals,
+		CoalesceAfter:     now.Add(nodeChurnMargin).UnixNano(),
 	}
 	if _, _, err := h.raft.Apply(ctx, store.NodeUpdateStatusRequestType, req); err != nil {
 		return err

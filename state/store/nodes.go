@@ -119,6 +119,10 @@ type NodeUpdateStatusRequest struct {
 	// UpdatedAt is the leader's clock in Unix seconds.
 	UpdatedAt int64
 	Evals     []*state.Evaluation
+	// CoalesceAfter, when set (Unix nanoseconds), drops the node-update
+	// evaluations of jobs that already have a pending one due after it
+	// (node_churn.go): node churn makes one evaluation per job per window.
+	CoalesceAfter int64 `json:",omitempty"`
 }
 
 // applyNodeUpdateStatus records a node's status and the evaluations that
@@ -150,7 +154,11 @@ func applyNodeUpdateStatus(t *writeTxn, req *NodeUpdateStatusRequest) (any, erro
 			return nil, err
 		}
 	}
-	return nil, upsertEvals(t, "Evals", req.Evals)
+	evals, err := coalesceNodeEvals(t, req.Evals, req.CoalesceAfter)
+	if err != nil {
+		return nil, err
+	}
+	return nil, upsertEvals(t, "Evals", evals)
 }
 
 // NodePoolUpsertRequest creates or updates node pools. The built-in `all`
