@@ -1,0 +1,90 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMeasureTerraformApply reports the time of a no-op `terraform apply`
+// against sched (local execution: state read, lock, unlock), p50 of 10.
+func TestMeasureTerraformApply(t *testing.T) {
+	skipUnlessMeasuring(t)
+	bin := terraformBin(t)
+	ta := startTLSAgent(t, "acme")
+	d := newTerraformDir(t, bin, ta, "acme", "measure")
+	d.run("init", "-input=false")
+	d.run("apply", "-auto-approve", "-input=false")
+	var took []time.Duration
+	for range 10 {
+		start := time.Now()
+		out := d.run("apply", "-auto-approve", "-input=false")
+		took = append(took, time.Since(start))
+		if !strings.Contains(out, "No changes") {
+			t.Fatalf("a no-op apply changed something:\n%s", out)
+		}
+	}
+	slices.Sort(took)
+	t.Logf("terraform apply (no-op, local execution, state on sched over HTTPS): p50 %v, min %v, max %v of %d",
+		took[len(took)/2], took[0], took[len(took)-1], len(took))
+}
+
+// TestMeasureStateThroughput reports the upload (state version create with
+// the state in base64) and download (hosted-state-download-url) rates of a
+// 10 MB state through the HTTPS API of one server.
+func TestMeasureStateThroughput(t *testing.T) {
+	skipUnlessMeasuring(t)
+	ta := startTLSAgent(t, "acme")
+	code, body := ta.do(t, "POST", "/api/v2/organizations/acme/workspaces", `{"data":{"type":"workspaces","attributes":{"name":"big"}}}`)
+	var ws struct {
+		Data struct{ ID string } `json:"data"`
+	}
+	if code != 201 || json.Unmarshal(body, &ws) != nil {
+		t.Fatalf("workspace: %d %s", code, body)
+	}
+	if code, body := ta.do(t, "POST", "/api/v2/workspaces/"+ws.Data.ID+"/actions/lock", ""); code != 200 {
+		t.Fatalf("lock: %d %s", code, body)
+	}
+	const size = 10 << 20
+	var upload, download []time.Duration
+	for serial := 1; serial <= 5; serial++ {
+		pad := strings.Repeat(fmt.Sprintf("%d", serial%10), size-200)
+		st := fmt.Appendf(nil, `{"version":4,"serial":%d,"lineage":"big","outputs":{"pad":{"value":%q,"type":"string"}},"resources":[]}`, serial, pad)
+		sum := md5.Sum(st)
+		doc := fmt.Sprintf(`{"data":{"type":"state-versions","attributes":{"serial":%d,"lineage":"big","md5":%q,"state":%q}}}`,
+			serial, hex.EncodeToString(sum[:]), base64.StdEncoding.EncodeToString(st))
+		start := time.Now()
+		code, body := ta.do(t, "POST", "/api/v2/workspaces/"+ws.Data.ID+"/state-versions", doc)
+		upload = append(upload, time.Since(start))
+		var sv struct {
+			Data struct {
+				Attributes struct {
+					Download string `json:"hosted-state-download-url"`
+				} `json:"attributes"`
+			} `json:"data"`
+		}
+		if code != 201 || json.Unmarshal(body, &sv) != nil {
+			t.Fatalf("upload %d: %d %.300s", serial, code, body)
+		}
+		start = time.Now()
+		code, got := ta.do(t, "GET", strings.TrimPrefix(sv.Data.Attributes.Download, "https://"+ta.host), "")
+		download = append(download, time.Since(start))
+		if code != 200 || !bytes.Equal(got, st) {
+			t.Fatalf("download %d: %d, %d bytes", serial, code, len(got))
+		}
+	}
+	slices.Sort(upload)
+	slices.Sort(download)
+	mb := float64(size) / 1e6
+	t.Logf("10 MB state: upload p50 %v (%.1f MB/s), download p50 %v (%.1f MB/s), of %d each",
+		upload[len(upload)/2], mb/upload[len(upload)/2].Seconds(), download[len(download)/2], mb/download[len(download)/2].Seconds(), len(upload))
+}
