@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,7 +63,9 @@ func (b *bench) liveCounts(prefix string) (int, error) {
 	}
 	defer resp.Body.Close()
 	var list []struct {
-		JobSummary *struct{ Summary map[string]struct{ Starting, Running int } }
+		JobSummary *struct {
+			Summary map[string]struct{ Starting, Running int }
+		}
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 		return 0, err
@@ -156,7 +161,7 @@ func (b *bench) churn(nodes, jobs, perJob, clients int) error {
 	for i := range bodies {
 		bodies[i] = b.serviceJob(fmt.Sprintf("%s%05d", prefix, i), perJob)
 	}
-	if err := b.registerBodies(bodies, clients); err != nil { // clientpath.go
+	if err := b.registerChurnJobs(bodies, clients); err != nil {
 		return err
 	}
 	total := jobs * perJob
@@ -221,5 +226,40 @@ func (b *bench) churn(nodes, jobs, perJob, clients int) error {
 	}
 	fmt.Printf("churn back: %d nodes ready again %v after they resumed heartbeats; %d evaluations created; peak broker depth %d\n",
 		half, ready.Sub(back).Round(time.Second), afterBack.evals-afterDown.evals, peakBack)
+	return nil
+}
+
+// registerChurnJobs registers job bodies from clients concurrent clients.
+func (b *bench) registerChurnJobs(bodies [][]byte, clients int) error {
+	var next atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for range max(clients, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(bodies) {
+					return
+				}
+				resp, err := b.do(http.MethodPost, "/v1/jobs", bodies[i])
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					firstErr.CompareAndSwap(nil, fmt.Errorf("register: %s", resp.Status))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return err
+	}
 	return nil
 }
