@@ -70,7 +70,8 @@ func jobContainers(t *testing.T, engine *client.Client, job string) []string {
 
 // TestDockerServiceAnswersHTTP: a docker service with a mapped port
 // (host port dynamic, container port 8080) answers HTTP on the host
-// port, and its stats come from the engine.
+// port, alloc exec runs in the container, and its stats come from the
+// engine.
 func TestDockerServiceAnswersHTTP(t *testing.T) {
 	image := dockertest.BusyboxImage(t)
 	engine := dockertest.Engine(t)
@@ -106,6 +107,21 @@ func TestDockerServiceAnswersHTTP(t *testing.T) {
 	}
 	if cs := jobContainers(t, engine, job); len(cs) != 1 {
 		t.Fatalf("containers of the job: %v", cs)
+	}
+	// alloc exec runs inside the container: its file system, its env.
+	var out testutil.SyncBuffer
+	code, err := c.Allocations().Exec(context.Background(), allocs[0].ID, &api.ExecOptions{Task: "server",
+		Command:     []string{"sh", "-c", "cat /local/index.html; echo $SCHED_PORT_http; exit 5"},
+		ExecStreams: api.ExecStreams{Stdout: &out, Stderr: &out}}, nil)
+	if err != nil || code != 5 || out.String() != "docker-ok\n8080\n" {
+		t.Fatalf("alloc exec: code %d, err %v, output %q", code, err, out.String())
+	}
+	var tty testutil.SyncBuffer
+	code, err = c.Allocations().Exec(context.Background(), allocs[0].ID, &api.ExecOptions{Task: "server",
+		Command: []string{"sh", "-c", "test -t 1 && echo on-a-tty"}, TTY: true,
+		ExecStreams: api.ExecStreams{Stdout: &tty, Stderr: &tty}}, nil)
+	if err != nil || code != 0 || !strings.Contains(tty.String(), "on-a-tty") {
+		t.Fatalf("alloc exec -t: code %d, err %v, output %q", code, err, tty.String())
 	}
 	stats, err := c.Allocations().Stats(context.Background(), allocs[0].ID, nil)
 	if err != nil {
