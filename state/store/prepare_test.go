@@ -110,6 +110,7 @@ func FuzzDecodeCommand(f *testing.F) {
 		{JobRegisterRequestType, &JobRegisterRequest{Job: &state.Job{ID: "web", Namespace: "default"}}},
 		{NodeRegisterRequestType, &NodeRegisterRequest{Node: &state.Node{ID: "n1", SecretHash: "ab"}}},
 		{JobDeregisterRequestType, &JobDeregisterRequest{Namespace: "default", JobID: "web", Purge: true}},
+		{QuotaUpsertRequestType, &QuotaUpsertRequest{Quotas: []*state.QuotaSpec{{Name: "q", Limits: []*state.QuotaLimit{{Region: "global", RegionLimit: &state.QuotaResources{CPU: -1}}}}}}},
 	} {
 		data, err := Encode(c.mt, c.req)
 		if err != nil {
