@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -159,6 +161,25 @@ func TestUIMeasurePictures(t *testing.T) {
 		return settled
 	})
 
+	// What the API alone takes for the topology's allocations, with and
+	// without its filter and the resources.
+	for _, q := range []string{"namespace=*&resources=true&task_states=false&filter=" + url.QueryEscape(`DesiredStatus == "run" and ClientStatus != "complete" and ClientStatus != "failed" and ClientStatus != "lost"`),
+		"namespace=*&resources=true&task_states=false", "namespace=*&task_states=false"} {
+		var runs []string
+		for range 3 {
+			req, _ := http.NewRequest(http.MethodGet, base+"/v1/allocations?"+q, nil)
+			req.Header.Set("X-Sched-Token", secret)
+			start := time.Now()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, _ := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			runs = append(runs, fmt.Sprintf("%.1f ms %d B", float64(time.Since(start).Microseconds())/1000, n))
+		}
+		t.Logf("GET /v1/allocations?%s: %s", q, strings.Join(runs, ", "))
+	}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		t.Logf("load average before measuring: %s", strings.TrimSpace(string(b)))
 	}
