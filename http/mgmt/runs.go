@@ -54,28 +54,23 @@ func newRuns(s *Server) *resource[struct{}, *mgmt.Run, struct{}] {
 
 // newStateVersions is the state version resource's read: a state version
 // of a workspace whose state outputs the caller may read (404 otherwise).
-func newStateVersions(s *Server) *resource[struct{}, *mgmt.StateVersion, struct{}] {
-	return &resource[struct{}, *mgmt.StateVersion, struct{}]{
+func newStateVersions(s *Server) *resource[struct{}, svCtx, struct{}] {
+	return &resource[struct{}, svCtx, struct{}]{
 		s: s,
-		load: func(c *call, p httprouter.Params) (*mgmt.StateVersion, error) {
-			id := p.ByName("sv")
-			sv, err := s.store.StateVersionByID(nil, id)
-			if err != nil {
-				return nil, err
-			}
-			if sv == nil {
-				return nil, notFound("state version", id)
-			}
-			ws, err := s.visibleWorkspace(c, sv.WorkspaceID)
-			if err != nil || !ws.pa.CanReadStateOutputs() {
-				return nil, notFound("state version", id)
-			}
-			return sv, nil
+		load: func(c *call, p httprouter.Params) (svCtx, error) {
+			sv, ws, err := s.visibleStateVersion(c, p.ByName("sv"))
+			return svCtx{sv: sv, pa: ws.pa}, err
 		},
-		show: func(r *http.Request, sv *mgmt.StateVersion) (*jsonapi.Document, error) {
-			return jsonapi.One(s.stateVersionResource(r, sv, false)), nil
+		show: func(r *http.Request, v svCtx) (*jsonapi.Document, error) {
+			return s.stateVersionDoc(r, v.sv, v.pa)
 		},
 	}
+}
+
+// svCtx is a state version with the caller's access to its workspace.
+type svCtx struct {
+	sv *mgmt.StateVersion
+	pa mgmt.ProjectAccess
 }
 
 // runCreate serves POST /runs: the workspace is data.relationships.
@@ -221,5 +216,5 @@ func (s *Server) currentStateVersion(w http.ResponseWriter, r *http.Request, c *
 	if sv == nil {
 		return result{}, notFound("state version", ws.w.LatestStateVersionID)
 	}
-	return ok(jsonapi.One(s.stateVersionResource(r, sv, ws.pa.CanWriteStateVersions())))
+	return answer(http.StatusOK)(s.stateVersionDoc(r, sv, ws.pa))
 }

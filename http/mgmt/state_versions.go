@@ -391,11 +391,11 @@ func uploadInvalid(problems []string) error {
 
 // stateVersionOutputs serves GET /state-versions/:id/outputs.
 func (s *Server) stateVersionOutputs(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	sv, _, err := s.visibleStateVersion(c, p.ByName("sv"))
+	sv, ws, err := s.visibleStateVersion(c, p.ByName("sv"))
 	if err != nil {
 		return result{}, err
 	}
-	return s.outputList(r, sv.ID)
+	return s.outputList(r, sv.ID, ws.pa.CanReadStateVersions())
 }
 
 // currentStateVersionOutputs serves GET /workspaces/:id/current-state-
@@ -407,10 +407,11 @@ func (s *Server) currentStateVersionOutputs(w http.ResponseWriter, r *http.Reque
 	if ws.w.LatestStateVersionID == "" {
 		return result{}, notFound("current state version of workspace", ws.w.ID)
 	}
-	return s.outputList(r, ws.w.LatestStateVersionID)
+	return s.outputList(r, ws.w.LatestStateVersionID, false)
 }
 
-func (s *Server) outputList(r *http.Request, svID string) (result, error) {
+// outputList lists a version's outputs; sensitive values only when reveal.
+func (s *Server) outputList(r *http.Request, svID string, reveal bool) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
 		return result{}, err
@@ -419,7 +420,7 @@ func (s *Server) outputList(r *http.Request, svID string) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	return pageDoc(r, page, outs, func(o *mgmt.StateVersionOutput) *jsonapi.Resource { return outputResource(o, false) })
+	return pageDoc(r, page, outs, func(o *mgmt.StateVersionOutput) *jsonapi.Resource { return outputResource(o, reveal) })
 }
 
 // stateVersionOutput serves GET /state-version-outputs/:id. A sensitive
@@ -544,6 +545,30 @@ func (s *Server) stateVersionResource(r *http.Request, sv *mgmt.StateVersion, wr
 		},
 		Links: selfLink(self),
 	}
+}
+
+// includeOutputs is the include path of a state version's outputs.
+const includeOutputs = "outputs"
+
+// stateVersionDoc renders a state version, with its outputs included when
+// the request asks (?include=outputs); sensitive values only for a caller
+// who may read the state.
+func (s *Server) stateVersionDoc(r *http.Request, sv *mgmt.StateVersion, pa mgmt.ProjectAccess) (*jsonapi.Document, error) {
+	inc, err := jsonapi.ParseInclude(r.URL.Query(), includeOutputs)
+	if err != nil {
+		return nil, err
+	}
+	doc := jsonapi.One(s.stateVersionResource(r, sv, pa.CanWriteStateVersions()))
+	if inc[includeOutputs] {
+		outs, err := s.store.StateVersionOutputs(nil, sv.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range outs {
+			doc.Include(outputResource(o, pa.CanReadStateVersions()))
+		}
+	}
+	return doc, nil
 }
 
 // writeRaw writes a raw answer (a state file).
