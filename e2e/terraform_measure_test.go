@@ -44,6 +44,7 @@ func TestMeasureTerraformApply(t *testing.T) {
 func TestMeasureStateThroughput(t *testing.T) {
 	skipUnlessMeasuring(t)
 	ta := startTLSAgent(t, "acme")
+	ta.http.Timeout = 5 * time.Minute
 	code, body := ta.do(t, "POST", "/api/v2/organizations/acme/workspaces", `{"data":{"type":"workspaces","attributes":{"name":"big"}}}`)
 	var ws struct {
 		Data struct{ ID string } `json:"data"`
@@ -58,7 +59,8 @@ func TestMeasureStateThroughput(t *testing.T) {
 	var upload, download []time.Duration
 	for serial := 1; serial <= 5; serial++ {
 		pad := strings.Repeat(fmt.Sprintf("%d", serial%10), size-200)
-		st := fmt.Appendf(nil, `{"version":4,"serial":%d,"lineage":"big","outputs":{"pad":{"value":%q,"type":"string"}},"resources":[]}`, serial, pad)
+		st := fmt.Appendf(nil, `{"version":4,"serial":%d,"lineage":"big","outputs":{},"resources":[{"mode":"managed","type":"terraform_data","name":"pad",`+
+			`"provider":"provider[\"terraform.io/builtin/terraform\"]","instances":[{"schema_version":0,"attributes":{"input":%q}}]}]}`, serial, pad)
 		sum := md5.Sum(st)
 		doc := fmt.Sprintf(`{"data":{"type":"state-versions","attributes":{"serial":%d,"lineage":"big","md5":%q,"state":%q}}}`,
 			serial, hex.EncodeToString(sum[:]), base64.StdEncoding.EncodeToString(st))
