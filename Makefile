@@ -13,7 +13,7 @@ LDFLAGS   := $(foreach p,cmd/sched/command agent,\
                -X github.com/schedhq/sched/$(p).revision=$(REVISION) \
                -X github.com/schedhq/sched/$(p).buildDate=$(BUILDDATE))
 
-.PHONY: help build dev test e2e e2e-linearizability bench bench-cluster lint clean fuzz-short ui-screenshots ui-measure compose-up compose-down
+.PHONY: help build deps dev test print-ldflags e2e e2e-linearizability bench bench-cluster lint clean fuzz-short ui-screenshots ui-measure compose-up compose-down
 
 help: ## list targets
 	@grep -E '^[a-z][a-z0-9-]*:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
@@ -22,7 +22,12 @@ build: ## build bin/sched and bin/sched-bench
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sched
 	$(GO) build -o $(BENCHBIN) ./cmd/sched-bench
 
-dev: build ## run a dev agent (one server, HTTP on 127.0.0.1:4646)
+deps: ## download every module the build and the tests need (test-only ones too), so make test then works offline
+	$(GO) mod download
+	$(GO) list -deps -test $(PKGS) > /dev/null
+	$(GO) list -deps -test -tags e2e ./e2e/... > /dev/null
+
+dev: deps build ## fetch the modules (deps), then run a dev agent (one server, HTTP on 127.0.0.1:4646)
 	./$(BIN) agent -dev
 
 test: lint ## vet, format check, and every test (unit, in-process, e2e against the real binary)
@@ -77,6 +82,9 @@ lint: ## gofmt and go vet must be clean
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+
+print-ldflags: # the -ldflags of make build (deploy/compose/run.sh stamps its binary alike)
+	@echo '$(LDFLAGS)'
 
 compose-up: ## start 3 servers + 1 client in containers from the FROM scratch image (deploy/compose)
 	deploy/compose/run.sh up

@@ -7,9 +7,9 @@ bind_addr  = "0.0.0.0"
 log_level  = "info"
 log_format = "json"
 advertise {
-  http = "172.29.46.21"
+  http = "@NET@.21"
 }
 client {
   enabled = true
-  servers = ["172.29.46.11:4646", "172.29.46.12:4646", "172.29.46.13:4646"]
+  servers = ["@NET@.11:4646", "@NET@.12:4646", "@NET@.13:4646"]
 }
