@@ -135,6 +135,12 @@ func main() {
 			fatal(err)
 		}
 	}
+	if *scenario == "client-path" { // clientpath.go; not in "all": its unplaceable jobs stay blocked
+		if err := b.clientPath(*clAllocs, *runJobs, *clients, clientPathSerial); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	if *scenario == "drivers" { // drivers.go; not in "all": it needs the engine and the image
 		if err := b.driversScenario(strings.Split(*drvList, ","), *drvStarts, *drvTasks, *drvImage, *spawn); err != nil {
 			fatal(err)

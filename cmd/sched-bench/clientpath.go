@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The client-path scenario measures, in one run, what a dev agent's real
+// in-process client (mock driver) adds to the scheduler's work, so that
+// its ratios do not depend on the hour's speed:
+//
+//   - scheduler alone: a count=N service job pinned to one simulated node
+//     (registered over HTTP, never running anything): register -> all N
+//     placed;
+//   - the same job pinned to the dev agent's own client node: register ->
+//     all N running;
+//   - one client registering one-allocation batch jobs (mock run_for 1s)
+//     one after the other: the p50 of a register's round trip;
+//   - J one-allocation batch jobs (run_for 1s) pinned to the dev node,
+//     registered by C concurrent writers: registers/s, and the time from
+//     the first register until every job has a started allocation (one
+//     the client reported running or complete);
+//   - the same J jobs made unplaceable (a constraint no node meets):
+//     registers/s. They run last: their evaluations stay blocked.
+//
+// With -profile-dir it saves a CPU and a heap profile of the agent taken
+// while the J placeable jobs are registered and started.
+
+// clientPathResult holds one run's figures.
+type clientPathResult struct {
+	schedAlone, allRunning     time.Duration
+	serialP50                  time.Duration
+	placeRate, unplaceRate     float64
+	placeRegistered, lastStart time.Duration
+}
+
+// clientPath runs the scenario: count allocations for the count job, jobs
+// batch jobs from clients writers, serial registers for the p50.
+func (b *bench) clientPath(count, jobs, clients, serial int) error {
+	devNode, err := b.waitNode("dev client node", isDevNode, 30*time.Second)
+	if err != nil {
+		return fmt.Errorf("client-path: the dev agent's client node: %w", err)
+	}
+	ns, _, err := b.registerNodes(1, 1)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.heartbeat(ctx, ns)
+	var r clientPathResult
+
+	// Scheduler alone: the count job on the simulated node, which never
+	// starts anything; done when every allocation is placed.
+	alone := "cp-" + b.run + "-alone"
+	start := time.Now()
+	if resp, err := b.do(http.MethodPost, "/v1/jobs", pinnedMockJob(alone, ns[0].ID, count)); err != nil {
+		return err
+	} else {
+		resp.Body.Close()
+	}
+	end, err := b.waitCounts(alone, 5*time.Minute, 10*time.Millisecond, func(placed, _ int) bool { return placed >= count })
+	if err != nil {
+		return fmt.Errorf("client-path: scheduler alone: %w", err)
+	}
+	r.schedAlone = end.Sub(start)
+	if err := b.stopJob(alone); err != nil {
+		return err
+	}
+
+	// The same on the real client: done when every allocation runs.
+	real := "cp-" + b.run + "-count"
+	if r.allRunning, err = b.runOnNode(real, devNode, count); err != nil {
+		return fmt.Errorf("client-path: count job on the dev client: %w", err)
+	}
+	if err := b.stopJob(real); err != nil {
+		return err
+	}
+
+	// Serial register round trips of placeable one-allocation jobs.
+	serialPrefix := "cp-" + b.run + "-serial-"
+	lat := make([]time.Duration, 0, serial)
+	for i := range serial {
+		body := batchMockJob(serialPrefix+strconv.Itoa(i), devNode)
+		t0 := time.Now()
+		resp, err := b.do(http.MethodPost, "/v1/jobs", body)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		lat = append(lat, time.Since(t0))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	r.serialP50 = pct(lat, 50)
+
+	// Placeable jobs, followed to their start on the dev node.
+	placePrefix := "cp-" + b.run + "-place-"
+	tally := newRunTally()
+	go b.followStarted(ctx, devNode, placePrefix, tally)
+	bodies := make([][]byte, jobs)
+	for i := range bodies {
+		bodies[i] = batchMockJob(placePrefix+strconv.Itoa(i), devNode)
+	}
+	var prof sync.WaitGroup
+	if b.profileDir != "" {
+		b.profileClientPath(&prof)
+	}
+	start = time.Now()
+	if err := b.registerBodies(bodies, clients); err != nil {
+		return err
+	}
+	r.placeRegistered = time.Since(start)
+	r.placeRate = float64(jobs) / r.placeRegistered.Seconds()
+	last, err := tally.wait(jobs, 5*time.Minute)
+	if err != nil {
+		return fmt.Errorf("client-path: placeable jobs started: %w", err)
+	}
+	r.lastStart = last.Sub(start)
+	prof.Wait()
+
+	// The same number of unplaceable jobs.
+	unplace := "cp-" + b.run + "-none-"
+	for i := range bodies {
+		bodies[i] = batchMockJob(unplace+strconv.Itoa(i), "no-such-node")
+	}
+	start = time.Now()
+	if err := b.registerBodies(bodies, clients); err != nil {
+		return err
+	}
+	r.unplaceRate = float64(jobs) / time.Since(start).Seconds()
+	r.print(count, jobs, clients, serial)
+	return nil
+}
+
+// print reports the figures and the three ratios the issue sets targets
+// for.
+func (r clientPathResult) print(count, jobs, clients, serial int) {
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	fmt.Printf("client-path: count=%d: scheduler alone (simulated node) placed in %s; real client: all running in %s (%.2fx; target <= 2x)\n",
+		count, ms(r.schedAlone), ms(r.allRunning), r.allRunning.Seconds()/r.schedAlone.Seconds())
+	fmt.Printf("client-path: %d one-alloc batch jobs (run_for 1s), %d clients: %.0f registers/s while placing (%s), last started after %s (%.2fx the registration; target <= 1.5x)\n",
+		jobs, clients, r.placeRate, ms(r.placeRegistered), ms(r.lastStart), r.lastStart.Seconds()/r.placeRegistered.Seconds())
+	fmt.Printf("client-path: %d unplaceable jobs, %d clients: %.0f registers/s; placing/unplaceable %.0f%% (target >= 90%%)\n",
+		jobs, clients, r.unplaceRate, 100*r.placeRate/r.unplaceRate)
+	fmt.Printf("client-path: 1 client, %d serial registers: p50 %s\n", serial, r.serialP50)
+}
+
+// batchMockJob is a batch job of one mock allocation that runs for one
+// second, pinned to nodeID (no node has the ID "no-such-node", so that
+// one is unplaceable).
+func batchMockJob(id, nodeID string) []byte {
+	body, _ := json.Marshal(map[string]any{"Job": map[string]any{
+		"ID": id, "Type": "batch", "Datacenters": []string{"*"},
+		"Constraints": []any{map[string]any{"LTarget": "${node.unique.id}", "RTarget": nodeID, "Operand": "="}},
+		"TaskGroups": []any{map[string]any{
+			"Name": "g", "Count": 1,
+			"EphemeralDisk": map[string]any{"SizeMB": 2},
+			"Tasks": []any{map[string]any{
+				"Name": "t", "Driver": "mock", "Config": map[string]any{"run_for": "1s"},
+				"Resources": map[string]any{"CPU": 1, "MemoryMB": 10},
+				"LogConfig": map[string]any{"MaxFiles": 1, "MaxFileSizeMB": 1},
+			}},
+		}},
+	}})
+	return body
+}
+
+// registerBodies registers bodies from clients concurrent writers and
+// fails on the first error.
+func (b *bench) registerBodies(bodies [][]byte, clients int) error {
+	var next atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(bodies) || firstErr.Load() != nil {
+					return
+				}
+				resp, err := b.do(http.MethodPost, "/v1/jobs", bodies[i])
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return err
+	}
+	return nil
+}
+
+// followStarted follows a real client's node by blocking query on its
+// allocations' changes and counts, once each, the allocations of jobs
+// with prefix that the client reported started (running or complete).
+func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally *runTally) {
+	index := "0"
+	started := map[string]bool{}
+	for ctx.Err() == nil {
+		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?wait=30s&index="+index+"&since="+index, nil)
+		if err != nil {
+			time.Sleep(100 * time.Millisecond) // retry pacing after a failed read
+			continue
+		}
+		var changes struct {
+			Changed []struct{ ID, JobID, ClientStatus string }
+		}
+		err = json.NewDecoder(resp.Body).Decode(&changes)
+		resp.Body.Close()
+		if err != nil {
+			time.Sleep(100 * time.Millisecond) // retry pacing after a failed read
+			continue
+		}
+		index = resp.Header.Get("X-Sched-Index")
+		d := 0
+		for _, a := range changes.Changed {
+			if !strings.HasPrefix(a.JobID, prefix) || started[a.ID] {
+				continue
+			}
+			if a.ClientStatus == "running" || a.ClientStatus == "complete" {
+				started[a.ID] = true
+				d++
+			}
+		}
+		tally.add(d)
+	}
+}
+
+// profileClientPath saves a CPU profile (profileSeconds long) and then a
+// heap profile of the agent into profileDir, in the background; wg is
+// done when both are saved.
+func (b *bench) profileClientPath(wg *sync.WaitGroup) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, p := range []struct{ name, query string }{
+			{"client-path-cpu.pprof", "/v1/agent/pprof/profile?seconds=" + strconv.Itoa(b.profileSeconds)},
+			{"client-path-heap.pprof", "/v1/agent/pprof/heap"},
+		} {
+			resp, err := b.do(http.MethodGet, p.query, nil)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "client-path: profile:", err)
+				return
+			}
+			f, err := os.Create(filepath.Join(b.profileDir, p.name))
+			if err == nil {
+				io.Copy(f, resp.Body)
+				f.Close()
+			}
+			resp.Body.Close()
+		}
+	}()
+}
+
+// clientPathSerial is how many serial registers the p50 is taken over.
+const clientPathSerial = 200
