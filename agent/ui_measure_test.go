@@ -197,21 +197,25 @@ func TestUIMeasurePictures(t *testing.T) {
 		for try := 0; ; try++ {
 			p.do("leave", chromedp.Navigate("about:blank"))
 			p.open(hash)
-			p.waitJS("the page's data drawn, or an error", `performance.getEntriesByName("sched:drawn").length > 0 || !!document.querySelector("main .error")`)
-			// A generous bound: the machine may be loaded.
+			// Drawn, an error, or nothing for 40 s. Generous bounds: the
+			// machine may be loaded.
+			wctx, wcancel := context.WithTimeout(p.ctx, 40*time.Second)
+			_, werr := chromedp.Run(wctx, chromedp.Poll[bool](`performance.getEntriesByName("sched:drawn").length > 0 || !!document.querySelector("main .error")`,
+				chromedp.WithPollingTimeout(35*time.Second)))
+			wcancel()
 			ectx, ecancel := context.WithTimeout(p.ctx, 60*time.Second)
-			failed, err := chromedp.Run(ectx, chromedp.Evaluate[bool](`!!document.querySelector("main .error")`))
+			drawn, err := chromedp.Run(ectx, chromedp.Evaluate[bool](`performance.getEntriesByName("sched:drawn").length > 0 && !document.querySelector("main .error")`))
 			ecancel()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !failed {
+			if werr == nil && drawn {
 				break
 			}
 			if try == 2 {
 				t.Fatalf("%s: %s", hash, p.text())
 			}
-			t.Logf("%s: the page failed, run again: %s", hash, p.textOfJS(`document.querySelector("main .error").textContent`))
+			t.Logf("%s: the page failed or drew nothing, run again: %s", hash, p.textOfJS(`document.querySelector("main")?.textContent.slice(0, 300) || ""`))
 			p.eval(`sessionStorage.setItem("sched.token", ` + jsString(secret) + `)`)
 		}
 		ctx, cancel := context.WithTimeout(p.ctx, 60*time.Second)
