@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -88,9 +89,9 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such page: "+r.URL.Path, http.StatusNotFound)
 		return
 	}
-	a, ok := assets[name]
+	a, ok := assets()[name]
 	if !ok && isPage(name) {
-		a, ok = assets["index.html"], true
+		a, ok = assets()["index.html"], true
 	}
 	if !ok {
 		http.Error(w, "no such page: "+r.URL.Path, http.StatusNotFound)
@@ -164,8 +165,9 @@ type asset struct {
 }
 
 // assets are the embedded files of a known type, by name, compressed
-// once at start-up.
-var assets = func() map[string]asset {
+// once, on first use: a process that serves no page (the CLI, an exec
+// task's init) does not pay for it.
+var assets = sync.OnceValue(func() map[string]asset {
 	out := map[string]asset{}
 	err := fs.WalkDir(static, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -192,7 +194,7 @@ var assets = func() map[string]asset {
 		panic(err)
 	}
 	return out
-}()
+})
 
 // acceptsGzip reports whether r's Accept-Encoding allows gzip.
 func acceptsGzip(r *http.Request) bool {
@@ -208,7 +210,7 @@ func acceptsGzip(r *http.Request) bool {
 // Assets lists the servable files with their sizes in bytes, by name.
 func Assets() map[string]int {
 	out := map[string]int{}
-	for name, a := range assets {
+	for name, a := range assets() {
 		out[name] = len(a.body)
 	}
 	return out
@@ -218,7 +220,7 @@ func Assets() map[string]int {
 // that accepts gzip, by name.
 func GzipSizes() map[string]int {
 	out := map[string]int{}
-	for name, a := range assets {
+	for name, a := range assets() {
 		out[name] = len(a.body)
 		if a.gz != nil {
 			out[name] = len(a.gz)
