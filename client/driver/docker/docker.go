@@ -54,6 +54,7 @@ const (
 	DefaultKillWait         = 10 * time.Second
 	defaultPingTimeout      = 3 * time.Second
 	defaultAPITimeout       = 30 * time.Second
+	createTimeout           = 2 * time.Minute
 	containerLogMaxSize     = "10m"
 	containerLogMaxFiles    = "2"
 	minCPUShares            = 2
@@ -147,9 +148,18 @@ type Driver struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// creates bounds the containers being created and started at once:
+	// an engine given a hundred at a time answers none within a timeout,
+	// one given a few answers each in turn.
+	creates chan struct{}
+
 	mu    sync.Mutex
 	tasks map[string]*task // nil value: being started or recovered
 }
+
+// DefaultCreateParallelism is how many containers a driver creates and
+// starts at once.
+const DefaultCreateParallelism = 4
 
 // New returns a docker driver for cfg. It does not contact the engine:
 // Fingerprint does.
@@ -176,7 +186,7 @@ func New(cfg Config) (*Driver, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Driver{cfg: cfg, log: cfg.Logger.With("driver", Name), engine: engine,
-		ctx: ctx, cancel: cancel, tasks: make(map[string]*task)}
+		ctx: ctx, cancel: cancel, tasks: make(map[string]*task), creates: make(chan struct{}, DefaultCreateParallelism)}
 	d.images = newImageCoordinator(engine, d.log, cfg.ImageGCDelay, !cfg.NoImageGC)
 	return d, nil
 }
@@ -322,7 +332,16 @@ func (d *Driver) start(cfg *driver.TaskConfig, tc *taskConfig) (*task, error) {
 		d.images.release(imageID)
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(d.ctx, defaultAPITimeout)
+	select {
+	case d.creates <- struct{}{}:
+	case <-d.ctx.Done():
+		d.images.release(imageID)
+		return nil, d.ctx.Err()
+	}
+	defer func() { <-d.creates }()
+	// Creating and starting wait on the engine's storage: a busy engine
+	// takes far longer than one API call usually does.
+	ctx, cancel := context.WithTimeout(d.ctx, createTimeout)
 	defer cancel()
 	name := containerName(cfg)
 	created, err := d.engine.ContainerCreate(ctx, cc, hc, nil, nil, name)
@@ -334,6 +353,12 @@ func (d *Driver) start(cfg *driver.TaskConfig, tc *taskConfig) (*task, error) {
 		}
 	}
 	if err != nil {
+		// The engine may have made it after all (the call timed out):
+		// remove the container of that name if it carries this task's
+		// labels.
+		rctx, rcancel := context.WithTimeout(context.Background(), 2*defaultAPITimeout)
+		_ = d.removeStale(rctx, name, cfg)
+		rcancel()
 		d.images.release(imageID)
 		return nil, fmt.Errorf("docker: create container of image %s: %w", tc.Image, err)
 	}
@@ -374,14 +399,23 @@ func (d *Driver) removeStale(ctx context.Context, name string, cfg *driver.TaskC
 	return d.engine.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 }
 
-// remove force-removes a container, logging a failure.
+// removeAttempts are the timeouts of the tries to remove a container: a
+// busy engine (many containers starting at once) may take minutes.
+var removeAttempts = []time.Duration{defaultAPITimeout, 2 * defaultAPITimeout, 4 * defaultAPITimeout}
+
+// remove force-removes a container, trying again while the engine does
+// not answer in time, and logs a failure.
 func (d *Driver) remove(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultAPITimeout)
-	defer cancel()
-	err := d.engine.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !client.IsErrNotFound(err) {
-		d.log.Warn("docker: remove container", "container", id, "error", err)
+	var err error
+	for _, limit := range removeAttempts {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		err = d.engine.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		cancel()
+		if err == nil || client.IsErrNotFound(err) || strings.Contains(err.Error(), "already in progress") {
+			return
+		}
 	}
+	d.log.Warn("docker: remove container", "container", id, "error", err)
 }
 
 // containerSpec builds the container's config from the task's.

@@ -130,7 +130,9 @@ func (d *Driver) streamLogs(id string, spec logSpec, since time.Time) (*logStrea
 	ls.cancel = cancel
 	opts := container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true, Timestamps: true}
 	if !since.IsZero() {
-		opts.Since = strconv.FormatFloat(float64(since.UnixNano())/1e9, 'f', 9, 64)
+		// Seconds and nanoseconds as integers: a float64 would round
+		// the nanoseconds away and copy the last entry again.
+		opts.Since = strconv.FormatInt(since.Unix(), 10) + "." + fmt.Sprintf("%09d", since.Nanosecond())
 	}
 	rc, err := d.engine.ContainerLogs(ctx, id, opts)
 	if err != nil {
