@@ -3,6 +3,7 @@ package leader
 import (
 	"container/heap"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/schedhq/sched/scheduler"
@@ -19,10 +20,32 @@ func effectivePriority(e *state.Evaluation, now time.Time) int {
 }
 
 // StoreShares returns the broker's view of the namespaces' weighted
-// shares in st (scheduler.NamespaceShares): called only when evaluations
-// of more than one namespace are ready.
+// shares in st (scheduler.NamespaceShares), read again only when a job
+// summary, job or namespace changed since, or a namespace is new: reading
+// walks every job of those namespaces, and a burst of dequeues should not
+// repeat it. The broker calls it only when evaluations of more than one
+// namespace are ready.
 func StoreShares(st *store.Store) func(namespaces []string) map[string]float64 {
-	return func(namespaces []string) map[string]float64 { return scheduler.NamespaceShares(st, namespaces) }
+	var (
+		mu     sync.Mutex
+		cached map[string]float64
+		index  uint64
+	)
+	return func(namespaces []string) map[string]float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		latest := max(st.Index(store.TableJobSummary), st.Index(store.TableJobs), st.Index(store.TableNamespaces))
+		stale := cached == nil || latest != index
+		for _, ns := range namespaces {
+			if _, ok := cached[ns]; !ok {
+				stale = true
+			}
+		}
+		if stale {
+			cached, index = scheduler.NamespaceShares(st, namespaces), latest
+		}
+		return cached
+	}
 }
 
 // SetShares sets how the broker learns the weighted share of namespaces;
@@ -69,10 +92,15 @@ func (b *EvalBroker) refreshSharesLocked(q *evalHeap) {
 		return
 	}
 	shares := b.shares(names)
+	changed := false
 	for _, it := range q.items {
-		it.share = shares[it.eval.Namespace]
+		if s := shares[it.eval.Namespace]; s != it.share {
+			it.share, changed = s, true
+		}
 	}
-	heap.Init(q)
+	if changed {
+		heap.Init(q)
+	}
 }
 
 // gatedLocked reports whether the next ready evaluation must wait: a
