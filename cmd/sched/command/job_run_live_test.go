@@ -69,4 +69,5 @@ func TestJobRunUnplaceableAgainstAgent(t *testing.T) {
 	ok(runCLI(t, nil, runOpts{ctx: ctx, env: env}, "job", "deployments", "web"), "successful")
 	ok(runCLI(t, nil, runOpts{ctx: ctx, env: env}, "job", "restart", "-yes", "web"), "All allocations restarted successfully!")
 	ok(runCLI(t, nil, runOpts{ctx: ctx, env: env}, "job", "eval", "web"), `finished with status "complete"`)
+	ok(runCLI(t, nil, runOpts{ctx: ctx, env: env}, "job", "restart", "-reschedule", "-batch-size", "2", "web"), "All allocations restarted successfully!")
 }
