@@ -424,4 +424,6 @@ func managementCommand(t MessageType) (command, bool) {
 }
 
 // managementTables are this area's tables.
-func managementTables() []tableDef { return append(mgmtTableDefs(), stateBlobTableDefs()...) }
+func managementTables() []tableDef {
+	return append(append(mgmtTableDefs(), stateBlobTableDefs()...), configVersionTableDefs()...)
+}

@@ -43,6 +43,9 @@ func mgFillTables(t *testing.T, s *Store, base uint64) {
 		Status: mgmt.StateVersionFinalized},
 		State: []byte(`{"version":4,"serial":3,"lineage":"lin","outputs":{}}`), JSONState: []byte(`{"format_version":"1.0"}`),
 		Outputs: []*mgmt.StateVersionOutput{{Name: "addr", Sensitive: true, Type: []byte(`"string"`), Value: []byte(`"10.0.0.1"`)}}})
+	e.apply(ConfigurationVersionCreateRequestType, &ConfigurationVersionCreateRequest{ConfigurationVersion: &mgmt.ConfigurationVersion{
+		ID: "cv-1", WorkspaceID: "ws-app", AutoQueueRuns: true, UploadSecret: "s", CreatedBy: "user-ann", CreatedAt: e.now()}})
+	e.apply(ConfigurationVersionUploadRequestType, &ConfigurationVersionUploadRequest{ID: "cv-1", Archive: []byte("tgz"), Now: e.now()})
 	e.apply(PolicySetCreateRequestType, &PolicySetCreateRequest{ID: "polset-1", OrganizationName: "acme", CreatedAt: e.now(), Attributes: mgmt.PolicySetPatch{
 		Name: mgPtr("base"), Description: mgPtr("d"), Kind: mgPtr("gate"), Overridable: mgPtr(true), Global: mgPtr(true), PolicyToolVersion: mgPtr("0.9.0")}})
 }

@@ -309,8 +309,13 @@ func (r reader) StateVersionOutputByID(ws memdb.WatchSet, id string) (*mgmt.Stat
 
 // stateVersionCommand returns this file's command of type t, if any.
 func stateVersionCommand(t MessageType) (command, bool) {
-	if t == StateVersionUploadRequestType {
+	switch t {
+	case StateVersionUploadRequestType:
 		return handler(applyStateVersionUpload), true
+	case ConfigurationVersionCreateRequestType:
+		return handler(applyConfigurationVersionCreate), true
+	case ConfigurationVersionUploadRequestType:
+		return handler(applyConfigurationVersionUpload), true
 	}
 	return command{}, false
 }

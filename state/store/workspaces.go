@@ -177,6 +177,9 @@ func deleteWorkspaceRows(t *writeTxn, w *mgmt.Workspace) error {
 			return err
 		}
 	}
+	if err := deleteConfigurationVersions(t, w.ID); err != nil {
+		return err
+	}
 	return deleteCounted(t, TableWorkspaces, w.OrganizationName, w)
 }
 
