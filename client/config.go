@@ -30,6 +30,9 @@ const (
 	DefaultGCAllocAge       = time.Hour
 	DefaultGCMaxAllocs      = 50
 	DefaultWatchWait        = 5 * time.Minute
+	// DefaultWatchGather is how long the allocation watch lets changes
+	// gather after a wake-up before it asks again.
+	DefaultWatchGather = 100 * time.Millisecond
 	// MaxTaskEvents is how many events a task state keeps: the newest,
 	// and always the first (Received), as Nomad shows them.
 	MaxTaskEvents = 10
@@ -102,6 +105,12 @@ type Config struct {
 	// WatchWait is how long one blocking query for the node's allocations
 	// waits.
 	WatchWait time.Duration
+	// WatchGather is how long the watch waits after a wake-up that
+	// brought changes before it asks again, so that a stream of
+	// placements wakes it once per WatchGather instead of once per plan:
+	// every wake-up costs the server and the client work in proportion
+	// to the node's allocations. Zero means DefaultWatchGather.
+	WatchGather time.Duration
 	// TemplateInterval is how often a running task's templates are
 	// rendered again; a changed file is acted on per its ChangeMode
 	// (restart, signal, noop) after its Splay. Zero means
@@ -210,6 +219,7 @@ func (c *Config) finish() error {
 	def(&c.MinBackoff, DefaultMinBackoff)
 	def(&c.MaxBackoff, DefaultMaxBackoff)
 	def(&c.WatchWait, DefaultWatchWait)
+	def(&c.WatchGather, DefaultWatchGather)
 	def(&c.GCInterval, DefaultGCInterval)
 	def(&c.TemplateInterval, DefaultTemplateInterval)
 	def(&c.GCAllocAge, DefaultGCAllocAge)

@@ -64,6 +64,10 @@ func (c *Client) watchLoop(ctx context.Context) {
 		index = meta.LastIndex
 		shareJobs(changes.Changed, c.jobsInUse())
 		c.syncAllocs(allocs, meta.LastIndex)
+		// Let the next changes gather (Config.WatchGather).
+		if len(changes.Changed) > 0 && !sleepCtx(ctx, c.cfg.WatchGather) {
+			return
+		}
 	}
 }
 
