@@ -98,3 +98,18 @@ func TestMgmtGoTFEConfigurationVersions(t *testing.T) {
 		t.Errorf("outsider's Read: %v", err)
 	}
 }
+
+// A run on a workspace someone else has locked is a 409 that queues
+// nothing; the lock's holder may queue one.
+func TestMgmtRunOnLockedWorkspace(t *testing.T) {
+	m := newAPIHarness(t)
+	w := m.world()
+	ws := m.workspace(w.owner, "acme", "site", w.appProject, nil).ID
+	run := docBody("runs", nil, "workspace", relTo("workspaces", ws))
+	m.call(w.manager, "POST", "/workspaces/"+ws+"/actions/lock", nil, 200)
+	m.fail(w.owner, "POST", "/runs", run, 409, "", "is locked by")
+	if n := len(m.call(w.owner, "GET", "/workspaces/"+ws+"/runs", nil, 200).many(t)); n != 0 {
+		t.Errorf("a refused run left %d runs", n)
+	}
+	m.call(w.manager, "POST", "/runs", run, 201)
+}

@@ -1,6 +1,7 @@
 package mgmt
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -97,6 +98,10 @@ func (s *Server) runCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 	}
 	if !ws.pa.CanQueueRuns() {
 		return result{}, forbidden("not allowed to queue runs in workspace %q", wsID)
+	}
+	if ws.w.Locked && ws.w.LockedBy != run.CreatedBy {
+		return result{}, jsonapi.NewError(http.StatusConflict, jsonapi.TitleConflict,
+			fmt.Sprintf("workspace %q is locked by %s: unlock it before queueing a run", ws.w.ID, ws.w.LockedBy))
 	}
 	run.WorkspaceID = ws.w.ID
 	resp, err := s.propose(w, r, store.RunCreateRequestType, &store.RunCreateRequest{Run: run})
