@@ -70,15 +70,17 @@ func (p *brokerPause) apply() {
 }
 
 // follow applies the configuration after every write of its table (and
-// after a restore from a snapshot).
+// after a restore from a snapshot). Each pass reads the configuration
+// after it starts watching, so a write between Start and the first watch
+// is not missed.
 func (p *brokerPause) follow(ctx context.Context) {
 	for {
 		ws := memdb.NewWatchSet()
 		ws.Add(p.store.AbandonCh())
 		p.store.WatchIndex(ws, store.TableSchedulerConfig)
+		p.apply()
 		if err := ws.WatchCtx(ctx); err != nil {
 			return
 		}
-		p.apply()
 	}
 }

@@ -47,12 +47,12 @@ func TestRuntimeFollowsPauseEvalBroker(t *testing.T) {
 	r.registerNode(t, scheduler.MockNode("n1"))
 	rt := startRuntime(t, r)
 	r.must(t, store.SchedulerConfigSetRequestType, &store.SchedulerConfigSetRequest{Config: &state.SchedulerConfiguration{PauseEvalBroker: true}})
-	testutil.WaitFor(t, 5*time.Second, "broker paused", rt.Broker.Paused)
+	testutil.WaitFor(t, 15*time.Second, "broker paused", rt.Broker.Paused)
 
 	web := scheduler.MockJob("web")
 	web.TaskGroups[0].Count = 1
 	evalID := r.registerJob(t, web)
-	testutil.WaitFor(t, 5*time.Second, "eval ready in the broker", func() bool {
+	testutil.WaitFor(t, 15*time.Second, "eval ready in the broker", func() bool {
 		st, _ := rt.Broker.Stats()
 		return st.TotalReady == 1
 	})
