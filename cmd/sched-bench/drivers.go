@@ -196,7 +196,8 @@ func hostTaskRSS(drv string) int64 {
 }
 
 // spawnDriverClient starts a client-only agent of server with raw_exec
-// enabled (as the dev agent has it).
+// as the dev agent has it: enabled, tasks as the agent's own user (its
+// temporary data dir lets no other user in).
 func spawnDriverClient(bin, server string) (int, func(), error) {
 	dir, err := os.MkdirTemp("", "sched-bench-drivers-")
 	if err != nil {
@@ -207,7 +208,7 @@ func spawnDriverClient(bin, server string) (int, func(), error) {
 		return 0, nil, err
 	}
 	cfg := filepath.Join(dir, "client.hcl")
-	body := fmt.Sprintf("name = %q\ndata_dir = %q\nlog_level = \"warn\"\nports {\n http = %d\n raft = %d\n gossip = %d\n}\nclient {\n enabled = true\n servers = [%q]\n raw_exec {\n  enabled = true\n }\n}\n",
+	body := fmt.Sprintf("name = %q\ndata_dir = %q\nlog_level = \"warn\"\nports {\n http = %d\n raft = %d\n gossip = %d\n}\nclient {\n enabled = true\n servers = [%q]\n raw_exec {\n  enabled = true\n  default_user = \"\"\n  denied_users = []\n }\n users {\n  dynamic = false\n }\n}\n",
 		clientOnlyName, filepath.Join(dir, "data"), ports[0], ports[1], ports[2], server)
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		return 0, nil, err
