@@ -79,6 +79,9 @@ func TestPrepareAgreesWithApply(t *testing.T) {
 		{"valid node", NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n1")}},
 		{"no node", NodeRegisterRequestType, &NodeRegisterRequest{}},
 		{"node in pool all", NodeUpsertRequestType, &NodeUpsertRequest{Node: allPool}},
+		{"scheduler config", SchedulerConfigSetRequestType, &SchedulerConfigSetRequest{Config: &state.SchedulerConfiguration{SchedulerAlgorithm: "spread"}}},
+		{"scheduler config, bad algorithm", SchedulerConfigSetRequestType, &SchedulerConfigSetRequest{Config: &state.SchedulerConfiguration{SchedulerAlgorithm: "random"}}},
+		{"no scheduler config", SchedulerConfigSetRequestType, &SchedulerConfigSetRequest{}},
 	} {
 		agree(t, tc.name, tc.mt, tc.req)
 	}
