@@ -88,11 +88,11 @@ func (s *Server) visibleConfigVersion(c *call, id string) (*mgmt.ConfigurationVe
 }
 
 func (s *Server) configVersionShow(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
-	cv, ws, err := s.visibleConfigVersion(c, p.ByName("cv"))
+	cv, _, err := s.visibleConfigVersion(c, p.ByName("cv"))
 	if err != nil {
 		return result{}, err
 	}
-	return ok(jsonapi.One(configVersionResource(r, cv, ws.pa.CanQueueRuns())))
+	return ok(jsonapi.One(configVersionResource(r, cv, false)))
 }
 
 func (s *Server) configVersionList(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
@@ -104,8 +104,7 @@ func (s *Server) configVersionList(w http.ResponseWriter, r *http.Request, c *ca
 	if err != nil {
 		return result{}, err
 	}
-	writer := ws.pa.CanQueueRuns()
-	return pageDoc(r, page, cvs, func(cv *mgmt.ConfigurationVersion) *jsonapi.Resource { return configVersionResource(r, cv, writer) })
+	return pageDoc(r, page, cvs, func(cv *mgmt.ConfigurationVersion) *jsonapi.Resource { return configVersionResource(r, cv, false) })
 }
 
 // configVersionDownload serves the archive to a caller who may queue runs.
@@ -171,13 +170,9 @@ func (m *router) configUploadRoute() httprouter.Handle {
 }
 
 // configUpload checks and stores an archive: 413 over the size limit, 422
-// for an archive that is not a gzipped tar or holds a path that escapes,
-// 409 for a second upload.
+// for an archive that is not a gzipped tar or holds a path that escapes.
+// A later upload replaces the archive, as TFE's does.
 func (s *Server) configUpload(w http.ResponseWriter, r *http.Request, cv *mgmt.ConfigurationVersion) (result, error) {
-	if cv.Status != mgmt.ConfigurationPending {
-		return result{}, jsonapi.NewError(http.StatusConflict, jsonapi.TitleConflict,
-			fmt.Sprintf("configuration version %q is %s: it takes one upload", cv.ID, cv.Status))
-	}
 	limit := mgmt.DefaultMaxConfigurationBytes
 	data, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	if err != nil {
@@ -198,8 +193,8 @@ func (s *Server) configUpload(w http.ResponseWriter, r *http.Request, cv *mgmt.C
 }
 
 // configVersionResource renders a configuration version; the upload URL,
-// which carries its secret, only for a caller who may queue runs, and
-// only while it awaits its archive.
+// which carries its secret, only in the answer to its creator (as TFE:
+// reads do not show it), while it awaits its archive.
 func configVersionResource(r *http.Request, cv *mgmt.ConfigurationVersion, writer bool) *jsonapi.Resource {
 	self := apiPrefix + "/configuration-versions/" + url.PathEscape(cv.ID)
 	var upload any

@@ -48,6 +48,9 @@ func TestMgmtGoTFEConfigurationVersions(t *testing.T) {
 	if bad.Attributes["status"] != "pending" || bad.Attributes["upload-url"] == nil {
 		t.Fatalf("created = %v", bad.Attributes)
 	}
+	if again := m.call(w.owner, "GET", "/configuration-versions/"+bad.ID, nil, 200).one(t); again.Attributes["upload-url"] != nil {
+		t.Errorf("a read shows the upload URL: %v", again.Attributes["upload-url"])
+	}
 	for name, archive := range map[string][]byte{
 		"not gzip":  []byte("main.tf"),
 		"escapes":   targz(t, map[string]string{"../../etc/cron.d/x": "x"}),
@@ -83,8 +86,9 @@ func TestMgmtGoTFEConfigurationVersions(t *testing.T) {
 	if err != nil || got.Status != tfe.ConfigurationUploaded || got.UploadURL != "" {
 		t.Errorf("Read after upload = %+v, %v", got, err)
 	}
-	if err := c.ConfigurationVersions.Upload(ctx, cv.UploadURL, dir); err == nil {
-		t.Error("a second upload was accepted")
+	// A second upload replaces the archive, as TFE's upload URL allows.
+	if err := c.ConfigurationVersions.UploadTarGzip(ctx, cv.UploadURL, bytes.NewReader(targz(t, map[string]string{"other.tf": "# two"}))); err != nil {
+		t.Errorf("second upload: %v", err)
 	}
 	list, err := c.ConfigurationVersions.List(ctx, ws, nil)
 	if err != nil || len(list.Items) != 2 || list.Items[0].ID != cv.ID {

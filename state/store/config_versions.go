@@ -29,10 +29,10 @@ type ConfigurationVersionCreateRequest struct {
 	ConfigurationVersion *mgmt.ConfigurationVersion
 }
 
-// ConfigurationVersionUploadRequest stores the archive of a pending
-// configuration version (checked by the leader with
-// mgmt.CheckConfigurationArchive) and marks it uploaded; a second upload
-// is ErrConflict.
+// ConfigurationVersionUploadRequest stores the archive of a configuration
+// version (checked by the leader with mgmt.CheckConfigurationArchive) and
+// marks it uploaded; a later upload replaces the archive, as TFE's upload
+// URL takes one again (nothing consumes archives yet).
 type ConfigurationVersionUploadRequest struct {
 	ID      string
 	Archive []byte
@@ -96,10 +96,10 @@ func applyConfigurationVersionUpload(t *writeTxn, req *ConfigurationVersionUploa
 	if err != nil {
 		return nil, err
 	}
-	if old.Status != mgmt.ConfigurationPending {
-		return nil, state.Conflictf("configuration version %q is %s: it takes one upload", old.ID, old.Status)
-	}
 	cv := *old
+	if err := dropBlobRef(t, old.ArchiveSHA256); err != nil {
+		return nil, err
+	}
 	if cv.ArchiveSHA256, err = addBlobRef(t, req.Archive); err != nil {
 		return nil, err
 	}
