@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/schedhq/sched/state"
+	"github.com/schedhq/sched/state/mgmt"
 )
 
 // deepMap nests depth single-key maps around "x".
@@ -114,6 +115,9 @@ func FuzzDecodeCommand(f *testing.F) {
 		{NodeRegisterRequestType, &NodeRegisterRequest{Node: &state.Node{ID: "n1", SecretHash: "ab"}}},
 		{JobDeregisterRequestType, &JobDeregisterRequest{Namespace: "default", JobID: "web", Purge: true}},
 		{QuotaUpsertRequestType, &QuotaUpsertRequest{Quotas: []*state.QuotaSpec{{Name: "q", Limits: []*state.QuotaLimit{{Region: "global", RegionLimit: &state.QuotaResources{CPU: -1}}}}}}},
+		{StateVersionUploadRequestType, &StateVersionUploadRequest{ID: "sv-1", Kind: UploadState, Data: []byte(`{"version":4}`),
+			Outputs: []*mgmt.StateVersionOutput{{Name: "o", Type: []byte(`"string"`), Value: []byte(`"v"`)}}}},
+		{ConfigurationVersionUploadRequestType, &ConfigurationVersionUploadRequest{ID: "cv-1", Archive: []byte{0x1f, 0x8b}}},
 	} {
 		data, err := Encode(c.mt, c.req)
 		if err != nil {
