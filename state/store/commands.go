@@ -23,7 +23,8 @@ const IgnoreUnknownTypeFlag MessageType = 128
 //	60-99   management API (management_requests.go)
 //	100-109 deployments and job stability (deployment_updates.go)
 //	110-119 namespace quotas (quotas.go)
-//	120-139 management API, continued: Terraform's state and runs (state_versions.go)
+//	120-126 management API, continued: Terraform's state and runs (state_versions.go)
+//	127     never used: the tests' unknown command (128 and up set IgnoreUnknownTypeFlag)
 //
 // Add IgnoreUnknownTypeFlag to a new type that older servers may skip.
 const (

@@ -17,7 +17,7 @@ import (
 // snapshots: never rename.
 const TableConfigurationVersions = "configuration_versions"
 
-// Command types of configuration versions (range 120-139).
+// Command types of configuration versions (range 120-126).
 const (
 	ConfigurationVersionCreateRequestType MessageType = 120
 	ConfigurationVersionUploadRequestType MessageType = 121

@@ -109,8 +109,8 @@ func TestApplyUnknownCommand(t *testing.T) {
 		typ     MessageType
 		wantErr bool
 	}{
-		{"unknown without flag is an error", 120, true},
-		{"unknown with flag is ignored", 120 | IgnoreUnknownTypeFlag, false},
+		{"unknown without flag is an error", 127, true},
+		{"unknown with flag is ignored", 127 | IgnoreUnknownTypeFlag, false},
 		{"known type with flag still applies", NamespaceUpsertRequestType | IgnoreUnknownTypeFlag, false},
 	}
 	for _, tc := range tests {

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Management API command types (ranges 60-99 and 120-139; see
+// Management API command types (ranges 60-99 and 120-126; see
 // commands.go; 94 is in state_versions.go). Values are
 // persisted in the log: never renumber. None carries
 // IgnoreUnknownTypeFlag: a server that skipped one would diverge.
