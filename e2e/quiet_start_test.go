@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/schedhq/sched/internal/testutil"
 )
 
 // A normal start and stop of `sched agent -dev` logs nothing at WARN or
@@ -31,6 +34,14 @@ ports {
 		t.Fatal(err)
 	}
 	a.startDev()
+	// The node is ready in the servers' state a moment before its client
+	// logs the registration's answer: stop only once it has.
+	testutil.WaitForErr(t, 30*time.Second, "the client to log its registration", func() error {
+		if !strings.Contains(a.out.String(), `msg="node registered"`) {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
 	if err := a.stop(); err != nil {
 		t.Fatal(err)
 	}
