@@ -72,7 +72,7 @@ func (d *RawExec) ExecTask(ctx context.Context, req *ExecRequest) (int, error) {
 	if d.Policy.Disabled {
 		return 0, ErrRawExecDisabled
 	}
-	t, err := d.task(req.TaskID)
+	t, err := d.tasks.get(req.TaskID)
 	if err != nil {
 		return 0, err
 	}

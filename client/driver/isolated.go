@@ -101,8 +101,7 @@ type Exec struct {
 	RecoverPollInterval time.Duration
 	KillWait            time.Duration
 
-	mu    sync.Mutex
-	tasks map[string]*execTask
+	tasks taskTable[execTask]
 	stop  chan struct{}
 	once  sync.Once
 }
@@ -174,7 +173,6 @@ func (d *Exec) initPath() (string, error) {
 
 func (d *Exec) init() {
 	d.once.Do(func() {
-		d.tasks = make(map[string]*execTask)
 		d.stop = make(chan struct{})
 		if d.Logger == nil {
 			d.Logger = slog.Default()
@@ -182,45 +180,14 @@ func (d *Exec) init() {
 	})
 }
 
-func (d *Exec) task(id string) (*execTask, error) {
-	d.init()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[id]
-	if !ok || t == nil {
-		return nil, fmt.Errorf("%s: %w", id, ErrTaskNotFound)
-	}
-	return t, nil
-}
-
-func (d *Exec) reserve(id string) error {
-	d.init()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.tasks[id]; ok {
-		return fmt.Errorf("%s: %w", id, ErrTaskExists)
-	}
-	d.tasks[id] = nil
-	return nil
-}
-
-func (d *Exec) commit(id string, t *execTask) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if t == nil {
-		delete(d.tasks, id)
-		return
-	}
-	d.tasks[id] = t
-}
-
 // StartTask implements Driver.
 func (d *Exec) StartTask(cfg *TaskConfig) (*TaskHandle, error) {
-	if err := d.reserve(cfg.ID); err != nil {
+	d.init()
+	if err := d.tasks.reserve(cfg.ID); err != nil {
 		return nil, err
 	}
 	t, err := d.start(cfg)
-	d.commit(cfg.ID, t)
+	d.tasks.commit(cfg.ID, t)
 	if err != nil {
 		return nil, err
 	}
@@ -545,13 +512,14 @@ func (d *Exec) RecoverTask(h *TaskHandle) error {
 	if hs.PID <= 0 || hs.Cgroup == "" {
 		return fmt.Errorf("exec handle of %s has no pid or cgroup: %w", h.TaskID, ErrTaskGone)
 	}
-	if err := d.reserve(h.TaskID); err != nil {
+	d.init()
+	if err := d.tasks.reserve(h.TaskID); err != nil {
 		return err
 	}
 	cg, err := cgroup.Load(hs.Cgroup)
 	if err != nil {
 		// No cgroup: the task ended and a client destroyed it.
-		d.commit(h.TaskID, nil)
+		d.tasks.commit(h.TaskID, nil)
 		removeFifos(hs.Logs)
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("%s: %w: %w", h.TaskID, ErrTaskGone, err)
@@ -562,7 +530,7 @@ func (d *Exec) RecoverTask(h *TaskHandle) error {
 		cg: cg, statusFile: hs.StatusFile, logs: hs.Logs, exit: newExitState()}
 	if alive, _ := procAlive(hs.PID, hs.StartTicks); !alive {
 		d.cleanup(t)
-		d.commit(h.TaskID, nil)
+		d.tasks.commit(h.TaskID, nil)
 		return fmt.Errorf("%s (pid %d): %w", h.TaskID, hs.PID, ErrTaskGone)
 	}
 	copier, err := reattachLogs(hs.Logs)
@@ -571,7 +539,7 @@ func (d *Exec) RecoverTask(h *TaskHandle) error {
 		copier = &logCopier{}
 	}
 	t.copier = copier
-	d.commit(h.TaskID, t)
+	d.tasks.commit(h.TaskID, t)
 	go d.poll(t)
 	return nil
 }
@@ -605,7 +573,7 @@ func (d *Exec) poll(t *execTask) {
 
 // WaitTask implements Driver.
 func (d *Exec) WaitTask(ctx context.Context, taskID string) (<-chan *ExitResult, error) {
-	t, err := d.task(taskID)
+	t, err := d.tasks.get(taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +597,7 @@ func (t *execTask) signal(sig syscall.Signal) error {
 // StopTask implements Driver: signal (default SIGINT) to the task, up to
 // timeout for it to exit, then SIGKILL to everything in its cgroup.
 func (d *Exec) StopTask(taskID string, timeout time.Duration, signal string) error {
-	t, err := d.task(taskID)
+	t, err := d.tasks.get(taskID)
 	if err != nil {
 		return err
 	}
@@ -661,7 +629,7 @@ func (d *Exec) kill(t *execTask) error {
 
 // SignalTask implements Driver.
 func (d *Exec) SignalTask(taskID string, signal string) error {
-	t, err := d.task(taskID)
+	t, err := d.tasks.get(taskID)
 	if err != nil {
 		return err
 	}
@@ -678,7 +646,7 @@ func (d *Exec) SignalTask(taskID string, signal string) error {
 // DestroyTask implements Driver: with force a running task is killed
 // first; its cgroup, pipes and status file are removed.
 func (d *Exec) DestroyTask(taskID string, force bool) error {
-	t, err := d.task(taskID)
+	t, err := d.tasks.get(taskID)
 	if err != nil {
 		return err
 	}
@@ -691,7 +659,7 @@ func (d *Exec) DestroyTask(taskID string, force bool) error {
 		}
 	}
 	d.cleanup(t)
-	d.commit(taskID, nil)
+	d.tasks.commit(taskID, nil)
 	return nil
 }
 
@@ -699,7 +667,7 @@ func (d *Exec) DestroyTask(taskID string, force bool) error {
 // memory. The CPU percent is over the time since the previous call (or
 // the start); 100 is one core.
 func (d *Exec) Stats(taskID string) (*state.TaskResourceUsage, error) {
-	t, err := d.task(taskID)
+	t, err := d.tasks.get(taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -729,17 +697,17 @@ func (d *Exec) Stats(taskID string) (*state.TaskResourceUsage, error) {
 // RawExec.Shutdown.
 func (d *Exec) Shutdown() {
 	d.init()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	select {
-	case <-d.stop:
-		return
-	default:
-		close(d.stop)
-	}
-	for _, t := range d.tasks {
-		if t != nil && t.copier != nil {
-			t.copier.close()
+	d.tasks.locked(func(tasks map[string]*execTask) {
+		select {
+		case <-d.stop:
+			return
+		default:
+			close(d.stop)
 		}
-	}
+		for _, t := range tasks {
+			if t != nil && t.copier != nil {
+				t.copier.close()
+			}
+		}
+	})
 }

@@ -23,7 +23,7 @@ var _ Execer = (*Exec)(nil)
 // command is a child of the client in a process group of its own, killed
 // when ctx ends.
 func (d *Exec) ExecTask(ctx context.Context, req *ExecRequest) (int, error) {
-	t, err := d.task(req.TaskID)
+	t, err := d.tasks.get(req.TaskID)
 	if err != nil {
 		return 0, err
 	}

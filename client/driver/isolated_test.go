@@ -238,7 +238,7 @@ func TestExecBadInput(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) || errors.Is(err, ErrBadConfig) != c.bad {
 				t.Fatalf("StartTask: %v; want an error with %q (bad config %v)", err, c.want, c.bad)
 			}
-			if _, err := d.task(cfg.ID); !errors.Is(err, ErrTaskNotFound) {
+			if _, err := d.tasks.get(cfg.ID); !errors.Is(err, ErrTaskNotFound) {
 				t.Errorf("a task that did not start is known: %v", err)
 			}
 		})

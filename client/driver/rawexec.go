@@ -75,8 +75,7 @@ type RawExec struct {
 	// (rawexec_policy.go); the zero value allows everything.
 	Policy RawExecPolicy
 
-	mu    sync.Mutex
-	tasks map[string]*rawTask
+	tasks taskTable[rawTask]
 	stop  chan struct{} // closed by Shutdown
 	once  sync.Once
 }
@@ -129,7 +128,6 @@ func (d *RawExec) Fingerprint() *state.DriverInfo {
 
 func (d *RawExec) init() {
 	d.once.Do(func() {
-		d.tasks = make(map[string]*rawTask)
 		d.stop = make(chan struct{})
 		if d.Logger == nil {
 			d.Logger = slog.Default()
@@ -137,48 +135,14 @@ func (d *RawExec) init() {
 	})
 }
 
-// task finds a task by ID.
-func (d *RawExec) task(id string) (*rawTask, error) {
-	d.init()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[id]
-	if !ok || t == nil { // nil: still being started or recovered
-		return nil, fmt.Errorf("%s: %w", id, ErrTaskNotFound)
-	}
-	return t, nil
-}
-
-// reserve claims id for a task being started or recovered.
-func (d *RawExec) reserve(id string) error {
-	d.init()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.tasks[id]; ok {
-		return fmt.Errorf("%s: %w", id, ErrTaskExists)
-	}
-	d.tasks[id] = nil
-	return nil
-}
-
-// commit stores t under its reserved ID, or frees the ID when t is nil.
-func (d *RawExec) commit(id string, t *rawTask) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if t == nil {
-		delete(d.tasks, id)
-		return
-	}
-	d.tasks[id] = t
-}
-
 // StartTask implements Driver.
 func (d *RawExec) StartTask(cfg *TaskConfig) (*TaskHandle, error) {
-	if err := d.reserve(cfg.ID); err != nil {
+	d.init()
+	if err := d.tasks.reserve(cfg.ID); err != nil {
 		return nil, err
 	}
 	t, err := d.start(cfg)
-	d.commit(cfg.ID, t)
+	d.tasks.commit(cfg.ID, t)
 	if err != nil {
 		return nil, err
 	}
@@ -379,11 +343,12 @@ func (d *RawExec) RecoverTask(h *TaskHandle) error {
 	if hs.PID <= 0 {
 		return fmt.Errorf("raw_exec handle of %s has no pid: %w", h.TaskID, ErrTaskGone)
 	}
-	if err := d.reserve(h.TaskID); err != nil {
+	d.init()
+	if err := d.tasks.reserve(h.TaskID); err != nil {
 		return err
 	}
 	if alive, _ := procAlive(hs.PID, hs.StartTicks); !alive {
-		d.commit(h.TaskID, nil)
+		d.tasks.commit(h.TaskID, nil)
 		return fmt.Errorf("%s (pid %d): %w", h.TaskID, hs.PID, ErrTaskGone)
 	}
 	copier, err := reattachLogs(hs.Logs)
@@ -393,7 +358,7 @@ func (d *RawExec) RecoverTask(h *TaskHandle) error {
 	}
 	t := &rawTask{id: h.TaskID, pid: hs.PID, start: hs.StartTicks, startedAt: h.StartedAt,
 		recovered: true, logs: hs.Logs, copier: copier, exit: newExitState()}
-	d.commit(h.TaskID, t)
+	d.tasks.commit(h.TaskID, t)
 	go d.poll(t)
 	return nil
 }
@@ -431,7 +396,7 @@ func (d *RawExec) poll(t *rawTask) {
 // WaitTask implements Driver. When ctx ends first, the channel is closed
 // without a value.
 func (d *RawExec) WaitTask(ctx context.Context, taskID string) (<-chan *ExitResult, error) {
-	t, err := d.task(taskID)
+	t, err := d.tasks.get(taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -460,7 +425,7 @@ func (t *rawTask) signal(sig syscall.Signal) error {
 // process group; it returns once the task has exited, or fails after
 // KillWait more.
 func (d *RawExec) StopTask(taskID string, timeout time.Duration, signal string) error {
-	t, err := d.task(taskID)
+	t, err := d.tasks.get(taskID)
 	if err != nil {
 		return err
 	}
@@ -499,7 +464,7 @@ func (d *RawExec) kill(t *rawTask) error {
 
 // SignalTask implements Driver: sig goes to the task's main process.
 func (d *RawExec) SignalTask(taskID string, signal string) error {
-	t, err := d.task(taskID)
+	t, err := d.tasks.get(taskID)
 	if err != nil {
 		return err
 	}
@@ -517,7 +482,7 @@ func (d *RawExec) SignalTask(taskID string, signal string) error {
 // ErrTaskRunning; with force it is killed first. The task's pipes are
 // removed; its log files stay.
 func (d *RawExec) DestroyTask(taskID string, force bool) error {
-	t, err := d.task(taskID)
+	t, err := d.tasks.get(taskID)
 	if err != nil {
 		return err
 	}
@@ -530,7 +495,7 @@ func (d *RawExec) DestroyTask(taskID string, force bool) error {
 		}
 	}
 	removeFifos(t.logs)
-	d.commit(taskID, nil)
+	d.tasks.commit(taskID, nil)
 	return nil
 }
 
@@ -538,7 +503,7 @@ func (d *RawExec) DestroyTask(taskID string, force bool) error {
 // process group. The CPU percent is over the time since the previous Stats
 // call, or since the task started on the first call; 100 is one core.
 func (d *RawExec) Stats(taskID string) (*state.TaskResourceUsage, error) {
-	t, err := d.task(taskID)
+	t, err := d.tasks.get(taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -582,17 +547,17 @@ func (d *RawExec) Stats(taskID string) (*state.TaskResourceUsage, error) {
 // building the new driver. The driver should not be used afterwards.
 func (d *RawExec) Shutdown() {
 	d.init()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	select {
-	case <-d.stop:
-		return
-	default:
-		close(d.stop)
-	}
-	for _, t := range d.tasks {
-		if t != nil {
-			t.copier.close()
+	d.tasks.locked(func(tasks map[string]*rawTask) {
+		select {
+		case <-d.stop:
+			return
+		default:
+			close(d.stop)
 		}
-	}
+		for _, t := range tasks {
+			if t != nil {
+				t.copier.close()
+			}
+		}
+	})
 }
