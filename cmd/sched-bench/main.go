@@ -50,7 +50,7 @@ func main() {
 		readFor   = flag.Duration("read-for", 5*time.Second, "how long to measure reads")
 		wakeups   = flag.Int("wakeups", 300, "blocking-read wake-ups to time")
 		memJobs   = flag.Int("mem-jobs", 10000, "jobs registered in total before reading resident memory")
-		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, c1m (placement of 1,000 × 1,000 on 5,000 nodes), running, client, rollout, dispatch, drivers, preempt (preempting evaluations on -nodes full nodes), churn (half of -nodes nodes down then back), or all")
+		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, c1m (placement of 1,000 × 1,000 on 5,000 nodes), running, client, client-path (the real client's cost per allocation, not in all), rollout, dispatch, drivers, preempt (preempting evaluations on -nodes full nodes), churn (half of -nodes nodes down then back), or all")
 		preEvals  = flag.Int("preempt-evals", 100, "preempting evaluations of the preempt scenario")
 		roCount   = flag.Int("rollout-count", 1000, "allocations of the rollout scenario's job")
 		roPar     = flag.Int("rollout-max-parallel", 100, "update.max_parallel of the rollout scenario")
