@@ -117,7 +117,13 @@ func newPortPicker(node *state.Node, reserved []int, allocs []*state.Allocation,
 			used.add(p)
 		}
 	}
-	lo, hi := DefaultMinDynamicPort, DefaultMaxDynamicPort
+	lo, hi := dynamicRange(node)
+	return &portPicker{used: used, min: lo, max: hi, rng: rng}
+}
+
+// dynamicRange is the node's range of dynamic ports, both ends included.
+func dynamicRange(node *state.Node) (lo, hi int) {
+	lo, hi = DefaultMinDynamicPort, DefaultMaxDynamicPort
 	if r := node.NodeResources; r != nil {
 		if r.MinDynamicPort > 0 {
 			lo = r.MinDynamicPort
@@ -126,7 +132,7 @@ func newPortPicker(node *state.Node, reserved []int, allocs []*state.Allocation,
 			hi = r.MaxDynamicPort
 		}
 	}
-	return &portPicker{used: used, min: lo, max: min(hi, maxPort), rng: rng}
+	return lo, min(hi, maxPort)
 }
 
 // assign returns copies of nets with every port given a host value:

@@ -127,18 +127,72 @@ func (r *groupRanker) grantPreempting(p preemption) (*option, error) {
 	return o, nil
 }
 
+// room is what a placement is short of on a node, or what a victim
+// frees there: CPU, memory and disk, and ports of the node's dynamic
+// range.
+type room struct {
+	usage
+	dyn int
+}
+
+func (r *room) add(o room) {
+	r.CPU, r.MemoryMB, r.DiskMB, r.dyn = r.CPU+o.CPU, r.MemoryMB+o.MemoryMB, r.DiskMB+o.DiskMB, r.dyn+o.dyn
+}
+
+func (r room) minus(o room) room {
+	return room{usage{r.CPU - o.CPU, r.MemoryMB - o.MemoryMB, r.DiskMB - o.DiskMB}, r.dyn - o.dyn}
+}
+
 // candidate is an allocation that may be evicted, with how it sorts.
 type candidate struct {
 	alloc *state.Allocation
 	prio  int
 	moves bool
 	gain  float64
-	res   usage
+	res   room
+	// must: it holds a static port the group asks for, so it goes
+	// whatever else is chosen.
+	must bool
+}
+
+// groupPorts is what a group asks of a node's ports: the static ports it
+// names and how many dynamic ones it needs.
+type groupPorts struct {
+	static []int
+	dyn    int
+}
+
+// portsAsked lists the group's static ports and counts its dynamic ones.
+func (r *groupRanker) portsAsked() groupPorts {
+	var g groupPorts
+	addNets := func(nets []*state.NetworkResource) {
+		for _, n := range nets {
+			if n == nil {
+				continue
+			}
+			for _, p := range n.ReservedPorts {
+				if p.Value > 0 {
+					g.static = append(g.static, p.Value)
+				}
+			}
+			g.dyn += len(n.DynamicPorts)
+		}
+	}
+	addNets(r.tg.Networks)
+	for _, t := range r.tg.Tasks {
+		if t.Resources != nil {
+			addNets(t.Resources.Networks)
+		}
+	}
+	return g
 }
 
 // preemptionOn returns the victims whose eviction lets the group fit on
 // n, or nil when there are none or evicting every candidate would not be
-// enough.
+// enough. Ports count as resources: an allocation holding a static port
+// the group asks for must be evicted (and when it may not be, the node
+// cannot be used), and when the node's dynamic range has fewer free ports
+// than the group needs, victims must free them.
 func (r *groupRanker) preemptionOn(n *state.Node) (*preemption, error) {
 	ask := r.askOn(n)
 	capa := capacity(n)
@@ -149,50 +203,97 @@ func (r *groupRanker) preemptionOn(n *state.Node) (*preemption, error) {
 	if err != nil {
 		return nil, err
 	}
+	var asked groupPorts
+	var wanted, usedDyn portSet
+	lo, hi := dynamicRange(n)
+	inRange := func(p int) bool { return p >= lo && p <= hi }
+	if r.needsPorts() {
+		asked = r.portsAsked()
+		reserved, err := r.ctx.reservedPorts(n)
+		if err != nil {
+			return nil, nil // a malformed node is never placed on
+		}
+		wanted, usedDyn = portSet{}, portSet{}
+		for _, p := range asked.static {
+			wanted.add(p)
+			if inRange(p) {
+				usedDyn.add(p)
+			}
+		}
+		for _, p := range reserved {
+			if wanted.has(p) {
+				return nil, nil // the node keeps the port for itself
+			}
+			if inRange(p) {
+				usedDyn.add(p)
+			}
+		}
+	}
 	var used usage
 	var cands []candidate
+	mustGo := false
 	limit := r.job.Priority - PreemptionPriorityDelta
 	for _, a := range proposed {
 		if a.Terminal() || a.AllocatedResources == nil {
 			continue
 		}
-		var res usage
-		res.add(a.AllocatedResources)
+		var res room
+		res.usage.add(a.AllocatedResources)
 		used.CPU, used.MemoryMB, used.DiskMB = used.CPU+res.CPU, used.MemoryMB+res.MemoryMB, used.DiskMB+res.DiskMB
+		holds := false
+		if wanted != nil {
+			for _, p := range allocPorts(a.AllocatedResources) {
+				holds = holds || wanted.has(p)
+				if inRange(p) && !usedDyn.has(p) {
+					usedDyn.add(p)
+					res.dyn++
+				}
+			}
+		}
 		if a.Job == nil || a.Job.Priority > limit || (a.Namespace == r.job.Namespace && a.JobID == r.job.ID) {
+			if holds {
+				return nil, nil // the port's holder may not be evicted
+			}
 			continue
 		}
-		cands = append(cands, candidate{alloc: a, prio: a.Job.Priority, moves: wouldMove(a), res: res})
+		mustGo = mustGo || holds
+		cands = append(cands, candidate{alloc: a, prio: a.Job.Priority, moves: wouldMove(a), res: res, must: holds})
 	}
-	need := usage{used.CPU + ask.CPU - capa.CPU, used.MemoryMB + ask.MemoryMB - capa.MemoryMB, used.DiskMB + ask.DiskMB - capa.DiskMB}
-	if len(cands) == 0 || (need.CPU <= 0 && need.MemoryMB <= 0 && need.DiskMB <= 0) {
+	need := room{usage{used.CPU + ask.CPU - capa.CPU, used.MemoryMB + ask.MemoryMB - capa.MemoryMB, used.DiskMB + ask.DiskMB - capa.DiskMB}, 0}
+	if asked.dyn > 0 {
+		need.dyn = asked.dyn - (hi - lo + 1 - len(usedDyn))
+	}
+	if len(cands) == 0 || (!mustGo && need.CPU <= 0 && need.MemoryMB <= 0 && need.DiskMB <= 0 && need.dyn <= 0) {
 		// Nothing to evict, or the room is there and something else
-		// (ports) failed: eviction is not the answer.
+		// failed: eviction is not the answer.
 		return nil, nil
 	}
 	for i := range cands {
 		cands[i].gain = gain(cands[i].res, need)
 	}
 	slices.SortFunc(cands, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.prio, b.prio), -cmpBool(a.moves, b.moves), cmp.Compare(b.gain, a.gain), cmp.Compare(a.alloc.ID, b.alloc.ID))
+		return cmp.Or(-cmpBool(a.must, b.must), cmp.Compare(a.prio, b.prio), -cmpBool(a.moves, b.moves), cmp.Compare(b.gain, a.gain), cmp.Compare(a.alloc.ID, b.alloc.ID))
 	})
-	var freed usage
+	var freed room
 	chosen := cands[:0:0]
 	for _, c := range cands {
-		if covers(freed, need) {
+		if !c.must && covers(freed, need) {
 			break
 		}
 		chosen = append(chosen, c)
-		freed.CPU, freed.MemoryMB, freed.DiskMB = freed.CPU+c.res.CPU, freed.MemoryMB+c.res.MemoryMB, freed.DiskMB+c.res.DiskMB
+		freed.add(c.res)
 	}
 	if !covers(freed, need) {
 		return nil, nil
 	}
-	// Give back what is not needed, the most valuable first.
+	// Give back what is not needed, the most valuable first; a port's
+	// holder stays chosen.
 	for i := len(chosen) - 1; i >= 0; i-- {
 		c := chosen[i]
-		less := usage{freed.CPU - c.res.CPU, freed.MemoryMB - c.res.MemoryMB, freed.DiskMB - c.res.DiskMB}
-		if covers(less, need) {
+		if c.must {
+			continue
+		}
+		if less := freed.minus(c.res); covers(less, need) {
 			freed = less
 			chosen = slices.Delete(chosen, i, i+1)
 		}
@@ -207,15 +308,15 @@ func (r *groupRanker) preemptionOn(n *state.Node) (*preemption, error) {
 }
 
 // covers reports whether freed makes up for need in every dimension.
-func covers(freed, need usage) bool {
-	return freed.CPU >= need.CPU && freed.MemoryMB >= need.MemoryMB && freed.DiskMB >= need.DiskMB
+func covers(freed, need room) bool {
+	return freed.CPU >= need.CPU && freed.MemoryMB >= need.MemoryMB && freed.DiskMB >= need.DiskMB && freed.dyn >= need.dyn
 }
 
 // gain is how much of what is missing res frees: the mean, over the
 // dimensions short, of the part of the shortfall it covers.
-func gain(res, need usage) float64 {
+func gain(res, need room) float64 {
 	sum, dims := 0.0, 0
-	for _, d := range [][2]int{{res.CPU, need.CPU}, {res.MemoryMB, need.MemoryMB}, {res.DiskMB, need.DiskMB}} {
+	for _, d := range [][2]int{{res.CPU, need.CPU}, {res.MemoryMB, need.MemoryMB}, {res.DiskMB, need.DiskMB}, {res.dyn, need.dyn}} {
 		if d[1] > 0 {
 			sum += min(float64(d[0])/float64(d[1]), 1)
 			dims++

@@ -317,11 +317,18 @@ func (s *systemScheduler) fit(rk *groupRanker, n *state.Node, m *state.AllocMetr
 		return nil, nil
 	}
 	ok, err := rk.grant(o, m)
-	if err != nil || !ok {
-		if err == nil {
-			s.placementFailed(rk.tg.Name, m)
-		}
+	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		// Its ports are taken: evicting their holders may free them.
+		if s.preemptionEnabled() {
+			if po, err := rk.preemptOnNode(n); err != nil || po != nil { // preempt.go
+				return po, err
+			}
+		}
+		s.placementFailed(rk.tg.Name, m)
+		return nil, nil
 	}
 	recordScores(&rk.scores, m, []*option{o})
 	return o, nil
