@@ -50,7 +50,7 @@ func main() {
 		readFor   = flag.Duration("read-for", 5*time.Second, "how long to measure reads")
 		wakeups   = flag.Int("wakeups", 300, "blocking-read wake-ups to time")
 		memJobs   = flag.Int("mem-jobs", 10000, "jobs registered in total before reading resident memory")
-		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, c1m (placement of 1,000 × 1,000 on 5,000 nodes), running, client, client-path (the real client's cost per allocation, not in all), rollout, dispatch, drivers, preempt (preempting evaluations on -nodes full nodes), churn (half of -nodes nodes down then back), or all")
+		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, c1m (placement of 1,000 × 1,000 on 5,000 nodes), running, client, client-path (the real client's cost per allocation, not in all), rollout, dispatch, drivers, preempt (preempting evaluations on -nodes full nodes), churn (half of -nodes nodes down then back), many-clients (-mc-clients real client agents), three-servers (a real three-server cluster and a leader kill), c2m (2,000,000 on 10,000 nodes), or all")
 		preEvals  = flag.Int("preempt-evals", 100, "preempting evaluations of the preempt scenario")
 		roCount   = flag.Int("rollout-count", 1000, "allocations of the rollout scenario's job")
 		roPar     = flag.Int("rollout-max-parallel", 100, "update.max_parallel of the rollout scenario")
@@ -73,6 +73,16 @@ func main() {
 		drvImage  = flag.String("docker-image", "sched-test-busybox:1", "image of the drivers scenario's docker tasks (must be on the engine)")
 		churnJobs = flag.Int("churn-jobs", 1000, "jobs of the churn scenario (on -nodes nodes)")
 		churnPer  = flag.Int("churn-per-job", 5, "allocations per job of the churn scenario")
+		mcClients = flag.Int("mc-clients", 100, "client-only agents (real processes) of the many-clients scenario")
+		mcAllocs  = flag.Int("mc-allocs", 10000, "mock allocations the many-clients scenario places over its clients")
+		mcJobs    = flag.Int("mc-jobs", 10, "jobs the many-clients scenario's allocations are split into")
+		mcServers = flag.Int("mc-servers", 1, "servers of the many-clients scenario: 1, or 3 (the three-servers scenario's cluster)")
+		mcWindow  = flag.Duration("mc-window", 20*time.Second, "how long the many-clients scenario measures its idle cluster, before and after placing")
+		tsFor     = flag.Duration("ts-for", 20*time.Second, "length of each write load of the three-servers scenario (the leader is killed a third into the second)")
+		tsSerial  = flag.Int("ts-serial", 300, "serial registers through the leader and through a follower each (three-servers)")
+		c2mNodes  = flag.Int("c2m-nodes", 10000, "simulated nodes of the c2m scenario")
+		c2mJobs   = flag.Int("c2m-jobs", 2000, "jobs of the c2m scenario (of -c2m-per-job allocations each)")
+		c2mPer    = flag.Int("c2m-per-job", 1000, "allocations per job of the c2m scenario")
 		runID     = flag.String("run", strconv.FormatInt(time.Now().UnixNano()%1e6, 36), "prefix that keeps job IDs of this run distinct")
 	)
 	var tlsCfg api.TLSConfig
@@ -94,6 +104,22 @@ func main() {
 			pprof.StopCPUProfile()
 			f.Close()
 		}()
+	}
+	if *scenario == "many-clients" || *scenario == "three-servers" {
+		// manyclients.go, threeservers.go: they start their own servers
+		// (and clients) from -spawn and stop them all on return.
+		b := &bench{run: *runID, profileDir: *profDir, profileSeconds: max(*profSecs, 1),
+			client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}}
+		var err error
+		if *scenario == "many-clients" {
+			err = b.manyClients(*spawn, manyClientsConfig{clients: *mcClients, allocs: *mcAllocs, jobs: *mcJobs, servers: *mcServers, window: *mcWindow})
+		} else {
+			err = b.threeServers(*spawn, *clients, *tsSerial, *tsFor)
+		}
+		if err != nil {
+			fatal(err)
+		}
+		return
 	}
 	pid := 0
 	if *spawn != "" {
@@ -171,6 +197,12 @@ func main() {
 		}
 		return
 	}
+	if *scenario == "c2m" { // c2m.go
+		if err := b.c2m(*c2mNodes, *c2mJobs, *c2mPer, *clients); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	if *scenario != "all" && *scenario != "api" {
 		return
 	}
@@ -215,6 +247,9 @@ type bench struct {
 	// profileSeconds is the length of each CPU profile saved into
 	// profileDir.
 	profileSeconds int
+	// figures, when set, receives the placement scenario's figures
+	// (c2m.go).
+	figures *placementFigures
 }
 
 func (b *bench) jobID(i int) string { return fmt.Sprintf("bench-%s-%06d", b.run, i) }

@@ -267,6 +267,12 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 		return err
 	}
 	took := last.Sub(start)
+	if b.figures != nil { // c2m.go
+		b.figures.total, b.figures.took = total, took
+		if len(rates) >= 2 {
+			b.figures.firstRate, b.figures.lastRate = rates[0], rates[len(rates)-1]
+		}
+	}
 	fmt.Printf("placement: %d allocations (%d jobs × %d) on %d nodes: last placed after %v: %.0f placements/s\n",
 		total, jobs, perJob, nodes, took.Round(time.Millisecond), float64(total)/took.Seconds())
 	if len(rates) >= 2 {
@@ -286,6 +292,9 @@ func (b *bench) placement(nodes, jobs, perJob, clients int) error {
 		// Once placing is over the agent returns its heap's free headroom
 		// to the system (agent/memory.go): the steady state.
 		if rss, after, err := settledRSS(spawned.cmd.Process.Pid, 60*time.Second); err == nil {
+			if b.figures != nil {
+				b.figures.settledRSS = rss
+			}
 			fmt.Printf("placement: agent RSS %.1f MiB %v after the last placement: %.2f KiB per allocation (settled)\n",
 				float64(rss)/(1<<20), after.Round(time.Second), float64(rss)/1024/float64(total))
 		}
@@ -387,6 +396,9 @@ func (b *bench) atScaleReport(total int) error {
 		took, err := spawned.start(10 * time.Minute)
 		if err != nil {
 			return err
+		}
+		if b.figures != nil {
+			b.figures.restart = took
 		}
 		fmt.Printf("placement: restart after SIGKILL with %d allocations (last snapshot + log replay): serving consistent reads after %v\n", total, took.Round(time.Millisecond))
 	}
