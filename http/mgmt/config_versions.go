@@ -29,7 +29,7 @@ const (
 
 // configVersionRoutes registers configuration versions.
 func (m *router) configVersionRoutes() {
-	s := m.s
+	s := terraformAPI{m.s}
 	m.handle(http.MethodPost, "/workspaces/:workspace/configuration-versions", s.workspaceByID(s.configVersionCreate))
 	m.handle(http.MethodGet, "/workspaces/:workspace/configuration-versions", s.workspaceByID(s.configVersionList))
 	m.handle(http.MethodGet, "/configuration-versions/:cv", s.configVersionShow)
@@ -40,7 +40,7 @@ func (m *router) configVersionRoutes() {
 // configVersionCreate serves POST /workspaces/:id/configuration-versions
 // (runs plan permission): attributes auto-queue-runs (default true),
 // speculative and provisional, all optional. 201 with the upload URL.
-func (s *Server) configVersionCreate(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
+func (s terraformAPI) configVersionCreate(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	if !ws.pa.CanQueueRuns() {
 		return result{}, forbidden("not allowed to create configuration versions in workspace %q", ws.w.ID)
 	}
@@ -72,7 +72,7 @@ func (s *Server) configVersionCreate(w http.ResponseWriter, r *http.Request, c *
 
 // visibleConfigVersion loads a configuration version of a workspace the
 // caller can see, or a 404.
-func (s *Server) visibleConfigVersion(c *call, id string) (*mgmt.ConfigurationVersion, workspaceCtx, error) {
+func (s terraformAPI) visibleConfigVersion(c *call, id string) (*mgmt.ConfigurationVersion, workspaceCtx, error) {
 	cv, err := s.store.ConfigurationVersionByID(nil, id)
 	if err != nil {
 		return nil, workspaceCtx{}, err
@@ -87,7 +87,7 @@ func (s *Server) visibleConfigVersion(c *call, id string) (*mgmt.ConfigurationVe
 	return cv, ws, nil
 }
 
-func (s *Server) configVersionShow(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+func (s terraformAPI) configVersionShow(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	cv, _, err := s.visibleConfigVersion(c, p.ByName("cv"))
 	if err != nil {
 		return result{}, err
@@ -95,7 +95,7 @@ func (s *Server) configVersionShow(w http.ResponseWriter, r *http.Request, p htt
 	return ok(jsonapi.One(configVersionResource(r, cv, false)))
 }
 
-func (s *Server) configVersionList(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
+func (s terraformAPI) configVersionList(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
 		return result{}, err
@@ -108,7 +108,7 @@ func (s *Server) configVersionList(w http.ResponseWriter, r *http.Request, c *ca
 }
 
 // configVersionDownload serves the archive to a caller who may queue runs.
-func (s *Server) configVersionDownload(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+func (s terraformAPI) configVersionDownload(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	cv, ws, err := s.visibleConfigVersion(c, p.ByName("cv"))
 	if err != nil {
 		return result{}, err
@@ -130,7 +130,7 @@ func (s *Server) configVersionDownload(w http.ResponseWriter, r *http.Request, p
 // secret (go-tfe PUTs without its token) or by a token that may queue
 // runs in the workspace.
 func (m *router) configUploadRoute() httprouter.Handle {
-	s := m.s
+	s := terraformAPI{m.s}
 	withToken := m.wrap(func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		cv, ws, err := s.visibleConfigVersion(c, p.ByName("cv"))
 		if err != nil {
@@ -172,7 +172,7 @@ func (m *router) configUploadRoute() httprouter.Handle {
 // configUpload checks and stores an archive: 413 over the size limit, 422
 // for an archive that is not a gzipped tar or holds a path that escapes.
 // A later upload replaces the archive, as TFE's does.
-func (s *Server) configUpload(w http.ResponseWriter, r *http.Request, cv *mgmt.ConfigurationVersion) (result, error) {
+func (s terraformAPI) configUpload(w http.ResponseWriter, r *http.Request, cv *mgmt.ConfigurationVersion) (result, error) {
 	limit := mgmt.DefaultMaxConfigurationBytes
 	data, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	if err != nil {

@@ -89,18 +89,16 @@ type router struct {
 func (s *Server) managementRoutes() {
 	m := &router{s: s, limiter: newRateLimiter(s.cfg.RateLimit, s.Now)}
 	s.mount(http.MethodGet, apiPrefix+"/ping", m.ping)
-	m.organizationRoutes()  // orgs.go
-	m.userRoutes()          // users.go
-	m.teamRoutes()          // teams.go
-	m.projectRoutes()       // projects.go
-	m.teamProjectRoutes()   // team_projects.go
-	m.workspaceRoutes()     // workspaces.go
-	m.runRoutes()           // runs.go
-	m.policySetRoutes()     // policy_sets.go
-	m.terraformRoutes()     // terraform.go
-	m.configVersionRoutes() // config_versions.go
-	m.adminRoutes()         // admin.go
-	m.adminVersionRoutes()  // admin_versions.go
+	m.organizationRoutes() // orgs.go
+	m.userRoutes()         // users.go
+	m.teamRoutes()         // teams.go
+	m.projectRoutes()      // projects.go
+	m.teamProjectRoutes()  // team_projects.go
+	m.workspaceRoutes()    // workspaces.go
+	m.policySetRoutes()    // policy_sets.go
+	m.terraformRoutes()    // terraform.go: runs, state and configuration versions (terraformAPI)
+	m.adminRoutes()        // admin.go
+	m.adminVersionRoutes() // admin_versions.go
 }
 
 // handle registers a management-API endpoint, path relative to /api/v2.

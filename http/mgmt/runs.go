@@ -23,7 +23,7 @@ import (
 // and cancelling need runs plan; reading state versions needs
 // state-versions read-outputs, creating one needs state-versions write.
 func (m *router) runRoutes() {
-	s := m.s
+	s := terraformAPI{m.s}
 	m.handle(http.MethodPost, "/runs", s.runCreate)
 	newRuns(s).mount(m, "", "/runs/:run")
 	for _, action := range []string{mgmt.RunActionApply, mgmt.RunActionDiscard, mgmt.RunActionCancel} {
@@ -40,9 +40,9 @@ func (m *router) runRoutes() {
 // newRuns is the run resource's read: a run of a workspace the caller
 // can see (404 otherwise). Runs are created and moved by runCreate and
 // runAction.
-func newRuns(s *Server) *resource[struct{}, *mgmt.Run, struct{}] {
+func newRuns(s terraformAPI) *resource[struct{}, *mgmt.Run, struct{}] {
 	return &resource[struct{}, *mgmt.Run, struct{}]{
-		s: s,
+		s: s.Server,
 		load: func(c *call, p httprouter.Params) (*mgmt.Run, error) {
 			run, _, err := s.visibleRun(c, p.ByName("run"))
 			return run, err
@@ -55,9 +55,9 @@ func newRuns(s *Server) *resource[struct{}, *mgmt.Run, struct{}] {
 
 // newStateVersions is the state version resource's read: a state version
 // of a workspace whose state outputs the caller may read (404 otherwise).
-func newStateVersions(s *Server) *resource[struct{}, svCtx, struct{}] {
+func newStateVersions(s terraformAPI) *resource[struct{}, svCtx, struct{}] {
 	return &resource[struct{}, svCtx, struct{}]{
-		s: s,
+		s: s.Server,
 		load: func(c *call, p httprouter.Params) (svCtx, error) {
 			sv, ws, err := s.visibleStateVersion(c, p.ByName("sv"))
 			return svCtx{sv: sv, pa: ws.pa}, err
@@ -76,7 +76,7 @@ type svCtx struct {
 
 // runCreate serves POST /runs: the workspace is data.relationships.
 // workspace; attributes message and is-destroy are optional. 201.
-func (s *Server) runCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
+func (s terraformAPI) runCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	o, err := readResource(r, jsonapi.Expect{Type: typeRuns})
 	if err != nil {
 		return result{}, err
@@ -113,7 +113,7 @@ func (s *Server) runCreate(w http.ResponseWriter, r *http.Request, _ httprouter.
 
 // visibleRun loads a run and its workspace, or a 404 when the caller
 // cannot see the workspace.
-func (s *Server) visibleRun(c *call, id string) (*mgmt.Run, workspaceCtx, error) {
+func (s terraformAPI) visibleRun(c *call, id string) (*mgmt.Run, workspaceCtx, error) {
 	run, err := s.store.RunByID(nil, id)
 	if err != nil {
 		return nil, workspaceCtx{}, err
@@ -131,7 +131,7 @@ func (s *Server) visibleRun(c *call, id string) (*mgmt.Run, workspaceCtx, error)
 // runAction serves POST /runs/:id/actions/{apply,discard,cancel}: 202
 // Accepted with no body, as TFE answers. The optional body (a comment) is
 // ignored.
-func (s *Server) runAction(action string) handler {
+func (s terraformAPI) runAction(action string) handler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		run, ws, err := s.visibleRun(c, p.ByName("run"))
 		if err != nil {
@@ -152,7 +152,7 @@ func (s *Server) runAction(action string) handler {
 }
 
 // runList serves GET /workspaces/:id/runs, newest first.
-func (s *Server) runList(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
+func (s terraformAPI) runList(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
 		return result{}, err
@@ -164,7 +164,7 @@ func (s *Server) runList(w http.ResponseWriter, r *http.Request, c *call, ws wor
 	return pageDoc(r, page, runs, runResource)
 }
 
-func (s *Server) stateVersionList(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
+func (s terraformAPI) stateVersionList(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	if !ws.pa.CanReadStateOutputs() {
 		return result{}, forbidden("not allowed to read the state versions of workspace %q", ws.w.ID)
 	}
@@ -184,7 +184,7 @@ func (s *Server) stateVersionList(w http.ResponseWriter, r *http.Request, c *cal
 // stateVersionSearch serves GET /state-versions?filter[workspace][name]=
 // &filter[organization][name]=, TFE's way of listing a workspace's state
 // versions; both filters are required.
-func (s *Server) stateVersionSearch(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
+func (s terraformAPI) stateVersionSearch(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	q := r.URL.Query()
 	org, name := q.Get("filter[organization][name]"), q.Get("filter[workspace][name]")
 	if org == "" {
@@ -207,7 +207,7 @@ func (s *Server) stateVersionSearch(w http.ResponseWriter, r *http.Request, _ ht
 	return s.stateVersionList(w, r, c, ws)
 }
 
-func (s *Server) currentStateVersion(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
+func (s terraformAPI) currentStateVersion(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	if !ws.pa.CanReadStateOutputs() {
 		return result{}, forbidden("not allowed to read the state versions of workspace %q", ws.w.ID)
 	}

@@ -60,7 +60,7 @@ const typeStateVersionOutputs = "state-version-outputs"
 
 // stateVersionRoutes registers the bytes and outputs of state versions.
 func (m *router) stateVersionRoutes() {
-	s := m.s
+	s := terraformAPI{m.s}
 	m.handle(http.MethodPost, "/workspaces/:workspace/state-versions", s.workspaceByID(s.stateVersionCreate))
 	m.handle(http.MethodGet, "/state-versions/:sv"+pathStateDownload, s.stateVersionDownload(false))
 	m.handle(http.MethodGet, "/state-versions/:sv"+pathJSONStateDownload, s.stateVersionDownload(true))
@@ -72,7 +72,7 @@ func (m *router) stateVersionRoutes() {
 }
 
 // maxStateBytes is the configured limit on one state file or JSON state.
-func (s *Server) maxStateBytes() int {
+func (s terraformAPI) maxStateBytes() int {
 	switch n := s.cfg.MaxStateBytes; {
 	case n <= 0:
 		return mgmt.DefaultMaxStateBytes
@@ -108,7 +108,7 @@ func readBase64(o *jsonapi.ResourceObject, attr string, limit int) []byte {
 // stateVersionCreate serves POST /workspaces/:id/state-versions: serial
 // (required), md5, lineage, state, json-state, json-state-outputs, force,
 // and optionally the run that wrote it. 201.
-func (s *Server) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
+func (s terraformAPI) stateVersionCreate(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	if !ws.pa.CanWriteStateVersions() {
 		return result{}, forbidden("not allowed to create state versions in workspace %q", ws.w.ID)
 	}
@@ -204,7 +204,7 @@ func checkStateFile(fail func(string, string, ...any), sv *mgmt.StateVersion, st
 // checkSuccession answers the 409 of a state that may not follow the
 // workspace's current one (Apply checks again, against the state it
 // applies to).
-func (s *Server) checkSuccession(w *mgmt.Workspace, sv *mgmt.StateVersion) error {
+func (s terraformAPI) checkSuccession(w *mgmt.Workspace, sv *mgmt.StateVersion) error {
 	if w.LatestStateVersionID == "" {
 		return nil
 	}
@@ -220,7 +220,7 @@ func (s *Server) checkSuccession(w *mgmt.Workspace, sv *mgmt.StateVersion) error
 
 // visibleStateVersion loads a state version of a workspace the caller can
 // see, or a 404.
-func (s *Server) visibleStateVersion(c *call, id string) (*mgmt.StateVersion, workspaceCtx, error) {
+func (s terraformAPI) visibleStateVersion(c *call, id string) (*mgmt.StateVersion, workspaceCtx, error) {
 	sv, err := s.store.StateVersionByID(nil, id)
 	if err != nil {
 		return nil, workspaceCtx{}, err
@@ -238,7 +238,7 @@ func (s *Server) visibleStateVersion(c *call, id string) (*mgmt.StateVersion, wo
 // stateVersionDownload serves the hosted download URLs: the state file
 // (or JSON state) as it was uploaded, to a caller with state-versions
 // read. A version without those bytes is a 404.
-func (s *Server) stateVersionDownload(jsonState bool) handler {
+func (s terraformAPI) stateVersionDownload(jsonState bool) handler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		sv, ws, err := s.visibleStateVersion(c, p.ByName("sv"))
 		if err != nil {
@@ -277,7 +277,7 @@ func uploadSecret() string {
 // at create, shown only to callers with state-versions write) authorizes
 // the upload. A request with a token is judged by the token instead.
 func (m *router) uploadRoute(kind string) httprouter.Handle {
-	s := m.s
+	s := terraformAPI{m.s}
 	withToken := m.wrap(s.stateVersionUpload(kind))
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		secret := r.URL.Query().Get(uploadSecretParam)
@@ -295,7 +295,7 @@ func (m *router) uploadRoute(kind string) httprouter.Handle {
 }
 
 func (m *router) uploadWithSecret(w http.ResponseWriter, r *http.Request, p httprouter.Params, kind, secret string) (result, error) {
-	s := m.s
+	s := terraformAPI{m.s}
 	if err := m.limiter.admit(w, "addr:"+remoteHost(r)); err != nil {
 		return result{}, err
 	}
@@ -319,7 +319,7 @@ func (m *router) uploadWithSecret(w http.ResponseWriter, r *http.Request, p http
 
 // stateVersionUpload serves an upload URL for a caller with a token and
 // state-versions write.
-func (s *Server) stateVersionUpload(kind string) handler {
+func (s terraformAPI) stateVersionUpload(kind string) handler {
 	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 		sv, ws, err := s.visibleStateVersion(c, p.ByName("sv"))
 		if err != nil {
@@ -334,7 +334,7 @@ func (s *Server) stateVersionUpload(kind string) handler {
 
 // upload stores the raw state file (which finalizes a pending version) or
 // JSON state of sv. A second upload of the same kind is a 409.
-func (s *Server) upload(w http.ResponseWriter, r *http.Request, sv *mgmt.StateVersion, ws *mgmt.Workspace, kind string) (result, error) {
+func (s terraformAPI) upload(w http.ResponseWriter, r *http.Request, sv *mgmt.StateVersion, ws *mgmt.Workspace, kind string) (result, error) {
 	limit := s.maxStateBytes()
 	data, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	if err != nil {
@@ -390,7 +390,7 @@ func uploadInvalid(problems []string) error {
 }
 
 // stateVersionOutputs serves GET /state-versions/:id/outputs.
-func (s *Server) stateVersionOutputs(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+func (s terraformAPI) stateVersionOutputs(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	sv, ws, err := s.visibleStateVersion(c, p.ByName("sv"))
 	if err != nil {
 		return result{}, err
@@ -400,7 +400,7 @@ func (s *Server) stateVersionOutputs(w http.ResponseWriter, r *http.Request, p h
 
 // currentStateVersionOutputs serves GET /workspaces/:id/current-state-
 // version-outputs: a 404 while the workspace has no state.
-func (s *Server) currentStateVersionOutputs(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
+func (s terraformAPI) currentStateVersionOutputs(w http.ResponseWriter, r *http.Request, c *call, ws workspaceCtx) (result, error) {
 	if !ws.pa.CanReadStateOutputs() {
 		return result{}, forbidden("not allowed to read the state outputs of workspace %q", ws.w.ID)
 	}
@@ -411,7 +411,7 @@ func (s *Server) currentStateVersionOutputs(w http.ResponseWriter, r *http.Reque
 }
 
 // outputList lists a version's outputs; sensitive values only when reveal.
-func (s *Server) outputList(r *http.Request, svID string, reveal bool) (result, error) {
+func (s terraformAPI) outputList(r *http.Request, svID string, reveal bool) (result, error) {
 	page, err := pageOf(r)
 	if err != nil {
 		return result{}, err
@@ -425,7 +425,7 @@ func (s *Server) outputList(r *http.Request, svID string, reveal bool) (result, 
 
 // stateVersionOutput serves GET /state-version-outputs/:id. A sensitive
 // value is shown only to a caller who may read the whole state.
-func (s *Server) stateVersionOutput(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+func (s terraformAPI) stateVersionOutput(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	id := p.ByName("output")
 	o, err := s.store.StateVersionOutputByID(nil, id)
 	if err != nil {
@@ -490,7 +490,7 @@ func simpleType(t []byte) string {
 // bytes (absolute, on the host the request came to) and its outputs;
 // the upload URLs, which carry the version's upload secret, only for a
 // writer (a caller with state-versions write).
-func (s *Server) stateVersionResource(r *http.Request, sv *mgmt.StateVersion, writer bool) *jsonapi.Resource {
+func (s terraformAPI) stateVersionResource(r *http.Request, sv *mgmt.StateVersion, writer bool) *jsonapi.Resource {
 	self := apiPrefix + "/state-versions/" + url.PathEscape(sv.ID)
 	base := strings.TrimSuffix(jsonapi.BaseURL(r), r.URL.EscapedPath()) + self
 	status := sv.Status
@@ -553,7 +553,7 @@ const includeOutputs = "outputs"
 // stateVersionDoc renders a state version, with its outputs included when
 // the request asks (?include=outputs); sensitive values only for a caller
 // who may read the state.
-func (s *Server) stateVersionDoc(r *http.Request, sv *mgmt.StateVersion, pa mgmt.ProjectAccess) (*jsonapi.Document, error) {
+func (s terraformAPI) stateVersionDoc(r *http.Request, sv *mgmt.StateVersion, pa mgmt.ProjectAccess) (*jsonapi.Document, error) {
 	inc, err := jsonapi.ParseInclude(r.URL.Query(), includeOutputs)
 	if err != nil {
 		return nil, err

@@ -28,11 +28,22 @@ var discoveredServices = map[string]string{
 	"tfe.v2.2": apiPrefix + "/",
 }
 
-// terraformRoutes registers discovery and the entitlement set.
+// terraformAPI serves what Terraform itself uses beyond the management
+// API's entities: discovery, the entitlement set, state versions,
+// configuration versions, runs, plans and applies. It is a surface of its
+// own (as admin is) on the server's machinery, so that the Server type
+// keeps only the entities' handlers.
+type terraformAPI struct{ *Server }
+
+// terraformRoutes registers the terraformAPI surface: discovery and the
+// entitlement set here, then runs and state versions (runs.go) and
+// configuration versions (config_versions.go).
 func (m *router) terraformRoutes() {
-	s := m.s
+	s := terraformAPI{m.s}
 	s.mount(http.MethodGet, DiscoveryPath, m.discovery)
 	m.handle(http.MethodGet, "/organizations/:org/entitlement-set", s.entitlementSet)
+	m.runRoutes()
+	m.configVersionRoutes()
 }
 
 // discovery serves GET /.well-known/terraform.json. It needs no token, as
@@ -53,7 +64,7 @@ func (m *router) discovery(w http.ResponseWriter, r *http.Request, _ httprouter.
 // ReadEntitlements, for any member of the organization. It says what sched
 // does: state storage, teams, agents (node pools) and operations (runs
 // executed as jobs) are true only where sched serves them.
-func (s *Server) entitlementSet(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
+func (s terraformAPI) entitlementSet(w http.ResponseWriter, r *http.Request, p httprouter.Params, c *call) (result, error) {
 	a, err := s.orgAuthority(c, p.ByName("org"))
 	if err != nil {
 		return result{}, err
