@@ -100,6 +100,7 @@ func (c *jobCLI) jobStatus(args []string) int {
 	}
 	fmt.Fprintln(c.stdout)
 	c.writeAllocs(c.stdout, allocs, *verbose)
+	c.writePreemptions(c.stdout, client, allocs, *verbose) // job_status_preempt.go
 	return 0
 }
 
