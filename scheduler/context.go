@@ -52,10 +52,9 @@ type evalContext struct {
 	// allocByID caches the state's allocations looked up by ID.
 	allocByID map[string]*state.Allocation
 	// config is the scheduler configuration, read once per eval, and
-	// spreadPools the algorithm of each node pool ranked so far
-	// (sched_config.go).
-	config      *state.SchedulerConfiguration
-	spreadPools map[string]bool
+	// pools the node pools of the nodes ranked so far (sched_config.go).
+	config *state.SchedulerConfiguration
+	pools  map[string]*state.NodePool
 }
 
 // nodeBase summarises the non-terminal allocations the state holds on a

@@ -396,7 +396,7 @@ func (r *groupRanker) resourcesOn(n *state.Node, proposed []*state.Allocation, a
 	for _, t := range r.tg.Tasks {
 		tu := ask.tasks[t.Name]
 		tr := &state.AllocatedTaskResources{CPU: tu.CPU, MemoryMB: tu.MemoryMB}
-		if t.Resources != nil && t.Resources.MemoryMaxMB > tu.MemoryMB && r.ctx.schedConfig().MemoryOversubscriptionEnabled {
+		if t.Resources != nil && t.Resources.MemoryMaxMB > tu.MemoryMB && r.ctx.memoryOversubscriptionOn(n) {
 			tr.MemoryMaxMB = t.Resources.MemoryMaxMB // sched_config.go; only MemoryMB is counted
 		}
 		if picker != nil && t.Resources != nil && len(t.Resources.Networks) > 0 {

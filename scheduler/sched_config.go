@@ -21,26 +21,43 @@ func (c *evalContext) schedConfig() *state.SchedulerConfiguration {
 	return cfg
 }
 
-// spreadOn reports whether node n is ranked with the spread algorithm:
-// its node pool's algorithm when the pool sets one, else the cluster's.
-// Each pool is looked up once per evaluation.
-func (c *evalContext) spreadOn(n *state.Node) bool {
-	pool := n.NodePool
-	if pool == "" {
-		pool = state.NodePoolDefault
+// poolOf returns node n's pool, looked up once per evaluation; nil when
+// the state does not know it.
+func (c *evalContext) poolOf(n *state.Node) *state.NodePool {
+	name := n.NodePool
+	if name == "" {
+		name = state.NodePoolDefault
 	}
-	if s, ok := c.spreadPools[pool]; ok {
-		return s
+	if np, ok := c.pools[name]; ok {
+		return np
 	}
-	np, err := c.state.NodePoolByName(nil, pool)
+	np, err := c.state.NodePoolByName(nil, name)
 	if err != nil {
-		c.logger.Warn("read node pool, using the cluster's algorithm", "pool", pool, "error", err)
+		c.logger.Warn("read node pool, using the cluster's configuration", "pool", name, "error", err)
 		np = nil
 	}
-	s := c.schedConfig().AlgorithmFor(np) == state.SchedulerAlgorithmSpread
-	if c.spreadPools == nil {
-		c.spreadPools = map[string]bool{}
+	if c.pools == nil {
+		c.pools = map[string]*state.NodePool{}
 	}
-	c.spreadPools[pool] = s
-	return s
+	c.pools[name] = np
+	return np
+}
+
+// spreadOn reports whether node n is ranked with the spread algorithm:
+// its node pool's algorithm when the pool sets one, else the cluster's.
+func (c *evalContext) spreadOn(n *state.Node) bool {
+	return c.schedConfig().AlgorithmFor(c.poolOf(n)) == state.SchedulerAlgorithmSpread
+}
+
+// memoryOversubscriptionOn reports whether a task placed on node n is
+// granted its memory_max: the node pool's MemoryOversubscriptionEnabled
+// when the pool sets it (as Nomad's node pool scheduler_config), else the
+// cluster's.
+func (c *evalContext) memoryOversubscriptionOn(n *state.Node) bool {
+	if np := c.poolOf(n); np != nil {
+		if b, ok := np.SchedulerConfiguration["MemoryOversubscriptionEnabled"].(bool); ok {
+			return b
+		}
+	}
+	return c.schedConfig().MemoryOversubscriptionEnabled
 }

@@ -92,3 +92,46 @@ func TestMemoryOversubscription(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryOversubscriptionPerNodePool: a node pool's
+// SchedulerConfiguration.MemoryOversubscriptionEnabled, when set,
+// overrides the cluster's for the pool's nodes; unset, the cluster's
+// applies.
+func TestMemoryOversubscriptionPerNodePool(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		cluster bool
+		pool    any // the pool's setting; nil for none
+		want    int
+	}{
+		{"cluster on, pool unset", true, nil, 1024},
+		{"cluster off, pool unset", false, nil, 0},
+		{"cluster off, pool on", false, true, 1024},
+		{"cluster on, pool off", true, false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := schedtest.NewHarness(t)
+			cfg := map[string]any{}
+			if c.pool != nil {
+				cfg["MemoryOversubscriptionEnabled"] = c.pool
+			}
+			h.Apply(store.NodePoolUpsertRequestType, &store.NodePoolUpsertRequest{NodePools: []*state.NodePool{{Name: "big", SchedulerConfiguration: cfg}}})
+			n := MockNode("n1")
+			n.NodePool = "big"
+			h.UpsertNodes(n)
+			h.Apply(store.SchedulerConfigSetRequestType, &store.SchedulerConfigSetRequest{Config: &state.SchedulerConfiguration{MemoryOversubscriptionEnabled: c.cluster}})
+			job := MockJob("web")
+			job.NodePool = "big"
+			job.TaskGroups[0].Count = 1
+			job.TaskGroups[0].Tasks[0].Resources.MemoryMaxMB = 1024
+			runEval(t, h, job)
+			live := h.LiveAllocs(job.Namespace, job.ID)
+			if len(live) != 1 {
+				t.Fatalf("%d placed", len(live))
+			}
+			if got := live[0].AllocatedResources.Tasks["web"].MemoryMaxMB; got != c.want {
+				t.Fatalf("granted memory max %d, want %d", got, c.want)
+			}
+		})
+	}
+}
