@@ -70,7 +70,8 @@ func (r *scenario) eval(a args) (string, error) {
 
 // writePlan prints a plan's annotations, then per node (by name) its
 // placements (+, "from" the node of the allocation replaced), in-place
-// updates (~) and stops (-, "lost" when the node is gone).
+// updates (~), stops (-, "lost" when the node is gone) and evictions (!,
+// with the victim's job).
 func (r *scenario) writePlan(b *strings.Builder, p *Plan, existed map[string]bool) {
 	b.WriteString("plan")
 	if p.Annotations != nil {
@@ -104,6 +105,12 @@ func (r *scenario) writePlan(b *strings.Builder, p *Plan, existed map[string]boo
 				s += "(lost)"
 			}
 			lines[node] = append(lines[node], s)
+		}
+	}
+	for node, list := range p.NodePreemptions {
+		// An eviction names its job: it is another job's allocation.
+		for _, x := range sortedByName(list) {
+			lines[node] = append(lines[node], "!"+x.Name)
 		}
 	}
 	byName := map[string]string{}

@@ -27,6 +27,8 @@ import (
 //	    [max_parallel=N] [canary=N] [stagger=D] [migrate_max_parallel=N]
 //	    [run_for=D] [env=K:V] [restart_attempts=N] [service=S] [reschedule=off]
 //	    [constraint=ATTR:VALUE] [spread=ATTR[:V%P,…]] [affinity=ATTR:V:W] [stop]
+//	    [priority=N] [cpu=MHZ] [port=N]
+//	config [preempt=TYPE,…|none]         the scheduler configuration
 //	revert job=J version=N
 //	stop job=J [no_shutdown_delay]
 //	eval job=J [trigger=T] [node=N]      prints the plans, the eval, the
@@ -101,6 +103,8 @@ func (r *scenario) do(d *directive) (string, error) {
 		return "", r.move(a)
 	case "deployment":
 		return r.deployment(a)
+	case "config":
+		return "", r.config(a)
 	case "advance":
 		dur, err := time.ParseDuration(a.str("by", ""))
 		if err != nil {
@@ -279,6 +283,8 @@ func (r *scenario) job(a args) error {
 //	service=NAME (in place) reschedule=off (attempts 0, not unlimited)
 //	constraint=ATTR:VALUE (job level, "=")
 //	spread=ATTR[:VALUE%PERCENT,…] affinity=ATTR:VALUE:WEIGHT stop
+//	priority=N (the job's) cpu=MHZ (the task's) port=N (the group's one
+//	network: static port N, labelled http)
 func shapeJob(j *state.Job, a args) error {
 	tg := j.TaskGroups[0]
 	task := tg.Tasks[0]
@@ -286,7 +292,7 @@ func shapeJob(j *state.Job, a args) error {
 		var n int
 		var err error
 		switch x.key {
-		case "count", "max_parallel", "canary", "migrate_max_parallel", "restart_attempts":
+		case "count", "max_parallel", "canary", "migrate_max_parallel", "restart_attempts", "priority", "cpu", "port":
 			n, err = strconv.Atoi(x.val)
 		}
 		if err != nil {
@@ -346,10 +352,43 @@ func shapeJob(j *state.Job, a args) error {
 				return err
 			}
 			tg.Affinities = append(tg.Affinities, &state.Affinity{LTarget: "${" + parts[0] + "}", Operand: "=", RTarget: parts[1], Weight: int8(w)})
+		case "priority":
+			j.Priority = n
+		case "cpu":
+			task.Resources.CPU = n
+		case "port":
+			tg.Networks = []*state.NetworkResource{{ReservedPorts: []state.Port{{Label: "http", Value: n}}}}
 		case "stop":
 			j.Stop = true
 		}
 	}
+	return nil
+}
+
+// config writes the scheduler configuration: preempt= lists the job
+// types whose scheduler may preempt (comma-separated, or none); the rest
+// is the default.
+func (r *scenario) config(a args) error {
+	cfg := state.DefaultSchedulerConfiguration()
+	if list, ok := a.get("preempt"); ok {
+		cfg.PreemptionConfig = state.PreemptionConfig{}
+		for _, typ := range strings.Split(list, ",") {
+			switch typ {
+			case state.JobTypeService:
+				cfg.PreemptionConfig.ServiceSchedulerEnabled = true
+			case state.JobTypeBatch:
+				cfg.PreemptionConfig.BatchSchedulerEnabled = true
+			case state.JobTypeSystem:
+				cfg.PreemptionConfig.SystemSchedulerEnabled = true
+			case state.JobTypeSysBatch:
+				cfg.PreemptionConfig.SysBatchSchedulerEnabled = true
+			case "none":
+			default:
+				return fmt.Errorf("preempt=%s: not a job type", typ)
+			}
+		}
+	}
+	r.h.Apply(store.SchedulerConfigSetRequestType, &store.SchedulerConfigSetRequest{Config: cfg})
 	return nil
 }
 
