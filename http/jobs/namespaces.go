@@ -2,9 +2,7 @@ package jobs
 
 import (
 	"net/http"
-	"strings"
 
-	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/codec"
@@ -26,40 +24,15 @@ func (h namespaceAPI) routes() {
 	h.core.Route(http.MethodDelete, "/v1/namespace/:name", h.namespaceDelete)
 }
 
-// namespaceList serves GET /v1/namespaces, with an optional name prefix.
+// namespaceList serves GET /v1/namespaces, with an optional name prefix:
+// only the namespaces the token may use (the core's ACL).
 func (h namespaceAPI) namespaceList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	prefix := h.core.Query(r).Get("prefix")
-	var out []*state.Namespace
-	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
-		all, err := h.store.Namespaces(ws)
-		out = out[:0]
-		visible := h.core.NamespaceVisible(r) // the core's ACL: only namespaces the token may use
-		for _, ns := range all {
-			if strings.HasPrefix(ns.Name, prefix) && (visible == nil || visible(ns.Name)) {
-				out = append(out, ns)
-			}
-		}
-		return h.maxIndex("namespaces"), err
-	})
-	return nonNil(out), err
+	return listNamed(h.api, w, r, h.store.Namespaces, func(ns *state.Namespace) string { return ns.Name }, h.core.NamespaceVisible(r), "namespaces")
 }
 
 // namespaceRead serves GET /v1/namespace/:name.
 func (h namespaceAPI) namespaceRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	name := p.ByName("name")
-	var out *state.Namespace
-	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
-		var err error
-		out, err = h.store.NamespaceByName(ws, name)
-		return h.maxIndex("namespaces"), err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, state.NotFoundf("namespace %q", name)
-	}
-	return out, nil
+	return readNamed(h.api, w, r, "namespace", p.ByName("name"), h.store.NamespaceByName, "namespaces")
 }
 
 // namespaceUpsert serves POST/PUT /v1/namespace/:name and PUT /v1/namespace
@@ -70,15 +43,8 @@ func (h namespaceAPI) namespaceUpsert(w http.ResponseWriter, r *http.Request, p 
 	if err := codec.DecodeBody(r, &ns); err != nil {
 		return nil, err
 	}
-	if path := p.ByName("name"); path != "" {
-		if ns.Name == "" {
-			ns.Name = path
-		} else if ns.Name != path {
-			return nil, codec.BadRequest("Name: %q does not match the namespace in the path %q", ns.Name, path)
-		}
-	}
-	if ns.Name == "" {
-		return nil, codec.BadRequest("Name: required")
+	if err := nameFromPath("namespace", &ns.Name, p.ByName("name")); err != nil {
+		return nil, err
 	}
 	if err := state.ValidateNamespaceName(ns.Name); err != nil {
 		return nil, prefixFields("Name", err)

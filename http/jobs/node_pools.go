@@ -62,20 +62,7 @@ func (h nodeAPI) nodePoolList(w http.ResponseWriter, r *http.Request, _ httprout
 
 // nodePoolRead serves GET /v1/node/pool/:pool_name.
 func (h nodeAPI) nodePoolRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	name := p.ByName("pool_name")
-	var out *state.NodePool
-	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
-		var err error
-		out, err = h.store.NodePoolByName(ws, name)
-		return h.maxIndex(store.TableNodePools), err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, state.NotFoundf("node pool %q", name)
-	}
-	return out, nil
+	return readNamed(h.api, w, r, "node pool", p.ByName("pool_name"), h.store.NodePoolByName, store.TableNodePools)
 }
 
 // nodePoolNodes serves GET /v1/node/pool/:pool_name/nodes: the pool's
@@ -133,19 +120,11 @@ func (h nodeAPI) nodePoolUpsert(w http.ResponseWriter, r *http.Request, p httpro
 	if err := codec.DecodeBody(r, &pool); err != nil {
 		return nil, err
 	}
-	if pathName := p.ByName("pool_name"); pathName != "" {
-		switch pool.Name {
-		case "":
-			pool.Name = pathName
-		case pathName:
-		default:
-			return nil, codec.BadRequest("Name: %q does not match the node pool in the path %q", pool.Name, pathName)
-		}
+	if err := nameFromPath("node pool", &pool.Name, p.ByName("pool_name")); err != nil {
+		return nil, err
 	}
 	v := &state.ValidationError{}
 	switch {
-	case pool.Name == "":
-		v.Add("Name", "required")
 	case pool.Name == state.NodePoolDefault || pool.Name == state.NodePoolAll:
 		v.Add("Name", "the built-in node pool %q cannot be modified", pool.Name)
 	case !poolNameRE.MatchString(pool.Name):

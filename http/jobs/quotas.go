@@ -2,9 +2,7 @@ package jobs
 
 import (
 	"net/http"
-	"strings"
 
-	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/codec"
@@ -30,74 +28,24 @@ func (h quotaAPI) routes() {
 
 // quotaList serves GET /v1/quotas, with an optional name prefix.
 func (h quotaAPI) quotaList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	prefix := h.core.Query(r).Get("prefix")
-	var out []*state.QuotaSpec
-	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
-		all, err := h.store.Quotas(ws)
-		out = out[:0]
-		for _, q := range all {
-			if strings.HasPrefix(q.Name, prefix) {
-				out = append(out, q)
-			}
-		}
-		return h.maxIndex(store.TableQuotas), err
-	})
-	return nonNil(out), err
+	return listNamed(h.api, w, r, h.store.Quotas, func(q *state.QuotaSpec) string { return q.Name }, nil, store.TableQuotas)
 }
 
 // quotaRead serves GET /v1/quota/:name.
 func (h quotaAPI) quotaRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	name := p.ByName("name")
-	var out *state.QuotaSpec
-	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
-		var err error
-		out, err = h.store.QuotaByName(ws, name)
-		return h.maxIndex(store.TableQuotas), err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, state.NotFoundf("quota %q", name)
-	}
-	return out, nil
+	return readNamed(h.api, w, r, "quota", p.ByName("name"), h.store.QuotaByName, store.TableQuotas)
 }
 
 // quotaUsageRead serves GET /v1/quota/usage/:name: the usage of each
 // region of the quota beside its limit.
 func (h quotaAPI) quotaUsageRead(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	name := p.ByName("name")
-	var out *state.QuotaUsage
-	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
-		var err error
-		out, err = h.store.QuotaUsageByName(ws, name)
-		return h.maxIndex(store.TableQuotas, store.TableQuotaUsage), err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, state.NotFoundf("quota %q", name)
-	}
-	return out, nil
+	return readNamed(h.api, w, r, "quota", p.ByName("name"), h.store.QuotaUsageByName, store.TableQuotas, store.TableQuotaUsage)
 }
 
 // quotaUsageList serves GET /v1/quota-usages, with an optional name
 // prefix.
 func (h quotaAPI) quotaUsageList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
-	prefix := h.core.Query(r).Get("prefix")
-	var out []*state.QuotaUsage
-	err := h.core.Read(w, r, func(ws memdb.WatchSet, _ string) (uint64, error) {
-		all, err := h.store.QuotaUsages(ws)
-		out = out[:0]
-		for _, u := range all {
-			if strings.HasPrefix(u.Name, prefix) {
-				out = append(out, u)
-			}
-		}
-		return h.maxIndex(store.TableQuotas, store.TableQuotaUsage), err
-	})
-	return nonNil(out), err
+	return listNamed(h.api, w, r, h.store.QuotaUsages, func(u *state.QuotaUsage) string { return u.Name }, nil, store.TableQuotas, store.TableQuotaUsage)
 }
 
 // quotaUpsert serves POST/PUT /v1/quota/:name and /v1/quota (the name in
@@ -108,15 +56,8 @@ func (h quotaAPI) quotaUpsert(w http.ResponseWriter, r *http.Request, p httprout
 	if err := codec.DecodeBody(r, &q); err != nil {
 		return nil, err
 	}
-	if path := p.ByName("name"); path != "" {
-		if q.Name == "" {
-			q.Name = path
-		} else if q.Name != path {
-			return nil, codec.BadRequest("Name: %q does not match the quota in the path %q", q.Name, path)
-		}
-	}
-	if q.Name == "" {
-		return nil, codec.BadRequest("Name: required")
+	if err := nameFromPath("quota", &q.Name, p.ByName("name")); err != nil {
+		return nil, err
 	}
 	if err := q.Validate(); err != nil {
 		return nil, err
