@@ -85,6 +85,7 @@ func (a *Agent) newClient() error {
 		GCMaxAllocs:      cc.GCMaxAllocs,
 		GCAllocAge:       cc.GCAllocAge,
 		WorkloadUsers:    cc.Users.Range(),
+		Bridge:           client.BridgeConfig{Name: cc.BridgeNetworkName, Subnet: cc.BridgeNetworkSubnet},
 		// A temporary data dir is removed on exit: nothing could find
 		// the tasks again, so they go with the agent.
 		DestroyOnShutdown: a.tmpDir != "",

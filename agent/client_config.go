@@ -80,6 +80,11 @@ type ClientConfig struct {
 	Docker DockerConfig
 	// Users is the workload uids the node gives its allocations.
 	Users UsersConfig
+	// BridgeNetworkName and BridgeNetworkSubnet are the host bridge of
+	// exec tasks in network mode bridge (default sched0 on
+	// 172.26.96.0/20; client/network.go).
+	BridgeNetworkName   string
+	BridgeNetworkSubnet string
 }
 
 // UsersConfig is the client block's users block:
@@ -258,6 +263,9 @@ type fileClient struct {
 
 	FSMaxReadsPerAlloc *int `hcl:"fs_max_reads_per_alloc,optional"`
 	FSMaxReads         *int `hcl:"fs_max_reads,optional"`
+
+	BridgeNetworkName   *string `hcl:"bridge_network_name,optional"`
+	BridgeNetworkSubnet *string `hcl:"bridge_network_subnet,optional"`
 }
 
 type fileReserved struct {
@@ -286,6 +294,8 @@ func (c *ClientConfig) merge(f *fileClient) error {
 	set(&c.FSMaxReadsPerAlloc, f.FSMaxReadsPerAlloc)
 	set(&c.FSMaxReads, f.FSMaxReads)
 	set(&c.IntroToken, f.IntroToken)
+	set(&c.BridgeNetworkName, f.BridgeNetworkName)
+	set(&c.BridgeNetworkSubnet, f.BridgeNetworkSubnet)
 	c.RawExec.merge(f.RawExec)
 	c.Exec.merge(f.Exec)
 	mergeHostVolumes(&c.HostVolumes, f.HostVolumes)

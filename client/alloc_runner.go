@@ -194,11 +194,16 @@ func (ar *allocRunner) run() {
 		ar.fail(err.Error())
 		return
 	}
+	if err := ar.setupNetwork(); err != nil { // network.go
+		ar.fail(err.Error())
+		return
+	}
 	ar.report()
 	ar.watchHealth()
 	if !ar.lifecycle() {
 		return // the client is shutting down
 	}
+	ar.teardownNetwork()
 	ar.mu.Lock()
 	ar.terminalAt = ar.c.now()
 	ar.mu.Unlock()
@@ -703,6 +708,7 @@ func (ar *allocRunner) destroy() {
 		ar.c.log.Warn("remove alloc state", "alloc", ar.id, "error", err)
 	}
 	ar.persistMu.Unlock()
+	ar.teardownNetwork()
 	release := ar.killUser()
 	if err := ar.dir.destroy(); err != nil {
 		ar.c.log.Warn("remove alloc dir", "alloc", ar.id, "error", err)

@@ -67,6 +67,8 @@ type Client struct {
 	// users hands out the allocations' workload uids; nil when they are
 	// off or the client is not root (workload_user.go).
 	users *workloaduser.Pool
+	// nets are the allocations' network namespaces (network.go).
+	nets *networks
 	// httpClient carries every request to the servers; its idle
 	// connections are closed on Shutdown.
 	httpClient *http.Client
@@ -173,6 +175,7 @@ func New(cfg Config) (*Client, error) {
 		c.services, c.ownSvc = m, m
 	}
 	c.updater = newUpdater(c)
+	c.nets = newNetworks(filepath.Join(c.dir, "network"), cfg.Bridge, linuxNetHost{}, c.log.Warn)
 	return c, nil
 }
 
@@ -295,6 +298,7 @@ func (c *Client) Shutdown() error {
 	}
 	c.cancel()
 	c.wg.Wait()
+	c.nets.close()
 	_ = c.store.close() // journal.go
 	if c.ownSvc != nil {
 		c.ownSvc.Close()

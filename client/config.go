@@ -131,6 +131,9 @@ type Config struct {
 	// value turns this off (tasks run as the driver's default user). A
 	// client that does not run as root cannot switch uids and ignores it.
 	WorkloadUsers workloaduser.Range
+	// Bridge is the host bridge of exec tasks in network mode bridge
+	// (network.go); the zero value means sched0 on 172.26.96.0/20.
+	Bridge BridgeConfig
 	// DestroyOnShutdown kills every task on Shutdown (dev mode with a
 	// temporary data dir). Otherwise tasks keep running and a client
 	// restarted on the same data dir finds them again.
@@ -179,6 +182,9 @@ func (c *Config) finish() error {
 		}
 	}
 	errs = append(errs, checkHostVolumes(c.HostVolumes)...)
+	if err := c.Bridge.check(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.HeartbeatFraction < 0 || c.HeartbeatFraction >= 1 {
 		errs = append(errs, fmt.Errorf("client: heartbeat fraction %v is not in (0, 1)", c.HeartbeatFraction))
 	}

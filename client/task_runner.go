@@ -528,7 +528,7 @@ func (tr *taskRunner) prepare(ctx context.Context, first, render bool) (*driver.
 		CPU: atoiOr(base["SCHED_CPU_LIMIT"]), MemoryMB: atoiOr(base["SCHED_MEMORY_LIMIT"]),
 		MemoryMaxMB: memoryMaxOf(tr.ar.alloc(), task), Cores: coresOf(task),
 		Ports: tr.ar.taskPorts(task), Emit: tr.driverMessage,
-		Mounts: mounts, NetworkMode: networkMode(tr.ar.group()),
+		Mounts: mounts, NetworkMode: networkMode(tr.ar.group()), NetNS: tr.ar.netNSPath(),
 	}, false, nil
 }
 

@@ -59,6 +59,10 @@ type TaskConfig struct {
 	// NetworkMode is the mode of the group's network ("host", "none",
 	// "bridge"; empty when it has none: host).
 	NetworkMode string
+	// NetNS, when set, is the allocation's network namespace (a path
+	// like /var/run/netns/sched-<alloc id>) that the client made for
+	// network mode bridge or none: the exec driver's tasks join it.
+	NetNS string
 	// Emit, when not nil, records a driver message as a task event
 	// (image pull progress, for example). It must not block for long.
 	Emit func(msg string) `json:"-"`

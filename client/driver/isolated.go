@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -116,6 +117,9 @@ type execHandleState struct {
 	Cgroup     string  `json:"cgroup"`
 	StatusFile string  `json:"status_file"`
 	Logs       logSpec `json:"logs"`
+	// NetNS is the allocation's network namespace the task joined, ""
+	// when none.
+	NetNS string `json:"netns,omitempty"`
 }
 
 // execTask is one task the driver runs (or ran, until destroyed).
@@ -127,6 +131,7 @@ type execTask struct {
 	recovered  bool
 	cg         *cgroup.Group
 	statusFile string
+	netns      string
 	logs       logSpec
 	copier     *logCopier
 	exit       *exitState
@@ -192,23 +197,30 @@ func (d *Exec) StartTask(cfg *TaskConfig) (*TaskHandle, error) {
 		return nil, err
 	}
 	b, err := json.Marshal(execHandleState{PID: t.pid, StartTicks: t.start, Cgroup: t.cg.Path(),
-		StatusFile: t.statusFile, Logs: t.logs})
+		StatusFile: t.statusFile, Logs: t.logs, NetNS: t.netns})
 	if err != nil {
 		return nil, err
 	}
 	return &TaskHandle{TaskID: cfg.ID, Driver: ExecName, PID: t.pid, StartedAt: t.startedAt, State: b}, nil
 }
 
-// cloneFlags are the namespaces of a task of network mode mode.
-func cloneFlags(mode string) (uintptr, error) {
-	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
-	switch mode {
-	case "", "host":
-		return flags, nil
-	case "none":
-		return flags | syscall.CLONE_NEWNET, nil
+// cloneFlags are the namespaces of a task of network mode mode; netns is
+// the allocation's network namespace the client made, which the init
+// joins instead of making one (newNet: the task gets a network
+// namespace of its own, with only its loopback up).
+func cloneFlags(mode, netns string) (flags uintptr, newNet bool, err error) {
+	flags = uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
+	switch {
+	case mode == "" || mode == "host":
+		return flags, false, nil
+	case (mode == "bridge" || mode == "none") && netns != "":
+		return flags, false, nil
+	case mode == "none":
+		return flags | syscall.CLONE_NEWNET, true, nil
+	case mode == "bridge":
+		return 0, false, fmt.Errorf("%w: network mode bridge needs the allocation's network namespace, which the client did not make", ErrBadConfig)
 	}
-	return 0, fmt.Errorf("%w: the exec driver runs tasks in network mode host or none, not %q", ErrBadConfig, mode)
+	return 0, false, fmt.Errorf("%w: the exec driver runs tasks in network mode host, bridge or none, not %q", ErrBadConfig, mode)
 }
 
 // limits are the cgroup limits of cfg.
@@ -294,6 +306,12 @@ func (d *Exec) spec(cfg *TaskConfig, tu taskUser) (*nsinit.Spec, error) {
 	// The task sees its directories where its root puts them.
 	inRoot := map[string]string{cfg.TaskDir: "/", cfg.LocalDir: "/local", cfg.SecretsDir: "/secrets", cfg.AllocDir: "/alloc"}
 	env := tu.env(cfg.Env, cfg.TaskDir)
+	if cfg.NetworkMode == "bridge" {
+		env = bridgePortEnv(env, cfg.Ports)
+	}
+	if _, ok := env["TMPDIR"]; !ok {
+		env["TMPDIR"] = "/tmp" // the task's own tmp/, in its root
+	}
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		v := env[k]
 		if p, ok := inRoot[v]; ok && v != "" {
@@ -318,7 +336,7 @@ func (d *Exec) start(cfg *TaskConfig) (*execTask, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the exec driver needs a client running as root")
 	}
-	flags, err := cloneFlags(cfg.NetworkMode)
+	flags, newNet, err := cloneFlags(cfg.NetworkMode, cfg.NetNS)
 	if err != nil {
 		return nil, err
 	}
@@ -332,6 +350,10 @@ func (d *Exec) start(cfg *TaskConfig) (*execTask, error) {
 	spec, err := d.spec(cfg, tu)
 	if err != nil {
 		return nil, err
+	}
+	spec.Loopback = newNet
+	if cfg.NetNS != "" && (cfg.NetworkMode == "bridge" || cfg.NetworkMode == "none") {
+		spec.NetNS = cfg.NetNS
 	}
 	if tu.cred != nil {
 		if err := giveDirs(cfg, tu); err != nil {
@@ -350,7 +372,7 @@ func (d *Exec) start(cfg *TaskConfig) (*execTask, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &execTask{id: cfg.ID, cg: cg, logs: newLogSpec(cfg), exit: newExitState(),
+	t := &execTask{id: cfg.ID, cg: cg, logs: newLogSpec(cfg), exit: newExitState(), netns: spec.NetNS,
 		statusFile: filepath.Join(filepath.Dir(cfg.TaskDir), "."+cfg.TaskName+".exec-status")}
 	ok := false
 	defer func() {
@@ -527,7 +549,7 @@ func (d *Exec) RecoverTask(h *TaskHandle) error {
 		return fmt.Errorf("%s: %w", h.TaskID, err)
 	}
 	t := &execTask{id: h.TaskID, pid: hs.PID, start: hs.StartTicks, startedAt: h.StartedAt, recovered: true,
-		cg: cg, statusFile: hs.StatusFile, logs: hs.Logs, exit: newExitState()}
+		cg: cg, statusFile: hs.StatusFile, logs: hs.Logs, exit: newExitState(), netns: hs.NetNS}
 	if alive, _ := procAlive(hs.PID, hs.StartTicks); !alive {
 		d.cleanup(t)
 		d.tasks.commit(h.TaskID, nil)
@@ -710,4 +732,38 @@ func (d *Exec) Shutdown() {
 			}
 		}
 	})
+}
+
+// bridgePortEnv is env with each port's SCHED_PORT_<label> (and Nomad's
+// name) the port the task listens on inside the allocation's namespace:
+// its `to`, or its own value when `to` is unset. SCHED_HOST_PORT_<label>
+// stays the host's port.
+func bridgePortEnv(env map[string]string, ports []state.AllocatedPort) map[string]string {
+	if len(ports) == 0 {
+		return env
+	}
+	out := maps.Clone(env)
+	for _, p := range ports {
+		if p.To <= 0 {
+			continue
+		}
+		l := portEnvName(p.Label)
+		for _, k := range []string{"SCHED_PORT_" + l, "NOMAD_PORT_" + l} {
+			if _, ok := out[k]; ok {
+				out[k] = strconv.Itoa(p.To)
+			}
+		}
+	}
+	return out
+}
+
+// portEnvName is label as the client names its variables: every byte
+// other than a letter, digit or '_' made '_'.
+func portEnvName(label string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return r
+		}
+		return '_'
+	}, label)
 }

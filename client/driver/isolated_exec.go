@@ -52,6 +52,11 @@ func (d *Exec) ExecTask(ctx context.Context, req *ExecRequest) (int, error) {
 	args := []string{nsinit.JoinArg0, t.cg.Path(), nsenter, "--target", strconv.Itoa(t.pid),
 		"--mount", "--uts", "--ipc", "--pid", "--root", "--wd",
 		"--setuid", strconv.FormatUint(uint64(uid), 10), "--setgid", strconv.FormatUint(uint64(gid), 10), "--"}
+	if t.netns != "" {
+		// The allocation's network namespace, by its path: the init's
+		// main thread may not be the one that joined it.
+		args = slices.Insert(args, 5, "--net="+t.netns)
+	}
 	args = append(args, req.Command...)
 	cmd := &exec.Cmd{Path: initPath, Args: args, Env: execEnv(req), SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 	if req.TTY {

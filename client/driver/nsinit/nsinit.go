@@ -35,8 +35,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/schedhq/sched/client/cgroup"
 )
@@ -89,6 +93,12 @@ type Spec struct {
 	// UID, GID and Groups the task runs as.
 	UID, GID uint32
 	Groups   []uint32
+	// NetNS, when set, is a network namespace (a path) the task joins:
+	// its allocation's, made by the client.
+	NetNS string
+	// Loopback brings up the loopback interface of the init's own new
+	// network namespace (network mode none without one of the client's).
+	Loopback bool
 }
 
 // Status is how the task ended, as the init writes it to StatusFD.
@@ -114,6 +124,9 @@ func Main() {
 	}
 	spec, err := readSpec()
 	if err != nil {
+		fail(err)
+	}
+	if err := joinNetwork(spec); err != nil {
 		fail(err)
 	}
 	if err := setup(spec); err != nil {
@@ -469,4 +482,35 @@ func join() {
 	err = syscall.Exec(os.Args[2], os.Args[2:], os.Environ())
 	fmt.Fprintln(os.Stderr, "sched-task-join:", err)
 	os.Exit(127)
+}
+
+// joinNetwork joins the spec's network namespace, or brings up the
+// loopback of the init's own. A network namespace is a thread's: the
+// init's goroutine stays locked to the thread that joined it, and the
+// task is forked from that thread (start runs on it), so the task is in
+// it; the Go runtime starts its other threads from a clean template
+// thread.
+func joinNetwork(s *Spec) error {
+	if s.NetNS != "" {
+		runtime.LockOSThread()
+		fd, err := unix.Open(s.NetNS, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("network namespace %s: %w", s.NetNS, err)
+		}
+		defer unix.Close(fd)
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("join network namespace %s: %w", s.NetNS, err)
+		}
+		return nil
+	}
+	if s.Loopback {
+		lo, err := netlink.LinkByName("lo")
+		if err == nil {
+			err = netlink.LinkSetUp(lo)
+		}
+		if err != nil {
+			return fmt.Errorf("loopback up: %w", err)
+		}
+	}
+	return nil
 }
