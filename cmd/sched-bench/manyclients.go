@@ -262,6 +262,8 @@ type clusterSample struct {
 	heartbeats float64         // answered by the leader
 	watches    float64         // blocking reads answered, every server
 	waiting    float64         // blocking reads waiting now, every server
+	goroutines float64         // every server's, now
+	fds        float64         // every server's open file descriptors, now
 }
 
 // windowFigures are the rates between two samples.
@@ -272,11 +274,13 @@ type windowFigures struct {
 	heartbeatsPer float64
 	watchesPer    float64
 	waiting       float64
+	goroutines    float64
+	fds           float64
 }
 
 // between computes the figures from a to b.
 func between(a, b clusterSample) windowFigures {
-	f := windowFigures{secs: b.at.Sub(a.at).Seconds(), waiting: b.waiting}
+	f := windowFigures{secs: b.at.Sub(a.at).Seconds(), waiting: b.waiting, goroutines: b.goroutines, fds: b.fds}
 	if f.secs <= 0 {
 		return f
 	}
@@ -301,8 +305,8 @@ func (f windowFigures) String() string {
 	for _, r := range f.rssMiB {
 		rss = append(rss, fmt.Sprintf("%.0f MiB", r))
 	}
-	return fmt.Sprintf("server CPU %s of a core, RSS %s; %.1f heartbeats/s, %.1f blocking reads answered/s, %.0f waiting",
-		strings.Join(cpu, " / "), strings.Join(rss, " / "), f.heartbeatsPer, f.watchesPer, f.waiting)
+	return fmt.Sprintf("server CPU %s of a core, RSS %s; %.1f heartbeats/s, %.1f blocking reads answered/s, %.0f waiting; %.0f goroutines, %.0f open fds",
+		strings.Join(cpu, " / "), strings.Join(rss, " / "), f.heartbeatsPer, f.watchesPer, f.waiting, f.goroutines, f.fds)
 }
 
 // sampleCluster reads the servers' counters; leader is the index of the
@@ -331,6 +335,8 @@ func (b *bench) sampleCluster(servers []*serverProc, leader int) (clusterSample,
 		}
 		s.watches += promSum(samples, "sched_http_request_duration_seconds_count", route(watchRoute))
 		s.waiting += promSum(samples, "sched_http_blocking_queries_in_flight", nil)
+		s.goroutines += promSum(samples, "go_goroutines", nil)
+		s.fds += promSum(samples, "process_open_fds", nil)
 	}
 	return s, nil
 }
@@ -450,7 +456,7 @@ func (b *bench) saveProfiles(wg *sync.WaitGroup, base, what string, secs int) {
 			fmt.Fprintln(os.Stderr, "profile:", err)
 			return
 		}
-		file := filepath.Join(b.profileDir, fmt.Sprintf("%s-%s.pprof", p.name, what))
+		file := filepath.Join(b.profileDir, fmt.Sprintf("%s-%s.pprof", p.name, strings.ReplaceAll(what, " ", "-")))
 		f, err := os.Create(file)
 		if err == nil {
 			_, err = io.Copy(f, resp.Body)
