@@ -481,3 +481,42 @@ func TestForwardUnderConcurrencyKeepsRequestsApart(t *testing.T) {
 		t.Errorf("leader served %d, want 32", served.Load())
 	}
 }
+
+// TestForwardReusesTheConnectionToTheLeader: a write through a follower
+// costs one extra round trip, the follower's request to the leader, and
+// not a connection set up for each: serial writes through the follower
+// reach the leader over one kept-alive connection, once each.
+func TestForwardReusesTheConnectionToTheLeader(t *testing.T) {
+	var served atomic.Int64
+	leader := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		io.WriteString(w, `{"Index":7}`)
+	}))
+	var conns atomic.Int64
+	leader.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	leader.Start()
+	t.Cleanup(leader.Close)
+	_, follower := followerServer(t, newFakeForwarder(hostOf(leader)))
+	const writes = 20
+	for i := range writes {
+		resp, err := http.Post(fmt.Sprintf("%s/v1/jobs?n=%d", follower.URL, i), "application/json", strings.NewReader(`{"Job":{}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(b) != `{"Index":7}` {
+			t.Fatalf("write %d: %d %q, want the leader's answer", i, resp.StatusCode, b)
+		}
+	}
+	if served.Load() != writes {
+		t.Errorf("the leader served %d requests for %d writes, want one each", served.Load(), writes)
+	}
+	if conns.Load() != 1 {
+		t.Errorf("the follower opened %d connections to the leader for %d serial writes, want 1 (kept alive)", conns.Load(), writes)
+	}
+}
