@@ -155,6 +155,9 @@ func (r clientPathResult) print(count, jobs, clients, serial int) {
 	fmt.Printf("client-path: %d unplaceable jobs, %d clients: %.0f registers/s; placing/unplaceable %.0f%% (target >= 90%%)\n",
 		jobs, clients, r.unplaceRate, 100*r.placeRate/r.unplaceRate)
 	fmt.Printf("client-path: 1 client, %d serial registers: p50 %s\n", serial, r.serialP50)
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("client-path: load average at the end: %s", la)
+	}
 }
 
 // batchMockJob is a batch job of one mock allocation that runs for one
@@ -211,10 +214,21 @@ func (b *bench) registerBodies(bodies [][]byte, clients int) error {
 // followStarted follows a real client's node by blocking query on its
 // allocations' changes and counts, once each, the allocations of jobs
 // with prefix that the client reported started (running or complete).
+//
+// It reads at most once per followGather: every answer names each of
+// the node's thousands of allocations, and a read at every write to them
+// (each placement, each report of the client) made the follower a good
+// part of the agent's CPU, which the scenario then charged to the
+// client. The gather is the precision of the start times.
 func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally *runTally) {
 	index := "0"
 	started := map[string]bool{}
+	var polled time.Time
 	for ctx.Err() == nil {
+		if wait := followGather - time.Since(polled); wait > 0 {
+			time.Sleep(wait)
+		}
+		polled = time.Now()
 		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?wait=30s&index="+index+"&since="+index, nil)
 		if err != nil {
 			time.Sleep(100 * time.Millisecond) // retry pacing after a failed read
@@ -272,3 +286,6 @@ func (b *bench) profileClientPath(wg *sync.WaitGroup) {
 
 // clientPathSerial is how many serial registers the p50 is taken over.
 const clientPathSerial = 200
+
+// followGather is the least time between two reads of followStarted.
+const followGather = 50 * time.Millisecond
