@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -264,6 +266,9 @@ type clusterSample struct {
 	waiting    float64         // blocking reads waiting now, every server
 	goroutines float64         // every server's, now
 	fds        float64         // every server's open file descriptors, now
+	// routes counts the requests answered by method and route, every
+	// server's (a forwarded write counts at both ends).
+	routes map[string]float64
 }
 
 // windowFigures are the rates between two samples.
@@ -276,6 +281,14 @@ type windowFigures struct {
 	waiting       float64
 	goroutines    float64
 	fds           float64
+	// routes are the busiest routes' requests per second, busiest first.
+	routes []routeRate
+}
+
+// routeRate is one route's requests per second.
+type routeRate struct {
+	route string
+	rate  float64
 }
 
 // between computes the figures from a to b.
@@ -294,6 +307,17 @@ func between(a, b clusterSample) windowFigures {
 	}
 	f.heartbeatsPer = (b.heartbeats - a.heartbeats) / f.secs
 	f.watchesPer = (b.watches - a.watches) / f.secs
+	for r, n := range b.routes {
+		if d := n - a.routes[r]; d > 0 {
+			f.routes = append(f.routes, routeRate{r, d / f.secs})
+		}
+	}
+	slices.SortFunc(f.routes, func(x, y routeRate) int {
+		if c := cmp.Compare(y.rate, x.rate); c != 0 {
+			return c
+		}
+		return strings.Compare(x.route, y.route)
+	})
 	return f
 }
 
@@ -307,6 +331,18 @@ func (f windowFigures) String() string {
 	}
 	return fmt.Sprintf("server CPU %s of a core, RSS %s; %.1f heartbeats/s, %.1f blocking reads answered/s, %.0f waiting; %.0f goroutines, %.0f open fds",
 		strings.Join(cpu, " / "), strings.Join(rss, " / "), f.heartbeatsPer, f.watchesPer, f.waiting, f.goroutines, f.fds)
+}
+
+// topRoutes names the n busiest routes with their rates.
+func (f windowFigures) topRoutes(n int) string {
+	var out []string
+	for _, r := range f.routes[:min(n, len(f.routes))] {
+		out = append(out, fmt.Sprintf("%s %.1f", r.route, r.rate))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
 
 // sampleCluster reads the servers' counters; leader is the index of the
@@ -336,6 +372,14 @@ func (b *bench) sampleCluster(servers []*serverProc, leader int) (clusterSample,
 		s.watches += promSum(samples, "sched_http_request_duration_seconds_count", route(watchRoute))
 		s.waiting += promSum(samples, "sched_http_blocking_queries_in_flight", nil)
 		s.goroutines += promSum(samples, "go_goroutines", nil)
+		if s.routes == nil {
+			s.routes = map[string]float64{}
+		}
+		for _, p := range samples {
+			if p.name == "sched_http_request_duration_seconds_count" {
+				s.routes[p.labels["method"]+" "+p.labels["route"]] += p.value
+			}
+		}
 		s.fds += promSum(samples, "process_open_fds", nil)
 	}
 	return s, nil
@@ -493,6 +537,7 @@ func (b *bench) idleWindow(servers []*serverProc, leader int, clients []clientPr
 	wg.Wait()
 	f := between(a, z)
 	fmt.Printf("many-clients: %s, over %v: %v\n", what, window, f)
+	fmt.Printf("many-clients: %s: requests/s by route: %s\n", what, f.topRoutes(6))
 	fmt.Printf("many-clients: %s: the %d clients together: CPU %.1f%% of a core, RSS %.0f MiB (%.1f MiB each)\n",
 		what, len(clients), 100*(ccpu1-ccpu0).Seconds()/f.secs, float64(crss)/(1<<20), float64(crss)/(1<<20)/float64(len(clients)))
 	return nil
@@ -586,6 +631,8 @@ func (b *bench) manyClients(bin string, c manyClientsConfig) error {
 	wg.Wait()
 	fmt.Printf("many-clients: %d allocations (%d jobs) over %d clients: all placed after %v, all running after %v\n",
 		c.allocs, c.jobs, c.clients, placed.Sub(start).Round(time.Millisecond), end.Sub(start).Round(time.Millisecond))
-	fmt.Printf("many-clients: while placing: %v\n", between(a, z))
+	f := between(a, z)
+	fmt.Printf("many-clients: while placing: %v\n", f)
+	fmt.Printf("many-clients: while placing: requests/s by route: %s\n", f.topRoutes(6))
 	return b.idleWindow(servers, leader, clients, c.window, "all running")
 }

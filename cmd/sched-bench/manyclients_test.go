@@ -139,8 +139,10 @@ broken{a="1" notanumber
 func TestBetween(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	a := clusterSample{at: t0, cpu: []time.Duration{time.Second, 2 * time.Second}, rss: []int64{1 << 20, 2 << 20}, heartbeats: 100, watches: 10}
+	a.routes = map[string]float64{"PUT /hb": 100, "GET /w": 10, "POST /old": 5}
 	b := clusterSample{at: t0.Add(10 * time.Second), cpu: []time.Duration{3 * time.Second, 2500 * time.Millisecond},
-		rss: []int64{64 << 20, 32 << 20}, heartbeats: 240, watches: 60, waiting: 100, goroutines: 450, fds: 220}
+		rss: []int64{64 << 20, 32 << 20}, heartbeats: 240, watches: 60, waiting: 100, goroutines: 450, fds: 220,
+		routes: map[string]float64{"PUT /hb": 240, "GET /w": 60, "POST /old": 5, "POST /new": 10}}
 	f := between(a, b)
 	if f.secs != 10 || f.heartbeatsPer != 14 || f.watchesPer != 5 || f.waiting != 100 || f.goroutines != 450 || f.fds != 220 {
 		t.Fatalf("between = %+v", f)
@@ -154,7 +156,13 @@ func TestBetween(t *testing.T) {
 	if s := f.String(); !strings.Contains(s, "20.0% / 5.0%") || !strings.Contains(s, "14.0 heartbeats/s") {
 		t.Errorf("String() = %s", s)
 	}
-	if z := between(b, b); z.heartbeatsPer != 0 || z.cpuShare != nil {
+	if got := f.topRoutes(2); got != "PUT /hb 14.0, GET /w 5.0" {
+		t.Errorf("topRoutes(2) = %q, want the two busiest, busiest first", got)
+	}
+	if len(f.routes) != 3 {
+		t.Errorf("routes %v: want the three that moved (an idle one left out)", f.routes)
+	}
+	if z := between(b, b); z.heartbeatsPer != 0 || z.cpuShare != nil || z.topRoutes(3) != "none" {
 		t.Errorf("an empty window gave rates: %+v", z)
 	}
 }
