@@ -468,6 +468,9 @@ func (a *spawnedAgent) start(limit time.Duration) (time.Duration, error) {
 	began := time.Now()
 	a.cmd = exec.Command(a.bin, "agent", "-dev", "-config", a.cfg)
 	a.cmd.Stdout, a.cmd.Stderr = os.Stderr, os.Stderr
+	// The kernel kills the agent if sched-bench dies first (a signal, a
+	// fatal error's os.Exit skips the deferred stop).
+	a.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := a.cmd.Start(); err != nil {
 		return 0, err
 	}
