@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -52,6 +54,11 @@ type allocRunner struct {
 	stopCh   chan struct{}
 	stopOnce sync.Once
 	changed  chan struct{}
+	// dirsMu guards dirsBuilt (the directory tree is built: ensureDirs)
+	// and dirsGone (destroy removed it; it is not built again).
+	dirsMu    sync.Mutex
+	dirsBuilt bool
+	dirsGone  bool
 	// healthKick wakes the deployment health watcher (health.go).
 	healthKick chan struct{}
 	done       chan struct{}
@@ -182,17 +189,11 @@ func (ar *allocRunner) run() {
 		ar.fail(err.Error())
 		return
 	}
-	names := make([]string, len(ar.tasks))
-	for i, t := range ar.tasks {
-		names[i] = t.name
-	}
-	if err := ar.dir.build(names); err != nil {
-		ar.fail(err.Error())
-		return
-	}
-	if err := ar.ownDirs(); err != nil {
-		ar.fail(err.Error())
-		return
+	if ar.needsDirs() {
+		if err := ar.ensureDirs(); err != nil {
+			ar.fail(err.Error())
+			return
+		}
 	}
 	if err := ar.setupNetwork(); err != nil { // network.go
 		ar.fail(err.Error())
@@ -209,6 +210,47 @@ func (ar *allocRunner) run() {
 	ar.mu.Unlock()
 	ar.persist()
 	ar.report()
+}
+
+// needsDirs reports whether a task of the allocation needs its directory
+// tree before it starts (taskNeedsDirs). A restored allocation whose tree
+// is there builds it again, which resets its modes.
+func (ar *allocRunner) needsDirs() bool {
+	if _, err := os.Stat(ar.dir.Root); err == nil {
+		return true
+	}
+	for _, t := range ar.tasks {
+		if taskNeedsDirs(t.currentTask(), t.drv) {
+			return true
+		}
+	}
+	return false
+}
+
+// ensureDirs builds the allocation's directory tree (every task's) and
+// hands it to the workload uid, once; it is not built again after
+// destroy removed it.
+func (ar *allocRunner) ensureDirs() error {
+	ar.dirsMu.Lock()
+	defer ar.dirsMu.Unlock()
+	if ar.dirsBuilt {
+		return nil
+	}
+	if ar.dirsGone {
+		return fmt.Errorf("allocation %s: its directory was removed", ar.id)
+	}
+	names := make([]string, len(ar.tasks))
+	for i, t := range ar.tasks {
+		names[i] = t.name
+	}
+	if err := ar.dir.build(names); err != nil {
+		return err
+	}
+	if err := ar.ownDirs(); err != nil {
+		return err
+	}
+	ar.dirsBuilt = true
+	return nil
 }
 
 // fail ends an allocation that cannot run at all: every task is marked
@@ -710,9 +752,12 @@ func (ar *allocRunner) destroy() {
 	ar.persistMu.Unlock()
 	ar.teardownNetwork()
 	release := ar.killUser()
+	ar.dirsMu.Lock()
+	ar.dirsGone = true
 	if err := ar.dir.destroy(); err != nil {
 		ar.c.log.Warn("remove alloc dir", "alloc", ar.id, "error", err)
 	}
+	ar.dirsMu.Unlock()
 	if release {
 		ar.releaseUser()
 	}

@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/schedhq/sched/client/driver"
+	"github.com/schedhq/sched/state"
 )
 
 // allocDir is an allocation's directory tree:
@@ -17,8 +20,13 @@ import (
 //	    <task>/local/     the task's own files (SCHED_TASK_DIR)
 //	    <task>/secrets/   mode 0700 (SCHED_SECRETS_DIR)
 //
-// Nothing more: a client builds it for every allocation, and on some
-// filesystems each directory costs a visible fraction of a millisecond.
+// Nothing more, and only when something uses it: the tree is built
+// before the first task starts when any task needs it (its driver is not
+// a dirUser that says otherwise, or it has templates, artifacts, a
+// dispatch payload, volume mounts or services), else on first use (the
+// fs and logs endpoints). Six directories per allocation were a tenth of
+// a dev agent's CPU while its client started mock allocations by the
+// thousand (issue 34).
 type allocDir struct {
 	// Root is <data_dir>/client/alloc/<alloc id>.
 	Root string
@@ -88,3 +96,28 @@ func checkTaskDirName(name string) error {
 
 // destroy removes the whole tree.
 func (d allocDir) destroy() error { return os.RemoveAll(d.Root) }
+
+// dirUser is implemented by a driver that can tell whether a task with
+// config uses the allocation's directories (its working directory, its
+// logs). A driver that does not implement it gets them built before its
+// tasks start.
+type dirUser interface {
+	UsesTaskDirs(config map[string]any) bool
+}
+
+// taskNeedsDirs reports whether task t, run by drv, needs the allocation
+// directory built before it starts: its driver uses it, or the client
+// writes into it for the task (templates, artifacts, a dispatch payload),
+// or something reaches the task through it (volume mounts, services and
+// their script checks).
+func taskNeedsDirs(t *state.Task, drv driver.Driver) bool {
+	if len(t.Templates) > 0 || len(t.Artifacts) > 0 || t.DispatchPayload != nil ||
+		len(t.VolumeMounts) > 0 || len(t.Services) > 0 {
+		return true
+	}
+	if du, ok := drv.(dirUser); ok {
+		return du.UsesTaskDirs(t.Config)
+	}
+	// An unknown driver (nil) fails the task before it uses anything.
+	return drv != nil
+}

@@ -378,19 +378,27 @@ func (c *Client) Alloc(id string) (*state.Allocation, error) {
 	return ar.info(), nil
 }
 
-// AllocDir is the allocation's directory.
+// AllocDir is the allocation's directory, built first when no task
+// needed it yet (allocdir.go).
 func (c *Client) AllocDir(id string) (string, error) {
 	ar, err := c.runner(id)
 	if err != nil {
 		return "", err
 	}
+	if err := ar.ensureDirs(); err != nil {
+		return "", err
+	}
 	return ar.dir.Root, nil
 }
 
-// AllocLogDir is the directory of the allocation's task logs.
+// AllocLogDir is the directory of the allocation's task logs, built
+// first when no task needed it yet.
 func (c *Client) AllocLogDir(id string) (string, error) {
 	ar, err := c.runner(id)
 	if err != nil {
+		return "", err
+	}
+	if err := ar.ensureDirs(); err != nil {
 		return "", err
 	}
 	return ar.dir.LogDir(), nil

@@ -192,13 +192,15 @@ func TestGarbageCollection(t *testing.T) {
 		cfg.GCInterval, cfg.GCAllocAge, cfg.GCMaxAllocs = time.Hour, time.Hour, 2
 	})
 	var ids []string
+	// The tasks write logs, so their allocations have directories (a
+	// mock task that writes nothing has none: allocdir.go).
 	for range 3 {
-		a := allocFor(c, job(state.JobTypeBatch, mock("x", map[string]any{"run_for": "1ms"})))
+		a := allocFor(c, job(state.JobTypeBatch, mock("x", map[string]any{"run_for": "1ms", "stdout_string": "out"})))
 		fs.addAlloc(a)
 		waitAllocStatus(t, fs, a.ID, state.AllocClientStatusComplete)
 		ids = append(ids, a.ID)
 	}
-	running := allocFor(c, job(state.JobTypeService, mock("x", nil)))
+	running := allocFor(c, job(state.JobTypeService, mock("x", map[string]any{"stdout_string": "out"})))
 	fs.addAlloc(running)
 	waitAllocStatus(t, fs, running.ID, state.AllocClientStatusRunning)
 	if n := c.collect(); n != 1 {

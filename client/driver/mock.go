@@ -310,6 +310,18 @@ func (m *Mock) DestroyTask(taskID string, force bool) error {
 	return nil
 }
 
+// UsesTaskDirs reports whether a task with config uses its allocation's
+// directories: only its stdout_string and stderr_string are written
+// there (the client builds them lazily for the drivers that tell it).
+func (m *Mock) UsesTaskDirs(config map[string]any) bool {
+	for _, k := range []string{"stdout_string", "stderr_string"} {
+		if s, _ := config[k].(string); s != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Stats implements Driver: a mock task uses nothing.
 func (m *Mock) Stats(taskID string) (*state.TaskResourceUsage, error) {
 	t, err := m.task(taskID)
