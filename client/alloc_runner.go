@@ -63,6 +63,10 @@ type allocRunner struct {
 	healthKick chan struct{}
 	done       chan struct{}
 	persistMu  sync.Mutex
+	// persisted is the allocation as last written to the journal
+	// (persistMu): a task's change writes only the runner's state while
+	// the servers sent no new version.
+	persisted *state.Allocation
 }
 
 // newAllocRunner makes the runner of a; restored is what a previous
@@ -673,7 +677,13 @@ func (ar *allocRunner) persist() {
 	for _, t := range ar.tasks {
 		r.Tasks[t.name] = t.snapshot()
 	}
-	if err := ar.c.store.put(a, r); err != nil {
+	var err error
+	if a == ar.persisted {
+		err = ar.c.store.putRun(ar.id, r)
+	} else if err = ar.c.store.put(a, r); err == nil {
+		ar.persisted = a
+	}
+	if err != nil {
 		ar.c.log.Warn("persist allocation state", "alloc", ar.id, "error", err)
 	}
 }

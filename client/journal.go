@@ -21,8 +21,12 @@ import (
 //
 // as framed records: a 4-byte little-endian payload length, the
 // payload's CRC-32 (Castagnoli), and the payload, the JSON of a
-// journalRecord. The last record of an allocation is its state; a
-// record with Removed set forgets it. A put is then one write(2) on a
+// journalRecord. An allocation's state is the Alloc of its last record
+// that carries one (a put, when the servers sent a new version) and the
+// Run of its last record (every put; a runner's task changes write only
+// that, without the allocation and its job, which were most of a
+// record's bytes and of its encoding's CPU); a record with Removed set
+// forgets it. A put is then one write(2) on a
 // file already open, where a file per allocation cost an open, a write,
 // a close and a rename (about 30% of a dev agent's CPU while its client
 // started allocations by the thousand, most of it in those system
@@ -38,8 +42,8 @@ import (
 // The file grows with every put; once it holds more than
 // journalCompactMin bytes and more than journalCompactRatio times the
 // bytes of the live records, it is rewritten with only those (read back
-// from the file: the client keeps an offset and a length per allocation,
-// not a copy of its state).
+// from the file: the client keeps where each allocation's last Alloc and
+// last Run lie, not a copy of its state).
 //
 // The per-allocation files of earlier versions (<alloc id>.json) are
 // still read at load; the journal's records override them, and a removed
@@ -63,7 +67,8 @@ const (
 
 var journalCRC = crc32.MakeTable(crc32.Castagnoli)
 
-// journalRecord is one record's payload.
+// journalRecord is one record's payload. Alloc is nil in a record that
+// updates only the runner's state.
 type journalRecord struct {
 	ID      string
 	Removed bool              `json:",omitempty"`
@@ -71,8 +76,21 @@ type journalRecord struct {
 	Run     *persistedRun     `json:",omitempty"`
 }
 
-// extent is where an allocation's last record lies in the journal.
+// extent is where a record lies in the journal.
 type extent struct{ off, n int64 }
+
+// liveRecs are where an allocation's live records lie: the last that
+// carries its Alloc, and the last (its Run), which is the same record or
+// a later one.
+type liveRecs struct{ alloc, run extent }
+
+// bytes is what the records weigh.
+func (l liveRecs) bytes() int64 {
+	if l.alloc == l.run {
+		return l.run.n
+	}
+	return l.alloc.n + l.run.n
+}
 
 // openJournalLocked opens the journal for appending, creating the
 // directory and the file when missing. s.mu must be held.
@@ -81,7 +99,7 @@ func (s *stateStore) openJournalLocked() error {
 		return nil
 	}
 	if s.live == nil {
-		s.live = map[string]extent{}
+		s.live = map[string]liveRecs{}
 	}
 	path := filepath.Join(s.dir, journalName)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -131,19 +149,28 @@ func (s *stateStore) appendLocked(rec *journalRecord) (extent, error) {
 	return e, nil
 }
 
-// journalPut records an allocation's state.
+// journalPut records an allocation's state: a record without Alloc
+// keeps the one recorded before, and fails when there is none.
 func (s *stateStore) journalPut(rec *journalRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	old, ok := s.live[rec.ID]
+	if rec.Alloc == nil && !ok {
+		return fmt.Errorf("journal: allocation %s has no state to update", rec.ID)
+	}
 	e, err := s.appendLocked(rec)
 	if err != nil {
 		return err
 	}
-	if old, ok := s.live[rec.ID]; ok {
-		s.liveBytes -= old.n
+	next := liveRecs{alloc: e, run: e}
+	if ok {
+		s.liveBytes -= old.bytes()
+		if rec.Alloc == nil {
+			next.alloc = old.alloc
+		}
 	}
-	s.live[rec.ID] = e
-	s.liveBytes += e.n
+	s.live[rec.ID] = next
+	s.liveBytes += next.bytes()
 	return s.maybeCompactLocked()
 }
 
@@ -166,7 +193,7 @@ func (s *stateStore) journalRemove(id string) error {
 		return err
 	}
 	delete(s.live, id)
-	s.liveBytes -= old.n
+	s.liveBytes -= old.bytes()
 	return s.maybeCompactLocked()
 }
 
@@ -216,8 +243,8 @@ func readJournal(path string, fn func(rec *journalRecord, e extent) error) (int6
 	}
 }
 
-// loadJournal reads the journal into byID (the last record of each
-// allocation wins; a removal deletes), indexes the live records, cuts a
+// loadJournal reads the journal into byID (an allocation's last Alloc
+// and last Run win; a removal deletes), indexes the live records, cuts a
 // torn or corrupt tail off, and opens the journal for appending. The
 // error, when not nil, reports the tail that was cut.
 func (s *stateStore) loadJournal(byID map[string]*persistedAlloc) (tailErr, err error) {
@@ -227,20 +254,40 @@ func (s *stateStore) loadJournal(byID map[string]*persistedAlloc) (tailErr, err 
 		s.f.Close()
 		s.f = nil
 	}
-	s.live, s.liveBytes = map[string]extent{}, 0
+	s.live, s.liveBytes = map[string]liveRecs{}, 0
 	path := filepath.Join(s.dir, journalName)
 	valid, tailErr := readJournal(path, func(rec *journalRecord, e extent) error {
-		if old, ok := s.live[rec.ID]; ok {
-			s.liveBytes -= old.n
+		old, ok := s.live[rec.ID]
+		if ok {
+			s.liveBytes -= old.bytes()
 			delete(s.live, rec.ID)
 		}
 		if rec.Removed {
 			delete(byID, rec.ID)
 			return nil
 		}
-		byID[rec.ID] = &persistedAlloc{Alloc: rec.Alloc, Run: rec.Run}
-		s.live[rec.ID] = e
-		s.liveBytes += e.n
+		next := liveRecs{alloc: e, run: e}
+		p := byID[rec.ID]
+		if rec.Alloc == nil {
+			if p == nil {
+				// Its Alloc was in a record before a removal, or in a
+				// file of an earlier version that is gone: the
+				// runner's state alone restores nothing.
+				return nil
+			}
+			if ok {
+				next.alloc = old.alloc
+			} else {
+				// The Alloc is a legacy file's: nothing to keep of
+				// the journal's but this record.
+				next.alloc = e
+			}
+			p.Run = rec.Run
+		} else {
+			byID[rec.ID] = &persistedAlloc{Alloc: rec.Alloc, Run: rec.Run}
+		}
+		s.live[rec.ID] = next
+		s.liveBytes += next.bytes()
 		return nil
 	})
 	if tailErr != nil {
@@ -277,19 +324,36 @@ func (s *stateStore) compactLocked() error {
 		return err
 	}
 	w := bufio.NewWriterSize(tmp, 256<<10)
-	next := make(map[string]extent, len(s.live))
+	next := make(map[string]liveRecs, len(s.live))
 	var off int64
 	var buf []byte
-	for id, e := range s.live {
+	// copyRec copies the record at e and returns where it lies in tmp.
+	copyRec := func(e extent) (extent, error) {
 		buf = append(buf[:0], make([]byte, e.n)...)
-		if _, err = old.ReadAt(buf, e.off); err != nil {
-			break
+		if _, err := old.ReadAt(buf, e.off); err != nil {
+			return extent{}, err
 		}
-		if _, err = w.Write(buf); err != nil {
-			break
+		if _, err := w.Write(buf); err != nil {
+			return extent{}, err
 		}
-		next[id] = extent{off: off, n: e.n}
+		ne := extent{off: off, n: e.n}
 		off += e.n
+		return ne, nil
+	}
+	for id, l := range s.live {
+		// The Alloc's record first: the Run of a later one overrides
+		// the older Run it carries.
+		var nl liveRecs
+		if nl.alloc, err = copyRec(l.alloc); err != nil {
+			break
+		}
+		nl.run = nl.alloc
+		if l.run != l.alloc {
+			if nl.run, err = copyRec(l.run); err != nil {
+				break
+			}
+		}
+		next[id] = nl
 	}
 	if err == nil {
 		err = w.Flush()

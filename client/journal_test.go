@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -142,5 +143,53 @@ func TestJournalReadsLegacyFiles(t *testing.T) {
 	got, errs = loadedByID(t, s)
 	if len(got) != 1 || len(errs) != 0 || got["old1"].Alloc.Job.Meta["m"] != "journal" {
 		t.Fatalf("journal over files: %v, errors %v", got, errs)
+	}
+}
+
+// A record of the runner's state alone keeps the allocation of the last
+// full record, through a reload and through compaction; there must be one
+// to keep.
+func TestJournalRunOnlyRecords(t *testing.T) {
+	s := &stateStore{dir: t.TempDir()}
+	if err := s.putRun("a0", &persistedRun{}); err == nil {
+		t.Fatal("a runner's state was recorded for an allocation never put")
+	}
+	if err := s.put(journalAlloc("a1", "v1"), &persistedRun{Description: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.putRun("a1", &persistedRun{Description: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	got, errs := loadedByID(t, s)
+	if len(got) != 1 || len(errs) != 0 || got["a1"].Alloc.Job.Meta["m"] != "v1" || got["a1"].Run.Description != "second" {
+		t.Fatalf("after a run-only record: %v, errors %v", got["a1"], errs)
+	}
+	big := strings.Repeat("y", 64<<10)
+	n := 2 * journalCompactMin / len(big)
+	for i := range n {
+		if err := s.putRun("a1", &persistedRun{Description: big + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(filepath.Join(s.dir, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() >= journalCompactMin {
+		t.Fatalf("journal of %d bytes was not compacted", fi.Size())
+	}
+	got, errs = loadedByID(t, s)
+	if len(got) != 1 || len(errs) != 0 || got["a1"].Alloc.Job.Meta["m"] != "v1" || got["a1"].Run.Description != big+strconv.Itoa(n-1) {
+		t.Fatalf("after compaction of run-only records: %d allocs, errors %v", len(got), errs)
+	}
+	// A new version of the allocation, then a removal: nothing is left.
+	if err := s.put(journalAlloc("a1", "v2"), &persistedRun{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.remove("a1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, errs = loadedByID(t, s); len(got) != 0 || len(errs) != 0 {
+		t.Fatalf("after removal: %v, errors %v", got, errs)
 	}
 }

@@ -63,9 +63,9 @@ type stateStore struct {
 	// load) and size its length.
 	f    *os.File
 	size int64
-	// live is where each allocation's last record lies, liveBytes their
+	// live is where each allocation's live records lie, liveBytes their
 	// sum.
-	live      map[string]extent
+	live      map[string]liveRecs
 	liveBytes int64
 	// legacy holds the allocations load found in files of earlier
 	// versions: remove deletes those.
@@ -84,6 +84,12 @@ type persistedAlloc struct {
 // put records an allocation and its runner's state.
 func (s *stateStore) put(a *state.Allocation, r *persistedRun) error {
 	return s.journalPut(&journalRecord{ID: a.ID, Alloc: a, Run: r})
+}
+
+// putRun records the runner's state of an allocation put before, whose
+// allocation has not changed since.
+func (s *stateStore) putRun(id string, r *persistedRun) error {
+	return s.journalPut(&journalRecord{ID: id, Run: r})
 }
 
 // remove forgets an allocation.
