@@ -24,6 +24,11 @@ func (c *Client) watchLoop(ctx context.Context) {
 	bo := backoff{min: c.cfg.MinBackoff, max: c.cfg.MaxBackoff}
 	var index uint64
 	known := map[string]*state.Allocation{}
+	// jobs are the job versions shareJobs hands out, kept from one
+	// answer to the next (an index of the runners' jobs at every wake-up
+	// cost time in proportion to the node's allocations); pruned to those
+	// of known when it outgrows them.
+	jobs := c.jobsInUse()
 	for ctx.Err() == nil {
 		var changes *state.NodeAllocChanges
 		var meta *api.QueryMeta
@@ -62,7 +67,10 @@ func (c *Client) watchLoop(ctx context.Context) {
 			continue
 		}
 		index = meta.LastIndex
-		shareJobs(changes.Changed, c.jobsInUse())
+		if len(jobs) > 2*len(known)+64 {
+			jobs = jobsOf(known)
+		}
+		shareJobs(changes.Changed, jobs)
 		c.syncAllocs(allocs, meta.LastIndex)
 		// Let the next changes gather (Config.WatchGather).
 		if len(changes.Changed) > 0 && !sleepCtx(ctx, c.cfg.WatchGather) {
@@ -123,6 +131,17 @@ func shareJobs(allocs []*state.Allocation, known map[jobKey]*state.Job) {
 			known[k] = a.Job
 		}
 	}
+}
+
+// jobsOf indexes the jobs of allocs.
+func jobsOf(allocs map[string]*state.Allocation) map[jobKey]*state.Job {
+	out := make(map[jobKey]*state.Job, len(allocs))
+	for _, a := range allocs {
+		if a.Job != nil {
+			out[keyOf(a.Job)] = a.Job
+		}
+	}
+	return out
 }
 
 // jobsInUse indexes the jobs the runners hold.
