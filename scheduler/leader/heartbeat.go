@@ -42,6 +42,13 @@ type HeartbeatConfig struct {
 	// leader, to find the new leader and heartbeat it: a failover never
 	// marks nodes down by itself (DefaultFailoverHeartbeatTTL, as Nomad).
 	FailoverTTL time.Duration
+	// ChurnWindow is how long a job's first evaluation for a node marked
+	// down is held, so that nodes going down together make one
+	// (NodeChurnWindow; node_churn.go).
+	ChurnWindow time.Duration
+	// MaxChurnPeriod bounds the churn period (MaxNodeChurnPeriod;
+	// node_churn.go).
+	MaxChurnPeriod time.Duration
 }
 
 func (c HeartbeatConfig) withDefaults() HeartbeatConfig {
@@ -49,6 +56,8 @@ func (c HeartbeatConfig) withDefaults() HeartbeatConfig {
 	c.MaxHeartbeatsPerSecond = cmp.Or(c.MaxHeartbeatsPerSecond, DefaultMaxHeartbeatsPerSecond)
 	c.Grace = cmp.Or(c.Grace, DefaultHeartbeatGrace)
 	c.FailoverTTL = cmp.Or(c.FailoverTTL, DefaultFailoverHeartbeatTTL)
+	c.ChurnWindow = cmp.Or(c.ChurnWindow, NodeChurnWindow)
+	c.MaxChurnPeriod = cmp.Or(c.MaxChurnPeriod, MaxNodeChurnPeriod)
 	return c
 }
 
@@ -84,6 +93,9 @@ type Heartbeater struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	timers map[string]*nodeTimer
+	// longest is the longest TTL plus grace handed to a node by this
+	// leader: a node that stops heartbeating is marked down within it.
+	longest time.Duration
 	// expiring tracks invalidations in progress, so Stop waits for them.
 	expiring sync.WaitGroup
 }
@@ -173,6 +185,7 @@ func (h *Heartbeater) Heartbeat(nodeID string) (time.Duration, error) {
 	}
 	ttl := h.ttlLocked()
 	h.resetLocked(nodeID, ttl+h.cfg.Grace)
+	h.longest = max(h.longest, ttl+h.cfg.Grace)
 	return ttl, nil
 }
 
@@ -237,8 +250,8 @@ func (h *Heartbeater) markDown(ctx context.Context, nodeID string) error {
 	if err != nil {
 		return err
 	}
-	for _, e := range evals {
-		e.WaitUntil = now.Add(NodeChurnWindow) // node_churn.go
+	if err := h.holdChurnEvals(evals, now); err != nil { // node_churn.go
+		return err
 	}
 	req := &store.NodeUpdateStatusRequest{
 		NodeID:            nodeID,
@@ -246,7 +259,7 @@ func (h *Heartbeater) markDown(ctx context.Context, nodeID string) error {
 		StatusDescription: "node missed its heartbeat",
 		UpdatedAt:         now.Unix(),
 		Evals:             evals,
-		CoalesceAfter:     now.Add(nodeChurnMargin).UnixNano(),
+		CoalesceAfter:     now.Add(min(nodeChurnMargin, h.cfg.ChurnWindow/4)).UnixNano(),
 	}
 	if _, _, err := h.raft.Apply(ctx, store.NodeUpdateStatusRequestType, req); err != nil {
 		return err
