@@ -139,3 +139,55 @@ func TestEvaluatePlanEnforcesQuota(t *testing.T) {
 		t.Fatalf("over an overlay holding the last slot: %+v %v, want both nodes refused", rejected, err)
 	}
 }
+
+// System and sysbatch jobs are held to their namespace's quota as service
+// and batch jobs are: the nodes past the limit are failed placements with
+// the quota's reason, and the blocked evaluation names the quota.
+func TestQuotaLimitsSystemJobs(t *testing.T) {
+	for _, c := range []struct {
+		typ   string
+		limit state.QuotaResources
+		why   string
+	}{
+		{state.JobTypeSystem, state.QuotaResources{Allocations: 1}, "quota exceeded: allocations 1/1"},
+		{state.JobTypeSysBatch, state.QuotaResources{MemoryMB: 512}, "quota exceeded: memory 512/512 MB"},
+	} {
+		t.Run(c.typ, func(t *testing.T) {
+			h := quotaHarness(t, c.limit)
+			n2 := MockNode("n2")
+			n2.ID = "n2"
+			h.UpsertNodes(n2)
+			job := MockSystemJob("agent") // 256 MB on each of 3 nodes
+			job.Type = c.typ
+			job.Namespace = "prod"
+			job = h.UpsertJob(job)
+			if err := h.Process(BuiltinSchedulers[c.typ], h.NewEval(job, state.EvalTriggerJobRegister)); err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if c.typ == state.JobTypeSysBatch {
+				want = 2
+			}
+			if got := len(h.LiveAllocs("prod", "agent")); got != want {
+				t.Fatalf("%d placed under the quota, want %d", got, want)
+			}
+			done := h.LastEval()
+			m := done.FailedTGAllocs["web"]
+			if m == nil || len(m.QuotaExhausted) != 1 || m.QuotaExhausted[0] != c.why {
+				t.Fatalf("failed placements' metric: %+v, want reason %q", m, c.why)
+			}
+			if done.QueuedAllocations["web"] != 3-want {
+				t.Errorf("queued %d, want %d", done.QueuedAllocations["web"], 3-want)
+			}
+			var blocked *state.Evaluation
+			for _, e := range h.CreatedEvals {
+				if e.Status == state.EvalStatusBlocked {
+					blocked = e
+				}
+			}
+			if blocked == nil || blocked.QuotaLimitReached != "team" {
+				t.Fatalf("blocked eval %+v, want one naming quota team", blocked)
+			}
+		})
+	}
+}

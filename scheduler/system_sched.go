@@ -27,7 +27,8 @@ const (
 // initializing) are left alone and nothing new goes there. A missing
 // allocation is placed when the node has room; a node without room is a
 // failed placement (metrics, queued count, blocked eval), a node that does
-// not match the job is not.
+// not match the job is not, and so is a placement the namespace's quota
+// refuses (as for service and batch jobs).
 //
 // A failed system or sysbatch allocation is replaced at the next eval of
 // its job; a sysbatch allocation that completed is never run again on its
@@ -253,9 +254,24 @@ func (s *systemScheduler) node(rk *groupRanker, nodeID string, sl *nodeSlot, rea
 	if err != nil || o == nil {
 		return err
 	}
+	if !s.admit(rk, o, m) {
+		return nil
+	}
 	s.ctx.planPlace(s.newAlloc(tg, allocName(s.job.ID, tg.Name, 0), o, m))
 	du.Place++
 	return nil
+}
+
+// admit counts a placement of the group against the namespace's quota
+// (quota.go), or records it as a failed placement with the quota's reason
+// and reports false.
+func (s *systemScheduler) admit(rk *groupRanker, o *option, m *state.AllocMetric) bool {
+	reason := s.quota.admit(&state.Allocation{Job: s.job, TaskGroup: rk.tg.Name, AllocatedResources: o.resources})
+	if reason == "" {
+		return true
+	}
+	s.quotaRefused(rk.tg.Name, reason, m.Copy())
+	return false
 }
 
 // update brings a live allocation to the job's current version: in place
@@ -285,7 +301,7 @@ func (s *systemScheduler) update(rk *groupRanker, n *state.Node, live *state.All
 	}
 	stopped := s.stop(stopRequest{alloc: live, desc: descUpdating})
 	o, err := s.fit(rk, n, m)
-	if err != nil || o == nil {
+	if err != nil || o == nil || !s.admit(rk, o, m) {
 		s.unstop(stopped)
 		return err
 	}
