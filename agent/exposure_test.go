@@ -5,11 +5,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -232,12 +233,29 @@ func TestDevAgentReportsWithoutWarning(t *testing.T) {
 	}
 }
 
-// A client-only agent reports its own findings on its own port.
+// A client-only agent reports its own findings on its own port, to a
+// caller its server grants agent:read (the agent asks the server, with
+// the caller's token), and to no one else.
 func TestClientOnlyAgentReportsFindings(t *testing.T) {
-	ports := freePorts(t, 2)
+	// The server: its /v1/agent/self answers the token "reader" only.
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/agent/self" {
+			http.NotFound(w, r)
+			return
+		}
+		asked.Add(1)
+		if r.Header.Get("X-Sched-Token") != "reader" {
+			http.Error(w, "Permission denied", http.StatusForbidden)
+			return
+		}
+		w.Write([]byte("{}"))
+	}))
+	t.Cleanup(srv.Close)
+	ports := freePorts(t, 1)
 	cfg := &Config{Name: "c1", DataDir: t.TempDir(), BindAddr: "127.0.0.1", LogLevel: "warn",
 		Ports:  Ports{HTTP: ports[0]},
-		Client: ClientConfig{Enabled: true, Servers: []string{"127.0.0.1:" + strconv.Itoa(ports[1])}}}
+		Client: ClientConfig{Enabled: true, Servers: []string{srv.Listener.Addr().String()}}}
 	if err := cfg.Finish(); err != nil {
 		t.Fatal(err)
 	}
@@ -248,12 +266,31 @@ func TestClientOnlyAgentReportsFindings(t *testing.T) {
 	}
 	a.Start()
 	t.Cleanup(func() { a.Shutdown() })
-	resp, err := http.Get(a.HTTPURL() + "/v1/agent/self")
-	if err != nil {
-		t.Fatal(err)
+	get := func(token string) (int, []byte) {
+		req, _ := http.NewRequest(http.MethodGet, a.HTTPURL()+"/v1/agent/self", nil)
+		if token != "" {
+			req.Header.Set("X-Sched-Token", token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, body
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	for _, token := range []string{"", "someone-else"} {
+		if code, body := get(token); code != http.StatusForbidden || strings.Contains(string(body), "http-tls") {
+			t.Errorf("token %q: %d %s, want the server's 403 and no findings", token, code, body)
+		}
+	}
+	code, body := get("reader")
+	if code != http.StatusOK {
+		t.Fatalf("reader: %d %s", code, body)
+	}
+	if asked.Load() != 3 {
+		t.Errorf("the server was asked %d times, want 3 (once per request)", asked.Load())
+	}
 	var self state.AgentSelf
 	if err := json.Unmarshal(body, &self); err != nil {
 		t.Fatalf("%v: %s", err, body)

@@ -44,8 +44,9 @@ type AgentSelf struct {
 // signature of a server that checked the caller's token (sign.go,
 // when c implements Signer); one without is proxied to the server,
 // which checks the token and sends it back signed, so the port enforces
-// the servers' ACL rules. /v1/agent/self (the node's ID) and
-// /v1/agent/health are open, as they are on servers.
+// the servers' ACL rules. /v1/agent/self (the node's ID and the
+// agent's security findings) needs agent:read, which the agent asks its
+// server about (agent_self.go); /v1/agent/health is open, as on servers.
 func NewHandler(c Client, logger *slog.Logger) http.Handler {
 	return NewHandlerWith(c, logger, HandlerConfig{})
 }
@@ -178,7 +179,10 @@ func NewHandlerWith(c Client, logger *slog.Logger, cfg HandlerConfig) http.Handl
 			return struct{}{}, c.AllocSignal(r.Context(), id, req.Task, req.Signal)
 		}))
 	}
-	rt.Handle(http.MethodGet, "/v1/agent/self", open(func(http.ResponseWriter, *http.Request, httprouter.Params) (any, error) {
+	rt.Handle(http.MethodGet, "/v1/agent/self", open(func(_ http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
+		if err := checkAgentRead(r, c); err != nil {
+			return nil, err
+		}
 		return &AgentSelf{
 			Config:   map[string]any{"Client": map[string]any{"Enabled": true}, "Server": map[string]any{"Enabled": false}},
 			Stats:    map[string]map[string]string{"client": {"node_id": c.NodeID()}},
