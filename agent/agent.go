@@ -186,7 +186,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	mgmthttp.New(srv, mgmthttp.Config{RateLimit: cfg.ManagementAPI.RateLimit, MaxStateBytes: cfg.ManagementAPI.MaxStateBytes})
 	// Leader duties, started in this order on gaining leadership and
 	// stopped in reverse on losing it. Later issues append here.
-	a.leader = newLeadership(a, append(a.clusterServices(), a.schedulerServices()...))
+	a.leader = newLeadership(a, append(append(a.clusterServices(), a.schedulerServices()...), a.runServices()...))
 
 	a.lis, err = net.Listen("tcp", cfg.HTTPAddr())
 	if err != nil {

@@ -67,13 +67,32 @@ type tlsAgent struct {
 	http  *http.Client
 }
 
-// startTLSAgent starts a server (and client) agent whose HTTP API is HTTPS
-// without client certificates, bootstraps ACLs and creates organization
-// org, owned by the bootstrap user.
+// startTLSAgent starts a server agent whose HTTP API is HTTPS without
+// client certificates, bootstraps ACLs and creates organization org, owned
+// by the bootstrap user, with local execution as its default (Terraform
+// runs operations itself and keeps its state on sched).
 func startTLSAgent(t *testing.T, org string) *tlsAgent {
+	t.Helper()
+	ta := startTLSAgentMode(t, org, false)
+	body := `{"data":{"type":"organizations","attributes":{"default-execution-mode":"local"}}}`
+	if code, out := ta.do(t, "PATCH", "/api/v2/organizations/"+org, body); code != 200 {
+		t.Fatalf("organization's execution mode: %d %s", code, out)
+	}
+	return ta
+}
+
+// startTLSAgentMode is startTLSAgent; with dev, the agent runs -dev (a
+// server and a client with raw_exec, which runs the runs' jobs) and the
+// organization keeps remote execution.
+func startTLSAgentMode(t *testing.T, org string, dev bool) *tlsAgent {
 	t.Helper()
 	pki := newClusterPKI(t)
 	a := newServer(t)
+	args := []string{"agent", "-config", a.config}
+	if dev {
+		a = newDevAgent(t)
+		args = []string{"agent", "-dev", "-config", a.config}
+	}
 	f, err := os.OpenFile(a.config, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +116,7 @@ tls {
 		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
 
 	a.out = &testutil.SyncBuffer{}
-	a.cmd = exec.Command(schedBin, "agent", "-config", a.config)
+	a.cmd = exec.Command(schedBin, args...)
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -435,6 +435,7 @@ func runResource(r *mgmt.Run) *jsonapi.Resource {
 	_, confirmable := mgmt.RunActionTarget(r.Status, mgmt.RunActionApply)
 	_, discardable := mgmt.RunActionTarget(r.Status, mgmt.RunActionDiscard)
 	_, cancelable := mgmt.RunActionTarget(r.Status, mgmt.RunActionCancel)
+	_, forceCancelable := mgmt.RunActionTarget(r.Status, mgmt.RunActionForceCancel)
 	return &jsonapi.Resource{
 		ID:   r.ID,
 		Type: typeRuns,
@@ -445,14 +446,26 @@ func runResource(r *mgmt.Run) *jsonapi.Resource {
 			"created-at":        jsonapi.Time(r.CreatedAt),
 			"status-timestamps": ts,
 			"actions": map[string]any{
-				"is-confirmable": confirmable,
-				"is-discardable": discardable,
-				"is-cancelable":  cancelable,
+				"is-confirmable":      confirmable,
+				"is-discardable":      discardable,
+				"is-cancelable":       cancelable,
+				"is-force-cancelable": forceCancelable,
 			},
+			"has-changes":       r.Plan.HasChanges,
+			"auto-apply":        r.AutoApply,
+			"plan-only":         r.PlanOnly,
+			"refresh":           !r.NoRefresh,
+			"terraform-version": jsonapi.NullString(r.TerraformVersion),
+			"source":            "tfe-api",
+			"error-message":     jsonapi.NullString(r.ErrorMessage),
+			"permissions":       map[string]any{},
 		},
 		Relationships: map[string]*jsonapi.Relationship{
-			"workspace":  jsonapi.ToOne(typeWorkspaces, r.WorkspaceID),
-			"created-by": jsonapi.ToOne(typeUsers, userIDOf(r.CreatedBy)),
+			"workspace":             jsonapi.ToOne(typeWorkspaces, r.WorkspaceID),
+			"created-by":            jsonapi.ToOne(typeUsers, userIDOf(r.CreatedBy)),
+			"configuration-version": jsonapi.ToOne(typeConfigurationVersions, r.ConfigurationVersionID),
+			"plan":                  jsonapi.ToOne(typePlans, mgmt.PlanID(r.ID)),
+			"apply":                 jsonapi.ToOne(typeApplies, mgmt.ApplyID(r.ID)),
 		},
 		Links: selfLink(runPath(r.ID)),
 	}

@@ -3,6 +3,7 @@ package mgmt
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -26,9 +27,10 @@ func (m *router) runRoutes() {
 	s := terraformAPI{m.s}
 	m.handle(http.MethodPost, "/runs", s.runCreate)
 	newRuns(s).mount(m, "", "/runs/:run")
-	for _, action := range []string{mgmt.RunActionApply, mgmt.RunActionDiscard, mgmt.RunActionCancel} {
+	for _, action := range []string{mgmt.RunActionApply, mgmt.RunActionDiscard, mgmt.RunActionCancel, mgmt.RunActionForceCancel} {
 		m.handle(http.MethodPost, "/runs/:run/actions/"+action, s.runAction(action))
 	}
+	m.runExecRoutes() // run_exec.go
 	m.handle(http.MethodGet, "/workspaces/:workspace/runs", s.workspaceByID(s.runList))
 	m.handle(http.MethodGet, "/workspaces/:workspace/state-versions", s.workspaceByID(s.stateVersionList))
 	m.handle(http.MethodGet, "/workspaces/:workspace/current-state-version", s.workspaceByID(s.currentStateVersion))
@@ -75,7 +77,11 @@ type svCtx struct {
 }
 
 // runCreate serves POST /runs: the workspace is data.relationships.
-// workspace; attributes message and is-destroy are optional. 201.
+// workspace; the configuration version data.relationships.configuration-
+// version (default: the workspace's newest); attributes message,
+// is-destroy, auto-apply (default: the workspace's), plan-only and
+// refresh are optional. A workspace in local execution mode runs nothing
+// here (409). 201.
 func (s terraformAPI) runCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params, c *call) (result, error) {
 	o, err := readResource(r, jsonapi.Expect{Type: typeRuns})
 	if err != nil {
@@ -89,6 +95,14 @@ func (s terraformAPI) runCreate(w http.ResponseWriter, r *http.Request, _ httpro
 	if d := o.Attrs.Bool("is-destroy"); d != nil {
 		run.IsDestroy = *d
 	}
+	autoApply := o.Attrs.Bool("auto-apply")
+	if po := o.Attrs.Bool("plan-only"); po != nil {
+		run.PlanOnly = *po
+	}
+	if rf := o.Attrs.Bool("refresh"); rf != nil {
+		run.NoRefresh = !*rf
+	}
+	cvID, cvSent := o.ToOne("configuration-version", typeConfigurationVersions)
 	if err := o.Err(); err != nil {
 		return result{}, err
 	}
@@ -99,7 +113,26 @@ func (s terraformAPI) runCreate(w http.ResponseWriter, r *http.Request, _ httpro
 	if !ws.pa.CanQueueRuns() {
 		return result{}, forbidden("not allowed to queue runs in workspace %q", wsID)
 	}
-	if ws.w.Locked && ws.w.LockedBy != run.CreatedBy {
+	if autoApply != nil {
+		run.AutoApply = *autoApply
+	}
+	if run.AutoApply && !run.PlanOnly && !ws.pa.CanApplyRuns() {
+		return result{}, forbidden("not allowed to apply runs in workspace %q: queue the run without auto-apply", wsID)
+	}
+	if s.executionMode(ws.w) == mgmt.ExecutionModeLocal {
+		return result{}, jsonapi.NewError(http.StatusConflict, jsonapi.TitleConflict,
+			fmt.Sprintf("workspace %q uses local execution: its runs execute where terraform runs, not here", ws.w.ID))
+	}
+	if cvSent {
+		run.ConfigurationVersionID = cvID
+	} else if cvs, err := s.store.ConfigurationVersionsByWorkspace(nil, ws.w.ID); err != nil {
+		return result{}, err
+	} else if len(cvs) > 0 {
+		run.ConfigurationVersionID = cvs[0].ID
+	}
+	// A workspace locked by one of its runs (an apply in progress) still
+	// queues runs, as TFE's does.
+	if ws.w.Locked && ws.w.LockedBy != run.CreatedBy && !strings.HasPrefix(ws.w.LockedBy, mgmt.PrefixRun) {
 		return result{}, jsonapi.NewError(http.StatusConflict, jsonapi.TitleConflict,
 			fmt.Sprintf("workspace %q is locked by %s: unlock it before queueing a run", ws.w.ID, ws.w.LockedBy))
 	}
@@ -138,7 +171,7 @@ func (s terraformAPI) runAction(action string) handler {
 			return result{}, err
 		}
 		allowed := ws.pa.CanQueueRuns()
-		if action == mgmt.RunActionApply {
+		if action == mgmt.RunActionApply || (action == mgmt.RunActionForceCancel && run.Status == mgmt.RunApplying) {
 			allowed = ws.pa.CanApplyRuns()
 		}
 		if !allowed {

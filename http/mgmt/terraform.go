@@ -76,7 +76,7 @@ func (s terraformAPI) entitlementSet(w http.ResponseWriter, r *http.Request, p h
 			"state-storage":           true,
 			"teams":                   true,
 			"operations":              RunsExecute,
-			"agents":                  false,
+			"agents":                  true,
 			"audit-logging":           false,
 			"cost-estimation":         false,
 			"global-run-tasks":        false,
@@ -92,9 +92,10 @@ func (s terraformAPI) entitlementSet(w http.ResponseWriter, r *http.Request, p h
 }
 
 // RunsExecute says whether sched executes runs (the operations
-// entitlement). While it is false Terraform runs every operation locally
-// and uses sched for state only, whatever a workspace's execution mode.
-const RunsExecute = false
+// entitlement): it does, as jobs (run_exec.go, package agent/runexec), so
+// Terraform runs operations here for workspaces in remote or agent
+// execution mode, and locally for those in local mode.
+const RunsExecute = true
 
 // typeEntitlementSets is the JSON:API type of an entitlement set.
 const typeEntitlementSets = "entitlement-sets"
@@ -102,13 +103,18 @@ const typeEntitlementSets = "entitlement-sets"
 // workspaceResource renders a workspace with its effective execution mode
 // (its own, its project's, its organization's, remote).
 func (s *Server) workspaceResource(w *mgmt.Workspace, pa mgmt.ProjectAccess) *jsonapi.Resource {
+	return workspaceResource(w, pa, s.executionMode(w))
+}
+
+// executionMode is a workspace's effective execution mode.
+func (s *Server) executionMode(w *mgmt.Workspace) string {
 	var org *mgmt.Organization
 	var project *mgmt.Project
 	if w.ExecutionMode == "" {
 		project, _ = s.store.ProjectByID(nil, w.ProjectID)
 		org, _ = s.store.OrganizationByName(nil, w.OrganizationName)
 	}
-	return workspaceResource(w, pa, mgmt.EffectiveExecutionMode(org, project, w))
+	return mgmt.EffectiveExecutionMode(org, project, w)
 }
 
 // deref is *p, or "" for nil.

@@ -32,6 +32,13 @@ var RunActions = map[string]struct {
 		from: []string{RunPlanQueued, RunPlanning, RunCostEstimating, RunPolicyChecking, RunConfirmed, RunApplyQueued, RunApplying},
 		to:   RunCanceled,
 	},
+	// force-cancel is cancel without waiting for the worker: here both
+	// stop the run's job at once, so they take the same runs (TFE also
+	// takes a pending run).
+	RunActionForceCancel: {
+		from: []string{RunPending, RunPlanQueued, RunPlanning, RunCostEstimating, RunPolicyChecking, RunConfirmed, RunApplyQueued, RunApplying},
+		to:   RunCanceled,
+	},
 }
 
 // RunSteps are the executor's transitions: from a status, the statuses a
@@ -41,14 +48,14 @@ var RunSteps = map[string][]string{
 	RunPending:          {RunPlanQueued, RunPlanning, RunErrored},
 	RunPlanQueued:       {RunPlanning, RunErrored},
 	RunPlanning:         {RunPlanned, RunPlannedAndFinished, RunCostEstimating, RunPolicyChecking, RunErrored},
-	RunPlanned:          {RunCostEstimating, RunPolicyChecking, RunConfirmed, RunApplyQueued, RunPlannedAndFinished},
+	RunPlanned:          {RunCostEstimating, RunPolicyChecking, RunConfirmed, RunApplyQueued, RunPlannedAndFinished, RunErrored},
 	RunCostEstimating:   {RunCostEstimated, RunErrored},
 	RunCostEstimated:    {RunPolicyChecking, RunConfirmed, RunApplyQueued, RunPlannedAndFinished},
 	RunPolicyChecking:   {RunPolicyChecked, RunPolicySoftFailed, RunErrored},
 	RunPolicySoftFailed: {RunPolicyOverride},
 	RunPolicyChecked:    {RunConfirmed, RunApplyQueued, RunPlannedAndFinished},
 	RunPolicyOverride:   {RunConfirmed, RunApplyQueued},
-	RunConfirmed:        {RunApplyQueued, RunApplying},
+	RunConfirmed:        {RunApplyQueued, RunApplying, RunErrored},
 	RunApplyQueued:      {RunApplying, RunErrored},
 	RunApplying:         {RunApplied, RunErrored},
 }
@@ -130,4 +137,6 @@ const (
 	RunActionApply   = "apply"
 	RunActionDiscard = "discard"
 	RunActionCancel  = "cancel"
+	// RunActionForceCancel is POST /runs/:id/actions/force-cancel.
+	RunActionForceCancel = "force-cancel"
 )

@@ -415,6 +415,9 @@ type Run struct {
 	StatusTimestamps map[string]time.Time
 	CreateIndex      uint64
 	ModifyIndex      uint64
+
+	// RunExecution: what a run executed as jobs carries (run_exec.go).
+	RunExecution
 }
 
 // Copy returns a deep copy of r.
@@ -427,6 +430,7 @@ func (r *Run) Copy() *Run {
 	for k, v := range r.StatusTimestamps {
 		c.StatusTimestamps[k] = v
 	}
+	c.Plan, c.Apply = r.Plan.copy(), r.Apply.copy()
 	return &c
 }
 

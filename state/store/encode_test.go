@@ -92,8 +92,8 @@ func TestDecodeCommandErrors(t *testing.T) {
 		want error
 	}{
 		{"empty", nil, ErrMalformedCommand},
-		{"unknown type", []byte{99, 0x80}, ErrUnknownCommand},
-		{"unknown type with ignore flag", []byte{byte(99 | IgnoreUnknownTypeFlag), 0x80}, ErrUnknownCommand},
+		{"unknown type", []byte{127, 0x80}, ErrUnknownCommand},
+		{"unknown type with ignore flag", []byte{byte(127 | IgnoreUnknownTypeFlag), 0x80}, ErrUnknownCommand},
 		{"garbage body", []byte{byte(JobRegisterRequestType), 0xc1}, ErrMalformedCommand},
 	}
 	for _, tc := range tests {

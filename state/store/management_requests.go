@@ -425,5 +425,5 @@ func managementCommand(t MessageType) (command, bool) {
 
 // managementTables are this area's tables.
 func managementTables() []tableDef {
-	return append(append(mgmtTableDefs(), stateBlobTableDefs()...), configVersionTableDefs()...)
+	return append(append(append(mgmtTableDefs(), stateBlobTableDefs()...), configVersionTableDefs()...), agentPoolTableDefs()...)
 }

@@ -25,10 +25,21 @@ func applyRunCreate(t *writeTxn, req *RunCreateRequest) (any, error) {
 	if err := requireNewID(t, TableRuns, in.ID); err != nil {
 		return nil, err
 	}
+	if cvID := in.ConfigurationVersionID; cvID != "" {
+		cv, err := mustGetRow[mgmt.ConfigurationVersion](t, TableConfigurationVersions, "configuration version", cvID)
+		if err != nil {
+			return nil, err
+		}
+		if cv.WorkspaceID != w.ID {
+			return nil, state.Invalidf(mgmt.RelPointer("configuration-version"), "configuration version %q is not of workspace %q", cvID, w.ID)
+		}
+	}
 	created := mgmt.Time(in.CreatedAt)
 	r := &mgmt.Run{ID: in.ID, WorkspaceID: w.ID, OrganizationName: w.OrganizationName, Status: mgmt.RunPending,
 		Message: in.Message, IsDestroy: in.IsDestroy, CreatedBy: in.CreatedBy, CreatedAt: created,
-		StatusTimestamps: map[string]time.Time{mgmt.RunPending: created}}
+		StatusTimestamps: map[string]time.Time{mgmt.RunPending: created},
+		RunExecution: mgmt.RunExecution{ConfigurationVersionID: in.ConfigurationVersionID,
+			AutoApply: in.AutoApply, PlanOnly: in.PlanOnly, NoRefresh: in.NoRefresh}}
 	stampNew(t, &r.CreateIndex, &r.ModifyIndex)
 	if err := t.insert(TableRuns, r); err != nil {
 		return nil, err
@@ -58,13 +69,22 @@ func applyRunAction(t *writeTxn, req *RunActionRequest) (any, error) {
 		return nil, err
 	}
 	if _, known := mgmt.RunActions[req.Action]; !known {
-		return nil, state.Invalidf("Action", "%q is not one of apply, discard, cancel", req.Action)
+		return nil, state.Invalidf("Action", "%q is not one of apply, discard, cancel, force-cancel", req.Action)
 	}
 	to, ok := mgmt.RunActionTarget(r.Status, req.Action)
 	if !ok {
 		return nil, state.Conflictf("run %q is %s: %s is not allowed in that status", r.ID, r.Status, req.Action)
 	}
-	return setRunStatus(t, r, to, req.Now)
+	c := r.Copy()
+	c.Status = to
+	c.StatusTimestamps[to] = mgmt.Time(req.Now)
+	c.ModifyIndex = t.index
+	// A canceled or discarded run ends its phases and releases the
+	// workspace (run_exec.go); the executor then stops its job.
+	if err := endRun(t, c, req.Now); err != nil {
+		return nil, err
+	}
+	return c, t.insert(TableRuns, c)
 }
 
 func applyRunAdvance(t *writeTxn, req *RunAdvanceRequest) (any, error) {

@@ -48,6 +48,8 @@ func mgFillTables(t *testing.T, s *Store, base uint64) {
 	e.apply(ConfigurationVersionUploadRequestType, &ConfigurationVersionUploadRequest{ID: "cv-1", Archive: []byte("tgz"), Now: e.now()})
 	e.apply(PolicySetCreateRequestType, &PolicySetCreateRequest{ID: "polset-1", OrganizationName: "acme", CreatedAt: e.now(), Attributes: mgmt.PolicySetPatch{
 		Name: mgPtr("base"), Description: mgPtr("d"), Kind: mgPtr("gate"), Overridable: mgPtr(true), Global: mgPtr(true), PolicyToolVersion: mgPtr("0.9.0")}})
+	e.apply(AgentPoolUpsertRequestType, &AgentPoolUpsertRequest{Create: true, ID: "apool-1", OrganizationName: "acme", Now: e.now(),
+		Patch: mgmt.AgentPoolPatch{Name: mgPtr("gpu"), OrganizationScoped: mgPtr(false), AllowedWorkspaceIDs: &[]string{"ws-app"}}})
 }
 
 func TestMgmtSnapshotRoundTrip(t *testing.T) {

@@ -317,5 +317,5 @@ func stateVersionCommand(t MessageType) (command, bool) {
 	case ConfigurationVersionUploadRequestType:
 		return handler(applyConfigurationVersionUpload), true
 	}
-	return command{}, false
+	return runExecCommand(t) // run_exec.go
 }

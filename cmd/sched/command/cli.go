@@ -94,6 +94,7 @@ func (c *cli) table() []entry {
 		{"status", "Find jobs, nodes, allocations, evaluations and deployments by ID prefix", (&clusterCLI{c}).status, nil},
 		{"system", "Run cluster maintenance: garbage collection", nil, (&clusterCLI{c}).systemTable()},
 		{"tls", "Create a CA and certificates for TLS", nil, (&tlsCLI{c}).table()},
+		{"tfe-worker", "Run a Terraform run's plan or apply (the task of its job; docs/terraform.md)", c.tfeWorker, nil},
 		{"version", "Print the sched version", c.printVersion, nil},
 	}
 }
