@@ -35,7 +35,8 @@ import (
 //     registers/s. They run last: their evaluations stay blocked.
 //
 // With -profile-dir it saves a CPU and a heap profile of the agent taken
-// while the J placeable jobs are registered and started.
+// while the count job starts (client-path-count-*.pprof) and while the J
+// placeable jobs are registered and started (client-path-*.pprof).
 
 // clientPathResult holds one run's figures.
 type clientPathResult struct {
@@ -43,11 +44,25 @@ type clientPathResult struct {
 	serialP50                  time.Duration
 	placeRate, unplaceRate     float64
 	placeRegistered, lastStart time.Duration
+	// The agent's CPU time (user and system; zero without -spawn) over
+	// each phase: the count job alone and on the client, the placeable
+	// jobs' registration and until the last started, the unplaceable
+	// jobs'. On a machine shared with other work they move less than the
+	// times do.
+	cpuAlone, cpuReal, cpuPlaceReg, cpuPlaceAll, cpuUnplace time.Duration
 }
 
 // clientPath runs the scenario: count allocations for the count job, jobs
-// batch jobs from clients writers, serial registers for the p50.
-func (b *bench) clientPath(count, jobs, clients, serial int) error {
+// batch jobs from clients writers, serial registers for the p50. pid is
+// the spawned agent's (0: none, no CPU figures).
+func (b *bench) clientPath(count, jobs, clients, serial, pid int) error {
+	cpu := func() time.Duration {
+		if pid == 0 {
+			return 0
+		}
+		d, _ := cpuOf(pid)
+		return d
+	}
 	devNode, err := b.waitNode("dev client node", isDevNode, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("client-path: the dev agent's client node: %w", err)
@@ -64,6 +79,7 @@ func (b *bench) clientPath(count, jobs, clients, serial int) error {
 	// Scheduler alone: the count job on the simulated node, which never
 	// starts anything; done when every allocation is placed.
 	alone := "cp-" + b.run + "-alone"
+	c0 := cpu()
 	start := time.Now()
 	if resp, err := b.do(http.MethodPost, "/v1/jobs", pinnedMockJob(alone, ns[0].ID, count)); err != nil {
 		return err
@@ -75,15 +91,23 @@ func (b *bench) clientPath(count, jobs, clients, serial int) error {
 		return fmt.Errorf("client-path: scheduler alone: %w", err)
 	}
 	r.schedAlone = end.Sub(start)
+	r.cpuAlone = cpu() - c0
 	if err := b.stopJob(alone); err != nil {
 		return err
 	}
 
 	// The same on the real client: done when every allocation runs.
 	real := "cp-" + b.run + "-count"
+	var prof sync.WaitGroup
+	if b.profileDir != "" {
+		b.profileClientPath(&prof, "client-path-count")
+	}
+	c0 = cpu()
 	if r.allRunning, err = b.runOnNode(real, devNode, count); err != nil {
 		return fmt.Errorf("client-path: count job on the dev client: %w", err)
 	}
+	r.cpuReal = cpu() - c0
+	prof.Wait()
 	if err := b.stopJob(real); err != nil {
 		return err
 	}
@@ -108,26 +132,31 @@ func (b *bench) clientPath(count, jobs, clients, serial int) error {
 	// Placeable jobs, followed to their start on the dev node.
 	placePrefix := "cp-" + b.run + "-place-"
 	tally := newRunTally()
-	go b.followStarted(ctx, devNode, placePrefix, tally)
+	var registering atomic.Bool
+	registering.Store(true)
+	go b.followStarted(ctx, devNode, placePrefix, tally, &registering)
 	bodies := make([][]byte, jobs)
 	for i := range bodies {
 		bodies[i] = batchMockJob(placePrefix+strconv.Itoa(i), devNode)
 	}
-	var prof sync.WaitGroup
 	if b.profileDir != "" {
-		b.profileClientPath(&prof)
+		b.profileClientPath(&prof, "client-path")
 	}
+	c0 = cpu()
 	start = time.Now()
 	if err := b.registerBodies(bodies, clients); err != nil {
 		return err
 	}
 	r.placeRegistered = time.Since(start)
+	r.cpuPlaceReg = cpu() - c0
+	registering.Store(false)
 	r.placeRate = float64(jobs) / r.placeRegistered.Seconds()
 	last, err := tally.wait(jobs, 5*time.Minute)
 	if err != nil {
 		return fmt.Errorf("client-path: placeable jobs started: %w", err)
 	}
 	r.lastStart = last.Sub(start)
+	r.cpuPlaceAll = cpu() - c0
 	prof.Wait()
 
 	// The same number of unplaceable jobs.
@@ -135,11 +164,13 @@ func (b *bench) clientPath(count, jobs, clients, serial int) error {
 	for i := range bodies {
 		bodies[i] = batchMockJob(unplace+strconv.Itoa(i), "no-such-node")
 	}
+	c0 = cpu()
 	start = time.Now()
 	if err := b.registerBodies(bodies, clients); err != nil {
 		return err
 	}
 	r.unplaceRate = float64(jobs) / time.Since(start).Seconds()
+	r.cpuUnplace = cpu() - c0
 	r.print(count, jobs, clients, serial)
 	return nil
 }
@@ -155,6 +186,15 @@ func (r clientPathResult) print(count, jobs, clients, serial int) {
 	fmt.Printf("client-path: %d unplaceable jobs, %d clients: %.0f registers/s; placing/unplaceable %.0f%% (target >= 90%%)\n",
 		jobs, clients, r.unplaceRate, 100*r.placeRate/r.unplaceRate)
 	fmt.Printf("client-path: 1 client, %d serial registers: p50 %s\n", serial, r.serialP50)
+	if r.cpuUnplace > 0 {
+		per := func(d time.Duration, n int) string {
+			return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000/float64(n))
+		}
+		fmt.Printf("client-path: agent CPU: count job alone %s, on the client %s (%.2fx); per placeable job %s while registering, %s until the last started; per unplaceable job %s (placeable/unplaceable %.2fx, %.2fx)\n",
+			ms(r.cpuAlone), ms(r.cpuReal), r.cpuReal.Seconds()/max(r.cpuAlone.Seconds(), 0.001),
+			per(r.cpuPlaceReg, jobs), per(r.cpuPlaceAll, jobs), per(r.cpuUnplace, jobs),
+			r.cpuPlaceReg.Seconds()/r.cpuUnplace.Seconds(), r.cpuPlaceAll.Seconds()/r.cpuUnplace.Seconds())
+	}
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("client-path: load average at the end: %s", la)
 	}
@@ -215,17 +255,24 @@ func (b *bench) registerBodies(bodies [][]byte, clients int) error {
 // allocations' changes and counts, once each, the allocations of jobs
 // with prefix that the client reported started (running or complete).
 //
-// It reads at most once per followGather: every answer names each of
-// the node's thousands of allocations, and a read at every write to them
-// (each placement, each report of the client) made the follower a good
-// part of the agent's CPU, which the scenario then charged to the
-// client. The gather is the precision of the start times.
-func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally *runTally) {
+// It reads at most once per followGather, followGatherSlow while
+// registering is set: every answer names each of the node's thousands of
+// allocations and carries whole (with its job) each one changed since the
+// previous answer, client reports included, and a read at every write to
+// them made the follower a good part of the agent's CPU, which the
+// scenario then charged to the registers while placing. The gather is the
+// precision of the start times: the last start comes after the
+// registration unless the client keeps up.
+func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally *runTally, registering *atomic.Bool) {
 	index := "0"
 	started := map[string]bool{}
 	var polled time.Time
 	for ctx.Err() == nil {
-		if wait := followGather - time.Since(polled); wait > 0 {
+		gather := followGather
+		if registering.Load() {
+			gather = followGatherSlow
+		}
+		if wait := gather - time.Since(polled); wait > 0 {
 			time.Sleep(wait)
 		}
 		polled = time.Now()
@@ -259,15 +306,15 @@ func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally 
 }
 
 // profileClientPath saves a CPU profile (profileSeconds long) and then a
-// heap profile of the agent into profileDir, in the background; wg is
-// done when both are saved.
-func (b *bench) profileClientPath(wg *sync.WaitGroup) {
+// heap profile of the agent into profileDir as name-cpu.pprof and
+// name-heap.pprof, in the background; wg is done when both are saved.
+func (b *bench) profileClientPath(wg *sync.WaitGroup, name string) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for _, p := range []struct{ name, query string }{
-			{"client-path-cpu.pprof", "/v1/agent/pprof/profile?seconds=" + strconv.Itoa(b.profileSeconds)},
-			{"client-path-heap.pprof", "/v1/agent/pprof/heap"},
+			{name + "-cpu.pprof", "/v1/agent/pprof/profile?seconds=" + strconv.Itoa(b.profileSeconds)},
+			{name + "-heap.pprof", "/v1/agent/pprof/heap"},
 		} {
 			resp, err := b.do(http.MethodGet, p.query, nil)
 			if err != nil {
@@ -287,5 +334,9 @@ func (b *bench) profileClientPath(wg *sync.WaitGroup) {
 // clientPathSerial is how many serial registers the p50 is taken over.
 const clientPathSerial = 200
 
-// followGather is the least time between two reads of followStarted.
-const followGather = 50 * time.Millisecond
+// followGather and followGatherSlow (while the jobs are registered) are
+// the least time between two reads of followStarted.
+const (
+	followGather     = 50 * time.Millisecond
+	followGatherSlow = 500 * time.Millisecond
+)

@@ -162,7 +162,7 @@ func main() {
 		}
 	}
 	if *scenario == "client-path" { // clientpath.go; not in "all": its unplaceable jobs stay blocked
-		if err := b.clientPath(*clAllocs, *runJobs, *clients, clientPathSerial); err != nil {
+		if err := b.clientPath(*clAllocs, *runJobs, *clients, clientPathSerial, pid); err != nil {
 			fatal(err)
 		}
 		return
