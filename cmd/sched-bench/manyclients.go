@@ -544,7 +544,7 @@ func (b *bench) idleWindow(servers []*serverProc, leader int, clients []clientPr
 }
 
 // manyClients runs the scenario with the servers and clients of bin.
-func (b *bench) manyClients(bin string, c manyClientsConfig) error {
+func (b *bench) manyClients(bin string, c manyClientsConfig) (err error) {
 	if bin == "" {
 		return errors.New("many-clients: needs -spawn BIN: it starts its own servers and clients")
 	}
@@ -557,6 +557,11 @@ func (b *bench) manyClients(bin string, c manyClientsConfig) error {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			logTails(servers, 30)
+		}
+	}()
 	leaderProc, err := waitLeader(b.client, servers, nil, 30*time.Second)
 	if err != nil {
 		return err

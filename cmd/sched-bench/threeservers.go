@@ -128,11 +128,14 @@ func (g *procGroup) close() {
 
 // serverProc is one server agent a scenario started.
 type serverProc struct {
-	name                   string
-	ip                     string
-	http, raft, gossip     int
-	cmd                    *exec.Cmd
-	exited                 chan struct{} // closed when cmd has been waited for
+	name               string
+	ip                 string
+	http, raft, gossip int
+	cmd                *exec.Cmd
+	exited             chan struct{} // closed when cmd has been waited for
+	// killed is set when the scenario kills the server, before it has
+	// exited: no writer sends it anything from then on.
+	killed                 atomic.Bool
 	dir, cfg, log, dataDir string
 }
 
@@ -247,6 +250,9 @@ func (s *serverProc) launch(g *procGroup, bin string) error {
 
 // alive reports whether the server's process runs.
 func (s *serverProc) alive() bool {
+	if s.killed.Load() {
+		return false
+	}
 	select {
 	case <-s.exited:
 		return false
@@ -272,6 +278,23 @@ func (s *serverProc) waitReady(limit time.Duration) error {
 		time.Sleep(50 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 	return fmt.Errorf("server %s did not serve a consistent read within %v", s.name, limit)
+}
+
+// logTails prints the end of each server's log, and whether it still
+// runs: what a failed run leaves to read before its directories go.
+func logTails(servers []*serverProc, lines int) {
+	for _, s := range servers {
+		out, _ := os.ReadFile(s.log)
+		all := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+		state := "running"
+		if s.cmd == nil || !s.alive() {
+			state = "exited"
+			if s.cmd != nil && s.cmd.ProcessState != nil {
+				state = "exited: " + s.cmd.ProcessState.String()
+			}
+		}
+		fmt.Fprintf(os.Stderr, "--- server %s (%s), last %d lines of its log:\n%s\n", s.name, state, lines, strings.Join(all[max(len(all)-lines, 0):], "\n"))
+	}
 }
 
 // leaderOf asks server s which server leads, by raft address.
@@ -317,6 +340,7 @@ type writeSample struct {
 	server     int
 	sent, done time.Time
 	ok         bool
+	err        string // the error of a failed one, shortened
 }
 
 // writeFigures summarizes registers.
@@ -350,6 +374,45 @@ func summarizeWrites(samples []writeSample, from, to time.Time, pick func(writeS
 	}
 	f.p50, f.p99 = pct(lat, 50), pct(lat, 99)
 	return f
+}
+
+// shortErr is an error's text without its request's job ID, at most 120
+// bytes: failures of one kind read alike.
+func shortErr(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "POST") {
+		msg = msg[i+2:]
+	}
+	if len(msg) > 120 {
+		msg = msg[:120]
+	}
+	return msg
+}
+
+// errorKinds counts the failed samples sent in [from, to) by error, the
+// commonest first, at most n kinds.
+func errorKinds(samples []writeSample, from, to time.Time, n int) []string {
+	count := map[string]int{}
+	for _, s := range samples {
+		if !s.ok && !s.sent.Before(from) && s.sent.Before(to) {
+			count[s.err]++
+		}
+	}
+	var kinds []string
+	for k := range count {
+		kinds = append(kinds, k)
+	}
+	slices.SortFunc(kinds, func(a, b string) int {
+		if count[a] != count[b] {
+			return count[b] - count[a]
+		}
+		return strings.Compare(a, b)
+	})
+	var out []string
+	for _, k := range kinds[:min(n, len(kinds))] {
+		out = append(out, fmt.Sprintf("%d× %s", count[k], k))
+	}
+	return out
 }
 
 // firstAckAfter is the time from at until the first acknowledged sample
@@ -401,8 +464,11 @@ func (b *bench) writeLoad(servers []*serverProc, clients int, d time.Duration, f
 				if err == nil {
 					resp.Body.Close()
 					s.ok = true
-				} else if !servers[target].alive() {
-					target = (target + 1) % len(servers)
+				} else {
+					s.err = shortErr(err)
+					if !servers[target].alive() {
+						target = (target + 1) % len(servers)
+					}
 				}
 				mine = append(mine, s)
 			}
@@ -426,17 +492,47 @@ func (b *bench) doAt(base, method, path string, body []byte) (*http.Response, er
 	return saved.do(method, path, body)
 }
 
+// serialFigures are the p50s of serialP50.
+type serialFigures struct {
+	// viaLeader and viaFollower are registers' round trips.
+	viaLeader, viaFollower time.Duration
+	// roundTrip is GET /v1/status/leader's, answered by the leader
+	// itself.
+	roundTrip time.Duration
+	// badViaLeader and badViaFollower are those of a register the
+	// leader refuses (an empty job): the forwarding without raft.
+	badViaLeader, badViaFollower time.Duration
+}
+
 // serialP50 sends n registers one after the other, alternately to the
-// leader and to a follower, and n cheap reads to the leader, returning
-// the p50 of each.
-func (b *bench) serialP50(leader, follower *serverProc, n int) (viaLeader, viaFollower, roundTrip time.Duration, err error) {
-	var l, f, r []time.Duration
+// leader and to a follower, n refused registers likewise, and n cheap
+// reads to the leader, returning the p50 of each.
+func (b *bench) serialP50(leader, follower *serverProc, n int) (out serialFigures, err error) {
+	var l, f, r, bl, bf []time.Duration
 	for i := range n {
-		for _, s := range []*serverProc{leader, follower} {
+		// Which goes first alternates, so neither always follows the
+		// other's write while its replication settles.
+		order := []*serverProc{leader, follower}
+		if i%2 == 1 {
+			order[0], order[1] = follower, leader
+		}
+		for _, s := range order {
+			start := time.Now()
+			if resp, err := b.doAt(s.url(), http.MethodPost, "/v1/jobs", []byte(`{"Job":{}}`)); err == nil {
+				resp.Body.Close()
+				return out, fmt.Errorf("an empty job was registered through %s", s.name)
+			}
+			if s == leader {
+				bl = append(bl, time.Since(start))
+			} else {
+				bf = append(bf, time.Since(start))
+			}
+		}
+		for _, s := range order {
 			start := time.Now()
 			resp, err := b.doAt(s.url(), http.MethodPost, "/v1/jobs", b.jobBody(1_000_000+i, "serial-"+s.name))
 			if err != nil {
-				return 0, 0, 0, err
+				return out, err
 			}
 			resp.Body.Close()
 			if s == leader {
@@ -448,15 +544,16 @@ func (b *bench) serialP50(leader, follower *serverProc, n int) (viaLeader, viaFo
 		start := time.Now()
 		resp, err := b.doAt(leader.url(), http.MethodGet, "/v1/status/leader", nil)
 		if err != nil {
-			return 0, 0, 0, err
+			return out, err
 		}
 		resp.Body.Close()
 		r = append(r, time.Since(start))
 	}
-	for _, s := range [][]time.Duration{l, f, r} {
+	for _, s := range [][]time.Duration{l, f, r, bl, bf} {
 		slices.Sort(s)
 	}
-	return pct(l, 50), pct(f, 50), pct(r, 50), nil
+	return serialFigures{viaLeader: pct(l, 50), viaFollower: pct(f, 50), roundTrip: pct(r, 50),
+		badViaLeader: pct(bl, 50), badViaFollower: pct(bf, 50)}, nil
 }
 
 // registersServed reads how many POST /v1/jobs server s has answered
@@ -472,7 +569,7 @@ func (b *bench) registersServed(s *serverProc) (float64, error) {
 }
 
 // threeServers runs the scenario against three servers of bin.
-func (b *bench) threeServers(bin string, clients, serial int, d time.Duration) error {
+func (b *bench) threeServers(bin string, clients, serial int, d time.Duration) (err error) {
 	if bin == "" {
 		return errors.New("three-servers: needs -spawn BIN: it starts its own servers")
 	}
@@ -482,6 +579,11 @@ func (b *bench) threeServers(bin string, clients, serial int, d time.Duration) e
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			logTails(servers, 30)
+		}
+	}()
 	leader, err := waitLeader(b.client, servers, nil, 30*time.Second)
 	if err != nil {
 		return err
@@ -499,10 +601,11 @@ func (b *bench) threeServers(bin string, clients, serial int, d time.Duration) e
 	if err != nil {
 		return err
 	}
-	lp50, fp50, rt, err := b.serialP50(leader, follower, serial)
+	sf, err := b.serialP50(leader, follower, serial)
 	if err != nil {
 		return err
 	}
+	lp50, fp50, rt := sf.viaLeader, sf.viaFollower, sf.roundTrip
 	after, err := b.registersServed(leader)
 	if err != nil {
 		return err
@@ -510,7 +613,10 @@ func (b *bench) threeServers(bin string, clients, serial int, d time.Duration) e
 	fmt.Printf("three-servers: serial registers (%d each, alternating): through the leader p50 %v, through a follower p50 %v: +%v, %.1f round trips of GET /v1/status/leader (p50 %v)\n",
 		serial, lp50.Round(10*time.Microsecond), fp50.Round(10*time.Microsecond), (fp50 - lp50).Round(10*time.Microsecond),
 		extraRoundTrips(lp50, fp50, rt), rt.Round(10*time.Microsecond))
-	fmt.Printf("three-servers: the leader answered %.0f registers for the %d sent (one forward each, none repeated)\n", after-before, 2*serial)
+	fmt.Printf("three-servers: serial refused registers (an empty job; forwarding without raft): through the leader p50 %v, through a follower p50 %v: +%v, %.1f round trips\n",
+		sf.badViaLeader.Round(10*time.Microsecond), sf.badViaFollower.Round(10*time.Microsecond), (sf.badViaFollower - sf.badViaLeader).Round(10*time.Microsecond),
+		extraRoundTrips(sf.badViaLeader, sf.badViaFollower, rt))
+	fmt.Printf("three-servers: the leader answered %.0f registers for the %d sent (one forward each, none repeated)\n", after-before, 4*serial)
 
 	isLeader := func(idx int) func(writeSample) bool {
 		return func(s writeSample) bool { return servers[s.server] == leader == (idx == 0) }
@@ -527,6 +633,7 @@ func (b *bench) threeServers(bin string, clients, serial int, d time.Duration) e
 	start = time.Now()
 	samples = b.writeLoad(servers, clients, d, 10_000_000, func() {
 		killedAt = time.Now()
+		old.killed.Store(true)
 		old.cmd.Process.Kill()
 		<-old.exited
 	})
@@ -547,6 +654,9 @@ func (b *bench) threeServers(bin string, clients, serial int, d time.Duration) e
 	fmt.Printf("three-servers:   after recovery   %v\n", summarizeWrites(samples, killedAt.Add(gap), end, nil))
 	fmt.Printf("three-servers:     through the leader %v\n", summarizeWrites(samples, killedAt.Add(gap), end, isLeader(0)))
 	fmt.Printf("three-servers:     through the follower %v\n", summarizeWrites(samples, killedAt.Add(gap), end, isLeader(1)))
+	for _, k := range errorKinds(samples, start, end, 4) {
+		fmt.Printf("three-servers:   errors: %s\n", k)
+	}
 	return nil
 }
 

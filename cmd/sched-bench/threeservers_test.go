@@ -81,3 +81,23 @@ func TestExtraRoundTrips(t *testing.T) {
 		t.Errorf("extraRoundTrips with no round trip measured = %v, want 0", got)
 	}
 }
+
+// TestErrorKinds groups failures by message, commonest first, within the
+// window only.
+func TestErrorKinds(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	samples := []writeSample{
+		{sent: t0, err: "503 no cluster leader"},
+		{sent: t0.Add(time.Millisecond), err: "connection refused"},
+		{sent: t0.Add(2 * time.Millisecond), err: "503 no cluster leader"},
+		{sent: t0.Add(3 * time.Millisecond), ok: true},
+		{sent: t0.Add(time.Hour), err: "later"},
+	}
+	got := errorKinds(samples, t0, t0.Add(time.Second), 5)
+	if len(got) != 2 || got[0] != "2× 503 no cluster leader" || got[1] != "1× connection refused" {
+		t.Fatalf("errorKinds = %q", got)
+	}
+	if got := errorKinds(samples, t0, t0.Add(time.Second), 1); len(got) != 1 {
+		t.Fatalf("errorKinds with n=1 gave %d kinds", len(got))
+	}
+}
