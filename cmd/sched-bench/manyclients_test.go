@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +162,11 @@ func TestBetween(t *testing.T) {
 	}
 	if len(f.routes) != 3 {
 		t.Errorf("routes %v: want the three that moved (an idle one left out)", f.routes)
+	}
+	moved := b
+	moved.leader = 1
+	if f := between(a, moved); !math.IsNaN(f.heartbeatsPer) {
+		t.Errorf("heartbeats over a leader change: %v, want NaN (not a rate)", f.heartbeatsPer)
 	}
 	if z := between(b, b); z.heartbeatsPer != 0 || z.cpuShare != nil || z.topRoutes(3) != "none" {
 		t.Errorf("an empty window gave rates: %+v", z)
