@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -66,6 +67,41 @@ func (f placementFigures) verdict(t c2mTargets) []string {
 		out = append(out, fmt.Sprintf("restart after SIGKILL to consistent reads %v (target < %v): %s", f.restart.Round(time.Millisecond), t.restart, mark(f.restart < t.restart)))
 	} else {
 		out = append(out, "restart to consistent reads: not measured (needs -spawn and -at-scale)")
+	}
+	return out
+}
+
+// nodeChunk is how many simulated nodes registerNodesAlive registers
+// before it starts keeping them alive.
+const nodeChunk = 500
+
+// registerNodesAlive registers n simulated nodes from c clients, in
+// chunks of nodeChunk, and keeps each chunk alive (heartbeat) as soon as
+// it is registered, until ctx ends. A node's first TTL is short (10 s for
+// the first hundreds): registering 10,000 takes 10-20 s on this machine,
+// so heartbeats that began only after the last registration came too late
+// for the first nodes, which were marked down.
+func (b *bench) registerNodesAlive(ctx context.Context, n, c int) ([]*simNode, time.Duration, error) {
+	start := time.Now()
+	var all []*simNode
+	for _, size := range chunks(n, nodeChunk) {
+		ns, _, err := b.registerNodes(size, c)
+		if err != nil {
+			return nil, 0, err
+		}
+		b.heartbeat(ctx, ns)
+		all = append(all, ns...)
+	}
+	return all, time.Since(start), nil
+}
+
+// chunks splits n into sizes of at most size, in order.
+func chunks(n, size int) []int {
+	var out []int
+	for n > 0 {
+		k := min(n, size)
+		out = append(out, k)
+		n -= k
 	}
 	return out
 }

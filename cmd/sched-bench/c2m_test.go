@@ -43,3 +43,20 @@ func TestC2MVerdict(t *testing.T) {
 		t.Errorf("a run that placed nothing met the time target: %s", z[0])
 	}
 }
+
+// TestChunks: the node chunks cover n exactly, none larger than size.
+func TestChunks(t *testing.T) {
+	for _, tc := range []struct{ n, size, want int }{{10000, 500, 20}, {10001, 500, 21}, {3, 500, 1}, {0, 500, 0}} {
+		got := chunks(tc.n, tc.size)
+		sum := 0
+		for _, k := range got {
+			if k < 1 || k > tc.size {
+				t.Errorf("chunks(%d, %d): a chunk of %d", tc.n, tc.size, k)
+			}
+			sum += k
+		}
+		if sum != tc.n || len(got) != tc.want {
+			t.Errorf("chunks(%d, %d) = %d chunks summing to %d, want %d summing to %d", tc.n, tc.size, len(got), sum, tc.want, tc.n)
+		}
+	}
+}

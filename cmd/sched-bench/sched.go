@@ -166,14 +166,13 @@ func (b *bench) waitCounts(prefix string, limit, every time.Duration, done func(
 // placement registers nodes, then jobs totalling allocs allocations, and
 // reports placements committed per second until the last one is placed.
 func (b *bench) placement(nodes, jobs, perJob, clients int) error {
-	ns, dur, err := b.registerNodes(nodes, clients)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, dur, err := b.registerNodesAlive(ctx, nodes, clients) // c2m.go
 	if err != nil {
 		return err
 	}
 	fmt.Printf("placement: %d nodes registered over HTTP in %v (%.0f/s)\n", nodes, dur.Round(time.Millisecond), float64(nodes)/dur.Seconds())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	b.heartbeat(ctx, ns)
 
 	prefix := "place-" + b.run + "-"
 	start := time.Now()
