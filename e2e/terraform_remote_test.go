@@ -39,9 +39,9 @@ func startRemoteRuns(t *testing.T, bin, org string) *tlsAgent {
 		}
 		return nil
 	})
-	doc := fmt.Sprintf(`{"data":{"type":"terraform-versions","attributes":{"version":%q,"url":%q,"sha":%q,"official":true,"enabled":true}}}`,
+	doc := fmt.Sprintf(`{"data":{"type":"tool-versions","attributes":{"version":%q,"url":%q,"sha":%q,"official":true,"enabled":true}}}`,
 		terraformVersion, srv.URL+"/terraform", hex.EncodeToString(sum[:]))
-	if code, out := ta.do(t, "POST", "/api/v2/admin/terraform-versions", doc); code != 201 {
+	if code, out := ta.do(t, "POST", "/api/v2/admin/tool-versions", doc); code != 201 {
 		t.Fatalf("terraform version: %d %s", code, out)
 	}
 	return ta

@@ -333,16 +333,11 @@ func (e *Executor) startRequest(r *mgmt.Run, phase string, now time.Time) (*stor
 			return nil, err
 		}
 	}
-	if req.TerraformVersion == "" {
-		return nil, errors.New("the workspace has no terraform-version: set one of the installation's terraform versions")
-	}
-	tv, err := e.cfg.Store.ToolVersionByVersion(nil, mgmt.VersionFamilyTool, req.TerraformVersion)
+	tv, err := e.toolVersion(req.TerraformVersion)
 	if err != nil {
 		return nil, err
 	}
-	if tv == nil {
-		return nil, fmt.Errorf("terraform version %s is not one of the installation's terraform versions (admin terraform-versions)", req.TerraformVersion)
-	}
+	req.TerraformVersion = tv.Version
 	pool, err := e.nodePool(r, w)
 	if err != nil {
 		return nil, err
@@ -354,6 +349,29 @@ func (e *Executor) startRequest(r *mgmt.Run, phase string, now time.Time) (*stor
 		TriggeredBy: state.EvalTriggerJobRegister, JobID: job.ID, Status: state.EvalStatusPending,
 		CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
 	return req, nil
+}
+
+// toolVersion is the terraform version a run executes: the workspace's,
+// or without one the installation's highest enabled version.
+func (e *Executor) toolVersion(version string) (*mgmt.ToolVersion, error) {
+	if version == "" {
+		all, err := e.cfg.Store.ToolVersionsOfFamily(nil, mgmt.VersionFamilyTool)
+		if err != nil {
+			return nil, err
+		}
+		if tv := mgmt.DefaultToolVersion(all); tv != nil {
+			return tv, nil
+		}
+		return nil, errors.New("the installation has no enabled terraform version (admin tool-versions), and the workspace names none")
+	}
+	tv, err := e.cfg.Store.ToolVersionByVersion(nil, mgmt.VersionFamilyTool, version)
+	if err != nil {
+		return nil, err
+	}
+	if tv == nil {
+		return nil, fmt.Errorf("terraform version %s is not one of the installation's versions (admin tool-versions)", version)
+	}
+	return tv, nil
 }
 
 // nodePool is where r's jobs run: the node pool its workspace's agent

@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -357,4 +358,44 @@ const WorkerSecretHeader = "X-Sched-Run-Secret"
 // "state", "log", "result").
 func WorkerPath(runID, endpoint string) string {
 	return "/api/v2/runs/" + runID + "/worker/" + endpoint
+}
+
+// DefaultToolVersion is the version a run of a workspace without a
+// tool version executes: the highest enabled version of versions (by its
+// numbers; a version with a bundle suffix ranks below the same numbers
+// without), or nil.
+func DefaultToolVersion(versions []*ToolVersion) *ToolVersion {
+	var best *ToolVersion
+	for _, v := range versions {
+		if v.Enabled && (best == nil || versionLess(best.Version, v.Version)) {
+			best = v
+		}
+	}
+	return best
+}
+
+// versionLess orders versions of the form N.N.N[-suffix].
+func versionLess(a, b string) bool {
+	an, as, _ := strings.Cut(a, "-")
+	bn, bs, _ := strings.Cut(b, "-")
+	ap, bp := strings.Split(an, "."), strings.Split(bn, ".")
+	for i := 0; i < len(ap) && i < len(bp); i++ {
+		x, _ := strconv.Atoi(ap[i])
+		y, _ := strconv.Atoi(bp[i])
+		if x != y {
+			return x < y
+		}
+	}
+	if len(ap) != len(bp) {
+		return len(ap) < len(bp)
+	}
+	switch {
+	case as == bs:
+		return false
+	case as == "":
+		return false
+	case bs == "":
+		return true
+	}
+	return as < bs
 }

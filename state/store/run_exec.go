@@ -3,6 +3,8 @@ package store
 import (
 	"time"
 
+	"github.com/hashicorp/go-memdb"
+
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/mgmt"
 )
@@ -256,4 +258,10 @@ func runExecCommand(t MessageType) (command, bool) {
 		return handler(applyAgentPoolDelete), true
 	}
 	return command{}, false
+}
+
+// ToolVersionsOfFamily lists the tool versions of a family in creation
+// order.
+func (r reader) ToolVersionsOfFamily(ws memdb.WatchSet, family string) ([]*mgmt.ToolVersion, error) {
+	return list[*mgmt.ToolVersion](ws, r.txn(), nil, TableToolVersions, indexMgFamily, family)
 }
