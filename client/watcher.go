@@ -14,7 +14,8 @@ import (
 // every answer names all the node's allocations, but carries whole only
 // those the servers modified since the previous answer; the others come
 // from known, the allocations last read. The client's own reports do not
-// count as changes: they neither wake it nor come back to it.
+// count as changes: they neither wake it nor come back to it. Each job
+// version comes once per answer (shared_jobs=true).
 func (c *Client) watchLoop(ctx context.Context) {
 	select {
 	case <-c.registered:
@@ -34,7 +35,7 @@ func (c *Client) watchLoop(ctx context.Context) {
 		var meta *api.QueryMeta
 		err := c.servers.call(ctx, func(s *api.Client) error {
 			var err error
-			changes, meta, err = s.Nodes().AllocationChanges(ctx, c.nodeID, index, true, &api.QueryOptions{
+			changes, meta, err = s.Nodes().AllocationChangesShared(ctx, c.nodeID, index, &api.QueryOptions{
 				WaitIndex: index, WaitTime: c.cfg.WatchWait, AllowStale: true,
 			})
 			return err

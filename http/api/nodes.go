@@ -52,6 +52,41 @@ func (n *Nodes) AllocationChanges(ctx context.Context, id string, since uint64, 
 	return get[*state.NodeAllocChanges](ctx, n.c, PathOf("v1", "node", id, "allocations", "changes"), params, q)
 }
 
+// AllocationChangesShared is AllocationChanges with serverChanges, asking
+// the servers to send each job once (shared_jobs=true): an allocation
+// without its job takes that of the previous allocation of the same job
+// ID in the answer, which this fills in, so allocations of one job version
+// share one *state.Job. A server that ignores the parameter sends every
+// job, which reads the same.
+func (n *Nodes) AllocationChangesShared(ctx context.Context, id string, since uint64, q *QueryOptions) (*state.NodeAllocChanges, *QueryMeta, error) {
+	params := url.Values{"server_changes": {"true"}, "shared_jobs": {"true"}}
+	if since > 0 {
+		params.Set("since", strconv.FormatUint(since, 10))
+	}
+	out, meta, err := get[*state.NodeAllocChanges](ctx, n.c, PathOf("v1", "node", id, "allocations", "changes"), params, q)
+	if err == nil && out != nil {
+		FillSharedJobs(out.Changed)
+	}
+	return out, meta, err
+}
+
+// FillSharedJobs gives each allocation without a job the job of the
+// previous allocation of the same namespace and job ID in allocs (the
+// shared_jobs=true form of a node's allocation changes). An allocation
+// with none before it keeps none.
+func FillSharedJobs(allocs []*state.Allocation) {
+	type jobRef struct{ ns, id string }
+	last := map[jobRef]*state.Job{}
+	for _, a := range allocs {
+		k := jobRef{a.Namespace, a.JobID}
+		if a.Job == nil {
+			a.Job = last[k]
+		} else {
+			last[k] = a.Job
+		}
+	}
+}
+
 // nodeRegistration is a node as a register sends it: state.Node keeps
 // SecretID out of JSON so that reads never show it, so it travels here.
 type nodeRegistration struct {

@@ -44,6 +44,23 @@ func TestNodesEndpoints(t *testing.T) {
 			want: withMeta{[]*state.Allocation{{ID: "a1", NodeID: "n1"}}, 17},
 		},
 		{
+			name: "allocation changes, each job once",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return q(c.Nodes().AllocationChangesShared(ctx, "n1", 5, &QueryOptions{WaitIndex: 5}))
+			},
+			reply: reply{Header: indexHeader, Body: `{"Allocs":{"a1":6,"a2":7,"a3":7},"Changed":[` +
+				`{"ID":"a1","Namespace":"default","JobID":"j","Job":{"ID":"j","Version":1}},` +
+				`{"ID":"a2","Namespace":"default","JobID":"j","Job":{"ID":"j","Version":2}},` +
+				`{"ID":"a3","Namespace":"default","JobID":"j","Job":null}]}`},
+			method: "GET", path: "/v1/node/n1/allocations/changes",
+			query: url.Values{"index": {"5"}, "since": {"5"}, "server_changes": {"true"}, "shared_jobs": {"true"}},
+			want: withMeta{&state.NodeAllocChanges{Allocs: map[string]uint64{"a1": 6, "a2": 7, "a3": 7}, Changed: []*state.Allocation{
+				{ID: "a1", Namespace: "default", JobID: "j", Job: &state.Job{ID: "j", Version: 1}},
+				{ID: "a2", Namespace: "default", JobID: "j", Job: &state.Job{ID: "j", Version: 2}},
+				{ID: "a3", Namespace: "default", JobID: "j", Job: &state.Job{ID: "j", Version: 2}},
+			}}, 17},
+		},
+		{
 			name: "register sends the secret",
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return w(c.Nodes().Register(ctx, node, nil))

@@ -59,6 +59,10 @@ func (h nodeAPI) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 // index is the node's own, as for nodeAllocations. The ACL rule is the
 // same as the list's: node:read, or the node's own secret.
 //
+// With shared_jobs=true an allocation whose job is that of the previous
+// allocation of the same job ID in the answer comes without it
+// (shareChangedJobs).
+//
 // With server_changes=true every index in the answer is AllocModifyIndex
 // instead: the last change the servers made (placement, stop, new job
 // version), not what a client reported; the blocking index is the last
@@ -78,6 +82,10 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 		since = n
 	}
 	byServers, err := codec.BoolParam(h.core.Query(r), "server_changes")
+	if err != nil {
+		return nil, err
+	}
+	sharedJobs, err := codec.BoolParam(h.core.Query(r), "shared_jobs")
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +129,39 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 			out.Changed = append(out.Changed, a)
 		}
 	}
+	if sharedJobs {
+		out.Changed = shareChangedJobs(out.Changed)
+	}
 	out.Changed = nonNil(out.Changed)
 	return out, nil
+}
+
+// shareChangedJobs is the shared_jobs=true form of an answer's changed
+// allocations: an allocation whose job is the very job of the previous
+// allocation of the same job ID in the list goes without it (Job null),
+// and the reader takes that one's (api.Nodes.AllocationChangesShared). A
+// thousand placements of one job then carry it once, where each carried
+// a copy, most of the answer's bytes and of both sides' JSON work. The
+// allocations are copied, never changed.
+func shareChangedJobs(changed []*state.Allocation) []*state.Allocation {
+	type jobRef struct{ ns, id string }
+	last := map[jobRef]*state.Job{}
+	out := make([]*state.Allocation, len(changed))
+	for i, a := range changed {
+		out[i] = a
+		if a.Job == nil {
+			continue
+		}
+		k := jobRef{a.Namespace, a.JobID}
+		if last[k] == a.Job {
+			cp := *a
+			cp.Job = nil
+			out[i] = &cp
+			continue
+		}
+		last[k] = a.Job
+	}
+	return out
 }
 
 // nodeAllocsIndex is the blocking index of a node's allocations: the

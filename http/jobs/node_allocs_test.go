@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"testing/synctest"
@@ -259,4 +260,59 @@ func TestNodeAllocationChanges(t *testing.T) {
 	if h.Writes() != before {
 		t.Error("refused reads wrote")
 	}
+}
+
+// TestShareChangedJobs: with shared_jobs=true an allocation goes without
+// its job only when the previous allocation of the same job ID carried
+// that very job, so allocations of two versions of one job interleaved
+// each keep theirs; the inputs are not changed. (api.FillSharedJobs, the
+// reader's side, has its own test.)
+func TestShareChangedJobs(t *testing.T) {
+	v1, v2, other := &state.Job{ID: "web", Version: 1}, &state.Job{ID: "web", Version: 2}, &state.Job{ID: "db"}
+	mk := func(id string, j *state.Job) *state.Allocation {
+		return &state.Allocation{ID: id, Namespace: "default", JobID: j.ID, Job: j}
+	}
+	in := []*state.Allocation{mk("a", v1), mk("b", v1), mk("c", other), mk("d", v2), mk("e", v1), mk("f", v1), mk("g", other)}
+	out := shareChangedJobs(in)
+	var carried []string
+	for _, a := range out {
+		if a.Job != nil {
+			carried = append(carried, a.ID)
+		}
+	}
+	if want := []string{"a", "c", "d", "e"}; !slices.Equal(carried, want) {
+		t.Fatalf("allocations that carry their job: %v, want %v", carried, want)
+	}
+	for _, a := range in {
+		if a.Job == nil {
+			t.Fatalf("input allocation %s lost its job", a.ID)
+		}
+	}
+}
+
+// TestNodeAllocationChangesSharedJobs: the endpoint with shared_jobs=true
+// answers the same allocations, the first with its job and every other
+// either with one or after one of the same job; a value that is not a
+// boolean is a 400.
+func TestNodeAllocationChangesSharedJobs(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	n := apitest.TestNode(1)
+	h.RegisterNode(n)
+	job := apitest.TestJob("web")
+	h.register(job)
+	for i := range 3 {
+		h.PlaceAlloc(i+1, h.Registered(job), n.ID, "")
+	}
+	url := "/v1/node/" + n.ID + "/allocations/changes?server_changes=true&shared_jobs=true"
+	var got state.NodeAllocChanges
+	h.OK(http.MethodGet, url, nil, &got)
+	if len(got.Allocs) != 3 || len(got.Changed) != 3 || got.Changed[0].Job == nil {
+		t.Fatalf("answer %+v, want the node's 3 allocations, the first with its job", got)
+	}
+	for _, a := range got.Changed {
+		if a.Job != nil && a.Job.ID != "web" {
+			t.Errorf("allocation %s: job %v", a.ID, a.Job)
+		}
+	}
+	h.Fail(http.MethodGet, "/v1/node/"+n.ID+"/allocations/changes?shared_jobs=often", nil, http.StatusBadRequest)
 }
