@@ -59,6 +59,9 @@ type allocRunner struct {
 	dirsMu    sync.Mutex
 	dirsBuilt bool
 	dirsGone  bool
+	// restored: a previous client run left the allocation (its directory
+	// may be there).
+	restored bool
 	// healthKick wakes the deployment health watcher (health.go).
 	healthKick chan struct{}
 	done       chan struct{}
@@ -82,6 +85,7 @@ func newAllocRunner(c *Client, a *state.Allocation, restored *persistedRun) *all
 		healthKick: make(chan struct{}, 1),
 	}
 	if restored != nil {
+		ar.restored = true
 		ar.failed, ar.desc, ar.terminalAt = restored.Failed, restored.Description, restored.TerminalAt
 		ar.restoreUser(restored)
 	}
@@ -220,8 +224,10 @@ func (ar *allocRunner) run() {
 // tree before it starts (taskNeedsDirs). A restored allocation whose tree
 // is there builds it again, which resets its modes.
 func (ar *allocRunner) needsDirs() bool {
-	if _, err := os.Stat(ar.dir.Root); err == nil {
-		return true
+	if ar.restored {
+		if _, err := os.Stat(ar.dir.Root); err == nil {
+			return true
+		}
 	}
 	for _, t := range ar.tasks {
 		if taskNeedsDirs(t.currentTask(), t.drv) {
