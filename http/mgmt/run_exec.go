@@ -1,7 +1,9 @@
 package mgmt
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,10 +23,13 @@ import (
 // plans and applies of runs, their logs, and the worker endpoints.
 //
 //   - GET /plans/:id and /applies/:id are go-tfe's Plan and Apply, read by
-//     whoever may read the run; their log-read-url is /plans/:id/logs (or
-//     /applies/:id/logs), read with the caller's token (go-tfe's log
-//     reader sends it) as TFE's archivist serves logs: ?offset and ?limit,
-//     STX first, ETX once the phase ended.
+//     whoever may read the run. Their log-read-url is a signed URL, as
+//     TFE's archivist's: /plans/:id/logs/:token, where the token is
+//     derived (one way) from the run's worker secret, so any server checks
+//     it and it reveals nothing of the secret; go-tfe's log reader sends
+//     no credentials. It serves the log as the archivist does: ?offset
+//     and ?limit, STX first, ETX once the phase ended. /plans/:id/logs
+//     serves the same to a caller with a token who may read the run.
 //   - /runs/:id/worker/... serve the run's worker, authorized by the run's
 //     worker secret (header X-Sched-Run-Secret), which its job carries;
 //     only while the run executes, and only for its own workspace:
@@ -49,6 +54,8 @@ func (m *router) runExecRoutes() {
 	m.handle(http.MethodGet, "/applies/:phase", s.phaseShow(mgmt.PhaseApply))
 	m.handle(http.MethodGet, "/plans/:phase/logs", s.phaseLogs(mgmt.PhasePlan))
 	m.handle(http.MethodGet, "/applies/:phase/logs", s.phaseLogs(mgmt.PhaseApply))
+	s.mount(http.MethodGet, apiPrefix+"/plans/:phase/logs/:token", m.signedLogs(mgmt.PhasePlan))
+	s.mount(http.MethodGet, apiPrefix+"/applies/:phase/logs/:token", m.signedLogs(mgmt.PhaseApply))
 	m.handle(http.MethodGet, "/runs/:run/run-events", s.runEvents)
 	w := apiPrefix + "/runs/:run" + pathWorker
 	s.mount(http.MethodGet, w+"/configuration", m.worker(s.workerConfiguration))
@@ -106,11 +113,14 @@ func phaseResource(r *http.Request, run *mgmt.Run, phase string) *jsonapi.Resour
 	attrs := map[string]any{
 		"status":                p.PhaseStatus(),
 		"status-timestamps":     ts,
-		"log-read-url":          base + path + "/logs",
+		"log-read-url":          nil,
 		"resource-additions":    p.Additions,
 		"resource-changes":      p.Changes,
 		"resource-destructions": p.Destructions,
 		"resource-imports":      p.Imports,
+	}
+	if tok := logToken(run); tok != "" {
+		attrs["log-read-url"] = base + path + "/logs/" + tok
 	}
 	if phase == mgmt.PhasePlan {
 		attrs["has-changes"] = p.HasChanges
@@ -133,16 +143,70 @@ func (s terraformAPI) phaseLogs(phase string) handler {
 		if err != nil {
 			return result{}, err
 		}
-		offset, err := intParam(r, "offset", 0)
-		if err != nil {
-			return result{}, err
-		}
-		limit, err := intParam(r, "limit", 1<<20)
-		if err != nil {
-			return result{}, err
-		}
-		return result{status: http.StatusOK, raw: framedLog(run.Phase(phase), offset, min(limit, 1<<20)), rawType: "text/plain"}, nil
+		return s.logAnswer(r, run, phase)
 	}
+}
+
+// logToken is the token of a run's signed log URLs: derived one way from
+// the run's worker secret, "" while the run has none (before its plan).
+func logToken(run *mgmt.Run) string {
+	if run.WorkerSecret == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("sched log-read-url\x00" + run.WorkerSecret))
+	return hex.EncodeToString(sum[:16])
+}
+
+// signedLogs serves a phase's signed log URL: no credentials, the token in
+// the path (a wrong one is a 404, as an unknown run).
+func (m *router) signedLogs(phase string) httprouter.Handle {
+	s := terraformAPI{m.s}
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		res, err := func() (result, error) {
+			if err := m.limiter.admit(w, "addr:"+remoteHost(r)); err != nil {
+				return result{}, err
+			}
+			if err := s.ReadBarrier(r.Context()); err != nil {
+				return result{}, err
+			}
+			id := p.ByName("phase")
+			prefix := mgmt.PrefixPlan
+			if phase == mgmt.PhaseApply {
+				prefix = mgmt.PrefixApply
+			}
+			runID, ok := mgmt.RunOfPhase(id, prefix)
+			if !ok {
+				return result{}, notFound(phase, id)
+			}
+			run, err := s.store.RunByID(nil, runID)
+			if err != nil {
+				return result{}, err
+			}
+			if run == nil || logToken(run) == "" || subtle.ConstantTimeCompare([]byte(logToken(run)), []byte(p.ByName("token"))) != 1 {
+				return result{}, notFound(phase, id)
+			}
+			return s.logAnswer(r, run, phase)
+		}()
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeRaw(w, res)
+	}
+}
+
+// logAnswer is the part of a phase's log a request's offset and limit
+// ask for.
+func (s terraformAPI) logAnswer(r *http.Request, run *mgmt.Run, phase string) (result, error) {
+	offset, err := intParam(r, "offset", 0)
+	if err != nil {
+		return result{}, err
+	}
+	limit, err := intParam(r, "limit", 1<<20)
+	if err != nil {
+		return result{}, err
+	}
+	return result{status: http.StatusOK, raw: framedLog(run.Phase(phase), offset, min(limit, 1<<20)), rawType: "text/plain"}, nil
 }
 
 // framedLog is the part [offset, offset+limit) of a phase's framed log.

@@ -135,13 +135,14 @@ func (p *RunPhase) AppendLog(chunk []byte) {
 	if p.LogTruncated {
 		return
 	}
-	room := MaxRunLogBytes - len(p.Log)
+	// The note that says the log was cut has its room kept free.
+	const note = "\n[sched: the log is over its limit; the rest is in the task's log on the client]\n"
+	room := MaxRunLogBytes - len(note) - len(p.Log)
 	if len(chunk) <= room {
 		p.Log = append(p.Log, chunk...)
 		return
 	}
-	const note = "\n[sched: the log is over its limit; the rest is in the task's log on the client]\n"
-	p.Log = append(p.Log, chunk[:max(0, room-len(note))]...)
+	p.Log = append(p.Log, chunk[:max(0, room)]...)
 	p.Log = append(p.Log, note...)
 	p.LogTruncated = true
 }

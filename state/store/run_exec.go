@@ -188,6 +188,7 @@ func applyRunPhaseUpdate(t *writeTxn, req *RunPhaseUpdateRequest) (any, error) {
 		// A queued run whose worker already reported passes through
 		// the working status, as the lifecycle has it.
 		if working := map[string]string{mgmt.RunPlanQueued: mgmt.RunPlanning, mgmt.RunApplyQueued: mgmt.RunApplying}[r.Status]; working != "" {
+			c.StatusTimestamps[working] = mgmt.Time(req.Now)
 			r = c.Copy()
 			r.Status = working
 		}
