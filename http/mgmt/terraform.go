@@ -44,6 +44,7 @@ func (m *router) terraformRoutes() {
 	m.handle(http.MethodGet, "/organizations/:org/entitlement-set", s.entitlementSet)
 	m.runRoutes()
 	m.configVersionRoutes()
+	m.agentPoolRoutes() // agent_pools.go
 }
 
 // discovery serves GET /.well-known/terraform.json. It needs no token, as
