@@ -74,6 +74,44 @@ type journalRecord struct {
 	Removed bool              `json:",omitempty"`
 	Alloc   *state.Allocation `json:",omitempty"`
 	Run     *persistedRun     `json:",omitempty"`
+	// Job, when set, is Alloc's job, encoded apart (Alloc.Job is then
+	// null): the allocations of one job version share one *state.Job, and
+	// its encoding is reused from one record to the next (a thousand
+	// placements of a job encoded it a thousand times). Records of
+	// earlier versions carry it in Alloc.
+	Job json.RawMessage `json:",omitempty"`
+}
+
+// journalJobCache is how many jobs' encodings a journal keeps for reuse:
+// the jobs of the allocations being started, a few at a time.
+const journalJobCache = 8
+
+// encodedJob is one job's encoding, kept for reuse.
+type encodedJob struct {
+	job *state.Job
+	enc json.RawMessage
+}
+
+// jobJSONLocked returns j's encoding, from the cache when j was encoded
+// lately (jobs read from the servers are never changed in place). s.mu
+// must be held.
+func (s *stateStore) jobJSONLocked(j *state.Job) (json.RawMessage, error) {
+	for _, e := range s.jobs {
+		if e.job == j {
+			return e.enc, nil
+		}
+	}
+	enc, err := json.Marshal(j)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.jobs) < journalJobCache {
+		s.jobs = append(s.jobs, encodedJob{j, enc})
+	} else {
+		s.jobs[s.nextJob] = encodedJob{j, enc}
+		s.nextJob = (s.nextJob + 1) % journalJobCache
+	}
+	return enc, nil
 }
 
 // extent is where a record lies in the journal.
@@ -126,6 +164,17 @@ func (s *stateStore) openJournalLocked() error {
 func (s *stateStore) appendLocked(rec *journalRecord) (extent, error) {
 	if err := s.openJournalLocked(); err != nil {
 		return extent{}, err
+	}
+	if rec.Alloc != nil && rec.Alloc.Job != nil {
+		enc, err := s.jobJSONLocked(rec.Alloc.Job)
+		if err != nil {
+			return extent{}, err
+		}
+		a := *rec.Alloc
+		a.Job = nil
+		cp := *rec
+		cp.Alloc, cp.Job = &a, enc
+		rec = &cp
 	}
 	payload, err := json.Marshal(rec)
 	if err != nil {
@@ -210,6 +259,9 @@ func readJournal(path string, fn func(rec *journalRecord, e extent) error) (int6
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 256<<10)
+	// jobs shares the jobs read: records of the same job carry the same
+	// encoding.
+	jobs := map[string]*state.Job{}
 	var off int64
 	var hdr [journalHeader]byte
 	var payload []byte
@@ -234,6 +286,17 @@ func readJournal(path string, fn func(rec *journalRecord, e extent) error) (int6
 		var rec journalRecord
 		if err := json.Unmarshal(payload, &rec); err != nil || rec.ID == "" {
 			return off, fmt.Errorf("journal: unreadable record at offset %d", off)
+		}
+		if rec.Job != nil && rec.Alloc != nil && rec.Alloc.Job == nil {
+			j := jobs[string(rec.Job)]
+			if j == nil {
+				j = new(state.Job)
+				if err := json.Unmarshal(rec.Job, j); err != nil {
+					return off, fmt.Errorf("journal: unreadable job in the record at offset %d", off)
+				}
+				jobs[string(rec.Job)] = j
+			}
+			rec.Alloc.Job = j
 		}
 		e := extent{off: off, n: journalHeader + int64(n)}
 		if err := fn(&rec, e); err != nil {

@@ -1,7 +1,9 @@
 package client
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -191,5 +193,48 @@ func TestJournalRunOnlyRecords(t *testing.T) {
 	}
 	if got, errs = loadedByID(t, s); len(got) != 0 || len(errs) != 0 {
 		t.Fatalf("after removal: %v, errors %v", got, errs)
+	}
+}
+
+// Allocations of one job share its encoding in the journal, and share one
+// *state.Job once loaded; a record of an earlier version, with the job in
+// the allocation, still loads.
+func TestJournalSharesJobs(t *testing.T) {
+	s := &stateStore{dir: t.TempDir()}
+	j := &state.Job{ID: "web", Meta: map[string]string{"m": "shared"}}
+	for _, id := range []string{"a1", "a2"} {
+		if err := s.put(&state.Allocation{ID: id, TaskGroup: "g", Job: j}, &persistedRun{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An earlier version's record: the job inside the allocation.
+	old, err := json.Marshal(map[string]any{"ID": "a3", "Alloc": journalAlloc("a3", "inline"), "Run": &persistedRun{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]byte, journalHeader, journalHeader+len(old))
+	binary.LittleEndian.PutUint32(frame[0:4], uint32(len(old)))
+	binary.LittleEndian.PutUint32(frame[4:8], crc32.Checksum(old, journalCRC))
+	s.close()
+	f, err := os.OpenFile(filepath.Join(s.dir, journalName), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(append(frame, old...)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if j.ID != "web" {
+		t.Fatal("put changed the job")
+	}
+	got, errs := loadedByID(t, s)
+	if len(got) != 3 || len(errs) != 0 {
+		t.Fatalf("loaded %d allocations, errors %v", len(got), errs)
+	}
+	if a1, a2 := got["a1"].Alloc.Job, got["a2"].Alloc.Job; a1 == nil || a1 != a2 || a1.Meta["m"] != "shared" {
+		t.Fatalf("jobs after load: %+v and %+v, want one shared job", a1, a2)
+	}
+	if a3 := got["a3"].Alloc.Job; a3 == nil || a3.Meta["m"] != "inline" {
+		t.Fatalf("job of an earlier version's record: %+v", a3)
 	}
 }

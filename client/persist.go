@@ -70,6 +70,10 @@ type stateStore struct {
 	// legacy holds the allocations load found in files of earlier
 	// versions: remove deletes those.
 	legacy map[string]bool
+	// jobs are the encodings of the jobs last written, nextJob the one
+	// to replace next (journal.go).
+	jobs    []encodedJob
+	nextJob int
 }
 
 // stateSuffix ends the name of an allocation's file of earlier versions.
