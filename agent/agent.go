@@ -65,6 +65,9 @@ type Agent struct {
 	// dockerDriver is the client's docker driver, shut down (detached
 	// from its containers) after the client.
 	dockerDriver interface{ Shutdown() }
+	// execDriver is the client's exec driver, shut down after the client
+	// (its tasks keep running; its empty cgroup parent goes).
+	execDriver interface{ Shutdown() }
 	// metrics is the agent's metrics registry (agent/metrics.go).
 	metrics *agentMetrics
 	// foreground counts the API's writes in flight; the scheduling
@@ -325,6 +328,9 @@ func (a *Agent) Shutdown() error {
 			}
 			if a.dockerDriver != nil {
 				a.dockerDriver.Shutdown()
+			}
+			if a.execDriver != nil {
+				a.execDriver.Shutdown()
 			}
 		}
 		if a.cancelReqs != nil {

@@ -65,6 +65,7 @@ func (a *Agent) newClient() error {
 	}
 	a.dockerDriver = dockerDriver
 	execDriver := cc.Exec.driver(driver.NewExec(logger))
+	a.execDriver = execDriver
 	c, err := client.New(client.Config{
 		DataDir: a.cfg.DataDir, Servers: servers, ServersTLS: a.httpDialTLS,
 		NodeName: a.cfg.Name, Region: a.cfg.Region, Datacenter: a.cfg.Datacenter,

@@ -176,6 +176,7 @@ func (a *Agent) newClientMetrics() prometheus.Gatherer {
 		running      = gaugeDesc("sched_client_allocs_running", "Allocations a node reports running.", "node_id")
 		heartbeats   = gaugeDesc("sched_client_heartbeats_total", "Heartbeats this client sent, by result (ok: the servers answered).", "node_id", "result")
 		registration = gaugeDesc("sched_client_registrations_total", "Times this client registered its node with the servers.", "node_id")
+		hbDelay      = gaugeDesc("sched_client_heartbeat_delay_max_seconds", "The longest a heartbeat of this client was answered after it was due (its timer's lateness plus the request), since the start.", "node_id")
 	)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -197,6 +198,7 @@ func (a *Agent) newClientMetrics() prometheus.Gatherer {
 			ch <- prometheus.MustNewConstMetric(heartbeats, prometheus.CounterValue, float64(ok), node, "ok")
 			ch <- prometheus.MustNewConstMetric(heartbeats, prometheus.CounterValue, float64(failed), node, "failed")
 			ch <- prometheus.MustNewConstMetric(registration, prometheus.CounterValue, float64(c.Registrations()), node)
+			ch <- prometheus.MustNewConstMetric(hbDelay, prometheus.GaugeValue, c.HeartbeatMaxDelay().Seconds(), node)
 		}))
 	return reg
 }

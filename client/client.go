@@ -97,6 +97,8 @@ type Client struct {
 	// heartbeatsOK and heartbeatsFailed count heartbeats the servers
 	// answered and those that failed (HeartbeatStats).
 	heartbeatsOK, heartbeatsFailed atomic.Uint64
+	// heartbeatMaxDelay is HeartbeatMaxDelay, in nanoseconds.
+	heartbeatMaxDelay atomic.Int64
 
 	randMu sync.Mutex
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -48,6 +49,7 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			c.log.Info("node registered", "node_id", c.nodeID, "server", c.CurrentServer(), "ttl", ttl)
 		}
 		wait := c.heartbeatWait(ttl)
+		due := time.Now().Add(wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -58,12 +60,20 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 		}
 		var resp *state.NodeUpdateResponse
 		err := c.servers.call(ctx, func(s *api.Client) error {
+			// One server's slow answer must not use up the TTL: past
+			// heartbeatCallLimit the call fails over to the next.
+			cctx, cancel := context.WithTimeout(ctx, heartbeatCallLimit(ttl))
+			defer cancel()
 			var err error
-			resp, _, err = s.Nodes().Heartbeat(ctx, c.nodeID, nil)
+			resp, _, err = s.Nodes().Heartbeat(cctx, c.nodeID, nil)
+			if err != nil && cctx.Err() != nil && ctx.Err() == nil {
+				err = fmt.Errorf("heartbeat to %s: no answer within %v: %w", s.Address(), heartbeatCallLimit(ttl), err)
+			}
 			return err
 		})
 		if err == nil {
 			c.heartbeatsOK.Add(1)
+			c.noteHeartbeatDelay(time.Since(due))
 		} else if ctx.Err() == nil {
 			c.heartbeatsFailed.Add(1)
 		}
@@ -97,6 +107,30 @@ func (c *Client) heartbeatWait(ttl time.Duration) time.Duration {
 	}
 	w := time.Duration(float64(ttl) * c.cfg.HeartbeatFraction)
 	return w - time.Duration(c.jitter()*0.1*float64(w))
+}
+
+// heartbeatCallLimit bounds one heartbeat request: a quarter of the TTL
+// (so a failover still has time before it runs out), at least 2 s.
+func heartbeatCallLimit(ttl time.Duration) time.Duration {
+	return max(ttl/4, 2*time.Second)
+}
+
+// noteHeartbeatDelay records how long after it was due a heartbeat was
+// answered (the timer's lateness plus the request).
+func (c *Client) noteHeartbeatDelay(d time.Duration) {
+	for {
+		cur := c.heartbeatMaxDelay.Load()
+		if int64(d) <= cur || c.heartbeatMaxDelay.CompareAndSwap(cur, int64(d)) {
+			return
+		}
+	}
+}
+
+// HeartbeatMaxDelay is the longest a heartbeat was answered after it was
+// due, since the start: a client whose goroutines or requests are held up
+// shows it here well before the servers mark the node down.
+func (c *Client) HeartbeatMaxDelay() time.Duration {
+	return time.Duration(c.heartbeatMaxDelay.Load())
 }
 
 // isForbidden reports whether err is a 403 from the servers.

@@ -301,3 +301,34 @@ func TestExecVolumeNoNodeHasIsBlocked(t *testing.T) {
 		t.Fatalf("allocations of a job whose volume no node has: %d, %v", len(allocs), err)
 	}
 }
+
+// TestExecAgentStopLeavesNoCgroup: once its tasks are gone, an agent
+// stopped cleanly removes its (empty) cgroup parent from every hierarchy,
+// and leaves no mount and no process of its tasks.
+func TestExecAgentStopLeavesNoCgroup(t *testing.T) {
+	a, parent := execAgent(t)
+	a.startDev()
+	c := a.client()
+	if _, _, err := c.Jobs().Register(context.Background(), execJob("execstop", state.JobTypeService, "shared",
+		`echo ready; exec sleep 3600`, 32), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	runningAllocs(t, c, "execstop", 1)
+	testutil.WaitFor(t, 30*time.Second, "the task's cgroup", func() bool { return len(cgroupPIDs(parent)) > 0 })
+	if _, _, err := c.Jobs().Deregister(context.Background(), "execstop", true, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, time.Minute, "the task's cgroup to go", func() bool { return len(cgroupsUnder(parent)) == 0 })
+	if len(cgroupDirs(parent)) == 0 {
+		t.Fatalf("no cgroup parent %s while the agent runs: the test proves nothing", parent)
+	}
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if left := cgroupDirs(parent); len(left) > 0 {
+		t.Errorf("the agent stopped and left its empty cgroup parent: %v", left)
+	}
+	if b, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(b), a.dataDir) {
+		t.Errorf("a mount under the data dir %s is left", a.dataDir)
+	}
+}

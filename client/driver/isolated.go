@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,8 @@ const (
 	// initReportWait bounds the wait for the init to build the root and
 	// start the task.
 	initReportWait = 30 * time.Second
+	// DefaultParallelStarts is how many tasks the driver starts at once.
+	DefaultParallelStarts = 32
 )
 
 // DefaultChrootEnv is the host directories an exec task's root is built
@@ -101,10 +104,19 @@ type Exec struct {
 	// RecoverPollInterval and KillWait are as RawExec's.
 	RecoverPollInterval time.Duration
 	KillWait            time.Duration
+	// ParallelStarts bounds the tasks being started at once (their inits
+	// starting, building their roots and reporting); zero means
+	// DefaultParallelStarts. Each init is the sched binary starting up
+	// (about 60 ms of CPU before it reads its spec): a hundred at once
+	// starve the client agent itself (its heartbeats were answered up to
+	// 1.5 s late), while 32 at once start a hundred tasks about as fast
+	// (docs/drivers.md, Measured).
+	ParallelStarts int
 
-	tasks taskTable[execTask]
-	stop  chan struct{}
-	once  sync.Once
+	tasks  taskTable[execTask]
+	stop   chan struct{}
+	starts chan struct{}
+	once   sync.Once
 }
 
 // NewExec returns an exec driver with the defaults.
@@ -179,6 +191,7 @@ func (d *Exec) initPath() (string, error) {
 func (d *Exec) init() {
 	d.once.Do(func() {
 		d.stop = make(chan struct{})
+		d.starts = make(chan struct{}, cmp.Or(d.ParallelStarts, DefaultParallelStarts))
 		if d.Logger == nil {
 			d.Logger = slog.Default()
 		}
@@ -309,9 +322,7 @@ func (d *Exec) spec(cfg *TaskConfig, tu taskUser) (*nsinit.Spec, error) {
 	if cfg.NetworkMode == "bridge" {
 		env = bridgePortEnv(env, cfg.Ports)
 	}
-	if _, ok := env["TMPDIR"]; !ok {
-		env["TMPDIR"] = "/tmp" // the task's own tmp/, in its root
-	}
+	env = withTmpDir(env, "/tmp") // the task's own tmp/, in its root (tmpdir.go)
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		v := env[k]
 		if p, ok := inRoot[v]; ok && v != "" {
@@ -380,7 +391,9 @@ func (d *Exec) start(cfg *TaskConfig) (*execTask, error) {
 			d.cleanup(t)
 		}
 	}()
+	d.starts <- struct{}{}
 	cmd, err := d.launch(t, initPath, flags, spec)
+	<-d.starts
 	if err != nil {
 		return nil, err
 	}
@@ -716,9 +729,11 @@ func (d *Exec) Stats(taskID string) (*state.TaskResourceUsage, error) {
 }
 
 // Shutdown detaches the driver from its tasks without stopping them, as
-// RawExec.Shutdown.
+// RawExec.Shutdown, and removes the cgroup parent when no task's cgroup
+// is left in it.
 func (d *Exec) Shutdown() {
 	d.init()
+	defer cgroup.RemoveEmpty(cmp.Or(d.CgroupParent, DefaultCgroupParent))
 	d.tasks.locked(func(tasks map[string]*execTask) {
 		select {
 		case <-d.stop:

@@ -224,7 +224,9 @@ func TestExecBadInput(t *testing.T) {
 	}{
 		{"command outside the root", func(c *TaskConfig) { c.Config["command"] = "sched-no-such-command" }, `command "sched-no-such-command" not found in the task's root`, false},
 		{"no command", func(c *TaskConfig) { delete(c.Config, "command") }, "command is required", true},
-		{"bridge network", func(c *TaskConfig) { c.NetworkMode = "bridge" }, "network mode host or none", true},
+		{"bridge network without the client's namespace", func(c *TaskConfig) { c.NetworkMode = "bridge" }, "network mode bridge needs the allocation's network namespace", true},
+		{"unknown network mode", func(c *TaskConfig) { c.NetworkMode = "cni/mynet" }, "network mode host, bridge or none", true},
+		{"network namespace that is not there", func(c *TaskConfig) { c.NetworkMode, c.NetNS = "bridge", "/sched-no-such-netns" }, "network namespace /sched-no-such-netns", false},
 		{"denied user", func(c *TaskConfig) { c.User = "root" }, `user "root" (uid 0) may not run exec tasks`, true},
 		{"volume that is not there", func(c *TaskConfig) {
 			c.Mounts = []*MountConfig{{Volume: "v", HostPath: "/sched-no-such-dir", TaskPath: "/data"}}

@@ -167,8 +167,12 @@ func (d *RawExec) start(cfg *TaskConfig) (*rawTask, error) {
 			return nil, err
 		}
 	}
+	tmp, err := taskTmpDir(cfg.TaskDir, tu.cred) // tmpdir.go
+	if err != nil {
+		return nil, err
+	}
 	cfg = ptrCopy(cfg)
-	cfg.Env = withVolumeEnv(tu.env(cfg.Env, cfg.TaskDir), cfg.Mounts)
+	cfg.Env = withTmpDir(withVolumeEnv(tu.env(cfg.Env, cfg.TaskDir), cfg.Mounts), tmp)
 	cmd, err := buildCommand(cfg, tu.cred)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -110,7 +111,7 @@ func (b *bench) driversScenario(drivers []string, starts, tasks int, image, bin 
 
 // driverDensity runs tasks tasks of drv on a client-only agent.
 func (b *bench) driverDensity(drv string, tasks int, image, bin string) error {
-	cpid, stop, err := spawnDriverClient(bin, b.addr)
+	cpid, cport, stop, err := spawnDriverClient(bin, b.addr)
 	if err != nil {
 		return err
 	}
@@ -124,9 +125,11 @@ func (b *bench) driverDensity(drv string, tasks int, image, bin string) error {
 		return err
 	}
 	hostBefore := hostTaskRSS(drv)
+	hb := watchHeartbeats(fmt.Sprintf("http://127.0.0.1:%d/v1/metrics?format=prometheus", cport), b.addr+"/v1/node/"+cnode)
 	id := fmt.Sprintf("drv-%s-%s-density", b.run, strings.ReplaceAll(drv, "_", ""))
 	total, fromPlaced, err := b.runDriverJob(id, cnode, drv, image, tasks, 10*time.Minute)
 	if err != nil {
+		hb.stop()
 		return err
 	}
 	// Steady state: the client's CPU over 10 s with every task running.
@@ -139,6 +142,7 @@ func (b *bench) driverDensity(drv string, tasks int, image, bin string) error {
 		return err
 	}
 	hostAfter := hostTaskRSS(drv)
+	hbs := hb.stop()
 	fmt.Printf("drivers: %s: %d tasks on a client-only agent: register -> all running %v (placed -> all running %v)\n",
 		drv, tasks, total.Round(time.Millisecond), fromPlaced.Round(time.Millisecond))
 	fmt.Printf("drivers: %s: client agent RSS %.1f MiB idle -> %.1f MiB: %.0f KiB per running task; client CPU %.3f%% of a core per running task\n",
@@ -146,6 +150,8 @@ func (b *bench) driverDensity(drv string, tasks int, image, bin string) error {
 		100*float64(cpu1-cpu0)/float64(window)/float64(tasks))
 	fmt.Printf("drivers: %s: host processes per task outside the agent (%s): %.1f MiB\n",
 		drv, hostProcessKind(drv), float64(hostAfter-hostBefore)/(1<<20)/float64(tasks))
+	fmt.Printf("drivers: %s: heartbeats from register to the end of the window: %d ok, %d failed, answered at most %v after due, longest gap between two answered %v, node not ready %d times\n",
+		drv, hbs.ok, hbs.failed, hbs.maxDelay.Round(time.Millisecond), hbs.maxGap.Round(10*time.Millisecond), hbs.notReady)
 	return b.stopJobAndWait(id)
 }
 
@@ -198,30 +204,129 @@ func hostTaskRSS(drv string) int64 {
 // spawnDriverClient starts a client-only agent of server with raw_exec
 // as the dev agent has it: enabled, tasks as the agent's own user (its
 // temporary data dir lets no other user in).
-func spawnDriverClient(bin, server string) (int, func(), error) {
+func spawnDriverClient(bin, server string) (int, int, func(), error) {
 	dir, err := os.MkdirTemp("", "sched-bench-drivers-")
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	ports, err := freePorts(3)
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	cfg := filepath.Join(dir, "client.hcl")
 	body := fmt.Sprintf("name = %q\ndata_dir = %q\nlog_level = \"warn\"\nports {\n http = %d\n raft = %d\n gossip = %d\n}\nclient {\n enabled = true\n servers = [%q]\n raw_exec {\n  enabled = true\n  default_user = \"\"\n  denied_users = []\n }\n users {\n  dynamic = false\n }\n}\n",
 		clientOnlyName, filepath.Join(dir, "data"), ports[0], ports[1], ports[2], server)
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	cmd := exec.Command(bin, "agent", "-config", cfg)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	stop := func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 		os.RemoveAll(dir)
 	}
-	return cmd.Process.Pid, stop, nil
+	return cmd.Process.Pid, ports[0], stop, nil
+}
+
+// heartbeatStats is what watchHeartbeats saw.
+type heartbeatStats struct {
+	ok, failed int
+	// maxGap is the longest time between two increments of the client's
+	// answered-heartbeat count, as sampled every heartbeatSample.
+	maxGap time.Duration
+	// notReady counts the samples of the node's status (on the servers)
+	// that were not "ready".
+	notReady int
+	// maxDelay is the client's own sched_client_heartbeat_delay_max_seconds
+	// at the end: the longest a heartbeat was answered after it was due.
+	maxDelay time.Duration
+}
+
+// heartbeatSample is how often watchHeartbeats reads the counters.
+const heartbeatSample = 100 * time.Millisecond
+
+// heartbeatWatch samples a client agent's heartbeat counters (its
+// Prometheus metrics) and its node's status on the servers until stop.
+type heartbeatWatch struct {
+	done chan struct{}
+	res  chan heartbeatStats
+}
+
+func (w *heartbeatWatch) stop() heartbeatStats {
+	close(w.done)
+	return <-w.res
+}
+
+func watchHeartbeats(metricsURL, nodeURL string) *heartbeatWatch {
+	w := &heartbeatWatch{done: make(chan struct{}), res: make(chan heartbeatStats, 1)}
+	hc := &http.Client{Timeout: 2 * time.Second}
+	read := func(url string) string {
+		resp, err := hc.Get(url)
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		return string(b)
+	}
+	counter := func(body, result string) (int, bool) {
+		for _, l := range strings.Split(body, "\n") {
+			if strings.HasPrefix(l, "sched_client_heartbeats_total{") && strings.Contains(l, `result="`+result+`"`) {
+				f := strings.Fields(l)
+				v, err := strconv.ParseFloat(f[len(f)-1], 64)
+				return int(v), err == nil
+			}
+		}
+		return 0, false
+	}
+	go func() {
+		var st heartbeatStats
+		ok0, failed0, last, lastAt := -1, -1, -1, time.Now()
+		tick := time.NewTicker(heartbeatSample)
+		defer tick.Stop()
+		for {
+			select {
+			case <-w.done:
+				if ok0 >= 0 {
+					st.ok = last - ok0
+				}
+				w.res <- st
+				return
+			case <-tick.C:
+			}
+			body := read(metricsURL)
+			ok, okFound := counter(body, "ok")
+			failed, _ := counter(body, "failed")
+			for _, l := range strings.Split(body, "\n") {
+				if strings.HasPrefix(l, "sched_client_heartbeat_delay_max_seconds{") {
+					f := strings.Fields(l)
+					if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+						st.maxDelay = time.Duration(v * float64(time.Second))
+					}
+				}
+			}
+			if okFound {
+				now := time.Now()
+				if ok0 < 0 {
+					ok0, failed0, last, lastAt = ok, failed, ok, now
+				}
+				if ok != last {
+					st.maxGap = max(st.maxGap, now.Sub(lastAt))
+					last, lastAt = ok, now
+				}
+				// A heartbeat still outstanding counts as a gap too.
+				st.maxGap = max(st.maxGap, now.Sub(lastAt))
+				st.failed = failed - failed0
+			}
+			var n struct{ Status string }
+			if json.Unmarshal([]byte(read(nodeURL)), &n) == nil && n.Status != "" && n.Status != "ready" {
+				st.notReady++
+			}
+		}
+	}()
+	return w
 }
