@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
@@ -73,11 +74,29 @@ func (c *Client) watchLoop(ctx context.Context) {
 		}
 		shareJobs(changes.Changed, jobs)
 		c.syncAllocs(allocs, meta.LastIndex)
-		// Let the next changes gather (Config.WatchGather).
-		if len(changes.Changed) > 0 && !sleepCtx(ctx, c.cfg.WatchGather) {
+		// Let the next changes gather (Config.WatchGather, longer on a
+		// node with thousands of allocations: watchGather).
+		if len(changes.Changed) > 0 && !sleepCtx(ctx, watchGather(c.cfg.WatchGather, len(known))) {
 			return
 		}
 	}
+}
+
+// watchGatherPer and watchGatherMax scale the watch's gather with the
+// node's allocations: every answer names each of them, so the servers'
+// and the client's work per wake-up grows with their number; one
+// WatchGather more per watchGatherPer allocations keeps the work per
+// second of a stream of placements flat, up to watchGatherMax.
+const (
+	watchGatherPer = 1000
+	watchGatherMax = time.Second
+)
+
+// watchGather is how long the watch lets changes gather after a wake-up
+// that brought some, on a node of n allocations; never below base.
+func watchGather(base time.Duration, n int) time.Duration {
+	d := base * time.Duration(1+n/watchGatherPer)
+	return max(base, min(d, watchGatherMax))
 }
 
 // mergeChanges brings known (allocation ID → latest allocation read) up to

@@ -3,6 +3,7 @@ package client
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/schedhq/sched/state"
 )
@@ -46,5 +47,23 @@ func TestMergeChanges(t *testing.T) {
 		if list, ok := mergeChanges(known, ch); ok || list != nil || len(known) != 2 || known["c"] != c {
 			t.Errorf("answer %v: %v %v, known %v; want incomplete and known unchanged", ch.Allocs, list, ok, known)
 		}
+	}
+}
+
+// The watch's gather grows by one WatchGather per thousand allocations
+// of the node, up to watchGatherMax, and never falls below the
+// configured one.
+func TestWatchGatherGrowsWithTheNode(t *testing.T) {
+	base := 100 * time.Millisecond
+	for _, c := range []struct {
+		n    int
+		want time.Duration
+	}{{0, base}, {999, base}, {1000, 2 * base}, {4500, 5 * base}, {50000, watchGatherMax}} {
+		if got := watchGather(base, c.n); got != c.want {
+			t.Errorf("%d allocations: gather %v, want %v", c.n, got, c.want)
+		}
+	}
+	if got := watchGather(2*time.Second, 0); got != 2*time.Second {
+		t.Errorf("a configured gather above the cap became %v", got)
 	}
 }
