@@ -38,6 +38,45 @@ func TestMeasureTerraformApply(t *testing.T) {
 		took[len(took)/2], took[0], took[len(took)-1], len(took))
 }
 
+// TestMeasureTerraformRemoteApply reports the time of a no-op `terraform
+// apply` in remote execution (the plan runs as a job on the agent's
+// client; no changes, so no apply job) against the same in local
+// execution, on one -dev agent over HTTPS, interleaved, p50 of 10 each.
+func TestMeasureTerraformRemoteApply(t *testing.T) {
+	skipUnlessMeasuring(t)
+	bin := terraformBin(t)
+	ta := startRemoteRuns(t, bin, "acme")
+	local := newTerraformDir(t, bin, ta, "acme", "measure-local")
+	remote := newTerraformDir(t, bin, ta, "acme", "measure-remote")
+	local.run("init", "-input=false")
+	remote.run("init", "-input=false")
+	body := `{"data":{"type":"workspaces","attributes":{"execution-mode":"local"}}}`
+	if code, out := ta.do(t, "PATCH", "/api/v2/organizations/acme/workspaces/measure-local", body); code != 200 {
+		t.Fatalf("local execution: %d %s", code, out)
+	}
+	local.run("apply", "-auto-approve", "-input=false")
+	remote.run("apply", "-auto-approve", "-input=false")
+	var tookLocal, tookRemote []time.Duration
+	for range 10 {
+		for _, c := range []struct {
+			d    *terraformDir
+			took *[]time.Duration
+		}{{local, &tookLocal}, {remote, &tookRemote}} {
+			start := time.Now()
+			out := c.d.run("apply", "-auto-approve", "-input=false")
+			*c.took = append(*c.took, time.Since(start))
+			if !strings.Contains(out, "No changes") {
+				t.Fatalf("a no-op apply changed something:\n%s", out)
+			}
+		}
+	}
+	slices.Sort(tookLocal)
+	slices.Sort(tookRemote)
+	p50l, p50r := tookLocal[len(tookLocal)/2], tookRemote[len(tookRemote)/2]
+	t.Logf("terraform apply (no-op) over HTTPS, interleaved: local execution p50 %v (min %v, max %v); remote execution (plan as a job) p50 %v (min %v, max %v); remote/local %.2f, of %d each",
+		p50l, tookLocal[0], tookLocal[len(tookLocal)-1], p50r, tookRemote[0], tookRemote[len(tookRemote)-1], p50r.Seconds()/p50l.Seconds(), len(tookLocal))
+}
+
 // TestMeasureStateThroughput reports the upload (state version create with
 // the state in base64) and download (hosted-state-download-url) rates of a
 // 10 MB state through the HTTPS API of one server.
