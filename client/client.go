@@ -232,6 +232,7 @@ func (c *Client) Start() error {
 	c.goLoop(c.watchLoop)
 	c.goLoop(c.updater.run)
 	c.goLoop(c.gcLoop)
+	c.goLoop(c.driverFingerprintLoop) // fingerprint.go
 	return nil
 }
 

@@ -131,6 +131,10 @@ type Config struct {
 	// value turns this off (tasks run as the driver's default user). A
 	// client that does not run as root cannot switch uids and ignores it.
 	WorkloadUsers workloaduser.Range
+	// DriverFingerprintInterval is how often the drivers are fingerprinted
+	// again (a docker engine that went away or came back changes the
+	// node); zero means DefaultDriverFingerprintInterval.
+	DriverFingerprintInterval time.Duration
 	// Bridge is the host bridge of exec tasks in network mode bridge
 	// (network.go); the zero value means sched0 on 172.26.96.0/20.
 	Bridge BridgeConfig
@@ -228,6 +232,7 @@ func (c *Config) finish() error {
 	def(&c.WatchGather, DefaultWatchGather)
 	def(&c.GCInterval, DefaultGCInterval)
 	def(&c.TemplateInterval, DefaultTemplateInterval)
+	def(&c.DriverFingerprintInterval, DefaultDriverFingerprintInterval)
 	def(&c.GCAllocAge, DefaultGCAllocAge)
 	if c.GCMaxAllocs <= 0 {
 		c.GCMaxAllocs = DefaultGCMaxAllocs

@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/schedhq/sched/state"
 )
@@ -291,4 +293,115 @@ func (c *Client) buildNode(fp *machineInfo) *state.Node {
 		HostVolumes:       hostVolumes(cfg.HostVolumes),
 		Status:            state.NodeStatusReady,
 	}
+}
+
+// DefaultDriverFingerprintInterval is how often the client asks its
+// drivers again whether they work.
+const DefaultDriverFingerprintInterval = 30 * time.Second
+
+// FingerprintKicker is a driver that can tell the client to fingerprint
+// it again now (docker, after a call the engine did not answer), instead
+// of at the next interval.
+type FingerprintKicker interface {
+	// FingerprintKick receives a value whenever the driver's health may
+	// have changed.
+	FingerprintKick() <-chan struct{}
+}
+
+// driverFingerprintLoop fingerprints the drivers again every
+// Config.DriverFingerprintInterval and whenever one kicks, and registers
+// the node again when one of them changed (a docker engine that went away
+// or came back): the servers then place only on healthy drivers.
+func (c *Client) driverFingerprintLoop(ctx context.Context) {
+	var kicks []<-chan struct{}
+	for _, d := range c.cfg.Drivers {
+		if k, ok := d.(FingerprintKicker); ok {
+			kicks = append(kicks, k.FingerprintKick())
+		}
+	}
+	kicked := make(chan struct{}, 1)
+	for _, k := range kicks {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-k:
+					select {
+					case kicked <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	tick := time.NewTicker(c.cfg.DriverFingerprintInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-kicked:
+		}
+		if c.refingerprintDrivers() {
+			c.needRegister()
+		}
+	}
+}
+
+// refingerprintDrivers asks every driver again and, when one's detection,
+// health, description or attributes changed, replaces the node with one
+// that says so. It reports whether the node changed.
+func (c *Client) refingerprintDrivers() bool {
+	old := c.nodeSnapshot()
+	infos := make(map[string]*state.DriverInfo, len(c.cfg.Drivers))
+	changed := false
+	for _, d := range c.cfg.Drivers {
+		info := d.Fingerprint()
+		if info == nil {
+			info = &state.DriverInfo{}
+		}
+		infos[d.Name()] = info
+		if prev := old.Drivers[d.Name()]; prev == nil || !sameDriverInfo(prev, info) {
+			changed = true
+			c.log.Info("driver fingerprint changed", "driver", d.Name(), "detected", info.Detected,
+				"healthy", info.Healthy, "health", info.HealthDescription)
+		}
+	}
+	if !changed {
+		return false
+	}
+	n := old.Copy()
+	attrs := maps.Clone(old.Attributes)
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
+	for name, prev := range old.Drivers {
+		delete(attrs, "driver."+name)
+		if prev != nil {
+			for k := range prev.Attributes {
+				delete(attrs, k)
+			}
+		}
+	}
+	for name, info := range infos {
+		if info.Detected {
+			attrs["driver."+name] = "1"
+		}
+		maps.Copy(attrs, info.Attributes)
+	}
+	n.Attributes, n.Drivers = attrs, infos
+	c.nodeMu.Lock()
+	c.node = n
+	c.nodeMu.Unlock()
+	return true
+}
+
+// sameDriverInfo compares what a fingerprint says, not when.
+func sameDriverInfo(a, b *state.DriverInfo) bool {
+	return a.Detected == b.Detected && a.Healthy == b.Healthy &&
+		a.HealthDescription == b.HealthDescription && maps.Equal(a.Attributes, b.Attributes)
 }

@@ -152,6 +152,9 @@ type Driver struct {
 	// an engine given a hundred at a time answers none within a timeout,
 	// one given a few answers each in turn.
 	creates chan struct{}
+	// kick tells the client to fingerprint the driver again: a call the
+	// engine did not answer (FingerprintKick).
+	kick chan struct{}
 
 	mu    sync.Mutex
 	tasks map[string]*task // nil value: being started or recovered
@@ -186,7 +189,8 @@ func New(cfg Config) (*Driver, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Driver{cfg: cfg, log: cfg.Logger.With("driver", Name), engine: engine,
-		ctx: ctx, cancel: cancel, tasks: make(map[string]*task), creates: make(chan struct{}, DefaultCreateParallelism)}
+		ctx: ctx, cancel: cancel, tasks: make(map[string]*task), creates: make(chan struct{}, DefaultCreateParallelism),
+		kick: make(chan struct{}, 1)}
 	d.images = newImageCoordinator(engine, d.log, cfg.ImageGCDelay, !cfg.NoImageGC)
 	return d, nil
 }
@@ -234,6 +238,23 @@ func (d *Driver) Fingerprint() *state.DriverInfo {
 		attrs["driver.docker.version"] = v.Version
 	}
 	return &state.DriverInfo{Detected: true, Healthy: true, HealthDescription: "Healthy", Attributes: attrs}
+}
+
+// FingerprintKick receives a value after a call the engine did not
+// answer: the client then fingerprints the driver at once (and marks it
+// unhealthy on the node) instead of at its next interval.
+func (d *Driver) FingerprintKick() <-chan struct{} { return d.kick }
+
+// engineFailed kicks a fingerprint when err says the engine could not be
+// reached.
+func (d *Driver) engineFailed(err error) {
+	if err == nil || !client.IsErrConnectionFailed(err) {
+		return
+	}
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
 }
 
 // handleState is the driver-specific part of a TaskHandle.
@@ -304,6 +325,7 @@ func (d *Driver) StartTask(cfg *driver.TaskConfig) (*driver.TaskHandle, error) {
 	t, err := d.start(cfg, tc)
 	d.commit(cfg.ID, t)
 	if err != nil {
+		d.engineFailed(err)
 		return nil, err
 	}
 	b, err := json.Marshal(handleState{ContainerID: t.containerID, ImageID: t.imageID, Logs: t.logs.spec})

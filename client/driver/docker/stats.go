@@ -28,6 +28,7 @@ func (d *Driver) Stats(taskID string) (*state.TaskResourceUsage, error) {
 	defer cancel()
 	r, err := d.engine.ContainerStatsOneShot(ctx, t.containerID)
 	if err != nil {
+		d.engineFailed(err)
 		return nil, fmt.Errorf("stats %s: %w", taskID, err)
 	}
 	defer r.Body.Close()
