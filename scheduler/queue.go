@@ -32,6 +32,15 @@ const (
 
 // EffectivePriority is an evaluation's priority aged at now.
 func EffectivePriority(e *state.Evaluation, now time.Time) int {
+	return AgedPriority(e, now, AgingStep)
+}
+
+// AgedPriority is EffectivePriority with one point of aging every step
+// instead of every AgingStep (a step of 0 means AgingStep).
+func AgedPriority(e *state.Evaluation, now time.Time, step time.Duration) int {
+	if step <= 0 {
+		step = AgingStep
+	}
 	if e.CreateTime == 0 {
 		return e.Priority
 	}
@@ -39,7 +48,7 @@ func EffectivePriority(e *state.Evaluation, now time.Time) int {
 	if age <= 0 {
 		return e.Priority
 	}
-	return e.Priority + int(min(int64(MaxAgingBoost), int64(age/AgingStep)))
+	return e.Priority + int(min(int64(MaxAgingBoost), int64(age/step)))
 }
 
 // NamespaceWeight reads a namespace's fair-share weight from its meta:

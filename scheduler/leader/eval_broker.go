@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/schedhq/sched/scheduler"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
 )
@@ -45,6 +46,9 @@ type BrokerConfig struct {
 	// added, so the follow-ups of many failures spread out
 	// (DefaultFailedFollowUpDelay).
 	FailedFollowUpDelay time.Duration
+	// AgingStep is how long an evaluation waits for each point of aging
+	// in the queue's order (scheduler.AgingStep; docs/queue.md).
+	AgingStep time.Duration
 }
 
 func (c BrokerConfig) withDefaults() BrokerConfig {
@@ -53,6 +57,7 @@ func (c BrokerConfig) withDefaults() BrokerConfig {
 	c.UnackedTimeout = cmp.Or(c.UnackedTimeout, DefaultUnackedTimeout)
 	c.DeliveryLimit = cmp.Or(c.DeliveryLimit, DefaultDeliveryLimit)
 	c.FailedFollowUpDelay = cmp.Or(c.FailedFollowUpDelay, DefaultFailedFollowUpDelay)
+	c.AgingStep = cmp.Or(c.AgingStep, scheduler.AgingStep)
 	return c
 }
 
@@ -289,7 +294,7 @@ func (b *EvalBroker) pushReadyLocked(eval *state.Evaluation) {
 		b.ready[eval.Type] = q
 	}
 	b.seq++
-	heap.Push(q, &heapItem{eval: eval, seq: b.seq, aged: effectivePriority(eval, b.now())})
+	heap.Push(q, &heapItem{eval: eval, seq: b.seq, aged: b.effectivePriority(eval, b.now())})
 	b.enqueuedAt[eval.ID] = b.now()
 	b.signalLocked()
 }

@@ -14,9 +14,10 @@ import (
 // The queue's order is scheduler's (scheduler/queue.go): effective
 // priority with aging, then the namespaces' weighted shares, then age.
 
-// effectivePriority is scheduler.EffectivePriority.
-func effectivePriority(e *state.Evaluation, now time.Time) int {
-	return scheduler.EffectivePriority(e, now)
+// effectivePriority is scheduler.EffectivePriority with the broker's
+// aging step.
+func (b *EvalBroker) effectivePriority(e *state.Evaluation, now time.Time) int {
+	return scheduler.AgedPriority(e, now, b.cfg.AgingStep)
 }
 
 // StoreShares returns the broker's view of the namespaces' weighted
@@ -115,7 +116,7 @@ func (b *EvalBroker) gatedLocked(it *heapItem) bool {
 	}
 	now := b.now()
 	for _, d := range b.unack {
-		if d.eval.Status == state.EvalStatusBlocked && effectivePriority(d.eval, now) > it.aged {
+		if d.eval.Status == state.EvalStatusBlocked && b.effectivePriority(d.eval, now) > it.aged {
 			return true
 		}
 	}

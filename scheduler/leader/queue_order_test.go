@@ -97,6 +97,13 @@ func TestQueueOrderPriorityFirstAcrossTheCluster(t *testing.T) {
 // holds: as allocations complete one at a time, the freed room goes to the
 // namespace of lowest weighted share, and the running allocations settle
 // within 10% of 1:3.
+//
+// Fair share orders evaluations of the same effective priority. The light
+// namespace's blocked evaluations are older than the heavy one's, so with
+// minute-long aging a run slower than a minute (seen under load) would
+// age them a point above the heavy ones and hand them the room: the
+// broker ages by a step longer than any run here, so what the test sees
+// does not depend on how long it takes.
 func TestQueueOrderWeightedFairShare(t *testing.T) {
 	r := rtNewMemRaft(t)
 	for i := range 10 {
@@ -106,7 +113,7 @@ func TestQueueOrderWeightedFairShare(t *testing.T) {
 		{Name: "light", Meta: map[string]string{scheduler.WeightMetaKey: "1"}},
 		{Name: "heavy", Meta: map[string]string{scheduler.WeightMetaKey: "3"}},
 	}})
-	rt := startRuntime(t, r)
+	rt := startRuntimeBroker(t, r, BrokerConfig{AgingStep: 1000 * time.Hour})
 	// The light namespace comes first and fills the cluster.
 	for i := range 40 {
 		r.registerJob(t, queueJob("light", fmt.Sprintf("l-%02d", i), 50))
@@ -131,5 +138,34 @@ func TestQueueOrderWeightedFairShare(t *testing.T) {
 	ratio := float64(heavy) / float64(max(light, 1))
 	if light == 0 || ratio < 3*0.9 || ratio > 3*1.1 {
 		t.Fatalf("running allocations light %d, heavy %d: ratio %.2f, want 3 ± 10%%", light, heavy, ratio)
+	}
+}
+
+// Aging: an evaluation gains a point of priority per AgingStep it has
+// existed (at most MaxAgingBoost), so an old priority-50 evaluation goes
+// before a new priority-55 one once it is six steps old, and a boost never
+// passes the cap.
+func TestBrokerAgesEvaluations(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	r := rtNewMemRaft(t)
+	b := NewEvalBroker(BrokerConfig{AgingStep: time.Second}, r, rtLog(), func() time.Time { return now }, nil)
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Stop)
+	old := rtEval("old", "old", 50)
+	old.CreateTime = now.Add(-6 * time.Second).UnixNano()
+	young := rtEval("young", "young", 55)
+	young.CreateTime = now.UnixNano()
+	b.Enqueue(young)
+	b.Enqueue(old)
+	if e, _ := rtDequeueNow(t, b); e == nil || e.ID != "old" {
+		t.Fatalf("first delivered %v, want the old priority-50 evaluation (aged to 56)", e)
+	}
+	if got := scheduler.AgedPriority(old, now.Add(time.Hour), time.Second); got != 50+scheduler.MaxAgingBoost {
+		t.Fatalf("aged an hour: %d, want capped at %d", got, 50+scheduler.MaxAgingBoost)
+	}
+	if got := scheduler.EffectivePriority(old, now); got != 50 {
+		t.Fatalf("six seconds old with minute steps: %d, want 50", got)
 	}
 }

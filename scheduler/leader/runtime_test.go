@@ -15,8 +15,14 @@ import (
 // agent does on gaining leadership, and stops them in reverse at the end.
 func startRuntime(t *testing.T, r *memRaft) *Runtime {
 	t.Helper()
+	return startRuntimeBroker(t, r, BrokerConfig{})
+}
+
+// startRuntimeBroker is startRuntime with the broker configured by cfg.
+func startRuntimeBroker(t *testing.T, r *memRaft, cfg BrokerConfig) *Runtime {
+	t.Helper()
 	rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 2,
-		Blocked: BlockedConfig{UnblockCoalesce: time.Millisecond}})
+		Blocked: BlockedConfig{UnblockCoalesce: time.Millisecond}, Broker: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
