@@ -337,6 +337,6 @@ const clientPathSerial = 200
 // followGather and followGatherSlow (while the jobs are registered) are
 // the least time between two reads of followStarted.
 const (
-	followGather     = 50 * time.Millisecond
-	followGatherSlow = 500 * time.Millisecond
+	followGather     = 250 * time.Millisecond
+	followGatherSlow = time.Second
 )
