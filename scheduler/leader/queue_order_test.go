@@ -169,3 +169,71 @@ func TestBrokerAgesEvaluations(t *testing.T) {
 		t.Fatalf("six seconds old with minute steps: %d, want 50", got)
 	}
 }
+
+// TestQueueOrderPriorityFirstWithPreemption is the queue-order test with
+// preemption on for batch and service jobs. Filled by priority-85 work,
+// which a priority-90 job may not evict (less than 10 below), the
+// priority-90 job blocks with the 1,000 priority-50 ones and takes the
+// room first when it frees, as without preemption. Filled by priority-50
+// work, it does not wait at all: it evicts a filler at once, and the
+// blocked priority-50 jobs (equal to the filler) evict nothing.
+func TestQueueOrderPriorityFirstWithPreemption(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		fillPrio int
+		preempts bool
+	}{
+		{"filler too close to evict", 85, false},
+		{"filler evicted", 50, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := rtNewMemRaft(t)
+			r.registerNode(t, scheduler.MockNode("n1"))
+			r.must(t, store.SchedulerConfigSetRequestType, &store.SchedulerConfigSetRequest{Config: &state.SchedulerConfiguration{
+				PreemptionConfig: state.PreemptionConfig{SystemSchedulerEnabled: true, BatchSchedulerEnabled: true, ServiceSchedulerEnabled: true}}})
+			rt := startRuntime(t, r)
+			fill := queueJob("default", "fill", c.fillPrio)
+			fill.TaskGroups[0].Count = 2
+			r.registerJob(t, fill)
+			waitSettled(t, rt, r.store, "filler placed", func() bool { return len(liveIn(r.store, "default")) == 2 })
+
+			const low = 1000
+			for i := range low {
+				r.registerJob(t, queueJob("default", fmt.Sprintf("low-%04d", i), 50))
+			}
+			r.registerJob(t, queueJob("default", "high", 90))
+			if c.preempts {
+				waitSettled(t, rt, r.store, "high placed by evicting a filler", func() bool { return len(liveAllocs(r.store, "high")) == 1 })
+				if got := len(liveAllocs(r.store, "fill")); got != 1 {
+					t.Fatalf("filler has %d live allocations, want 1 left after one eviction", got)
+				}
+				all, _ := r.store.AllocsByJob(nil, "default", "fill", true)
+				evicted := 0
+				for _, a := range all {
+					if a.DesiredStatus == state.AllocDesiredStatusEvict {
+						evicted++
+					}
+				}
+				if evicted != 1 {
+					t.Fatalf("%d filler allocations evicted, want 1", evicted)
+				}
+				if n := len(liveIn(r.store, "default")); n != 2 {
+					t.Fatalf("%d live allocations, want 2: the priority-50 jobs evict nothing", n)
+				}
+				return
+			}
+			waitSettled(t, rt, r.store, "every job blocked", func() bool { return rt.Blocked.Stats().TotalBlocked == low+1 })
+			victim := liveAllocs(r.store, "fill")[0]
+			r.must(t, store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: []*state.Allocation{
+				{ID: victim.ID, ClientStatus: state.AllocClientStatusComplete}}})
+			waitSettled(t, rt, r.store, "the freed room taken", func() bool { return len(liveIn(r.store, "default")) == 2 })
+			if got := liveAllocs(r.store, "high"); len(got) != 1 {
+				var who []string
+				for _, a := range liveIn(r.store, "default") {
+					who = append(who, a.JobID)
+				}
+				t.Fatalf("the freed room went to %v, want the priority-90 job", who)
+			}
+		})
+	}
+}
