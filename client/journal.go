@@ -165,20 +165,27 @@ func (s *stateStore) appendLocked(rec *journalRecord) (extent, error) {
 	if err := s.openJournalLocked(); err != nil {
 		return extent{}, err
 	}
+	var job json.RawMessage
 	if rec.Alloc != nil && rec.Alloc.Job != nil {
-		enc, err := s.jobJSONLocked(rec.Alloc.Job)
-		if err != nil {
+		var err error
+		if job, err = s.jobJSONLocked(rec.Alloc.Job); err != nil {
 			return extent{}, err
 		}
 		a := *rec.Alloc
 		a.Job = nil
 		cp := *rec
-		cp.Alloc, cp.Job = &a, enc
+		cp.Alloc, cp.Job = &a, nil
 		rec = &cp
 	}
 	payload, err := json.Marshal(rec)
 	if err != nil {
 		return extent{}, err
+	}
+	if job != nil {
+		// The job's encoding goes in as it is: through Marshal, a
+		// RawMessage is scanned and copied again. Job is the record's
+		// last field, left out above.
+		payload = append(append(append(payload[:len(payload)-1], `,"Job":`...), job...), '}')
 	}
 	buf := make([]byte, journalHeader+len(payload))
 	binary.LittleEndian.PutUint32(buf[0:4], uint32(len(payload)))
