@@ -17,6 +17,7 @@ const views = {
   services: () => import('./services.js'),
   mgmt: () => import('./mgmt.js'),
   admin: () => import('./admin.js'),
+  runs: () => import('./runs.js'),
 };
 
 /** session is what the signed-in token is and may do. */
@@ -91,6 +92,8 @@ const routes = [
   [/^\/orgs$/, 'mgmt', 'orgs'],
   [/^\/org\/([^/]+)$/, 'mgmt', 'projects'],
   [/^\/project\/([^/]+)$/, 'mgmt', 'project'],
+  [/^\/workspace\/([^/]+)$/, 'runs', 'workspace'],
+  [/^\/run\/([^/]+)$/, 'runs', 'run'],
   [/^\/admin\/(organizations|workspaces|tool-versions|policy-versions)$/, 'admin', 'list'],
 ];
 
@@ -105,7 +108,7 @@ function nav() {
   if (c.ns('*', 'list-jobs')) items.push(['#/jobs', 'Jobs', ['#/job', '#/alloc']]);
   if (c.kind === 'all' || c.policies.some((p) => p.node)) items.push(['#/nodes', 'Nodes', ['#/node']], ['#/topology', 'Topology', ['#/topology']]);
   if (c.ns('*', 'read-job')) items.push(['#/evals', 'Evaluations', ['#/eval']], ['#/services', 'Services', ['#/service']]);
-  if (signedIn) items.push(['#/orgs', 'Organizations', ['#/org', '#/project']]);
+  if (signedIn) items.push(['#/orgs', 'Organizations', ['#/org', '#/project', '#/workspace', '#/run']]);
   if (session.admin) items.push(['#/admin/organizations', 'Admin', ['#/admin/']]);
   const here = location.hash.split('?')[0];
   document.getElementById('nav').innerHTML = html`<ul>${items.map(([h, t, under]) =>

@@ -147,7 +147,7 @@ ${!perms['can-manage-teams'] ? '' : freeTeams.length ? html`<form data-form="gra
 <label>Access <select name="access">${LEVELS.map((l) => html`<option>${l}</option>`)}</select></label>
 <button type="submit">Grant access</button></form>` : html`<p class="muted">${teams instanceof Error ? errorBox(teams) : 'Every team of the organization has a record.'}</p>`}
 </section>
-<section><h2>Workspaces</h2>${table(['Name', 'Locked'], inProject.map((w) => [w.attributes.name, w.attributes.locked ? 'yes' : 'no']), 'No workspaces.')}
+<section><h2>Workspaces</h2>${table(['Name', 'Locked'], inProject.map((w) => [html`<a href="#/workspace/${enc(w.id)}">${w.attributes.name}</a>`, w.attributes.locked ? 'yes' : 'no']), 'No workspaces.')}
 ${elsewhere.length && perms['can-move-workspace'] ? html`<form data-form="move" class="filters"><label>Move workspace here <select name="ws">${elsewhere.map((w) =>
     html`<option value="${w.id}">${w.attributes.name}</option>`)}</select></label><button type="submit">Move</button></form>` : ''}</section>
 <div id="result"></div>`);
