@@ -63,6 +63,9 @@ var allowed = map[string][]string{
 	"http/internal/apitest": {"state", "state/store", "internal/testutil"},
 	// The store's memory machinery, behind its one entry point.
 	"state/store/internal/packed": {"state"},
+	// The run executor, a leader service of the management API's runs:
+	// it reads the store and writes through a one-method interface.
+	"agent/runexec": {"state", "state/mgmt", "state/store"},
 }
 
 // testAllowed adds, per package, what its tests may import beyond its
