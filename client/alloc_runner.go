@@ -727,13 +727,18 @@ func (ar *allocRunner) status() (status, desc string, states map[string]*state.T
 	return state.AllocClientStatusComplete, "All tasks have completed", states
 }
 
-// report sends the allocation's status to the servers (batched).
-func (ar *allocRunner) report() {
+// report sends the allocation's status to the servers (batched): the
+// updater reads it (clientUpdate) when the batch goes, so the changes of
+// one batch window cost one report.
+func (ar *allocRunner) report() { ar.c.updater.mark(ar) }
+
+// clientUpdate is the allocation's status as the servers are told it.
+func (ar *allocRunner) clientUpdate() *state.AllocClientUpdate {
 	st, desc, states := ar.status()
 	ar.mu.Lock()
 	health := ar.health
 	ar.mu.Unlock()
-	ar.c.updater.put(&state.AllocClientUpdate{ID: ar.id, ClientStatus: st, ClientDescription: desc, TaskStates: states, DeploymentStatus: health})
+	return &state.AllocClientUpdate{ID: ar.id, ClientStatus: st, ClientDescription: desc, TaskStates: states, DeploymentStatus: health}
 }
 
 // info is a read-only view for the agent's HTTP endpoints.
