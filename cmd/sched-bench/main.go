@@ -50,7 +50,7 @@ func main() {
 		readFor   = flag.Duration("read-for", 5*time.Second, "how long to measure reads")
 		wakeups   = flag.Int("wakeups", 300, "blocking-read wake-ups to time")
 		memJobs   = flag.Int("mem-jobs", 10000, "jobs registered in total before reading resident memory")
-		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, c1m (placement of 1,000 × 1,000 on 5,000 nodes), running, client, client-path (the real client's cost per allocation, not in all), rollout, dispatch, drivers, preempt (preempting evaluations on -nodes full nodes), churn (half of -nodes nodes down then back), many-clients (-mc-clients real client agents), three-servers (a real three-server cluster and a leader kill), c2m (2,000,000 on 10,000 nodes), or all")
+		scenario  = flag.String("scenario", "all", "api (register/read/wake-up/memory), placement, c1m (placement of 1,000 × 1,000 on 5,000 nodes), running, client, client-path (the real client's cost per allocation, not in all), rollout, dispatch, drivers, preempt (preempting evaluations on -nodes full nodes), queue (queue-order latency on -nodes full nodes), churn (half of -nodes nodes down then back), many-clients (-mc-clients real client agents), three-servers (a real three-server cluster and a leader kill), c2m (2,000,000 on 10,000 nodes), or all")
 		preEvals  = flag.Int("preempt-evals", 100, "preempting evaluations of the preempt scenario")
 		roCount   = flag.Int("rollout-count", 1000, "allocations of the rollout scenario's job")
 		roPar     = flag.Int("rollout-max-parallel", 100, "update.max_parallel of the rollout scenario")
@@ -73,6 +73,8 @@ func main() {
 		drvImage  = flag.String("docker-image", "sched-test-busybox:1", "image of the drivers scenario's docker tasks (must be on the engine)")
 		churnJobs = flag.Int("churn-jobs", 1000, "jobs of the churn scenario (on -nodes nodes)")
 		churnPer  = flag.Int("churn-per-job", 5, "allocations per job of the churn scenario")
+		qBlocked  = flag.Int("queue-blocked", 1000, "blocked priority-50 jobs of the queue scenario")
+		qRounds   = flag.Int("queue-rounds", 20, "rounds of the queue scenario (each: a priority-90 job blocks, room for one frees)")
 		mcClients = flag.Int("mc-clients", 100, "client-only agents (real processes) of the many-clients scenario")
 		mcAllocs  = flag.Int("mc-allocs", 10000, "mock allocations the many-clients scenario places over its clients")
 		mcJobs    = flag.Int("mc-jobs", 10, "jobs the many-clients scenario's allocations are split into")
@@ -180,6 +182,12 @@ func main() {
 	}
 	if *scenario == "preempt" { // preempt.go; not in "all"
 		if err := b.preempt(*nodes, *preEvals, *clients); err != nil {
+			fatal(err)
+		}
+		return
+	}
+	if *scenario == "queue" { // queue.go; not in "all"
+		if err := b.queueScenario(*nodes, *qBlocked, *qRounds, *clients); err != nil {
 			fatal(err)
 		}
 		return
