@@ -10,14 +10,18 @@ import (
 )
 
 // updater batches allocation status reports to the servers: changes
-// gather for BatchInterval, only the latest report of each allocation is
-// kept, and one POST /v1/node/:id/allocations carries them all. A report
-// the servers did not take is sent again with the next batch, unless a
-// newer one replaced it.
+// gather for BatchInterval, and one POST /v1/node/:id/allocations carries
+// them all. A runner whose state changed is marked; its report is read
+// once, when the batch goes, however many changes it had in the window (a
+// mock task's start is five of them). A report the servers did not take
+// is sent again with the next batch, unless the runner changed again.
 type updater struct {
 	c *Client
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// marked are the runners whose state changed since the last batch.
+	marked map[string]*allocRunner
+	// pending are reports the servers did not take, to send again.
 	pending map[string]*state.AllocClientUpdate
 	kick    chan struct{}
 	// sent counts requests, for tests and measurements.
@@ -25,13 +29,14 @@ type updater struct {
 }
 
 func newUpdater(c *Client) *updater {
-	return &updater{c: c, pending: map[string]*state.AllocClientUpdate{}, kick: make(chan struct{}, 1)}
+	return &updater{c: c, marked: map[string]*allocRunner{}, pending: map[string]*state.AllocClientUpdate{},
+		kick: make(chan struct{}, 1)}
 }
 
-// put queues u, replacing any report of the same allocation not yet sent.
-func (u *updater) put(up *state.AllocClientUpdate) {
+// mark queues ar's report, read when the next batch goes.
+func (u *updater) mark(ar *allocRunner) {
 	u.mu.Lock()
-	u.pending[up.ID] = up
+	u.marked[ar.id] = ar
 	u.mu.Unlock()
 	select {
 	case u.kick <- struct{}{}:
@@ -39,27 +44,45 @@ func (u *updater) put(up *state.AllocClientUpdate) {
 	}
 }
 
-// take removes and returns every queued report.
+// take removes and returns every queued report: those to send again,
+// but for runners marked since, and those of the marked runners, read
+// now.
 func (u *updater) take() []*state.AllocClientUpdate {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if len(u.pending) == 0 {
+	if len(u.pending)+len(u.marked) == 0 {
+		u.mu.Unlock()
 		return nil
 	}
-	out := make([]*state.AllocClientUpdate, 0, len(u.pending))
-	for _, up := range u.pending {
-		out = append(out, up)
+	out := make([]*state.AllocClientUpdate, 0, len(u.pending)+len(u.marked))
+	for id, up := range u.pending {
+		if _, newer := u.marked[id]; !newer {
+			out = append(out, up)
+		}
 	}
 	clear(u.pending)
+	runners := make([]*allocRunner, 0, len(u.marked))
+	for _, ar := range u.marked {
+		runners = append(runners, ar)
+	}
+	clear(u.marked)
+	u.mu.Unlock()
+	// Read outside u.mu: a runner's state has locks of its own, held by
+	// some callers of mark.
+	for _, ar := range runners {
+		out = append(out, ar.clientUpdate())
+	}
 	return out
 }
 
-// putBack re-queues reports that failed, unless newer ones arrived.
+// putBack re-queues reports that failed, unless their runners changed
+// again meanwhile.
 func (u *updater) putBack(ups []*state.AllocClientUpdate) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, up := range ups {
-		if _, newer := u.pending[up.ID]; !newer {
+		_, marked := u.marked[up.ID]
+		_, pending := u.pending[up.ID]
+		if !marked && !pending {
 			u.pending[up.ID] = up
 		}
 	}
