@@ -141,7 +141,7 @@ func (b *bench) jobCounts(prefix string, index string) (placed, running int, nex
 func (b *bench) waitCounts(prefix string, limit, every time.Duration, done func(placed, running int) bool) (time.Time, error) {
 	deadline := time.Now().Add(limit)
 	index := ""
-	var polled time.Time
+	var polled, failing time.Time
 	for time.Now().Before(deadline) {
 		// At most one list every interval: listing every job at every
 		// placement would make the measuring a load of its own on the
@@ -152,8 +152,19 @@ func (b *bench) waitCounts(prefix string, limit, every time.Duration, done func(
 		polled = time.Now()
 		placed, running, next, err := b.jobCounts(prefix, index)
 		if err != nil {
-			return time.Time{}, err
+			// A busy agent may fail one read (a consistent read's barrier
+			// timing out while it writes a multi-GB snapshot): asked
+			// again until a minute of failures in a row.
+			if failing.IsZero() {
+				failing = time.Now()
+			}
+			if time.Since(failing) > time.Minute {
+				return time.Time{}, err
+			}
+			fmt.Fprintln(os.Stderr, "sched-bench: counting placements (asked again):", err)
+			continue
 		}
+		failing = time.Time{}
 		if done(placed, running) {
 			return time.Now(), nil
 		}
