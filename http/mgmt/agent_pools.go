@@ -3,6 +3,8 @@ package mgmt
 import (
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -37,7 +39,46 @@ func (s terraformAPI) agentPoolList(w http.ResponseWriter, r *http.Request, p ht
 	if err != nil {
 		return result{}, err
 	}
+	q := r.URL.Query()
+	if pools, err = s.filterAgentPools(pools, a.Organization.Name, q.Get("q"), q.Get("filter[allowed_workspaces][name]")); err != nil {
+		return result{}, err
+	}
+	switch sort := q.Get("sort"); sort {
+	case "", "created-at":
+	case "-created-at":
+		slices.Reverse(pools)
+	case "name", "-name":
+		slices.SortStableFunc(pools, func(x, y *mgmt.AgentPool) int { return strings.Compare(strings.ToLower(x.Name), strings.ToLower(y.Name)) })
+		if sort == "-name" {
+			slices.Reverse(pools)
+		}
+	default:
+		return result{}, jsonapi.ParameterError("sort", "must be one of name, created-at, -name, -created-at")
+	}
 	return pageDoc(r, page, pools, agentPoolResource)
+}
+
+// filterAgentPools keeps the pools whose name holds query (any case) and,
+// given a workspace name, those that workspace may use (organization-
+// scoped, or allowing it).
+func (s terraformAPI) filterAgentPools(pools []*mgmt.AgentPool, org, query, workspace string) ([]*mgmt.AgentPool, error) {
+	wsID := ""
+	if workspace != "" {
+		w, err := s.store.WorkspaceByName(nil, org, workspace)
+		if err != nil {
+			return nil, err
+		}
+		if w == nil {
+			return []*mgmt.AgentPool{}, nil
+		}
+		wsID = w.ID
+	}
+	return slices.DeleteFunc(pools, func(p *mgmt.AgentPool) bool {
+		if query != "" && !strings.Contains(strings.ToLower(p.Name), strings.ToLower(query)) {
+			return true
+		}
+		return wsID != "" && !p.OrganizationScoped && !slices.Contains(p.AllowedWorkspaceIDs, wsID)
+	}), nil
 }
 
 // readAgentPoolPatch reads name, organization-scoped and the
