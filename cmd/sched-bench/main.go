@@ -568,5 +568,11 @@ func statCPU(line string) (time.Duration, error) {
 
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "sched-bench:", err)
+	// os.Exit skips main's deferred stop: the spawned agent and its data
+	// dir (gigabytes after c1m or c2m) go here.
+	if spawned != nil {
+		spawned.kill()
+		os.RemoveAll(spawned.dir)
+	}
 	os.Exit(1)
 }
