@@ -109,22 +109,34 @@ exec busybox httpd -f -p $SCHED_PORT_http -h /local/www`
 	}
 	hostPort := nets[0].DynamicPorts[0].Value
 	url := fmt.Sprintf("http://127.0.0.1:%d/index.html", hostPort)
-	var body string
-	testutil.WaitForErr(t, 30*time.Second, "the task to answer on its mapped port", func() error {
-		resp, err := http.Get(url)
-		if err != nil {
-			return err
+	get := func(what string) {
+		t.Helper()
+		var body string
+		testutil.WaitForErr(t, 30*time.Second, what, func() error {
+			resp, err := http.Get(url)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			body = string(b)
+			if resp.StatusCode != 200 {
+				return fmt.Errorf("%s: %d %s", url, resp.StatusCode, body)
+			}
+			return nil
+		})
+		if !strings.Contains(body, "hello-from-the-bridge") {
+			t.Fatalf("body %q", body)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		body = string(b)
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("%s: %d %s", url, resp.StatusCode, body)
-		}
-		return nil
-	})
-	if !strings.Contains(body, "hello-from-the-bridge") {
-		t.Fatalf("body %q", body)
+	}
+	get("the task to answer on its mapped port")
+	// A client killed and restarted finds the namespace again and
+	// forwards the port again, to the same task.
+	a.kill()
+	a.startDev()
+	get("the task to answer again after a client restart")
+	if al2, _, err := c.Allocations().Info(context.Background(), al.ID, nil); err != nil || al2.TaskStates["t"].Restarts != 0 {
+		t.Fatalf("after the client restart: %v, task %+v", err, al2.TaskStates["t"])
 	}
 	out := taskLog(a, al.ID)
 	if !strings.Contains(out, "eth0 lo") || !strings.Contains(out, fmt.Sprintf("port:8080 host:%d", hostPort)) {
