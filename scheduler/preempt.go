@@ -23,6 +23,10 @@ import (
 //     reschedule) first, then those that free most of what is missing, so
 //     that few are evicted; then any victim not needed once the others are
 //     chosen is given back, highest priority first;
+//   - host ports count as resources: an allocation holding a static port
+//     the group asks for is a victim whatever else is chosen (the node is
+//     passed over when it may not be evicted), and ports of a full dynamic
+//     range are freed like CPU;
 //   - among nodes, the one whose victims have the lowest highest priority
 //     wins, then the fewest victims, then the lowest sum of priorities, then
 //     the node order of the evaluation.
