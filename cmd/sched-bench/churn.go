@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,6 +122,31 @@ func (b *bench) affectedJobs(prefix string, nodes map[string]bool) (int, error) 
 	return len(jobs), nil
 }
 
+// evalTriggers counts, by TriggeredBy, the evaluations created after
+// index (0: every one), and returns the evaluations table's index.
+func (b *bench) evalTriggers(after uint64) (map[string]int, uint64, error) {
+	resp, err := b.do(http.MethodGet, "/v1/evaluations", nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	var list []struct {
+		TriggeredBy string
+		CreateIndex uint64
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return nil, 0, err
+	}
+	out := map[string]int{}
+	for _, e := range list {
+		if e.CreateIndex > after {
+			out[e.TriggeredBy]++
+		}
+	}
+	index, _ := strconv.ParseUint(resp.Header.Get("X-Sched-Index"), 10, 64)
+	return out, index, nil
+}
+
 // churnPhase waits until done holds, sampling the broker's depth every
 // interval, and returns the peak depth and when done first held.
 func (b *bench) churnPhase(limit time.Duration, done func() (bool, error)) (peak int, at time.Time, err error) {
@@ -181,6 +207,10 @@ func (b *bench) churn(nodes, jobs, perJob, clients int) error {
 		return err
 	}
 	fmt.Printf("churn: %d nodes, %d jobs × %d allocations placed; %d jobs have allocations on the %d nodes that go down\n", nodes, jobs, perJob, affected, half)
+	_, startIndex, err := b.evalTriggers(0)
+	if err != nil {
+		return err
+	}
 
 	// Down: half the nodes stop heartbeating.
 	stopGone()
@@ -208,6 +238,12 @@ func (b *bench) churn(nodes, jobs, perJob, clients int) error {
 		half, allDown.Sub(stopped).Round(time.Second), whole.Sub(allDown).Round(100*time.Millisecond),
 		afterDown.evals-before.evals, float64(afterDown.evals-before.evals)/float64(max(affected, 1)), peakDown)
 
+	downTriggers, downIndex, err := b.evalTriggers(startIndex)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("churn down: evaluations created by trigger: %v\n", downTriggers)
+
 	// Back: the nodes heartbeat again and become ready.
 	backCtx, stopBack := context.WithCancel(context.Background())
 	defer stopBack()
@@ -226,6 +262,9 @@ func (b *bench) churn(nodes, jobs, perJob, clients int) error {
 	}
 	fmt.Printf("churn back: %d nodes ready again %v after they resumed heartbeats; %d evaluations created; peak broker depth %d\n",
 		half, ready.Sub(back).Round(time.Second), afterBack.evals-afterDown.evals, peakBack)
+	if backTriggers, _, err := b.evalTriggers(downIndex); err == nil {
+		fmt.Printf("churn back: evaluations created by trigger: %v\n", backTriggers)
+	}
 	return nil
 }
 
