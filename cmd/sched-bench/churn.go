@@ -56,27 +56,43 @@ func (b *bench) sampleChurn() (churnStats, error) {
 	return st, nil
 }
 
-// liveCounts sums Starting and Running over the jobs with prefix.
-func (b *bench) liveCounts(prefix string) (int, error) {
-	resp, err := b.do(http.MethodGet, "/v1/jobs?prefix="+prefix, nil)
+// liveOnReady counts the allocations of the jobs with prefix that are
+// meant to run, not finished and on a node that is not down: a job is
+// whole again when its allocations on the nodes that went down were
+// replaced, not merely before the scheduler marked them lost.
+func (b *bench) liveOnReady(prefix string) (int, error) {
+	resp, err := b.do(http.MethodGet, "/v1/nodes", nil)
+	if err != nil {
+		return 0, err
+	}
+	var nodes []struct{ ID, Status string }
+	err = json.NewDecoder(resp.Body).Decode(&nodes)
+	resp.Body.Close()
+	if err != nil {
+		return 0, err
+	}
+	down := map[string]bool{}
+	for _, n := range nodes {
+		if n.Status == "down" {
+			down[n.ID] = true
+		}
+	}
+	resp, err = b.do(http.MethodGet, "/v1/allocations?prefix=", nil)
 	if err != nil {
 		return 0, err
 	}
 	defer resp.Body.Close()
-	var list []struct {
-		JobSummary *struct {
-			Summary map[string]struct{ Starting, Running int }
-		}
-	}
+	var list []struct{ JobID, NodeID, ClientStatus, DesiredStatus string }
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 		return 0, err
 	}
 	live := 0
-	for _, j := range list {
-		if j.JobSummary != nil {
-			for _, s := range j.JobSummary.Summary {
-				live += s.Starting + s.Running
-			}
+	for _, a := range list {
+		switch {
+		case len(a.JobID) < len(prefix) || a.JobID[:len(prefix)] != prefix, a.DesiredStatus != "run", down[a.NodeID]:
+		case a.ClientStatus == "complete", a.ClientStatus == "failed", a.ClientStatus == "lost":
+		default:
+			live++
 		}
 	}
 	return live, nil
@@ -224,7 +240,7 @@ func (b *bench) churn(nodes, jobs, perJob, clients int) error {
 			}
 			allDown = time.Now()
 		}
-		live, err := b.liveCounts(prefix)
+		live, err := b.liveOnReady(prefix)
 		return live >= total, err
 	})
 	if err != nil {
