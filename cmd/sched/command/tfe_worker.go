@@ -31,8 +31,8 @@ import (
 // (docs/terraform.md, package agent/runexec). It is started by the
 // raw_exec driver with its run in the environment (mgmt.WorkerEnv*), and:
 //
-//  1. finds the terraform binary of the run's version: cached under the
-//     temporary directory by SHA-256, else fetched from the tool
+//  1. finds the terraform binary of the run's version: cached under
+//     /var/tmp/sched-tfe-tools-<uid> by SHA-256, else fetched from the tool
 //     version's URL (a binary, or a zip holding one), checked against the
 //     SHA-256, and cached;
 //  2. fetches the configuration archive and the current state with the
@@ -84,7 +84,7 @@ func (c *cli) tfeWorker(args []string) int {
 		fmt.Fprintln(c.stderr, "tfe-worker:", err)
 		return 1
 	}
-	w, err := newTFEWorker(c.ctx, c.getenv, c.stdout, filepath.Join(wd, "tfe"), filepath.Join(os.TempDir(), "sched-tfe-tools"))
+	w, err := newTFEWorker(c.ctx, c.getenv, c.stdout, filepath.Join(wd, "tfe"), toolsCacheDir())
 	if err != nil {
 		fmt.Fprintln(c.stderr, "tfe-worker:", err)
 		return 1
@@ -94,6 +94,18 @@ func (c *cli) tfeWorker(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// toolsCacheDir is where workers keep terraform binaries between tasks:
+// not the task's own temporary directory (TMPDIR is the task's, and goes
+// with it), but /var/tmp, one directory per user (0700), so a task of
+// another workload user can put nothing in it.
+func toolsCacheDir() string {
+	base := "/var/tmp"
+	if fi, err := os.Stat(base); err != nil || !fi.IsDir() {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "sched-tfe-tools-"+strconv.Itoa(os.Getuid()))
 }
 
 // newTFEWorker reads the worker's environment.
@@ -407,7 +419,10 @@ func (w *tfeWorker) terraform() (string, error) {
 			return "", err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(w.cacheDir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".terraform-*")
