@@ -22,7 +22,8 @@
 // state) reach the management API's worker endpoints, not this package.
 // Passes are driven by go-memdb watches on the runs and the jobs'
 // allocations, at most one every MinPass; a pass costs a read of the runs
-// table (final runs are skipped after one lookup of their jobs).
+// table and a look at each run that is not over (a final run whose jobs
+// ended is remembered and skipped for the rest of the term).
 package runexec
 
 import (
@@ -116,6 +117,11 @@ type Executor struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// settled holds the final runs whose jobs no longer run: a pass
+	// skips them. Only the loop's goroutine touches it; Start empties it,
+	// so a new term of leadership looks at every run once again.
+	settled map[string]bool
 }
 
 // New returns an executor; it does nothing until Start.
@@ -138,6 +144,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	}
 	ctx, e.cancel = context.WithCancel(ctx)
 	e.done = make(chan struct{})
+	e.settled = map[string]bool{}
 	go e.loop(ctx, e.done)
 	return nil
 }
@@ -179,12 +186,16 @@ func (e *Executor) pass(ctx context.Context, ws memdb.WatchSet) error {
 	}
 	var errs []error
 	for _, r := range runs {
-		if mgmt.RunIsFinal(r.Status) && r.Plan.JobID == "" && r.Apply.JobID == "" {
+		if e.settled[r.ID] {
 			continue
 		}
 		obs, err := e.observe(ws, r, runs)
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if mgmt.RunIsFinal(r.Status) && !obs.PlanJob.Live() && !obs.ApplyJob.Live() {
+			e.settled[r.ID] = true // a final run's status and jobs never come back
 			continue
 		}
 		step := mgmt.NextRunStep(r, obs)
