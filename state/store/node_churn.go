@@ -34,3 +34,30 @@ func coalesceNodeEvals(t *writeTxn, evals []*state.Evaluation, coalesceAfter int
 	}
 	return out, nil
 }
+
+// joinHeldOnReturn drops from evals (those of a node coming back ready)
+// the node-update evaluations of service and batch jobs that have a
+// pending node-update evaluation held by the broker (a WaitUntil set when
+// their nodes went down): their allocations on the returned node were
+// never marked lost, and the held one reconciles the job against the
+// state as it will be then, this node ready again. A system or sysbatch
+// job's evaluation is kept: the node may need its allocation now.
+func joinHeldOnReturn(t *writeTxn, evals []*state.Evaluation) ([]*state.Evaluation, error) {
+	out := evals[:0:0]
+	for _, e := range evals {
+		if e == nil || e.TriggeredBy != state.EvalTriggerNodeUpdate || e.Type == state.JobTypeSystem || e.Type == state.JobTypeSysBatch {
+			out = append(out, e)
+			continue
+		}
+		held, err := list[*state.Evaluation](nil, t.Txn, func(p *state.Evaluation) bool {
+			return p.Status == state.EvalStatusPending && p.TriggeredBy == state.EvalTriggerNodeUpdate && !p.WaitUntil.IsZero()
+		}, TableEvals, indexJob, e.Namespace, e.JobID)
+		if err != nil {
+			return nil, err
+		}
+		if len(held) == 0 {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}

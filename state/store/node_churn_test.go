@@ -56,3 +56,39 @@ func TestNodeChurnCoalescesEvaluations(t *testing.T) {
 		t.Fatalf("coalescing lost the node's status: %s", n.Status)
 	}
 }
+
+// A node coming back while a job's node-update evaluation is still held
+// adds none for that job: the held one finds the job's allocations on the
+// returned node as they are (never marked lost, nothing to replace). A
+// system job's evaluation is kept: the returned node may need its
+// allocation now.
+func TestNodeReturnJoinsHeldEvaluation(t *testing.T) {
+	s := stStore(t, Config{})
+	base := time.Unix(1000, 0)
+	stApply(t, s, 1, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n0")})
+	svc, sys, other := stJob("svc"), stJob("sys"), stJob("other")
+	sys.Type = state.JobTypeSystem
+	stRegister(t, s, 10, svc, nil)
+	stRegister(t, s, 11, sys, nil)
+	stRegister(t, s, 12, other, nil)
+	nodeEval := func(id string, j *state.Job, held bool) *state.Evaluation {
+		e := stEval(id, j)
+		e.TriggeredBy = state.EvalTriggerNodeUpdate
+		if held {
+			e.WaitUntil = base.Add(time.Minute)
+		}
+		return e
+	}
+	stApply(t, s, 20, NodeUpdateStatusRequestType, &NodeUpdateStatusRequest{NodeID: "n0", Status: state.NodeStatusDown, UpdatedAt: base.Unix(),
+		Evals: []*state.Evaluation{nodeEval("down-svc", svc, true), nodeEval("down-sys", sys, true)}, CoalesceAfter: base.Add(500 * time.Millisecond).UnixNano()})
+	stApply(t, s, 21, NodeUpdateStatusRequestType, &NodeUpdateStatusRequest{NodeID: "n0", Status: state.NodeStatusReady, UpdatedAt: base.Unix() + 5,
+		Evals: []*state.Evaluation{nodeEval("up-svc", svc, false), nodeEval("up-sys", sys, false), nodeEval("up-other", other, false)}})
+	for id, want := range map[string]bool{"up-svc": false, "up-sys": true, "up-other": true} {
+		if got := stMust[*state.Evaluation](t)(s.EvalByID(nil, id)) != nil; got != want {
+			t.Errorf("evaluation %s stored: %v, want %v", id, got, want)
+		}
+	}
+	if n := stMust[*state.Node](t)(s.NodeByID(nil, "n0")); n.Status != state.NodeStatusReady {
+		t.Fatalf("node is %s, want ready", n.Status)
+	}
+}

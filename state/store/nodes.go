@@ -158,6 +158,11 @@ func applyNodeUpdateStatus(t *writeTxn, req *NodeUpdateStatusRequest) (any, erro
 	if err != nil {
 		return nil, err
 	}
+	if next.Status == state.NodeStatusReady {
+		if evals, err = joinHeldOnReturn(t, evals); err != nil { // node_churn.go
+			return nil, err
+		}
+	}
 	return nil, upsertEvals(t, "Evals", evals)
 }
 
