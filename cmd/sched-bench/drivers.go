@@ -24,7 +24,8 @@ import (
 //     (with -spawn): placed -> all running, then the client agent's
 //     resident memory and CPU per running task, and the memory of the
 //     processes the tasks cost on the host outside the agent (for docker,
-//     the containerd shims; for raw_exec and exec, the tasks themselves).
+//     the containerd shims; for exec, the inits and the tasks; for raw_exec,
+//     the tasks themselves), and the heartbeats meanwhile.
 //
 // Each task runs `sleep 3600` (docker: in -docker-image, which must be on
 // the engine already; the docker driver's tests build sched-test-busybox:1).
@@ -171,8 +172,11 @@ func (b *bench) stopJobAndWait(id string) error {
 
 // hostProcessKind names what hostTaskRSS sums for drv.
 func hostProcessKind(drv string) string {
-	if drv == "docker" {
+	switch drv {
+	case "docker":
 		return "containerd-shim and the container's process"
+	case "exec":
+		return "the task's init (sched-task-init) and its process"
 	}
 	return "the task's process"
 }
@@ -192,7 +196,13 @@ func hostTaskRSS(drv string) int64 {
 			continue
 		}
 		name := strings.TrimSpace(string(comm))
-		if name == "sleep" || (drv == "docker" && strings.HasPrefix(name, "containerd-shim")) {
+		if drv == "exec" {
+			// The init is the sched binary run as sched-task-init.
+			if argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.HasPrefix(string(argv), "sched-task-init\x00") {
+				name = "sched-task-init"
+			}
+		}
+		if name == "sleep" || (drv == "docker" && strings.HasPrefix(name, "containerd-shim")) || name == "sched-task-init" {
 			if rss, err := rssOf(pid); err == nil {
 				sum += rss
 			}
