@@ -172,19 +172,24 @@ func (w *DeploymentWatcher) pass(ctx context.Context) (time.Time, error) {
 		switch {
 		case v.fail != "":
 			upd := &store.DeploymentStatusUpdate{DeploymentID: d.ID, Status: state.DeploymentStatusFailed, StatusDescription: v.fail}
-			if !v.autoRevert {
-				batch.Updates = append(batch.Updates, upd)
-				batch.Evals = append(batch.Evals, w.eval(job, d, now))
-				continue
-			}
-			stable, err := w.latestStable(job)
-			if err != nil {
-				return time.Time{}, err
+			var stable *state.Job
+			if v.autoRevert {
+				if stable, err = w.latestStable(job); err != nil {
+					return time.Time{}, err
+				}
+				if stable == nil {
+					upd.StatusDescription += deploymentDescNoRollback
+				}
 			}
 			if stable == nil {
-				upd.StatusDescription += deploymentDescNoRollback
 				batch.Updates = append(batch.Updates, upd)
-				batch.Evals = append(batch.Evals, w.eval(job, d, now))
+				held, err := w.heldEval(job, now)
+				if err != nil {
+					return time.Time{}, err
+				}
+				if !held {
+					batch.Evals = append(batch.Evals, w.eval(job, d, now))
+				}
 				continue
 			}
 			upd.StatusDescription += fmt.Sprintf(deploymentDescRollback, stable.Version)
@@ -393,6 +398,24 @@ func (w *DeploymentWatcher) latestStable(job *state.Job) (*state.Job, error) {
 		return nil, err
 	}
 	return state.LatestStableVersion(job, versions), nil
+}
+
+// heldEval reports whether job has a pending evaluation the broker holds
+// until after now (a node-update evaluation of a churn, node_churn.go):
+// it is not delivered yet, so it will read the deployment's failure
+// written now, and a failed deployment's own evaluation would only add to
+// the churn's evaluations (docs/queue.md).
+func (w *DeploymentWatcher) heldEval(job *state.Job, now time.Time) (bool, error) {
+	evals, err := w.store.EvalsByJob(nil, job.Namespace, job.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range evals {
+		if e.Status == state.EvalStatusPending && e.WaitUntil.After(now) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // eval is the evaluation of a deployment's job that moves the rollout on.

@@ -322,3 +322,37 @@ func TestDeploymentWatcherCountsJudgedAllocations(t *testing.T) {
 		}
 	})
 }
+
+// A deployment failing while its job has an evaluation held by the broker
+// (a node churn's) gets no evaluation of its own: the held one reads the
+// failure when it is delivered. Without one, the failure's evaluation is
+// written.
+func TestDeploymentWatcherFailureJoinsHeldEval(t *testing.T) {
+	for _, held := range []bool{true, false} {
+		t.Run(fmt.Sprintf("held=%v", held), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := rtNewDeployFixture(t)
+				dep, allocs := f.rollout("web", 2, rtUpdate)
+				if held {
+					e := rtEval("held", "web", 50)
+					e.TriggeredBy, e.WaitUntil = state.EvalTriggerNodeUpdate, time.Now().Add(time.Minute)
+					f.r.putEvals(t, e)
+				}
+				f.start()
+				f.health(false, allocs[0])
+				time.Sleep(deploymentPace)
+				synctest.Wait()
+				if d := f.deployment(dep); d.Status != state.DeploymentStatusFailed {
+					t.Fatalf("deployment %s, want failed", d.Status)
+				}
+				want := 1
+				if held {
+					want = 0
+				}
+				if got := f.watcherEvals("web"); got != want {
+					t.Fatalf("%d evaluations of the failure, want %d", got, want)
+				}
+			})
+		})
+	}
+}
