@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +128,27 @@ func TestTerraformRemoteRun(t *testing.T) {
 	code, body = ta.do(t, "GET", "/api/v2/workspaces/"+ws.Data.ID+"/runs", "")
 	if code != 200 || json.Unmarshal(body, &runs) != nil || len(runs.Data) != 2 || runs.Data[0].Attributes.Status != "planned_and_finished" {
 		t.Errorf("runs after the no-op apply: %d %s", code, body)
+	}
+
+	// `terraform plan` of a changed configuration: a speculative, plan-only
+	// run that shows the change and leaves the state as it was.
+	main := filepath.Join(d.dir, "main.tf")
+	cfg, err := os.ReadFile(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(main, bytes.Replace(cfg, []byte(`default = "one"`), []byte(`default = "three"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = d.run("plan", "-input=false")
+	if !strings.Contains(out, "Plan: 0 to add, 1 to change, 0 to destroy") {
+		t.Errorf("remote plan of a changed configuration:\n%s", out)
+	}
+	code, body = ta.do(t, "GET", "/api/v2/workspaces/"+ws.Data.ID+"/runs", "")
+	if code != 200 || json.Unmarshal(body, &runs) != nil || len(runs.Data) != 3 || runs.Data[0].Attributes.Status != "planned_and_finished" {
+		t.Errorf("runs after the remote plan: %d %s", code, body)
+	}
+	if got := strings.TrimSpace(d.run("output", "-raw", "message")); got != "one" {
+		t.Errorf("output after a plan = %q", got)
 	}
 }

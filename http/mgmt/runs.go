@@ -130,6 +130,14 @@ func (s terraformAPI) runCreate(w http.ResponseWriter, r *http.Request, _ httpro
 	} else if len(cvs) > 0 {
 		run.ConfigurationVersionID = cvs[0].ID
 	}
+	// A speculative configuration (`terraform plan` in remote execution)
+	// makes a plan-only run, as in TFE: it ends after its plan and holds
+	// no place in the workspace's queue.
+	if cv, err := s.store.ConfigurationVersionByID(nil, run.ConfigurationVersionID); err != nil {
+		return result{}, err
+	} else if cv != nil && cv.Speculative {
+		run.PlanOnly = true
+	}
 	// A workspace locked by one of its runs (an apply in progress) still
 	// queues runs, as TFE's does.
 	if ws.w.Locked && ws.w.LockedBy != run.CreatedBy && !strings.HasPrefix(ws.w.LockedBy, mgmt.PrefixRun) {
