@@ -48,7 +48,9 @@ func (s terraformAPI) agentPoolList(w http.ResponseWriter, r *http.Request, p ht
 	case "-created-at":
 		slices.Reverse(pools)
 	case "name", "-name":
-		slices.SortStableFunc(pools, func(x, y *mgmt.AgentPool) int { return strings.Compare(strings.ToLower(x.Name), strings.ToLower(y.Name)) })
+		slices.SortStableFunc(pools, func(x, y *mgmt.AgentPool) int {
+			return strings.Compare(strings.ToLower(x.Name), strings.ToLower(y.Name))
+		})
 		if sort == "-name" {
 			slices.Reverse(pools)
 		}
