@@ -149,7 +149,7 @@ func (b *bench) driverDensity(drv string, tasks int, image, bin string) error {
 	fmt.Printf("drivers: %s: client agent RSS %.1f MiB idle -> %.1f MiB: %.0f KiB per running task; client CPU %.3f%% of a core per running task\n",
 		drv, float64(idle)/(1<<20), float64(busy)/(1<<20), float64(busy-idle)/1024/float64(tasks),
 		100*float64(cpu1-cpu0)/float64(window)/float64(tasks))
-	fmt.Printf("drivers: %s: host processes per task outside the agent (%s): %.1f MiB\n",
+	fmt.Printf("drivers: %s: host processes per task outside the agent (%s): %.1f MiB proportional (PSS)\n",
 		drv, hostProcessKind(drv), float64(hostAfter-hostBefore)/(1<<20)/float64(tasks))
 	fmt.Printf("drivers: %s: heartbeats from register to the end of the window: %d ok, %d failed, answered at most %v after due, longest gap between two answered %v, node not ready %d times\n",
 		drv, hbs.ok, hbs.failed, hbs.maxDelay.Round(time.Millisecond), hbs.maxGap.Round(10*time.Millisecond), hbs.notReady)
@@ -181,8 +181,31 @@ func hostProcessKind(drv string) string {
 	return "the task's process"
 }
 
-// hostTaskRSS sums the resident memory of the processes a task of drv
-// costs outside the agent: every containerd shim and sleep process.
+// pssOf is pid's proportional set size: its resident memory with each
+// shared page (the sched binary's text mapped by a hundred inits, a
+// shim's by a hundred shims) split between the processes that map it,
+// so that a sum over processes counts every page once.
+func pssOf(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				break
+			}
+			kb, err := strconv.ParseInt(f[0], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no Pss in /proc/%d/smaps_rollup", pid)
+}
+
+// hostTaskRSS sums the proportional memory (pssOf) of the processes a
+// task of drv costs outside the agent: every containerd shim, exec
+// init and sleep process.
 func hostTaskRSS(drv string) int64 {
 	entries, _ := os.ReadDir("/proc")
 	var sum int64
@@ -203,8 +226,8 @@ func hostTaskRSS(drv string) int64 {
 			}
 		}
 		if name == "sleep" || (drv == "docker" && strings.HasPrefix(name, "containerd-shim")) || name == "sched-task-init" {
-			if rss, err := rssOf(pid); err == nil {
-				sum += rss
+			if pss, err := pssOf(pid); err == nil {
+				sum += pss
 			}
 		}
 	}
