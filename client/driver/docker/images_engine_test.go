@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 )
@@ -22,6 +24,13 @@ type loadingEngine struct {
 	*client.Client
 	saved map[string][]byte // ref → `docker save` archive
 	pulls int
+	// removes counts the finished ImageRemove calls, refused or not.
+	removes atomic.Int32
+}
+
+func (l *loadingEngine) ImageRemove(ctx context.Context, id string, opts image.RemoveOptions) ([]image.DeleteResponse, error) {
+	defer l.removes.Add(1)
+	return l.Client.ImageRemove(ctx, id, opts)
 }
 
 func (l *loadingEngine) ImagePull(ctx context.Context, ref string, _ image.PullOptions) (io.ReadCloser, error) {
@@ -130,5 +139,33 @@ func TestImageGCWithTheEngine(t *testing.T) {
 	waitFor(t, 30*time.Second, "the unused image to be removed", func() bool { return !present() })
 	if _, err := e.engine.ImageInspect(context.Background(), e.image); err != nil {
 		t.Fatalf("the base image went with it: %v", err)
+	}
+}
+
+// TestImageGCKeepsAnImageAnotherContainerUses: when the last task using
+// an image it pulled ends, the driver asks the engine to remove it; a
+// container that is not the driver's (created by someone else from the
+// same image) makes the engine refuse, and the image stays.
+func TestImageGCKeepsAnImageAnotherContainerUses(t *testing.T) {
+	e := newEnv(t, Config{ImageGCDelay: 100 * time.Millisecond})
+	ref, saved := uniqueImage(t, e)
+	le := &loadingEngine{Client: e.engine, saved: map[string][]byte{ref: saved}}
+	e.d.images.engine = le
+	cfg := e.newTask(map[string]any{"image": ref, "command": "sleep", "args": []any{"3600"}})
+	if _, err := e.d.StartTask(cfg); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	other, err := e.engine.ContainerCreate(ctx, &container.Config{Image: ref, Cmd: []string{"true"}}, nil, nil, nil, "sched-test-other-"+randomID(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.engine.ContainerRemove(context.Background(), other.ID, container.RemoveOptions{Force: true}) })
+	if err := e.d.DestroyTask(cfg.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the driver's removal of the unused image", func() bool { return le.removes.Load() > 0 })
+	if _, err := e.engine.ImageInspect(ctx, ref); err != nil {
+		t.Fatalf("the image another container uses was removed: %v", err)
 	}
 }
