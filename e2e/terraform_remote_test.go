@@ -66,7 +66,8 @@ type runDoc struct {
 // plan and the apply run as batch jobs (namespace tfe-runs) on the dev
 // agent's client, terraform streams their logs, and the state the apply
 // wrote is the workspace's new current state, read back by `terraform
-// output` and the API. A second apply without changes ends after its plan.
+// output` and the API. A second apply without changes ends after its plan;
+// a third passes -var; a plan of a changed configuration is plan-only.
 func TestTerraformRemoteRun(t *testing.T) {
 	bin := terraformBin(t)
 	ta := startRemoteRuns(t, bin, "acme")
@@ -130,6 +131,12 @@ func TestTerraformRemoteRun(t *testing.T) {
 		t.Errorf("runs after the no-op apply: %d %s", code, body)
 	}
 
+	// -var reaches the remote run (its variables, a .auto.tfvars file).
+	d.run("apply", "-auto-approve", "-input=false", "-var", "message=two")
+	if got := strings.TrimSpace(d.run("output", "-raw", "message")); got != "two" {
+		t.Errorf("output after the remote apply with -var = %q", got)
+	}
+
 	// `terraform plan` of a changed configuration: a speculative, plan-only
 	// run that shows the change and leaves the state as it was.
 	main := filepath.Join(d.dir, "main.tf")
@@ -145,10 +152,10 @@ func TestTerraformRemoteRun(t *testing.T) {
 		t.Errorf("remote plan of a changed configuration:\n%s", out)
 	}
 	code, body = ta.do(t, "GET", "/api/v2/workspaces/"+ws.Data.ID+"/runs", "")
-	if code != 200 || json.Unmarshal(body, &runs) != nil || len(runs.Data) != 3 || runs.Data[0].Attributes.Status != "planned_and_finished" {
+	if code != 200 || json.Unmarshal(body, &runs) != nil || len(runs.Data) != 4 || runs.Data[0].Attributes.Status != "planned_and_finished" {
 		t.Errorf("runs after the remote plan: %d %s", code, body)
 	}
-	if got := strings.TrimSpace(d.run("output", "-raw", "message")); got != "one" {
+	if got := strings.TrimSpace(d.run("output", "-raw", "message")); got != "two" {
 		t.Errorf("output after a plan = %q", got)
 	}
 }

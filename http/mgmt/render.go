@@ -459,6 +459,7 @@ func runResource(r *mgmt.Run) *jsonapi.Resource {
 			"source":            "tfe-api",
 			"error-message":     jsonapi.NullString(r.ErrorMessage),
 			"permissions":       map[string]any{},
+			"variables":         runVariables(r.Variables),
 		},
 		Relationships: map[string]*jsonapi.Relationship{
 			"workspace":             jsonapi.ToOne(typeWorkspaces, r.WorkspaceID),
@@ -469,6 +470,15 @@ func runResource(r *mgmt.Run) *jsonapi.Resource {
 		},
 		Links: selfLink(runPath(r.ID)),
 	}
+}
+
+// runVariables renders a run's variables as go-tfe reads them.
+func runVariables(vars []mgmt.RunVariable) []map[string]any {
+	out := make([]map[string]any, 0, len(vars))
+	for _, v := range vars {
+		out = append(out, map[string]any{"key": v.Key, "value": v.Value})
+	}
+	return out
 }
 
 // userIDOf returns id when it names a user ("" otherwise): who created a

@@ -34,7 +34,7 @@ import (
 //     worker secret (header X-Sched-Run-Secret), which its job carries;
 //     only while the run executes, and only for its own workspace:
 //     GET configuration (the archive), GET state (the current state file,
-//     204 without one), POST log?phase= (a chunk of output), POST
+//     204 without one), GET variables (the run's), POST log?phase= (a chunk of output), POST
 //     result?phase= (the phase's outcome), PUT state (the new state, only
 //     during the apply: a state version of the run).
 const (
@@ -63,6 +63,7 @@ func (m *router) runExecRoutes() {
 	s.mount(http.MethodPut, w+"/state", m.worker(s.workerSaveState))
 	s.mount(http.MethodPost, w+"/log", m.worker(s.workerLog))
 	s.mount(http.MethodPost, w+"/result", m.worker(s.workerResult))
+	s.mount(http.MethodGet, w+"/variables", m.worker(s.workerVariables))
 }
 
 // visiblePhase loads the run of a plan or apply ID the caller can see.
@@ -334,6 +335,16 @@ func (s terraformAPI) workerState(w http.ResponseWriter, r *http.Request, run *m
 		return result{status: http.StatusNoContent}, nil
 	}
 	return result{status: http.StatusOK, raw: blob.Data, rawType: "application/json"}, nil
+}
+
+// workerVariables serves the run's variables, a JSON list of
+// mgmt.RunVariable.
+func (s terraformAPI) workerVariables(w http.ResponseWriter, r *http.Request, run *mgmt.Run) (result, error) {
+	body, err := json.Marshal(append([]mgmt.RunVariable{}, run.Variables...))
+	if err != nil {
+		return result{}, err
+	}
+	return result{status: http.StatusOK, raw: body, rawType: "application/json"}, nil
 }
 
 // workerPhase reads ?phase and checks it is the run's current phase.

@@ -73,7 +73,8 @@ func TestMgmtGoTFERunExecution(t *testing.T) {
 	if err := c.ConfigurationVersions.Upload(ctx, cv.UploadURL, dir); err != nil {
 		t.Fatal(err)
 	}
-	run, err := c.Runs.Create(ctx, tfe.RunCreateOptions{Workspace: &tfe.Workspace{ID: ws}, ConfigurationVersion: cv, Message: tfePtr("go")})
+	run, err := c.Runs.Create(ctx, tfe.RunCreateOptions{Workspace: &tfe.Workspace{ID: ws}, ConfigurationVersion: cv, Message: tfePtr("go"),
+		Variables: []*tfe.RunVariable{{Key: "message", Value: `"two"`}}})
 	if err != nil {
 		t.Fatalf("Runs.Create: %v", err)
 	}
@@ -98,6 +99,9 @@ func TestMgmtGoTFERunExecution(t *testing.T) {
 	}
 	if code, body := worker(t, ts, run.ID, "sekrit", "GET", "configuration", nil); code != 200 || len(body) == 0 {
 		t.Errorf("configuration: %d, %d bytes", code, len(body))
+	}
+	if code, body := worker(t, ts, run.ID, "sekrit", "GET", "variables", nil); code != 200 || string(body) != `[{"Key":"message","Value":"\"two\""}]` {
+		t.Errorf("variables: %d %s", code, body)
 	}
 	if code, body := worker(t, ts, run.ID, "sekrit", "GET", "state", nil); code != 204 || len(body) != 0 {
 		t.Errorf("state of a new workspace: %d %q", code, body)
@@ -199,6 +203,10 @@ func TestMgmtRunBadInput(t *testing.T) {
 	cv := m.call(w.owner, "POST", "/workspaces/"+other+"/configuration-versions", nil, 201).one(t).ID
 	m.fail(w.owner, "POST", "/runs", docBody("runs", nil, "workspace", relTo("workspaces", ws),
 		"configuration-version", relTo("configuration-versions", cv)), 422, "/data/relationships/configuration-version/data/id", "is not of workspace")
+	m.fail(w.owner, "POST", "/runs", docBody("runs", map[string]any{"variables": []any{map[string]any{"key": "bad key", "value": `"x"`}}},
+		"workspace", relTo("workspaces", ws)), 422, "/data/attributes/variables/0/key", "is not a variable name")
+	m.fail(w.owner, "POST", "/runs", docBody("runs", map[string]any{"variables": []any{map[string]any{"key": "a", "value": "1"}, map[string]any{"key": "a", "value": "2"}}},
+		"workspace", relTo("workspaces", ws)), 422, "/data/attributes/variables/1/key", "given twice")
 	m.call(w.manager, "POST", "/workspaces/"+ws+"/actions/lock", nil, 200)
 	m.fail(w.owner, "POST", "/runs", docBody("runs", nil, "workspace", relTo("workspaces", ws)), 409, "", "is locked by")
 	for _, id := range []string{ws, local} {

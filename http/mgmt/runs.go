@@ -8,6 +8,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/schedhq/sched/http/jsonapi"
+	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/mgmt"
 	"github.com/schedhq/sched/state/store"
 )
@@ -103,7 +104,14 @@ func (s terraformAPI) runCreate(w http.ResponseWriter, r *http.Request, _ httpro
 		run.NoRefresh = !*rf
 	}
 	cvID, cvSent := o.ToOne("configuration-version", typeConfigurationVersions)
-	if err := o.Err(); err != nil {
+	if vars, sent := o.Attrs.Objects("variables"); sent {
+		for _, v := range vars {
+			run.Variables = append(run.Variables, mgmt.RunVariable{Key: deref(v.String("key")), Value: deref(v.String("value"))})
+		}
+	}
+	ve := &state.ValidationError{}
+	mgmt.CheckRunVariables(ve, run.Variables)
+	if err := firstErr(o.Err(), ve.Err()); err != nil {
 		return result{}, err
 	}
 	ws, err := s.visibleWorkspace(c, wsID)

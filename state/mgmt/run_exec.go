@@ -1,10 +1,14 @@
 package mgmt
 
 import (
+	"fmt"
 	"maps"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/schedhq/sched/state"
 )
 
 // Runs executed as jobs (docs/terraform.md). A run of a workspace whose
@@ -78,6 +82,50 @@ type RunExecution struct {
 	Apply RunPhase
 	// ErrorMessage says why an errored run failed.
 	ErrorMessage string
+	// Variables are the run's variables (`terraform apply -var` in remote
+	// execution): each value an HCL expression, which the worker writes to
+	// a .auto.tfvars file of the configuration.
+	Variables []RunVariable
+}
+
+// RunVariable is a variable of a run: Value is an HCL expression (go-tfe's
+// RunVariable: `"two"` for a string).
+type RunVariable struct {
+	Key   string
+	Value string
+}
+
+// Bounds of a run's variables.
+const (
+	MaxRunVariables     = 100
+	MaxRunVariableKey   = 128
+	MaxRunVariableValue = 16 << 10
+)
+
+// runVariableKey is a Terraform variable's name.
+var runVariableKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// CheckRunVariables checks a run's variables: at most MaxRunVariables,
+// each a variable name, once, and a value within bounds.
+func CheckRunVariables(v *state.ValidationError, vars []RunVariable) {
+	if len(vars) > MaxRunVariables {
+		v.Add(AttrPointer("variables"), "holds %d variables; at most %d", len(vars), MaxRunVariables)
+		return
+	}
+	seen := map[string]bool{}
+	for i, rv := range vars {
+		p := fmt.Sprintf("%s/%d", AttrPointer("variables"), i)
+		switch {
+		case len(rv.Key) > MaxRunVariableKey || !runVariableKey.MatchString(rv.Key):
+			v.Add(p+"/key", "%q is not a variable name (letters, digits, _ and -, starting with a letter or _, at most %d)", rv.Key, MaxRunVariableKey)
+		case seen[rv.Key]:
+			v.Add(p+"/key", "%q is given twice", rv.Key)
+		}
+		seen[rv.Key] = true
+		if rv.Value == "" || len(rv.Value) > MaxRunVariableValue {
+			v.Add(p+"/value", "must be an expression of 1 to %d bytes", MaxRunVariableValue)
+		}
+	}
 }
 
 // RunPhase is a plan or an apply.

@@ -431,6 +431,7 @@ func (r *Run) Copy() *Run {
 		c.StatusTimestamps[k] = v
 	}
 	c.Plan, c.Apply = r.Plan.copy(), r.Apply.copy()
+	c.Variables = slices.Clone(r.Variables)
 	return &c
 }
 

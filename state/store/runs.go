@@ -15,6 +15,7 @@ func applyRunCreate(t *writeTxn, req *RunCreateRequest) (any, error) {
 	v := &state.ValidationError{}
 	mgmt.CheckID(v, "ID", mgmt.PrefixRun, in.ID)
 	mgmt.CheckMax(v, mgmt.AttrPointer("message"), in.Message, mgmt.RunMessageMaxLen)
+	mgmt.CheckRunVariables(v, in.Variables)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func applyRunCreate(t *writeTxn, req *RunCreateRequest) (any, error) {
 		Message: in.Message, IsDestroy: in.IsDestroy, CreatedBy: in.CreatedBy, CreatedAt: created,
 		StatusTimestamps: map[string]time.Time{mgmt.RunPending: created},
 		RunExecution: mgmt.RunExecution{ConfigurationVersionID: in.ConfigurationVersionID,
-			AutoApply: in.AutoApply, PlanOnly: in.PlanOnly, NoRefresh: in.NoRefresh}}
+			AutoApply: in.AutoApply, PlanOnly: in.PlanOnly, NoRefresh: in.NoRefresh, Variables: in.Variables}}
 	stampNew(t, &r.CreateIndex, &r.ModifyIndex)
 	if err := t.insert(TableRuns, r); err != nil {
 		return nil, err

@@ -35,9 +35,10 @@ import (
 //     /var/tmp/sched-tfe-tools-<uid> by SHA-256, else fetched from the tool
 //     version's URL (a binary, or a zip holding one), checked against the
 //     SHA-256, and cached;
-//  2. fetches the configuration archive and the current state with the
-//     run's secret, unpacks the archive in the task directory (refusing
-//     entries that escape it), and adds an override file that replaces
+//  2. fetches the configuration archive, the run's variables and the
+//     current state with the run's secret, unpacks the archive in the task
+//     directory (refusing entries that escape it), writes the variables to
+//     a .auto.tfvars file, and adds an override file that replaces
 //     the configuration's cloud or backend block by a local backend, so
 //     terraform reads and writes the state file the worker handed it;
 //  3. runs terraform init and plan (and show -json, for the summary) or
@@ -174,6 +175,9 @@ func (w *tfeWorker) execute() (mgmt.PlanResult, error) {
 	if err := os.WriteFile(filepath.Join(w.dir, "zzz_sched_backend_override.tf"), []byte(localBackendOverride), 0o600); err != nil {
 		return mgmt.PlanResult{}, err
 	}
+	if err := w.writeVariables(); err != nil {
+		return mgmt.PlanResult{}, err
+	}
 	st, err := w.call(http.MethodGet, "state", nil)
 	if err != nil {
 		return mgmt.PlanResult{}, fmt.Errorf("fetch the state: %w", err)
@@ -218,6 +222,28 @@ func (w *tfeWorker) execute() (mgmt.PlanResult, error) {
 		}
 	}
 	return applySummary(w.logSince(before)), nil
+}
+
+// writeVariables writes the run's variables (HCL expressions, their
+// names checked by the server) to a .auto.tfvars file of the
+// configuration, which terraform reads as it reads -var.
+func (w *tfeWorker) writeVariables() error {
+	body, err := w.call(http.MethodGet, "variables", nil)
+	if err != nil {
+		return fmt.Errorf("fetch the run's variables: %w", err)
+	}
+	var vars []mgmt.RunVariable
+	if err := json.Unmarshal(body, &vars); err != nil {
+		return fmt.Errorf("the run's variables: %w", err)
+	}
+	if len(vars) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, v := range vars {
+		fmt.Fprintf(&b, "%s = %s\n", v.Key, v.Value)
+	}
+	return os.WriteFile(filepath.Join(w.dir, "zzz_sched_run.auto.tfvars"), []byte(b.String()), 0o600)
 }
 
 // localBackendOverride replaces the configuration's cloud or backend

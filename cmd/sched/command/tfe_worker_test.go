@@ -26,7 +26,8 @@ import (
 const fakeTerraform = `#!/bin/sh
 echo "fake terraform $*" >&2
 case "$1" in
-plan) : > sched.tfplan; echo "Plan: 1 to add, 0 to change, 0 to destroy." ;;
+plan) grep -q 'message = "two"' zzz_sched_run.auto.tfvars || exit 4
+  : > sched.tfplan; echo "Plan: 1 to add, 0 to change, 0 to destroy." ;;
 show) echo '{"resource_changes":[{"change":{"actions":["create"]}},{"change":{"actions":["delete","create"]}},{"change":{"actions":["no-op"]}}],"output_changes":{}}' ;;
 apply) test -f zzz_sched_backend_override.tf || exit 3
   printf '{"version":4,"serial":2,"lineage":"lin","outputs":{}}' > terraform.tfstate
@@ -62,6 +63,8 @@ func (f *fakeRunAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch endpoint := strings.TrimPrefix(r.URL.Path, "/api/v2/runs/run-1/worker/"); {
 	case endpoint == "configuration":
 		w.Write(f.archive)
+	case endpoint == "variables":
+		w.Write([]byte(`[{"Key":"message","Value":"\"two\""}]`))
 	case endpoint == "state" && r.Method == http.MethodGet:
 		if f.state == nil {
 			w.WriteHeader(http.StatusNoContent)
