@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/internal/testutil"
 	"github.com/schedhq/sched/state"
 )
@@ -145,6 +147,15 @@ exec busybox httpd -f -p $SCHED_PORT_http -h /local/www`
 	ns := "/var/run/netns/sched-" + al.ID
 	if b, err := exec.Command("nsenter", "--net="+ns, "ip", "-4", "-o", "addr", "show", "eth0").Output(); err != nil || !strings.Contains(string(b), fmt.Sprintf("10.231.%d.", os.Getpid()%250)) {
 		t.Errorf("eth0 of %s: %s (%v)", ns, b, err)
+	}
+	// A command run in the task (alloc exec) is in its network namespace
+	// too: it reaches the task's server on the namespace's own port.
+	var execOut bytes.Buffer
+	code, err := c.Allocations().Exec(context.Background(), al.ID, &api.ExecOptions{Task: "t",
+		Command:     []string{"/bin/sh", "-c", "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '; busybox wget -q -O - http://127.0.0.1:8080/index.html"},
+		ExecStreams: api.ExecStreams{Stdout: &execOut, Stderr: &execOut}}, nil)
+	if err != nil || code != 0 || !strings.Contains(execOut.String(), "eth0 lo") || !strings.Contains(execOut.String(), "hello-from-the-bridge") {
+		t.Errorf("alloc exec in the bridge task: code %d, %v:\n%s", code, err, execOut.String())
 	}
 	if left := networkLeftovers(bridge, al.ID); len(left) < 3 {
 		t.Errorf("while running, the host has %v; want the bridge, the veth and the namespace", left)
