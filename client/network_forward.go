@@ -19,14 +19,25 @@ import (
 // and leaves no rule on the host to clean after a crash; the cost is a
 // copy through the client per connection, and no forwarding while the
 // client is down (the tasks keep running; a restarted client listens
-// again). Only TCP is forwarded.
+// again). Each port is forwarded for TCP and for UDP: a UDP sender gets a
+// socket of its own towards the task (so the task's replies find it),
+// closed after udpIdle without traffic; at most maxUDPSessions senders
+// per port at once.
 
 // dialWait bounds a forwarded connection's dial into the namespace.
 const dialWait = 5 * time.Second
 
+// udpIdle ends a UDP sender's session after that long without a packet
+// either way; maxUDPSessions bounds the sessions of one port.
+const (
+	udpIdle        = time.Minute
+	maxUDPSessions = 1024
+)
+
 // forwarder forwards one allocation's ports.
 type forwarder struct {
 	lns []net.Listener
+	pcs []net.PacketConn
 	wg  sync.WaitGroup
 
 	mu     sync.Mutex
@@ -50,8 +61,81 @@ func startForwarder(ip string, ports []netPort, log func(string, ...any)) (*forw
 			defer f.wg.Done()
 			f.accept(ln, to, log)
 		}()
+		pc, err := net.ListenPacket("udp", net.JoinHostPort(p.HostIP, strconv.Itoa(p.HostPort)))
+		if err != nil {
+			f.close()
+			return nil, fmt.Errorf("port %s (udp): %w", p.Label, err)
+		}
+		f.pcs = append(f.pcs, pc)
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			f.relayUDP(pc, to)
+		}()
 	}
 	return f, nil
+}
+
+// relayUDP forwards the datagrams pc receives to `to`, each sender
+// through a socket of its own, and the replies back to the sender.
+func (f *forwarder) relayUDP(pc net.PacketConn, to string) {
+	raddr, err := net.ResolveUDPAddr("udp", to)
+	if err != nil {
+		return
+	}
+	var mu sync.Mutex
+	sessions := map[string]*net.UDPConn{}
+	defer func() {
+		mu.Lock()
+		for _, c := range sessions {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	buf := make([]byte, 64<<10)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return // closed
+		}
+		key := from.String()
+		mu.Lock()
+		up := sessions[key]
+		if up == nil && len(sessions) < maxUDPSessions {
+			if up, err = net.DialUDP("udp", nil, raddr); err == nil && f.track(up) {
+				sessions[key] = up
+				f.wg.Add(1)
+				go func() {
+					defer f.wg.Done()
+					defer func() {
+						mu.Lock()
+						delete(sessions, key)
+						mu.Unlock()
+						f.untrack(up)
+					}()
+					rb := make([]byte, 64<<10)
+					for {
+						up.SetReadDeadline(time.Now().Add(udpIdle))
+						m, err := up.Read(rb)
+						if err != nil {
+							return
+						}
+						pc.WriteTo(rb[:m], from)
+					}
+				}()
+			} else {
+				if up != nil {
+					up.Close()
+				}
+				up = nil
+			}
+		}
+		mu.Unlock()
+		if up != nil {
+			up.SetReadDeadline(time.Now().Add(udpIdle))
+			up.Write(buf[:n])
+		}
+	}
 }
 
 func (f *forwarder) accept(ln net.Listener, to string, log func(string, ...any)) {
@@ -134,6 +218,9 @@ func (f *forwarder) close() {
 	f.mu.Unlock()
 	for _, ln := range f.lns {
 		ln.Close()
+	}
+	for _, pc := range f.pcs {
+		pc.Close()
 	}
 	f.wg.Wait()
 }
