@@ -145,7 +145,9 @@ exec busybox httpd -f -p $SCHED_PORT_http -h /local/www`
 		t.Errorf("the task's interfaces and ports:\n%s", out)
 	}
 	ns := "/var/run/netns/sched-" + al.ID
-	if b, err := exec.Command("nsenter", "--net="+ns, "ip", "-4", "-o", "addr", "show", "eth0").Output(); err != nil || !strings.Contains(string(b), fmt.Sprintf("10.231.%d.", os.Getpid()%250)) {
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Logf("no ip (iproute2) on the PATH: the namespace's address is not checked")
+	} else if b, err := exec.Command("nsenter", "--net="+ns, "ip", "-4", "-o", "addr", "show", "eth0").Output(); err != nil || !strings.Contains(string(b), fmt.Sprintf("10.231.%d.", os.Getpid()%250)) {
 		t.Errorf("eth0 of %s: %s (%v)", ns, b, err)
 	}
 	// A command run in the task (alloc exec) is in its network namespace
