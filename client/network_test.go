@@ -2,9 +2,11 @@ package client
 
 import (
 	"errors"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -116,5 +118,47 @@ func TestBridgeConfigCheck(t *testing.T) {
 	var c BridgeConfig
 	if err := c.check(); err != nil || c.Name != DefaultBridgeName || c.Subnet != DefaultBridgeSubnet {
 		t.Fatalf("defaults: %+v, %v", c, err)
+	}
+}
+
+// failingNetHost fails every namespace it is asked to make.
+type failingNetHost struct{ *fakeNetHost }
+
+func (f failingNetHost) setup(an *allocNetwork, n int) error {
+	f.fakeNetHost.setup(an, n) // made halfway
+	return errors.New("veth: operation not permitted")
+}
+
+// TestNetworksSetupFailureLeavesNothing: a namespace that cannot be
+// made fails the setup with the cause, and leaves no record, namespace,
+// address or bridge behind; a host port another process holds fails it
+// too, naming the port.
+func TestNetworksSetupFailureLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	host := failingNetHost{newFakeNetHost(t.TempDir())}
+	cfg := BridgeConfig{}
+	cfg.check()
+	n := newNetworks(dir, cfg, host, nopLog)
+	id := state.NewID()
+	if _, err := n.setup(id, "bridge", nil); err == nil || !strings.Contains(err.Error(), "operation not permitted") {
+		t.Fatalf("setup: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 || len(host.ns) != 0 || len(host.bridges) != 0 || n.nsPath(id) != "" {
+		t.Fatalf("left: records %d, namespaces %v, bridges %v", len(ents), host.ns, host.bridges)
+	}
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := taken.Addr().(*net.TCPAddr).Port
+	ok := newNetworks(t.TempDir(), cfg, newFakeNetHost(t.TempDir()), nopLog)
+	_, err = ok.setup(state.NewID(), "bridge", []netPort{{Label: "http", HostIP: "127.0.0.1", HostPort: port, To: 8080}})
+	if err == nil || !strings.Contains(err.Error(), "port http") {
+		t.Fatalf("setup with a taken host port: %v", err)
+	}
+	if len(ok.live) != 0 {
+		t.Fatalf("a failed setup is still recorded: %v", ok.live)
 	}
 }
