@@ -267,6 +267,8 @@ type clusterSample struct {
 	waiting    float64         // blocking reads waiting now, every server
 	goroutines float64         // every server's, now
 	fds        float64         // every server's open file descriptors, now
+	// perServer holds each server's goroutines and open fds, now.
+	perServer [][2]float64
 	// routes counts the requests answered by method and route, every
 	// server's (a forwarded write counts at both ends).
 	routes map[string]float64
@@ -284,6 +286,7 @@ type windowFigures struct {
 	waiting       float64
 	goroutines    float64
 	fds           float64
+	perServer     [][2]float64
 	// routes are the busiest routes' requests per second, busiest first.
 	routes []routeRate
 }
@@ -296,7 +299,7 @@ type routeRate struct {
 
 // between computes the figures from a to b.
 func between(a, b clusterSample) windowFigures {
-	f := windowFigures{secs: b.at.Sub(a.at).Seconds(), waiting: b.waiting, goroutines: b.goroutines, fds: b.fds}
+	f := windowFigures{secs: b.at.Sub(a.at).Seconds(), waiting: b.waiting, goroutines: b.goroutines, fds: b.fds, perServer: b.perServer}
 	if f.secs <= 0 {
 		return f
 	}
@@ -335,8 +338,16 @@ func (f windowFigures) String() string {
 	for _, r := range f.rssMiB {
 		rss = append(rss, fmt.Sprintf("%.0f MiB", r))
 	}
-	return fmt.Sprintf("server CPU %s of a core, RSS %s; %.1f heartbeats/s, %.1f blocking reads answered/s, %.0f waiting; %.0f goroutines, %.0f open fds",
-		strings.Join(cpu, " / "), strings.Join(rss, " / "), f.heartbeatsPer, f.watchesPer, f.waiting, f.goroutines, f.fds)
+	each := ""
+	if len(f.perServer) > 1 {
+		var gs, fs []string
+		for _, p := range f.perServer {
+			gs, fs = append(gs, fmt.Sprintf("%.0f", p[0])), append(fs, fmt.Sprintf("%.0f", p[1]))
+		}
+		each = fmt.Sprintf(" (%s goroutines, %s fds)", strings.Join(gs, " / "), strings.Join(fs, " / "))
+	}
+	return fmt.Sprintf("server CPU %s of a core, RSS %s; %.1f heartbeats/s, %.1f blocking reads answered/s, %.0f waiting; %.0f goroutines, %.0f open fds%s",
+		strings.Join(cpu, " / "), strings.Join(rss, " / "), f.heartbeatsPer, f.watchesPer, f.waiting, f.goroutines, f.fds, each)
 }
 
 // topRoutes names the n busiest routes with their rates.
@@ -385,7 +396,9 @@ func (b *bench) sampleCluster(servers []*serverProc, leader int) (clusterSample,
 		}
 		s.watches += promSum(samples, "sched_http_request_duration_seconds_count", route(watchRoute))
 		s.waiting += promSum(samples, "sched_http_blocking_queries_in_flight", nil)
-		s.goroutines += promSum(samples, "go_goroutines", nil)
+		gor, fds := promSum(samples, "go_goroutines", nil), promSum(samples, "process_open_fds", nil)
+		s.perServer = append(s.perServer, [2]float64{gor, fds})
+		s.goroutines += gor
 		if s.routes == nil {
 			s.routes = map[string]float64{}
 		}
@@ -394,7 +407,7 @@ func (b *bench) sampleCluster(servers []*serverProc, leader int) (clusterSample,
 				s.routes[p.labels["method"]+" "+p.labels["route"]] += p.value
 			}
 		}
-		s.fds += promSum(samples, "process_open_fds", nil)
+		s.fds += fds
 	}
 	return s, nil
 }

@@ -143,7 +143,8 @@ func TestBetween(t *testing.T) {
 	a.routes = map[string]float64{"PUT /hb": 100, "GET /w": 10, "POST /old": 5}
 	b := clusterSample{at: t0.Add(10 * time.Second), cpu: []time.Duration{3 * time.Second, 2500 * time.Millisecond},
 		rss: []int64{64 << 20, 32 << 20}, heartbeats: 240, watches: 60, waiting: 100, goroutines: 450, fds: 220,
-		routes: map[string]float64{"PUT /hb": 240, "GET /w": 60, "POST /old": 5, "POST /new": 10}}
+		routes:    map[string]float64{"PUT /hb": 240, "GET /w": 60, "POST /old": 5, "POST /new": 10},
+		perServer: [][2]float64{{300, 120}, {150, 100}}}
 	f := between(a, b)
 	if f.secs != 10 || f.heartbeatsPer != 14 || f.watchesPer != 5 || f.waiting != 100 || f.goroutines != 450 || f.fds != 220 {
 		t.Fatalf("between = %+v", f)
@@ -154,7 +155,7 @@ func TestBetween(t *testing.T) {
 	if len(f.rssMiB) != 2 || f.rssMiB[0] != 64 || f.rssMiB[1] != 32 {
 		t.Errorf("RSS %v, want [64 32] MiB", f.rssMiB)
 	}
-	if s := f.String(); !strings.Contains(s, "20.0% / 5.0%") || !strings.Contains(s, "14.0 heartbeats/s") {
+	if s := f.String(); !strings.Contains(s, "20.0% / 5.0%") || !strings.Contains(s, "14.0 heartbeats/s") || !strings.Contains(s, "(300 / 150 goroutines, 120 / 100 fds)") {
 		t.Errorf("String() = %s", s)
 	}
 	if got := f.topRoutes(2); got != "PUT /hb 14.0, GET /w 5.0" {
