@@ -243,6 +243,12 @@ async function render(ev) {
   main.innerHTML = html`<div class="error" role="alert">No such page: <code>${path}</code>. <a href="#/jobs">Jobs</a></div>`.toString();
 }
 
+// Leaving the document ends the page's requests: a followed event
+// stream or a blocking query left open by a page the browser unloaded
+// kept its connection, and after a few such pages the browser had none
+// left for this host (its limit is six), so the next page never loaded.
+addEventListener('pagehide', () => { if (current) current.ctrl.abort(); });
+
 async function run(fn, el, arg) {
   if (el) el.disabled = true;
   try {
