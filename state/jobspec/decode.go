@@ -28,6 +28,9 @@ type decoder struct {
 	// read: a group without one takes it, and a group's own block sets
 	// its attributes over it.
 	jobReschedule *state.ReschedulePolicy
+	// jobType is the job's type (service when it names none) while its
+	// blocks are read: a reschedule block starts from its defaults.
+	jobType string
 }
 
 // spec builds the schema of a block: attrs is a space-separated list of

@@ -83,12 +83,18 @@ func (d *decoder) restart(b *hcl.Block) *state.RestartPolicy {
 }
 
 // reschedule reads a reschedule block, of a job or of a group: a group's
-// sets its attributes over the job's block, as Nomad merges them.
+// sets its attributes over the job's block, as Nomad merges them, and a
+// block with no job block above it sets them over the job type's
+// defaults: `reschedule { delay = "1m" }` in a service job still
+// reschedules without limit, in a batch job once in 24h, as in Nomad.
+// (The delays it leaves out are filled in at canonicalization.)
 func (d *decoder) reschedule(b *hcl.Block) *state.ReschedulePolicy {
 	c := d.content(b.Body, spec("attempts interval delay delay_function max_delay unlimited"))
 	r := &state.ReschedulePolicy{}
 	if d.jobReschedule != nil {
 		r = d.jobReschedule.Copy()
+	} else if def := state.DefaultReschedulePolicy(d.jobType); def != nil {
+		r.Attempts, r.Interval, r.Unlimited = def.Attempts, def.Interval, def.Unlimited
 	}
 	setInt(d, c, "attempts", &r.Attempts)
 	d.duration(c, "interval", &r.Interval)

@@ -17,6 +17,10 @@ func (d *decoder) job(b *hcl.Block) *state.Job {
 	d.str(c, "node_pool", &job.NodePool)
 	d.strings(c, "datacenters", &job.Datacenters)
 	d.str(c, "type", &job.Type)
+	d.jobType = job.Type
+	if d.jobType == "" {
+		d.jobType = state.JobTypeService
+	}
 	setInt(d, c, "priority", &job.Priority)
 	d.boolean(c, "all_at_once", &job.AllAtOnce)
 	job.Meta = d.stringMap(c, "meta")

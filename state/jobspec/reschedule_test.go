@@ -9,8 +9,9 @@ import (
 
 // TestRescheduleJobAndGroupBlocks: a job-level reschedule block applies to
 // every group without one, and a group's block sets its attributes over
-// the job's (Nomad's merge), in both syntaxes; a group block alone is
-// read as it is.
+// the job's (Nomad's merge), in both syntaxes; the block that has no job
+// block above it sets its attributes over the job type's defaults (a
+// service job's is unlimited), as Nomad merges a block over them.
 func TestRescheduleJobAndGroupBlocks(t *testing.T) {
 	off := &state.ReschedulePolicy{}
 	tests := []struct {
@@ -22,7 +23,9 @@ func TestRescheduleJobAndGroupBlocks(t *testing.T) {
 		{name: "group block only", group: "reschedule {\n attempts = 0\n unlimited = false\n}", want: off},
 		{name: "group over job", job: "reschedule {\n attempts = 3\n interval = \"1h\"\n delay = \"5s\"\n}",
 			group: "reschedule {\n attempts = 1\n}",
-			want:  &state.ReschedulePolicy{Attempts: 1, Interval: time.Hour, Delay: 5 * time.Second}},
+			want:  &state.ReschedulePolicy{Attempts: 1, Interval: time.Hour, Delay: 5 * time.Second, Unlimited: true}},
+		{name: "partial group block", group: "reschedule {\n delay = \"1m\"\n}",
+			want: &state.ReschedulePolicy{Delay: time.Minute, Unlimited: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,7 +45,7 @@ func TestRescheduleJobAndGroupBlocks(t *testing.T) {
 				if tt.job == "" {
 					wantOther = nil
 				} else if tt.group != "" {
-					wantOther = &state.ReschedulePolicy{Attempts: 3, Interval: time.Hour, Delay: 5 * time.Second}
+					wantOther = &state.ReschedulePolicy{Attempts: 3, Interval: time.Hour, Delay: 5 * time.Second, Unlimited: true}
 				}
 				assertEqual(t, wantOther, j.TaskGroups[1].ReschedulePolicy)
 			}
@@ -51,4 +54,15 @@ func TestRescheduleJobAndGroupBlocks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReschedulePartialBlockOfBatchJob: a batch job's block that sets only
+// the delay keeps the batch defaults for the rest: one attempt in 24h.
+func TestReschedulePartialBlockOfBatchJob(t *testing.T) {
+	src := "job \"j\" {\n type = \"batch\"\n group \"g\" {\n reschedule {\n delay = \"1m\"\n }\n }\n}\n"
+	j, err := Parse(ParseConfig{Body: []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEqual(t, &state.ReschedulePolicy{Attempts: 1, Interval: 24 * time.Hour, Delay: time.Minute}, j.TaskGroups[0].ReschedulePolicy)
 }
