@@ -430,6 +430,12 @@ func TestClientHandlerProxiesToServer(t *testing.T) {
 	h.register(apitest.TestJob("web"))
 	var gotToken string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/agent/self" {
+			// The client asks whether the caller may read its own
+			// /v1/agent/self (agent:read): this server says yes to all.
+			w.Write([]byte("{}"))
+			return
+		}
 		gotToken = r.Header.Get(HeaderToken)
 		h.srv.Handler().ServeHTTP(w, r)
 	}))
@@ -449,7 +455,8 @@ func TestClientHandlerProxiesToServer(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&job); err != nil || resp.StatusCode != 200 || job.ID != "web" || gotToken != "tok" {
 		t.Errorf("proxied job read: %d %+v %v, token %q", resp.StatusCode, job, err, gotToken)
 	}
-	// Its own endpoints stay its own.
+	// Its own endpoints stay its own (agent/self once the server allowed
+	// the caller).
 	resp2, err := http.Get(client.URL + "/v1/agent/self")
 	if err != nil {
 		t.Fatal(err)
@@ -457,7 +464,7 @@ func TestClientHandlerProxiesToServer(t *testing.T) {
 	defer resp2.Body.Close()
 	var self clientapi.AgentSelf
 	if json.NewDecoder(resp2.Body).Decode(&self); self.Stats["client"]["node_id"] != apitest.NodeID(1) {
-		t.Errorf("agent/self of the client: %+v", self)
+		t.Errorf("agent/self of the client: %d %+v", resp2.StatusCode, self)
 	}
 	// No server known: a 404 as before.
 	fc.server = ""
