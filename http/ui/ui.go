@@ -53,7 +53,7 @@ var contentTypes = map[string]string{
 var pages = map[string]bool{
 	"signin": true, "jobs": true, "job": true, "alloc": true, "nodes": true, "node": true,
 	"topology": true, "evals": true, "eval": true, "services": true, "service": true,
-	"orgs": true, "org": true, "project": true, "admin": true, "workspace": true, "run": true,
+	"orgs": true, "org": true, "project": true, "admin": true, "workspace": true, "run": true, "quotas": true,
 }
 
 // favicon is the path browsers ask for an icon when a page names none;

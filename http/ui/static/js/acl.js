@@ -43,15 +43,16 @@ function parseBody(t, i) {
   return { body, i };
 }
 
-/** rulesOf turns a policy's rules (HCL, or JSON) into namespace and node rules. */
+/** rulesOf turns a policy's rules (HCL, or JSON) into namespace, node and quota rules. */
 export function rulesOf(src) {
-  const out = { namespaces: [], node: '' };
+  const out = { namespaces: [], node: '', quota: '' };
   src = String(src || '').trim();
   if (src.startsWith('{')) {
     try {
       const doc = JSON.parse(src);
       for (const [ns, r] of Object.entries(doc.namespace || {})) out.namespaces.push({ glob: ns, policy: r.policy || '', caps: r.capabilities || [] });
       if (doc.node) out.node = doc.node.policy || '';
+      if (doc.quota) out.quota = doc.quota.policy || '';
       return out;
     } catch (_) { return out; }
   }
@@ -59,6 +60,7 @@ export function rulesOf(src) {
   for (const b of body.blocks) {
     if (b.type === 'namespace') out.namespaces.push({ glob: b.labels[0] || 'default', policy: b.body.attrs.policy || '', caps: [].concat(b.body.attrs.capabilities || []) });
     if (b.type === 'node') out.node = b.body.attrs.policy || '';
+    if (b.type === 'quota') out.quota = b.body.attrs.policy || '';
   }
   return out;
 }

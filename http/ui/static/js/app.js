@@ -18,6 +18,7 @@ const views = {
   mgmt: () => import('./mgmt.js'),
   admin: () => import('./admin.js'),
   runs: () => import('./runs.js'),
+  quotas: () => import('./quotas.js'),
 };
 
 /** session is what the signed-in token is and may do. */
@@ -88,6 +89,7 @@ const routes = [
   [/^\/evals$/, 'evals', 'list'],
   [/^\/eval\/([^/]+)$/, 'evals', 'detail'],
   [/^\/services$/, 'services', 'list'],
+  [/^\/quotas$/, 'quotas', 'list'],
   [/^\/service\/([^/]+)\/([^/]+)$/, 'services', 'detail'],
   [/^\/orgs$/, 'mgmt', 'orgs'],
   [/^\/org\/([^/]+)$/, 'mgmt', 'projects'],
@@ -108,6 +110,7 @@ function nav() {
   if (c.ns('*', 'list-jobs')) items.push(['#/jobs', 'Jobs', ['#/job', '#/alloc']]);
   if (c.kind === 'all' || c.policies.some((p) => p.node)) items.push(['#/nodes', 'Nodes', ['#/node']], ['#/topology', 'Topology', ['#/topology']]);
   if (c.ns('*', 'read-job')) items.push(['#/evals', 'Evaluations', ['#/eval']], ['#/services', 'Services', ['#/service']]);
+  if (c.kind === 'all' || c.policies.some((p) => p.quota === 'read' || p.quota === 'write')) items.push(['#/quotas', 'Quotas', ['#/quotas']]);
   if (signedIn) items.push(['#/orgs', 'Organizations', ['#/org', '#/project', '#/workspace', '#/run']]);
   if (session.admin) items.push(['#/admin/organizations', 'Admin', ['#/admin/']]);
   const here = location.hash.split('?')[0];
