@@ -24,6 +24,13 @@
 // allocations, at most one every MinPass; a pass costs a read of the runs
 // table and a look at each run that is not over (a final run whose jobs
 // ended is remembered and skipped for the rest of the term).
+//
+// It lives under agent/, not scheduler/leader beside the jobs side's leader
+// services: it reads the management domain (state/mgmt), which the
+// scheduler's packages may not import, and it is wired by the agent like
+// them. It imports only state, state/mgmt and state/store
+// (boundaries_test.go); ARCHITECTURE.md's package table has no row for it
+// yet.
 package runexec
 
 import (
