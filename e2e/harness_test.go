@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -132,6 +134,7 @@ func (a *agent) run(what string, ready func(*api.Client) error, args ...string) 
 	}
 	a.done = make(chan struct{})
 	go func() { a.cmd.Wait(); close(a.done) }()
+	a.t.Cleanup(a.killTasks) // runs after a.kill: cleanups run last first
 	a.t.Cleanup(a.kill)
 
 	c := a.client()
@@ -157,6 +160,31 @@ func (a *agent) kill() {
 	}
 	a.cmd.Process.Signal(syscall.SIGKILL)
 	<-a.done
+}
+
+// killTasks kills what the agent's tasks left running: raw_exec tasks
+// outlive an agent that is killed or stopped (a restarted client
+// re-attaches to them), so a test that ends with its jobs running would
+// leave them behind. A task is any process whose working directory is
+// under the agent's data dir.
+func (a *agent) killTasks() {
+	if a.dataDir == "" {
+		return
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil {
+			continue
+		}
+		if cwd == a.dataDir || strings.HasPrefix(cwd, a.dataDir+string(filepath.Separator)) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // stop sends SIGTERM and waits for a clean exit.
