@@ -197,7 +197,8 @@ func (j *Job) Canonicalize() {
 //     gets Mode "fail" and the default Interval when those are empty.
 //   - ReschedulePolicy: DefaultReschedulePolicy(job type) when nil; a given
 //     one of a service or batch job gets the default DelayFunction, Delay and
-//     (for growing delays) MaxDelay when those are empty.
+//     (for growing delays) MaxDelay when those are empty, and the default
+//     Attempts, Interval and Unlimited when its JSON left them out.
 //   - EphemeralDisk: SizeMB 300 when nil or 0.
 //   - Migrate (service jobs): DefaultMigrateStrategy when nil, its zero
 //     fields from it otherwise.
@@ -228,6 +229,15 @@ func (tg *TaskGroup) canonicalize(job *Job) {
 	case rp == nil:
 		tg.ReschedulePolicy = def
 	case def != nil:
+		if rp.unset&rescheduleUnsetAttempts != 0 {
+			rp.Attempts = def.Attempts
+		}
+		if rp.unset&rescheduleUnsetInterval != 0 {
+			rp.Interval = def.Interval
+		}
+		if rp.unset&rescheduleUnsetUnlimited != 0 {
+			rp.Unlimited = def.Unlimited
+		}
 		if rp.DelayFunction == "" {
 			rp.DelayFunction = def.DelayFunction
 		}
@@ -238,6 +248,10 @@ func (tg *TaskGroup) canonicalize(job *Job) {
 			// A growing delay needs a ceiling; a constant one ignores it.
 			rp.MaxDelay = max(time.Hour, rp.Delay)
 		}
+	}
+
+	if tg.ReschedulePolicy != nil {
+		tg.ReschedulePolicy.unset = 0
 	}
 
 	if tg.EphemeralDisk == nil {

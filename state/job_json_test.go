@@ -1,8 +1,10 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 // TestJobJSONMaxParallel checks that a JSON job means what the same job file
@@ -92,5 +94,61 @@ func TestEnabledDefaultsTrueInJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"Max":3,"Enabled":false}`), &s); err != nil || s.Enabled {
 		t.Errorf("scaling with Enabled false: %+v, %v", s, err)
+	}
+}
+
+// TestJobJSONReschedulePartial checks that a JSON reschedule block is set
+// over the job type's defaults, as Nomad's API merges it: members left out
+// (or null) take the default, explicit ones (zeros included) stay, and the
+// decision survives the CLI's decode and re-encode of a JSON job file.
+func TestJobJSONReschedulePartial(t *testing.T) {
+	tests := []struct {
+		name, typ, block string
+		attempts         int
+		interval         time.Duration
+		unlimited        bool
+	}{
+		{name: "service delay only", typ: "service", block: `{"Delay": 10000000000}`, unlimited: true},
+		{name: "service nulls", typ: "service", block: `{"Attempts": null, "Interval": null, "Unlimited": null}`, unlimited: true},
+		{name: "batch delay only", typ: "batch", block: `{"Delay": 10000000000}`, attempts: 1, interval: 24 * time.Hour},
+		{name: "batch attempts only", typ: "batch", block: `{"Attempts": 3}`, attempts: 3, interval: 24 * time.Hour},
+		{name: "service turned off", typ: "service", block: `{"Attempts": 0, "Unlimited": false}`},
+		{name: "batch interval zero kept", typ: "batch", block: `{"Interval": 0}`, attempts: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := `{"ID": "j", "Type": "` + tt.typ + `", "TaskGroups": [{"Name": "g", "ReschedulePolicy": ` + tt.block + `, "Tasks": []}]}`
+			var j Job
+			if err := json.Unmarshal([]byte(doc), &j); err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(&j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j = Job{}
+			if err := json.Unmarshal(b, &j); err != nil {
+				t.Fatal(err)
+			}
+			j.Canonicalize()
+			rp := j.TaskGroups[0].ReschedulePolicy
+			if rp.Attempts != tt.attempts || rp.Interval != tt.interval || rp.Unlimited != tt.unlimited {
+				t.Errorf("got attempts %d interval %v unlimited %v, want %d %v %v", rp.Attempts, rp.Interval, rp.Unlimited, tt.attempts, tt.interval, tt.unlimited)
+			}
+			if rp.Delay != 10*time.Second && tt.block == `{"Delay": 10000000000}` {
+				t.Errorf("delay %v, want 10s", rp.Delay)
+			}
+			if rp.unset != 0 {
+				t.Errorf("canonicalized policy still marks %b unset", rp.unset)
+			}
+			// A canonicalized job encodes every member.
+			out, err := json.Marshal(rp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(out, []byte("null")) {
+				t.Errorf("canonicalized policy encodes nulls: %s", out)
+			}
+		})
 	}
 }

@@ -81,6 +81,80 @@ type ReschedulePolicy struct {
 	DelayFunction string
 	MaxDelay      time.Duration
 	Unlimited     bool
+
+	// unset marks the members a JSON document left out (or sent as null)
+	// whose zero would otherwise read as set: Canonicalize fills them from
+	// the job type's defaults, as Nomad's API merges a partial block over
+	// them, and clears the marks. Only UnmarshalJSON sets it; neither the
+	// store nor the wire carries it.
+	unset rescheduleUnset
+}
+
+// rescheduleUnset is a set of ReschedulePolicy members absent from JSON.
+type rescheduleUnset uint8
+
+const (
+	rescheduleUnsetAttempts rescheduleUnset = 1 << iota
+	rescheduleUnsetInterval
+	rescheduleUnsetUnlimited
+)
+
+// MarshalJSON encodes a reschedule block; the members UnmarshalJSON found
+// absent go out as null, so a job decoded from a JSON file and sent on
+// (as the CLI does) keeps them to be filled from the job type's defaults.
+func (r ReschedulePolicy) MarshalJSON() ([]byte, error) {
+	type plain ReschedulePolicy
+	w := struct {
+		plain
+		Attempts  *int
+		Interval  *time.Duration
+		Unlimited *bool
+	}{plain: plain(r), Attempts: &r.Attempts, Interval: &r.Interval, Unlimited: &r.Unlimited}
+	if r.unset&rescheduleUnsetAttempts != 0 {
+		w.Attempts = nil
+	}
+	if r.unset&rescheduleUnsetInterval != 0 {
+		w.Interval = nil
+	}
+	if r.unset&rescheduleUnsetUnlimited != 0 {
+		w.Unlimited = nil
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes a reschedule block, remembering which of
+// Attempts, Interval and Unlimited were absent or null, so that
+// `{"Delay": 10000000000}` in a service job still reschedules without
+// limit (and in a batch job once in 24h) rather than never, as in Nomad.
+func (r *ReschedulePolicy) UnmarshalJSON(b []byte) error {
+	type plain ReschedulePolicy
+	var w struct {
+		plain
+		Attempts  *int
+		Interval  *time.Duration
+		Unlimited *bool
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = ReschedulePolicy(w.plain)
+	r.unset = 0
+	if w.Attempts != nil {
+		r.Attempts = *w.Attempts
+	} else {
+		r.unset |= rescheduleUnsetAttempts
+	}
+	if w.Interval != nil {
+		r.Interval = *w.Interval
+	} else {
+		r.unset |= rescheduleUnsetInterval
+	}
+	if w.Unlimited != nil {
+		r.Unlimited = *w.Unlimited
+	} else {
+		r.unset |= rescheduleUnsetUnlimited
+	}
+	return nil
 }
 
 // MigrateStrategy controls how allocations leave a draining node.
