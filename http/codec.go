@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -67,7 +68,10 @@ func (s *Server) wrap(rt route, h codec.Handler) httprouter.Handle {
 				s.log.Debug("client went away", "method", r.Method, "path", r.URL.Path, "error", err)
 				return
 			}
-			if codec.StatusOf(err) >= 500 {
+			switch {
+			case code == http.StatusServiceUnavailable:
+				s.unavailable.log(s.log, r, err, time.Now())
+			case code >= 500:
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 			}
 			codec.WriteError(w, err)
@@ -298,4 +302,30 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, t store.MessageTy
 	}
 	s.setMeta(w, index)
 	return resp, index, nil
+}
+
+// unavailableLog logs the 503 answers (no cluster leader, the leader's
+// services stopped) at most once a second, with the number left unlogged
+// since: they come in floods (a server restarting under ten thousand
+// nodes answers every heartbeat so until it has elected itself), each
+// says the same thing, and the caller retries.
+type unavailableLog struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// log writes one warning for err unless one was written less than a
+// second before now, in which case it only counts it.
+func (u *unavailableLog) log(l *slog.Logger, r *http.Request, err error, now time.Time) {
+	u.mu.Lock()
+	if now.Sub(u.last) < time.Second {
+		u.suppressed++
+		u.mu.Unlock()
+		return
+	}
+	n := u.suppressed
+	u.last, u.suppressed = now, 0
+	u.mu.Unlock()
+	l.Warn("request failed: service unavailable", "method", r.Method, "path", r.URL.Path, "error", err, "unlogged_since_last", n)
 }

@@ -131,6 +131,8 @@ type Server struct {
 	// answers are the blocking reads' shared answers and their bound
 	// (answers.go).
 	answers answers
+	// unavailable samples the log lines of 503 answers (codec.go).
+	unavailable unavailableLog
 }
 
 // New validates cfg, fills its defaults and builds the routes.
