@@ -54,6 +54,45 @@ func allocStubs(allocs []*state.Allocation, o stubOptions) []*state.AllocListStu
 	return out
 }
 
+// AllocCompact is an allocation's entry in GET /v1/allocations with
+// compact=true: where it runs, what it is meant to do and does, and what
+// it holds, for a client that draws the whole cluster (the UI's
+// topology). About a quarter of a stub's bytes without its task states
+// and resources.
+type AllocCompact struct {
+	ID, Name, Namespace, JobID, TaskGroup, NodeID string
+	DesiredStatus, ClientStatus                   string
+	// CPU (MHz) and MemoryMB are what the allocation's tasks were
+	// granted, summed.
+	CPU, MemoryMB int
+	ModifyIndex   uint64
+}
+
+// compactOf makes a's compact entry.
+func compactOf(a *state.Allocation) *AllocCompact {
+	cpu, mem, _ := a.AllocatedResources.Totals()
+	return &AllocCompact{ID: a.ID, Name: a.Name, Namespace: a.Namespace, JobID: a.JobID, TaskGroup: a.TaskGroup,
+		NodeID: a.NodeID, DesiredStatus: a.DesiredStatus, ClientStatus: a.ClientStatus, CPU: cpu, MemoryMB: mem,
+		ModifyIndex: a.ModifyIndex}
+}
+
+// parseCompact reads compact (default false); it answers its own shape,
+// so resources=true and task_states=true alongside it are a 400.
+func parseCompact(q url.Values) (bool, error) {
+	compact, err := codec.BoolParam(q, "compact")
+	if err != nil || !compact {
+		return false, err
+	}
+	for _, other := range []string{"resources", "task_states"} {
+		if on, err := codec.BoolParam(q, other); err != nil {
+			return false, err
+		} else if on {
+			return false, codec.BadRequest("%s: not with compact=true, whose entries carry CPU and MemoryMB and no task states", other)
+		}
+	}
+	return true, nil
+}
+
 // allocAPI serves /v1/allocations and /v1/allocation.
 type allocAPI struct{ *api }
 
@@ -65,8 +104,9 @@ func (h allocAPI) allocRoutes() {
 }
 
 // allocList serves GET /v1/allocations: namespace (with *), prefix,
-// filter (over AllocListStub), per_page and next_token (an allocation
-// ID), resources and task_states.
+// filter (over the entry: AllocListStub, or AllocCompact with
+// compact=true), per_page and next_token (an allocation ID), resources
+// and task_states, or compact.
 func (h allocAPI) allocList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) (any, error) {
 	q := h.core.Query(r)
 	opts, err := parseListOptions(q)
@@ -76,6 +116,15 @@ func (h allocAPI) allocList(w http.ResponseWriter, r *http.Request, _ httprouter
 	so, err := parseStubOptions(q)
 	if err != nil {
 		return nil, err
+	}
+	compact, err := parseCompact(q)
+	if err != nil {
+		return nil, err
+	}
+	if compact {
+		return readPage(h.api, w, r, opts, store.TableAllocs, h.store.Allocs,
+			func(a *state.Allocation) (string, string) { return a.ID, a.Namespace },
+			func(a *state.Allocation) (*AllocCompact, bool) { return compactOf(a), true })
 	}
 	return readPage(h.api, w, r, opts, store.TableAllocs, h.store.Allocs,
 		func(a *state.Allocation) (string, string) { return a.ID, a.Namespace },
