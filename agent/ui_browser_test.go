@@ -753,7 +753,7 @@ func TestUIMeasureJobsList(t *testing.T) {
 			t.Fatal(err)
 		}
 		if os.Getenv("SCHED_UI_MEASURE_DETAIL") == "1" {
-			d, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(performance.getEntries().map(e => [e.entryType, e.name.replace(location.origin, ""), Math.round(e.startTime), Math.round(e.duration)]))`))
+			d, _ := chromedp.Run(ctx, chromedp.Evaluate[string](loadTimeline))
 			t.Logf("%s: %s", hash, d)
 		}
 		return ms
@@ -765,6 +765,7 @@ func TestUIMeasureJobsList(t *testing.T) {
 		}
 		return strings.Join(runs, ", ")
 	}
+	t.Logf("control, an empty static document (the browser's floor): %s ms from navigation", floorControl(t, p))
 	t.Logf("control, no jobs: first visit (empty cache, session not yet known): %.0f ms", measure("#/jobs"))
 	t.Logf("control, no jobs in the cluster: first render of #/jobs: %s ms from navigation", series("#/jobs"))
 
@@ -939,7 +940,7 @@ func TestUIOnEveryServer(t *testing.T) {
 		if resp.StatusCode != http.StatusTemporaryRedirect {
 			t.Errorf("%s: GET / = %d", s.cfg.Name, resp.StatusCode)
 		}
-		if code, body := getBody(t, s.url(ui.Prefix)); code != http.StatusOK || !strings.Contains(body, "/ui/js/app.js") {
+		if code, body := getBody(t, s.url(ui.Prefix)); code != http.StatusOK || !strings.Contains(body, "/ui/v/"+ui.Build()+"/js/app.js") {
 			t.Errorf("%s: GET /ui/ = %d", s.cfg.Name, code)
 		}
 		switch {

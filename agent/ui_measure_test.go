@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"slices"
@@ -184,11 +185,10 @@ func TestUIMeasurePictures(t *testing.T) {
 		t.Logf("load average before measuring: %s", strings.TrimSpace(string(b)))
 	}
 	p := &page{t: t, ctx: ctx, base: base}
+	t.Logf("control, an empty static document (the browser's floor): %s ms from navigation", floorControl(t, p))
 	p.open("#/signin")
 	p.eval(`sessionStorage.setItem("sched.token", ` + jsString(secret) + `)`)
-	// apiCalls is what the page asked the API before its mark: each
-	// request's path, time in ms (request start to end) and bytes on the
-	// wire, for the last run of a page.
+	// apiCalls is the last run's timeline up to its mark (loadTimeline).
 	var apiCalls string
 	measure := func(hash string) float64 {
 		// A run whose page shows an error (on a loaded machine, a request
@@ -224,8 +224,7 @@ func TestUIMeasurePictures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		apiCalls, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`performance.getEntriesByType("resource").filter(e => e.name.includes("/v1/") && e.startTime < performance.getEntriesByName("sched:drawn")[0].startTime)
-			.map(e => new URL(e.name).pathname + " " + Math.round(e.responseEnd - e.startTime) + " ms " + e.encodedBodySize + " B").join("; ")`))
+		apiCalls, _ = chromedp.Run(ctx, chromedp.Evaluate[string](loadTimeline))
 		return ms
 	}
 	for _, hash := range []string{"#/jobs", "#/topology", "#/alloc/" + allocs[0].ID} {
@@ -240,6 +239,52 @@ func TestUIMeasurePictures(t *testing.T) {
 			s = append(s, fmt.Sprintf("%.0f", r))
 		}
 		t.Logf("first render of %s (%d jobs, %d nodes, %d allocations): %s ms; median %.0f ms", hash, jobs, nodes, len(allocs), strings.Join(s, ", "), sorted[2])
-		t.Logf("  its API requests (last run): %s", apiCalls)
+		t.Logf("  its load (last run): %s", apiCalls)
 	}
+}
+
+// loadTimeline is a JavaScript expression: what the document loaded
+// before its sched:drawn mark, in ms from navigation: the document's
+// answer, the files (how many, how many came from the browser's cache
+// with no request, when the last one arrived) and each API request (path,
+// start and end, bytes on the wire), then the mark.
+const loadTimeline = `(() => {
+	const mark = performance.getEntriesByName("sched:drawn")[0].startTime;
+	const nav = performance.getEntriesByType("navigation")[0];
+	const before = performance.getEntriesByType("resource").filter(e => e.startTime < mark);
+	const files = before.filter(e => /\.(js|css)$/.test(e.name));
+	const api = before.filter(e => e.name.includes("/v1/") || e.name.includes("/api/v2/"));
+	return "document " + Math.round(nav.responseEnd) + " ms; " +
+		files.length + " files (" + files.filter(e => e.transferSize === 0).length + " from cache), the last at " +
+		Math.round(Math.max(0, ...files.map(e => e.responseEnd))) + " ms; " +
+		api.map(e => new URL(e.name).pathname + " " + Math.round(e.startTime) + "–" + Math.round(e.responseEnd) + " ms " + e.encodedBodySize + " B").join(", ") +
+		"; drawn at " + Math.round(mark) + " ms";
+})()`
+
+// floorControl measures, five times, the time from navigation to a mark
+// set by an empty static HTML document served by a plain Go server on
+// this machine: a new document with no module, stylesheet or request,
+// the browser's own floor, against which the UI's pages are read.
+func floorControl(t *testing.T, p *page) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = io.WriteString(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>control</title></head>`+
+			`<body><p>control</p><script>performance.mark("sched:drawn")</script></body></html>`)
+	}))
+	defer srv.Close()
+	var runs []string
+	for range 5 {
+		p.do("leave", chromedp.Navigate("about:blank"))
+		p.do("open the empty document", chromedp.Navigate(srv.URL+"/"))
+		ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+		ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`performance.getEntriesByName("sched:drawn")[0].startTime`))
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, fmt.Sprintf("%.0f", ms))
+	}
+	return strings.Join(runs, ", ")
 }

@@ -7,15 +7,26 @@
 //
 // Wrap puts the UI in front of the agent's API handler: /ui/ serves the
 // files, / redirects to /ui/, and every other path goes to the API.
+//
+// The index page names its files under a versioned path,
+// /ui/v/BUILD/NAME, where BUILD is a hash of every file's content
+// (Build): the browser keeps those for a year without asking again
+// (Cache-Control immutable), and a binary with other files has another
+// BUILD, so its index names new URLs. The index itself and the plain
+// /ui/NAME paths are revalidated on each load (Last-Modified).
 package ui
 
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"io/fs"
 	"net/http"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +77,14 @@ const favicon = "/favicon.ico"
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
+// versioned is the path segment under Prefix of the versioned files:
+// /ui/v/BUILD/NAME.
+const versioned = "v/"
+
+// immutable is the Cache-Control of a file under the current build's
+// versioned path: its content never changes at that URL.
+const immutable = "public, max-age=31536000, immutable"
+
 // modTime is the Last-Modified of every file: embedded files carry none,
 // so the process start stands in for the build.
 var modTime = time.Now().UTC().Truncate(time.Second)
@@ -89,6 +108,25 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such page: "+r.URL.Path, http.StatusNotFound)
 		return
 	}
+	// Files change only with the binary: revalidate with Last-Modified,
+	// but for a versioned path of this build, which never changes.
+	cache := "no-cache"
+	if rest, ok := strings.CutPrefix(name, versioned); ok {
+		build, file, _ := strings.Cut(rest, "/")
+		a, found := assets()[file]
+		if !found || file == "index.html" {
+			http.Error(w, "no such page: "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		// Another build's path (a page loaded before the agent was
+		// upgraded) gets this build's file, revalidated: a 404 would
+		// break that page for sure.
+		if build == Build() {
+			cache = immutable
+		}
+		send(w, r, file, a, cache)
+		return
+	}
 	a, ok := assets()[name]
 	if !ok && isPage(name) {
 		a, ok = assets()["index.html"], true
@@ -97,6 +135,12 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such page: "+r.URL.Path, http.StatusNotFound)
 		return
 	}
+	send(w, r, name, a, cache)
+}
+
+// send writes a (served as name) with its headers; cache is its
+// Cache-Control.
+func send(w http.ResponseWriter, r *http.Request, name string, a asset, cache string) {
 	h := w.Header()
 	h.Set("Content-Type", a.ctype)
 	h.Set("Vary", "Accept-Encoding")
@@ -108,8 +152,7 @@ func serve(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	// Files change only with the binary: revalidate with Last-Modified.
-	h.Set("Cache-Control", "no-cache")
+	h.Set("Cache-Control", cache)
 	http.ServeContent(w, r, name, modTime, bytes.NewReader(body))
 }
 
@@ -164,10 +207,16 @@ type asset struct {
 	ctype    string
 }
 
-// assets are the embedded files of a known type, by name, compressed
-// once, on first use: a process that serves no page (the CLI, an exec
-// task's init) does not pay for it.
-var assets = sync.OnceValue(func() map[string]asset {
+// tree is the servable files by name, and their build.
+type tree struct {
+	files map[string]asset
+	build string
+}
+
+// loaded is the embedded tree, read and compressed once, on first use: a
+// process that serves no page (the CLI, an exec task's init) does not
+// pay for it. index.html is kept as rewritten by versionIndex.
+var loaded = sync.OnceValue(func() tree {
 	out := map[string]asset{}
 	err := fs.WalkDir(static, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -181,20 +230,66 @@ var assets = sync.OnceValue(func() map[string]asset {
 		if err != nil {
 			return err
 		}
-		a := asset{body: body, ctype: ctype}
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		if _, err := zw.Write(body); err == nil && zw.Close() == nil && buf.Len() < len(body) {
-			a.gz = buf.Bytes()
-		}
-		out[p] = a
+		out[p] = asset{body: body, ctype: ctype}
 		return nil
 	})
 	if err != nil {
 		panic(err)
 	}
-	return out
+	build := buildOf(out)
+	if idx, ok := out["index.html"]; ok {
+		idx.body = versionIndex(idx.body, build)
+		out["index.html"] = idx
+	}
+	for p, a := range out {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		if _, err := zw.Write(a.body); err == nil && zw.Close() == nil && buf.Len() < len(a.body) {
+			a.gz = buf.Bytes()
+			out[p] = a
+		}
+	}
+	return tree{files: out, build: build}
 })
+
+// assets are the servable files (the embedded files of a known type), by
+// name.
+func assets() map[string]asset { return loaded().files }
+
+// Build is the UI's build: the first 12 hex digits of a SHA-256 over the
+// name and content of every file but index.html. The index names its
+// scripts and stylesheet under /ui/v/BUILD/.
+func Build() string { return loaded().build }
+
+// buildOf hashes the files of files but index.html, in name order.
+func buildOf(files map[string]asset) string {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		if name != "index.html" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	h := sha256.New()
+	for _, name := range names {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+		h.Write(files[name].body)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// fileRef is an attribute of index.html that names a script or a
+// stylesheet under Prefix.
+var fileRef = regexp.MustCompile(`((?:src|href)=")` + regexp.QuoteMeta(Prefix) + `([^"]+\.(?:js|css)")`)
+
+// versionIndex rewrites index's references to scripts and stylesheets
+// from /ui/NAME to /ui/v/BUILD/NAME. Modules import each other by
+// relative paths, so the whole module graph is loaded under that path.
+func versionIndex(index []byte, build string) []byte {
+	return fileRef.ReplaceAll(index, []byte("${1}"+Prefix+versioned+build+"/${2}"))
+}
 
 // acceptsGzip reports whether r's Accept-Encoding allows gzip.
 func acceptsGzip(r *http.Request) bool {

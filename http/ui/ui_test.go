@@ -53,7 +53,7 @@ func TestServesEveryFile(t *testing.T) {
 	})
 	for _, p := range []string{"/ui", "/ui/"} {
 		w := get(t, h, http.MethodGet, p)
-		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `<script type="module" src="/ui/js/app.js">`) {
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `<script type="module" src="/ui/v/`+Build()+`/js/app.js">`) {
 			t.Errorf("GET %s = %d %.80q", p, w.Code, w.Body.String())
 		}
 	}
@@ -183,7 +183,7 @@ func TestModulesAreSelfContained(t *testing.T) {
 	}
 	walk("js/app.js")
 	// app.js adds landing.js to the document itself (a script element).
-	if app, _ := fs.ReadFile(static, "js/app.js"); strings.Contains(string(app), "'/ui/js/landing.js'") {
+	if app, _ := fs.ReadFile(static, "js/app.js"); strings.Contains(string(app), "new URL('./landing.js', import.meta.url)") {
 		walk("js/landing.js")
 	}
 	external := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}`)
@@ -284,5 +284,74 @@ func TestFavicon(t *testing.T) {
 	w := get(t, Wrap(api), http.MethodGet, "/favicon.ico")
 	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "image/svg+xml" || !strings.Contains(w.Body.String(), "<svg") {
 		t.Errorf("GET /favicon.ico = %d %s", w.Code, w.Header().Get("Content-Type"))
+	}
+}
+
+// The index names its scripts and stylesheet under /ui/v/BUILD/, which
+// is served to be kept for good; another build's path gets the same file
+// revalidated; nothing else is under /ui/v/.
+func TestVersionedFiles(t *testing.T) {
+	h := Handler()
+	b := Build()
+	if !regexp.MustCompile(`^[0-9a-f]{12}$`).MatchString(b) {
+		t.Fatalf("Build() = %q", b)
+	}
+	index := get(t, h, http.MethodGet, "/ui/").Body.String()
+	if w := get(t, h, http.MethodGet, "/ui/"); w.Header().Get("Cache-Control") != "no-cache" {
+		t.Errorf("index Cache-Control %q, want no-cache", w.Header().Get("Cache-Control"))
+	}
+	refs := regexp.MustCompile(`(?:src|href)="(/ui/[^"]+)"`).FindAllStringSubmatch(index, -1)
+	versionedRefs := 0
+	for _, m := range refs {
+		if strings.HasSuffix(m[1], ".svg") {
+			continue // the icon keeps its plain path
+		}
+		name, ok := strings.CutPrefix(m[1], "/ui/v/"+b+"/")
+		if !ok {
+			t.Errorf("index.html names %s, not under /ui/v/%s/", m[1], b)
+			continue
+		}
+		versionedRefs++
+		w := get(t, h, http.MethodGet, m[1])
+		if w.Code != http.StatusOK || w.Header().Get("Cache-Control") != immutable || w.Body.Len() != Assets()[name] {
+			t.Errorf("GET %s = %d Cache-Control %q, %d bytes", m[1], w.Code, w.Header().Get("Cache-Control"), w.Body.Len())
+		}
+		if w.Header().Get("Content-Security-Policy") == "" || w.Header().Get("Content-Type") != contentTypes[path.Ext(name)] {
+			t.Errorf("GET %s: headers %v", m[1], w.Header())
+		}
+	}
+	if versionedRefs < 3 {
+		t.Errorf("index.html names %d versioned files: %s", versionedRefs, index)
+	}
+	// A page loaded from another build still gets its modules.
+	w := get(t, h, http.MethodGet, "/ui/v/000000000000/js/app.js")
+	if w.Code != http.StatusOK || w.Header().Get("Cache-Control") != "no-cache" || w.Body.Len() != Assets()["js/app.js"] {
+		t.Errorf("GET another build's app.js = %d Cache-Control %q", w.Code, w.Header().Get("Cache-Control"))
+	}
+	for _, p := range []string{"/ui/v/" + b + "/index.html", "/ui/v/" + b + "/nosuch.js", "/ui/v/" + b + "/jobs", "/ui/v/" + b, "/ui/v/" + b + "/", "/ui/v/" + b + "/js/../../ui.go"} {
+		if w := get(t, h, http.MethodGet, p); w.Code != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", p, w.Code)
+		}
+	}
+}
+
+// The build changes with any file's content or name, and not with the
+// index's.
+func TestBuildFollowsTheFiles(t *testing.T) {
+	files := map[string]asset{"index.html": {body: []byte("a")}, "js/app.js": {body: []byte("x")}, "style.css": {body: []byte("y")}}
+	b := buildOf(files)
+	files["index.html"] = asset{body: []byte("b")}
+	if buildOf(files) != b {
+		t.Errorf("the index's content changed the build")
+	}
+	files["js/app.js"] = asset{body: []byte("x2")}
+	if buildOf(files) == b {
+		t.Errorf("a module's content did not change the build")
+	}
+	files["js/app.js"] = asset{body: []byte("x")}
+	delete(files, "style.css")
+	files["style2.css"] = asset{body: []byte("y")}
+	if buildOf(files) == b {
+		t.Errorf("renaming a file did not change the build")
 	}
 }

@@ -41,19 +41,22 @@ function useSession(c) {
 /**
  * loadSession learns who the stored token is and what it may do; a
  * refused token is forgotten. What it learns is kept for this tab, so a
- * reload renders at once (cached() then refreshes it in the background).
+ * reload renders at once (cached() then refreshes it in the background);
+ * the session in use stays until the answer is known, so a page drawn
+ * meanwhile sees the cached one.
  */
 export async function loadSession() {
+  const none = { self: null, admin: false, rules: null };
+  const forget = () => { sessionStorage.removeItem(CACHE); useSession(none); };
   session.error = '';
-  sessionStorage.removeItem(CACHE);
-  useSession({ self: null, admin: false, rules: null });
-  if (!token.get()) return;
-  const c = { self: null, admin: false, rules: null };
+  if (!token.get()) { forget(); return; }
+  const c = { ...none };
   try {
     c.self = (await get('/v1/acl/token/self')).data;
   } catch (e) {
     session.error = e.message;
     token.clear();
+    forget();
     return;
   }
   if (c.self.Type === 'management') {
@@ -313,9 +316,14 @@ if (cached()) {
   if (location.hash === '#/jobs') {
     const s = document.createElement('script');
     s.type = 'module';
-    s.src = '/ui/js/landing.js';
+    s.src = new URL('./landing.js', import.meta.url).href; // under this build's path
     document.head.append(s);
   }
 } else {
+  // The first page of a tab with a token: its module loads while the
+  // session is read, and the page draws once the session is known (its
+  // buttons depend on it).
+  const r = routes.find(([re]) => re.test(parseHash().path));
+  if (r) views[r[1]]().catch(() => {});
   loadSession().then(render);
 }
