@@ -87,6 +87,8 @@ func (a *Agent) newClient() error {
 		GCAllocAge:       cc.GCAllocAge,
 		WorkloadUsers:    cc.Users.Range(),
 		Bridge:           client.BridgeConfig{Name: cc.BridgeNetworkName, Subnet: cc.BridgeNetworkSubnet},
+		// Zero: the client's default.
+		DriverFingerprintInterval: cc.DriverFingerprintInterval,
 		// A temporary data dir is removed on exit: nothing could find
 		// the tasks again, so they go with the agent.
 		DestroyOnShutdown: a.tmpDir != "",

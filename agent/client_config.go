@@ -27,6 +27,7 @@ import (
 //	  gc_interval       = "1m"
 //	  gc_max_allocs     = 50
 //	  gc_alloc_age      = "1h"
+//	  driver_fingerprint_interval = "30s"  # 1s to 1h
 //	  fs_max_reads_per_alloc = 32  # file system and log reads served at once
 //	  fs_max_reads           = 256
 //	  intro_token       = "<secret of a token with node:write>"
@@ -60,6 +61,12 @@ type ClientConfig struct {
 	GCInterval  time.Duration
 	GCMaxAllocs int
 	GCAllocAge  time.Duration
+	// DriverFingerprintInterval is how often the client asks its drivers
+	// again whether they are detected and healthy (a docker engine that
+	// went away or came back changes the node). Zero means the client's
+	// default (client.DefaultDriverFingerprintInterval, 30s); set, it is
+	// 1s to 1h.
+	DriverFingerprintInterval time.Duration
 	// FSMaxReadsPerAlloc and FSMaxReads cap the file system and log
 	// reads (/v1/client/fs/*) the agent serves at once, for one
 	// allocation (default 32) and in all (256); one more is a 429.
@@ -252,6 +259,7 @@ type fileClient struct {
 	GCInterval       *string            `hcl:"gc_interval,optional"`
 	GCMaxAllocs      *int               `hcl:"gc_max_allocs,optional"`
 	GCAllocAge       *string            `hcl:"gc_alloc_age,optional"`
+	DriverFPInterval *string            `hcl:"driver_fingerprint_interval,optional"`
 	IntroToken       *string            `hcl:"intro_token,optional"`
 	RawExec          *fileRawExec       `hcl:"raw_exec,block"`
 	Exec             *fileExec          `hcl:"exec,block"`
@@ -317,6 +325,7 @@ func (c *ClientConfig) merge(f *fileClient) error {
 		{"max_kill_timeout", f.MaxKillTimeout, &c.MaxKillTimeout},
 		{"gc_interval", f.GCInterval, &c.GCInterval},
 		{"gc_alloc_age", f.GCAllocAge, &c.GCAllocAge},
+		{"driver_fingerprint_interval", f.DriverFPInterval, &c.DriverFingerprintInterval},
 	} {
 		if d.src == nil {
 			continue
@@ -349,6 +358,15 @@ func (c *ClientConfig) merge(f *fileClient) error {
 	return nil
 }
 
+// Bounds of ClientConfig.DriverFingerprintInterval: each fingerprint asks
+// every driver (the docker engine a ping and its version), so not more
+// often than every second; and a node should not list a dead engine as
+// healthy for more than an hour.
+const (
+	MinDriverFingerprintInterval = time.Second
+	MaxDriverFingerprintInterval = time.Hour
+)
+
 // finish checks the client block. A client-only agent must name its
 // servers.
 func (c *ClientConfig) finish(server bool) []error {
@@ -372,6 +390,9 @@ func (c *ClientConfig) finish(server bool) []error {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("client.%s: must not be negative", name))
 		}
+	}
+	if d := c.DriverFingerprintInterval; d != 0 && (d < MinDriverFingerprintInterval || d > MaxDriverFingerprintInterval) {
+		errs = append(errs, fmt.Errorf("client.driver_fingerprint_interval: %v is not between %v and %v", d, MinDriverFingerprintInterval, MaxDriverFingerprintInterval))
 	}
 	if c.GCMaxAllocs < 0 {
 		errs = append(errs, fmt.Errorf("client.gc_max_allocs: must not be negative"))

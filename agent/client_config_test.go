@@ -3,6 +3,7 @@ package agent
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/schedhq/sched/client/workloaduser"
 )
@@ -57,6 +58,58 @@ func TestClientUsersBlock(t *testing.T) {
 	} {
 		if _, err := load(t, false, client+body+"}\n"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// driver_fingerprint_interval is a duration of 1s to 1h; unset it is
+// zero, the client's default (30s); anything else is refused naming the
+// key.
+func TestClientDriverFingerprintInterval(t *testing.T) {
+	load := func(body string) (*Config, error) {
+		c := &Config{}
+		if err := c.LoadFile(writeConfig(t, "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"10.0.0.1:4646\"]\n"+body+"}\n")); err != nil {
+			return nil, err
+		}
+		return c, c.Finish()
+	}
+	def, err := load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Client.DriverFingerprintInterval != 0 {
+		t.Errorf("unset: %v, want 0 (the client's default)", def.Client.DriverFingerprintInterval)
+	}
+	for body, want := range map[string]time.Duration{
+		"  driver_fingerprint_interval = \"10s\"\n": 10 * time.Second,
+		"  driver_fingerprint_interval = \"1s\"\n":  time.Second,
+		"  driver_fingerprint_interval = \"1h\"\n":  time.Hour,
+	} {
+		c, err := load(body)
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		if got := c.Client.DriverFingerprintInterval; got != want {
+			t.Errorf("%q: %v, want %v", body, got, want)
+		}
+	}
+	for body, want := range map[string]string{
+		"  driver_fingerprint_interval = \"500ms\"\n": "client.driver_fingerprint_interval: 500ms is not between 1s and 1h0m0s",
+		"  driver_fingerprint_interval = \"2h\"\n":    "client.driver_fingerprint_interval: 2h0m0s is not between",
+		"  driver_fingerprint_interval = \"-5s\"\n":   "client.driver_fingerprint_interval: -5s is not between",
+		"  driver_fingerprint_interval = \"0s\"\n":    "", // explicit zero: the default
+		"  driver_fingerprint_interval = \"soon\"\n":  "client.driver_fingerprint_interval: \"soon\" is not a duration",
+		"  driver_fingerprint_interval = 30\n":        "driver_fingerprint_interval",
+	} {
+		_, err := load(body)
+		if want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", body, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error with %q", body, err, want)
 		}
 	}
 }

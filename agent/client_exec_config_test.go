@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/schedhq/sched/client/driver"
 )
@@ -37,6 +38,9 @@ func TestConfigurationDocExample(t *testing.T) {
 	}
 	if hv := cc.HostVolumes["shared"]; hv == nil || hv.Path != "/srv/shared" || hv.ReadOnly {
 		t.Errorf("host_volume shared: %+v", hv)
+	}
+	if cc.DriverFingerprintInterval != 30*time.Second {
+		t.Errorf("driver_fingerprint_interval: %v, want 30s", cc.DriverFingerprintInterval)
 	}
 }
 
