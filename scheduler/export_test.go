@@ -38,6 +38,12 @@ func EvalCounters(s Scheduler) (checks, ranks int, escaped bool) {
 	return g.ctx.checks, g.ctx.ranks, g.ctx.elig.escaped
 }
 
+// UsageScanned reports whether a service or batch scheduler's last
+// Process read every node's usage in one pass (NodeUsageScanner).
+func UsageScanned(s Scheduler) bool {
+	return s.(*genericScheduler).ctx.usageScanned
+}
+
 // RankWalk is one group's node ranker over a fixed node order.
 type RankWalk struct {
 	ctx *evalContext
@@ -50,7 +56,7 @@ func NewRankWalk(snap State, job *state.Job, nodes []*state.Node, limit int) *Ra
 	ctx := newEvalContext(snap, &Plan{}, nil, testEpoch, 1)
 	tg := job.TaskGroups[0]
 	return &RankWalk{ctx: ctx, rk: &groupRanker{ctx: ctx, job: job, tg: tg,
-		checker: newGroupChecker(ctx, job, tg), nodes: &nodeCursor{nodes: nodes}, limit: limit}}
+		checker: newGroupChecker(ctx, job, tg), nodes: ctx.newCursor(nodes, len(nodes)), limit: limit}}
 }
 
 // Select walks the nodes for one placement and returns the node chosen

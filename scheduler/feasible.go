@@ -22,11 +22,11 @@ const (
 // for "all") and in one of its datacenters ("*" globs allowed). It also
 // returns the metrics every placement of the eval starts from:
 // NodesAvailable (ready nodes per datacenter) and NodesInPool (nodes of the
-// pool, whatever their status).
-func readyNodes(st State, job *state.Job) ([]*state.Node, map[string]int, int, error) {
+// pool, whatever their status), and how many nodes the state holds.
+func readyNodes(st State, job *state.Job) ([]*state.Node, map[string]int, int, int, error) {
 	all, err := st.Nodes(nil, "")
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, 0, err
 	}
 	var out []*state.Node
 	byDC := map[string]int{}
@@ -42,7 +42,7 @@ func readyNodes(st State, job *state.Job) ([]*state.Node, map[string]int, int, e
 		out = append(out, n)
 		byDC[n.Datacenter]++
 	}
-	return out, byDC, inPool, nil
+	return out, byDC, inPool, len(all), nil
 }
 
 // poolMatches reports whether a node is in the job's pool; the pool "all"

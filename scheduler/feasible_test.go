@@ -49,7 +49,7 @@ func TestFeasibleReadyNodes(t *testing.T) {
 	} {
 		job := MockJob("j")
 		job.NodePool, job.Datacenters = c.pool, c.dcs
-		nodes, byDC, inPool, err := ReadyNodes(h.Store, job)
+		nodes, byDC, inPool, total, err := ReadyNodes(h.Store, job)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,6 +63,9 @@ func TestFeasibleReadyNodes(t *testing.T) {
 		}
 		if inPool != c.wantInPool || len(byDC) != c.wantByDCLen {
 			t.Errorf("pool %s dcs %v: in pool %d, by DC %v; want %d and %d DCs", c.pool, c.dcs, inPool, byDC, c.wantInPool, c.wantByDCLen)
+		}
+		if total != len(cases)+1 {
+			t.Errorf("pool %s dcs %v: %d nodes in all, want %d", c.pool, c.dcs, total, len(cases)+1)
 		}
 	}
 }

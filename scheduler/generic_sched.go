@@ -92,12 +92,12 @@ func (s *genericScheduler) place(places []placeRequest, jobAllocs []*state.Alloc
 	if len(places) == 0 {
 		return nil
 	}
-	ready, byDC, inPool, err := readyNodes(s.state, s.job)
+	ready, byDC, inPool, total, err := readyNodes(s.state, s.job)
 	if err != nil {
 		return fmt.Errorf("read nodes: %w", err)
 	}
 	s.ctx.rng.Shuffle(len(ready), func(i, j int) { ready[i], ready[j] = ready[j], ready[i] })
-	cursor := &nodeCursor{nodes: ready}
+	cursor := s.ctx.newCursor(ready, total)
 	rankers := map[string]*groupRanker{}
 	for _, p := range places {
 		select {

@@ -164,6 +164,9 @@ func (r *groupRanker) newOption(n *state.Node, ask groupAsk) *option {
 type nodeCursor struct {
 	nodes  []*state.Node
 	offset int
+	// slotted: nodes[i] is the eval's ready node number i
+	// (evalContext.newCursor).
+	slotted bool
 }
 
 // placeOptions tune one placement.
@@ -190,8 +193,12 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 	for seen := 0; seen < len(cur.nodes); {
 		ranked, skipped := r.ranked[:0], r.skipped[:0]
 		for ; seen < len(cur.nodes) && len(ranked) < r.limit; seen++ {
-			n := cur.nodes[cur.offset%len(cur.nodes)]
+			slot := cur.offset % len(cur.nodes)
+			n := cur.nodes[slot]
 			cur.offset++
+			if !cur.slotted {
+				slot = -1
+			}
 			m.NodesEvaluated++
 			if !r.checker.feasible(n, m) {
 				continue
@@ -200,7 +207,7 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 				exhausted(m, n, f.dim)
 				continue
 			}
-			o, dim, err := r.rank(n, opts)
+			o, dim, err := r.rank(n, slot, opts)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -273,13 +280,14 @@ func recordScores(b *state.ScoresBuilder, m *state.AllocMetric, ranked []*option
 
 // rank fits the group onto node n with the allocations proposed there and
 // scores the result. It returns the exhausted dimension when the group
-// does not fit.
-func (r *groupRanker) rank(n *state.Node, opts placeOptions) (*option, string, error) {
+// does not fit. slot is n's number among the eval's ready nodes
+// (evalContext.setNodes), or -1 when the caller does not know it.
+func (r *groupRanker) rank(n *state.Node, slot int, opts placeOptions) (*option, string, error) {
 	r.ctx.ranks++
 	if r.key == "" {
 		r.key = groupKey(r.job.Namespace, r.job.ID, r.tg.Name)
 	}
-	used, collisions, err := r.ctx.proposedUsage(n.ID, r.job.Namespace, r.job.ID, r.key)
+	used, collisions, err := r.ctx.proposedUsage(n.ID, slot, r.job.Namespace, r.job.ID, r.key)
 	if err != nil {
 		return nil, "", err
 	}

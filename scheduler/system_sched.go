@@ -126,10 +126,11 @@ func (s *systemScheduler) compute() error {
 		return err
 	}
 
-	ready, byDC, inPool, err := readyNodes(s.state, job)
+	ready, byDC, inPool, total, err := readyNodes(s.state, job)
 	if err != nil {
 		return fmt.Errorf("read nodes: %w", err)
 	}
+	s.ctx.setNodes(ready, total)
 	isReady := make(map[string]bool, len(ready))
 	for _, n := range ready {
 		isReady[n.ID] = true
@@ -318,7 +319,7 @@ func (s *systemScheduler) update(rk *groupRanker, n *state.Node, live *state.All
 // fit ranks and grants the group on node n. When it does not fit, it
 // records the failure and returns nil.
 func (s *systemScheduler) fit(rk *groupRanker, n *state.Node, m *state.AllocMetric) (*option, error) {
-	o, dim, err := rk.rank(n, placeOptions{})
+	o, dim, err := rk.rank(n, -1, placeOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -618,8 +618,9 @@ func holdFirstPlanCommit(r *memRaft) (held <-chan struct{}, release func()) {
 // a node's usage, the allocations the commits in flight create and it
 // does not hold, once; an update in place is not counted again; a commit
 // it holds (landed: its probe is stored) is not counted twice; a commit
-// that creates nothing is not published; without anything in flight that
-// the snapshot lacks, the snapshot is handed over as it is. What the
+// that creates nothing is not published; listing every node's usage
+// (EachNodeUsage) sums to the same; without anything in flight that the
+// snapshot lacks, the snapshot is handed over as it is. What the
 // applier publishes: TestPlanApplierLandedCommitsLeaveTheOverlay.
 func TestInflightStateCountsPendingPlacements(t *testing.T) {
 	r := rtNewMemRaft(t)
@@ -681,6 +682,23 @@ func TestInflightStateCountsPendingPlacements(t *testing.T) {
 	}
 	if u2, _ := st.NodeUsage(nil, n2.ID); u2 != nil && (u2.CPU != 0 || u2.Allocs != 0) {
 		t.Errorf("n2, whose only commit in flight landed: %+v", *u2)
+	}
+	// The same in one pass (scheduler.NodeUsageScanner): a node's usage
+	// is the sum of its parts.
+	sums := map[string]state.NodeUsage{}
+	err = st.(scheduler.NodeUsageScanner).EachNodeUsage(func(p *state.NodeUsage) {
+		s := sums[p.NodeID]
+		s.CPU, s.MemoryMB, s.DiskMB, s.Allocs = s.CPU+p.CPU, s.MemoryMB+p.MemoryMB, s.DiskMB+p.DiskMB, s.Allocs+p.Allocs
+		sums[p.NodeID] = s
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sums[n1.ID]; s.CPU != u.CPU || s.MemoryMB != u.MemoryMB || s.DiskMB != u.DiskMB || s.Allocs != u.Allocs {
+		t.Errorf("n1 usage listed %+v, read %+v", s, *u)
+	}
+	if s := sums[n2.ID]; s.CPU != 0 || s.Allocs != 0 {
+		t.Errorf("n2 usage listed %+v, want none", s)
 	}
 	q.setInflight([]*commitOp{{adds: inflightCommit(landedResult)}})
 	if got := pool.withInflight(snap); got != scheduler.State(snap) {

@@ -21,6 +21,9 @@ import (
 var (
 	_ scheduler.State = (*store.StateSnapshot)(nil)
 	_ scheduler.State = (*store.Store)(nil)
+
+	_ scheduler.NodeUsageScanner = (*store.StateSnapshot)(nil)
+	_ scheduler.NodeUsageScanner = inflightState{}
 )
 
 // Raft is how the runtime writes: it proposes a command and returns what

@@ -388,3 +388,22 @@ func (s inflightState) NodeUsage(ws memdb.WatchSet, nodeID string) (*state.NodeU
 	}
 	return out, nil
 }
+
+// EachNodeUsage lists the snapshot's node usage, then what each commit
+// in flight adds (scheduler.NodeUsageScanner: a node's usage is the sum
+// of its parts).
+func (s inflightState) EachNodeUsage(fn func(u *state.NodeUsage)) error {
+	sc, ok := s.State.(scheduler.NodeUsageScanner)
+	if !ok {
+		return fmt.Errorf("state %T cannot list node usage", s.State)
+	}
+	if err := sc.EachNodeUsage(fn); err != nil {
+		return err
+	}
+	for _, c := range s.inflight {
+		for _, add := range c.Usage {
+			fn(&add)
+		}
+	}
+	return nil
+}
