@@ -107,9 +107,8 @@ type Config struct {
 	WatchWait time.Duration
 	// WatchGather is how long the watch waits after a wake-up that
 	// brought changes before it asks again, so that a stream of
-	// placements wakes it once per WatchGather instead of once per plan:
-	// every wake-up costs the server and the client work in proportion
-	// to the node's allocations. Zero means DefaultWatchGather.
+	// placements wakes it once per WatchGather instead of once per plan.
+	// Zero means DefaultWatchGather.
 	WatchGather time.Duration
 	// TemplateInterval is how often a running task's templates are
 	// rendered again; a changed file is acted on per its ChangeMode

@@ -3,20 +3,24 @@ package client
 import (
 	"context"
 	"sort"
-	"time"
 
 	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
 // watchLoop learns the node's allocations by blocking query and brings
-// the local runners in line with them (syncAllocs). It reads them as
-// changes (GET /v1/node/:id/allocations/changes?server_changes=true):
-// every answer names all the node's allocations, but carries whole only
-// those the servers modified since the previous answer; the others come
-// from known, the allocations last read. The client's own reports do not
-// count as changes: they neither wake it nor come back to it. Each job
-// version comes once per answer (shared_jobs=true).
+// the local runners in line with them. It reads them as changes (GET
+// /v1/node/:id/allocations/changes?server_changes=true&delta=true): an
+// answer carries whole only the allocations the servers modified since
+// the previous answer, names those that left the node, and says how many
+// it holds, so that its cost, on both sides, is in proportion to the
+// changes and not to the node's allocations (syncDelta). The first
+// answer, and one after a delta that does not add up (an allocation left
+// unnamed), names every allocation instead (mergeChanges, syncAllocs);
+// the others then come from known, the allocations last read. The
+// client's own reports do not count as changes: they neither wake it nor
+// come back to it. Each job version comes once per answer
+// (shared_jobs=true).
 func (c *Client) watchLoop(ctx context.Context) {
 	select {
 	case <-c.registered:
@@ -26,6 +30,9 @@ func (c *Client) watchLoop(ctx context.Context) {
 	bo := backoff{min: c.cfg.MinBackoff, max: c.cfg.MaxBackoff}
 	var index uint64
 	known := map[string]*state.Allocation{}
+	// needList: the next read asks at once (not blocking) for every
+	// allocation's name, a delta having left known in doubt.
+	needList := false
 	// jobs are the job versions shareJobs hands out, kept from one
 	// answer to the next (an index of the runners' jobs at every wake-up
 	// cost time in proportion to the node's allocations); pruned to those
@@ -35,10 +42,14 @@ func (c *Client) watchLoop(ctx context.Context) {
 		var changes *state.NodeAllocChanges
 		var meta *api.QueryMeta
 		err := c.servers.call(ctx, func(s *api.Client) error {
+			q := &api.QueryOptions{WaitIndex: index, WaitTime: c.cfg.WatchWait, AllowStale: true}
 			var err error
-			changes, meta, err = s.Nodes().AllocationChangesShared(ctx, c.nodeID, index, &api.QueryOptions{
-				WaitIndex: index, WaitTime: c.cfg.WatchWait, AllowStale: true,
-			})
+			if needList {
+				q.WaitIndex = 0
+				changes, meta, err = s.Nodes().AllocationChangesShared(ctx, c.nodeID, index, q)
+			} else {
+				changes, meta, err = s.Nodes().AllocationDelta(ctx, c.nodeID, index, q)
+			}
 			return err
 		})
 		if err != nil {
@@ -56,47 +67,56 @@ func (c *Client) watchLoop(ctx context.Context) {
 		if meta.LastIndex < index {
 			// The servers went back in time (state restored from an
 			// older snapshot): start over, reading every allocation.
-			index = 0
+			index, needList = 0, false
 			clear(known)
 			continue
 		}
-		allocs, complete := mergeChanges(known, changes)
-		if !complete {
-			// An allocation this answer did not carry whole is not known
-			// here (a server that lags behind the one of the previous
-			// answer): read them all again.
-			index = 0
-			continue
-		}
-		index = meta.LastIndex
 		if len(jobs) > 2*len(known)+64 {
 			jobs = jobsOf(known)
 		}
-		shareJobs(changes.Changed, jobs)
-		c.syncAllocs(allocs, meta.LastIndex)
-		// Let the next changes gather (Config.WatchGather, longer on a
-		// node with thousands of allocations: watchGather).
-		if len(changes.Changed) > 0 && !sleepCtx(ctx, watchGather(c.cfg.WatchGather, len(known))) {
+		if changes.Allocs == nil {
+			if !mergeDelta(known, changes) {
+				// An allocation left the node unnamed (or the answer
+				// lags behind known): ask for every name, from the same
+				// index.
+				needList = true
+				continue
+			}
+			shareJobs(changes.Changed, jobs)
+			c.syncDelta(changes.Changed, changes.Removed, meta.LastIndex)
+		} else {
+			allocs, complete := mergeChanges(known, changes)
+			if !complete {
+				// An allocation this answer did not carry whole is not
+				// known here (a server that lags behind the one of the
+				// previous answer): read them all again.
+				index, needList = 0, false
+				continue
+			}
+			shareJobs(changes.Changed, jobs)
+			c.syncAllocs(allocs, meta.LastIndex)
+		}
+		index, needList = meta.LastIndex, false
+		// Let the next changes gather (Config.WatchGather).
+		if len(changes.Changed) > 0 && !sleepCtx(ctx, c.cfg.WatchGather) {
 			return
 		}
 	}
 }
 
-// watchGatherPer and watchGatherMax scale the watch's gather with the
-// node's allocations: every answer names each of them, so the servers'
-// and the client's work per wake-up grows with their number; one
-// WatchGather more per watchGatherPer allocations keeps the work per
-// second of a stream of placements flat, up to watchGatherMax.
-const (
-	watchGatherPer = 1000
-	watchGatherMax = time.Second
-)
-
-// watchGather is how long the watch lets changes gather after a wake-up
-// that brought some, on a node of n allocations; never below base.
-func watchGather(base time.Duration, n int) time.Duration {
-	d := base * time.Duration(1+n/watchGatherPer)
-	return max(base, min(d, watchGatherMax))
+// mergeDelta brings known (allocation ID → latest allocation read) up to
+// date with a delta answer of the changes endpoint, and reports whether
+// the result holds as many allocations as the node does: when it does
+// not, one left the node unnamed, and known must be checked against the
+// whole list (mergeChanges).
+func mergeDelta(known map[string]*state.Allocation, changes *state.NodeAllocChanges) bool {
+	for _, id := range changes.Removed {
+		delete(known, id)
+	}
+	for _, a := range changes.Changed {
+		known[a.ID] = a
+	}
+	return len(known) == changes.Count
 }
 
 // mergeChanges brings known (allocation ID → latest allocation read) up to
@@ -192,18 +212,7 @@ func (c *Client) syncAllocs(allocs []*state.Allocation, serverIndex uint64) {
 	}
 	for _, a := range allocs {
 		seen[a.ID] = true
-		ar := c.runners[a.ID]
-		switch {
-		case ar == nil:
-			if a.ServerTerminal() || a.ClientTerminal() || a.Job == nil || c.collected[a.ID] {
-				continue // nothing to run, or run and collected already
-			}
-			ar = newAllocRunner(c, a, nil)
-			c.runners[a.ID] = ar
-			c.runAlloc(ar)
-		case a.AllocModifyIndex > ar.alloc().AllocModifyIndex:
-			ar.update(a)
-		}
+		c.syncAllocLocked(a)
 	}
 	for id := range c.collected {
 		if !seen[id] {
@@ -217,6 +226,52 @@ func (c *Client) syncAllocs(allocs []*state.Allocation, serverIndex uint64) {
 		}
 	}
 	c.mu.Unlock()
+	c.destroyGone(gone)
+}
+
+// syncDelta is syncAllocs for a delta answer, in proportion to it: the
+// changed allocations, and those removed from the node.
+func (c *Client) syncDelta(changed []*state.Allocation, removed []string, serverIndex uint64) {
+	var gone []*allocRunner
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		return
+	}
+	for _, a := range changed {
+		c.syncAllocLocked(a)
+	}
+	for _, id := range removed {
+		delete(c.collected, id)
+		if ar := c.runners[id]; ar != nil && ar.alloc().CreateIndex <= serverIndex {
+			delete(c.runners, id)
+			gone = append(gone, ar)
+		}
+	}
+	c.mu.Unlock()
+	c.destroyGone(gone)
+}
+
+// syncAllocLocked starts a runner for a when it is new and has something
+// to run, or passes it to its runner when it changed. c.mu must be held.
+func (c *Client) syncAllocLocked(a *state.Allocation) {
+	ar := c.runners[a.ID]
+	switch {
+	case ar == nil:
+		if a.ServerTerminal() || a.ClientTerminal() || a.Job == nil || c.collected[a.ID] {
+			return // nothing to run, or run and collected already
+		}
+		ar = newAllocRunner(c, a, nil)
+		c.runners[a.ID] = ar
+		c.runAlloc(ar)
+	case a.AllocModifyIndex > ar.alloc().AllocModifyIndex:
+		ar.update(a)
+	}
+}
+
+// destroyGone destroys the runners of allocations the servers no longer
+// have, each in a goroutine of its own.
+func (c *Client) destroyGone(gone []*allocRunner) {
 	for _, ar := range gone {
 		c.log.Info("allocation removed by the servers; destroying it", "alloc", ar.id)
 		c.wg.Add(1)

@@ -3,7 +3,6 @@ package client
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/schedhq/sched/state"
 )
@@ -50,20 +49,24 @@ func TestMergeChanges(t *testing.T) {
 	}
 }
 
-// The watch's gather grows by one WatchGather per thousand allocations
-// of the node, up to watchGatherMax, and never falls below the
-// configured one.
-func TestWatchGatherGrowsWithTheNode(t *testing.T) {
-	base := 100 * time.Millisecond
-	for _, c := range []struct {
-		n    int
-		want time.Duration
-	}{{0, base}, {999, base}, {1000, 2 * base}, {4500, 5 * base}, {50000, watchGatherMax}} {
-		if got := watchGather(base, c.n); got != c.want {
-			t.Errorf("%d allocations: gather %v, want %v", c.n, got, c.want)
-		}
+// TestMergeDelta: a delta answer's changed allocations replace or join
+// the known ones and its removed ones leave; the result adds up only when
+// it holds as many allocations as the answer counts (one that left the
+// node unnamed makes it fail, so the watch asks for the whole list).
+func TestMergeDelta(t *testing.T) {
+	a := &state.Allocation{ID: "a", AllocModifyIndex: 5}
+	b := &state.Allocation{ID: "b", AllocModifyIndex: 6}
+	known := map[string]*state.Allocation{"a": a, "b": b}
+	b2 := &state.Allocation{ID: "b", AllocModifyIndex: 9}
+	c := &state.Allocation{ID: "c", AllocModifyIndex: 9}
+	if !mergeDelta(known, &state.NodeAllocChanges{Changed: []*state.Allocation{b2, c}, Removed: []string{"a", "never-known"}, Count: 2}) {
+		t.Fatalf("a delta that adds up failed: known %v", known)
 	}
-	if got := watchGather(2*time.Second, 0); got != 2*time.Second {
-		t.Errorf("a configured gather above the cap became %v", got)
+	if len(known) != 2 || known["b"] != b2 || known["c"] != c || known["a"] != nil {
+		t.Fatalf("known after the delta: %v", known)
+	}
+	// c left the node, but the answer does not name it.
+	if mergeDelta(known, &state.NodeAllocChanges{Count: 1}) {
+		t.Error("a delta whose count does not add up was taken")
 	}
 }

@@ -291,7 +291,18 @@ func wireTime(raw json.RawMessage) (int64, error) {
 // names every allocation on the node with its ModifyIndex (so the client
 // learns which ones the servers dropped); Changed holds, whole and with
 // their job, those modified after the index the client asked from.
+//
+// Asked with delta=true, the answer is in proportion to the changes:
+// Allocs is null, Removed names the allocations that left the node since
+// that index (it may name some the client never knew), and Count is how
+// many allocations the node holds, so the client can check that nothing
+// else left; when the servers cannot tell what left (their log of the
+// node does not reach back that far), Allocs names every allocation as
+// above, and Removed is empty.
 type NodeAllocChanges struct {
 	Allocs  map[string]uint64
 	Changed []*Allocation
+	Removed []string `json:",omitempty"`
+	// Count is the number of allocations on the node.
+	Count int
 }

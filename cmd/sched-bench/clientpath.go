@@ -35,8 +35,9 @@ import (
 //     registers/s. They run last: their evaluations stay blocked.
 //
 // With -profile-dir it saves a CPU and a heap profile of the agent taken
-// while the count job starts (client-path-count-*.pprof) and while the J
-// placeable jobs are registered and started (client-path-*.pprof).
+// while the count job starts (client-path-count-*.pprof), while the J
+// placeable jobs are registered (client-path-*.pprof), and from the end
+// of their registration, or of that profile, on (client-path-started-*).
 
 // clientPathResult holds one run's figures.
 type clientPathResult struct {
@@ -151,6 +152,12 @@ func (b *bench) clientPath(count, jobs, clients, serial, pid int) error {
 	r.cpuPlaceReg = cpu() - c0
 	registering.Store(false)
 	r.placeRate = float64(jobs) / r.placeRegistered.Seconds()
+	if b.profileDir != "" {
+		// Then the client's part alone: the runs, their reports, the
+		// reads that follow them.
+		prof.Wait()
+		b.profileClientPath(&prof, "client-path-started")
+	}
 	last, err := tally.wait(jobs, 5*time.Minute)
 	if err != nil {
 		return fmt.Errorf("client-path: placeable jobs started: %w", err)
@@ -256,12 +263,12 @@ func (b *bench) registerBodies(bodies [][]byte, clients int) error {
 // with prefix that the client reported started (running or complete).
 //
 // It reads at most once per followGather, followGatherSlow while
-// registering is set: every answer names each of the node's thousands of
-// allocations and carries whole (with its job) each one changed since the
-// previous answer, client reports included, and a read at every write to
-// them made the follower a good part of the agent's CPU, which the
-// scenario then charged to the registers while placing. The gather is the
-// precision of the start times: the last start comes after the
+// registering is set: every answer carries whole (with its job) each
+// allocation changed since the previous answer, client reports included
+// (delta=true: it does not name the node's others), and a read at every
+// write to them made the follower a good part of the agent's CPU, which
+// the scenario then charged to the registers while placing. The gather is
+// the precision of the start times: the last start comes after the
 // registration unless the client keeps up.
 func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally *runTally, registering *atomic.Bool) {
 	index := "0"
@@ -276,7 +283,7 @@ func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally 
 			time.Sleep(wait)
 		}
 		polled = time.Now()
-		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?wait=30s&index="+index+"&since="+index, nil)
+		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?delta=true&wait=30s&index="+index+"&since="+index, nil)
 		if err != nil {
 			time.Sleep(100 * time.Millisecond) // retry pacing after a failed read
 			continue

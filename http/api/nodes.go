@@ -70,6 +70,24 @@ func (n *Nodes) AllocationChangesShared(ctx context.Context, id string, since ui
 	return out, meta, err
 }
 
+// AllocationDelta is AllocationChangesShared asking for an answer in
+// proportion to the changes (delta=true): with since above 0, Allocs is
+// nil, Removed names the allocations that left the node since, and Count
+// is how many it holds (state.NodeAllocChanges), unless the servers could
+// not tell what left, or ignore the parameter: then Allocs names every
+// allocation, as AllocationChangesShared's answer does.
+func (n *Nodes) AllocationDelta(ctx context.Context, id string, since uint64, q *QueryOptions) (*state.NodeAllocChanges, *QueryMeta, error) {
+	params := url.Values{"server_changes": {"true"}, "shared_jobs": {"true"}, "delta": {"true"}}
+	if since > 0 {
+		params.Set("since", strconv.FormatUint(since, 10))
+	}
+	out, meta, err := get[*state.NodeAllocChanges](ctx, n.c, PathOf("v1", "node", id, "allocations", "changes"), params, q)
+	if err == nil && out != nil {
+		FillSharedJobs(out.Changed)
+	}
+	return out, meta, err
+}
+
 // FillSharedJobs gives each allocation without a job the job of the
 // previous allocation of the same namespace and job ID in allocs (the
 // shared_jobs=true form of a node's allocation changes). An allocation

@@ -61,6 +61,21 @@ func TestNodesEndpoints(t *testing.T) {
 			}}, 17},
 		},
 		{
+			name: "allocation delta",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return q(c.Nodes().AllocationDelta(ctx, "n1", 5, &QueryOptions{WaitIndex: 5}))
+			},
+			reply: reply{Header: indexHeader, Body: `{"Allocs":null,"Changed":[` +
+				`{"ID":"a2","Namespace":"default","JobID":"j","Job":{"ID":"j","Version":2}},` +
+				`{"ID":"a3","Namespace":"default","JobID":"j","Job":null}],"Removed":["a1"],"Count":2}`},
+			method: "GET", path: "/v1/node/n1/allocations/changes",
+			query: url.Values{"index": {"5"}, "since": {"5"}, "server_changes": {"true"}, "shared_jobs": {"true"}, "delta": {"true"}},
+			want: withMeta{&state.NodeAllocChanges{Changed: []*state.Allocation{
+				{ID: "a2", Namespace: "default", JobID: "j", Job: &state.Job{ID: "j", Version: 2}},
+				{ID: "a3", Namespace: "default", JobID: "j", Job: &state.Job{ID: "j", Version: 2}},
+			}, Removed: []string{"a1"}, Count: 2}, 17},
+		},
+		{
 			name: "register sends the secret",
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return w(c.Nodes().Register(ctx, node, nil))

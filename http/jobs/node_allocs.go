@@ -72,6 +72,15 @@ func (h nodeAPI) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 // events) then neither wakes its blocking read nor comes back to it
 // whole, with its job: in the running scenario a report brought every
 // allocation back a second time.
+//
+// With delta=true (and since above 0) the answer costs in proportion to
+// the changes, not to the node's allocations: no Allocs, but Removed and
+// Count (state.NodeAllocChanges), read from the node's log of writes
+// (store.NodeAllocsChangedSince); the whole list comes only when that log
+// does not reach back to since. Without server_changes its blocking index
+// is then the node's last write, removals included. Every answer named
+// each of a busy node's thousands of allocations, and their encoding was
+// a good part of a dev agent's CPU while its client started allocations.
 func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var since uint64
 	if v := h.core.Query(r).Get("since"); v != "" {
@@ -86,6 +95,10 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 		return nil, err
 	}
 	sharedJobs, err := codec.BoolParam(h.core.Query(r), "shared_jobs")
+	if err != nil {
+		return nil, err
+	}
+	delta, err := codec.BoolParam(h.core.Query(r), "delta")
 	if err != nil {
 		return nil, err
 	}
@@ -110,18 +123,40 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 		if byServers {
 			return h.store.NodeAllocsServerIndex(ws, n.ID)
 		}
+		if delta {
+			return h.store.NodeAllocsWriteIndex(ws, n.ID)
+		}
 		allocs, err = h.store.AllocsByNode(ws, n.ID)
 		return nodeAllocsIndex(allocs), err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if byServers {
+	if delta && since > 0 {
+		ch, ok, err := h.store.NodeAllocsChangedSince(nodeID, since)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out := &state.NodeAllocChanges{Removed: ch.Removed, Count: ch.Count}
+			for _, a := range ch.Changed {
+				if indexOf(a) > since {
+					out.Changed = append(out.Changed, a)
+				}
+			}
+			if sharedJobs {
+				out.Changed = shareChangedJobs(out.Changed)
+			}
+			out.Changed = nonNil(out.Changed)
+			return out, nil
+		}
+	}
+	if byServers || delta {
 		if allocs, err = h.store.AllocsByNode(nil, nodeID); err != nil {
 			return nil, err
 		}
 	}
-	out := &state.NodeAllocChanges{Allocs: make(map[string]uint64, len(allocs))}
+	out := &state.NodeAllocChanges{Allocs: make(map[string]uint64, len(allocs)), Count: len(allocs)}
 	for _, a := range allocs {
 		i := indexOf(a)
 		out.Allocs[a.ID] = i

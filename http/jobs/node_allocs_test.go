@@ -262,6 +262,62 @@ func TestNodeAllocationChanges(t *testing.T) {
 	}
 }
 
+// TestNodeAllocationChangesDelta: with delta=true an answer after an
+// index carries the allocations changed since, names those that left
+// the node, counts those on it, and lists none of the others (Allocs
+// null); without server_changes its index is the node's last write, a
+// client's report included; from index 0 it names every allocation; a
+// value that is not a boolean is a 400.
+func TestNodeAllocationChangesDelta(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	n := apitest.TestNode(1)
+	h.RegisterNode(n)
+	job := apitest.TestJob("web")
+	h.register(job)
+	a1 := h.PlaceAlloc(1, h.Registered(job), n.ID, "")
+	a2 := h.PlaceAlloc(2, h.Registered(job), n.ID, "")
+	url := "/v1/node/" + n.ID + "/allocations/changes?delta=true"
+
+	var all state.NodeAllocChanges
+	rec := h.OK(http.MethodGet, url, nil, &all)
+	index := apitest.HeaderIndexOf(t, rec)
+	if len(all.Allocs) != 2 || len(all.Changed) != 2 || all.Count != 2 {
+		t.Fatalf("from index 0: %+v, want every allocation named and whole", all)
+	}
+
+	var out state.NodeAllocsUpdateResponse
+	h.OK(http.MethodPost, "/v1/node/"+n.ID+"/allocations", map[string]any{"Allocs": []map[string]any{{"ID": a2, "ClientStatus": "running"}}}, &out)
+	var one state.NodeAllocChanges
+	rec = h.OK(http.MethodGet, url+"&since="+strconv.FormatUint(index, 10), nil, &one)
+	if one.Allocs != nil || len(one.Changed) != 1 || one.Changed[0].ID != a2 || one.Changed[0].ClientStatus != "running" || one.Count != 2 || len(one.Removed) != 0 {
+		t.Fatalf("after a report: %+v, want only %s whole, no list, count 2", one, a2)
+	}
+	if got := apitest.HeaderIndexOf(t, rec); got != out.Index {
+		t.Errorf("index after a report %d, want the report's %d", got, out.Index)
+	}
+	var servers state.NodeAllocChanges
+	h.OK(http.MethodGet, url+"&server_changes=true&since="+strconv.FormatUint(index, 10), nil, &servers)
+	if servers.Allocs != nil || len(servers.Changed) != 0 || servers.Count != 2 {
+		t.Fatalf("server changes after a report: %+v, want nothing changed, count 2", servers)
+	}
+
+	stop := h.Alloc(a1).Copy()
+	stop.DesiredStatus = state.AllocDesiredStatusStop
+	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{stop}, Now: apitest.Now.UnixNano()})
+	h.Apply(store.GarbageCollectRequestType, &store.GarbageCollectRequest{Allocs: []string{a1}})
+	var gone state.NodeAllocChanges
+	h.OK(http.MethodGet, url+"&server_changes=true&since="+strconv.FormatUint(out.Index, 10), nil, &gone)
+	if gone.Allocs != nil || len(gone.Changed) != 0 || !slices.Equal(gone.Removed, []string{a1}) || gone.Count != 1 {
+		t.Fatalf("after %s was collected: %+v, want it removed, count 1", a1, gone)
+	}
+
+	before := h.Writes()
+	h.Fail(http.MethodGet, url+"=maybe", nil, http.StatusBadRequest)
+	if h.Writes() != before {
+		t.Error("a refused read wrote")
+	}
+}
+
 // TestShareChangedJobs: with shared_jobs=true an allocation goes without
 // its job only when the previous allocation of the same job ID carried
 // that very job, so allocations of two versions of one job interleaved

@@ -51,7 +51,40 @@ type allocList struct {
 	// highest AllocModifyIndex of the row. It is a client's blocking index
 	// (NodeAllocsServerIndex).
 	serverIndex uint64
+	// writeIndex is the index of the last write of one of the row's
+	// allocations, removals included; after a restore, the highest
+	// ModifyIndex of the row.
+	writeIndex uint64
+	// changes is the log of a node's row (none for a job's), newest
+	// first: every write of one of its allocations (placed, changed by the
+	// servers or by a client's report, removed, moved off the node) at an
+	// index above changesSince is in it, so that a reader that knows the
+	// node's allocations as of an index reads what changed since in
+	// proportion to the changes, not to the node's allocations
+	// (NodeAllocsChangedSince). logged is false for a row a restore
+	// built: it has no log, and its readers read the whole list. The log
+	// is dropped when it outgrows the row (maxChangesSlack), and its
+	// entries are shared by the row's later versions, never changed.
+	changes      *listChange
+	nChanges     int
+	changesSince uint64
+	logged       bool
 }
+
+// listChange is one entry of a node row's log: allocation id was written
+// (or removed) at index.
+type listChange struct {
+	index uint64
+	id    string
+	next  *listChange
+}
+
+// maxChangesSlack bounds a node row's log: it is dropped, and begins
+// again, when a write finds it longer than half the row's allocations
+// plus this. A reader whose index is older than the log's start reads
+// the whole list once; the log costs at most some 20 bytes per
+// allocation.
+const maxChangesSlack = 64
 
 // idChunk is a run of a row's IDs, in order.
 type idChunk struct {
@@ -302,8 +335,15 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int, byServer bool) er
 			return err
 		}
 		row = &allocList{Key: k.key}
+		if k.table == TableNodeAllocs {
+			// The log starts here unless the stored row's covers it.
+			row.logged, row.changesSince = true, t.index-1
+			if stored != nil && stored.logged && stored.nChanges <= stored.n/2+maxChangesSlack {
+				row.changes, row.nChanges, row.changesSince = stored.changes, stored.nChanges, stored.changesSince
+			}
+		}
 		if stored != nil {
-			row.chunks, row.n, row.serverIndex = slices.Clone(stored.chunks), stored.n, stored.serverIndex
+			row.chunks, row.n, row.serverIndex, row.writeIndex = slices.Clone(stored.chunks), stored.n, stored.serverIndex, stored.writeIndex
 			// Written again even if unchanged: a read that watched the
 			// row wakes whenever one of its allocations is written.
 			if err := t.Insert(k.table, row); err != nil {
@@ -323,6 +363,11 @@ func (t *writeTxn) editAllocList(k listKey, id string, op int, byServer bool) er
 		if !row.remove(id, t.lists.id) {
 			return nil
 		}
+	}
+	row.writeIndex = t.index
+	if row.logged {
+		row.changes = &listChange{index: t.index, id: id, next: row.changes}
+		row.nChanges++
 	}
 	switch {
 	case row.len() == 0 && t.lists.inTable[row]:
@@ -359,6 +404,7 @@ func rebuildAllocLists(txn *memdb.Txn) error {
 			rows[k] = row
 		}
 		row.serverIndex = max(row.serverIndex, a.AllocModifyIndex)
+		row.writeIndex = max(row.writeIndex, a.ModifyIndex)
 		id := a.ID
 		if n := len(row.chunks); n == 0 || len(row.chunks[n-1].ids) == fill {
 			row.chunks = append(row.chunks, &idChunk{ids: make([]string, 0, fill)})

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -161,5 +162,128 @@ func TestNodeAllocsServerIndex(t *testing.T) {
 	}
 	if got := stMust[uint64](t)(restored.NodeAllocsServerIndex(nil, "n1")); got != 11 {
 		t.Errorf("restored: n1 %d, want 11 (a1's AllocModifyIndex)", got)
+	}
+}
+
+// TestNodeAllocsChangedSince checks the node rows' logs against the
+// states they summarize: after every write of a seeded run of
+// placements, client reports, stops, moves and collections, the answer
+// for each earlier index (when the log reaches it) holds exactly the
+// node's allocations written since, every allocation that left the node
+// since, none that is on it, and its count; the index just before the
+// last write is always reached. A restored store has no log until its
+// next write.
+func TestNodeAllocsChangedSince(t *testing.T) {
+	s := stStore(t, Config{})
+	job := stJob("web")
+	stRegister(t, s, 10, job, nil)
+	nodes := []string{"n1", "n2", "n3"}
+	// onNode[i][node] are the IDs on node after index i.
+	onNode := map[uint64]map[string]map[string]bool{}
+	record := func(index uint64) {
+		m := map[string]map[string]bool{}
+		for _, n := range nodes {
+			m[n] = map[string]bool{}
+			for _, a := range stMust[[]*state.Allocation](t)(s.AllocsByNode(nil, n)) {
+				m[n][a.ID] = true
+			}
+		}
+		onNode[index] = m
+	}
+	record(10)
+	check := func(index uint64) {
+		t.Helper()
+		for _, n := range nodes {
+			now := stMust[[]*state.Allocation](t)(s.AllocsByNode(nil, n))
+			for since := uint64(10); since < index; since++ {
+				got, ok, err := s.NodeAllocsChangedSince(n, since)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					if since == index-1 && len(now) > 0 {
+						t.Fatalf("index %d, %s: the log does not reach %d, the index before the last write", index, n, since)
+					}
+					continue
+				}
+				if got.Count != len(now) {
+					t.Fatalf("index %d, %s since %d: count %d, want %d", index, n, since, got.Count, len(now))
+				}
+				var want []string
+				for _, a := range now {
+					if a.ModifyIndex > since {
+						want = append(want, a.ID)
+					}
+				}
+				var changed []string
+				for _, a := range got.Changed {
+					changed = append(changed, a.ID)
+				}
+				if !slices.Equal(changed, want) {
+					t.Fatalf("index %d, %s since %d: changed %v, want %v", index, n, since, changed, want)
+				}
+				for id := range onNode[since][n] {
+					if !onNode[index][n][id] && !slices.Contains(got.Removed, id) {
+						t.Fatalf("index %d, %s since %d: %s left the node but is not removed (%v)", index, n, since, id, got.Removed)
+					}
+				}
+				for _, id := range got.Removed {
+					if onNode[index][n][id] {
+						t.Fatalf("index %d, %s since %d: %s is on the node but removed", index, n, since, id)
+					}
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(34, 1))
+	index := uint64(10)
+	next := 0
+	for range 300 {
+		index++
+		all := stMust[[]*state.Allocation](t)(s.Allocs(nil, allNamespaces, ""))
+		pick := func() *state.Allocation { return all[rng.IntN(len(all))] }
+		switch op := rng.IntN(10); {
+		case op < 4 || len(all) == 0:
+			var as []*state.Allocation
+			for range 1 + rng.IntN(3) {
+				next++
+				as = append(as, stAlloc(fmt.Sprintf("a%03d", next), job, nodes[rng.IntN(len(nodes))]))
+			}
+			stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: as})
+		case op < 7:
+			stApply(t, s, index, AllocClientUpdateRequestType, &AllocClientUpdateRequest{Allocs: []*state.Allocation{{ID: pick().ID, ClientStatus: state.AllocClientStatusRunning}}})
+		case op < 8:
+			moved := pick().Copy()
+			moved.NodeID = nodes[rng.IntN(len(nodes))]
+			moved.AllocModifyIndex = index
+			stApply(t, s, index, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{moved}})
+		case op < 9:
+			stop := pick().Copy()
+			stop.DesiredStatus = state.AllocDesiredStatusStop
+			stApply(t, s, index, PlanApplyRequestType, &PlanApplyRequest{Stops: []*state.Allocation{stop}})
+		default:
+			stApply(t, s, index, GarbageCollectRequestType, &GarbageCollectRequest{Allocs: []string{pick().ID}})
+		}
+		record(index)
+		check(index)
+	}
+
+	snap := stMust[*StateSnapshot](t)(s.Snapshot())
+	var buf bytes.Buffer
+	if err := snap.Persist(&buf); err != nil {
+		t.Fatal(err)
+	}
+	snap.Release()
+	restored := stStore(t, Config{})
+	if err := restored.Restore(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := restored.NodeAllocsChangedSince("n1", index-1); ok {
+		t.Error("a restored row answered from a log it does not have")
+	}
+	stApply(t, restored, index+1, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: []*state.Allocation{stAlloc("new", job, "n1")}})
+	got, ok, err := restored.NodeAllocsChangedSince("n1", index)
+	if err != nil || !ok || len(got.Changed) != 1 || got.Changed[0].ID != "new" {
+		t.Errorf("after a write to the restored row: %+v, %v, %v; want the new allocation", got, ok, err)
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/schedhq/sched/state"
@@ -57,6 +58,63 @@ func (r reader) NodeAllocsServerIndex(ws memdb.WatchSet, nodeID string) (uint64,
 		return 0, err
 	}
 	return row.serverIndex, nil
+}
+
+// NodeAllocsWriteIndex returns the index of the last write of one of a
+// node's allocations (placed, changed, reported on by its client,
+// removed), 0 when it has none, and watches the node's list in ws.
+func (r reader) NodeAllocsWriteIndex(ws memdb.WatchSet, nodeID string) (uint64, error) {
+	row, err := first[*allocList](ws, r.txn(), TableNodeAllocs, indexID, nodeID)
+	if err != nil || row == nil {
+		return 0, err
+	}
+	return row.writeIndex, nil
+}
+
+// NodeAllocChangesSince is what changed on a node after an index.
+type NodeAllocChangesSince struct {
+	// Changed are the node's allocations written after the index, ordered
+	// by ID.
+	Changed []*state.Allocation
+	// Removed are the IDs, in order, of the allocations that were on the
+	// node and are gone (garbage collected, or moved to another node).
+	Removed []string
+	// Count is the number of allocations on the node now.
+	Count int
+}
+
+// NodeAllocsChangedSince returns what changed on a node after index
+// since, in proportion to the changes rather than to the node's
+// allocations (the node row's log, allocList.changes). ok is false when
+// the log does not reach back to since (it began later, or the node's
+// list was rebuilt by a restore, or the node has no allocation now): the
+// caller then reads the whole list (AllocsByNode).
+func (r reader) NodeAllocsChangedSince(nodeID string, since uint64) (out *NodeAllocChangesSince, ok bool, err error) {
+	txn := r.txn()
+	row, err := first[*allocList](nil, txn, TableNodeAllocs, indexID, nodeID)
+	if err != nil || row == nil || !row.logged || since < row.changesSince {
+		return nil, false, err
+	}
+	out = &NodeAllocChangesSince{Count: row.len()}
+	seen := map[string]bool{}
+	for c := row.changes; c != nil && c.index > since; c = c.next {
+		if seen[c.id] {
+			continue
+		}
+		seen[c.id] = true
+		a, err := getAlloc(nil, txn, c.id)
+		if err != nil {
+			return nil, false, err
+		}
+		if a == nil || a.NodeID != nodeID {
+			out.Removed = append(out.Removed, c.id)
+			continue
+		}
+		out.Changed = append(out.Changed, a)
+	}
+	slices.SortFunc(out.Changed, func(a, b *state.Allocation) int { return strings.Compare(a.ID, b.ID) })
+	slices.Sort(out.Removed)
+	return out, true, nil
 }
 
 // AllocsByEval lists the allocations an evaluation placed, ordered by ID;
