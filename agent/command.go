@@ -67,12 +67,15 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 
 	logger := NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
+	prof := startStartupProfile(stderr) // startup_profile.go
+	defer prof.stop()
 	a, err := New(cfg, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error starting agent: %v\n", err)
 		return 1
 	}
 	a.Start()
+	prof.followAgent(a)
 	printBanner(stdout, cfg, a)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
