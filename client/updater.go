@@ -10,7 +10,7 @@ import (
 )
 
 // updater batches allocation status reports to the servers: changes
-// gather for BatchInterval, and one POST /v1/node/:id/allocations carries
+// gather for up to BatchInterval (run), and one POST /v1/node/:id/allocations carries
 // them all. A runner whose state changed is marked; its report is read
 // once, when the batch goes, however many changes it had in the window (a
 // mock task's start is five of them). A report the servers did not take
@@ -90,8 +90,17 @@ func (u *updater) putBack(ups []*state.AllocClientUpdate) {
 
 // run sends batches until ctx ends; then it makes one last attempt to
 // send what is queued, bounded by a few seconds.
+//
+// Batches start at most once per BatchInterval, counted from the start
+// of the previous one: a batch of a thousand reports takes a while to
+// send and apply, and counting from its end made every report of a
+// stream wait that long too. After a quiet spell, changes gather for
+// batchGatherMin of the interval before they go, enough for the burst
+// that began with them.
 func (u *updater) run(ctx context.Context) {
 	bo := backoff{min: u.c.cfg.MinBackoff, max: u.c.cfg.MaxBackoff}
+	interval := u.c.cfg.BatchInterval
+	var last time.Time
 	for {
 		select {
 		case <-u.kick:
@@ -100,10 +109,12 @@ func (u *updater) run(ctx context.Context) {
 			return
 		}
 		// Let changes gather.
-		if !sleepCtx(ctx, u.c.cfg.BatchInterval) {
+		wait := max(interval/batchGatherMin, interval-u.c.now().Sub(last))
+		if !sleepCtx(ctx, wait) {
 			u.flushFinal()
 			return
 		}
+		last = u.c.now()
 		if err := u.flush(ctx); err != nil {
 			u.c.log.Warn("sending allocation updates failed", "error", err)
 			if !sleepCtx(ctx, bo.next()) {
@@ -119,6 +130,10 @@ func (u *updater) run(ctx context.Context) {
 		bo.reset()
 	}
 }
+
+// batchGatherMin divides BatchInterval into the least time changes
+// gather before a batch (see run).
+const batchGatherMin = 4
 
 // flush sends every queued report in one request.
 func (u *updater) flush(ctx context.Context) error {

@@ -263,9 +263,9 @@ func (b *bench) registerBodies(bodies [][]byte, clients int) error {
 // with prefix that the client reported started (running or complete).
 //
 // It reads at most once per followGather, followGatherSlow while
-// registering is set: every answer carries whole (with its job) each
-// allocation changed since the previous answer, client reports included
-// (delta=true: it does not name the node's others), and a read at every
+// registering is set: every answer carries whole each allocation changed
+// since the previous answer, client reports included (delta=true: it does
+// not name the node's others; jobs=false: without its job), and a read at every
 // write to them made the follower a good part of the agent's CPU, which
 // the scenario then charged to the registers while placing. The gather is
 // the precision of the start times: the last start comes after the
@@ -283,7 +283,7 @@ func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally 
 			time.Sleep(wait)
 		}
 		polled = time.Now()
-		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?delta=true&wait=30s&index="+index+"&since="+index, nil)
+		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?delta=true&jobs=false&wait=30s&index="+index+"&since="+index, nil)
 		if err != nil {
 			time.Sleep(100 * time.Millisecond) // retry pacing after a failed read
 			continue

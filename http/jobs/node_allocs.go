@@ -81,6 +81,8 @@ func (h nodeAPI) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 // is then the node's last write, removals included. Every answer named
 // each of a busy node's thousands of allocations, and their encoding was
 // a good part of a dev agent's CPU while its client started allocations.
+//
+// With jobs=false the changed allocations come without their job.
 func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var since uint64
 	if v := h.core.Query(r).Get("since"); v != "" {
@@ -101,6 +103,12 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 	delta, err := codec.BoolParam(h.core.Query(r), "delta")
 	if err != nil {
 		return nil, err
+	}
+	withJobs := true
+	if _, set := h.core.Query(r)["jobs"]; set {
+		if withJobs, err = codec.BoolParam(h.core.Query(r), "jobs"); err != nil {
+			return nil, err
+		}
 	}
 	indexOf := func(a *state.Allocation) uint64 { return a.ModifyIndex }
 	if byServers {
@@ -144,10 +152,7 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 					out.Changed = append(out.Changed, a)
 				}
 			}
-			if sharedJobs {
-				out.Changed = shareChangedJobs(out.Changed)
-			}
-			out.Changed = nonNil(out.Changed)
+			out.Changed = nonNil(answerJobs(out.Changed, sharedJobs, withJobs))
 			return out, nil
 		}
 	}
@@ -164,11 +169,28 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 			out.Changed = append(out.Changed, a)
 		}
 	}
-	if sharedJobs {
-		out.Changed = shareChangedJobs(out.Changed)
-	}
-	out.Changed = nonNil(out.Changed)
+	out.Changed = nonNil(answerJobs(out.Changed, sharedJobs, withJobs))
 	return out, nil
+}
+
+// answerJobs is the form of an answer's changed allocations: each with
+// its job (the default), each job version once (shared), or none with it
+// (!withJobs: a reader that follows only their status, as sched-bench
+// does). The allocations are copied, never changed.
+func answerJobs(changed []*state.Allocation, shared, withJobs bool) []*state.Allocation {
+	if !withJobs {
+		out := make([]*state.Allocation, len(changed))
+		for i, a := range changed {
+			cp := *a
+			cp.Job = nil
+			out[i] = &cp
+		}
+		return out
+	}
+	if shared {
+		return shareChangedJobs(changed)
+	}
+	return changed
 }
 
 // shareChangedJobs is the shared_jobs=true form of an answer's changed

@@ -266,8 +266,8 @@ func TestNodeAllocationChanges(t *testing.T) {
 // index carries the allocations changed since, names those that left
 // the node, counts those on it, and lists none of the others (Allocs
 // null); without server_changes its index is the node's last write, a
-// client's report included; from index 0 it names every allocation; a
-// value that is not a boolean is a 400.
+// client's report included; from index 0 it names every allocation;
+// jobs=false leaves the jobs out; a value that is not a boolean is a 400.
 func TestNodeAllocationChangesDelta(t *testing.T) {
 	h, _ := newSchedHarness(t)
 	n := apitest.TestNode(1)
@@ -301,6 +301,14 @@ func TestNodeAllocationChangesDelta(t *testing.T) {
 		t.Fatalf("server changes after a report: %+v, want nothing changed, count 2", servers)
 	}
 
+	var noJobs state.NodeAllocChanges
+	h.OK(http.MethodGet, url+"&jobs=false&since="+strconv.FormatUint(index, 10), nil, &noJobs)
+	if len(noJobs.Changed) != 1 || noJobs.Changed[0].ID != a2 || noJobs.Changed[0].Job != nil {
+		t.Fatalf("jobs=false after a report: %+v, want only %s, without its job", noJobs, a2)
+	}
+	if h.Alloc(a2).Job == nil {
+		t.Fatal("jobs=false took the stored allocation's job")
+	}
 	stop := h.Alloc(a1).Copy()
 	stop.DesiredStatus = state.AllocDesiredStatusStop
 	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{stop}, Now: apitest.Now.UnixNano()})
@@ -313,6 +321,7 @@ func TestNodeAllocationChangesDelta(t *testing.T) {
 
 	before := h.Writes()
 	h.Fail(http.MethodGet, url+"=maybe", nil, http.StatusBadRequest)
+	h.Fail(http.MethodGet, url+"&jobs=some", nil, http.StatusBadRequest)
 	if h.Writes() != before {
 		t.Error("a refused read wrote")
 	}
