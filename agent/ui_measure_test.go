@@ -162,10 +162,12 @@ func TestUIMeasurePictures(t *testing.T) {
 		return settled
 	})
 
-	// What the API alone takes for the topology's allocations, with and
-	// without its filter and the resources.
-	for _, q := range []string{"namespace=*&resources=true&task_states=false&filter=" + url.QueryEscape(`DesiredStatus == "run" and ClientStatus != "complete" and ClientStatus != "failed" and ClientStatus != "lost"`),
-		"namespace=*&resources=true&task_states=false", "namespace=*&task_states=false"} {
+	// What the API alone takes for the topology's allocations: the
+	// compact form the page asks for, with and without its filter for the
+	// live ones, and the stubs with and without their resources.
+	live := url.QueryEscape(`DesiredStatus == "run" and ClientStatus != "complete" and ClientStatus != "failed" and ClientStatus != "lost"`)
+	for _, q := range []string{"namespace=*&compact=true&filter=" + live, "namespace=*&compact=true",
+		"namespace=*&resources=true&task_states=false&filter=" + live, "namespace=*&resources=true&task_states=false", "namespace=*&task_states=false"} {
 		var runs []string
 		for range 3 {
 			req, _ := http.NewRequest(http.MethodGet, base+"/v1/allocations?"+q, nil)
@@ -240,6 +242,10 @@ func TestUIMeasurePictures(t *testing.T) {
 		}
 		t.Logf("first render of %s (%d jobs, %d nodes, %d allocations): %s ms; median %.0f ms", hash, jobs, nodes, len(allocs), strings.Join(s, ", "), sorted[2])
 		t.Logf("  its load (last run): %s", apiCalls)
+		if hash == "#/topology" {
+			p.waitJS("every node card", `performance.getEntriesByName("sched:topology-all").length > 0`)
+			t.Logf("  every node card drawn (last run): %s", p.textOfJS(`String(Math.round(performance.getEntriesByName("sched:topology-all")[0]?.startTime ?? -1)) + " ms"`))
+		}
 	}
 }
 

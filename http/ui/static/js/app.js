@@ -324,6 +324,6 @@ if (cached()) {
   // session is read, and the page draws once the session is known (its
   // buttons depend on it).
   const r = routes.find(([re]) => re.test(parseHash().path));
-  if (r) views[r[1]]().catch(() => {});
+  if (r) Promise.resolve(views[r[1]]()).catch(() => {}); // render reports a failure
   loadSession().then(render);
 }
