@@ -4,6 +4,9 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"regexp"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-version"
@@ -47,11 +50,13 @@ type evalContext struct {
 	// bases caches the usage the state has of nodes that are not among
 	// the eval's ready nodes (slots).
 	bases map[string]usage
-	// slots numbers the eval's ready nodes (setNodes), and slotUsage
-	// holds each one's usage as the state has it once read
-	// (slotLoaded): the ranking reads a node's usage by its place in
-	// the node order, without hashing its ID, and once most of the
-	// nodes are wanted, reads them all in one pass (usageScanAfter).
+	// ready are the eval's ready nodes (setNodes), numbered by their
+	// place in it (in ID order, or through slots when not), and
+	// slotUsage holds each one's usage as the state has it once read
+	// (slotLoaded): the ranking reads a node's usage by its number,
+	// without hashing its ID, and once most of the nodes are wanted,
+	// reads them all in one pass (usageScanAfter).
+	ready      []*state.Node
 	slots      map[string]int32
 	slotUsage  []usage
 	slotLoaded []bool
@@ -97,25 +102,32 @@ func inGroup(a *state.Allocation, key string) bool {
 // before it reads every node's usage at once (usageScanAfter).
 const minUsageScan = 64
 
-// setNodes numbers the eval's ready nodes, in the order the ranking
-// walks them (newCursor), and sizes the usage reads: a point read per node until
-// the eval has made max(minUsageScan, total/16) of them, where total is
-// every node the state holds (the usage table has at most that many
-// rows), then one pass over the whole table when the state can
-// (NodeUsageScanner). A c2m evaluation places 1,000 allocations and
-// ranks 14 nodes for each: it reads the usage of nearly every one of
-// 10,000 nodes, and a radix lookup each was a third of its scheduler's
-// CPU.
+// setNodes numbers the eval's ready nodes, and sizes the usage reads: a
+// point read per node until the eval has made max(minUsageScan,
+// total/16) of them, where total is every node the state holds (the
+// usage table has at most that many rows), then one pass over the whole
+// table when the state can (NodeUsageScanner). A c2m evaluation places
+// 1,000 allocations and ranks 14 nodes for each: it reads the usage of
+// nearly every one of 10,000 nodes, and a radix lookup each was a third
+// of its scheduler's CPU.
+//
+// Node i is ready[i]. The state lists nodes in ID order, so a node's
+// number is found by a binary search and the usage table, in the same
+// order, is matched in one walk; ready in another order is numbered
+// through a map.
 func (c *evalContext) setNodes(ready []*state.Node, total int) {
-	c.slots = make(map[string]int32, len(ready))
-	for i, n := range ready {
-		c.slots[n.ID] = int32(i)
+	c.ready, c.slots = ready, nil
+	if !slices.IsSortedFunc(ready, func(a, b *state.Node) int { return strings.Compare(a.ID, b.ID) }) {
+		c.slots = make(map[string]int32, len(ready))
+		for i, n := range ready {
+			c.slots[n.ID] = int32(i)
+		}
 	}
 	c.slotUsage = make([]usage, len(ready))
 	c.slotLoaded = make([]bool, len(ready))
 	c.slotChanged = make([]bool, len(ready))
 	for id := range c.planVersions {
-		if i, ok := c.slots[id]; ok {
+		if i := c.slotOf(id); i >= 0 {
 			c.slotChanged[i] = true
 		}
 	}
@@ -123,17 +135,47 @@ func (c *evalContext) setNodes(ready []*state.Node, total int) {
 	c.usageScanAfter = max(minUsageScan, total/16)
 }
 
-// newCursor numbers the eval's ready nodes in their walking order
-// (setNodes) and returns the cursor that walks them by those numbers.
+// newCursor numbers the eval's ready nodes (setNodes) and returns a
+// cursor that walks them in an order shuffled by the eval's random
+// source.
 func (c *evalContext) newCursor(ready []*state.Node, total int) *nodeCursor {
 	c.setNodes(ready, total)
-	return &nodeCursor{nodes: ready, slotted: true}
+	cur := &nodeCursor{nodes: slices.Clone(ready), slots: make([]int32, len(ready))}
+	for i := range cur.slots {
+		cur.slots[i] = int32(i)
+	}
+	c.rng.Shuffle(len(ready), func(i, j int) {
+		cur.nodes[i], cur.nodes[j] = cur.nodes[j], cur.nodes[i]
+		cur.slots[i], cur.slots[j] = cur.slots[j], cur.slots[i]
+	})
+	return cur
 }
 
 // slotOf is node nodeID's number among the eval's ready nodes, or -1.
 func (c *evalContext) slotOf(nodeID string) int {
-	if i, ok := c.slots[nodeID]; ok {
-		return int(i)
+	if c.slots != nil {
+		if i, ok := c.slots[nodeID]; ok {
+			return int(i)
+		}
+		return -1
+	}
+	return c.seek(nodeID, 0)
+}
+
+// seek is slotOf for ready nodes in ID order, looking from number from
+// on first: the next few in a walk, by a binary search of the rest
+// after, and of the whole list when nodeID comes before from.
+func (c *evalContext) seek(nodeID string, from int) int {
+	r := c.ready
+	lo, hi := 0, len(r)
+	if from > 0 && from <= len(r) && r[from-1].ID < nodeID {
+		lo = from
+		for end := min(from+4, len(r)); lo < end && r[lo].ID < nodeID; lo++ {
+		}
+	}
+	i := lo + sort.Search(hi-lo, func(k int) bool { return r[lo+k].ID >= nodeID })
+	if i < len(r) && r[i].ID == nodeID {
+		return i
 	}
 	return -1
 }
@@ -189,13 +231,24 @@ func (c *evalContext) readUsage(nodeID string) (usage, error) {
 // same).
 func (c *evalContext) scanUsage(sc NodeUsageScanner) error {
 	clear(c.slotUsage)
+	next := 0
 	err := sc.EachNodeUsage(func(u *state.NodeUsage) {
-		if i, ok := c.slots[u.NodeID]; ok {
-			s := &c.slotUsage[i]
-			s.CPU += u.CPU
-			s.MemoryMB += u.MemoryMB
-			s.DiskMB += u.DiskMB
+		var i int
+		if c.slots != nil {
+			i = c.slotOf(u.NodeID)
+		} else {
+			// The table is in ID order too: each row is found a step
+			// or two after the previous one.
+			i = c.seek(u.NodeID, next)
 		}
+		if i < 0 {
+			return
+		}
+		next = i + 1
+		s := &c.slotUsage[i]
+		s.CPU += u.CPU
+		s.MemoryMB += u.MemoryMB
+		s.DiskMB += u.DiskMB
 	})
 	if err != nil {
 		return err
@@ -479,7 +532,7 @@ func (c *evalContext) planChanged(nodeID string) {
 		c.planVersions = map[string]int{}
 	}
 	c.planVersions[nodeID]++
-	if i, ok := c.slots[nodeID]; ok {
+	if i := c.slotOf(nodeID); i >= 0 {
 		c.slotChanged[i] = true
 	}
 }

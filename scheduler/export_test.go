@@ -54,9 +54,14 @@ type RankWalk struct {
 // at most limit of them per walk.
 func NewRankWalk(snap State, job *state.Job, nodes []*state.Node, limit int) *RankWalk {
 	ctx := newEvalContext(snap, &Plan{}, nil, testEpoch, 1)
+	ctx.setNodes(nodes, len(nodes))
+	cur := &nodeCursor{nodes: nodes, slots: make([]int32, len(nodes))}
+	for i := range cur.slots {
+		cur.slots[i] = int32(i)
+	}
 	tg := job.TaskGroups[0]
 	return &RankWalk{ctx: ctx, rk: &groupRanker{ctx: ctx, job: job, tg: tg,
-		checker: newGroupChecker(ctx, job, tg), nodes: ctx.newCursor(nodes, len(nodes)), limit: limit}}
+		checker: newGroupChecker(ctx, job, tg), nodes: cur, limit: limit}}
 }
 
 // Select walks the nodes for one placement and returns the node chosen

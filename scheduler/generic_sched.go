@@ -96,8 +96,8 @@ func (s *genericScheduler) place(places []placeRequest, jobAllocs []*state.Alloc
 	if err != nil {
 		return fmt.Errorf("read nodes: %w", err)
 	}
-	s.ctx.rng.Shuffle(len(ready), func(i, j int) { ready[i], ready[j] = ready[j], ready[i] })
 	cursor := s.ctx.newCursor(ready, total)
+	ready = cursor.nodes // in the cursor's shuffled order
 	rankers := map[string]*groupRanker{}
 	for _, p := range places {
 		select {

@@ -15,11 +15,32 @@ import (
 // (NodeUsageScanner): its scheduler reads each node's usage alone.
 type pointReads struct{ State }
 
+// splitScan lists its state's node usage in reverse order and in two
+// parts each, as NodeUsageScanner allows.
+type splitScan struct{ State }
+
+func (s splitScan) EachNodeUsage(fn func(u *state.NodeUsage)) error {
+	var rows []state.NodeUsage
+	err := s.State.(NodeUsageScanner).EachNodeUsage(func(u *state.NodeUsage) { rows = append(rows, *u) })
+	if err != nil {
+		return err
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		u := rows[i]
+		half := state.NodeUsage{NodeID: u.NodeID, CPU: u.CPU / 2, MemoryMB: u.MemoryMB / 2, DiskMB: u.DiskMB / 2}
+		rest := state.NodeUsage{NodeID: u.NodeID, CPU: u.CPU - half.CPU, MemoryMB: u.MemoryMB - half.MemoryMB, DiskMB: u.DiskMB - half.DiskMB}
+		fn(&half)
+		fn(&rest)
+	}
+	return nil
+}
+
 // TestNodeUsageScanPlansAsPointReads: a job that ranks most of the
 // cluster reads every node's usage in one pass, and plans exactly what
 // it plans with a read per node: the same node for every allocation, the
 // same scores, on nodes whose usage differs (earlier jobs of several
-// sizes) and with a stop in the plan.
+// sizes) and with a stop in the plan; and the same again when the
+// usage comes in another order and in parts.
 func TestNodeUsageScanPlansAsPointReads(t *testing.T) {
 	h := schedtest.NewHarness(t)
 	var nodes []*state.Node
@@ -93,5 +114,10 @@ func TestNodeUsageScanPlansAsPointReads(t *testing.T) {
 	}
 	if len(scanScores) == 0 || !maps.Equal(scanScores, pointScores) {
 		t.Errorf("scores differ: %d with the scan, %d with point reads", len(scanScores), len(pointScores))
+	}
+	splitWhere, splitScores, splitScanned := plan(splitScan{snap})
+	if !splitScanned || !maps.Equal(splitWhere, pointWhere) || !maps.Equal(splitScores, pointScores) {
+		t.Errorf("usage listed in reverse and in parts: scanned %v, same placements %v, same scores %v",
+			splitScanned, maps.Equal(splitWhere, pointWhere), maps.Equal(splitScores, pointScores))
 	}
 }

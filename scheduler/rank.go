@@ -164,9 +164,9 @@ func (r *groupRanker) newOption(n *state.Node, ask groupAsk) *option {
 type nodeCursor struct {
 	nodes  []*state.Node
 	offset int
-	// slotted: nodes[i] is the eval's ready node number i
-	// (evalContext.newCursor).
-	slotted bool
+	// slots are the nodes' numbers among the eval's ready nodes
+	// (evalContext.newCursor); nil when not known.
+	slots []int32
 }
 
 // placeOptions tune one placement.
@@ -193,12 +193,12 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 	for seen := 0; seen < len(cur.nodes); {
 		ranked, skipped := r.ranked[:0], r.skipped[:0]
 		for ; seen < len(cur.nodes) && len(ranked) < r.limit; seen++ {
-			slot := cur.offset % len(cur.nodes)
-			n := cur.nodes[slot]
-			cur.offset++
-			if !cur.slotted {
-				slot = -1
+			at := cur.offset % len(cur.nodes)
+			n, slot := cur.nodes[at], -1
+			if cur.slots != nil {
+				slot = int(cur.slots[at])
 			}
+			cur.offset++
 			m.NodesEvaluated++
 			if !r.checker.feasible(n, m) {
 				continue
