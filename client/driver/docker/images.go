@@ -42,25 +42,63 @@ type imageCoordinator struct {
 	// now is the clock of the progress events.
 	now func() time.Time
 
-	mu     sync.Mutex
-	refs   map[string]int         // image ID → tasks using it
-	pulled map[string]bool        // image IDs this client pulled
-	timers map[string]*time.Timer // pending removals
-	closed bool
+	mu       sync.Mutex
+	refs     map[string]int          // image ID → tasks using it
+	pulled   map[string]bool         // image IDs this client pulled
+	timers   map[string]*time.Timer  // pending removals
+	inspects map[string]*inspectCall // ref → the inspect in flight
+	closed   bool
+}
+
+// inspectCall is one ImageInspect that every task asking about the same
+// reference meanwhile shares: a hundred tasks of one image placed at
+// once ask the engine once, not a hundred times while it is busiest.
+type inspectCall struct {
+	done chan struct{}
+	info image.InspectResponse
+	err  error
 }
 
 func newImageCoordinator(e imageEngine, log *slog.Logger, delay time.Duration, gc bool) *imageCoordinator {
 	return &imageCoordinator{engine: e, log: log, delay: delay, gc: gc, now: time.Now,
-		refs: map[string]int{}, pulled: map[string]bool{}, timers: map[string]*time.Timer{}}
+		refs: map[string]int{}, pulled: map[string]bool{}, timers: map[string]*time.Timer{},
+		inspects: map[string]*inspectCall{}}
+}
+
+// inspect asks the engine about ref, sharing the answer of a call for the
+// same ref already in flight (a call that starts later asks again: an
+// answer is never reused once given). The call is bounded by
+// defaultAPITimeout within the context of the task that started it.
+func (c *imageCoordinator) inspect(ctx context.Context, ref string) (image.InspectResponse, error) {
+	c.mu.Lock()
+	call := c.inspects[ref]
+	if call == nil {
+		call = &inspectCall{done: make(chan struct{})}
+		c.inspects[ref] = call
+		c.mu.Unlock()
+		ictx, cancel := context.WithTimeout(ctx, defaultAPITimeout)
+		call.info, call.err = c.engine.ImageInspect(ictx, ref)
+		cancel()
+		c.mu.Lock()
+		delete(c.inspects, ref)
+		c.mu.Unlock()
+		close(call.done)
+		return call.info, call.err
+	}
+	c.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.info, call.err
+	case <-ctx.Done():
+		return image.InspectResponse{}, ctx.Err()
+	}
 }
 
 // acquire makes sure the image is on the engine (pulling it when it is
 // missing or Force is set) and counts one more task using it. It returns
 // the image's ID.
 func (c *imageCoordinator) acquire(ctx context.Context, req pullRequest) (string, error) {
-	ictx, cancel := context.WithTimeout(ctx, defaultAPITimeout)
-	info, err := c.engine.ImageInspect(ictx, req.Ref)
-	cancel()
+	info, err := c.inspect(ctx, req.Ref)
 	pulled := false
 	switch {
 	case err == nil && !req.Force:
@@ -69,6 +107,8 @@ func (c *imageCoordinator) acquire(ctx context.Context, req pullRequest) (string
 			return "", err
 		}
 		pulled = true
+		// Asked anew, not joined to a call in flight: that one may have
+		// started before the pull ended and not find the image.
 		ictx, cancel := context.WithTimeout(ctx, defaultAPITimeout)
 		info, err = c.engine.ImageInspect(ictx, req.Ref)
 		cancel()

@@ -25,9 +25,24 @@ type fakeImages struct {
 	pullStep time.Duration
 	pulls    int
 	removed  []string
+	// inspects counts ImageInspect calls; with gate set, each waits for
+	// a value (or its context) before answering.
+	inspects int
+	gate     chan struct{}
 }
 
-func (f *fakeImages) ImageInspect(_ context.Context, ref string, _ ...client.ImageInspectOption) (image.InspectResponse, error) {
+func (f *fakeImages) ImageInspect(ctx context.Context, ref string, _ ...client.ImageInspectOption) (image.InspectResponse, error) {
+	f.mu.Lock()
+	f.inspects++
+	gate := f.gate
+	f.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return image.InspectResponse{}, ctx.Err()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if id, ok := f.have[ref]; ok {
@@ -190,5 +205,78 @@ func TestImageCoordinatorPullFailures(t *testing.T) {
 			t.Fatal("timeout reported as a cancel")
 		}
 		c.shutdown()
+	})
+}
+
+// Tasks of one image started at once share one ImageInspect: while it is
+// in flight every other task waits for its answer; a task that asks after
+// the answer asks the engine again.
+func TestImageInspectShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeImages{have: map[string]string{"busybox:1": "sha256:bb"}, gate: make(chan struct{})}
+		c := newImageCoordinator(f, slog.New(slog.DiscardHandler), time.Minute, true)
+		const n = 10
+		ids := make(chan string, n)
+		for range n {
+			go func() {
+				id, err := c.acquire(context.Background(), pullRequest{Ref: "busybox:1", Timeout: time.Minute, Emit: func(string) {}})
+				if err != nil {
+					t.Error(err)
+				}
+				ids <- id
+			}()
+		}
+		synctest.Wait() // every task is waiting: on the engine, or on the call in flight
+		f.mu.Lock()
+		inflight := f.inspects
+		f.mu.Unlock()
+		if inflight != 1 {
+			t.Fatalf("%d inspects in flight for %d tasks of one image, want 1", inflight, n)
+		}
+		close(f.gate) // the engine answers
+		for range n {
+			if id := <-ids; id != "sha256:bb" {
+				t.Errorf("image ID %q, want sha256:bb", id)
+			}
+		}
+		if got := c.uses("sha256:bb"); got != n {
+			t.Errorf("%d tasks counted, want %d", got, n)
+		}
+		if _, err := c.acquire(context.Background(), pullRequest{Ref: "busybox:1", Timeout: time.Minute, Emit: func(string) {}}); err != nil {
+			t.Fatal(err)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.inspects != 2 {
+			t.Errorf("%d inspects after a later task, want 2 (an answer is not reused)", f.inspects)
+		}
+	})
+}
+
+// A task whose context ends while it waits for another task's inspect
+// gives up with its context's error; the call in flight still answers the
+// others.
+func TestImageInspectSharedWaiterGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeImages{have: map[string]string{"busybox:1": "sha256:bb"}, gate: make(chan struct{})}
+		c := newImageCoordinator(f, slog.New(slog.DiscardHandler), time.Minute, true)
+		first := make(chan error, 1)
+		go func() {
+			_, err := c.acquire(context.Background(), pullRequest{Ref: "busybox:1", Timeout: time.Minute, Emit: func(string) {}})
+			first <- err
+		}()
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, err := c.acquire(ctx, pullRequest{Ref: "busybox:1", Timeout: time.Minute, Emit: func(string) {}}); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("waiter: %v, want its deadline", err)
+		}
+		close(f.gate)
+		if err := <-first; err != nil {
+			t.Errorf("first: %v", err)
+		}
+		if got := c.uses("sha256:bb"); got != 1 {
+			t.Errorf("%d tasks counted, want 1 (the waiter that gave up holds nothing)", got)
+		}
 	})
 }
