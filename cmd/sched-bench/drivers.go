@@ -19,13 +19,18 @@ import (
 //
 //   - start latency: one task at a time, pinned to the dev agent's client
 //     node, the time from registering its job to the task running; the
-//     p50 and p90 of -driver-starts samples;
+//     p50 and p90 of -driver-starts samples, and the p50 of its phases
+//     (startPhases); for docker, interleaved with the engine's floor, the
+//     same container created and started straight through the API
+//     (drivers_engine.go);
 //   - density: one job of -driver-tasks tasks on a client-only agent
 //     (with -spawn): placed -> all running, then the client agent's
 //     resident memory and CPU per running task, and the memory of the
 //     processes the tasks cost on the host outside the agent (for docker,
 //     the containerd shims; for exec, the inits and the tasks; for raw_exec,
-//     the tasks themselves), and the heartbeats meanwhile.
+//     the tasks themselves), and the heartbeats meanwhile; for docker,
+//     first the engine's floor for as many containers, at each
+//     concurrency of -docker-floor-parallel.
 //
 // Each task runs `sleep 3600` (docker: in -docker-image, which must be on
 // the engine already; the docker driver's tests build sched-test-busybox:1).
@@ -78,32 +83,162 @@ func (b *bench) runDriverJob(id, nodeID, driver, image string, count int, limit 
 	return end.Sub(start), end.Sub(placedAt), nil
 }
 
-// driversScenario measures each driver of drivers.
-func (b *bench) driversScenario(drivers []string, starts, tasks int, image, bin string) error {
+// startPhases splits one task's register -> running by the times the
+// servers and the client recorded: until the client received the task
+// (scheduling, plan, the client's pickup), until its driver had started it
+// (the task's "Started" event: the driver's StartTask, the engine's work
+// for docker), and until the servers had it running (the client's status
+// report and the benchmark's poll).
+type startPhases struct{ received, started, reported time.Duration }
+
+// phasesOf reads the phases of job id's one allocation, registered at
+// registered and seen running after total.
+func (b *bench) phasesOf(id string, registered time.Time, total time.Duration) (startPhases, error) {
+	resp, err := b.do(http.MethodGet, "/v1/job/"+id+"/allocations", nil)
+	if err != nil {
+		return startPhases{}, err
+	}
+	var allocs []struct{ ID string }
+	err = json.NewDecoder(resp.Body).Decode(&allocs)
+	resp.Body.Close()
+	if err != nil || len(allocs) == 0 {
+		return startPhases{}, fmt.Errorf("%s: allocations: %v (%d)", id, err, len(allocs))
+	}
+	resp, err = b.do(http.MethodGet, "/v1/allocation/"+allocs[0].ID, nil)
+	if err != nil {
+		return startPhases{}, err
+	}
+	var a struct {
+		TaskStates map[string]struct {
+			Events []struct {
+				Type string
+				Time int64
+			}
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&a)
+	resp.Body.Close()
+	if err != nil {
+		return startPhases{}, err
+	}
+	var ph startPhases
+	for _, e := range a.TaskStates["t"].Events {
+		at := time.Unix(0, e.Time).Sub(registered)
+		switch e.Type {
+		case "Received":
+			ph.received = at
+		case "Started":
+			ph.started = at
+		}
+	}
+	if ph.received == 0 || ph.started == 0 {
+		return startPhases{}, fmt.Errorf("%s: no Received or Started event", id)
+	}
+	ph.started -= ph.received
+	ph.reported = total - ph.received - ph.started
+	return ph, nil
+}
+
+// driversOptions are the drivers scenario's flags.
+type driversOptions struct {
+	drivers       []string
+	starts, tasks int
+	image, bin    string
+	// floorParallel are the concurrencies at which the engine floor
+	// starts -driver-tasks containers (docker only).
+	floorParallel []int
+}
+
+// driversScenario measures each driver of o.drivers.
+func (b *bench) driversScenario(o driversOptions) error {
 	nodeID, err := b.waitNode("dev client node", isDevNode, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("drivers: the dev agent's client node: %w", err)
 	}
-	for _, drv := range drivers {
-		var lat []time.Duration
-		for i := range starts {
+	for _, drv := range o.drivers {
+		var floor *engineFloor
+		if drv == "docker" {
+			if floor, err = newEngineFloor(o.image); err != nil {
+				return fmt.Errorf("drivers: %w", err)
+			}
+			defer floor.close()
+		}
+		var lat, floorLat []time.Duration
+		var phases []startPhases
+		for i := range o.starts {
+			// The engine floor and sched's start take turns, each first
+			// every other time, so that both see the same engine.
+			if floor != nil && i%2 == 1 {
+				d, err := floor.one()
+				if err != nil {
+					return err
+				}
+				floorLat = append(floorLat, d)
+			}
 			id := fmt.Sprintf("drv-%s-%s-start-%02d", b.run, strings.ReplaceAll(drv, "_", ""), i)
-			d, _, err := b.runDriverJob(id, nodeID, drv, image, 1, 2*time.Minute)
+			registered := time.Now()
+			d, _, err := b.runDriverJob(id, nodeID, drv, o.image, 1, 2*time.Minute)
 			if err != nil {
 				return err
 			}
 			lat = append(lat, d)
-			if err := b.stopJob(id); err != nil {
+			if ph, err := b.phasesOf(id, registered, d); err == nil {
+				phases = append(phases, ph)
+			} else {
+				fmt.Fprintln(os.Stderr, "sched-bench: drivers:", err)
+			}
+			// Stopped (its container removed) before the next: the next
+			// start does not share the engine with this one's removal,
+			// and the last one is not left behind when the agent stops.
+			if err := b.stopJobAndWait(id); err != nil {
 				return err
 			}
+			if floor != nil && i%2 == 0 {
+				d, err := floor.one()
+				if err != nil {
+					return err
+				}
+				floorLat = append(floorLat, d)
+			}
 		}
-		slices.Sort(lat)
-		fmt.Printf("drivers: %s: register -> running, one task at a time (%d samples): p50 %v, p90 %v, max %v\n",
-			drv, len(lat), pct(lat, 50).Round(time.Millisecond), pct(lat, 90).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
-		if bin == "" || tasks <= 0 {
+		if len(lat) > 0 {
+			slices.Sort(lat)
+			fmt.Printf("drivers: %s: register -> running, one task at a time (%d samples): p50 %v, p90 %v, max %v\n",
+				drv, len(lat), pct(lat, 50).Round(time.Millisecond), pct(lat, 90).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
+		}
+		if len(phases) > 0 {
+			var rec, st, rep []time.Duration
+			for _, ph := range phases {
+				rec, st, rep = append(rec, ph.received), append(st, ph.started), append(rep, ph.reported)
+			}
+			for _, s := range [][]time.Duration{rec, st, rep} {
+				slices.Sort(s)
+			}
+			fmt.Printf("drivers: %s: p50 of the phases: register -> client received %v, received -> started by the driver %v, started -> running on the servers %v\n",
+				drv, pct(rec, 50).Round(time.Millisecond), pct(st, 50).Round(time.Millisecond), pct(rep, 50).Round(time.Millisecond))
+		}
+		if len(floorLat) > 0 {
+			slices.Sort(floorLat)
+			fmt.Printf("drivers: %s: engine floor, create + start of the same container through the API, interleaved (%d samples): p50 %v, p90 %v, max %v\n",
+				drv, len(floorLat), pct(floorLat, 50).Round(time.Millisecond), pct(floorLat, 90).Round(time.Millisecond), floorLat[len(floorLat)-1].Round(time.Millisecond))
+		}
+		if o.tasks <= 0 {
 			continue
 		}
-		if err := b.driverDensity(drv, tasks, image, bin); err != nil {
+		if floor != nil {
+			for _, k := range o.floorParallel {
+				d, err := floor.many(o.tasks, k)
+				if err != nil {
+					return err
+				}
+				fmt.Printf("drivers: %s: engine floor, %d containers created and started %d at a time: all running after %v\n",
+					drv, o.tasks, k, d.Round(time.Millisecond))
+			}
+		}
+		if o.bin == "" {
+			continue // the density needs a client-only agent of -spawn's binary
+		}
+		if err := b.driverDensity(drv, o.tasks, o.image, o.bin); err != nil {
 			return err
 		}
 	}
@@ -174,7 +309,7 @@ func (b *bench) stopJobAndWait(id string) error {
 func hostProcessKind(drv string) string {
 	switch drv {
 	case "docker":
-		return "containerd-shim and the container's process"
+		return "containerd-shim, fuse-overlayfs where the engine stores on it, and the container's process"
 	case "exec":
 		return "the task's init (sched-task-init) and its process"
 	}
@@ -204,8 +339,9 @@ func pssOf(pid int) (int64, error) {
 }
 
 // hostTaskRSS sums the proportional memory (pssOf) of the processes a
-// task of drv costs outside the agent: every containerd shim, exec
-// init and sleep process.
+// task of drv costs outside the agent: every containerd shim (and
+// fuse-overlayfs, the file system of each container's root on an engine
+// storing on it, as this machine's), exec init and sleep process.
 func hostTaskRSS(drv string) int64 {
 	entries, _ := os.ReadDir("/proc")
 	var sum int64
@@ -225,7 +361,7 @@ func hostTaskRSS(drv string) int64 {
 				name = "sched-task-init"
 			}
 		}
-		if name == "sleep" || (drv == "docker" && strings.HasPrefix(name, "containerd-shim")) || name == "sched-task-init" {
+		if name == "sleep" || (drv == "docker" && (strings.HasPrefix(name, "containerd-shim") || name == "fuse-overlayfs")) || name == "sched-task-init" {
 			if pss, err := pssOf(pid); err == nil {
 				sum += pss
 			}

@@ -71,6 +71,7 @@ func main() {
 		drvStarts = flag.Int("driver-starts", 20, "one-task starts per driver in the drivers scenario (p50 of them)")
 		drvTasks  = flag.Int("driver-tasks", 100, "tasks per driver on one client-only agent in the drivers scenario (with -spawn)")
 		drvImage  = flag.String("docker-image", "sched-test-busybox:1", "image of the drivers scenario's docker tasks (must be on the engine)")
+		drvFloorK = flag.String("docker-floor-parallel", "4", "concurrencies (comma-separated) at which the drivers scenario's engine floor starts -driver-tasks containers straight through the Engine API; empty for none")
 		churnJobs = flag.Int("churn-jobs", 1000, "jobs of the churn scenario (on -nodes nodes)")
 		churnPer  = flag.Int("churn-per-job", 5, "allocations per job of the churn scenario")
 		qBlocked  = flag.Int("queue-blocked", 1000, "blocked priority-50 jobs of the queue scenario")
@@ -170,7 +171,12 @@ func main() {
 		return
 	}
 	if *scenario == "drivers" { // drivers.go; not in "all": it needs the engine and the image
-		if err := b.driversScenario(strings.Split(*drvList, ","), *drvStarts, *drvTasks, *drvImage, *spawn); err != nil {
+		floorK, err := intList(*drvFloorK)
+		if err != nil {
+			fatal(fmt.Errorf("-docker-floor-parallel: %w", err))
+		}
+		if err := b.driversScenario(driversOptions{drivers: strings.Split(*drvList, ","), starts: *drvStarts, tasks: *drvTasks,
+			image: *drvImage, bin: *spawn, floorParallel: floorK}); err != nil {
 			fatal(err)
 		}
 		return
