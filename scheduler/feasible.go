@@ -28,7 +28,7 @@ func readyNodes(st State, job *state.Job) ([]*state.Node, map[string]int, int, i
 	if err != nil {
 		return nil, nil, 0, 0, err
 	}
-	var out []*state.Node
+	out := make([]*state.Node, 0, len(all))
 	byDC := map[string]int{}
 	inPool := 0
 	for _, n := range all {
@@ -78,24 +78,29 @@ func datacenterMatches(patterns []string, dc string) bool {
 
 // globMatch matches s against a pattern in which "*" stands for any run
 // of characters (possibly empty) and every other character for itself.
+// It allocates nothing: readyNodes matches every node of the cluster
+// against the job's datacenters once per evaluation.
 func globMatch(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
+	first, rest, found := strings.Cut(pattern, "*")
+	if !found {
 		return pattern == s
 	}
-	if !strings.HasPrefix(s, parts[0]) {
+	if !strings.HasPrefix(s, first) {
 		return false
 	}
-	s = s[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, mid := range parts[1 : len(parts)-1] {
+	s = s[len(first):]
+	for {
+		mid, after, more := strings.Cut(rest, "*")
+		if !more {
+			return strings.HasSuffix(s, mid) // the last part
+		}
 		i := strings.Index(s, mid)
 		if i < 0 {
 			return false
 		}
 		s = s[i+len(mid):]
+		rest = after
 	}
-	return strings.HasSuffix(s, last)
 }
 
 // resolveTarget returns the value a constraint target names on a node:

@@ -93,10 +93,19 @@ func TestFeasibleDatacenterGlobs(t *testing.T) {
 		{[]string{"a*b*c"}, "aXbYc", true},
 		{[]string{"a*b*c"}, "acb", false},
 		{[]string{"us-*", "dc2"}, "dc2", true},
+		{[]string{"**"}, "", true},
+		{[]string{"a*"}, "a", true},
+		{[]string{"*a*a"}, "a", false},
+		{[]string{"*a*a"}, "aa", true},
+		{[]string{"a*a"}, "a", false},
 	} {
 		if got := datacenterMatches(c.patterns, c.dc); got != c.want {
 			t.Errorf("datacenterMatches(%q, %q) = %v, want %v", c.patterns, c.dc, got, c.want)
 		}
+	}
+	// Every node of the cluster is matched once per evaluation.
+	if n := testing.AllocsPerRun(100, func() { datacenterMatches([]string{"dc1", "eu-*-1"}, "eu-west-1") }); n != 0 {
+		t.Errorf("a datacenter match allocates %v times, want none", n)
 	}
 }
 
