@@ -169,8 +169,14 @@ func (c *evalContext) seek(nodeID string, from int) int {
 	r := c.ready
 	lo, hi := 0, len(r)
 	if from > 0 && from <= len(r) && r[from-1].ID < nodeID {
-		lo = from
-		for end := min(from+4, len(r)); lo < end && r[lo].ID < nodeID; lo++ {
+		// Every node before lo comes before nodeID.
+		for lo = from; lo < min(from+4, len(r)); lo++ {
+			if r[lo].ID >= nodeID {
+				if r[lo].ID == nodeID {
+					return lo
+				}
+				return -1
+			}
 		}
 	}
 	i := lo + sort.Search(hi-lo, func(k int) bool { return r[lo+k].ID >= nodeID })
