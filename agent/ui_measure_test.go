@@ -202,8 +202,16 @@ func TestUIMeasurePictures(t *testing.T) {
 			// Drawn, an error, or nothing for 40 s. Generous bounds: the
 			// machine may be loaded.
 			wctx, wcancel := context.WithTimeout(p.ctx, 40*time.Second)
-			_, werr := chromedp.Run(wctx, chromedp.Poll[bool](`performance.getEntriesByName("sched:drawn").length > 0 || !!document.querySelector("main .error")`,
-				chromedp.WithPollingTimeout(35*time.Second)))
+			var werr error
+			for {
+				_, werr = chromedp.Run(wctx, chromedp.Poll[bool](`performance.getEntriesByName("sched:drawn").length > 0 || !!document.querySelector("main .error")`,
+					chromedp.WithPollingTimeout(35*time.Second)))
+				// A poll that starts while the navigation replaces the
+				// page's JavaScript context loses it: poll in the new one.
+				if werr == nil || !strings.Contains(werr.Error(), "Cannot find context") || wctx.Err() != nil {
+					break
+				}
+			}
 			wcancel()
 			ectx, ecancel := context.WithTimeout(p.ctx, 60*time.Second)
 			drawn, err := chromedp.Run(ectx, chromedp.Evaluate[bool](`performance.getEntriesByName("sched:drawn").length > 0 && !document.querySelector("main .error")`))
@@ -217,7 +225,7 @@ func TestUIMeasurePictures(t *testing.T) {
 			if try == 2 {
 				t.Fatalf("%s: %s", hash, p.text())
 			}
-			t.Logf("%s: the page failed or drew nothing, run again: %s", hash, p.textOfJS(`document.querySelector("main")?.textContent.slice(0, 300) || ""`))
+			t.Logf("%s: the page failed or drew nothing (%v), run again: %s", hash, werr, p.textOfJS(`document.querySelector("main")?.textContent.slice(0, 300) || ""`))
 			p.eval(`sessionStorage.setItem("sched.token", ` + jsString(secret) + `)`)
 		}
 		ctx, cancel := context.WithTimeout(p.ctx, 60*time.Second)

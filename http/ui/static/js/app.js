@@ -55,8 +55,10 @@ export async function loadSession() {
     c.self = (await get('/v1/acl/token/self')).data;
   } catch (e) {
     session.error = e.message;
-    token.clear();
-    forget();
+    // Only the API's refusal forgets the token: a request cut short (the
+    // document left while it ran, the network gone) says nothing of it,
+    // and the tab's next page must still have it.
+    if (e instanceof APIError) { token.clear(); forget(); }
     return;
   }
   if (c.self.Type === 'management') {

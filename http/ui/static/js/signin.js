@@ -23,6 +23,7 @@ ${self ? html`<p>Signed in as <strong>${self.Name || self.AccessorID}</strong> (
     token.set(secret);
     await loadSession();
     if (session.error) {
+      token.clear(); // not known to work, whatever the failure
       ctx.region('signin-error', html`<div class="error" role="alert"><strong>Sign-in failed.</strong> ${session.error}</div>`);
       return;
     }
