@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/schedhq/sched/state"
 )
@@ -26,18 +27,19 @@ import (
 // Run of its last record (every put; a runner's task changes write only
 // that, without the allocation and its job, which were most of a
 // record's bytes and of its encoding's CPU); a record with Removed set
-// forgets it. A put is then one write(2) on a
-// file already open, where a file per allocation cost an open, a write,
-// a close and a rename (about 30% of a dev agent's CPU while its client
+// forgets it. A put is then (at most) one write(2) on a file already
+// open, shared by the puts that arrive meanwhile (a group commit:
+// appendLocked), where a file per allocation cost an open, a write, a
+// close and a rename (about 30% of a dev agent's CPU while its client
 // started allocations by the thousand, most of it in those system
 // calls).
 //
-// A record is written whole by one write on an O_APPEND descriptor, so a
-// client process killed mid-put leaves at worst a torn last record: the
-// loader stops at the first record whose frame or checksum does not hold
-// and truncates the file there. As with the per-allocation files, nothing
-// is fsynced: the journal survives the client process dying, not the
-// machine losing power.
+// A record is written whole, with those grouped with it, by one write on
+// an O_APPEND descriptor, so a client process killed mid-put leaves at
+// worst a torn last group: the loader stops at the first record whose
+// frame or checksum does not hold and truncates the file there. As with
+// the per-allocation files, nothing is fsynced: the journal survives the
+// client process dying, not the machine losing power.
 //
 // The file grows with every put; once it holds more than
 // journalCompactMin bytes and more than journalCompactRatio times the
@@ -160,16 +162,118 @@ func (s *stateStore) openJournalLocked() error {
 }
 
 // appendLocked writes one record and returns where it lies. s.mu must
-// be held.
+// be held; it is released while the record is written (writeQueueLocked).
+//
+// The records of puts that arrive while one is being written are written
+// together, in the order they came, by the next of them to run (a group
+// commit): a thousand task runners persisting at once make a few dozen
+// write(2) calls, not a thousand, and each put still returns only once
+// its record is in the file.
 func (s *stateStore) appendLocked(rec *journalRecord) (extent, error) {
-	if err := s.openJournalLocked(); err != nil {
+	frame, err := s.frameLocked(rec)
+	if err != nil {
 		return extent{}, err
 	}
+	q := &queuedRecord{frame: frame, id: rec.ID, withAlloc: rec.Alloc != nil, removed: rec.Removed}
+	s.queue = append(s.queue, q)
+	for !q.done {
+		if s.writing {
+			s.cond().Wait()
+			continue
+		}
+		s.writeQueueLocked()
+	}
+	return q.e, q.err
+}
+
+// queuedRecord is a framed record waiting to be written, of allocation
+// id (carrying its Alloc, or removing it); e and err are set once it was
+// (done).
+type queuedRecord struct {
+	frame              []byte
+	id                 string
+	withAlloc, removed bool
+	e                  extent
+	err                error
+	done               bool
+}
+
+// cond is signalled when a group of records was written. s.mu must be
+// held.
+func (s *stateStore) cond() *sync.Cond {
+	if s.written == nil {
+		s.written = sync.NewCond(&s.mu)
+	}
+	return s.written
+}
+
+// waitIdleLocked waits until no put is writing (s.mu is released
+// meanwhile), so that s.f and s.size can be replaced. s.mu must be held.
+func (s *stateStore) waitIdleLocked() {
+	for s.writing {
+		s.cond().Wait()
+	}
+}
+
+// writeQueueLocked writes every queued record in one write, with s.mu
+// released, and marks each done. A failed write fails them all, and a
+// partial one is cut off (it would hide every later record from the
+// loader). s.mu must be held and no put be writing.
+func (s *stateStore) writeQueueLocked() {
+	batch := s.queue
+	s.queue = nil
+	finish := func(base int64, err error) {
+		off := base
+		for _, q := range batch {
+			if err != nil {
+				q.err = err
+			} else {
+				q.e = extent{off: off, n: int64(len(q.frame))}
+				off += q.e.n
+				s.recordWrittenLocked(q.id, q.withAlloc, q.removed, q.e)
+			}
+			q.done = true
+		}
+		s.cond().Broadcast()
+	}
+	if err := s.openJournalLocked(); err != nil {
+		finish(0, err)
+		return
+	}
+	buf := batch[0].frame
+	if len(batch) > 1 {
+		size := 0
+		for _, q := range batch {
+			size += len(q.frame)
+		}
+		buf = make([]byte, 0, size)
+		for _, q := range batch {
+			buf = append(buf, q.frame...)
+		}
+	}
+	f, base := s.f, s.size
+	s.writing = true
+	s.mu.Unlock()
+	n, err := f.Write(buf)
+	if err != nil && n > 0 {
+		_ = f.Truncate(base)
+	}
+	s.mu.Lock()
+	s.writing = false
+	if err == nil {
+		s.size += int64(len(buf))
+	}
+	finish(base, err)
+}
+
+// frameLocked encodes one record with its frame. s.mu must be held (the
+// job encodings it reuses are s's).
+func (s *stateStore) frameLocked(rec *journalRecord) ([]byte, error) {
 	var job json.RawMessage
 	if rec.Alloc != nil && rec.Alloc.Job != nil {
 		var err error
 		if job, err = s.jobJSONLocked(rec.Alloc.Job); err != nil {
-			return extent{}, err
+			return nil, err
 		}
 		a := *rec.Alloc
 		a.Job = nil
@@ -179,7 +283,7 @@ func (s *stateStore) appendLocked(rec *journalRecord) (extent, error) {
 	}
 	payload, err := json.Marshal(rec)
 	if err != nil {
-		return extent{}, err
+		return nil, err
 	}
 	if job != nil {
 		// The job's encoding goes in as it is: through Marshal, a
@@ -191,18 +295,7 @@ func (s *stateStore) appendLocked(rec *journalRecord) (extent, error) {
 	binary.LittleEndian.PutUint32(buf[0:4], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(buf[4:8], crc32.Checksum(payload, journalCRC))
 	copy(buf[journalHeader:], payload)
-	n, err := s.f.Write(buf)
-	if err != nil {
-		// A partial record would hide every later one from the loader:
-		// cut it off.
-		if n > 0 {
-			_ = s.f.Truncate(s.size)
-		}
-		return extent{}, err
-	}
-	e := extent{off: s.size, n: int64(len(buf))}
-	s.size += int64(len(buf))
-	return e, nil
+	return buf, nil
 }
 
 // journalPut records an allocation's state: a record without Alloc
@@ -210,24 +303,33 @@ func (s *stateStore) appendLocked(rec *journalRecord) (extent, error) {
 func (s *stateStore) journalPut(rec *journalRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, ok := s.live[rec.ID]
-	if rec.Alloc == nil && !ok {
+	if _, ok := s.live[rec.ID]; rec.Alloc == nil && !ok {
 		return fmt.Errorf("journal: allocation %s has no state to update", rec.ID)
 	}
-	e, err := s.appendLocked(rec)
-	if err != nil {
+	if _, err := s.appendLocked(rec); err != nil {
 		return err
 	}
-	next := liveRecs{alloc: e, run: e}
+	return s.maybeCompactLocked()
+}
+
+// recordWrittenLocked indexes a record just written at e (by the put
+// that wrote its group, before s.mu is released: a compaction copies the
+// live records, and must find this one among them). s.mu must be held.
+func (s *stateStore) recordWrittenLocked(id string, withAlloc, removed bool, e extent) {
+	old, ok := s.live[id]
 	if ok {
 		s.liveBytes -= old.bytes()
-		if rec.Alloc == nil {
-			next.alloc = old.alloc
-		}
 	}
-	s.live[rec.ID] = next
+	if removed {
+		delete(s.live, id)
+		return
+	}
+	next := liveRecs{alloc: e, run: e}
+	if ok && !withAlloc {
+		next.alloc = old.alloc
+	}
+	s.live[id] = next
 	s.liveBytes += next.bytes()
-	return s.maybeCompactLocked()
 }
 
 // journalRemove forgets an allocation, and deletes its file of an
@@ -241,15 +343,12 @@ func (s *stateStore) journalRemove(id string) error {
 			return err
 		}
 	}
-	old, ok := s.live[id]
-	if !ok {
+	if _, ok := s.live[id]; !ok {
 		return nil
 	}
 	if _, err := s.appendLocked(&journalRecord{ID: id, Removed: true}); err != nil {
 		return err
 	}
-	delete(s.live, id)
-	s.liveBytes -= old.bytes()
 	return s.maybeCompactLocked()
 }
 
@@ -320,6 +419,7 @@ func readJournal(path string, fn func(rec *journalRecord, e extent) error) (int6
 func (s *stateStore) loadJournal(byID map[string]*persistedAlloc) (tailErr, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.waitIdleLocked()
 	if s.f != nil {
 		s.f.Close()
 		s.f = nil
@@ -383,6 +483,7 @@ func (s *stateStore) maybeCompactLocked() error {
 // compactLocked copies every live record into a new journal and renames
 // it over the old one. s.mu must be held.
 func (s *stateStore) compactLocked() error {
+	s.waitIdleLocked()
 	path := filepath.Join(s.dir, journalName)
 	old, err := os.Open(path)
 	if err != nil {
@@ -451,6 +552,7 @@ func (s *stateStore) compactLocked() error {
 func (s *stateStore) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.waitIdleLocked()
 	if s.f == nil {
 		return nil
 	}

@@ -238,3 +238,56 @@ func TestJournalSharesJobs(t *testing.T) {
 		t.Fatalf("job of an earlier version's record: %+v", a3)
 	}
 }
+
+// Puts and removals from many goroutines at once, their records written
+// in groups and the journal compacted meanwhile, leave every allocation's
+// last state and forget the removed ones; a fresh store on the same
+// directory reads the same, without errors.
+func TestJournalConcurrentPuts(t *testing.T) {
+	s := &stateStore{dir: t.TempDir()}
+	const writers, puts = 32, 40
+	big := strings.Repeat("z", 16<<10)
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			id := "a" + strconv.Itoa(w)
+			err := s.put(journalAlloc(id, "v"+strconv.Itoa(w)), &persistedRun{})
+			for i := 0; err == nil && i < puts; i++ {
+				err = s.putRun(id, &persistedRun{Description: big + strconv.Itoa(i)})
+			}
+			if err == nil && w%3 == 0 {
+				err = s.remove(id)
+			}
+			errs <- err
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(s.dir, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written := int64(writers * puts * len(big)); fi.Size() >= written {
+		t.Errorf("journal of %d bytes after %d bytes of records: never compacted", fi.Size(), written)
+	}
+	got, loadErrs := loadedByID(t, &stateStore{dir: s.dir})
+	if len(loadErrs) != 0 {
+		t.Fatalf("load errors: %v", loadErrs)
+	}
+	for w := range writers {
+		id := "a" + strconv.Itoa(w)
+		p := got[id]
+		switch {
+		case w%3 == 0 && p != nil:
+			t.Errorf("%s was removed but loads", id)
+		case w%3 != 0 && (p == nil || p.Run.Description != big+strconv.Itoa(puts-1) || p.Alloc.Job.Meta["m"] != "v"+strconv.Itoa(w)):
+			t.Errorf("%s: loaded %v, want its last state", id, p)
+		}
+	}
+}

@@ -74,6 +74,12 @@ type stateStore struct {
 	// to replace next (journal.go).
 	jobs    []encodedJob
 	nextJob int
+	// queue holds the records waiting to be written, writing is set while
+	// a put writes them with mu released, and written is signalled when it
+	// has (journal.go: appendLocked).
+	queue   []*queuedRecord
+	writing bool
+	written *sync.Cond
 }
 
 // stateSuffix ends the name of an allocation's file of earlier versions.
