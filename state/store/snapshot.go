@@ -207,8 +207,16 @@ func restoreDB(p *packed.Packer, r io.Reader) (*memdb.MemDB, error) {
 		for _, rw := range rows {
 			if a, ok := rw.v.(*state.Allocation); ok {
 				// Each allocation decodes its own copy of its job and
-				// strings: share them (packed.Compactor).
-				if err := compact.Alloc(nil, a); err != nil {
+				// strings (format 1 and 2), or shares what its chunk's
+				// records share (format 3): share the rest
+				// (packed.Compactor).
+				var err error
+				if rw.record {
+					err = compact.AllocRecord(a)
+				} else {
+					err = compact.Alloc(nil, a)
+				}
+				if err != nil {
 					return fmt.Errorf("restore %s row: %w", rw.name, err)
 				}
 				if err := allocs.add(a); err != nil {
@@ -241,10 +249,12 @@ func restoreDB(p *packed.Packer, r io.Reader) (*memdb.MemDB, error) {
 	return db, nil
 }
 
-// snapshotRow is one decoded row and the table it goes to.
+// snapshotRow is one decoded row and the table it goes to; record marks
+// an allocation of a format 3 chunk (packed.Compactor.AllocRecord).
 type snapshotRow struct {
-	name string
-	v    any
+	name   string
+	v      any
+	record bool
 }
 
 // Batches of the restore pipeline: a restore decodes on one goroutine and
@@ -283,10 +293,11 @@ func decodePipelined(p *packed.Packer, r io.Reader, insert func([]snapshotRow) e
 			if n, ok := v.(*state.Node); ok {
 				n.SealSecret() // a snapshot written before node secrets were hashed
 			}
-			if name == snapshotAllocChunkName {
+			record := name == snapshotAllocChunkName
+			if record {
 				name = TableAllocs // an allocation of a format 3 chunk
 			}
-			batch = append(batch, snapshotRow{name: name, v: v})
+			batch = append(batch, snapshotRow{name: name, v: v, record: record})
 			if len(batch) == restoreBatchRows && !send() {
 				return errRestoreStopped
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store/internal/packed"
@@ -22,6 +23,9 @@ func stManyAllocsSnapshot(t *testing.T, n int) (*Store, []byte) {
 	allocs := make([]*state.Allocation, n)
 	for i := range allocs {
 		allocs[i] = stAlloc(fmt.Sprintf("a%05d", i), job, "n1")
+		if i%2 == 0 {
+			allocs[i].NodeName = "node-n1"
+		}
 	}
 	stApply(t, s, 3, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs, Now: 3})
 	snap, err := s.Snapshot()
@@ -96,5 +100,38 @@ func TestDecodePipelinedErrors(t *testing.T) {
 	}
 	if n := len(stMust[[]*state.Allocation](t)(s.AllocsByNode(nil, "n1"))); n != 4*restoreBatchRows {
 		t.Fatalf("after a failed restore the store holds %d allocations, want %d", n, 4*restoreBatchRows)
+	}
+}
+
+// A restored allocation shares its node's ID and name with the node row,
+// and the allocations of a job one job object, as Apply's do; its values
+// are the ones persisted (packed.Compactor.AllocRecord).
+func TestRestoreSharesNodesAndJobs(t *testing.T) {
+	src, data := stManyAllocsSnapshot(t, 300)
+	dst := stStore(t, Config{})
+	if err := dst.Restore(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	stCompareDumps(t, stDump(t, src), stDump(t, dst))
+	node := stMust[*state.Node](t)(dst.NodeByID(nil, "n1"))
+	var job *state.Job
+	n := 0
+	err := eachAlloc(nil, dst.readTxn(), "", func(a *state.Allocation) bool {
+		n++
+		if unsafe.StringData(a.NodeID) != unsafe.StringData(node.ID) || (a.NodeName != "" && unsafe.StringData(a.NodeName) != unsafe.StringData(node.Name)) {
+			t.Errorf("allocation %s does not share its node's strings", a.ID)
+			return false
+		}
+		if job == nil {
+			job = a.Job
+		}
+		if a.Job != job || unsafe.StringData(a.JobID) != unsafe.StringData(job.ID) {
+			t.Errorf("allocation %s does not share its job", a.ID)
+			return false
+		}
+		return true
+	})
+	if err != nil || n != 300 {
+		t.Fatalf("restored %d allocations (%v), want 300", n, err)
 	}
 }
