@@ -10,13 +10,16 @@ import (
 // (snapshotLimit: Config.SnapshotBytes, grown with the state up to
 // Config.SnapshotBytesMax), checking every interval until shutdown. While
 // a burst is applied (Config.SnapshotBusyRate) the trigger is
-// Config.SnapshotBytesMax instead. Raft's own trigger counts entries; this
+// Config.SnapshotBytesMax instead, and at the first quiet check after a
+// burst Config.SnapshotBytes (settledLimit). Raft's own trigger counts entries; this
 // one bounds what a restart after a crash replays by its size.
 func (n *Node) snapshotOnBytes(interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	tr := n.newBytesTrigger()
 	rate := busyMeter{bytes: n.fsm.bytes.Load(), at: time.Now()}
+	// burst is set once a check finds a burst, until a snapshot is taken.
+	burst := false
 	// The limit is read from the snapshot store when a snapshot is new,
 	// not at every check: listing the store while a snapshot is being
 	// written logs a warning about its temporary folder.
@@ -31,10 +34,31 @@ func (n *Node) snapshotOnBytes(interval time.Duration) {
 			limitAt, limit = idx, n.snapshotLimit(n.cfg.SnapshotBytes, n.cfg.SnapshotBytesMax)
 		}
 		busy := rate.busy(n.fsm.bytes.Load(), time.Now(), n.cfg.SnapshotBusyRate)
-		if _, err := n.checkSnapshotBytes(&tr, burstLimit(limit, n.cfg.SnapshotBytesMax, busy)); err != nil {
+		burst = burst || busy
+		took, err := n.checkSnapshotBytes(&tr, settledLimit(burstLimit(limit, n.cfg.SnapshotBytesMax, busy), n.cfg.SnapshotBytes, burst && !busy))
+		if err != nil {
 			n.logger.Warn("snapshot after a large log failed; retrying at the next check", "error", err)
 		}
+		if took {
+			burst = false
+		}
 	}
+}
+
+// settledLimit is the byte trigger in force at the first quiet check after
+// a burst (settled): the floor least, when it is lower than limit. A
+// burst defers its snapshot up to the cap (burstLimit), and the trigger
+// grows with the state (snapshotLimit): after a million placements a
+// crash replayed up to 400,000 of them, the most expensive part of a
+// restart (replaying a placement costs about three times what restoring
+// it from a snapshot does). Once the burst is over a snapshot costs the
+// writes nothing, so one is taken as soon as the floor's worth was
+// applied since the last: at most one extra snapshot per burst.
+func settledLimit(limit, least int64, settled bool) int64 {
+	if settled && least > 0 {
+		return min(limit, least)
+	}
+	return limit
 }
 
 // busyMeter tells a burst from the applied bytes' rate between two

@@ -191,6 +191,39 @@ func TestSnapshotWaitsForTheBurst(t *testing.T) {
 	}
 }
 
+// TestSnapshotSoonAfterTheBurst: the first quiet check after a burst
+// snapshots at the floor, not at the trigger grown with the state, so a
+// crash after a large placement replays little; a quiet check with no
+// burst before it keeps the trigger.
+func TestSnapshotSoonAfterTheBurst(t *testing.T) {
+	const least, limit = 10_000, 30_000
+	if got := settledLimit(limit, least, true); got != least {
+		t.Fatalf("settled: limit %d, want the floor %d", got, least)
+	}
+	if got := settledLimit(limit, least, false); got != limit {
+		t.Fatalf("not after a burst: limit %d, want %d", got, limit)
+	}
+	if got := settledLimit(limit, -1, true); got != limit {
+		t.Fatalf("byte trigger off: limit %d, want %d", got, limit)
+	}
+	if got := settledLimit(least/2, least, true); got != least/2 {
+		t.Fatalf("trigger under the floor: limit %d, want %d", got, least/2)
+	}
+
+	n := startTestDrivenSnapshots(t)
+	value := strings.Repeat("v", 1000)
+	tr := n.newBytesTrigger()
+	for i := range 12 {
+		mustApply(t, n, fmt.Sprintf("k%d", i), value)
+	}
+	if took, err := n.checkSnapshotBytes(&tr, settledLimit(limit, least, false)); took || err != nil {
+		t.Fatalf("~12 kB, trigger 30 kB, no burst: took %v (%v)", took, err)
+	}
+	if took, err := n.checkSnapshotBytes(&tr, settledLimit(limit, least, true)); !took || err != nil {
+		t.Fatalf("~12 kB after a burst, floor 10 kB: took %v (%v)", took, err)
+	}
+}
+
 // startTestDrivenSnapshots starts a single-server node, the leader, that
 // takes no snapshot on its own (no byte trigger loop, an entry threshold
 // out of reach): the test drives the checks. It is shut down at cleanup.
