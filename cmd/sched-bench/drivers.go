@@ -247,14 +247,39 @@ func (b *bench) driversScenario(o driversOptions) error {
 
 // driverDensity runs tasks tasks of drv on a client-only agent.
 func (b *bench) driverDensity(drv string, tasks int, image, bin string) error {
+	// The previous driver's client-only node stays "ready" until its
+	// heartbeat TTL passes: the new agent's node is the one not seen
+	// before (a job pinned to the old one was lost).
+	before, err := b.nodes()
+	if err != nil {
+		return err
+	}
+	old := map[string]bool{}
+	for _, n := range before {
+		old[n.ID] = true
+	}
 	cpid, cport, stop, err := spawnDriverClient(bin, b.addr)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	cnode, err := b.waitNode("client-only node", func(n string) bool { return n == clientOnlyName }, 30*time.Second)
-	if err != nil {
-		return err
+	var cnode string
+	for deadline := time.Now().Add(30 * time.Second); cnode == "" && time.Now().Before(deadline); {
+		ns, err := b.nodes()
+		if err != nil {
+			return err
+		}
+		for _, n := range ns {
+			if n.Name == clientOnlyName && n.Status == "ready" && !old[n.ID] {
+				cnode = n.ID
+			}
+		}
+		if cnode == "" {
+			time.Sleep(50 * time.Millisecond) // poll interval of a deadline-bounded wait
+		}
+	}
+	if cnode == "" {
+		return fmt.Errorf("no new ready %s node after 30s", clientOnlyName)
 	}
 	idle, err := rssOf(cpid)
 	if err != nil {
