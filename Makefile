@@ -76,7 +76,7 @@ ui-screenshots: ## rewrite the web UI's screenshots under docs/ui/ (needs chromi
 	SCHED_UI_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestUI(InBrowser|Pictures)$$' -v ./agent/
 
 ui-measure: ## web UI: first render of the jobs list with 5,000 jobs, of the jobs, topology and allocation pages with 1,000 nodes too, and the JS and CSS bytes (needs chromium)
-	SCHED_UI_MEASURE=1 $(GO) test -count=1 -run '^TestUIMeasure(JobsList|Pictures)$$' -v ./agent/
+	SCHED_UI_MEASURE=1 $(GO) test -count=1 -timeout 30m -run '^TestUIMeasure(JobsList|Pictures)$$' -v ./agent/
 
 lint: ## gofmt and go vet must be clean
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
