@@ -265,7 +265,9 @@ func (b *bench) registerBodies(bodies [][]byte, clients int) error {
 // It reads at most once per followGather, followGatherSlow while
 // registering is set: every answer carries whole each allocation changed
 // since the previous answer, client reports included (delta=true: it does
-// not name the node's others; jobs=false: without its job), and a read at every
+// not name the node's others; compact=true: its ID, job ID and statuses
+// alone, where the whole allocation with its task events took some 3 KB
+// of the agent's JSON encoding per change), and a read at every
 // write to them made the follower a good part of the agent's CPU, which
 // the scenario then charged to the registers while placing. The gather is
 // the precision of the start times: the last start comes after the
@@ -283,7 +285,7 @@ func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally 
 			time.Sleep(wait)
 		}
 		polled = time.Now()
-		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?delta=true&jobs=false&wait=30s&index="+index+"&since="+index, nil)
+		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?delta=true&compact=true&wait=30s&index="+index+"&since="+index, nil)
 		if err != nil {
 			time.Sleep(100 * time.Millisecond) // retry pacing after a failed read
 			continue

@@ -58,8 +58,10 @@ func (n *Nodes) AllocationChanges(ctx context.Context, id string, since uint64, 
 // ID in the answer, which this fills in, so allocations of one job version
 // share one *state.Job. A server that ignores the parameter sends every
 // job, which reads the same.
+//
+// Like AllocationDelta, it asks for no placement metrics (metrics=false).
 func (n *Nodes) AllocationChangesShared(ctx context.Context, id string, since uint64, q *QueryOptions) (*state.NodeAllocChanges, *QueryMeta, error) {
-	params := url.Values{"server_changes": {"true"}, "shared_jobs": {"true"}}
+	params := url.Values{"server_changes": {"true"}, "shared_jobs": {"true"}, "metrics": {"false"}}
 	if since > 0 {
 		params.Set("since", strconv.FormatUint(since, 10))
 	}
@@ -76,8 +78,12 @@ func (n *Nodes) AllocationChangesShared(ctx context.Context, id string, since ui
 // is how many it holds (state.NodeAllocChanges), unless the servers could
 // not tell what left, or ignore the parameter: then Allocs names every
 // allocation, as AllocationChangesShared's answer does.
+//
+// It asks for the allocations without their placement metrics
+// (metrics=false), which a client agent never reads; a server that
+// ignores the parameter sends them.
 func (n *Nodes) AllocationDelta(ctx context.Context, id string, since uint64, q *QueryOptions) (*state.NodeAllocChanges, *QueryMeta, error) {
-	params := url.Values{"server_changes": {"true"}, "shared_jobs": {"true"}, "delta": {"true"}}
+	params := url.Values{"server_changes": {"true"}, "shared_jobs": {"true"}, "delta": {"true"}, "metrics": {"false"}}
 	if since > 0 {
 		params.Set("since", strconv.FormatUint(since, 10))
 	}

@@ -53,7 +53,7 @@ func TestNodesEndpoints(t *testing.T) {
 				`{"ID":"a2","Namespace":"default","JobID":"j","Job":{"ID":"j","Version":2}},` +
 				`{"ID":"a3","Namespace":"default","JobID":"j","Job":null}]}`},
 			method: "GET", path: "/v1/node/n1/allocations/changes",
-			query: url.Values{"index": {"5"}, "since": {"5"}, "server_changes": {"true"}, "shared_jobs": {"true"}},
+			query: url.Values{"index": {"5"}, "since": {"5"}, "server_changes": {"true"}, "shared_jobs": {"true"}, "metrics": {"false"}},
 			want: withMeta{&state.NodeAllocChanges{Allocs: map[string]uint64{"a1": 6, "a2": 7, "a3": 7}, Changed: []*state.Allocation{
 				{ID: "a1", Namespace: "default", JobID: "j", Job: &state.Job{ID: "j", Version: 1}},
 				{ID: "a2", Namespace: "default", JobID: "j", Job: &state.Job{ID: "j", Version: 2}},
@@ -69,7 +69,7 @@ func TestNodesEndpoints(t *testing.T) {
 				`{"ID":"a2","Namespace":"default","JobID":"j","Job":{"ID":"j","Version":2}},` +
 				`{"ID":"a3","Namespace":"default","JobID":"j","Job":null}],"Removed":["a1"],"Count":2}`},
 			method: "GET", path: "/v1/node/n1/allocations/changes",
-			query: url.Values{"index": {"5"}, "since": {"5"}, "server_changes": {"true"}, "shared_jobs": {"true"}, "delta": {"true"}},
+			query: url.Values{"index": {"5"}, "since": {"5"}, "server_changes": {"true"}, "shared_jobs": {"true"}, "delta": {"true"}, "metrics": {"false"}},
 			want: withMeta{&state.NodeAllocChanges{Changed: []*state.Allocation{
 				{ID: "a2", Namespace: "default", JobID: "j", Job: &state.Job{ID: "j", Version: 2}},
 				{ID: "a3", Namespace: "default", JobID: "j", Job: &state.Job{ID: "j", Version: 2}},

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 
@@ -82,7 +83,18 @@ func (h nodeAPI) nodeAllocations(w http.ResponseWriter, r *http.Request, p httpr
 // each of a busy node's thousands of allocations, and their encoding was
 // a good part of a dev agent's CPU while its client started allocations.
 //
-// With jobs=false the changed allocations come without their job.
+// With jobs=false the changed allocations come without their job, and
+// with metrics=false without their placement metrics (Metrics), which a
+// client agent never reads: with maps of scores and node counts, they
+// were a fifth of a one-allocation batch job's answer and more of its
+// encoding.
+//
+// With compact=true the changed allocations come as AllocCompact entries
+// (nodeAllocChangesCompact), for a reader that follows only their status
+// (sched-bench's client-path follower): a changed allocation whole, its
+// task states and events included, is some 3 KB of JSON, its compact
+// entry about 300 bytes. It goes with no other form (jobs, shared_jobs,
+// metrics): a 400.
 func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
 	var since uint64
 	if v := h.core.Query(r).Get("since"); v != "" {
@@ -104,11 +116,16 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 	if err != nil {
 		return nil, err
 	}
-	withJobs := true
-	if _, set := h.core.Query(r)["jobs"]; set {
-		if withJobs, err = codec.BoolParam(h.core.Query(r), "jobs"); err != nil {
-			return nil, err
-		}
+	form := answerForm{shared: sharedJobs}
+	if form.jobs, err = boolParamOr(h.core.Query(r), "jobs", true); err != nil {
+		return nil, err
+	}
+	if form.metrics, err = boolParamOr(h.core.Query(r), "metrics", true); err != nil {
+		return nil, err
+	}
+	compact, err := parseChangesCompact(h.core.Query(r))
+	if err != nil {
+		return nil, err
 	}
 	indexOf := func(a *state.Allocation) uint64 { return a.ModifyIndex }
 	if byServers {
@@ -152,7 +169,10 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 					out.Changed = append(out.Changed, a)
 				}
 			}
-			out.Changed = nonNil(answerJobs(out.Changed, sharedJobs, withJobs))
+			if compact {
+				return compactChanges(out), nil
+			}
+			out.Changed = nonNil(form.apply(out.Changed))
 			return out, nil
 		}
 	}
@@ -169,28 +189,86 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 			out.Changed = append(out.Changed, a)
 		}
 	}
-	out.Changed = nonNil(answerJobs(out.Changed, sharedJobs, withJobs))
+	if compact {
+		return compactChanges(out), nil
+	}
+	out.Changed = nonNil(form.apply(out.Changed))
 	return out, nil
 }
 
-// answerJobs is the form of an answer's changed allocations: each with
+// answerForm is the form of an answer's changed allocations: each with
 // its job (the default), each job version once (shared), or none with it
-// (!withJobs: a reader that follows only their status, as sched-bench
-// does). The allocations are copied, never changed.
-func answerJobs(changed []*state.Allocation, shared, withJobs bool) []*state.Allocation {
-	if !withJobs {
-		out := make([]*state.Allocation, len(changed))
-		for i, a := range changed {
-			cp := *a
+// (!jobs: a reader that follows only their status); with their placement
+// metrics (the default) or without (!metrics: a client agent).
+type answerForm struct{ shared, jobs, metrics bool }
+
+// apply returns changed in form f. The allocations are copied, never
+// changed.
+func (f answerForm) apply(changed []*state.Allocation) []*state.Allocation {
+	if f.jobs && f.shared {
+		changed = shareChangedJobs(changed)
+	}
+	if f.jobs && f.metrics {
+		return changed
+	}
+	out := make([]*state.Allocation, len(changed))
+	for i, a := range changed {
+		cp := *a
+		if !f.jobs {
 			cp.Job = nil
-			out[i] = &cp
 		}
-		return out
+		if !f.metrics {
+			cp.Metrics = nil
+		}
+		out[i] = &cp
 	}
-	if shared {
-		return shareChangedJobs(changed)
+	return out
+}
+
+// nodeAllocChangesCompact is the compact=true answer of the changes
+// endpoint: state.NodeAllocChanges with AllocCompact entries.
+type nodeAllocChangesCompact struct {
+	Allocs  map[string]uint64
+	Changed []*AllocCompact
+	Removed []string `json:",omitempty"`
+	Count   int
+}
+
+// compactChanges is ch's compact=true answer.
+func compactChanges(ch *state.NodeAllocChanges) *nodeAllocChangesCompact {
+	out := &nodeAllocChangesCompact{Allocs: ch.Allocs, Changed: make([]*AllocCompact, len(ch.Changed)),
+		Removed: ch.Removed, Count: ch.Count}
+	for i, a := range ch.Changed {
+		out.Changed[i] = compactOf(a)
 	}
-	return changed
+	return out
+}
+
+// boolParamOr reads the boolean query parameter name of q, def when it is
+// absent.
+func boolParamOr(q url.Values, name string, def bool) (bool, error) {
+	if _, set := q[name]; !set {
+		return def, nil
+	}
+	return codec.BoolParam(q, name)
+}
+
+// parseChangesCompact reads the changes endpoint's compact (default
+// false): its entries carry no job and no metrics, so any other form
+// asked alongside it is a 400.
+func parseChangesCompact(q url.Values) (bool, error) {
+	compact, err := codec.BoolParam(q, "compact")
+	if err != nil || !compact {
+		return false, err
+	}
+	for _, other := range []string{"jobs", "shared_jobs", "metrics"} {
+		if on, err := codec.BoolParam(q, other); err != nil {
+			return false, err
+		} else if on {
+			return false, codec.BadRequest("%s: not with compact=true, whose entries carry no job and no metrics", other)
+		}
+	}
+	return true, nil
 }
 
 // shareChangedJobs is the shared_jobs=true form of an answer's changed

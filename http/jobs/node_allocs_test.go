@@ -381,3 +381,59 @@ func TestNodeAllocationChangesSharedJobs(t *testing.T) {
 	}
 	h.Fail(http.MethodGet, "/v1/node/"+n.ID+"/allocations/changes?shared_jobs=often", nil, http.StatusBadRequest)
 }
+
+// TestNodeAllocationChangesForms: metrics=false leaves the placement
+// metrics out and keeps the job; compact=true answers ID, job ID and
+// statuses alone, the node's list and count as the whole form does;
+// compact=true with a job, shared jobs or metrics asked is a 400; the
+// stored allocation is never changed.
+func TestNodeAllocationChangesForms(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	n := apitest.TestNode(1)
+	h.RegisterNode(n)
+	web := apitest.TestJob("web")
+	h.register(web)
+	job := h.Registered(web)
+	a := &state.Allocation{
+		ID: apitest.AllocID(1), Namespace: job.Namespace, JobID: job.ID, Job: job, EvalID: "e-1", NodeID: n.ID,
+		Name: "web.web[0]", TaskGroup: job.TaskGroups[0].Name, DesiredStatus: state.AllocDesiredStatusRun,
+		ClientStatus: state.AllocClientStatusRunning, Metrics: &state.AllocMetric{NodesEvaluated: 1},
+	}
+	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{a}, Now: apitest.Now.UnixNano()})
+	url := "/v1/node/" + n.ID + "/allocations/changes?"
+
+	var whole, noMetrics state.NodeAllocChanges
+	h.OK(http.MethodGet, url+"delta=true", nil, &whole)
+	if len(whole.Changed) != 1 || whole.Changed[0].Metrics == nil {
+		t.Fatalf("default form: %+v, want the allocation with its metrics", whole)
+	}
+	h.OK(http.MethodGet, url+"delta=true&server_changes=true&shared_jobs=true&metrics=false", nil, &noMetrics)
+	if len(noMetrics.Changed) != 1 || noMetrics.Changed[0].Metrics != nil || noMetrics.Changed[0].Job == nil {
+		t.Fatalf("metrics=false: %+v, want the allocation with its job, without metrics", noMetrics)
+	}
+	if h.Alloc(a.ID).Metrics == nil {
+		t.Fatal("metrics=false took the stored allocation's metrics")
+	}
+
+	var compact struct {
+		Allocs  map[string]uint64
+		Changed []map[string]any
+		Count   int
+	}
+	h.OK(http.MethodGet, url+"compact=true", nil, &compact)
+	if len(compact.Changed) != 1 || compact.Count != 1 || compact.Allocs[a.ID] == 0 {
+		t.Fatalf("compact=true: %+v, want one entry, the node's list and count", compact)
+	}
+	got := compact.Changed[0]
+	if got["ID"] != a.ID || got["JobID"] != job.ID || got["ClientStatus"] != "running" || got["DesiredStatus"] != "run" {
+		t.Errorf("compact entry %v, want the allocation's ID, job ID and statuses", got)
+	}
+	for _, absent := range []string{"Job", "Metrics", "TaskStates"} {
+		if _, ok := got[absent]; ok {
+			t.Errorf("compact entry carries %s", absent)
+		}
+	}
+	for _, bad := range []string{"compact=true&jobs=true", "compact=true&shared_jobs=true", "compact=true&metrics=true", "compact=maybe", "metrics=some"} {
+		h.Fail(http.MethodGet, url+bad, nil, http.StatusBadRequest)
+	}
+}
