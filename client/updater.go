@@ -10,15 +10,21 @@ import (
 )
 
 // updater batches allocation status reports to the servers: changes
-// gather for up to BatchInterval (run), and one POST /v1/node/:id/allocations carries
+// gather (run, gather), and one POST /v1/node/:id/allocations carries
 // them all. A runner whose state changed is marked; its report is read
 // once, when the batch goes, however many changes it had in the window (a
 // mock task's start is five of them). A report the servers did not take
 // is sent again with the next batch, unless the runner changed again.
 type updater struct {
 	c *Client
+	// interval is Config.BatchInterval; now is the client's clock.
+	interval time.Duration
+	now      func() time.Time
 
 	mu sync.Mutex
+	// marks counts calls to mark, so that gather sees whether changes
+	// still come.
+	marks uint64
 	// marked are the runners whose state changed since the last batch.
 	marked map[string]*allocRunner
 	// pending are reports the servers did not take, to send again.
@@ -29,7 +35,8 @@ type updater struct {
 }
 
 func newUpdater(c *Client) *updater {
-	return &updater{c: c, marked: map[string]*allocRunner{}, pending: map[string]*state.AllocClientUpdate{},
+	return &updater{c: c, interval: c.cfg.BatchInterval, now: c.now,
+		marked: map[string]*allocRunner{}, pending: map[string]*state.AllocClientUpdate{},
 		kick: make(chan struct{}, 1)}
 }
 
@@ -37,6 +44,7 @@ func newUpdater(c *Client) *updater {
 func (u *updater) mark(ar *allocRunner) {
 	u.mu.Lock()
 	u.marked[ar.id] = ar
+	u.marks++
 	u.mu.Unlock()
 	select {
 	case u.kick <- struct{}{}:
@@ -89,17 +97,10 @@ func (u *updater) putBack(ups []*state.AllocClientUpdate) {
 }
 
 // run sends batches until ctx ends; then it makes one last attempt to
-// send what is queued, bounded by a few seconds.
-//
-// Batches start at most once per BatchInterval, counted from the start
-// of the previous one: a batch of a thousand reports takes a while to
-// send and apply, and counting from its end made every report of a
-// stream wait that long too. After a quiet spell, changes gather for
-// batchGatherMin of the interval before they go, enough for the burst
-// that began with them.
+// send what is queued, bounded by a few seconds. gather says when each
+// batch goes.
 func (u *updater) run(ctx context.Context) {
 	bo := backoff{min: u.c.cfg.MinBackoff, max: u.c.cfg.MaxBackoff}
-	interval := u.c.cfg.BatchInterval
 	var last time.Time
 	for {
 		select {
@@ -108,13 +109,11 @@ func (u *updater) run(ctx context.Context) {
 			u.flushFinal()
 			return
 		}
-		// Let changes gather.
-		wait := max(interval/batchGatherMin, interval-u.c.now().Sub(last))
-		if !sleepCtx(ctx, wait) {
+		if !u.gather(ctx, last) {
 			u.flushFinal()
 			return
 		}
-		last = u.c.now()
+		last = u.now()
 		if err := u.flush(ctx); err != nil {
 			u.c.log.Warn("sending allocation updates failed", "error", err)
 			if !sleepCtx(ctx, bo.next()) {
@@ -131,9 +130,63 @@ func (u *updater) run(ctx context.Context) {
 	}
 }
 
-// batchGatherMin divides BatchInterval into the least time changes
-// gather before a batch (see run).
-const batchGatherMin = 4
+// gather lets changes gather before a batch, the previous one having
+// started at last; it reports false when ctx ended first.
+//
+// A batch goes once changes have stopped coming for interval/batchSettle
+// (the burst of marks that began with them settled: a mock task's start
+// is five marks within microseconds, a thousand placements' starts one
+// stream), but no sooner than interval/batchGatherMin after the previous
+// batch's start, and, while changes keep coming, no later than interval
+// after it (or interval/batchGatherMin after now, following a quiet
+// spell). So a change after a quiet spell goes within a few
+// milliseconds, the last reports of a burst a few milliseconds after the
+// burst, and a sustained stream of changes goes once per interval, each
+// batch counted from the previous start: a batch of a thousand reports
+// takes a while to send and apply, and counting from its end made every
+// report of a stream wait that long too. Before, every batch waited for
+// interval from the previous start, or interval/batchGatherMin after a
+// quiet spell, so a raw_exec task's running reached the servers 190 ms
+// after it started.
+func (u *updater) gather(ctx context.Context, last time.Time) bool {
+	settle := u.interval / batchSettle
+	now := u.now()
+	earliest := last.Add(u.interval / batchGatherMin)
+	deadline := last.Add(u.interval)
+	if quiet := now.Add(u.interval / batchGatherMin); deadline.Before(quiet) {
+		deadline = quiet
+	}
+	seen := u.markCount()
+	wait := max(settle, earliest.Sub(now))
+	for {
+		if !sleepCtx(ctx, wait) {
+			return false
+		}
+		now = u.now()
+		n := u.markCount()
+		if n == seen || !now.Before(deadline) {
+			return true
+		}
+		seen = n
+		wait = min(settle, deadline.Sub(now))
+	}
+}
+
+// markCount is how many times mark was called.
+func (u *updater) markCount() uint64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.marks
+}
+
+// batchGatherMin divides BatchInterval into the least time between the
+// starts of two batches, and the longest a batch waits for changes that
+// keep coming after a quiet spell; batchSettle divides it into the quiet
+// time after which the changes gathered go (see gather).
+const (
+	batchGatherMin = 4
+	batchSettle    = 40
+)
 
 // flush sends every queued report in one request.
 func (u *updater) flush(ctx context.Context) error {
