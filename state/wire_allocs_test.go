@@ -2,7 +2,9 @@ package state
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -106,5 +108,33 @@ func TestNodeWireShapes(t *testing.T) {
 	if !reflect.DeepEqual(old.NodeResources, in.NodeResources) || !reflect.DeepEqual(old.ReservedResources, in.ReservedResources) ||
 		!reflect.DeepEqual(old.DrainStrategy, in.DrainStrategy) {
 		t.Errorf("legacy form: %+v %+v %+v", old.NodeResources, old.ReservedResources, old.DrainStrategy)
+	}
+}
+
+// TestTaskEventJSONOmitsZeroFields: an event's JSON names Type, Time and
+// the fields it sets, no others, and reads back equal.
+func TestTaskEventJSONOmitsZeroFields(t *testing.T) {
+	e := TaskEvent{Type: TaskTerminated, Time: 7, ExitCode: 1, DisplayMessage: "Exit Code: 1", Details: map[string]string{"exit_code": "1"}}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]any
+	if err := json.Unmarshal(b, &keys); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := slices.Sorted(maps.Keys(keys)), []string{"Details", "DisplayMessage", "ExitCode", "Time", "Type"}; !slices.Equal(got, want) {
+		t.Errorf("event JSON names %v, want %v", got, want)
+	}
+	var back TaskEvent
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, e) {
+		t.Errorf("read back %+v, want %+v", back, e)
+	}
+	b, _ = json.Marshal(TaskEvent{Type: TaskStarted})
+	if string(b) != `{"Type":"Started","Time":0}` {
+		t.Errorf("a bare event is %s", b)
 	}
 }
