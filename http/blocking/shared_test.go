@@ -328,3 +328,52 @@ func TestSharedErrorEndsEveryWait(t *testing.T) {
 		}
 	})
 }
+
+// TestSharedAnswerBegunAfterTheCallerHolds: an answer whose computation
+// began after the caller joined holds every write before the call, even
+// when a write made it stale while it was computed: under a stream of
+// writes, each overlapping a computation, the caller is answered by the
+// first one, where waiting for an answer that no write overlapped kept it
+// (and the query's reruns) going until the stream stopped.
+// (TestSharedNewCallerNeverGetsAnAnswerOlderThanItsArrival checks that
+// one begun before the caller is still not taken stale.)
+func TestSharedAnswerBegunAfterTheCallerHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTable(5)
+		s := NewShared[string, string](tb)
+		defer s.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		// A group computation takes 2 ms after its read; a write comes
+		// every millisecond for 100 ms.
+		slow := func(ctx context.Context, ws memdb.WatchSet) (uint64, string, error) {
+			index, v, err := tb.compute("jobs")(ctx, ws)
+			if ws != nil {
+				time.Sleep(2 * time.Millisecond)
+			}
+			return index, v, err
+		}
+		stream := make(chan struct{})
+		go func() {
+			defer close(stream)
+			for i := range uint64(100) {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Millisecond):
+				}
+				tb.write(6 + i)
+			}
+		}()
+		start := time.Now()
+		r := <-waitAsync(s, "jobs", Options{MinIndex: 4, Wait: time.Minute}, slow)
+		if r.err != nil || r.a.Index != 5 {
+			t.Fatalf("answer %+v %v, want the first computation's, at 5", r.a, r.err)
+		}
+		if got := time.Since(start); got != 2*time.Millisecond {
+			t.Errorf("answered after %v, want 2ms (the first computation)", got)
+		}
+		cancel()
+		<-stream
+	})
+}
