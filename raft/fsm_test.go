@@ -29,6 +29,11 @@ type kvFSM struct {
 	// gate, when set, holds back "slow" commands until it is closed, so a
 	// test can keep one server's FSM behind the others.
 	gate chan struct{}
+	// persisting and persistGate, when set, make the next snapshots'
+	// Persist send on persisting and then wait until persistGate is
+	// closed, so a test can apply entries while a snapshot is written.
+	persisting  chan struct{}
+	persistGate chan struct{}
 }
 
 var _ FSM = (*kvFSM)(nil)
@@ -68,7 +73,24 @@ func (f *kvFSM) Snapshot() (FSMSnapshot, error) {
 	for k, v := range f.data {
 		cp[k] = v
 	}
+	if f.persistGate != nil {
+		return gatedSnapshot{kvSnapshot(cp), f.persisting, f.persistGate}, nil
+	}
 	return kvSnapshot(cp), nil
+}
+
+// gatedSnapshot is a kvSnapshot whose Persist says it began and waits for
+// its gate (kvFSM.persistGate).
+type gatedSnapshot struct {
+	kvSnapshot
+	persisting chan<- struct{}
+	gate       <-chan struct{}
+}
+
+func (s gatedSnapshot) Persist(w io.Writer) error {
+	s.persisting <- struct{}{}
+	<-s.gate
+	return s.kvSnapshot.Persist(w)
 }
 
 func (f *kvFSM) Restore(r io.Reader) error {

@@ -224,15 +224,107 @@ func TestSnapshotSoonAfterTheBurst(t *testing.T) {
 	}
 }
 
+// TestSnapshotCountsFromItsEnd: what is applied while a snapshot is
+// written counts for the next one, from when the snapshot was written,
+// not from when it began: a trigger reached during the snapshot waits.
+func TestSnapshotCountsFromItsEnd(t *testing.T) {
+	kv := newKV()
+	n := startTestDrivenSnapshotsOf(t, kv)
+	value := strings.Repeat("v", 1000)
+	const limit = 10_000
+	tr := n.newBytesTrigger()
+	for i := range 12 {
+		mustApply(t, n, fmt.Sprintf("k%d", i), value)
+	}
+	kv.mu.Lock()
+	kv.persisting, kv.persistGate = make(chan struct{}), make(chan struct{})
+	kv.mu.Unlock()
+	type result struct {
+		took bool
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		took, err := n.checkSnapshotBytes(&tr, limit)
+		done <- result{took, err}
+	}()
+	select {
+	case <-kv.persisting:
+	case r := <-done:
+		t.Fatalf("~12 kB, limit 10 kB: no snapshot written (took %v, %v)", r.took, r.err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the snapshot was not persisted within 10 s")
+	}
+	var last uint64
+	for i := range 12 { // ~12 kB while the snapshot is written: past the limit
+		last = mustApply(t, n, fmt.Sprintf("during%d", i), value)
+	}
+	kv.mu.Lock()
+	close(kv.persistGate)
+	kv.persisting, kv.persistGate = nil, nil // the next snapshots are not held
+	kv.mu.Unlock()
+	if r := <-done; !r.took || r.err != nil {
+		t.Fatalf("~12 kB, limit 10 kB: took %v (%v)", r.took, r.err)
+	}
+	if took, err := n.checkSnapshotBytes(&tr, limit); took || err != nil {
+		t.Fatalf("~12 kB applied while the last snapshot was written, none since: took %v (%v)", took, err)
+	}
+	for i := range 11 {
+		last = mustApply(t, n, fmt.Sprintf("after%d", i), value)
+	}
+	if took, err := n.checkSnapshotBytes(&tr, limit); !took || err != nil || n.lastSnapshotIndex() < last {
+		t.Fatalf("~11 kB since the last snapshot was written: took %v (%v), snapshot at %d, want >= %d", took, err, n.lastSnapshotIndex(), last)
+	}
+}
+
+// TestBurstEndsAfterQuietChecks: a burst's trigger stays in force
+// through settleChecks-1 quiet checks, and the settled trigger applies
+// from the settleChecks-th until a snapshot is taken; a busy check in
+// between starts the count again.
+func TestBurstEndsAfterQuietChecks(t *testing.T) {
+	type want struct{ inBurst, settled bool }
+	var b burstTracker
+	step := func(what string, busy bool, w want) {
+		t.Helper()
+		if in, settled := b.observe(busy); in != w.inBurst || settled != w.settled {
+			t.Fatalf("%s: in burst %v, settled %v; want %v, %v", what, in, settled, w.inBurst, w.settled)
+		}
+	}
+	quiet, busy := false, true
+	step("quiet, no burst before", quiet, want{})
+	step("busy", busy, want{inBurst: true})
+	for i := 1; i < settleChecks; i++ {
+		step(fmt.Sprintf("quiet check %d after the burst", i), quiet, want{inBurst: true})
+	}
+	step("busy again", busy, want{inBurst: true})
+	for i := 1; i < settleChecks; i++ {
+		step(fmt.Sprintf("quiet check %d after the second burst", i), quiet, want{inBurst: true})
+	}
+	step("settled", quiet, want{settled: true})
+	step("settled, no snapshot yet", quiet, want{settled: true})
+	b.snapshotTaken()
+	step("after the settled snapshot", quiet, want{})
+	step("busy", busy, want{inBurst: true})
+	b.snapshotTaken() // at the burst's trigger
+	step("busy after a snapshot in the burst", busy, want{inBurst: true})
+}
+
 // startTestDrivenSnapshots starts a single-server node, the leader, that
 // takes no snapshot on its own (no byte trigger loop, an entry threshold
 // out of reach): the test drives the checks. It is shut down at cleanup.
 func startTestDrivenSnapshots(t *testing.T) *Node {
 	t.Helper()
+	return startTestDrivenSnapshotsOf(t, newKV())
+}
+
+// startTestDrivenSnapshotsOf is startTestDrivenSnapshots with kv as the
+// state machine.
+func startTestDrivenSnapshotsOf(t *testing.T, kv *kvFSM) *Node {
+	t.Helper()
 	cfg := testConfig(t, "s1", t.TempDir(), true)
 	cfg.SnapshotBytes = -1
 	cfg.SnapshotThreshold = 1 << 30
-	n, err := New(cfg, newKV())
+	n, err := New(cfg, kv)
 	if err != nil {
 		t.Fatal(err)
 	}
