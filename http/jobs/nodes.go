@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -143,7 +144,7 @@ func (h nodeAPI) nodeRegister(w http.ResponseWriter, r *http.Request, _ httprout
 		}
 	}
 	cmd := &store.NodeUpsertRequest{Node: n, Evals: evals, UpdatedAt: now.Unix()}
-	_, index, err := h.core.Propose(w, r, store.NodeUpsertRequestType, cmd)
+	resp, index, err := h.core.Propose(w, r, store.NodeUpsertRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func (h nodeAPI) nodeRegister(w http.ResponseWriter, r *http.Request, _ httprout
 	if err != nil {
 		return nil, leaderError(err)
 	}
-	return nodeUpdateResponse(index, ttl, evals), nil
+	return nodeUpdateResponse(index, ttl, resp), nil
 }
 
 // validateNode checks a node a client registers, listing every problem
@@ -287,7 +288,7 @@ func (h nodeAPI) nodeHeartbeat(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return nil, err
 	}
-	n, err := h.node(id)
+	n, err := h.knownNode(r, id)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +330,7 @@ func (h nodeAPI) nodeUpdateStatus(w http.ResponseWriter, r *http.Request, p http
 	if err != nil {
 		return nil, err
 	}
-	n, err := h.node(id)
+	n, err := h.knownNode(r, id)
 	if err != nil {
 		return nil, err
 	}
@@ -348,6 +349,24 @@ func (h nodeAPI) nodeUpdateStatus(w http.ResponseWriter, r *http.Request, p http
 		}
 	}
 	return out, nil
+}
+
+// knownNode returns node id for a client's heartbeat or status update. A
+// node this server's store lacks is looked up again after the read
+// barrier before the 404, which makes the node's client register again:
+// a leader elected a moment ago serves before its store has applied the
+// last entries of the previous leader (a registration just before the
+// election among them), and a 404 then would make every node registered
+// in that window register again.
+func (h nodeAPI) knownNode(r *http.Request, id string) (*state.Node, error) {
+	n, err := h.node(id)
+	if !errors.Is(err, state.ErrNotFound) {
+		return n, err
+	}
+	if err := h.core.ReadBarrier(r.Context()); err != nil {
+		return nil, err
+	}
+	return h.node(id)
 }
 
 var nodeStatuses = strings.Join([]string{state.NodeStatusInit, state.NodeStatusReady, state.NodeStatusDown, state.NodeStatusDisconnected}, ", ")
@@ -369,11 +388,11 @@ func (h nodeAPI) setNodeStatus(w http.ResponseWriter, r *http.Request, n *state.
 		return nil, err
 	}
 	cmd := &store.NodeUpdateStatusRequest{NodeID: n.ID, Status: status, StatusDescription: desc, UpdatedAt: now.Unix(), Evals: evals}
-	_, index, err := h.core.Propose(w, r, store.NodeUpdateStatusRequestType, cmd)
+	resp, index, err := h.core.Propose(w, r, store.NodeUpdateStatusRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
-	return nodeUpdateResponse(index, 0, evals), nil
+	return nodeUpdateResponse(index, 0, resp), nil
 }
 
 // nodeUpdateEligibility serves PUT /v1/node/:node_id/eligibility. A
@@ -407,11 +426,11 @@ func (h nodeAPI) nodeUpdateEligibility(w http.ResponseWriter, r *http.Request, p
 		}
 	}
 	cmd := &store.NodeUpdateEligibilityRequest{NodeID: id, Eligibility: req.Eligibility, Evals: evals, UpdatedAt: now.Unix()}
-	_, index, err := h.core.Propose(w, r, store.NodeUpdateEligibilityRequestType, cmd)
+	resp, index, err := h.core.Propose(w, r, store.NodeUpdateEligibilityRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
-	return nodeUpdateResponse(index, 0, evals), nil
+	return nodeUpdateResponse(index, 0, resp), nil
 }
 
 // nodeUpdateDrain serves PUT /v1/node/:node_id/drain: it records the drain
@@ -452,19 +471,22 @@ func (h nodeAPI) nodeUpdateDrain(w http.ResponseWriter, r *http.Request, p httpr
 			return nil, err
 		}
 	}
-	_, index, err := h.core.Propose(w, r, store.NodeUpdateDrainRequestType, cmd)
+	resp, index, err := h.core.Propose(w, r, store.NodeUpdateDrainRequestType, cmd)
 	if err != nil {
 		return nil, err
 	}
-	return nodeUpdateResponse(index, 0, cmd.Evals), nil
+	return nodeUpdateResponse(index, 0, resp), nil
 }
 
-func nodeUpdateResponse(index uint64, ttl time.Duration, evals []*state.Evaluation) *state.NodeUpdateResponse {
-	out := &state.NodeUpdateResponse{HeartbeatTTL: ttl, EvalIDs: make([]string, 0, len(evals)), NodeModifyIndex: index, Index: index}
-	for _, e := range evals {
-		out.EvalIDs = append(out.EvalIDs, e.ID)
-	}
-	if len(evals) > 0 {
+// nodeUpdateResponse answers a node write applied at index: applied is
+// what the store's apply answered (a *store.NodeEvalsResponse), so the
+// answer lists the evaluations the write created, not those the handler
+// proposed: a node coming back ready proposes one per job, and the apply
+// drops those a held evaluation already covers (store.joinHeldOnReturn).
+func nodeUpdateResponse(index uint64, ttl time.Duration, applied any) *state.NodeUpdateResponse {
+	out := &state.NodeUpdateResponse{HeartbeatTTL: ttl, EvalIDs: []string{}, NodeModifyIndex: index, Index: index}
+	if r, ok := applied.(*store.NodeEvalsResponse); ok && len(r.EvalIDs) > 0 {
+		out.EvalIDs = r.EvalIDs
 		out.EvalCreateIndex = index
 	}
 	return out

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,8 +82,13 @@ func TestNodeReturnJoinsHeldEvaluation(t *testing.T) {
 	}
 	stApply(t, s, 20, NodeUpdateStatusRequestType, &NodeUpdateStatusRequest{NodeID: "n0", Status: state.NodeStatusDown, UpdatedAt: base.Unix(),
 		Evals: []*state.Evaluation{nodeEval("down-svc", svc, true), nodeEval("down-sys", sys, true)}, CoalesceAfter: base.Add(500 * time.Millisecond).UnixNano()})
-	stApply(t, s, 21, NodeUpdateStatusRequestType, &NodeUpdateStatusRequest{NodeID: "n0", Status: state.NodeStatusReady, UpdatedAt: base.Unix() + 5,
+	resp := stApply(t, s, 21, NodeUpdateStatusRequestType, &NodeUpdateStatusRequest{NodeID: "n0", Status: state.NodeStatusReady, UpdatedAt: base.Unix() + 5,
 		Evals: []*state.Evaluation{nodeEval("up-svc", svc, false), nodeEval("up-sys", sys, false), nodeEval("up-other", other, false)}})
+	// The answer lists what was written (the node endpoints answer with
+	// it), not what was proposed.
+	if got, _ := resp.(*NodeEvalsResponse); got == nil || !slices.Equal(got.EvalIDs, []string{"up-sys", "up-other"}) {
+		t.Errorf("apply answered %#v, want EvalIDs [up-sys up-other]", resp)
+	}
 	for id, want := range map[string]bool{"up-svc": false, "up-sys": true, "up-other": true} {
 		if got := stMust[*state.Evaluation](t)(s.EvalByID(nil, id)) != nil; got != want {
 			t.Errorf("evaluation %s stored: %v, want %v", id, got, want)

@@ -144,18 +144,22 @@ func applyNodeUpsert(t *writeTxn, req *NodeUpsertRequest) (any, error) {
 	if _, err := applyNodeRegister(t, &NodeRegisterRequest{Node: n}); err != nil {
 		return nil, err
 	}
-	return nil, upsertNodeEvals(t, n.ID, req.Evals)
+	return upsertNodeEvals(t, n.ID, req.Evals)
 }
 
 // upsertNodeEvals writes evaluations reacting to a change of node nodeID,
-// stamping the node's new modify index on those about it.
-func upsertNodeEvals(t *writeTxn, nodeID string, evals []*state.Evaluation) error {
+// stamping the node's new modify index on those about it, and answers
+// with their IDs (NodeEvalsResponse).
+func upsertNodeEvals(t *writeTxn, nodeID string, evals []*state.Evaluation) (any, error) {
 	for _, e := range evals {
 		if e != nil && e.NodeID == nodeID {
 			e.NodeModifyIndex = t.index
 		}
 	}
-	return upsertEvals(t, "Evals", evals)
+	if err := upsertEvals(t, "Evals", evals); err != nil {
+		return nil, err
+	}
+	return nodeEvalsResponse(evals), nil
 }
 
 // nodeForUpdate returns a copy of node id to change, or a not-found error.
@@ -194,7 +198,7 @@ func applyNodeUpdateEligibility(t *writeTxn, req *NodeUpdateEligibilityRequest) 
 	if err := t.insert(TableNodes, n); err != nil {
 		return nil, err
 	}
-	return nil, upsertNodeEvals(t, n.ID, req.Evals)
+	return upsertNodeEvals(t, n.ID, req.Evals)
 }
 
 // applyNodeUpdateDrain starts, changes or ends a drain; see
@@ -220,7 +224,7 @@ func applyNodeUpdateDrain(t *writeTxn, req *NodeUpdateDrainRequest) (any, error)
 	if err := t.insert(TableNodes, n); err != nil {
 		return nil, err
 	}
-	return nil, upsertNodeEvals(t, n.ID, req.Evals)
+	return upsertNodeEvals(t, n.ID, req.Evals)
 }
 
 // applyAllocUpdateDesiredTransition sets desired transitions; see

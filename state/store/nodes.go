@@ -125,9 +125,29 @@ type NodeUpdateStatusRequest struct {
 	CoalesceAfter int64 `json:",omitempty"`
 }
 
+// NodeEvalsResponse is what Apply returns for the node commands that carry
+// evaluations (NodeUpsertRequest, NodeUpdateStatusRequest,
+// NodeUpdateEligibilityRequest, NodeUpdateDrainRequest): the IDs of the
+// evaluations it wrote, in the request's order. A status change may write
+// fewer than it carried (coalesceNodeEvals, joinHeldOnReturn), so an
+// answer that lists the evaluations a change created lists these.
+type NodeEvalsResponse struct {
+	EvalIDs []string
+}
+
+// nodeEvalsResponse answers a node command that wrote evals.
+func nodeEvalsResponse(evals []*state.Evaluation) *NodeEvalsResponse {
+	out := &NodeEvalsResponse{EvalIDs: make([]string, 0, len(evals))}
+	for _, e := range evals {
+		out.EvalIDs = append(out.EvalIDs, e.ID)
+	}
+	return out
+}
+
 // applyNodeUpdateStatus records a node's status and the evaluations that
-// react to it. A node going down loses its service registrations in the
-// same command: its client is not there to remove them.
+// react to it; it answers a NodeEvalsResponse. A node going down loses its
+// service registrations in the same command: its client is not there to
+// remove them.
 func applyNodeUpdateStatus(t *writeTxn, req *NodeUpdateStatusRequest) (any, error) {
 	n, err := first[*state.Node](nil, t.Txn, TableNodes, indexID, req.NodeID)
 	if err != nil {
@@ -163,7 +183,10 @@ func applyNodeUpdateStatus(t *writeTxn, req *NodeUpdateStatusRequest) (any, erro
 			return nil, err
 		}
 	}
-	return nil, upsertEvals(t, "Evals", evals)
+	if err := upsertEvals(t, "Evals", evals); err != nil {
+		return nil, err
+	}
+	return nodeEvalsResponse(evals), nil
 }
 
 // NodePoolUpsertRequest creates or updates node pools. The built-in `all`
