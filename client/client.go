@@ -29,7 +29,6 @@ import (
 	"github.com/schedhq/sched/client/services"
 	"github.com/schedhq/sched/client/taskinput"
 	"github.com/schedhq/sched/client/workloaduser"
-	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
 )
 
@@ -90,9 +89,12 @@ type Client struct {
 	started    bool
 	destroyAll atomic.Bool
 
-	registered   chan struct{}
-	regOnce      sync.Once
-	reregister   chan struct{}
+	registered chan struct{}
+	regOnce    sync.Once
+	reregister chan struct{}
+	// beatNow asks the heartbeat loop for a heartbeat at once
+	// (checkRegistered).
+	beatNow      chan struct{}
 	registration atomic.Uint64 // successful registrations, for tests
 	// heartbeatsOK and heartbeatsFailed count heartbeats the servers
 	// answered and those that failed (HeartbeatStats).
@@ -117,6 +119,7 @@ func New(cfg Config) (*Client, error) {
 		collected:  map[string]bool{},
 		registered: make(chan struct{}),
 		reregister: make(chan struct{}, 1),
+		beatNow:    make(chan struct{}, 1),
 		fetcher:    &taskinput.Fetcher{},
 		hostNetIPs: map[string]string{},
 	}
@@ -159,17 +162,16 @@ func New(cfg Config) (*Client, error) {
 	if token == "" {
 		token = c.secretID
 	}
-	if c.servers, err = newServers(cfg.Servers, token, hc); err != nil {
+	if c.servers, err = newServers(cfg.Servers, token, hc, cfg.Rand); err != nil {
 		return nil, err
 	}
 	c.services = cfg.Services
 	if c.services == nil {
-		first, _ := c.servers.current()
 		m, err := services.New(services.Config{
-			API: first, NodeID: c.nodeID, NodeSecret: c.secretID, Datacenter: cfg.Datacenter,
+			API: c.servers.current(), NodeID: c.nodeID, NodeSecret: c.secretID, Datacenter: cfg.Datacenter,
 			Address: c.ip, Logger: cfg.Logger,
 			// Service writes follow the client's server failover.
-			CurrentAPI: func() *api.Client { cur, _ := c.servers.current(); return cur },
+			CurrentAPI: c.servers.current,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("client: services: %w", err)
@@ -470,10 +472,22 @@ func (c *Client) sleep(ctx context.Context, d time.Duration, stop <-chan struct{
 }
 
 // needRegister asks the heartbeat loop to register again (the servers
-// no longer know the node).
+// no longer know the node, or the node changed).
 func (c *Client) needRegister() {
 	select {
 	case c.reregister <- struct{}{}:
+	default:
+	}
+}
+
+// checkRegistered asks the heartbeat loop to heartbeat at once, after a
+// stale read answered 404 for the node: a follower that has not applied
+// the node's registration yet (just after it, through another server)
+// answers so too. The heartbeat goes to the leader, and only its 404 (the
+// servers did lose the node) registers the node again.
+func (c *Client) checkRegistered() {
+	select {
+	case c.beatNow <- struct{}{}:
 	default:
 	}
 }
@@ -492,6 +506,5 @@ func (c *Client) BatchesSent() int { return c.updater.requests() }
 
 // CurrentServer is the address of the server the client talks to.
 func (c *Client) CurrentServer() string {
-	s, _ := c.servers.current()
-	return s.Address()
+	return c.servers.current().Address()
 }

@@ -46,8 +46,8 @@ func TestHeartbeatStatsCountOKAndFailed(t *testing.T) {
 		return nil
 	})
 	fs.failWith.Store(503)
-	// A failed heartbeat; the client then registers again (not a
-	// heartbeat) until a server answers.
+	// A failed heartbeat; the client retries it (a 5xx is no reason to
+	// register again) until a server answers.
 	testutil.WaitForErr(t, 5*time.Second, "a failed heartbeat", func() error {
 		if _, failed := c.HeartbeatStats(); failed < 1 {
 			return fmt.Errorf("%d failed", failed)
@@ -89,9 +89,10 @@ func TestFailsOverBetweenServers(t *testing.T) {
 	if reg, _, _, _ := b.counts(); reg != 1 || c.CurrentServer() != b.srv.URL {
 		t.Fatalf("registered %d times with the second server; current %s", reg, c.CurrentServer())
 	}
-	// Now the second one fails and the first comes back: the node
-	// registers with it (a new leader must learn the node), and its
-	// allocations come from there.
+	// Now the second one fails and the first comes back: these two fake
+	// servers share no state, so the first answers 404 (it never learned
+	// the node), the node registers with it, and its allocations come
+	// from there.
 	a.failWith.Store(0)
 	b.failWith.Store(500)
 	testutil.WaitForErr(t, 5*time.Second, "registration with the first server", func() error {
@@ -441,7 +442,7 @@ func TestClientRegistersWithIntroToken(t *testing.T) {
 	fs.introToken = intro
 	fs.mu.Unlock()
 	c := testClient(t, fs, "", func(cfg *Config) { cfg.IntroToken = intro })
-	if _, _, err := c.register(context.Background()); err != nil {
+	if _, err := c.register(context.Background()); err != nil {
 		t.Fatalf("re-register: %v", err)
 	}
 	fs.mu.Lock()

@@ -46,7 +46,8 @@ type Config struct {
 	// Required.
 	DataDir string
 	// Servers are the HTTP addresses of the servers ("host:port" or a
-	// URL); the client talks to one and fails over to the next. Required.
+	// URL). Each client shuffles them (Rand) and talks to one, failing
+	// over to the next in its order. Required.
 	Servers []string
 	// ServersTLS, when set, is the TLS config of requests to https://
 	// servers (the CA, the name their certificates carry, and the
@@ -152,7 +153,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Rand draws jitter; nil means a random source.
+	// Rand draws jitter and this client's order of Servers (each client
+	// starts at a different server); nil means a random source.
 	Rand *rand.Rand
 }
 

@@ -74,6 +74,42 @@ func newFakeServer(t *testing.T) *fakeServer {
 	return fs
 }
 
+// fakeFront is one more address of a fakeServer, as the servers of one
+// cluster answer for the same state: each fails on cue and counts the
+// heartbeats it carried.
+type fakeFront struct {
+	srv *httptest.Server
+	// failWith, when non-zero, is the status every request through this
+	// address gets.
+	failWith   atomic.Int32
+	heartbeats atomic.Int64
+	// staleReads is how many more allocation reads answer 404, as a
+	// follower that has not applied the node's registration yet does.
+	staleReads atomic.Int32
+}
+
+// newFront adds an address in front of fs, closed with the test.
+func (fs *fakeServer) newFront(t *testing.T) *fakeFront {
+	f := &fakeFront{}
+	shared := fs.srv.Config.Handler
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if code := f.failWith.Load(); code != 0 {
+			http.Error(w, "injected failure", int(code))
+			return
+		}
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/allocations") && f.staleReads.Add(-1) >= 0 {
+			http.Error(w, "node not found", http.StatusNotFound)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/heartbeat") {
+			f.heartbeats.Add(1)
+		}
+		shared.ServeHTTP(w, r)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
 func (fs *fakeServer) bumpLocked() {
 	fs.index++
 	close(fs.changed)

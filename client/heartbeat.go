@@ -15,15 +15,19 @@ import (
 const fallbackTTL = 10 * time.Second
 
 // heartbeatLoop registers the node, then heartbeats at a fraction of the
-// TTL the servers hand out. It registers again when the servers no longer
-// know the node (404) and after a failover to another server (which may
-// be a new leader that must restart the node's timer with its own view).
-// When no server answers it retries with exponential backoff. The first
-// registration waits for Config.BeforeRegister.
+// TTL the servers hand out. It registers again only when the servers no
+// longer know the node: a 404 to a heartbeat or to a status report
+// (needRegister; a 404 to a stale read only brings the next heartbeat
+// forward, checkRegistered). Changing servers is no reason: whichever server
+// carries it, a heartbeat reaches the leader, which keeps the node's timer
+// (and a new leader gives every node a failover TTL to find it), so a
+// leader election or one server's 5xx costs a heartbeat's retry, not a
+// registration of every node of the cluster. When no server answers it
+// retries with exponential backoff. The first registration waits for
+// Config.BeforeRegister.
 func (c *Client) heartbeatLoop(ctx context.Context) {
 	bo := backoff{min: c.cfg.MinBackoff, max: c.cfg.MaxBackoff}
 	register := true
-	var regEpoch uint64
 	var ttl time.Duration
 	if c.cfg.BeforeRegister != nil {
 		if err := c.cfg.BeforeRegister(ctx); err != nil && ctx.Err() == nil {
@@ -33,7 +37,7 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 	for ctx.Err() == nil {
 		if register {
 			var err error
-			ttl, regEpoch, err = c.register(ctx)
+			ttl, err = c.register(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return
@@ -56,6 +60,7 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 		case <-c.reregister:
 			register = true
 			continue
+		case <-c.beatNow:
 		case <-time.After(wait):
 		}
 		var resp *state.NodeUpdateResponse
@@ -81,9 +86,6 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 		case err == nil:
 			bo.reset()
 			ttl = resp.HeartbeatTTL
-			if c.servers.epochNow() != regEpoch {
-				register = true
-			}
 		case api.IsNotFound(err):
 			c.log.Warn("servers do not know this node; registering again")
 			register = true
@@ -94,7 +96,6 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			// Retry soon, on the next server, well within the TTL.
 			ttl = 0
 			sleepCtx(ctx, bo.next())
-			register = c.servers.epochNow() != regEpoch
 		}
 	}
 }
@@ -139,9 +140,8 @@ func isForbidden(err error) bool {
 	return errors.As(err, &se) && se.Code == http.StatusForbidden
 }
 
-// register sends the node to the servers and returns the heartbeat TTL
-// and the failover epoch it registered in.
-func (c *Client) register(ctx context.Context) (time.Duration, uint64, error) {
+// register sends the node to the servers and returns the heartbeat TTL.
+func (c *Client) register(ctx context.Context) (time.Duration, error) {
 	node := c.nodeSnapshot()
 	var resp *state.NodeUpdateResponse
 	err := c.servers.call(ctx, func(s *api.Client) error {
@@ -156,11 +156,11 @@ func (c *Client) register(ctx context.Context) (time.Duration, uint64, error) {
 		return err
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	ttl := resp.HeartbeatTTL
 	if ttl <= 0 {
 		ttl = fallbackTTL
 	}
-	return ttl, c.servers.epochNow(), nil
+	return ttl, nil
 }

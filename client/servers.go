@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -11,20 +12,31 @@ import (
 	"github.com/schedhq/sched/http/api"
 )
 
-// servers is the client's list of server addresses and the one it talks
-// to now. A call that cannot reach its server (a network error, or a 5xx
-// such as "no cluster leader") moves to the next address, and the change
-// is counted so the node re-registers with whoever it reaches next.
+// servers is the client's list of server addresses, in this client's own
+// order, and the one it talks to now. The order is shuffled once per
+// client (newServers), so a cluster's clients spread over its servers and
+// the clients of a server that fails spread over the others.
+//
+// A call that cannot get an answer from its server (a network error, or a
+// 5xx such as "no cluster leader") moves to the next address. Moving
+// costs nothing else: every server forwards the node's writes to the
+// leader, and the leader keeps the node's heartbeat timer whichever
+// server carried the heartbeat, so the node registers again only when the
+// servers answer that they do not know it (404; see heartbeatLoop), not
+// because it changed servers.
 type servers struct {
 	mu      sync.Mutex
 	clients []*api.Client
 	cur     int
-	// epoch counts failovers; the heartbeat loop re-registers when it
-	// moves.
-	epoch uint64
 }
 
-func newServers(addrs []string, token string, hc *http.Client) (*servers, error) {
+// newServers makes the clients of addrs, shuffled with rnd. Moving on 5xx
+// as well as on network errors is deliberate: a server cut off from the
+// others answers "no cluster leader" while the rest of the cluster has
+// one, and only another server helps; during an election every server
+// answers so, and call's one turn around the list then ends in the
+// caller's backoff.
+func newServers(addrs []string, token string, hc *http.Client, rnd *rand.Rand) (*servers, error) {
 	s := &servers{}
 	for _, a := range addrs {
 		c, err := api.NewClient(api.Config{Address: a, Token: token, HTTPClient: hc})
@@ -33,14 +45,15 @@ func newServers(addrs []string, token string, hc *http.Client) (*servers, error)
 		}
 		s.clients = append(s.clients, c)
 	}
+	rnd.Shuffle(len(s.clients), func(i, j int) { s.clients[i], s.clients[j] = s.clients[j], s.clients[i] })
 	return s, nil
 }
 
-// current returns the server in use and the failover epoch.
-func (s *servers) current() (*api.Client, uint64) {
+// current returns the server in use.
+func (s *servers) current() *api.Client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.clients[s.cur], s.epoch
+	return s.clients[s.cur]
 }
 
 // failover moves past bad, unless another call already did.
@@ -51,14 +64,6 @@ func (s *servers) failover(bad *api.Client) {
 		return
 	}
 	s.cur = (s.cur + 1) % len(s.clients)
-	s.epoch++
-}
-
-// epochNow returns how many failovers happened.
-func (s *servers) epochNow() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.epoch
 }
 
 // retryable reports whether err means "this server cannot answer now"
@@ -80,7 +85,7 @@ func retryable(err error) bool {
 func (s *servers) call(ctx context.Context, fn func(*api.Client) error) error {
 	var err error
 	for range len(s.clients) {
-		c, _ := s.current()
+		c := s.current()
 		if err = fn(c); err == nil || !retryable(err) || ctx.Err() != nil {
 			return err
 		}

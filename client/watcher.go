@@ -57,7 +57,7 @@ func (c *Client) watchLoop(ctx context.Context) {
 				return
 			}
 			if api.IsNotFound(err) {
-				c.needRegister()
+				c.checkRegistered()
 			}
 			c.log.Warn("watching allocations failed", "error", err)
 			sleepCtx(ctx, bo.next())
