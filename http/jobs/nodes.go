@@ -143,7 +143,11 @@ func (h nodeAPI) nodeRegister(w http.ResponseWriter, r *http.Request, _ httprout
 			return nil, err
 		}
 	}
-	cmd := &store.NodeUpsertRequest{Node: n, Evals: evals, UpdatedAt: now.Unix()}
+	// A node back from down or disconnected by registering (its client
+	// restarted, or the servers answered its heartbeat 404) joins the
+	// evaluations held for its jobs, as a heartbeat bringing it back does.
+	returning := old != nil && old.Status != state.NodeStatusReady && n.Status == state.NodeStatusReady
+	cmd := &store.NodeUpsertRequest{Node: n, Evals: evals, UpdatedAt: now.Unix(), Returning: returning}
 	resp, index, err := h.core.Propose(w, r, store.NodeUpsertRequestType, cmd)
 	if err != nil {
 		return nil, err

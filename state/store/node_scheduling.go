@@ -56,6 +56,14 @@ type NodeUpsertRequest struct {
 	// UpdatedAt is the leader's clock in Unix seconds, recorded as the
 	// node's StatusUpdatedAt when its status changes.
 	UpdatedAt int64
+	// Returning, set by the leader when a node that was not ready
+	// (down, disconnected) registers ready again, drops the node-update
+	// evaluations a held one covers (joinHeldOnReturn), as a status update
+	// back to ready does: a client that comes back by registering rather
+	// than by heartbeating must not add a second evaluation per job. A
+	// flag rather than the apply's own view of the old node, so commands
+	// written before it existed replay as they were applied.
+	Returning bool `json:",omitempty"`
 }
 
 // NodeUpdateEligibilityRequest marks a node eligible or ineligible for new
@@ -144,7 +152,13 @@ func applyNodeUpsert(t *writeTxn, req *NodeUpsertRequest) (any, error) {
 	if _, err := applyNodeRegister(t, &NodeRegisterRequest{Node: n}); err != nil {
 		return nil, err
 	}
-	return upsertNodeEvals(t, n.ID, req.Evals)
+	evals := req.Evals
+	if req.Returning && n.Status == state.NodeStatusReady {
+		if evals, err = joinHeldOnReturn(t, evals); err != nil { // node_churn.go
+			return nil, err
+		}
+	}
+	return upsertNodeEvals(t, n.ID, evals)
 }
 
 // upsertNodeEvals writes evaluations reacting to a change of node nodeID,
