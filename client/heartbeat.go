@@ -11,7 +11,8 @@ import (
 	"github.com/schedhq/sched/state"
 )
 
-// fallbackTTL is used when a server answers a heartbeat with no TTL.
+// fallbackTTL is used when a server answers a registration or heartbeat
+// with no TTL: the servers' least TTL (leader.DefaultMinHeartbeatTTL).
 const fallbackTTL = 10 * time.Second
 
 // heartbeatLoop registers the node, then heartbeats at a fraction of the
@@ -22,13 +23,20 @@ const fallbackTTL = 10 * time.Second
 // carries it, a heartbeat reaches the leader, which keeps the node's timer
 // (and a new leader gives every node a failover TTL to find it), so a
 // leader election or one server's 5xx costs a heartbeat's retry, not a
-// registration of every node of the cluster. When no server answers it
-// retries with exponential backoff. The first registration waits for
+// registration of every node of the cluster. When no server answers a
+// registration it retries with exponential backoff; a heartbeat's retries
+// are bounded by the time left before the node's TTL runs out
+// (heartbeatRetryWait). The first registration waits for
 // Config.BeforeRegister.
 func (c *Client) heartbeatLoop(ctx context.Context) {
 	bo := backoff{min: c.cfg.MinBackoff, max: c.cfg.MaxBackoff}
 	register := true
-	var ttl time.Duration
+	// ttl is the servers' last TTL; expires is when it runs out by this
+	// client's reckoning: ttl after the last answered heartbeat (or
+	// registration) was sent. wait is the time before the next heartbeat.
+	var ttl, wait time.Duration
+	var expires time.Time
+	var warnedTTL bool
 	if c.cfg.BeforeRegister != nil {
 		if err := c.cfg.BeforeRegister(ctx); err != nil && ctx.Err() == nil {
 			c.log.Debug("registering without waiting for the servers", "error", err)
@@ -36,8 +44,8 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		if register {
-			var err error
-			ttl, err = c.register(ctx)
+			sent := time.Now()
+			answered, err := c.register(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return
@@ -48,11 +56,12 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			}
 			bo.reset()
 			register = false
+			ttl = c.serverTTL(answered, &warnedTTL)
+			expires, wait = sent.Add(ttl), c.heartbeatWait(ttl)
 			c.registration.Add(1)
 			c.regOnce.Do(func() { close(c.registered) })
 			c.log.Info("node registered", "node_id", c.nodeID, "server", c.CurrentServer(), "ttl", ttl)
 		}
-		wait := c.heartbeatWait(ttl)
 		due := time.Now().Add(wait)
 		select {
 		case <-ctx.Done():
@@ -63,6 +72,7 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 		case <-c.beatNow:
 		case <-time.After(wait):
 		}
+		sent := time.Now()
 		var resp *state.NodeUpdateResponse
 		err := c.servers.call(ctx, func(s *api.Client) error {
 			// One server's slow answer must not use up the TTL: past
@@ -85,19 +95,53 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 		switch {
 		case err == nil:
 			bo.reset()
-			ttl = resp.HeartbeatTTL
+			ttl = c.serverTTL(resp.HeartbeatTTL, &warnedTTL)
+			expires, wait = sent.Add(ttl), c.heartbeatWait(ttl)
 		case api.IsNotFound(err):
 			c.log.Warn("servers do not know this node; registering again")
 			register = true
 		case ctx.Err() != nil:
 			return
 		default:
-			c.log.Warn("heartbeat failed", "error", err)
 			// Retry soon, on the next server, well within the TTL.
-			ttl = 0
-			sleepCtx(ctx, bo.next())
+			wait = c.heartbeatRetryWait(bo.next(), time.Until(expires), ttl)
+			c.log.Warn("heartbeat failed", "error", err, "retry_in", wait)
 		}
 	}
+}
+
+// serverTTL is the TTL a registration or heartbeat answer gave, or
+// fallbackTTL when it gave none: a zero TTL would make the client
+// heartbeat without pause. The first such answer is logged (warned
+// records it).
+func (c *Client) serverTTL(ttl time.Duration, warned *bool) time.Duration {
+	if ttl > 0 {
+		return ttl
+	}
+	if !*warned {
+		*warned = true
+		c.log.Warn("the servers answered with no heartbeat TTL; using the fallback", "ttl", fallbackTTL)
+	}
+	return fallbackTTL
+}
+
+// heartbeatRetryWait is the wait before retrying a failed heartbeat, given
+// the backoff's next wait d and the time left before the node's TTL runs
+// out. Within the TTL it is at most a third of the time left, so however
+// long the backoff has grown the client tries several more times before
+// the servers' timer runs out (they add a grace this client does not
+// know), and a server that answers again meanwhile keeps the node up.
+// Past the TTL it is at most the regular heartbeat interval: the node may
+// be marked down already, and comes back with the first heartbeat that
+// gets through, at the rate the servers sized the TTL for. Never less than
+// MinBackoff.
+func (c *Client) heartbeatRetryWait(d, left, ttl time.Duration) time.Duration {
+	if left > 0 {
+		d = min(d, left/3)
+	} else {
+		d = min(d, time.Duration(float64(ttl)*c.cfg.HeartbeatFraction))
+	}
+	return max(d, c.cfg.MinBackoff)
 }
 
 // heartbeatWait is the wait before the next heartbeat: a fraction of the
@@ -140,7 +184,8 @@ func isForbidden(err error) bool {
 	return errors.As(err, &se) && se.Code == http.StatusForbidden
 }
 
-// register sends the node to the servers and returns the heartbeat TTL.
+// register sends the node to the servers and returns the heartbeat TTL
+// they answered (zero: none; see serverTTL).
 func (c *Client) register(ctx context.Context) (time.Duration, error) {
 	node := c.nodeSnapshot()
 	var resp *state.NodeUpdateResponse
@@ -158,9 +203,5 @@ func (c *Client) register(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	ttl := resp.HeartbeatTTL
-	if ttl <= 0 {
-		ttl = fallbackTTL
-	}
-	return ttl, nil
+	return resp.HeartbeatTTL, nil
 }
