@@ -89,6 +89,7 @@ func (a *Agent) newClient() error {
 		Bridge:           client.BridgeConfig{Name: cc.BridgeNetworkName, Subnet: cc.BridgeNetworkSubnet},
 		// Zero: the client's default.
 		DriverFingerprintInterval: cc.DriverFingerprintInterval,
+		ServerRebalanceInterval:   cc.ServerRebalanceInterval,
 		// A temporary data dir is removed on exit: nothing could find
 		// the tasks again, so they go with the agent.
 		DestroyOnShutdown: a.tmpDir != "",

@@ -28,6 +28,7 @@ import (
 //	  gc_max_allocs     = 50
 //	  gc_alloc_age      = "1h"
 //	  driver_fingerprint_interval = "30s"  # 1s to 1h
+//	  server_rebalance_interval   = "5m"   # 10s to 24h
 //	  fs_max_reads_per_alloc = 32  # file system and log reads served at once
 //	  fs_max_reads           = 256
 //	  intro_token       = "<secret of a token with node:write>"
@@ -67,6 +68,13 @@ type ClientConfig struct {
 	// default (client.DefaultDriverFingerprintInterval, 30s); set, it is
 	// 1s to 1h.
 	DriverFingerprintInterval time.Duration
+	// ServerRebalanceInterval is how often the client shuffles its
+	// servers list again and moves to the new first server at its next
+	// request (plus up to half as much jitter), so clients spread over the
+	// servers again after a rolling restart. Zero means the client's
+	// default (client.DefaultServerRebalanceInterval, 5m); set, it is
+	// 10s to 24h.
+	ServerRebalanceInterval time.Duration
 	// FSMaxReadsPerAlloc and FSMaxReads cap the file system and log
 	// reads (/v1/client/fs/*) the agent serves at once, for one
 	// allocation (default 32) and in all (256); one more is a 429.
@@ -260,6 +268,7 @@ type fileClient struct {
 	GCMaxAllocs      *int               `hcl:"gc_max_allocs,optional"`
 	GCAllocAge       *string            `hcl:"gc_alloc_age,optional"`
 	DriverFPInterval *string            `hcl:"driver_fingerprint_interval,optional"`
+	RebalanceEvery   *string            `hcl:"server_rebalance_interval,optional"`
 	IntroToken       *string            `hcl:"intro_token,optional"`
 	RawExec          *fileRawExec       `hcl:"raw_exec,block"`
 	Exec             *fileExec          `hcl:"exec,block"`
@@ -326,6 +335,7 @@ func (c *ClientConfig) merge(f *fileClient) error {
 		{"gc_interval", f.GCInterval, &c.GCInterval},
 		{"gc_alloc_age", f.GCAllocAge, &c.GCAllocAge},
 		{"driver_fingerprint_interval", f.DriverFPInterval, &c.DriverFingerprintInterval},
+		{"server_rebalance_interval", f.RebalanceEvery, &c.ServerRebalanceInterval},
 	} {
 		if d.src == nil {
 			continue
@@ -367,6 +377,14 @@ const (
 	MaxDriverFingerprintInterval = time.Hour
 )
 
+// Bounds of ClientConfig.ServerRebalanceInterval: a move costs the client
+// a new connection, so not more often than every 10s; and a day is long
+// enough to mean "rarely".
+const (
+	MinServerRebalanceInterval = 10 * time.Second
+	MaxServerRebalanceInterval = 24 * time.Hour
+)
+
 // finish checks the client block. A client-only agent must name its
 // servers.
 func (c *ClientConfig) finish(server bool) []error {
@@ -393,6 +411,9 @@ func (c *ClientConfig) finish(server bool) []error {
 	}
 	if d := c.DriverFingerprintInterval; d != 0 && (d < MinDriverFingerprintInterval || d > MaxDriverFingerprintInterval) {
 		errs = append(errs, fmt.Errorf("client.driver_fingerprint_interval: %v is not between %v and %v", d, MinDriverFingerprintInterval, MaxDriverFingerprintInterval))
+	}
+	if d := c.ServerRebalanceInterval; d != 0 && (d < MinServerRebalanceInterval || d > MaxServerRebalanceInterval) {
+		errs = append(errs, fmt.Errorf("client.server_rebalance_interval: %v is not between %v and %v", d, MinServerRebalanceInterval, MaxServerRebalanceInterval))
 	}
 	if c.GCMaxAllocs < 0 {
 		errs = append(errs, fmt.Errorf("client.gc_max_allocs: must not be negative"))

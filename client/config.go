@@ -30,6 +30,10 @@ const (
 	DefaultGCAllocAge       = time.Hour
 	DefaultGCMaxAllocs      = 50
 	DefaultWatchWait        = 5 * time.Minute
+	// DefaultServerRebalanceInterval is how often a client shuffles its
+	// server list again (plus up to half as much jitter): as Nomad's
+	// clients, every few minutes.
+	DefaultServerRebalanceInterval = 5 * time.Minute
 	// DefaultWatchGather is how long the allocation watch lets changes
 	// gather after a wake-up before it asks again.
 	DefaultWatchGather = 100 * time.Millisecond
@@ -156,6 +160,14 @@ type Config struct {
 	// Rand draws jitter and this client's order of Servers (each client
 	// starts at a different server); nil means a random source.
 	Rand *rand.Rand
+	// ServerRebalanceInterval is how often the client shuffles Servers
+	// again (plus up to half as much jitter) and moves to the new first
+	// one at its next request, so clients that failed over (a rolling
+	// restart of the servers) spread over them again; servers that failed
+	// a request within the interval go last. Moving costs no
+	// registration. Zero means DefaultServerRebalanceInterval; negative
+	// turns it off.
+	ServerRebalanceInterval time.Duration
 }
 
 // finish fills defaults and validates.
@@ -235,6 +247,9 @@ func (c *Config) finish() error {
 	def(&c.TemplateInterval, DefaultTemplateInterval)
 	def(&c.DriverFingerprintInterval, DefaultDriverFingerprintInterval)
 	def(&c.GCAllocAge, DefaultGCAllocAge)
+	if c.ServerRebalanceInterval == 0 {
+		c.ServerRebalanceInterval = DefaultServerRebalanceInterval
+	}
 	if c.GCMaxAllocs <= 0 {
 		c.GCMaxAllocs = DefaultGCMaxAllocs
 	}

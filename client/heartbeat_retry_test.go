@@ -31,6 +31,8 @@ type memServers struct {
 	// heartbeats answered; tries the times of heartbeat requests that
 	// failed, one entry per request.
 	registers, beats, tries []time.Time
+	// hosts counts the heartbeats answered through each address.
+	hosts map[string]int
 	// limit, when reached by the requests, calls stop (a client in a
 	// tight loop would never let the fake clock move).
 	limit, requests int
@@ -64,6 +66,10 @@ func (m *memServers) RoundTrip(r *http.Request) (*http.Response, error) {
 		m.registers = append(m.registers, now)
 	case strings.HasSuffix(r.URL.Path, "/heartbeat"):
 		m.beats = append(m.beats, now)
+		if m.hosts == nil {
+			m.hosts = map[string]int{}
+		}
+		m.hosts[r.URL.Host]++
 	default:
 		return answer(http.StatusNotFound, "no such endpoint")
 	}
@@ -96,21 +102,27 @@ func (s *syncBuffer) String() string {
 
 // runHeartbeats runs a client's heartbeat loop (only it) against m inside
 // the current synctest bubble, with three server addresses and the
-// default timings; stop ends it and waits.
-func runHeartbeats(t *testing.T, m *memServers, logs io.Writer) (c *Client, stop func()) {
+// default timings but for mod's; stop ends it and waits.
+func runHeartbeats(t *testing.T, m *memServers, logs io.Writer, mod ...func(*Config)) (c *Client, stop func()) {
 	t.Helper()
-	c, err := New(Config{
+	cfg := Config{
 		DataDir: t.TempDir(), Servers: []string{"http://s1:4646", "http://s2:4646", "http://s3:4646"},
 		Services: &fakeServices{}, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		Rand: rand.New(rand.NewPCG(7, 7)),
-	})
+	}
+	for _, fn := range mod {
+		fn(&cfg)
+	}
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same servers as New's, through m.
 	c.servers, err = newServers(c.cfg.Servers, "", &http.Client{Transport: m}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.servers.rebalanceEvery(c.cfg.ServerRebalanceInterval, c.cfg.Now, rand.New(rand.NewPCG(2, 2)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	m.set(func(m *memServers) { m.stop = cancel })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,10 +25,27 @@ import (
 // server carried the heartbeat, so the node registers again only when the
 // servers answer that they do not know it (404; see heartbeatLoop), not
 // because it changed servers.
+//
+// Failing over only ever moves a client away from a server, so after a
+// rolling restart the clients would pile up on the servers restarted
+// first. With rebalanceEvery set, the order is shuffled again every
+// period (rebalanceDue), and the client moves to the new first server at
+// the start of its next call: a call under way, a blocking query
+// included, finishes on its server.
 type servers struct {
 	mu      sync.Mutex
 	clients []*api.Client
 	cur     int
+
+	// every is the rebalancing period, zero when off; next is when the
+	// next reshuffle is due, now the clock, rnd the reshuffle's own
+	// random source. failed holds when each server last made a call
+	// fail over.
+	every  time.Duration
+	next   time.Time
+	now    func() time.Time
+	rnd    *rand.Rand
+	failed map[*api.Client]time.Time
 }
 
 // newServers makes the clients of addrs, shuffled with rnd. Moving on 5xx
@@ -60,10 +78,65 @@ func (s *servers) current() *api.Client {
 func (s *servers) failover(bad *api.Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failed != nil {
+		s.failed[bad] = s.now()
+	}
 	if s.clients[s.cur] != bad {
 		return
 	}
 	s.cur = (s.cur + 1) % len(s.clients)
+}
+
+// rebalanceEvery turns on rebalancing (see servers): the order is
+// shuffled again every period of every to 1.5 every (jittered, so that
+// clients started together do not move together), by the clock now, with
+// a random source of its own seeded from seed. Call it before the first
+// call.
+func (s *servers) rebalanceEvery(every time.Duration, now func() time.Time, seed *rand.Rand) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if every <= 0 || len(s.clients) < 2 {
+		return
+	}
+	s.every, s.now = every, now
+	s.rnd = rand.New(rand.NewPCG(seed.Uint64(), seed.Uint64()))
+	s.failed = map[*api.Client]time.Time{}
+	s.next = now().Add(s.periodLocked())
+}
+
+// periodLocked is the time to the next reshuffle: every plus up to half
+// of it.
+func (s *servers) periodLocked() time.Duration {
+	return s.every + time.Duration(s.rnd.Float64()*float64(s.every/2))
+}
+
+// rebalanceDue shuffles the order again when the period has passed and
+// makes the new first server the current one. A server that made a call
+// fail over within the last period goes to the end of the order: the
+// shuffle spreads the clients over the servers that answer, and does not
+// send them back to one still restarting. It is called at the start of
+// every call, so a client changes servers only between calls; it does
+// not register again (see servers).
+func (s *servers) rebalanceDue() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.every == 0 {
+		return
+	}
+	now := s.now()
+	if now.Before(s.next) {
+		return
+	}
+	s.next = now.Add(s.periodLocked())
+	s.rnd.Shuffle(len(s.clients), func(i, j int) { s.clients[i], s.clients[j] = s.clients[j], s.clients[i] })
+	recent := func(c *api.Client) int {
+		if t, ok := s.failed[c]; ok && now.Sub(t) < s.every {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(s.clients, func(a, b *api.Client) int { return recent(a) - recent(b) })
+	s.cur = 0
 }
 
 // retryable reports whether err means "this server cannot answer now"
@@ -79,10 +152,11 @@ func retryable(err error) bool {
 	return true // transport errors
 }
 
-// call runs fn against the current server; when that fails in a way
-// another server may not, it fails over and tries the next, once around
-// the list. It returns fn's last error.
+// call runs fn against the current server (after a rebalance, when one
+// is due); when that fails in a way another server may not, it fails over
+// and tries the next, once around the list. It returns fn's last error.
 func (s *servers) call(ctx context.Context, fn func(*api.Client) error) error {
+	s.rebalanceDue()
 	var err error
 	for range len(s.clients) {
 		c := s.current()
