@@ -165,7 +165,7 @@ func New(cfg Config) (*Client, error) {
 	if c.servers, err = newServers(cfg.Servers, token, hc, cfg.Rand); err != nil {
 		return nil, err
 	}
-	c.servers.rebalanceEvery(cfg.ServerRebalanceInterval, cfg.Now, cfg.Rand)
+	c.servers.rebalanceEvery(cfg.ServerRebalanceInterval, cfg.Now, cfg.Rand, c.log)
 	c.services = cfg.Services
 	if c.services == nil {
 		m, err := services.New(services.Config{

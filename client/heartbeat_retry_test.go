@@ -122,7 +122,7 @@ func runHeartbeats(t *testing.T, m *memServers, logs io.Writer, mod ...func(*Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.servers.rebalanceEvery(c.cfg.ServerRebalanceInterval, c.cfg.Now, rand.New(rand.NewPCG(2, 2)))
+	c.servers.rebalanceEvery(c.cfg.ServerRebalanceInterval, c.cfg.Now, rand.New(rand.NewPCG(2, 2)), c.log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	m.set(func(m *memServers) { m.stop = cancel })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -46,6 +47,7 @@ type servers struct {
 	now    func() time.Time
 	rnd    *rand.Rand
 	failed map[*api.Client]time.Time
+	log    *slog.Logger
 }
 
 // newServers makes the clients of addrs, shuffled with rnd. Moving on 5xx
@@ -90,15 +92,15 @@ func (s *servers) failover(bad *api.Client) {
 // rebalanceEvery turns on rebalancing (see servers): the order is
 // shuffled again every period of every to 1.5 every (jittered, so that
 // clients started together do not move together), by the clock now, with
-// a random source of its own seeded from seed. Call it before the first
-// call.
-func (s *servers) rebalanceEvery(every time.Duration, now func() time.Time, seed *rand.Rand) {
+// a random source of its own seeded from seed; a move is logged at debug
+// level on log. Call it before the first call.
+func (s *servers) rebalanceEvery(every time.Duration, now func() time.Time, seed *rand.Rand, log *slog.Logger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if every <= 0 || len(s.clients) < 2 {
 		return
 	}
-	s.every, s.now = every, now
+	s.every, s.now, s.log = every, now, log
 	s.rnd = rand.New(rand.NewPCG(seed.Uint64(), seed.Uint64()))
 	s.failed = map[*api.Client]time.Time{}
 	s.next = now().Add(s.periodLocked())
@@ -128,6 +130,7 @@ func (s *servers) rebalanceDue() {
 		return
 	}
 	s.next = now.Add(s.periodLocked())
+	was := s.clients[s.cur]
 	s.rnd.Shuffle(len(s.clients), func(i, j int) { s.clients[i], s.clients[j] = s.clients[j], s.clients[i] })
 	recent := func(c *api.Client) int {
 		if t, ok := s.failed[c]; ok && now.Sub(t) < s.every {
@@ -137,6 +140,9 @@ func (s *servers) rebalanceDue() {
 	}
 	slices.SortStableFunc(s.clients, func(a, b *api.Client) int { return recent(a) - recent(b) })
 	s.cur = 0
+	if s.clients[0] != was {
+		s.log.Debug("servers rebalanced; moving to another server", "from", was.Address(), "server", s.clients[0].Address())
+	}
 }
 
 // retryable reports whether err means "this server cannot answer now"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"testing"
@@ -41,7 +42,7 @@ func TestRebalanceSpreadsClientsAgain(t *testing.T) {
 					t.Fatal(err)
 				}
 				if rebalance {
-					s.rebalanceEvery(every, clock, rnd)
+					s.rebalanceEvery(every, clock, rnd, slog.New(slog.DiscardHandler))
 				}
 				all[i] = s
 			}
