@@ -51,7 +51,8 @@ type Config struct {
 	DataDir string
 	// Servers are the HTTP addresses of the servers ("host:port" or a
 	// URL). Each client shuffles them (Rand) and talks to one, failing
-	// over to the next in its order. Required.
+	// over to the next in its order, and shuffles them again every
+	// ServerRebalanceInterval. Required.
 	Servers []string
 	// ServersTLS, when set, is the TLS config of requests to https://
 	// servers (the CA, the name their certificates carry, and the
