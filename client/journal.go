@@ -170,11 +170,12 @@ func (s *stateStore) openJournalLocked() error {
 // write(2) calls, not a thousand, and each put still returns only once
 // its record is in the file.
 func (s *stateStore) appendLocked(rec *journalRecord) (extent, error) {
-	frame, err := s.frameLocked(rec)
-	if err != nil {
+	start := len(s.pending)
+	if err := s.frameLocked(rec); err != nil {
+		s.pending = s.pending[:start]
 		return extent{}, err
 	}
-	q := &queuedRecord{frame: frame, id: rec.ID, withAlloc: rec.Alloc != nil, removed: rec.Removed}
+	q := &queuedRecord{n: int64(len(s.pending) - start), id: rec.ID, withAlloc: rec.Alloc != nil, removed: rec.Removed}
 	s.queue = append(s.queue, q)
 	for !q.done {
 		if s.writing {
@@ -186,11 +187,11 @@ func (s *stateStore) appendLocked(rec *journalRecord) (extent, error) {
 	return q.e, q.err
 }
 
-// queuedRecord is a framed record waiting to be written, of allocation
-// id (carrying its Alloc, or removing it); e and err are set once it was
-// (done).
+// queuedRecord is a framed record of n bytes waiting in s.pending to be
+// written, of allocation id (carrying its Alloc, or removing it); e and
+// err are set once it was (done).
 type queuedRecord struct {
-	frame              []byte
+	n                  int64
 	id                 string
 	withAlloc, removed bool
 	e                  extent
@@ -215,41 +216,42 @@ func (s *stateStore) waitIdleLocked() {
 	}
 }
 
+// journalMaxSpare bounds the pending buffer kept for reuse after a
+// write, so that one burst does not pin a large buffer for ever.
+const journalMaxSpare = 1 << 20
+
 // writeQueueLocked writes every queued record in one write, with s.mu
 // released, and marks each done. A failed write fails them all, and a
 // partial one is cut off (it would hide every later record from the
 // loader). s.mu must be held and no put be writing.
+//
+// The records are framed straight into s.pending (frameLocked), one
+// buffer for the group: the write takes it, and the puts that arrive
+// meanwhile frame theirs into the spare one, which the buffer written
+// becomes once the write is done.
 func (s *stateStore) writeQueueLocked() {
-	batch := s.queue
-	s.queue = nil
+	batch, buf := s.queue, s.pending
+	s.queue, s.pending, s.spare = nil, s.spare[:0], nil
 	finish := func(base int64, err error) {
 		off := base
 		for _, q := range batch {
 			if err != nil {
 				q.err = err
 			} else {
-				q.e = extent{off: off, n: int64(len(q.frame))}
-				off += q.e.n
+				q.e = extent{off: off, n: q.n}
+				off += q.n
 				s.recordWrittenLocked(q.id, q.withAlloc, q.removed, q.e)
 			}
 			q.done = true
+		}
+		if cap(buf) <= journalMaxSpare && s.spare == nil {
+			s.spare = buf[:0]
 		}
 		s.cond().Broadcast()
 	}
 	if err := s.openJournalLocked(); err != nil {
 		finish(0, err)
 		return
-	}
-	buf := batch[0].frame
-	if len(batch) > 1 {
-		size := 0
-		for _, q := range batch {
-			size += len(q.frame)
-		}
-		buf = make([]byte, 0, size)
-		for _, q := range batch {
-			buf = append(buf, q.frame...)
-		}
 	}
 	f, base := s.f, s.size
 	s.writing = true
@@ -266,14 +268,26 @@ func (s *stateStore) writeQueueLocked() {
 	finish(base, err)
 }
 
-// frameLocked encodes one record with its frame. s.mu must be held (the
-// job encodings it reuses are s's).
-func (s *stateStore) frameLocked(rec *journalRecord) ([]byte, error) {
+// pendingWriter appends to s.pending: a record is encoded in place, not
+// into a buffer of its own copied into its frame and then into the
+// group's.
+type pendingWriter struct{ s *stateStore }
+
+func (w pendingWriter) Write(p []byte) (int, error) {
+	w.s.pending = append(w.s.pending, p...)
+	return len(p), nil
+}
+
+// frameLocked appends one record with its frame to s.pending. s.mu must
+// be held (the job encodings it reuses and s.pending are s's). The
+// payload is the record's JSON as json.Encoder writes it (with a
+// trailing newline, which a reader skips as white space).
+func (s *stateStore) frameLocked(rec *journalRecord) error {
 	var job json.RawMessage
 	if rec.Alloc != nil && rec.Alloc.Job != nil {
 		var err error
 		if job, err = s.jobJSONLocked(rec.Alloc.Job); err != nil {
-			return nil, err
+			return err
 		}
 		a := *rec.Alloc
 		a.Job = nil
@@ -281,21 +295,25 @@ func (s *stateStore) frameLocked(rec *journalRecord) ([]byte, error) {
 		cp.Alloc, cp.Job = &a, nil
 		rec = &cp
 	}
-	payload, err := json.Marshal(rec)
-	if err != nil {
-		return nil, err
+	start := len(s.pending)
+	s.pending = append(s.pending, make([]byte, journalHeader)...)
+	if s.enc == nil {
+		s.enc = json.NewEncoder(pendingWriter{s})
+	}
+	if err := s.enc.Encode(rec); err != nil {
+		return err
 	}
 	if job != nil {
-		// The job's encoding goes in as it is: through Marshal, a
+		// The job's encoding goes in as it is: through the encoder, a
 		// RawMessage is scanned and copied again. Job is the record's
-		// last field, left out above.
-		payload = append(append(append(payload[:len(payload)-1], `,"Job":`...), job...), '}')
+		// last field, left out above: its closing brace and the newline
+		// are replaced.
+		s.pending = append(append(append(s.pending[:len(s.pending)-2], `,"Job":`...), job...), '}')
 	}
-	buf := make([]byte, journalHeader+len(payload))
-	binary.LittleEndian.PutUint32(buf[0:4], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(buf[4:8], crc32.Checksum(payload, journalCRC))
-	copy(buf[journalHeader:], payload)
-	return buf, nil
+	payload := s.pending[start+journalHeader:]
+	binary.LittleEndian.PutUint32(s.pending[start:start+4], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(s.pending[start+4:start+8], crc32.Checksum(payload, journalCRC))
+	return nil
 }
 
 // journalPut records an allocation's state: a record without Alloc

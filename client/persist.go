@@ -79,7 +79,12 @@ type stateStore struct {
 	// has (journal.go: appendLocked).
 	queue   []*queuedRecord
 	writing bool
-	written *sync.Cond
+	// pending holds the queued records' frames, in order; spare is the
+	// buffer of the last group written, for reuse; enc encodes into
+	// pending (journal.go: frameLocked).
+	pending, spare []byte
+	enc            *json.Encoder
+	written        *sync.Cond
 }
 
 // stateSuffix ends the name of an allocation's file of earlier versions.

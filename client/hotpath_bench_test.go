@@ -1,0 +1,69 @@
+package client
+
+import (
+	"testing"
+	"time"
+
+	"github.com/schedhq/sched/client/driver"
+	"github.com/schedhq/sched/state"
+)
+
+// Benchmarks of what a client does per allocation it starts (docs/scale.md,
+// "The real client's path"): run with -benchmem, allocations are what the
+// collector's share of a dev agent's CPU follows.
+//
+//	go test -run XXX -bench 'BuildEnv|JournalFrame' -benchmem ./client/
+
+// benchEnvInput is a count job's allocation with one mock task, as the
+// client-path scenario places them.
+func benchEnvInput() *envInput {
+	task := &state.Task{Name: "web", Driver: "mock", Resources: &state.Resources{CPU: 100, MemoryMB: 64}}
+	j := &state.Job{ID: "count", Name: "count", TaskGroups: []*state.TaskGroup{{Name: "g", Tasks: []*state.Task{task}}}}
+	a := &state.Allocation{ID: "8d3f0c1e-1111-2222-3333-444455556666", Name: "count.g[517]", JobID: "count", Job: j, TaskGroup: "g", Namespace: "default",
+		AllocatedResources: &state.AllocatedResources{Tasks: map[string]*state.AllocatedTaskResources{"web": {CPU: 100, MemoryMB: 64}}}}
+	return &envInput{Alloc: a, Group: j.TaskGroups[0], Task: task, Node: &state.Node{ID: "n1", Name: "node-1", Datacenter: "dc1"}, Region: "global",
+		IP: "10.0.0.5", AllocDir: "/d/alloc", TaskDir: "/d/web", LocalDir: "/d/web/local", SecretsDir: "/d/web/secrets"}
+}
+
+func BenchmarkBuildEnv(b *testing.B) {
+	in := benchEnvInput()
+	b.ReportAllocs()
+	for b.Loop() {
+		buildEnv(in)
+	}
+}
+
+// benchRunRecord is a running mock task's durable state.
+func benchRunRecord() *journalRecord {
+	now := time.Now()
+	ts := &state.TaskState{State: state.TaskStateRunning, StartedAt: now}
+	ts.Events = append(ts.Events, eventReceived(now), eventSetup(now), eventStarted(now))
+	return &journalRecord{ID: "8d3f0c1e-1111-2222-3333-444455556666", Run: &persistedRun{Tasks: map[string]*persistedTask{
+		"web": {State: ts, Handle: &driver.TaskHandle{TaskID: "8d3f0c1e/web", Driver: "mock", StartedAt: now, State: []byte(`{"a":1}`)}, Restart: restartWindow{Start: now}},
+	}}}
+}
+
+func benchFrame(b *testing.B, rec *journalRecord) {
+	s := &stateStore{}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.mu.Lock()
+		s.pending = s.pending[:0]
+		if err := s.frameLocked(rec); err != nil {
+			b.Fatal(err)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// BenchmarkJournalFrameAlloc frames a task start's first record: the
+// allocation (its job's encoding reused) and the runner's state.
+func BenchmarkJournalFrameAlloc(b *testing.B) {
+	rec := benchRunRecord()
+	rec.Alloc = benchEnvInput().Alloc
+	benchFrame(b, rec)
+}
+
+// BenchmarkJournalFrameRun frames a later task change: the runner's
+// state alone.
+func BenchmarkJournalFrameRun(b *testing.B) { benchFrame(b, benchRunRecord()) }
