@@ -3,7 +3,6 @@ package client
 import (
 	"maps"
 	"net"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,16 +26,23 @@ type envInput struct {
 	AllocDir, TaskDir, LocalDir, SecretsDir string
 }
 
-// allocIndexRE finds the index in an allocation name "job.group[N]".
-var allocIndexRE = regexp.MustCompile(`\[(\d+)\]$`)
-
 // allocIndex returns N of an allocation named "<job>.<group>[N]", or 0.
 func allocIndex(name string) int {
-	m := allocIndexRE.FindStringSubmatch(name)
-	if m == nil {
+	rest, ok := strings.CutSuffix(name, "]")
+	if !ok {
 		return 0
 	}
-	n, _ := strconv.Atoi(m[1])
+	i := strings.LastIndexByte(rest, '[')
+	if i < 0 || i == len(rest)-1 {
+		return 0
+	}
+	digits := rest[i+1:]
+	for j := 0; j < len(digits); j++ {
+		if digits[j] < '0' || digits[j] > '9' {
+			return 0
+		}
+	}
+	n, _ := strconv.Atoi(digits)
 	return n
 }
 
@@ -52,34 +58,16 @@ func envName(s string) string {
 }
 
 // buildEnv returns the task's environment: the SCHED_* variables (each
-// under its NOMAD_* name too), then the task's Env with ${...}
-// interpolated against them and the node.
+// under its NOMAD_* name too, env_nomad.go), then the task's Env with
+// ${...} interpolated against them and the node.
+//
+// It runs at every task start (a dev agent starting a thousand
+// allocations spent a tenth of its CPU here), so it sets both names of a
+// variable at once into a map sized up front, and interpolates the
+// task's Env against the map before writing into it instead of against a
+// copy.
 func buildEnv(in *envInput) map[string]string {
 	a, t := in.Alloc, in.Task
-	env := map[string]string{
-		"SCHED_ALLOC_ID":    a.ID,
-		"SCHED_ALLOC_NAME":  a.Name,
-		"SCHED_ALLOC_INDEX": strconv.Itoa(allocIndex(a.Name)),
-		"SCHED_JOB_ID":      a.JobID,
-		"SCHED_TASK_NAME":   t.Name,
-		"SCHED_GROUP_NAME":  a.TaskGroup,
-		"SCHED_NAMESPACE":   a.Namespace,
-		"SCHED_REGION":      in.Region,
-		"SCHED_ALLOC_DIR":   in.AllocDir,
-		"SCHED_TASK_DIR":    in.LocalDir,
-		"SCHED_SECRETS_DIR": in.SecretsDir,
-	}
-	if in.Node != nil {
-		env["SCHED_DC"] = in.Node.Datacenter
-		env["SCHED_NODE_ID"] = in.Node.ID
-		env["SCHED_NODE_NAME"] = in.Node.Name
-	}
-	if j := a.Job; j != nil {
-		env["SCHED_JOB_NAME"] = j.Name
-		if j.ParentID != "" {
-			env["SCHED_JOB_PARENT_ID"] = j.ParentID
-		}
-	}
 	cpu, mem := 0, 0
 	if t.Resources != nil {
 		cpu, mem = t.Resources.CPU, t.Resources.MemoryMB
@@ -90,13 +78,58 @@ func buildEnv(in *envInput) map[string]string {
 			cpu, mem, taskNets = tr.CPU, tr.MemoryMB, tr.Networks
 		}
 	}
-	env["SCHED_CPU_LIMIT"] = strconv.Itoa(cpu)
-	env["SCHED_MEMORY_LIMIT"] = strconv.Itoa(mem)
-	if mx := memoryMaxOf(a, t); mx > 0 {
-		env["SCHED_MEMORY_MAX_LIMIT"] = strconv.Itoa(mx) // memory oversubscription
+	ports := allocPorts(a, taskNets)
+	// Meta: the task's over the group's over the job's, each key as given
+	// and upper-cased.
+	var jobMeta, groupMeta map[string]string
+	if a.Job != nil {
+		jobMeta = a.Job.Meta
+	}
+	if in.Group != nil {
+		groupMeta = in.Group.Meta
+	}
+	var meta map[string]string
+	if len(jobMeta)+len(groupMeta)+len(t.Meta) > 0 {
+		meta = make(map[string]string, len(jobMeta)+len(groupMeta)+len(t.Meta))
+		maps.Copy(meta, jobMeta)
+		maps.Copy(meta, groupMeta)
+		maps.Copy(meta, t.Meta)
 	}
 
-	for _, p := range allocPorts(a, taskNets) {
+	env := make(map[string]string, 2*(20+4*len(ports)+2*len(meta))+len(t.Env))
+	// set sets a variable under both names.
+	set := func(sched, nomad, v string) { env[sched], env[nomad] = v, v }
+	set("SCHED_ALLOC_ID", "NOMAD_ALLOC_ID", a.ID)
+	set("SCHED_ALLOC_NAME", "NOMAD_ALLOC_NAME", a.Name)
+	set("SCHED_ALLOC_INDEX", "NOMAD_ALLOC_INDEX", strconv.Itoa(allocIndex(a.Name)))
+	set("SCHED_JOB_ID", "NOMAD_JOB_ID", a.JobID)
+	set("SCHED_TASK_NAME", "NOMAD_TASK_NAME", t.Name)
+	set("SCHED_GROUP_NAME", "NOMAD_GROUP_NAME", a.TaskGroup)
+	set("SCHED_NAMESPACE", "NOMAD_NAMESPACE", a.Namespace)
+	set("SCHED_REGION", "NOMAD_REGION", in.Region)
+	set("SCHED_ALLOC_DIR", "NOMAD_ALLOC_DIR", in.AllocDir)
+	set("SCHED_TASK_DIR", "NOMAD_TASK_DIR", in.LocalDir)
+	set("SCHED_SECRETS_DIR", "NOMAD_SECRETS_DIR", in.SecretsDir)
+	if in.Node != nil {
+		set("SCHED_DC", "NOMAD_DC", in.Node.Datacenter)
+		set("SCHED_NODE_ID", "NOMAD_NODE_ID", in.Node.ID)
+		set("SCHED_NODE_NAME", "NOMAD_NODE_NAME", in.Node.Name)
+	}
+	if j := a.Job; j != nil {
+		set("SCHED_JOB_NAME", "NOMAD_JOB_NAME", j.Name)
+		if j.ParentID != "" {
+			set("SCHED_JOB_PARENT_ID", "NOMAD_JOB_PARENT_ID", j.ParentID)
+		}
+	}
+	set("SCHED_CPU_LIMIT", "NOMAD_CPU_LIMIT", strconv.Itoa(cpu))
+	set("SCHED_MEMORY_LIMIT", "NOMAD_MEMORY_LIMIT", strconv.Itoa(mem))
+	if mx := memoryMaxOf(a, t); mx > 0 {
+		set("SCHED_MEMORY_MAX_LIMIT", "NOMAD_MEMORY_MAX_LIMIT", strconv.Itoa(mx)) // memory oversubscription
+	}
+
+	// setAs sets SCHED_<name> and NOMAD_<name>.
+	setAs := func(name, v string) { env[schedEnvPrefix+name], env[nomadEnvPrefix+name] = v, v }
+	for _, p := range ports {
 		ip := p.HostIP
 		if ip == "" {
 			ip = in.IP
@@ -105,31 +138,29 @@ func buildEnv(in *envInput) map[string]string {
 			}
 		}
 		l := envName(p.Label)
-		env["SCHED_PORT_"+l] = strconv.Itoa(p.Value)
-		env["SCHED_HOST_PORT_"+l] = strconv.Itoa(p.Value)
-		env["SCHED_IP_"+l] = ip
-		env["SCHED_ADDR_"+l] = net.JoinHostPort(ip, strconv.Itoa(p.Value))
+		v := strconv.Itoa(p.Value)
+		setAs("PORT_"+l, v)
+		setAs("HOST_PORT_"+l, v)
+		setAs("IP_"+l, ip)
+		setAs("ADDR_"+l, net.JoinHostPort(ip, v))
 	}
-
-	// Meta: the task's over the group's over the job's, each key as given
-	// and upper-cased.
-	meta := map[string]string{}
-	if a.Job != nil {
-		maps.Copy(meta, a.Job.Meta)
-	}
-	if in.Group != nil {
-		maps.Copy(meta, in.Group.Meta)
-	}
-	maps.Copy(meta, t.Meta)
 	for _, k := range slices.Sorted(maps.Keys(meta)) {
-		env["SCHED_META_"+envName(k)] = meta[k]
-		env["SCHED_META_"+strings.ToUpper(envName(k))] = meta[k]
+		n := envName(k)
+		setAs("META_"+n, meta[k])
+		setAs("META_"+strings.ToUpper(n), meta[k])
 	}
 
-	withNomadNames(env) // env_nomad.go
-	base := maps.Clone(env)
-	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
-		env[k] = interpolate(t.Env[k], base, in.Node)
+	if len(t.Env) > 0 {
+		// Every value is interpolated against the variables above, none
+		// against another of the task's: compute them all, then set them.
+		keys := slices.Sorted(maps.Keys(t.Env))
+		vals := make([]string, len(keys))
+		for i, k := range keys {
+			vals[i] = interpolate(t.Env[k], env, in.Node)
+		}
+		for i, k := range keys {
+			env[k] = vals[i]
+		}
 	}
 	return env
 }
