@@ -327,7 +327,9 @@ func (h nodeAPI) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p http
 	if err := validateAllocUpdates(req.Allocs); err != nil {
 		return nil, err
 	}
-	if _, err := h.node(nodeID); err != nil {
+	// knownNode: a leader elected a moment ago looks again after its
+	// read barrier before a 404, which makes the client register again.
+	if _, err := h.knownNode(r, nodeID); err != nil {
 		return nil, err
 	}
 

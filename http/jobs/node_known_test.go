@@ -62,3 +62,27 @@ func TestNodeHeartbeatMissingNodeWaitsForTheBarrier(t *testing.T) {
 		})
 	}
 }
+
+// A client's report on its allocations to a leader that has not yet
+// applied the node's registration waits for the barrier too, as the
+// heartbeat does; after it, an unknown node is a 404.
+func TestNodeAllocsReportMissingNodeWaitsForTheBarrier(t *testing.T) {
+	h, _ := newSchedHarness(t)
+	n := apitest.TestNode(1)
+	body := map[string]any{"Allocs": []any{map[string]any{"ID": "20000000-0000-4000-8000-000000000001", "ClientStatus": "running"}}}
+	h.cluster.OnBarrier = func() {
+		if got, _ := h.Store.NodeByID(nil, n.ID); got == nil {
+			h.Apply(store.NodeRegisterRequestType, &store.NodeRegisterRequest{Node: n.Copy()})
+		}
+	}
+	h.OK(http.MethodPost, "/v1/node/"+n.ID+"/allocations", body, nil)
+	if got, _ := h.Store.NodeByID(nil, n.ID); got == nil {
+		t.Fatal("the barrier did not run: the node is not in the store")
+	}
+
+	h.cluster.OnBarrier = nil
+	h.Fail(http.MethodPost, "/v1/node/"+apitest.TestNode(2).ID+"/allocations", body, http.StatusNotFound)
+
+	h.cluster.FailBarrier(&schedhttp.CodedError{Code: http.StatusServiceUnavailable, Message: "no cluster leader", Err: errors.New("no leader")})
+	h.Fail(http.MethodPost, "/v1/node/"+apitest.TestNode(3).ID+"/allocations", body, http.StatusServiceUnavailable)
+}
