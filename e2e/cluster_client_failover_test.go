@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -33,46 +30,7 @@ type watchedClient struct {
 // cluster's servers, logging at info, and stops it with the test.
 func startWatchedClient(t *testing.T, c *loopCluster, name string) *watchedClient {
 	t.Helper()
-	dir := t.TempDir()
-	var servers []string
-	for _, s := range c.servers {
-		servers = append(servers, strconv.Quote("127.0.0.1:"+strconv.Itoa(s.http)))
-	}
-	w := &watchedClient{t: t, name: name, http: freePort(t), out: &testutil.SyncBuffer{}}
-	cfg := fmt.Sprintf(`
-name      = %q
-data_dir  = %q
-bind_addr = "127.0.0.1"
-log_level = "info"
-ports {
-  http   = %d
-  raft   = %d
-  gossip = %d
-}
-client {
-  enabled = true
-  servers = [%s]
-}
-`, name, filepath.Join(dir, "data"), w.http, freePort(t), freePort(t), strings.Join(servers, ", "))
-	path := filepath.Join(dir, "client.hcl")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(schedBin, "agent", "-config", path)
-	cmd.Stdout, cmd.Stderr = w.out, w.out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, w.out.String())
-		}
-	})
-	return w
+	return startClientProcess(t, c, name, "info", "")
 }
 
 var registeredWith = regexp.MustCompile(`msg="node registered".* server=(\S+)`)

@@ -30,16 +30,26 @@ func startClientAgent(t *testing.T, c *loopCluster) *testutil.SyncBuffer {
 // client block.
 func startClientAgentWith(t *testing.T, c *loopCluster, extra string) *testutil.SyncBuffer {
 	t.Helper()
+	return startClientProcess(t, c, "c1", "warn", extra).out
+}
+
+// startClientProcess runs a client-only agent named name against the
+// cluster's servers, logging at level, with extra appended inside its
+// client block; it is killed with the test, its output logged if the test
+// failed.
+func startClientProcess(t *testing.T, c *loopCluster, name, level, extra string) *watchedClient {
+	t.Helper()
 	dir := t.TempDir()
 	var servers []string
 	for _, s := range c.servers {
 		servers = append(servers, strconv.Quote("127.0.0.1:"+strconv.Itoa(s.http)))
 	}
+	w := &watchedClient{t: t, name: name, http: freePort(t), out: &testutil.SyncBuffer{}}
 	cfg := fmt.Sprintf(`
-name      = "c1"
+name      = %q
 data_dir  = %q
 bind_addr = "127.0.0.1"
-log_level = "warn"
+log_level = %q
 ports {
   http   = %d
   raft   = %d
@@ -50,14 +60,13 @@ client {
   servers = [%s]
   %s
 }
-`, filepath.Join(dir, "data"), freePort(t), freePort(t), freePort(t), strings.Join(servers, ", "), extra)
+`, name, filepath.Join(dir, "data"), level, w.http, freePort(t), freePort(t), strings.Join(servers, ", "), extra)
 	path := filepath.Join(dir, "client.hcl")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := &testutil.SyncBuffer{}
 	cmd := exec.Command(schedBin, "agent", "-config", path)
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = w.out, w.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +76,10 @@ client {
 		cmd.Process.Kill()
 		<-done
 		if t.Failed() {
-			t.Logf("client output:\n%s", out.String())
+			t.Logf("%s output:\n%s", name, w.out.String())
 		}
 	})
-	return out
+	return w
 }
 
 // runningAllocs returns the IDs of the job's allocations that run.
