@@ -39,6 +39,31 @@ func evalsOfAnswer(t *testing.T, h *harness, out *state.NodeUpdateResponse) []st
 	return jobs
 }
 
+// nodeDownWithHeldEval returns a harness holding a node that runs an
+// allocation of the service job "web" and was then marked down, as the
+// leader's heartbeat timer marks it: web's node-update evaluation is held
+// until a minute from now, and the system job "logs" has none yet.
+func nodeDownWithHeldEval(t *testing.T) (*harness, *state.Node) {
+	t.Helper()
+	h, _ := newSchedHarness(t)
+	n := apitest.TestNode(1)
+	h.RegisterNode(n)
+	job := apitest.TestJob("web")
+	h.register(job)
+	web := h.Registered(job)
+	h.register(apitest.SystemJob("logs"))
+	h.PlaceAlloc(1, web, n.ID, state.AllocClientStatusRunning)
+	held := &state.Evaluation{
+		ID: apitest.SourceID(900), Namespace: web.Namespace, JobID: web.ID, Type: web.Type, Priority: web.Priority,
+		TriggeredBy: state.EvalTriggerNodeUpdate, Status: state.EvalStatusPending, NodeID: n.ID,
+		WaitUntil: apitest.Now.Add(time.Minute),
+	}
+	h.Apply(store.NodeUpdateStatusRequestType, &store.NodeUpdateStatusRequest{
+		NodeID: n.ID, Status: state.NodeStatusDown, Evals: []*state.Evaluation{held},
+	})
+	return h, n
+}
+
 // A node that comes back ready while a job's node-update evaluation is
 // held (its nodes went down within the churn window) gets no second one
 // for that job: the store drops it in the apply. The answer lists only
@@ -46,25 +71,7 @@ func evalsOfAnswer(t *testing.T, h *harness, out *state.NodeUpdateResponse) []st
 func TestNodeBackReadyListsOnlyAppliedEvals(t *testing.T) {
 	for _, via := range []string{"heartbeat", "status"} {
 		t.Run(via, func(t *testing.T) {
-			h, _ := newSchedHarness(t)
-			n := apitest.TestNode(1)
-			h.RegisterNode(n)
-			job := apitest.TestJob("web")
-			h.register(job)
-			web := h.Registered(job)
-			h.register(apitest.SystemJob("logs"))
-			h.PlaceAlloc(1, web, n.ID, state.AllocClientStatusRunning)
-
-			// Down, as the leader's heartbeat timer marks it: web's
-			// evaluation is held until WaitUntil.
-			held := &state.Evaluation{
-				ID: apitest.SourceID(900), Namespace: web.Namespace, JobID: web.ID, Type: web.Type, Priority: web.Priority,
-				TriggeredBy: state.EvalTriggerNodeUpdate, Status: state.EvalStatusPending, NodeID: n.ID,
-				WaitUntil: apitest.Now.Add(time.Minute),
-			}
-			h.Apply(store.NodeUpdateStatusRequestType, &store.NodeUpdateStatusRequest{
-				NodeID: n.ID, Status: state.NodeStatusDown, Evals: []*state.Evaluation{held},
-			})
+			h, n := nodeDownWithHeldEval(t)
 			evalsBefore := evalCount(t, h)
 
 			var out state.NodeUpdateResponse

@@ -3,11 +3,8 @@ package jobs
 import (
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/schedhq/sched/http/internal/apitest"
 	"github.com/schedhq/sched/state"
-	"github.com/schedhq/sched/state/store"
 )
 
 // A node marked down that comes back by registering again (not by a
@@ -15,22 +12,7 @@ import (
 // node-update evaluation is held, as a heartbeat bringing it back does;
 // the answer lists only the evaluations written.
 func TestNodeBackByRegisterJoinsHeldEval(t *testing.T) {
-	h, _ := newSchedHarness(t)
-	n := apitest.TestNode(1)
-	h.RegisterNode(n)
-	job := apitest.TestJob("web")
-	h.register(job)
-	web := h.Registered(job)
-	h.register(apitest.SystemJob("logs"))
-	h.PlaceAlloc(1, web, n.ID, state.AllocClientStatusRunning)
-	held := &state.Evaluation{
-		ID: apitest.SourceID(900), Namespace: web.Namespace, JobID: web.ID, Type: web.Type, Priority: web.Priority,
-		TriggeredBy: state.EvalTriggerNodeUpdate, Status: state.EvalStatusPending, NodeID: n.ID,
-		WaitUntil: apitest.Now.Add(time.Minute),
-	}
-	h.Apply(store.NodeUpdateStatusRequestType, &store.NodeUpdateStatusRequest{
-		NodeID: n.ID, Status: state.NodeStatusDown, Evals: []*state.Evaluation{held},
-	})
+	h, n := nodeDownWithHeldEval(t)
 	evalsBefore := evalCount(t, h)
 
 	out := h.RegisterNode(n)
