@@ -58,28 +58,40 @@ func TestNodeChurnCoalescesEvaluations(t *testing.T) {
 	}
 }
 
+// stHeldEvalSetup returns a store holding node n0 and three jobs:
+// the service jobs svc and other and the system job sys, with base, the
+// time the tests mark the node down at, and nodeEval, which makes a
+// node-update evaluation of a job for n0, held until a minute after base
+// when held is set.
+func stHeldEvalSetup(t *testing.T) (s *Store, base time.Time, svc, sys, other *state.Job, nodeEval func(id string, j *state.Job, held bool) *state.Evaluation) {
+	t.Helper()
+	s = stStore(t, Config{})
+	base = time.Unix(1000, 0)
+	stApply(t, s, 1, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n0")})
+	svc, sys, other = stJob("svc"), stJob("sys"), stJob("other")
+	sys.Type = state.JobTypeSystem
+	stRegister(t, s, 10, svc, nil)
+	stRegister(t, s, 11, sys, nil)
+	stRegister(t, s, 12, other, nil)
+	nodeEval = func(id string, j *state.Job, held bool) *state.Evaluation {
+		e := stEval(id, j)
+		e.TriggeredBy = state.EvalTriggerNodeUpdate
+		e.NodeID = "n0"
+		if held {
+			e.WaitUntil = base.Add(time.Minute)
+		}
+		return e
+	}
+	return s, base, svc, sys, other, nodeEval
+}
+
 // A node coming back while a job's node-update evaluation is still held
 // adds none for that job: the held one finds the job's allocations on the
 // returned node as they are (never marked lost, nothing to replace). A
 // system job's evaluation is kept: the returned node may need its
 // allocation now.
 func TestNodeReturnJoinsHeldEvaluation(t *testing.T) {
-	s := stStore(t, Config{})
-	base := time.Unix(1000, 0)
-	stApply(t, s, 1, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n0")})
-	svc, sys, other := stJob("svc"), stJob("sys"), stJob("other")
-	sys.Type = state.JobTypeSystem
-	stRegister(t, s, 10, svc, nil)
-	stRegister(t, s, 11, sys, nil)
-	stRegister(t, s, 12, other, nil)
-	nodeEval := func(id string, j *state.Job, held bool) *state.Evaluation {
-		e := stEval(id, j)
-		e.TriggeredBy = state.EvalTriggerNodeUpdate
-		if held {
-			e.WaitUntil = base.Add(time.Minute)
-		}
-		return e
-	}
+	s, base, svc, sys, other, nodeEval := stHeldEvalSetup(t)
 	stApply(t, s, 20, NodeUpdateStatusRequestType, &NodeUpdateStatusRequest{NodeID: "n0", Status: state.NodeStatusDown, UpdatedAt: base.Unix(),
 		Evals: []*state.Evaluation{nodeEval("down-svc", svc, true), nodeEval("down-sys", sys, true)}, CoalesceAfter: base.Add(500 * time.Millisecond).UnixNano()})
 	resp := stApply(t, s, 21, NodeUpdateStatusRequestType, &NodeUpdateStatusRequest{NodeID: "n0", Status: state.NodeStatusReady, UpdatedAt: base.Unix() + 5,

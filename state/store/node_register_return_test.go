@@ -17,23 +17,7 @@ import (
 // it carries, as it did when first applied.
 func TestNodeReturnByRegisterJoinsHeldEvaluation(t *testing.T) {
 	for _, returning := range []bool{true, false} {
-		s := stStore(t, Config{})
-		base := time.Unix(1000, 0)
-		stApply(t, s, 1, NodeRegisterRequestType, &NodeRegisterRequest{Node: stNode("n0")})
-		svc, sys, other := stJob("svc"), stJob("sys"), stJob("other")
-		sys.Type = state.JobTypeSystem
-		stRegister(t, s, 10, svc, nil)
-		stRegister(t, s, 11, sys, nil)
-		stRegister(t, s, 12, other, nil)
-		nodeEval := func(id string, j *state.Job, held bool) *state.Evaluation {
-			e := stEval(id, j)
-			e.TriggeredBy = state.EvalTriggerNodeUpdate
-			e.NodeID = "n0"
-			if held {
-				e.WaitUntil = base.Add(time.Minute)
-			}
-			return e
-		}
+		s, base, svc, sys, other, nodeEval := stHeldEvalSetup(t)
 		stApply(t, s, 20, NodeUpdateStatusRequestType, &NodeUpdateStatusRequest{NodeID: "n0", Status: state.NodeStatusDown, UpdatedAt: base.Unix(),
 			Evals: []*state.Evaluation{nodeEval("down-svc", svc, true)}, CoalesceAfter: base.Add(500 * time.Millisecond).UnixNano()})
 
