@@ -280,8 +280,11 @@ func (w pendingWriter) Write(p []byte) (int, error) {
 
 // frameLocked appends one record with its frame to s.pending. s.mu must
 // be held (the job encodings it reuses and s.pending are s's). The
-// payload is the record's JSON as json.Encoder writes it (with a
-// trailing newline, which a reader skips as white space).
+// payload is the record's JSON, written by appendRecord (journal_enc.go),
+// or by json.Encoder when the appenders do not know the record's types
+// as they are (journalShapesKnown) or cannot write one of its values;
+// either way with a trailing newline, which a reader skips as white
+// space.
 func (s *stateStore) frameLocked(rec *journalRecord) error {
 	var job json.RawMessage
 	if rec.Alloc != nil && rec.Alloc.Job != nil {
@@ -289,14 +292,25 @@ func (s *stateStore) frameLocked(rec *journalRecord) error {
 		if job, err = s.jobJSONLocked(rec.Alloc.Job); err != nil {
 			return err
 		}
+	}
+	start := len(s.pending)
+	s.pending = append(s.pending, make([]byte, journalHeader)...)
+	if journalShapesKnown() {
+		var err error
+		if s.pending, err = appendRecord(s.pending, rec, job); err == nil {
+			s.pending = append(s.pending, '\n')
+			s.frameHeader(start)
+			return nil
+		}
+		s.pending = s.pending[:start+journalHeader]
+	}
+	if job != nil {
 		a := *rec.Alloc
 		a.Job = nil
 		cp := *rec
 		cp.Alloc, cp.Job = &a, nil
 		rec = &cp
 	}
-	start := len(s.pending)
-	s.pending = append(s.pending, make([]byte, journalHeader)...)
 	if s.enc == nil {
 		s.enc = json.NewEncoder(pendingWriter{s})
 	}
@@ -310,10 +324,16 @@ func (s *stateStore) frameLocked(rec *journalRecord) error {
 		// are replaced.
 		s.pending = append(append(append(s.pending[:len(s.pending)-2], `,"Job":`...), job...), '}')
 	}
+	s.frameHeader(start)
+	return nil
+}
+
+// frameHeader fills in the header of the record framed from start on in
+// s.pending: its payload's length and checksum.
+func (s *stateStore) frameHeader(start int) {
 	payload := s.pending[start+journalHeader:]
 	binary.LittleEndian.PutUint32(s.pending[start:start+4], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(s.pending[start+4:start+8], crc32.Checksum(payload, journalCRC))
-	return nil
 }
 
 // journalPut records an allocation's state: a record without Alloc
