@@ -73,6 +73,10 @@ type evalContext struct {
 	groups map[string]map[string]int
 	// allocByID caches the state's allocations looked up by ID.
 	allocByID map[string]*state.Allocation
+	// deltas holds, per node the plan changes, what its changes so far
+	// make of the state's usage and group counts there (planDelta),
+	// extended as the plan grows and dropped by planUnstop.
+	deltas map[string]*planDelta
 	// config is the scheduler configuration, read once per eval, and
 	// pools the node pools of the nodes ranked so far (sched_config.go).
 	config *state.SchedulerConfiguration
@@ -307,6 +311,11 @@ func (c *evalContext) stateAlloc(id string) (*state.Allocation, error) {
 // belong to the group key (of the job's namespace and ID), computed from
 // the node's usage and the plan's changes to that node alone. slot is
 // the node's number among the eval's ready nodes, or -1 (baseOf).
+//
+// The plan's changes are folded into the node's planDelta as they come
+// (deltaOf), so a call costs what the plan added since the last one, not
+// all it holds for the node: placing a count=1,000 group on one node
+// ranked it 1,000 times, each walking every placement made so far.
 func (c *evalContext) proposedUsage(nodeID string, slot int, namespace, jobID, key string) (usage, int, error) {
 	if slot < 0 {
 		slot = c.slotOf(nodeID)
@@ -324,51 +333,204 @@ func (c *evalContext) proposedUsage(nodeID string, slot int, namespace, jobID, k
 		// The plan has not changed the node.
 		return used, n, nil
 	}
-	stops, places := c.plan.NodeUpdate[nodeID], c.plan.NodeAllocation[nodeID]
-	if c.plan.NodePreemptions != nil {
-		// Evictions leave the node as stops do.
-		stops = append(stops[:len(stops):len(stops)], c.plan.NodePreemptions[nodeID]...)
+	d, err := c.deltaOf(nodeID, key)
+	if err != nil {
+		return usage{}, 0, err
 	}
-	if len(stops) == 0 && len(places) == 0 {
-		return used, n, nil
+	used.CPU += d.used.CPU
+	used.MemoryMB += d.used.MemoryMB
+	used.DiskMB += d.used.DiskMB
+	k, _ := d.group(key)
+	return used, n + k, nil
+}
+
+// planDelta is what the plan's changes to one node make of the state's
+// allocations there, as of the first stops, preempts and places entries
+// of the node's NodeUpdate, NodePreemptions and NodeAllocation lists:
+//
+//   - what the plan stops, evicts or replaces leaves the node, once per
+//     ID whichever lists name it (left), when the state holds it live
+//     there: its grant is taken off used, and it is taken off the count
+//     of each group key in groups it belongs to;
+//   - each placement that is not terminal adds its grant to used, and 1
+//     to the count of its group key.
+//
+// The plan only grows through planPlace, planStop and planPreempt, which
+// append: a planDelta is brought up to date by folding in the entries
+// past the ones it counted (deltaOf). planUnstop takes an entry out of
+// the middle of a list: it drops the node's planDelta (forget), and the
+// next call folds the node's lists again from the start. The state's
+// allocations do not change within an eval (the context is made anew for
+// each attempt, on its snapshot), so what left once stays counted.
+type planDelta struct {
+	stops, preempts, places int
+	// left holds each ID the plan's changes take off the node, with the
+	// state's allocation that leaves, or nil when the state holds none
+	// live there (a new allocation, one on another node, a terminal
+	// one). leftIndex indexes it by ID once it holds more than
+	// maxLeftScan: most nodes a plan changes get an entry or two, and
+	// a map for each would cost more than the walk it saves.
+	left      []leftAlloc
+	leftIndex map[string]struct{}
+	used      usage
+	// groups holds the change of the count of each group key asked for
+	// so far (a key first asked is counted over what is folded, then
+	// kept up to date); an eval asks for few, one per group it places.
+	groups []groupDelta
+
+	// The first entries of left and groups, in the planDelta's own
+	// allocation.
+	leftBuf   [2]leftAlloc
+	groupsBuf [1]groupDelta
+}
+
+// leftAlloc is an ID that leaves a node, and the state's allocation that
+// leaves with it (nil: none).
+type leftAlloc struct {
+	id    string
+	alloc *state.Allocation
+}
+
+// maxLeftScan is how many IDs a planDelta looks through without an
+// index.
+const maxLeftScan = 8
+
+// hasLeft reports whether the ID is among those that left.
+func (d *planDelta) hasLeft(id string) bool {
+	if d.leftIndex != nil {
+		_, ok := d.leftIndex[id]
+		return ok
 	}
-	// What the plan stops or replaces leaves the node: the state's
-	// version of each, when it is live there.
-	seen := make(map[string]bool, len(stops)+len(places))
-	leave := func(id string) error {
-		if seen[id] {
-			return nil
-		}
-		seen[id] = true
-		e, err := c.stateAlloc(id)
-		if err != nil || e == nil || e.NodeID != nodeID || e.Terminal() {
-			return err
-		}
-		used.sub(e.AllocatedResources)
-		if inGroup(e, key) {
-			n--
-		}
-		return nil
-	}
-	for _, a := range stops {
-		if err := leave(a.ID); err != nil {
-			return usage{}, 0, err
+	for _, l := range d.left {
+		if l.id == id {
+			return true
 		}
 	}
-	for _, a := range places {
-		if err := leave(a.ID); err != nil {
-			return usage{}, 0, err
+	return false
+}
+
+// addLeft records that the ID left, with the state's allocation e.
+func (d *planDelta) addLeft(id string, e *state.Allocation) {
+	d.left = append(d.left, leftAlloc{id, e})
+	switch {
+	case d.leftIndex != nil:
+		d.leftIndex[id] = struct{}{}
+	case len(d.left) > maxLeftScan:
+		d.leftIndex = make(map[string]struct{}, 2*len(d.left))
+		for _, l := range d.left {
+			d.leftIndex[l.id] = struct{}{}
 		}
 	}
-	for _, a := range places {
-		if !a.Terminal() {
-			used.add(a.AllocatedResources)
-			if inGroup(a, key) {
-				n++
+}
+
+// groupDelta is the change the plan makes to the count of a group key's
+// allocations on a node.
+type groupDelta struct {
+	key string
+	n   int
+}
+
+// group returns the change of key's count, and whether key is counted.
+func (d *planDelta) group(key string) (int, bool) {
+	for _, g := range d.groups {
+		if g.key == key {
+			return g.n, true
+		}
+	}
+	return 0, false
+}
+
+// deltaOf returns the node's planDelta, counting key among its groups,
+// with every change the plan now holds for the node folded in. On an
+// error the node's delta is dropped, to be folded again from the start.
+func (c *evalContext) deltaOf(nodeID, key string) (*planDelta, error) {
+	d := c.deltas[nodeID]
+	if d == nil {
+		if c.deltas == nil {
+			c.deltas = map[string]*planDelta{}
+		}
+		d = &planDelta{}
+		d.left, d.groups = d.leftBuf[:0], d.groupsBuf[:0]
+		c.deltas[nodeID] = d
+	}
+	stops := c.plan.NodeUpdate[nodeID]
+	preempts := c.plan.NodePreemptions[nodeID]
+	places := c.plan.NodeAllocation[nodeID]
+	if _, ok := d.group(key); !ok {
+		k := 0
+		for _, l := range d.left {
+			if l.alloc != nil && inGroup(l.alloc, key) {
+				k--
+			}
+		}
+		for _, a := range places[:d.places] {
+			if !a.Terminal() && inGroup(a, key) {
+				k++
+			}
+		}
+		d.groups = append(d.groups, groupDelta{key, k})
+	}
+	for ; d.stops < len(stops); d.stops++ {
+		if err := c.leave(d, nodeID, stops[d.stops].ID); err != nil {
+			return nil, err
+		}
+	}
+	for ; d.preempts < len(preempts); d.preempts++ {
+		if err := c.leave(d, nodeID, preempts[d.preempts].ID); err != nil {
+			return nil, err
+		}
+	}
+	for ; d.places < len(places); d.places++ {
+		a := places[d.places]
+		if err := c.leave(d, nodeID, a.ID); err != nil {
+			return nil, err
+		}
+		if a.Terminal() {
+			continue
+		}
+		d.used.add(a.AllocatedResources)
+		for i := range d.groups {
+			if inGroup(a, d.groups[i].key) {
+				d.groups[i].n++
 			}
 		}
 	}
-	return used, n, nil
+	return d, nil
+}
+
+// leave folds into d that the plan takes allocation id off the node: the
+// state's version of it leaves, the first time the ID is named, when it
+// is live there.
+func (c *evalContext) leave(d *planDelta, nodeID, id string) error {
+	if d.hasLeft(id) {
+		return nil
+	}
+	e, err := c.stateAlloc(id)
+	if err != nil {
+		c.forget(nodeID)
+		return err
+	}
+	if e != nil && (e.NodeID != nodeID || e.Terminal()) {
+		e = nil
+	}
+	d.addLeft(id, e)
+	if e == nil {
+		return nil
+	}
+	d.used.sub(e.AllocatedResources)
+	for i := range d.groups {
+		if inGroup(e, d.groups[i].key) {
+			d.groups[i].n--
+		}
+	}
+	return nil
+}
+
+// forget drops what is folded of the plan's changes to the node
+// (planDelta): a change other than an append (planUnstop), or a fold an
+// error cut short.
+func (c *evalContext) forget(nodeID string) {
+	delete(c.deltas, nodeID)
 }
 
 func newEvalContext(st State, plan *Plan, logger *slog.Logger, now time.Time, seed uint64) *evalContext {
@@ -574,6 +736,9 @@ func (c *evalContext) planPreempt(a *state.Allocation) {
 // placement it made room for failed.
 func (c *evalContext) planUnstop(a *state.Allocation) {
 	c.planChanged(a.NodeID)
+	// The list loses an entry, maybe one deltas folded: the node's
+	// changes are folded again from the start when next asked.
+	c.forget(a.NodeID)
 	list := c.plan.NodeUpdate[a.NodeID]
 	for i := len(list) - 1; i >= 0; i-- {
 		if list[i].ID == a.ID {
