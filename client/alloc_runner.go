@@ -677,22 +677,72 @@ func (ar *allocRunner) persist() {
 		return
 	}
 	a := ar.a
-	r := &persistedRun{Tasks: make(map[string]*persistedTask, len(ar.tasks)), Stopping: ar.stopping,
+	r := &persistedRun{Stopping: ar.stopping,
 		Failed: ar.failed, Description: ar.desc, TerminalAt: ar.terminalAt, WorkloadUID: ar.uid}
 	ar.mu.Unlock()
-	for _, t := range ar.tasks {
-		r.Tasks[t.name] = t.snapshot()
+	rec := &journalRecord{ID: ar.id, Run: r}
+	if a != ar.persisted {
+		rec.Alloc = a
 	}
-	var err error
-	if a == ar.persisted {
-		err = ar.c.store.putRun(ar.id, r)
-	} else if err = ar.c.store.put(a, r); err == nil {
-		ar.persisted = a
+	buf := runBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= runBufMax {
+			runBufs.Put(buf)
+		}
+	}()
+	if !ar.encodeRun(rec, buf) {
+		r.Tasks = make(map[string]*persistedTask, len(ar.tasks))
+		for _, t := range ar.tasks {
+			r.Tasks[t.name] = t.snapshot()
+		}
 	}
-	if err != nil {
+	if err := ar.c.store.journalPut(rec); err != nil {
 		ar.c.log.Warn("persist allocation state", "alloc", ar.id, "error", err)
+		return
 	}
+	ar.persisted = a
 }
+
+// encodeRun encodes rec.Run, its Tasks read from the task runners, into
+// rec.runJSON (journal_enc.go): each task's state is written under its
+// runner's lock, without the copies of a snapshot (a task state, its
+// events, its handle, per task and per put), and outside the journal's
+// lock, which the puts of a thousand runners share. It reports false
+// when the appenders cannot write the record (journalShapesKnown). buf
+// is the buffer to encode into, kept for the next put (runBufs).
+func (ar *allocRunner) encodeRun(rec *journalRecord, buf *[]byte) bool {
+	if !journalShapesKnown() {
+		return false
+	}
+	b := append((*buf)[:0], `{"Tasks":{`...)
+	var err error
+	for i, t := range ar.tasks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendJSONStr(b, t.name), ':')
+		t.mu.Lock()
+		b, err = appendTaskParts(b, t.ts, t.handle, t.tracker.window())
+		t.mu.Unlock()
+		if err != nil {
+			return false
+		}
+	}
+	b = append(b, '}')
+	if b, err = appendRunRest(b, rec.Run); err != nil {
+		return false
+	}
+	*buf, rec.runJSON = b, b
+	return true
+}
+
+// runBufs are the buffers of encodeRun: a runner's state is encoded a few
+// times in its life, and a buffer per runner would be a thousand idle
+// buffers on a busy client.
+var runBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// runBufMax bounds the buffers kept in runBufs.
+const runBufMax = 64 << 10
 
 // status computes the allocation's client status from its tasks.
 func (ar *allocRunner) status() (status, desc string, states map[string]*state.TaskState) {

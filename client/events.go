@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/schedhq/sched/client/driver"
@@ -9,8 +10,19 @@ import (
 )
 
 // newEvent returns an event of type typ at now with its display message.
+// Its Details are nil until setDetail sets one: most events have none,
+// and an empty map, which JSON leaves out as it does nil, was one of a
+// task start's allocations per event.
 func newEvent(typ string, now time.Time, msg string) *state.TaskEvent {
-	return &state.TaskEvent{Type: typ, Time: now.UnixNano(), Message: msg, DisplayMessage: msg, Details: map[string]string{}}
+	return &state.TaskEvent{Type: typ, Time: now.UnixNano(), Message: msg, DisplayMessage: msg}
+}
+
+// setDetail sets one of ev's Details.
+func setDetail(ev *state.TaskEvent, k, v string) {
+	if ev.Details == nil {
+		ev.Details = make(map[string]string, 2)
+	}
+	ev.Details[k] = v
 }
 
 // The event constructors below fill the §6 fields each type carries, and
@@ -39,10 +51,10 @@ func eventTerminated(now time.Time, res *driver.ExitResult) *state.TaskEvent {
 		ev.Message = res.Err.Error()
 		ev.DisplayMessage += ", Exit Message: " + res.Err.Error()
 	}
-	ev.Details["exit_code"] = fmt.Sprint(res.ExitCode)
-	ev.Details["signal"] = fmt.Sprint(res.Signal)
+	setDetail(ev, "exit_code", strconv.Itoa(res.ExitCode))
+	setDetail(ev, "signal", strconv.Itoa(res.Signal))
 	if res.OOMKilled {
-		ev.Details["oom_killed"] = "true"
+		setDetail(ev, "oom_killed", "true")
 	}
 	return ev
 }
@@ -54,17 +66,17 @@ func eventRestarting(now time.Time, delay time.Duration, reason string) *state.T
 	if reason != "" {
 		ev.DisplayMessage = reason + ": " + ev.DisplayMessage
 	}
-	ev.Details["start_delay"] = fmt.Sprint(int64(delay))
-	ev.Details["restart_reason"] = reason
+	setDetail(ev, "start_delay", strconv.FormatInt(int64(delay), 10))
+	setDetail(ev, "restart_reason", reason)
 	return ev
 }
 
 func eventNotRestarting(now time.Time, reason string, fails bool) *state.TaskEvent {
 	ev := newEvent(state.TaskNotRestarting, now, reason)
 	ev.RestartReason, ev.FailsTask = reason, fails
-	ev.Details["restart_reason"] = reason
+	setDetail(ev, "restart_reason", reason)
 	if fails {
-		ev.Details["fails_task"] = "true"
+		setDetail(ev, "fails_task", "true")
 	}
 	return ev
 }
@@ -76,8 +88,8 @@ func eventKilling(now time.Time, timeout time.Duration, reason string) *state.Ta
 	if reason != "" {
 		ev.DisplayMessage = reason + ": " + ev.DisplayMessage
 	}
-	ev.Details["kill_timeout"] = timeout.String()
-	ev.Details["kill_reason"] = reason
+	setDetail(ev, "kill_timeout", timeout.String())
+	setDetail(ev, "kill_reason", reason)
 	return ev
 }
 
@@ -86,7 +98,7 @@ func eventKilled(now time.Time, err error) *state.TaskEvent {
 	if err != nil {
 		ev.KillError = err.Error()
 		ev.DisplayMessage = "Task killed with error: " + err.Error()
-		ev.Details["kill_error"] = err.Error()
+		setDetail(ev, "kill_error", err.Error())
 	}
 	return ev
 }
@@ -98,8 +110,8 @@ func eventSignaling(now time.Time, sig, reason string) *state.TaskEvent {
 	if reason != "" {
 		ev.DisplayMessage += " (" + reason + ")"
 	}
-	ev.Details["signal"] = sig
-	ev.Details["reason"] = reason
+	setDetail(ev, "signal", sig)
+	setDetail(ev, "reason", reason)
 	return ev
 }
 
@@ -107,7 +119,7 @@ func eventDriverFailure(now time.Time, err error) *state.TaskEvent {
 	ev := newEvent(state.TaskDriverFailure, now, "")
 	ev.DriverError = err.Error()
 	ev.DisplayMessage = "Failed to start task: " + err.Error()
-	ev.Details["driver_error"] = err.Error()
+	setDetail(ev, "driver_error", err.Error())
 	return ev
 }
 
@@ -115,7 +127,7 @@ func eventSetupFailure(now time.Time, err error, fails bool) *state.TaskEvent {
 	ev := newEvent(state.TaskSetupFailure, now, "")
 	ev.SetupError, ev.FailsTask = err.Error(), fails
 	ev.DisplayMessage = "Task setup failed: " + err.Error()
-	ev.Details["setup_error"] = err.Error()
+	setDetail(ev, "setup_error", err.Error())
 	return ev
 }
 
@@ -123,7 +135,7 @@ func eventFailedValidation(now time.Time, err error) *state.TaskEvent {
 	ev := newEvent(state.TaskFailedValidation, now, "")
 	ev.ValidationError, ev.FailsTask = err.Error(), true
 	ev.DisplayMessage = "Task failed validation: " + err.Error()
-	ev.Details["validation_error"] = err.Error()
+	setDetail(ev, "validation_error", err.Error())
 	return ev
 }
 
@@ -131,7 +143,7 @@ func eventSiblingFailed(now time.Time, sibling string) *state.TaskEvent {
 	ev := newEvent(state.TaskSiblingFailed, now, "")
 	ev.FailedSibling = sibling
 	ev.DisplayMessage = fmt.Sprintf("Task's sibling %q failed", sibling)
-	ev.Details["failed_sibling"] = sibling
+	setDetail(ev, "failed_sibling", sibling)
 	return ev
 }
 
@@ -142,7 +154,7 @@ func eventLeaderDead(now time.Time) *state.TaskEvent {
 func eventDriverMessage(now time.Time, msg string) *state.TaskEvent {
 	ev := newEvent(state.TaskDriverMessage, now, msg)
 	ev.DriverMessage = msg
-	ev.Details["driver_message"] = msg
+	setDetail(ev, "driver_message", msg)
 	return ev
 }
 

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -67,3 +69,42 @@ func BenchmarkJournalFrameAlloc(b *testing.B) {
 // BenchmarkJournalFrameRun frames a later task change: the runner's
 // state alone.
 func BenchmarkJournalFrameRun(b *testing.B) { benchFrame(b, benchRunRecord()) }
+
+// BenchmarkAllocLife runs one count-job allocation of a mock task on a
+// client, from its runner's creation until it runs, then stops and
+// destroys it: what the client spends per allocation but for the watch's
+// decoding and the reports' requests (its reports are only read, as
+// the updater reads them when a batch goes).
+func BenchmarkAllocLife(b *testing.B) {
+	c, err := New(Config{
+		DataDir: b.TempDir(), Servers: []string{"http://127.0.0.1:1"},
+		Drivers: []driver.Driver{driver.NewMock()}, MaxKillTimeout: time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Shutdown()
+	in := benchEnvInput()
+	in.Task.Config = map[string]any{}
+	in.Alloc.Job.Type = state.JobTypeService
+	in.Alloc.DesiredStatus = state.AllocDesiredStatusRun
+	b.ReportAllocs()
+	for b.Loop() {
+		a := *in.Alloc
+		a.ID = state.NewID()
+		ar := newAllocRunner(c, &a, nil)
+		c.runAlloc(ar)
+		<-ar.tasks[0].started
+		if ar.tasks[0].snapshot().State.State != state.TaskStateRunning {
+			b.Fatalf("task %+v", ar.tasks[0].snapshot().State)
+		}
+		for _, up := range c.updater.take() {
+			if up.ClientStatus == "" {
+				b.Fatal("empty report")
+			}
+		}
+		ar.destroy()
+		c.updater.take()
+	}
+}

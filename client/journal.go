@@ -82,6 +82,10 @@ type journalRecord struct {
 	// placements of a job encoded it a thousand times). Records of
 	// earlier versions carry it in Alloc.
 	Job json.RawMessage `json:",omitempty"`
+	// runJSON, when set, is Run already encoded (by appendTaskParts and
+	// appendRunRest, outside the journal's lock: allocRunner.persist),
+	// written in its place; only with journalShapesKnown.
+	runJSON []byte
 }
 
 // journalJobCache is how many jobs' encodings a journal keeps for reuse:

@@ -42,7 +42,7 @@ import (
 // journalShapes are the fields of every type the appenders encode, as
 // typeShape writes them.
 var journalShapes = map[reflect.Type]string{
-	reflect.TypeFor[journalRecord]():                  "ID string;Removed bool json:\",omitempty\";Alloc *state.Allocation json:\",omitempty\";Run *client.persistedRun json:\",omitempty\";Job json.RawMessage json:\",omitempty\"",
+	reflect.TypeFor[journalRecord]():                  "ID string;Removed bool json:\",omitempty\";Alloc *state.Allocation json:\",omitempty\";Run *client.persistedRun json:\",omitempty\";Job json.RawMessage json:\",omitempty\";runJSON []uint8",
 	reflect.TypeFor[state.Allocation]():               "ID string;Namespace string;EvalID string;Name string;NodeID string;NodeName string;JobID string;Job *state.Job;TaskGroup string;AllocatedResources *state.AllocatedResources;Metrics *state.AllocMetric;DesiredStatus string;DesiredDescription string;DesiredTransition state.DesiredTransition;ClientStatus string;ClientDescription string;TaskStates map[string]*state.TaskState;PreviousAllocation string;NextAllocation string;DeploymentID string;DeploymentStatus *state.AllocDeploymentStatus;RescheduleTracker *state.RescheduleTracker;FollowupEvalID string;PreemptedAllocations []string;PreemptedByAllocation string;CreateIndex uint64;ModifyIndex uint64;AllocModifyIndex uint64;CreateTime int64;ModifyTime int64",
 	reflect.TypeFor[state.AllocatedResources]():       "Tasks map[string]*state.AllocatedTaskResources;Shared state.AllocatedSharedResources",
 	reflect.TypeFor[state.AllocatedTaskResources]():   "CPU int;MemoryMB int;MemoryMaxMB int;Networks []*state.NetworkResource",
@@ -111,7 +111,9 @@ func appendRecord(b []byte, rec *journalRecord, job json.RawMessage) ([]byte, er
 			return b, err
 		}
 	}
-	if rec.Run != nil {
+	if rec.runJSON != nil {
+		b = append(append(b, `,"Run":`...), rec.runJSON...)
+	} else if rec.Run != nil {
 		b = append(b, `,"Run":`...)
 		if b, err = appendRun(b, rec.Run); err != nil {
 			return b, err
@@ -145,6 +147,12 @@ func appendRun(b []byte, r *persistedRun) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
+	return appendRunRest(b, r)
+}
+
+// appendRunRest writes r's fields after Tasks, and closes the object.
+func appendRunRest(b []byte, r *persistedRun) ([]byte, error) {
+	var err error
 	if r.Stopping {
 		b = append(b, `,"Stopping":true`...)
 	}
@@ -168,12 +176,18 @@ func appendPersistedTask(b []byte, t *persistedTask) ([]byte, error) {
 	if t == nil {
 		return append(b, "null"...), nil
 	}
+	return appendTaskParts(b, t.State, t.Handle, t.Restart)
+}
+
+// appendTaskParts writes a persistedTask of these fields: a task
+// runner's, read under its lock without the copies of a snapshot.
+func appendTaskParts(b []byte, ts *state.TaskState, h *driver.TaskHandle, win restartWindow) ([]byte, error) {
 	var err error
 	b = append(b, `{"State":`...)
-	if b, err = appendTaskState(b, t.State); err != nil {
+	if b, err = appendTaskState(b, ts); err != nil {
 		return b, err
 	}
-	if h := t.Handle; h != nil {
+	if h != nil {
 		b = appendJSONStr(append(b, `,"Handle":{"TaskID":`...), h.TaskID)
 		b = appendJSONStr(append(b, `,"Driver":`...), h.Driver)
 		b = strconv.AppendInt(append(b, `,"PID":`...), int64(h.PID), 10)
@@ -190,10 +204,10 @@ func appendPersistedTask(b []byte, t *persistedTask) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
-	if b, err = appendTime(append(b, `,"Restart":{"Start":`...), t.Restart.Start); err != nil {
+	if b, err = appendTime(append(b, `,"Restart":{"Start":`...), win.Start); err != nil {
 		return b, err
 	}
-	b = strconv.AppendInt(append(b, `,"Count":`...), int64(t.Restart.Count), 10)
+	b = strconv.AppendInt(append(b, `,"Count":`...), int64(win.Count), 10)
 	return append(b, "}}"...), nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedhq/sched/client/driver"
 	"github.com/schedhq/sched/state"
 )
 
@@ -278,5 +281,57 @@ func TestJournalLoadsHandAndEncodingJSONRecords(t *testing.T) {
 			gotJSON, _ := json.Marshal(got[id])
 			t.Fatalf("%s loaded as\n%s\nwant\n%s", id, gotJSON, wantJSON)
 		}
+	}
+}
+
+// A runner's state encoded from its task runners (persist) reads back as
+// the snapshot of the same state does.
+func TestPersistEncodesWhatASnapshotHolds(t *testing.T) {
+	c, err := New(Config{DataDir: t.TempDir(), Servers: []string{"http://127.0.0.1:1"}, Drivers: []driver.Driver{driver.NewMock()},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Shutdown()
+	j := job(state.JobTypeService, mock("web", nil), mock("side \"car\"", nil))
+	a := &state.Allocation{ID: "a1", JobID: j.ID, Job: j, TaskGroup: "g"}
+	ar := newAllocRunner(c, a, nil)
+	now := time.Date(2026, 12, 3, 11, 0, 0, 5, time.UTC)
+	web := ar.tasks[0]
+	web.setHandle(&driver.TaskHandle{TaskID: "a1/web", Driver: "mock", PID: 7, StartedAt: now, State: []byte(`{"config":{}}`)})
+	web.tracker.win = restartWindow{Start: now, Count: 2}
+	web.setState(func(ts *state.TaskState) { ts.State, ts.StartedAt, ts.Restarts = state.TaskStateRunning, now, 2 },
+		eventStarted(now), eventKilling(now, time.Second, "<stop>"), eventTerminated(now, &driver.ExitResult{ExitCode: 3}))
+	ar.mu.Lock()
+	ar.stopping, ar.failed, ar.desc, ar.terminalAt, ar.uid = true, true, "why\n", now, 1234
+	ar.mu.Unlock()
+
+	r := &persistedRun{Stopping: true, Failed: true, Description: "why\n", TerminalAt: now, WorkloadUID: 1234}
+	rec := &journalRecord{ID: "a1", Run: r}
+	buf := []byte("stale bytes")
+	if !ar.encodeRun(rec, &buf) {
+		t.Fatal("encodeRun did not encode")
+	}
+	var got persistedRun
+	if err := json.Unmarshal(rec.runJSON, &got); err != nil {
+		t.Fatalf("%s: %v", rec.runJSON, err)
+	}
+	r.Tasks = map[string]*persistedTask{}
+	for _, tr := range ar.tasks {
+		r.Tasks[tr.name] = tr.snapshot()
+	}
+	wantJSON, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want persistedRun
+	if err := json.Unmarshal(wantJSON, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&got, &want) {
+		t.Fatalf("encoded\n%s\nwant\n%s", rec.runJSON, wantJSON)
+	}
+	if len(got.Tasks) != 2 || got.Tasks["web"].Handle == nil || len(got.Tasks["web"].State.Events) != 4 {
+		t.Fatalf("encoded %s", rec.runJSON)
 	}
 }
