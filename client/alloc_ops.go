@@ -51,7 +51,7 @@ func (c *Client) taskRunner(allocID, task string) (*allocRunner, *taskRunner, er
 
 // running reports whether the task runs now.
 func (tr *taskRunner) running() bool {
-	return tr.snapshot().State.State == state.TaskStateRunning && !tr.killRequested()
+	return tr.taskState() == state.TaskStateRunning && !tr.killRequested()
 }
 
 // ExecTask runs a command inside a running task of allocation allocID,

@@ -596,7 +596,7 @@ func (ar *allocRunner) update(a *state.Allocation) {
 		if len(t.Templates) > 0 {
 			ar.goTracked(func() { ar.rerender(tr, t) })
 		}
-		if ar.c.services != nil && len(t.Services) > 0 && tr.snapshot().State.State == state.TaskStateRunning {
+		if ar.c.services != nil && len(t.Services) > 0 && tr.taskState() == state.TaskStateRunning {
 			ar.goTracked(func() {
 				if err := ar.c.services.RegisterTask(ar.ctx, ar.alloc(), t, ar.envFor(t), ar.dir.TaskDir(t.Name)); err != nil {
 					tr.emit(eventDriverMessage(ar.c.now(), "Service registration failed: "+err.Error()))
@@ -749,7 +749,7 @@ func (ar *allocRunner) status() (status, desc string, states map[string]*state.T
 	states = make(map[string]*state.TaskState, len(ar.tasks))
 	anyRunning, allDead, anyFailed := false, true, false
 	for _, t := range ar.tasks {
-		ts := t.snapshot().State
+		ts := t.stateCopy()
 		states[t.name] = ts
 		switch ts.State {
 		case state.TaskStateRunning:

@@ -421,7 +421,7 @@ func (c *Client) AllocStats(id string) (*state.AllocResourceUsage, error) {
 	mhz := perCoreMHz(c.nodeSnapshot())
 	out := &state.AllocResourceUsage{Tasks: map[string]*state.TaskResourceUsage{}}
 	for _, t := range ar.tasks {
-		if t.drv == nil || t.snapshot().State.State != state.TaskStateRunning {
+		if t.drv == nil || t.taskState() != state.TaskStateRunning {
 			continue
 		}
 		u, err := t.drv.Stats(t.id)

@@ -159,11 +159,17 @@ func eventDriverMessage(now time.Time, msg string) *state.TaskEvent {
 }
 
 // appendEvent adds ev to ts.Events, keeping the first event (Received)
-// and the newest MaxTaskEvents-1.
+// and the newest MaxTaskEvents-1. The events already there are never
+// changed in place (a full list is replaced by a new one), so that the
+// copies of a task state for reports and the journal share them
+// (taskRunner.stateCopyLocked).
 func appendEvent(ts *state.TaskState, ev *state.TaskEvent) {
-	ts.Events = append(ts.Events, ev)
-	if n := len(ts.Events); n > MaxTaskEvents {
-		copy(ts.Events[1:], ts.Events[n-MaxTaskEvents+1:])
-		ts.Events = ts.Events[:MaxTaskEvents]
+	if n := len(ts.Events); n >= MaxTaskEvents && n > 0 {
+		out := make([]*state.TaskEvent, 0, MaxTaskEvents)
+		out = append(out, ts.Events[0])
+		out = append(out, ts.Events[n-MaxTaskEvents+2:]...)
+		ts.Events = append(out, ev)
+		return
 	}
+	ts.Events = append(ts.Events, ev)
 }

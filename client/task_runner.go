@@ -121,7 +121,10 @@ func newTaskRunner(ar *allocRunner, task *state.Task, restored *persistedTask) *
 	if restored != nil && restored.State != nil {
 		tr.ts, tr.handle, win = restored.State, restored.Handle, restored.Restart
 	} else {
-		tr.ts = &state.TaskState{State: state.TaskStatePending}
+		// Room for the events of a start and a stop (Received, Task
+		// Setup, Started, Killing, Terminated, Killed) at once, where
+		// growing by appends cost four allocations.
+		tr.ts = &state.TaskState{State: state.TaskStatePending, Events: make([]*state.TaskEvent, 0, 6)}
 		appendEvent(tr.ts, eventReceived(ar.c.now()))
 	}
 	tr.tracker = newRestartTracker(ar.restartPolicy(task), tr.oneShot(), win)
@@ -208,14 +211,36 @@ func (tr *taskRunner) Signal(ctx context.Context, sig string) error {
 func (tr *taskRunner) snapshot() *persistedTask {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	ts := *tr.ts
-	ts.Events = slices.Clone(tr.ts.Events)
 	var h *driver.TaskHandle
 	if tr.handle != nil {
 		cp := *tr.handle
 		h = &cp
 	}
-	return &persistedTask{State: &ts, Handle: h, Restart: tr.tracker.window()}
+	return &persistedTask{State: tr.stateCopyLocked(), Handle: h, Restart: tr.tracker.window()}
+}
+
+// stateCopy copies the task state alone, for a report.
+func (tr *taskRunner) stateCopy() *state.TaskState {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.stateCopyLocked()
+}
+
+// stateCopyLocked copies the task state. The copy shares the runner's
+// events (capped, so that an append to the copy cannot reach them):
+// appendEvent never changes an event already in the list, it appends
+// past the copies' length or replaces the list. tr.mu must be held.
+func (tr *taskRunner) stateCopyLocked() *state.TaskState {
+	ts := *tr.ts
+	ts.Events = slices.Clip(ts.Events)
+	return &ts
+}
+
+// taskState is the task's state (pending, running, dead).
+func (tr *taskRunner) taskState() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.ts.State
 }
 
 func (tr *taskRunner) isDead() bool {
@@ -302,7 +327,9 @@ func (tr *taskRunner) run() {
 		return
 	}
 	attached, lost := tr.recover()
-	first := !attached && !lost && len(tr.snapshot().State.Events) <= 1
+	tr.mu.Lock()
+	first := !attached && !lost && len(tr.ts.Events) <= 1
+	tr.mu.Unlock()
 	// render: the next start renders the templates again. A restart by
 	// the restart policy does so only with RenderTemplates; a start after a
 	// template-driven restart always does (it is cheap, and the files are

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -324,5 +325,24 @@ func BenchmarkMockTasks(b *testing.B) {
 	b.ReportMetric(float64(runtime.NumGoroutine()-g0)/float64(b.N), "goroutines/task")
 	for i := range chans {
 		m.DestroyTask("t"+strconv.Itoa(i), true)
+	}
+}
+
+// The mock handle's state is what encoding/json writes for it, whether
+// written directly (plain strings) or not.
+func TestMockHandleJSONIsEncodingJSONs(t *testing.T) {
+	for _, cfg := range []map[string]any{
+		nil, {}, {"run_for": "1s"}, {"run_for": "1s", "exit_code": "3", "a": "", "b": "x y"},
+		{"run_for": "1s", "exit_code": 3}, {"s": "quote\"<&>"}, {"s": "é"}, {"s": "\n"},
+		{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5"}, {"nested": map[string]any{"x": []any{1, "y"}}},
+	} {
+		want, err := json.Marshal(mockHandleState{Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := mockHandleJSON(cfg)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("config %v: %s, %v; want %s", cfg, got, err, want)
+		}
 	}
 }
