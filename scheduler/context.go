@@ -377,6 +377,13 @@ type planDelta struct {
 	// so far (a key first asked is counted over what is folded, then
 	// kept up to date); an eval asks for few, one per group it places.
 	groups []groupDelta
+	// ports counts, once asked for (proposedPorts), how many of the
+	// node's proposed allocations hold each host port: the state's live
+	// ones that do not leave and the plan's placements that are not
+	// terminal, as proposedAllocs lists them. It is made with the
+	// first port counted: nil while none is (most nodes hold none).
+	ports      portCounts
+	portsKnown bool
 
 	// The first entries of left and groups, in the planDelta's own
 	// allocation.
@@ -440,9 +447,10 @@ func (d *planDelta) group(key string) (int, bool) {
 	return 0, false
 }
 
-// deltaOf returns the node's planDelta, counting key among its groups,
-// with every change the plan now holds for the node folded in. On an
-// error the node's delta is dropped, to be folded again from the start.
+// deltaOf returns the node's planDelta, counting key among its groups
+// (none: ""), with every change the plan now holds for the node folded
+// in. On an error the node's delta is dropped, to be folded again from
+// the start.
 func (c *evalContext) deltaOf(nodeID, key string) (*planDelta, error) {
 	d := c.deltas[nodeID]
 	if d == nil {
@@ -456,7 +464,7 @@ func (c *evalContext) deltaOf(nodeID, key string) (*planDelta, error) {
 	stops := c.plan.NodeUpdate[nodeID]
 	preempts := c.plan.NodePreemptions[nodeID]
 	places := c.plan.NodeAllocation[nodeID]
-	if _, ok := d.group(key); !ok {
+	if _, ok := d.group(key); !ok && key != "" {
 		k := 0
 		for _, l := range d.left {
 			if l.alloc != nil && inGroup(l.alloc, key) {
@@ -489,6 +497,9 @@ func (c *evalContext) deltaOf(nodeID, key string) (*planDelta, error) {
 			continue
 		}
 		d.used.add(a.AllocatedResources)
+		if d.portsKnown {
+			d.addPorts(a.AllocatedResources, 1)
+		}
 		for i := range d.groups {
 			if inGroup(a, d.groups[i].key) {
 				d.groups[i].n++
@@ -518,12 +529,68 @@ func (c *evalContext) leave(d *planDelta, nodeID, id string) error {
 		return nil
 	}
 	d.used.sub(e.AllocatedResources)
+	if d.portsKnown {
+		d.addPorts(e.AllocatedResources, -1)
+	}
 	for i := range d.groups {
 		if inGroup(e, d.groups[i].key) {
 			d.groups[i].n--
 		}
 	}
 	return nil
+}
+
+// portCounts counts, per host port, the allocations that hold it.
+type portCounts map[int]int32
+
+// has reports whether an allocation holds port p.
+func (pc portCounts) has(p int) bool { return pc[p] > 0 }
+
+// addPorts counts the ports of a grant (sign 1) in d.ports, or takes
+// them off (-1).
+func (d *planDelta) addPorts(r *state.AllocatedResources, sign int32) {
+	for _, p := range allocPorts(r) {
+		if d.ports == nil {
+			d.ports = portCounts{}
+		}
+		d.ports[p] += sign
+	}
+}
+
+// proposedPorts returns the host ports the allocations proposedAllocs
+// would list for the node hold, counted per port: what a port picker
+// there starts from. It is built once per node from the state's
+// allocations and then kept up to date with the plan (planDelta), so
+// granting ports to a count=1,000 group on one node no longer walks
+// every allocation placed there so far for each one. The caller must not
+// change it.
+func (c *evalContext) proposedPorts(nodeID string) (portCounts, error) {
+	d, err := c.deltaOf(nodeID, "")
+	if err != nil {
+		return nil, err
+	}
+	if d.portsKnown {
+		return d.ports, nil
+	}
+	existing, err := c.existingAllocs(nodeID)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range existing {
+		d.addPorts(a.AllocatedResources, 1)
+	}
+	for _, l := range d.left {
+		if l.alloc != nil {
+			d.addPorts(l.alloc.AllocatedResources, -1)
+		}
+	}
+	for _, a := range c.plan.NodeAllocation[nodeID][:d.places] {
+		if !a.Terminal() {
+			d.addPorts(a.AllocatedResources, 1)
+		}
+	}
+	d.portsKnown = true
+	return d.ports, nil
 }
 
 // forget drops what is folded of the plan's changes to the node
@@ -604,6 +671,13 @@ func (c *evalContext) existingAllocs(nodeID string) ([]*state.Allocation, error)
 // proposedAllocs returns the allocations that will be on a node once the
 // plan so far is committed: those the state holds that the plan does not
 // stop or replace, and the plan's own for the node.
+//
+// It builds the list anew on each call, walking every change the plan
+// holds for the node. Its callers are off the per-placement path: the
+// distinct_hosts check (which stops at the group's first allocation on a
+// node) and preemption (which weighs every allocation on a node anyway);
+// granting ports, which asked for it on each placement, reads the
+// incremental proposedPorts instead.
 func (c *evalContext) proposedAllocs(nodeID string) ([]*state.Allocation, error) {
 	existing, err := c.existingAllocs(nodeID)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // deltaState is a State holding only allocations: what proposedUsage
-// reads (AllocByID, AllocsByJob, NodeUsage). Any other read panics on the
+// reads (AllocByID, AllocsByJob, AllocsByNode, NodeUsage). Any other read panics on the
 // nil State.
 type deltaState struct {
 	State
@@ -26,6 +26,16 @@ func (s *deltaState) AllocsByJob(_ memdb.WatchSet, namespace, jobID string, _ bo
 	var out []*state.Allocation
 	for _, a := range s.allocs {
 		if a.Namespace == namespace && a.JobID == jobID {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+func (s *deltaState) AllocsByNode(_ memdb.WatchSet, nodeID string) ([]*state.Allocation, error) {
+	var out []*state.Allocation
+	for _, a := range s.allocs {
+		if a.NodeID == nodeID {
 			out = append(out, a)
 		}
 	}
@@ -99,11 +109,34 @@ func referenceProposedUsage(c *evalContext, nodeID string, namespace, jobID, key
 	return used, n, nil
 }
 
+// referenceProposedPorts counts the ports of the allocations
+// proposedAllocs lists, as newPortPicker takes them.
+func referenceProposedPorts(c *evalContext, nodeID string) (map[int]int32, error) {
+	allocs, err := c.proposedAllocs(nodeID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]int32{}
+	for _, a := range allocs {
+		if !a.Terminal() {
+			for _, p := range allocPorts(a.AllocatedResources) {
+				out[p]++
+			}
+		}
+	}
+	return out, nil
+}
+
+// maxTestPort is the highest port of the random test's allocations.
+const maxTestPort = 12
+
 // TestProposedUsageIncrementalMatchesReference drives random sequences of
 // plan changes — stops, evictions, placements (new, terminal, of an ID
 // already stopped or placed, of a state allocation moved to another
 // node), stops taken back — and after each one compares proposedUsage on
-// a random set of nodes and group keys with the from-scratch reference.
+// a random set of nodes and group keys with the from-scratch reference,
+// and proposedPorts with the ports of the allocations proposedAllocs
+// lists.
 // Asking only some keys each step makes keys join a node's delta late.
 // Without planUnstop dropping the node's delta, a stop taken back would
 // stay counted and the answers would differ.
@@ -126,6 +159,13 @@ func TestProposedUsageIncrementalMatchesReference(t *testing.T) {
 					},
 					Shared: state.AllocatedSharedResources{DiskMB: rng.IntN(100)},
 				},
+			}
+			// Ports from a small range, so that allocations share them.
+			for range rng.IntN(3) {
+				a.AllocatedResources.Shared.Ports = append(a.AllocatedResources.Shared.Ports, state.AllocatedPort{Value: 1 + rng.IntN(maxTestPort)})
+			}
+			if rng.IntN(3) == 0 {
+				a.AllocatedResources.Tasks["t"].Networks = []*state.NetworkResource{{DynamicPorts: []state.Port{{Value: 1 + rng.IntN(maxTestPort)}}}}
 			}
 			switch rng.IntN(6) {
 			case 0:
@@ -220,6 +260,23 @@ func TestProposedUsageIncrementalMatchesReference(t *testing.T) {
 					}
 					if d := c.deltas[node]; d != nil && d.places > 0 {
 						folded++
+					}
+				}
+				if rng.IntN(3) == 0 {
+					continue // the node's ports join its delta late
+				}
+				got, err := c.proposedPorts(node)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := referenceProposedPorts(c, node)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for p := 1; p <= maxTestPort; p++ {
+					if got[p] != want[p] {
+						t.Fatalf("seed %d step %d (%s): node %s: port %d held by %d allocations, want %d",
+							seed, step, op, node, p, got[p], want[p])
 					}
 				}
 			}

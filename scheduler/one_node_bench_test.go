@@ -14,8 +14,9 @@ import (
 // client-path count job: 1 MHz, 10 MB, 2 MB of disk each): every
 // placement ranks the node again with all the placements the plan holds
 // for it so far. "ports" gives the group a dynamic port, so each
-// placement also lists the node's proposed allocations to pick it. The
-// planner records the plan and commits nothing.
+// placement also needs the ports the node's proposed allocations hold to
+// pick one (evalContext.proposedPorts). The planner records the plan and
+// commits nothing.
 func BenchmarkServiceSchedule1000OnOneNode(b *testing.B) {
 	for _, ports := range []bool{false, true} {
 		name := "no-ports"

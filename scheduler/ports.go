@@ -97,7 +97,10 @@ func parsePort(s string) (int, error) {
 // every port already taken there and draws dynamic ports from the node's
 // range with the eval's seeded source, so a run is reproducible.
 type portPicker struct {
-	used     portSet
+	used portSet
+	// base, when set, holds more taken ports (proposedPorts), shared
+	// with the eval and not changed: picks go to used.
+	base     portCounts
 	min, max int
 	rng      *rand.Rand
 }
@@ -151,7 +154,7 @@ func (p *portPicker) assign(nets []*state.NetworkResource) ([]*state.NetworkReso
 		c := n.Copy()
 		for i := range c.ReservedPorts {
 			v := c.ReservedPorts[i].Value
-			if p.used.has(v) {
+			if p.taken(v) {
 				return nil, DimensionReservedPort
 			}
 			p.used.add(v)
@@ -175,6 +178,11 @@ func (p *portPicker) assign(nets []*state.NetworkResource) ([]*state.NetworkReso
 // on a lightly used node a draw almost always succeeds at once.
 const pickTries = 16
 
+// taken reports whether port v is taken on the node.
+func (p *portPicker) taken(v int) bool {
+	return p.used.has(v) || p.base != nil && p.base.has(v)
+}
+
 // pick takes a free port from the dynamic range.
 func (p *portPicker) pick() (int, bool) {
 	span := p.max - p.min + 1
@@ -183,7 +191,7 @@ func (p *portPicker) pick() (int, bool) {
 	}
 	for range pickTries {
 		v := p.min + p.rng.IntN(span)
-		if !p.used.has(v) {
+		if !p.taken(v) {
 			p.used.add(v)
 			return v, true
 		}
@@ -191,7 +199,7 @@ func (p *portPicker) pick() (int, bool) {
 	start := p.rng.IntN(span)
 	for i := range span {
 		v := p.min + (start+i)%span
-		if !p.used.has(v) {
+		if !p.taken(v) {
 			p.used.add(v)
 			return v, true
 		}

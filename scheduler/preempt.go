@@ -121,7 +121,7 @@ func (r *groupRanker) grantPreempting(p preemption) (*option, error) {
 		}
 	}
 	ask := r.askOn(p.node)
-	res, dim := r.resourcesOn(p.node, rest, ask)
+	res, dim := r.resourcesOn(p.node, rest, nil, ask)
 	if dim != "" {
 		return nil, nil
 	}

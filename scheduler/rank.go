@@ -346,16 +346,17 @@ func (r *groupRanker) askOn(n *state.Node) groupAsk {
 // and its networks with every port chosen. It reports false, recording
 // the exhausted dimension in m, when the ports cannot be granted.
 func (r *groupRanker) grant(o *option, m *state.AllocMetric) (bool, error) {
-	// Only the chosen node needs its allocations listed, and only for
-	// the ports they hold: a group that asks for none skips the walk.
-	var proposed []*state.Allocation
+	// Only the chosen node needs the ports its allocations hold, and
+	// only for a group that asks for some: kept per node by the eval
+	// (proposedPorts), not listed anew for each placement.
+	var taken portCounts
 	if r.needsPorts() {
 		var err error
-		if proposed, err = r.ctx.proposedAllocs(o.node.ID); err != nil {
+		if taken, err = r.ctx.proposedPorts(o.node.ID); err != nil {
 			return false, err
 		}
 	}
-	res, dim := r.resourcesOn(o.node, proposed, o.ask)
+	res, dim := r.resourcesOn(o.node, nil, taken, o.ask)
 	if dim != "" {
 		exhausted(m, o.node, dim)
 		return false, nil
@@ -379,7 +380,9 @@ func (r *groupRanker) needsPorts() bool {
 }
 
 // resourcesOn builds the grant on n, or names the exhausted dimension.
-func (r *groupRanker) resourcesOn(n *state.Node, proposed []*state.Allocation, ask groupAsk) (*state.AllocatedResources, string) {
+// The ports taken there are those of the allocations proposed and those
+// counted in taken (either may be empty).
+func (r *groupRanker) resourcesOn(n *state.Node, proposed []*state.Allocation, taken portCounts, ask groupAsk) (*state.AllocatedResources, string) {
 	res := &state.AllocatedResources{
 		Tasks:  make(map[string]*state.AllocatedTaskResources, len(r.tg.Tasks)),
 		Shared: state.AllocatedSharedResources{DiskMB: ask.DiskMB},
@@ -394,6 +397,7 @@ func (r *groupRanker) resourcesOn(n *state.Node, proposed []*state.Allocation, a
 			return nil, reasonBadNode
 		}
 		picker = newPortPicker(n, reserved, proposed, r.ctx.rng)
+		picker.base = taken
 		nets, dim := picker.assign(r.tg.Networks)
 		if dim != "" {
 			return nil, dim
