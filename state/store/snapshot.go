@@ -110,7 +110,7 @@ func (s *StateSnapshot) Persist(w io.Writer) error {
 	// jobRefs numbers the job objects allocations point at (one per job
 	// version, shared by the store).
 	jobRefs := map[*state.Job]int{}
-	chunk := packed.NewWriter(logCodec{})
+	chunk := packed.NewSnapshotWriter(logCodec{})
 	flush := func() error {
 		if len(chunk.Bytes()) == 0 {
 			return nil

@@ -461,3 +461,50 @@ func TestRecordWriterCachesStartAfreshPerChunk(t *testing.T) {
 	}
 	check("next writer", decode(w2.Bytes()), second)
 }
+
+// TestSnapshotCountMapsRoundTrip: the snapshot's writer writes a count map
+// it has written in the chunk by copying its encoding (the store's count
+// maps are interned, so many allocations hold one map); a snapshot of
+// allocations whose maps repeat, within a chunk and across chunks, and
+// name strings that first appear in a later chunk, restores to the same
+// contents.
+func TestSnapshotCountMapsRoundTrip(t *testing.T) {
+	src := stStore(t, Config{})
+	stFillEveryTable(t, src)
+	job := stMust[*state.Job](t)(src.JobByID(nil, state.DefaultNamespace, "web"))
+	var allocs []*state.Allocation
+	for i := range 3000 { // several chunks
+		a := stAlloc(fmt.Sprintf("c%05d", i), job, fmt.Sprintf("n%d", i%7))
+		a.Job = job
+		a.Metrics = &state.AllocMetric{NodesEvaluated: 3, NodesExhausted: i % 5,
+			NodesAvailable:     map[string]int{"dc1": 7},
+			ClassExhausted:     map[string]int{"": i % 5},
+			DimensionExhausted: map[string]int{"memory": i % 3, fmt.Sprintf("dim-%d", i/700): 1},
+			ConstraintFiltered: map[string]int{},
+			Scores:             state.ScoresOf(map[string]float64{a.NodeID + ".binpack": float64(i) / 3}),
+		}
+		allocs = append(allocs, a)
+	}
+	stApply(t, src, 1000, AllocUpdateRequestType, &AllocUpdateRequest{Allocs: allocs, Now: 1000})
+	want := stDump(t, src)
+	snap := stMust[*StateSnapshot](t)(src.Snapshot())
+	snap.chunkBytes = 32 << 10
+	var buf bytes.Buffer
+	if err := snap.Persist(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(buf.Bytes(), []byte(snapshotAllocChunkName)); n < 3 {
+		t.Errorf("3,000 allocations in %d chunks", n)
+	}
+	dst := stStore(t, Config{})
+	if err := dst.Restore(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	stCompareDumps(t, want, stDump(t, dst))
+	for _, a := range allocs[:50] {
+		got := stMust[*state.Allocation](t)(dst.AllocByID(nil, a.ID))
+		if got == nil || !reflect.DeepEqual(got.Metrics, a.Metrics) {
+			t.Fatalf("%s restored with metrics %+v, want %+v", a.ID, got.Metrics, a.Metrics)
+		}
+	}
+}

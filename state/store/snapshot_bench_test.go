@@ -3,7 +3,9 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"runtime"
+	"syscall"
 	"testing"
 
 	"github.com/schedhq/sched/state"
@@ -29,6 +31,16 @@ func benchPlacedStore(b *testing.B, jobs int) *Store {
 // nodes it found exhausted, by class and by dimension, as the scheduler
 // does once nodes fill.
 func benchPlacedStoreOn(b *testing.B, jobs int, nodeID func(n int) string, full bool) *Store {
+	return benchPlacedStoreAt(b, jobs, benchNodes, nodeID, full)
+}
+
+// benchUUIDNode names node n as agents name theirs, by a UUID.
+func benchUUIDNode(n int) string {
+	return fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(n*2654435761), n)
+}
+
+// benchPlacedStoreAt is benchPlacedStoreOn on the given number of nodes.
+func benchPlacedStoreAt(b *testing.B, jobs, benchNodes int, nodeID func(n int) string, full bool) *Store {
 	b.Helper()
 	s := stStore(b, Config{})
 	index := uint64(1)
@@ -118,13 +130,48 @@ func BenchmarkSnapshotPersist(b *testing.B) {
 	}
 }
 
+// BenchmarkSnapshotPersistC2M writes a snapshot of 100,000 allocations
+// shaped as the c2m scenario's: on 10,000 nodes named by UUIDs, filling
+// up, so that a chunk's score keys and node IDs rarely repeat (the
+// snapshot's cost per allocation at C2M, docs/scale.md).
+func BenchmarkSnapshotPersistC2M(b *testing.B) {
+	s := benchPlacedStoreAt(b, 100, 10000, benchUUIDNode, true)
+	runtime.GC()
+	cpu0 := benchProcessCPU(b)
+	b.ResetTimer()
+	for range b.N {
+		snap, err := s.Snapshot()
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Discarded, as raft's file sink takes the bytes: a buffer's
+		// growth is no cost of the snapshot's.
+		if err := snap.Persist(io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(100*benchAllocsPerJob), "ns/alloc")
+	// The process's CPU time, the collector's included: on a shared
+	// machine the wall time swings with the load.
+	b.ReportMetric(float64(benchProcessCPU(b)-cpu0)/float64(b.N)/float64(100*benchAllocsPerJob), "cpu-ns/alloc")
+}
+
+// benchProcessCPU is the CPU time the process has used, in nanoseconds.
+func benchProcessCPU(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
 // BenchmarkCollectPlacedStore times a full collection of a heap holding a
 // store of 200,000 allocations placed on nodes with UUIDs (as agents name
 // their nodes) that are filling up, and reports the heap's objects per allocation: what every
 // cycle of the collector marks, and so what a placement pays for in
 // collections as the state grows (issue 19).
 func BenchmarkCollectPlacedStore(b *testing.B) {
-	s := benchPlacedStoreOn(b, 200, func(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(n*2654435761), n) }, true)
+	s := benchPlacedStoreOn(b, 200, benchUUIDNode, true)
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/schedhq/sched/state"
 )
@@ -86,8 +87,22 @@ type Writer struct {
 	// table numbers the shared strings written in the chunk so far, and
 	// scoreKeys the score keys, by node and component (the key
 	// "<node-id>.<component>" is never built); next is the next number.
-	table     map[string]uint64
-	scoreKeys map[state.ScoreRef]uint64
+	// scoreKeys maps a ref's Hash to i for the first ref of that hash:
+	// scoreRefs[i] is the ref, scoreNums[i] its number. A map of uint64 to
+	// uint64 takes the runtime's fast path and 16 bytes an entry, where a
+	// map keyed by the ref hashed it field by field (a string among them)
+	// and held 48-byte keys, a cache miss per lookup at 30,000 keys a
+	// chunk (10,000 nodes). Refs whose hash another ref has go to
+	// scoreClash.
+	table      map[string]uint64
+	scoreKeys  map[uint64]uint64
+	scoreRefs  []state.ScoreRef
+	scoreNums  []uint64
+	scoreClash map[state.ScoreRef]uint64
+	// counts caches the encoding of the count maps of allocation metrics
+	// by the map's identity (countSlot); a snapshot's writer has one
+	// (NewSnapshotWriter), a plan's writes too few records to use it.
+	counts []countSlot
 	// recent caches scoreKeys by a cheap hash of the ref: a placement's
 	// scores name the same few hundred nodes again and again, and a map
 	// lookup of a ScoreRef was most of a record's cost. Made on first
@@ -124,19 +139,49 @@ type scoreSlot struct {
 // scoreCache is Writer.recent.
 type scoreCache [1024]scoreSlot
 
-// slotOf is ref's entry in Writer.recent.
-func slotOf(r state.ScoreRef) int {
-	return int(r.Hash() % uint64(len(scoreCache{})))
+// scoreHash is what Writer numbers score keys by; a test makes every ref
+// clash.
+var scoreHash = state.ScoreRef.Hash
+
+// countSlot is an entry of Writer.counts: the encoding of the count map
+// m in the chunk numbered gen. The store's count maps are interned and
+// never changed (countMaps, Compactor.metrics), so the placements of a
+// chunk hold a few thousand distinct maps among them, and a map seen
+// before is written by copying its bytes rather than by walking it (an
+// iterator's start was two thirds of a walk, and the map's memory a cache
+// miss per allocation in a large store). Only an encoding that names
+// strings by number alone is cached: it stays valid for the rest of the
+// chunk.
+type countSlot struct {
+	m   unsafe.Pointer
+	gen uint64
+	enc []byte
 }
+
+// snapshotCountSlots is the size of a snapshot writer's cache of count
+// maps: a chunk's records (some 16,000 at 10,000 nodes) hold a few
+// thousand distinct maps once nodes fill up (the store interns up to
+// countMapSlots).
+const snapshotCountSlots = 1 << 12
 
 // NewWriter returns a writer whose blobs are encoded with c.
 func NewWriter(c Codec) *Writer { return &Writer{codec: c} }
+
+// NewSnapshotWriter returns a writer for the chunks of a snapshot, which
+// writes a count map it has written in the chunk by copying its
+// encoding.
+func NewSnapshotWriter(c Codec) *Writer {
+	return &Writer{codec: c, counts: make([]countSlot, snapshotCountSlots)}
+}
 
 // Reset starts a new chunk, keeping the room of the last.
 func (w *Writer) Reset() {
 	w.buf = w.buf[:0]
 	clear(w.table)
 	clear(w.scoreKeys)
+	w.scoreRefs = w.scoreRefs[:0]
+	w.scoreNums = w.scoreNums[:0]
+	clear(w.scoreClash)
 	w.gen++
 	clear(w.fields[:])
 	w.next = 0
@@ -184,21 +229,37 @@ func (w *Writer) scoreKey(r state.ScoreRef) {
 	if w.gen == 0 {
 		w.gen = 1 // a writer never reset: its first chunk
 	}
-	slot := &w.recent[slotOf(r)]
+	h := scoreHash(r)
+	slot := &w.recent[h%uint64(len(scoreCache{}))]
 	if slot.gen == w.gen && slot.ref == r {
 		w.uvarint(slot.n + 1)
 		return
 	}
-	if n, ok := w.scoreKeys[r]; ok {
+	var n uint64
+	i, ok := w.scoreKeys[h]
+	if ok && w.scoreRefs[i] == r {
+		n = w.scoreNums[i]
+	} else if ok {
+		if n, ok = w.scoreClash[r]; !ok {
+			if w.scoreClash == nil {
+				w.scoreClash = map[state.ScoreRef]uint64{}
+			}
+			w.scoreClash[r] = w.next
+		}
+	} else {
+		if w.scoreKeys == nil {
+			w.scoreKeys = map[uint64]uint64{}
+		}
+		w.scoreKeys[h] = uint64(len(w.scoreRefs))
+		w.scoreRefs = append(w.scoreRefs, r)
+		w.scoreNums = append(w.scoreNums, w.next)
+	}
+	if ok {
 		*slot = scoreSlot{r, n, w.gen}
 		w.uvarint(n + 1)
 		return
 	}
-	if w.scoreKeys == nil {
-		w.scoreKeys = map[state.ScoreRef]uint64{}
-	}
 	*slot = scoreSlot{r, w.next, w.gen}
-	w.scoreKeys[r] = w.next
 	w.next++
 	w.uvarint(0)
 	w.key = r.AppendKey(w.key[:0])
@@ -240,10 +301,31 @@ func (w *Writer) msgpack(v any, zero bool) error {
 }
 
 func (w *Writer) intMap(m map[string]int) {
-	w.count(len(m), m == nil)
+	if len(m) == 0 || w.counts == nil {
+		w.count(len(m), m == nil)
+		for k, v := range m {
+			w.shared(k)
+			w.varint(int64(v))
+		}
+		return
+	}
+	if w.gen == 0 {
+		w.gen = 1 // a writer never reset: its first chunk
+	}
+	id := *(*unsafe.Pointer)(unsafe.Pointer(&m))
+	slot := &w.counts[(uintptr(id)>>4)%uintptr(len(w.counts))]
+	if slot.gen == w.gen && slot.m == id {
+		w.buf = append(w.buf, slot.enc...)
+		return
+	}
+	start, next := len(w.buf), w.next
+	w.count(len(m), false)
 	for k, v := range m {
 		w.shared(k)
 		w.varint(int64(v))
+	}
+	if w.next == next { // no string written whole
+		*slot = countSlot{id, w.gen, append(slot.enc[:0], w.buf[start:]...)}
 	}
 }
 
@@ -322,18 +404,27 @@ func (w *Writer) Alloc(ref int, a *state.Allocation) error {
 			return true
 		})
 	}
-	x := allocExtras{a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker, a.PreemptedAllocations, a.PreemptedByAllocation, nil}
+	var memoryMax map[string]int
 	if r := a.AllocatedResources; r != nil {
 		for name, t := range r.Tasks {
 			if t != nil && t.MemoryMaxMB != 0 {
-				if x.MemoryMax == nil {
-					x.MemoryMax = map[string]int{}
+				if memoryMax == nil {
+					memoryMax = map[string]int{}
 				}
-				x.MemoryMax[name] = t.MemoryMaxMB
+				memoryMax[name] = t.MemoryMaxMB
 			}
 		}
 	}
-	return w.msgpack(&x, x.isZero())
+	// Checked before the extras are made: a value handed to the codec
+	// escapes, and most records have none (an allocation each, else).
+	if t := a.DesiredTransition; t.Migrate == nil && t.Reschedule == nil && t.ForceReschedule == nil && t.NoShutdownDelay == nil &&
+		a.TaskStates == nil && a.DeploymentStatus == nil && a.RescheduleTracker == nil &&
+		a.PreemptedAllocations == nil && a.PreemptedByAllocation == "" && memoryMax == nil {
+		w.uvarint(0)
+		return nil
+	}
+	x := &allocExtras{a.DesiredTransition, a.TaskStates, a.DeploymentStatus, a.RescheduleTracker, a.PreemptedAllocations, a.PreemptedByAllocation, memoryMax}
+	return w.msgpack(x, x.isZero())
 }
 
 // packedRecordGuess is about what one placement's record takes in a
