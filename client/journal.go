@@ -307,6 +307,11 @@ func (s *stateStore) frameLocked(rec *journalRecord) error {
 			return nil
 		}
 		s.pending = s.pending[:start+journalHeader]
+		if rec.runJSON != nil {
+			// The runner's tasks are only in runJSON, which
+			// encoding/json would leave out.
+			return err
+		}
 	}
 	if job != nil {
 		a := *rec.Alloc

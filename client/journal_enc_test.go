@@ -195,6 +195,16 @@ func TestJournalEncoderFallsBack(t *testing.T) {
 	if err := s.put(journalAlloc("a1", "v"), rec.Run); err == nil {
 		t.Fatal("a put of a time encoding/json cannot write succeeded")
 	}
+	// So does one whose runner's state was encoded beforehand (persist),
+	// and neither leaves a record to load.
+	a := journalAlloc("a2", "v")
+	a.DeploymentStatus = &state.AllocDeploymentStatus{Timestamp: rec.Run.TerminalAt}
+	if err := s.journalPut(&journalRecord{ID: "a2", Alloc: a, Run: &persistedRun{}, runJSON: []byte(`{"Tasks":{}}`)}); err == nil {
+		t.Fatal("a put whose allocation the appenders cannot write succeeded without its encoded run")
+	}
+	if got, errs := loadedByID(t, &stateStore{dir: s.dir}); len(got) != 0 || len(errs) != 0 {
+		t.Fatalf("after failed puts: %v, errors %v", got, errs)
+	}
 }
 
 // A journal holding records written by hand and records as earlier
