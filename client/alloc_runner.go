@@ -720,7 +720,7 @@ func (ar *allocRunner) encodeRun(rec *journalRecord, buf *[]byte) bool {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(appendJSONStr(b, t.name), ':')
+		b = append(state.AppendJSONString(b, t.name), ':')
 		t.mu.Lock()
 		b, err = appendTaskParts(b, t.ts, t.handle, t.tracker.window())
 		t.mu.Unlock()

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/schedhq/sched/client/driver"
 	"github.com/schedhq/sched/state"
@@ -25,8 +24,8 @@ import (
 // them).
 //
 // The output is the JSON encoding/json writes for the same record, but
-// for white space, map key order and which characters of a string are
-// escaped: the loader reads it with encoding/json as before, and reads
+// for white space and map key order (strings are escaped as encoding/json
+// escapes them, by state.AppendJSONString): the loader reads it with encoding/json as before, and reads
 // the records of earlier versions as before. Every field is written,
 // under its Go name, with the omitempty of its tag, nil slices, maps and
 // pointers as null, times as time.Time.MarshalJSON writes them, []byte
@@ -101,7 +100,7 @@ var errJournalEnc = fmt.Errorf("journal: value needs encoding/json")
 func appendRecord(b []byte, rec *journalRecord, job json.RawMessage) ([]byte, error) {
 	var err error
 	b = append(b, `{"ID":`...)
-	b = appendJSONStr(b, rec.ID)
+	b = state.AppendJSONString(b, rec.ID)
 	if rec.Removed {
 		b = append(b, `,"Removed":true`...)
 	}
@@ -140,7 +139,7 @@ func appendRun(b []byte, r *persistedRun) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(appendJSONStr(b, name), ':')
+			b = append(state.AppendJSONString(b, name), ':')
 			if b, err = appendPersistedTask(b, r.Tasks[name]); err != nil {
 				return b, err
 			}
@@ -160,7 +159,7 @@ func appendRunRest(b []byte, r *persistedRun) ([]byte, error) {
 		b = append(b, `,"Failed":true`...)
 	}
 	if r.Description != "" {
-		b = appendJSONStr(append(b, `,"Description":`...), r.Description)
+		b = state.AppendJSONString(append(b, `,"Description":`...), r.Description)
 	}
 	// omitempty does not omit a struct: a zero TerminalAt is written.
 	if b, err = appendTime(append(b, `,"TerminalAt":`...), r.TerminalAt); err != nil {
@@ -188,8 +187,8 @@ func appendTaskParts(b []byte, ts *state.TaskState, h *driver.TaskHandle, win re
 		return b, err
 	}
 	if h != nil {
-		b = appendJSONStr(append(b, `,"Handle":{"TaskID":`...), h.TaskID)
-		b = appendJSONStr(append(b, `,"Driver":`...), h.Driver)
+		b = state.AppendJSONString(append(b, `,"Handle":{"TaskID":`...), h.TaskID)
+		b = state.AppendJSONString(append(b, `,"Driver":`...), h.Driver)
 		b = strconv.AppendInt(append(b, `,"PID":`...), int64(h.PID), 10)
 		if b, err = appendTime(append(b, `,"StartedAt":`...), h.StartedAt); err != nil {
 			return b, err
@@ -216,7 +215,7 @@ func appendTaskState(b []byte, ts *state.TaskState) ([]byte, error) {
 		return append(b, "null"...), nil
 	}
 	var err error
-	b = appendJSONStr(append(b, `{"State":`...), ts.State)
+	b = state.AppendJSONString(append(b, `{"State":`...), ts.State)
 	b = strconv.AppendBool(append(b, `,"Failed":`...), ts.Failed)
 	b = strconv.AppendUint(append(b, `,"Restarts":`...), ts.Restarts, 10)
 	if b, err = appendTime(append(b, `,"LastRestart":`...), ts.LastRestart); err != nil {
@@ -250,7 +249,7 @@ func appendTaskEvent(b []byte, ev *state.TaskEvent) []byte {
 	if ev == nil {
 		return append(b, "null"...)
 	}
-	b = appendJSONStr(append(b, `{"Type":`...), ev.Type)
+	b = state.AppendJSONString(append(b, `{"Type":`...), ev.Type)
 	b = strconv.AppendInt(append(b, `,"Time":`...), ev.Time, 10)
 	if ev.FailsTask {
 		b = append(b, `,"FailsTask":true`...)
@@ -260,7 +259,7 @@ func appendTaskEvent(b []byte, ev *state.TaskEvent) []byte {
 			return b
 		}
 		b = append(append(append(b, `,"`...), name...), '"', ':')
-		return appendJSONStr(b, v)
+		return state.AppendJSONString(b, v)
 	}
 	num := func(b []byte, name string, v int64) []byte {
 		if v == 0 {
@@ -298,13 +297,13 @@ func appendTaskEvent(b []byte, ev *state.TaskEvent) []byte {
 func appendAlloc(b []byte, a *state.Allocation, withJob bool) ([]byte, error) {
 	var kbuf [8]string
 	var err error
-	b = appendJSONStr(append(b, `{"ID":`...), a.ID)
-	b = appendJSONStr(append(b, `,"Namespace":`...), a.Namespace)
-	b = appendJSONStr(append(b, `,"EvalID":`...), a.EvalID)
-	b = appendJSONStr(append(b, `,"Name":`...), a.Name)
-	b = appendJSONStr(append(b, `,"NodeID":`...), a.NodeID)
-	b = appendJSONStr(append(b, `,"NodeName":`...), a.NodeName)
-	b = appendJSONStr(append(b, `,"JobID":`...), a.JobID)
+	b = state.AppendJSONString(append(b, `{"ID":`...), a.ID)
+	b = state.AppendJSONString(append(b, `,"Namespace":`...), a.Namespace)
+	b = state.AppendJSONString(append(b, `,"EvalID":`...), a.EvalID)
+	b = state.AppendJSONString(append(b, `,"Name":`...), a.Name)
+	b = state.AppendJSONString(append(b, `,"NodeID":`...), a.NodeID)
+	b = state.AppendJSONString(append(b, `,"NodeName":`...), a.NodeName)
+	b = state.AppendJSONString(append(b, `,"JobID":`...), a.JobID)
 	b = append(b, `,"Job":`...)
 	if a.Job == nil || !withJob {
 		b = append(b, "null"...)
@@ -316,15 +315,15 @@ func appendAlloc(b []byte, a *state.Allocation, withJob bool) ([]byte, error) {
 		}
 		b = append(b, j...)
 	}
-	b = appendJSONStr(append(b, `,"TaskGroup":`...), a.TaskGroup)
+	b = state.AppendJSONString(append(b, `,"TaskGroup":`...), a.TaskGroup)
 	if b, err = appendAllocated(append(b, `,"AllocatedResources":`...), a.AllocatedResources); err != nil {
 		return b, err
 	}
 	if b, err = appendMetric(append(b, `,"Metrics":`...), a.Metrics); err != nil {
 		return b, err
 	}
-	b = appendJSONStr(append(b, `,"DesiredStatus":`...), a.DesiredStatus)
-	b = appendJSONStr(append(b, `,"DesiredDescription":`...), a.DesiredDescription)
+	b = state.AppendJSONString(append(b, `,"DesiredStatus":`...), a.DesiredStatus)
+	b = state.AppendJSONString(append(b, `,"DesiredDescription":`...), a.DesiredDescription)
 	b = append(b, `,"DesiredTransition":{`...)
 	first := true
 	for _, f := range [...]struct {
@@ -342,8 +341,8 @@ func appendAlloc(b []byte, a *state.Allocation, withJob bool) ([]byte, error) {
 		b = strconv.AppendBool(append(append(append(b, '"'), f.name...), '"', ':'), *f.v)
 	}
 	b = append(b, '}')
-	b = appendJSONStr(append(b, `,"ClientStatus":`...), a.ClientStatus)
-	b = appendJSONStr(append(b, `,"ClientDescription":`...), a.ClientDescription)
+	b = state.AppendJSONString(append(b, `,"ClientStatus":`...), a.ClientStatus)
+	b = state.AppendJSONString(append(b, `,"ClientDescription":`...), a.ClientDescription)
 	b = append(b, `,"TaskStates":`...)
 	if a.TaskStates == nil {
 		b = append(b, "null"...)
@@ -353,15 +352,15 @@ func appendAlloc(b []byte, a *state.Allocation, withJob bool) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, err = appendTaskState(append(appendJSONStr(b, name), ':'), a.TaskStates[name]); err != nil {
+			if b, err = appendTaskState(append(state.AppendJSONString(b, name), ':'), a.TaskStates[name]); err != nil {
 				return b, err
 			}
 		}
 		b = append(b, '}')
 	}
-	b = appendJSONStr(append(b, `,"PreviousAllocation":`...), a.PreviousAllocation)
-	b = appendJSONStr(append(b, `,"NextAllocation":`...), a.NextAllocation)
-	b = appendJSONStr(append(b, `,"DeploymentID":`...), a.DeploymentID)
+	b = state.AppendJSONString(append(b, `,"PreviousAllocation":`...), a.PreviousAllocation)
+	b = state.AppendJSONString(append(b, `,"NextAllocation":`...), a.NextAllocation)
+	b = state.AppendJSONString(append(b, `,"DeploymentID":`...), a.DeploymentID)
 	b = append(b, `,"DeploymentStatus":`...)
 	if ds := a.DeploymentStatus; ds == nil {
 		b = append(b, "null"...)
@@ -392,8 +391,8 @@ func appendAlloc(b []byte, a *state.Allocation, withJob bool) ([]byte, error) {
 					continue
 				}
 				b = strconv.AppendInt(append(b, `{"RescheduleTime":`...), ev.RescheduleTime, 10)
-				b = appendJSONStr(append(b, `,"PrevAllocID":`...), ev.PrevAllocID)
-				b = appendJSONStr(append(b, `,"PrevNodeID":`...), ev.PrevNodeID)
+				b = state.AppendJSONString(append(b, `,"PrevAllocID":`...), ev.PrevAllocID)
+				b = state.AppendJSONString(append(b, `,"PrevNodeID":`...), ev.PrevNodeID)
 				b = strconv.AppendInt(append(b, `,"Delay":`...), int64(ev.Delay), 10)
 				b = append(b, '}')
 			}
@@ -401,9 +400,9 @@ func appendAlloc(b []byte, a *state.Allocation, withJob bool) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
-	b = appendJSONStr(append(b, `,"FollowupEvalID":`...), a.FollowupEvalID)
+	b = state.AppendJSONString(append(b, `,"FollowupEvalID":`...), a.FollowupEvalID)
 	b = appendStrings(append(b, `,"PreemptedAllocations":`...), a.PreemptedAllocations)
-	b = appendJSONStr(append(b, `,"PreemptedByAllocation":`...), a.PreemptedByAllocation)
+	b = state.AppendJSONString(append(b, `,"PreemptedByAllocation":`...), a.PreemptedByAllocation)
 	b = strconv.AppendUint(append(b, `,"CreateIndex":`...), a.CreateIndex, 10)
 	b = strconv.AppendUint(append(b, `,"ModifyIndex":`...), a.ModifyIndex, 10)
 	b = strconv.AppendUint(append(b, `,"AllocModifyIndex":`...), a.AllocModifyIndex, 10)
@@ -426,7 +425,7 @@ func appendAllocated(b []byte, r *state.AllocatedResources) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(appendJSONStr(b, name), ':')
+			b = append(state.AppendJSONString(b, name), ':')
 			t := r.Tasks[name]
 			if t == nil {
 				b = append(b, "null"...)
@@ -454,10 +453,10 @@ func appendAllocated(b []byte, r *state.AllocatedResources) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONStr(append(b, `{"Label":`...), p.Label)
+			b = state.AppendJSONString(append(b, `{"Label":`...), p.Label)
 			b = strconv.AppendInt(append(b, `,"Value":`...), int64(p.Value), 10)
 			b = strconv.AppendInt(append(b, `,"To":`...), int64(p.To), 10)
-			b = appendJSONStr(append(b, `,"HostIP":`...), p.HostIP)
+			b = state.AppendJSONString(append(b, `,"HostIP":`...), p.HostIP)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -478,10 +477,10 @@ func appendNetworks(b []byte, ns []*state.NetworkResource) []byte {
 			b = append(b, "null"...)
 			continue
 		}
-		b = appendJSONStr(append(b, `{"Mode":`...), n.Mode)
-		b = appendJSONStr(append(b, `,"Device":`...), n.Device)
-		b = appendJSONStr(append(b, `,"CIDR":`...), n.CIDR)
-		b = appendJSONStr(append(b, `,"IP":`...), n.IP)
+		b = state.AppendJSONString(append(b, `{"Mode":`...), n.Mode)
+		b = state.AppendJSONString(append(b, `,"Device":`...), n.Device)
+		b = state.AppendJSONString(append(b, `,"CIDR":`...), n.CIDR)
+		b = state.AppendJSONString(append(b, `,"IP":`...), n.IP)
 		b = strconv.AppendInt(append(b, `,"MBits":`...), int64(n.MBits), 10)
 		b = append(b, `,"DNS":`...)
 		if n.DNS == nil {
@@ -508,10 +507,10 @@ func appendPorts(b []byte, ps []state.Port) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONStr(append(b, `{"Label":`...), p.Label)
+		b = state.AppendJSONString(append(b, `{"Label":`...), p.Label)
 		b = strconv.AppendInt(append(b, `,"Value":`...), int64(p.Value), 10)
 		b = strconv.AppendInt(append(b, `,"To":`...), int64(p.To), 10)
-		b = appendJSONStr(append(b, `,"HostNetwork":`...), p.HostNetwork)
+		b = state.AppendJSONString(append(b, `,"HostNetwork":`...), p.HostNetwork)
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -563,7 +562,7 @@ func appendStringMap(b []byte, m map[string]string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONStr(append(appendJSONStr(b, k), ':'), m[k])
+		b = state.AppendJSONString(append(state.AppendJSONString(b, k), ':'), m[k])
 	}
 	return append(b, '}')
 }
@@ -578,7 +577,7 @@ func appendIntMap(b []byte, m map[string]int) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendInt(append(appendJSONStr(b, k), ':'), int64(m[k]), 10)
+		b = strconv.AppendInt(append(state.AppendJSONString(b, k), ':'), int64(m[k]), 10)
 	}
 	return append(b, '}')
 }
@@ -592,7 +591,7 @@ func appendStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONStr(b, s)
+		b = state.AppendJSONString(b, s)
 	}
 	return append(b, ']')
 }
@@ -613,51 +612,4 @@ func appendTime(b []byte, t time.Time) ([]byte, error) {
 	b = append(b, '"')
 	b = t.AppendFormat(b, time.RFC3339Nano)
 	return append(b, '"'), nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONStr appends s quoted. It escapes what JSON requires (the
-// quote, the backslash, control characters) and writes invalid UTF-8 as
-// U+FFFD, which is what encoding/json writes and what it reads the
-// invalid bytes as; other characters go as they are.
-func appendJSONStr(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

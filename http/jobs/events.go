@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -312,79 +311,28 @@ func (c *eventCache) encodeEvent(ev *state.Event) []byte {
 	}
 	out := make([]byte, 0, size)
 	out = append(out, `{"Topic":`...)
-	out = appendJSONString(out, ev.Topic)
+	out = state.AppendJSONString(out, ev.Topic)
 	out = append(out, `,"Type":`...)
-	out = appendJSONString(out, ev.Type)
+	out = state.AppendJSONString(out, ev.Type)
 	out = append(out, `,"Key":`...)
-	out = appendJSONString(out, ev.Key)
+	out = state.AppendJSONString(out, ev.Key)
 	out = append(out, `,"Namespace":`...)
-	out = appendJSONString(out, ev.Namespace)
+	out = state.AppendJSONString(out, ev.Namespace)
 	out = append(out, `,"FilterKeys":[`...)
 	for i, k := range ev.FilterKeys {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = appendJSONString(out, k)
+		out = state.AppendJSONString(out, k)
 	}
 	out = append(out, `],"Index":`...)
 	out = strconv.AppendUint(out, ev.Index, 10)
 	out = append(out, `,"Payload":{`...)
-	out = appendJSONString(out, ev.Topic)
+	out = state.AppendJSONString(out, ev.Topic)
 	out = append(out, ':')
 	out = append(out, obj...)
 	out = append(out, "}}"...)
 	return out
-}
-
-// appendJSONString appends s as a JSON string, escaped as encoding/json
-// escapes it: quotes, backslashes and control characters; <, > and & as
-// \u00XX (HTML-safe); U+2028 and U+2029; invalid UTF-8 as U+FFFD.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // wireEvent is an event in its wire struct: what encodeEvent's output
