@@ -57,6 +57,7 @@ func main() {
 		roNodes   = flag.Int("rollout-nodes", 50, "simulated client nodes of the rollout scenario")
 		dispatchN = flag.Int("dispatches", 10000, "dispatches of the dispatch scenario")
 		clAllocs  = flag.Int("client-allocs", 1000, "mock allocations of the client scenario")
+		cpRepeat  = flag.Int("cp-count-repeat", 0, "client-path: run the count job on the client this many more times and report the agent's CPU per run (median and spread), stopping it and waiting for the node to empty between runs")
 		nodes     = flag.Int("nodes", 5000, "simulated nodes for the placement scenario")
 		placeJobs = flag.Int("place-jobs", 100, "jobs of the placement scenario")
 		perJob    = flag.Int("per-job", 1000, "allocations per job in the placement scenario")
@@ -133,7 +134,8 @@ func main() {
 		defer stop()
 		*address, pid = addr, p
 	}
-	b := &bench{addr: strings.TrimRight(*address, "/"), run: *runID, atScale: *atScale, profileDir: *profDir, profileSeconds: max(*profSecs, 1)}
+	b := &bench{addr: strings.TrimRight(*address, "/"), run: *runID, atScale: *atScale, profileDir: *profDir, profileSeconds: max(*profSecs, 1),
+		countRepeat: *cpRepeat}
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}
 	if !tlsCfg.IsZero() {
 		var err error
@@ -264,6 +266,9 @@ type bench struct {
 	// figures, when set, receives the placement scenario's figures
 	// (c2m.go).
 	figures *placementFigures
+	// countRepeat is how many more times client-path runs its count job
+	// on the client (-cp-count-repeat).
+	countRepeat int
 }
 
 func (b *bench) jobID(i int) string { return fmt.Sprintf("bench-%s-%06d", b.run, i) }
