@@ -27,7 +27,9 @@ var allowed = map[string][]string{
 		"http/codec", "http/router", "http/agentops", "http/clientapi"},
 	"http/blocking": {},
 	// The /v1 handlers, mounted on the core through their Core interface.
-	"http/jobs": {"state", "state/jobspec", "state/store", "scheduler", "http/codec", "http/clientapi"},
+	// http/blocking: the one blocking-read helper, for the changes
+	// endpoint's in-process form (LocalAllocChanges).
+	"http/jobs": {"state", "state/jobspec", "state/store", "scheduler", "http/codec", "http/clientapi", "http/blocking"},
 	// The pieces the core and the client agent's surface share: the codec
 	// (errors, bodies, query parameters), the router, and what every agent
 	// answers about itself (metrics, its log lines).

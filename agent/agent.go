@@ -33,13 +33,15 @@ import (
 
 // Agent is a running sched agent.
 type Agent struct {
-	cfg    *Config
-	log    *slog.Logger
-	store  *store.Store
-	node   *raft.Node
-	http   *http.Server
-	lis    net.Listener
-	tmpDir string // removed on shutdown in dev mode
+	cfg   *Config
+	log   *slog.Logger
+	store *store.Store
+	node  *raft.Node
+	// jobsLocal serves the agent's own client without HTTP (client.go).
+	jobsLocal *jobs.Local
+	http      *http.Server
+	lis       net.Listener
+	tmpDir    string // removed on shutdown in dev mode
 	// localIntro introduces this agent's client to its own server with
 	// ACLs on; empty when the agent is not both.
 	localIntro string
@@ -185,7 +187,7 @@ func New(cfg *Config, logger *slog.Logger) (a *Agent, err error) {
 	a.registerServerMetrics(a.metrics, rt)
 	// The jobs API (/v1) and the management API (/api/v2) mount on the
 	// HTTP core; none of the three imports another.
-	jobs.Mount(srv, jcfg)
+	a.jobsLocal = jobs.Mount(srv, jcfg)
 	mgmthttp.New(srv, mgmthttp.Config{RateLimit: cfg.ManagementAPI.RateLimit, MaxStateBytes: cfg.ManagementAPI.MaxStateBytes})
 	// Leader duties, started in this order on gaining leadership and
 	// stopped in reverse on losing it. Later issues append here.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/schedhq/sched/client"
 	"github.com/schedhq/sched/client/driver"
@@ -19,6 +20,8 @@ import (
 	schedhttp "github.com/schedhq/sched/http"
 	"github.com/schedhq/sched/http/clientapi"
 	"github.com/schedhq/sched/http/clientapi/allocfs"
+	"github.com/schedhq/sched/http/jobs"
+	"github.com/schedhq/sched/raft"
 	"github.com/schedhq/sched/state"
 )
 
@@ -67,7 +70,7 @@ func (a *Agent) newClient() error {
 	execDriver := cc.Exec.driver(driver.NewExec(logger))
 	a.execDriver = execDriver
 	c, err := client.New(client.Config{
-		DataDir: a.cfg.DataDir, Servers: servers, ServersTLS: a.httpDialTLS,
+		DataDir: a.cfg.DataDir, Servers: servers, ServersTLS: a.httpDialTLS, Local: a.localServer(),
 		NodeName: a.cfg.Name, Region: a.cfg.Region, Datacenter: a.cfg.Datacenter,
 		NodeClass: cc.NodeClass, NodePool: cc.NodePool, Meta: cc.Meta,
 		Reserved: state.NodeReservedResources{
@@ -104,6 +107,35 @@ func (a *Agent) newClient() error {
 	a.clientAPI.fsGate.Limits = allocfs.Limits{PerAlloc: cc.FSMaxReadsPerAlloc, PerAgent: cc.FSMaxReads}
 	a.clientAPI.c.Store(c)
 	return nil
+}
+
+// localServer is how the client reaches the server in the agent's own
+// process: none for a client-only agent, which has only HTTP.
+func (a *Agent) localServer() client.LocalServer {
+	if a.jobsLocal == nil {
+		return nil
+	}
+	return localServer{a.jobsLocal, a.node}
+}
+
+// localServer serves the client from the agent's own server (jobs.Local):
+// its allocation reads always (stale, as the client's reads are), its
+// reports while this server leads.
+type localServer struct {
+	jobs *jobs.Local
+	node *raft.Node
+}
+
+func (l localServer) NodeAllocChanges(ctx context.Context, nodeID string, since, minIndex uint64, delta bool, wait time.Duration) (*state.NodeAllocChanges, uint64, error) {
+	return l.jobs.AllocChanges(ctx, nodeID, since, minIndex, delta, wait)
+}
+
+func (l localServer) UpdateAllocs(ctx context.Context, nodeID string, ups []*state.AllocClientUpdate) (bool, error) {
+	if !l.node.IsLeader() {
+		return false, nil
+	}
+	_, err := l.jobs.UpdateAllocs(ctx, nodeID, ups)
+	return true, err
 }
 
 // introToken is what the client presents to register a new node: the

@@ -285,3 +285,45 @@ func TestClientOnlyAgent(t *testing.T) {
 		t.Fatalf("logs through the server: %d %q", code, body)
 	}
 }
+
+// A dev agent's client reads its allocations from, and reports to, the
+// server in its own process (client.Config.Local): its allocations run
+// while the server's HTTP metrics show no read of the changes endpoint
+// and no report by HTTP, though they show the node's register (over
+// HTTP, as ever).
+func TestDevAgentClientTalksToItsServerInProcess(t *testing.T) {
+	a := startDevAgent(t)
+	c := apiClient(t, a.HTTPAddr())
+	if _, _, err := c.Jobs().Register(context.Background(), mockJob("web", 3), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, c, "web", 3)
+	if a.Client().BatchesSent() == 0 {
+		t.Fatal("the client sent no report")
+	}
+	code, body := getBody(t, "http://"+a.HTTPAddr()+"/v1/metrics?format=prometheus")
+	if code != http.StatusOK {
+		t.Fatalf("metrics: %d %s", code, body)
+	}
+	count := func(route, method string) string {
+		for _, line := range strings.Split(body, "\n") {
+			if strings.HasPrefix(line, "sched_http_request_duration_seconds_count{") &&
+				strings.Contains(line, `route="`+route+`"`) && strings.Contains(line, `method="`+method+`"`) {
+				return line
+			}
+		}
+		return ""
+	}
+	if count("/v1/node/register", http.MethodPut) == "" && count("/v1/node/register", http.MethodPost) == "" {
+		t.Fatalf("no register in the metrics (the check below would prove nothing):\n%s", body)
+	}
+	for _, r := range []struct{ route, method string }{
+		{"/v1/node/:node_id/allocations/changes", http.MethodGet},
+		{"/v1/node/:node_id/allocations", http.MethodPut},
+		{"/v1/node/:node_id/allocations", http.MethodPost},
+	} {
+		if line := count(r.route, r.method); line != "" {
+			t.Errorf("the client used HTTP: %s", line)
+		}
+	}
+}

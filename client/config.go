@@ -42,6 +42,26 @@ const (
 	MaxTaskEvents = 10
 )
 
+// LocalServer is a server in the client's own process.
+type LocalServer interface {
+	// NodeAllocChanges answers as GET
+	// /v1/node/:node_id/allocations/changes?server_changes=true&metrics=false&stale
+	// does (with delta=true when delta, and since), blocking while the
+	// node's index is at most minIndex (0: at once) and wait has not
+	// passed, and returns the answer's index. Each changed allocation
+	// comes with its job, which the client must not change; the
+	// allocations themselves are the client's. An unknown node is an
+	// error wrapping state.ErrNotFound.
+	NodeAllocChanges(ctx context.Context, nodeID string, since, minIndex uint64, delta bool, wait time.Duration) (*state.NodeAllocChanges, uint64, error)
+	// UpdateAllocs writes the node's report on its allocations as POST
+	// /v1/node/:node_id/allocations does. handled is false, with no
+	// write, when this server cannot take it (it does not lead): the
+	// client then sends it to Servers. The updates are the server's
+	// until it returns; an unknown node is an error wrapping
+	// state.ErrNotFound.
+	UpdateAllocs(ctx context.Context, nodeID string, ups []*state.AllocClientUpdate) (handled bool, err error)
+}
+
 // Config is everything a Client needs. New fills the zero fields with the
 // defaults above and checks the rest.
 type Config struct {
@@ -54,6 +74,12 @@ type Config struct {
 	// over to the next in its order, and shuffles them again every
 	// ServerRebalanceInterval. Required.
 	Servers []string
+	// Local, when set, is the server in the client's own process (an
+	// agent that runs both, as `sched agent -dev` does): the client reads
+	// its allocations' changes from it directly, and sends it its
+	// reports while it leads, without HTTP and its JSON (LocalServer).
+	// Registration and heartbeats still go to Servers.
+	Local LocalServer
 	// ServersTLS, when set, is the TLS config of requests to https://
 	// servers (the CA, the name their certificates carry, and the
 	// certificate this node presents). Nil: the system's roots, no

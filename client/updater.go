@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -194,16 +195,23 @@ func (u *updater) flush(ctx context.Context) error {
 	if len(ups) == 0 {
 		return nil
 	}
-	err := u.c.servers.call(ctx, func(s *api.Client) error {
-		_, _, err := s.Nodes().UpdateAllocs(ctx, u.c.nodeID, ups, nil)
-		return err
-	})
+	handled := false
+	var err error
+	if l := u.c.cfg.Local; l != nil {
+		handled, err = l.UpdateAllocs(ctx, u.c.nodeID, ups)
+	}
+	if !handled {
+		err = u.c.servers.call(ctx, func(s *api.Client) error {
+			_, _, err := s.Nodes().UpdateAllocs(ctx, u.c.nodeID, ups, nil)
+			return err
+		})
+	}
 	u.mu.Lock()
 	u.sent++
 	u.mu.Unlock()
 	if err != nil {
 		u.putBack(ups)
-		if api.IsNotFound(err) {
+		if api.IsNotFound(err) || errors.Is(err, state.ErrNotFound) {
 			u.c.needRegister()
 		}
 	}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"sort"
 
 	"github.com/schedhq/sched/http/api"
@@ -39,24 +40,12 @@ func (c *Client) watchLoop(ctx context.Context) {
 	// of known when it outgrows them.
 	jobs := c.jobsInUse()
 	for ctx.Err() == nil {
-		var changes *state.NodeAllocChanges
-		var meta *api.QueryMeta
-		err := c.servers.call(ctx, func(s *api.Client) error {
-			q := &api.QueryOptions{WaitIndex: index, WaitTime: c.cfg.WatchWait, AllowStale: true}
-			var err error
-			if needList {
-				q.WaitIndex = 0
-				changes, meta, err = s.Nodes().AllocationChangesShared(ctx, c.nodeID, index, q)
-			} else {
-				changes, meta, err = s.Nodes().AllocationDelta(ctx, c.nodeID, index, q)
-			}
-			return err
-		})
+		changes, lastIndex, err := c.readChanges(ctx, index, needList)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			if api.IsNotFound(err) {
+			if api.IsNotFound(err) || errors.Is(err, state.ErrNotFound) {
 				c.checkRegistered()
 			}
 			c.log.Warn("watching allocations failed", "error", err)
@@ -64,7 +53,7 @@ func (c *Client) watchLoop(ctx context.Context) {
 			continue
 		}
 		bo.reset()
-		if meta.LastIndex < index {
+		if lastIndex < index {
 			// The servers went back in time (state restored from an
 			// older snapshot): start over, reading every allocation.
 			index, needList = 0, false
@@ -83,7 +72,7 @@ func (c *Client) watchLoop(ctx context.Context) {
 				continue
 			}
 			shareJobs(changes.Changed, jobs)
-			c.syncDelta(changes.Changed, changes.Removed, meta.LastIndex)
+			c.syncDelta(changes.Changed, changes.Removed, lastIndex)
 		} else {
 			allocs, complete := mergeChanges(known, changes)
 			if !complete {
@@ -94,14 +83,44 @@ func (c *Client) watchLoop(ctx context.Context) {
 				continue
 			}
 			shareJobs(changes.Changed, jobs)
-			c.syncAllocs(allocs, meta.LastIndex)
+			c.syncAllocs(allocs, lastIndex)
 		}
-		index, needList = meta.LastIndex, false
+		index, needList = lastIndex, false
 		// Let the next changes gather (Config.WatchGather).
 		if len(changes.Changed) > 0 && !sleepCtx(ctx, c.cfg.WatchGather) {
 			return
 		}
 	}
+}
+
+// readChanges reads the node's allocation changes since index: from the
+// server in the agent's own process when there is one (Config.Local),
+// otherwise by HTTP from the servers. Both block until the node's
+// allocations change past index, unless needList asks at once for every
+// allocation's name (not a delta). lastIndex is the answer's index.
+func (c *Client) readChanges(ctx context.Context, index uint64, needList bool) (changes *state.NodeAllocChanges, lastIndex uint64, err error) {
+	if c.cfg.Local != nil {
+		if needList {
+			return c.cfg.Local.NodeAllocChanges(ctx, c.nodeID, index, 0, false, c.cfg.WatchWait)
+		}
+		return c.cfg.Local.NodeAllocChanges(ctx, c.nodeID, index, index, true, c.cfg.WatchWait)
+	}
+	var meta *api.QueryMeta
+	err = c.servers.call(ctx, func(s *api.Client) error {
+		q := &api.QueryOptions{WaitIndex: index, WaitTime: c.cfg.WatchWait, AllowStale: true}
+		var err error
+		if needList {
+			q.WaitIndex = 0
+			changes, meta, err = s.Nodes().AllocationChangesShared(ctx, c.nodeID, index, q)
+		} else {
+			changes, meta, err = s.Nodes().AllocationDelta(ctx, c.nodeID, index, q)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return changes, meta.LastIndex, nil
 }
 
 // mergeDelta brings known (allocation ID → latest allocation read) up to

@@ -135,8 +135,18 @@ type api struct {
 	events eventCache
 }
 
-// Mount registers the jobs API's routes on core.
-func Mount(core Core, cfg Config) { mount(core, cfg) }
+// Mount registers the jobs API's routes on core, and returns the node
+// endpoints' in-process form for a client agent in the same process.
+func Mount(core Core, cfg Config) *Local { return &Local{mount(core, cfg)} }
+
+// Local serves a client agent in the server's own process (`sched agent
+// -dev`, a server agent with its client on) what it would otherwise ask
+// of the node endpoints by HTTP: its allocations' changes and its
+// reports, without encoding and decoding every allocation, job and task
+// state as JSON on both sides. Nomad's client talks to a server in its
+// own process the same way. There is no caller to authenticate: the
+// client is the agent's own.
+type Local struct{ a *api }
 
 // mount is Mount, returning what the handlers share (for tests).
 func mount(core Core, cfg Config) *api {

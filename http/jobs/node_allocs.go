@@ -2,15 +2,18 @@ package jobs
 
 import (
 	"cmp"
+	"context"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/schedhq/sched/http/blocking"
 	"github.com/schedhq/sched/http/codec"
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -157,8 +160,26 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 	if err != nil {
 		return nil, err
 	}
+	out, err := nodeChanges(h.store, nodeID, since, indexOf, delta, allocs, byServers || delta)
+	if err != nil {
+		return nil, err
+	}
+	if compact {
+		return compactChanges(out), nil
+	}
+	out.Changed = nonNil(form.apply(out.Changed))
+	return out, nil
+}
+
+// nodeChanges is the changes endpoint's answer for the node, before its
+// form (answerForm) is applied: with delta and since above 0, read from
+// the node's log of writes when it reaches back to since; otherwise from
+// the node's whole list, allocs, read again from the store when reread
+// (the blocking read did not read it). Changed holds the store's own
+// allocations.
+func nodeChanges(st *store.Store, nodeID string, since uint64, indexOf func(*state.Allocation) uint64, delta bool, allocs []*state.Allocation, reread bool) (*state.NodeAllocChanges, error) {
 	if delta && since > 0 {
-		ch, ok, err := h.store.NodeAllocsChangedSince(nodeID, since)
+		ch, ok, err := st.NodeAllocsChangedSince(nodeID, since)
 		if err != nil {
 			return nil, err
 		}
@@ -169,15 +190,12 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 					out.Changed = append(out.Changed, a)
 				}
 			}
-			if compact {
-				return compactChanges(out), nil
-			}
-			out.Changed = nonNil(form.apply(out.Changed))
 			return out, nil
 		}
 	}
-	if byServers || delta {
-		if allocs, err = h.store.AllocsByNode(nil, nodeID); err != nil {
+	if reread {
+		var err error
+		if allocs, err = st.AllocsByNode(nil, nodeID); err != nil {
 			return nil, err
 		}
 	}
@@ -189,11 +207,57 @@ func (h nodeAPI) nodeAllocChanges(w http.ResponseWriter, r *http.Request, p http
 			out.Changed = append(out.Changed, a)
 		}
 	}
-	if compact {
-		return compactChanges(out), nil
-	}
-	out.Changed = nonNil(form.apply(out.Changed))
 	return out, nil
+}
+
+// AllocChanges is the changes endpoint for a client agent in the
+// server's own process (`sched agent -dev`, or a server agent with its
+// client on), without HTTP: the answer of GET
+// /v1/node/:node_id/allocations/changes?server_changes=true&metrics=false&stale
+// (with delta=true when delta), blocking as that read does (package
+// blocking) when minIndex is above 0, and its index. Through HTTP every
+// changed allocation and its job were encoded to JSON by the server and
+// decoded by the client: a third of a dev agent's CPU while its client
+// started one-allocation jobs. Nomad's client talks to a server in its
+// own process the same way, without the network.
+//
+// The allocations are copies without their placement metrics; each
+// carries its job whole (no shared_jobs form is needed: the jobs are the
+// store's, one per version, and like everything read from the store must
+// never be changed in place). An unknown node is a state.ErrNotFound. A
+// client agent in another process has only the HTTP endpoint, whose ACL
+// rule (node:read or the node's own secret) this path, in the server's
+// own process, has no caller to check.
+func (l *Local) AllocChanges(ctx context.Context, nodeID string, since, minIndex uint64, delta bool, wait time.Duration) (*state.NodeAllocChanges, uint64, error) {
+	st := l.a.store
+	index, err := blocking.Run(ctx, st, blocking.Options{MinIndex: minIndex, Wait: wait}, func(ws memdb.WatchSet) (uint64, error) {
+		n, err := st.NodeByID(ws, nodeID)
+		if err != nil {
+			return 0, err
+		}
+		if n == nil {
+			return 0, state.NotFoundf("node %q", nodeID)
+		}
+		return st.NodeAllocsServerIndex(ws, nodeID)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := nodeChanges(st, nodeID, since, func(a *state.Allocation) uint64 { return a.AllocModifyIndex }, delta, nil, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	out.Changed = nonNil(answerForm{jobs: true}.apply(out.Changed))
+	return out, index, nil
+}
+
+// UpdateAllocs is POST /v1/node/:node_id/allocations for a client agent
+// in the server's own process, without HTTP: the same checks, the same
+// batched write, the same answer; the updates are the caller's until it
+// returns. The server must lead: a follower's writes go to the leader by
+// HTTP (forwarding), and Writer.Apply refuses them here.
+func (l *Local) UpdateAllocs(ctx context.Context, nodeID string, allocs []*state.AllocClientUpdate) (*state.NodeAllocsUpdateResponse, error) {
+	return nodeAPI{l.a}.updateAllocs(ctx, nodeID, allocs)
 }
 
 // answerForm is the form of an answer's changed allocations: each with
@@ -319,17 +383,28 @@ func nodeAllocsIndex(allocs []*state.Allocation) uint64 {
 // whose allocations are meant to run for ever. A completed batch or
 // sysbatch allocation needs none.
 func (h nodeAPI) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p httprouter.Params) (any, error) {
-	nodeID := p.ByName("node_id")
 	var req NodeAllocsUpdateRequest
 	if err := codec.DecodeBody(r, &req); err != nil {
 		return nil, err
 	}
+	out, err := h.updateAllocs(r.Context(), p.ByName("node_id"), req.Allocs)
+	if err != nil {
+		return nil, err
+	}
+	h.core.SetMeta(w, out.Index)
+	return out, nil
+}
+
+// updateAllocs checks and writes a node's report on its allocations
+// (nodeUpdateAllocs), with the evaluations it calls for.
+func (h nodeAPI) updateAllocs(ctx context.Context, nodeID string, allocs []*state.AllocClientUpdate) (*state.NodeAllocsUpdateResponse, error) {
+	req := NodeAllocsUpdateRequest{Allocs: allocs}
 	if err := validateAllocUpdates(req.Allocs); err != nil {
 		return nil, err
 	}
 	// knownNode: a leader elected a moment ago looks again after its
 	// read barrier before a 404, which makes the client register again.
-	if _, err := h.knownNode(r, nodeID); err != nil {
+	if _, err := h.knownNode(ctx, nodeID); err != nil {
 		return nil, err
 	}
 
@@ -391,11 +466,10 @@ func (h nodeAPI) nodeUpdateAllocs(w http.ResponseWriter, r *http.Request, p http
 	cmd := &store.AllocClientUpdateRequest{Allocs: updates, Evals: evals, Now: now}
 	// Written with the reports of other nodes that arrive meanwhile
 	// (node_allocs_batch.go).
-	index, err := h.clientUpdates.submit(r.Context(), cmd)
+	index, err := h.clientUpdates.submit(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
-	h.core.SetMeta(w, index)
 	out.Index = index
 	return out, nil
 }

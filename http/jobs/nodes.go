@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -292,7 +293,7 @@ func (h nodeAPI) nodeHeartbeat(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return nil, err
 	}
-	n, err := h.knownNode(r, id)
+	n, err := h.knownNode(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +335,7 @@ func (h nodeAPI) nodeUpdateStatus(w http.ResponseWriter, r *http.Request, p http
 	if err != nil {
 		return nil, err
 	}
-	n, err := h.knownNode(r, id)
+	n, err := h.knownNode(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -362,12 +363,12 @@ func (h nodeAPI) nodeUpdateStatus(w http.ResponseWriter, r *http.Request, p http
 // last entries of the previous leader (a registration just before the
 // election among them), and a 404 then would make every node registered
 // in that window register again.
-func (h nodeAPI) knownNode(r *http.Request, id string) (*state.Node, error) {
+func (h nodeAPI) knownNode(ctx context.Context, id string) (*state.Node, error) {
 	n, err := h.node(id)
 	if !errors.Is(err, state.ErrNotFound) {
 		return n, err
 	}
-	if err := h.core.ReadBarrier(r.Context()); err != nil {
+	if err := h.core.ReadBarrier(ctx); err != nil {
 		return nil, err
 	}
 	return h.node(id)
