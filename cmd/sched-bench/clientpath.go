@@ -360,7 +360,7 @@ const (
 // repeatCount runs the count job on the dev node n more times, each time
 // from an empty node: register, wait until all run (the agent's CPU is
 // taken over that), stop, wait until none runs, purge, wait until the
-// node has none left running. One run's CPU moves with what else the
+// node has none left running and collect them (waitNodeEmpty). One run's CPU moves with what else the
 // machine does; the median of many moves less, and a build compared with
 // another by interleaved runs of this is the client path's figure with
 // the least noise.
@@ -395,33 +395,47 @@ func (b *bench) repeatCount(prefix, nodeID string, count, n int, cpu func() time
 	return nil
 }
 
-// waitNodeEmpty waits until every allocation the node lists has stopped
-// on the client (a purged job's stay listed until collected).
+// waitNodeEmpty waits until every allocation on the node has stopped on
+// the client, then collects them (PUT /v1/system/gc) and waits until the
+// node lists none, so that every repeated run starts from the same state
+// as the first. It reads the node's allocations in their compact form
+// (ID, job and statuses), every 100 ms.
 func (b *bench) waitNodeEmpty(nodeID string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
+	collected := false
 	for time.Now().Before(deadline) {
-		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations", nil)
+		resp, err := b.do(http.MethodGet, "/v1/node/"+nodeID+"/allocations/changes?compact=true", nil)
 		if err != nil {
 			return err
 		}
-		var allocs []struct{ ClientStatus string }
-		err = json.NewDecoder(resp.Body).Decode(&allocs)
+		var changes struct {
+			Changed []struct{ ClientStatus string }
+		}
+		err = json.NewDecoder(resp.Body).Decode(&changes)
 		resp.Body.Close()
 		if err != nil {
 			return err
 		}
+		if len(changes.Changed) == 0 {
+			return nil
+		}
 		live := 0
-		for _, a := range allocs {
+		for _, a := range changes.Changed {
 			switch a.ClientStatus {
 			case "complete", "failed", "lost":
 			default:
 				live++
 			}
 		}
-		if live == 0 {
-			return nil
+		if live == 0 && !collected {
+			resp, err := b.do(http.MethodPut, "/v1/system/gc", nil)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			collected = true
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("node %s still lists allocations after %s", nodeID, limit)
 }
