@@ -119,15 +119,39 @@ func (a *Agent) localServer() client.LocalServer {
 }
 
 // localServer serves the client from the agent's own server (jobs.Local):
-// its allocation reads always (stale, as the client's reads are), its
-// reports while this server leads.
+// its allocation reads (stale, as the client's reads are) while this
+// server is in touch with its leader (inTouch), its reports while this
+// server leads.
 type localServer struct {
 	jobs *jobs.Local
 	node *raft.Node
 }
 
-func (l localServer) NodeAllocChanges(ctx context.Context, nodeID string, since, minIndex uint64, delta bool, wait time.Duration) (*state.NodeAllocChanges, uint64, error) {
-	return l.jobs.AllocChanges(ctx, nodeID, since, minIndex, delta, wait)
+func (l localServer) NodeAllocChanges(ctx context.Context, nodeID string, since, minIndex uint64, delta bool, wait time.Duration) (*state.NodeAllocChanges, uint64, bool, error) {
+	if !l.inTouch() {
+		return nil, 0, false, nil
+	}
+	ch, index, err := l.jobs.AllocChanges(ctx, nodeID, since, minIndex, delta, wait)
+	return ch, index, true, err
+}
+
+// localReadLag is how long a follower may go without hearing from its
+// leader and still serve its own client's reads: past it the follower
+// may be cut off from the cluster, and the client reads from Servers,
+// which it moves through when one fails, as a client agent elsewhere does.
+const localReadLag = 2 * time.Second
+
+// inTouch reports whether this server leads, or heard from its leader
+// within localReadLag.
+func (l localServer) inTouch() bool {
+	if l.node.IsLeader() {
+		return true
+	}
+	if addr, _ := l.node.Leader(); addr == "" {
+		return false
+	}
+	last := l.node.LastContact()
+	return !last.IsZero() && time.Since(last) <= localReadLag
 }
 
 func (l localServer) UpdateAllocs(ctx context.Context, nodeID string, ups []*state.AllocClientUpdate) (bool, error) {

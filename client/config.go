@@ -51,8 +51,10 @@ type LocalServer interface {
 	// passed, and returns the answer's index. Each changed allocation
 	// comes with its job, which the client must not change; the
 	// allocations themselves are the client's. An unknown node is an
-	// error wrapping state.ErrNotFound.
-	NodeAllocChanges(ctx context.Context, nodeID string, since, minIndex uint64, delta bool, wait time.Duration) (*state.NodeAllocChanges, uint64, error)
+	// error wrapping state.ErrNotFound. handled is false, with nothing
+	// read, when this server should not answer (it may be cut off from
+	// the cluster): the client then reads from Servers.
+	NodeAllocChanges(ctx context.Context, nodeID string, since, minIndex uint64, delta bool, wait time.Duration) (changes *state.NodeAllocChanges, index uint64, handled bool, err error)
 	// UpdateAllocs writes the node's report on its allocations as POST
 	// /v1/node/:node_id/allocations does. handled is false, with no
 	// write, when this server cannot take it (it does not lead): the

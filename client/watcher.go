@@ -94,16 +94,20 @@ func (c *Client) watchLoop(ctx context.Context) {
 }
 
 // readChanges reads the node's allocation changes since index: from the
-// server in the agent's own process when there is one (Config.Local),
-// otherwise by HTTP from the servers. Both block until the node's
+// server in the agent's own process when there is one and it answers
+// (Config.Local), otherwise by HTTP from the servers. Both block until the node's
 // allocations change past index, unless needList asks at once for every
 // allocation's name (not a delta). lastIndex is the answer's index.
 func (c *Client) readChanges(ctx context.Context, index uint64, needList bool) (changes *state.NodeAllocChanges, lastIndex uint64, err error) {
 	if c.cfg.Local != nil {
+		minIndex := index
 		if needList {
-			return c.cfg.Local.NodeAllocChanges(ctx, c.nodeID, index, 0, false, c.cfg.WatchWait)
+			minIndex = 0
 		}
-		return c.cfg.Local.NodeAllocChanges(ctx, c.nodeID, index, index, true, c.cfg.WatchWait)
+		changes, lastIndex, handled, err := c.cfg.Local.NodeAllocChanges(ctx, c.nodeID, index, minIndex, !needList, c.cfg.WatchWait)
+		if handled {
+			return changes, lastIndex, err
+		}
 	}
 	var meta *api.QueryMeta
 	err = c.servers.call(ctx, func(s *api.Client) error {
