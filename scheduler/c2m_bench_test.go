@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -68,4 +69,158 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkServiceScheduleC2MRetry measures what a c2m evaluation's plan
+// made again costs the scheduler: its job has 1,000 allocations, of which
+// the applier refused those on 4 nodes, and the attempt against the
+// refreshed state (a fresh snapshot holding the rest) places the refused
+// ones again. It reads the job's ~990 allocations and their nodes, the
+// ready nodes and their usage, and ranks for a handful of placements, on
+// 10,000 nodes holding -allocs earlier allocations. Late in a c2m run,
+// when nodes fill and concurrent plans collide, many evaluations make
+// such attempts.
+func BenchmarkServiceScheduleC2MRetry(b *testing.B) {
+	h := schedtest.NewHarness(b)
+	nodes := make([]*state.Node, 0, 10000)
+	for i := range 10000 {
+		n := MockNode(fmt.Sprintf("c2m-%05d", i))
+		n.NodeResources = &state.NodeResources{CPU: 16000, MemoryMB: 32768, DiskMB: 200000}
+		n.ReservedResources = nil
+		n.ComputedClass = ComputeClass(n)
+		nodes = append(nodes, n)
+	}
+	h.UpsertNodes(nodes...)
+	cfg := h.Config()
+	c2mJob := func(id string) *state.Job {
+		j := MockJob(id)
+		j.TaskGroups[0].Count = 1000
+		j.TaskGroups[0].Networks = nil
+		j.TaskGroups[0].Tasks[0].Resources = &state.Resources{CPU: 20, MemoryMB: 16}
+		return j
+	}
+	filled := 0
+	for _, target := range []int{20_000, 200_000} {
+		for ; filled < target; filled += 1000 {
+			job := h.UpsertJob(c2mJob(fmt.Sprintf("fill-%d", filled/1000)))
+			if err := h.Process(NewServiceScheduler, h.NewEval(job, state.EvalTriggerJobRegister)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		job := h.UpsertJob(c2mJob(fmt.Sprintf("measured-%d", target)))
+		eval := h.NewEval(job, state.EvalTriggerJobRegister)
+		// Commit all but the placements on the plan's first 4 nodes (in
+		// ID order), as the applier does when they filled.
+		refused := 0
+		h.PlanFilter = func(p *Plan) *PlanResult {
+			ids := make([]string, 0, len(p.NodeAllocation))
+			for id := range p.NodeAllocation {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			res := &PlanResult{NodeAllocation: map[string][]*state.Allocation{}}
+			for i, id := range ids {
+				if i < 4 {
+					refused += len(p.NodeAllocation[id])
+					continue
+				}
+				res.NodeAllocation[id] = p.NodeAllocation[id]
+			}
+			return res
+		}
+		snap, err := h.Store.Snapshot()
+		if err != nil {
+			b.Fatal(err)
+		}
+		// One attempt, partly committed through the harness; the
+		// refreshed state is what the measured attempts run on.
+		if _, _, err := h.SubmitPlan(firstPlan(b, cfg, snap, eval, &RecordingPlanner{})); err != nil {
+			b.Fatal(err)
+		}
+		h.PlanFilter = nil
+		if refused == 0 {
+			b.Fatal("nothing refused")
+		}
+		if snap, err = h.Store.Snapshot(); err != nil {
+			b.Fatal(err)
+		}
+		// nodesets=on shares the ready nodes across the attempts, as the
+		// leader's workers do (Config.NodeSets).
+		for _, cached := range []bool{false, true} {
+			b.Run(fmt.Sprintf("allocs=%dk/nodesets=%s", target/1000, map[bool]string{false: "off", true: "on"}[cached]), func(b *testing.B) {
+				cfg := cfg
+				if cached {
+					cfg.NodeSets = NewNodeSets()
+				}
+				cpu := processCPU(b)
+				benchScheduleWhole(b, cfg, snap, eval, refused)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/attempt")
+				b.ReportMetric(float64((processCPU(b)-cpu).Nanoseconds())/float64(b.N), "cpu-ns/attempt")
+			})
+		}
+	}
+}
+
+// firstPlan is the plan the service scheduler makes for eval on snap.
+func firstPlan(b *testing.B, cfg Config, snap State, eval *state.Evaluation, p *RecordingPlanner) *Plan {
+	b.Helper()
+	if err := NewServiceScheduler(cfg, snap, p).Process(eval); err != nil {
+		b.Fatal(err)
+	}
+	return p.LastPlan()
+}
+
+// BenchmarkServiceScheduleC2MFull places one c2m job (1,000 allocations
+// of 20 MHz) on c2m's 10,000 nodes when -full of them have no room left,
+// as late in a c2m run under bin-packing: a placement's walk passes a
+// few full nodes for each one it ranks, and counts them exhausted.
+// nodesets=on shares the ready nodes across evaluations, as the
+// leader's workers do (Config.NodeSets).
+func BenchmarkServiceScheduleC2MFull(b *testing.B) {
+	for _, pct := range []int{0, 25, 50} {
+		h := schedtest.NewHarness(b)
+		nodes := make([]*state.Node, 0, 10000)
+		for i := range 10000 {
+			n := MockNode(fmt.Sprintf("c2m-%05d", i))
+			n.NodeResources = &state.NodeResources{CPU: 16000, MemoryMB: 32768, DiskMB: 200000}
+			n.ReservedResources = nil
+			n.ComputedClass = ComputeClass(n)
+			nodes = append(nodes, n)
+		}
+		h.UpsertNodes(nodes...)
+		filler := h.UpsertJob(MockJob("filler"))
+		var fill []*state.Allocation
+		for i, n := range nodes {
+			if i%100 >= pct {
+				continue
+			}
+			a := FitAlloc(fmt.Sprintf("00000000-0000-4000-8000-%012d", i), 15990, 16, 0)
+			a.NodeID, a.Job, a.JobID, a.Namespace, a.TaskGroup, a.Name = n.ID, filler, filler.ID, filler.Namespace, "web", fmt.Sprintf("filler.web[%d]", i)
+			fill = append(fill, a)
+		}
+		if len(fill) > 0 {
+			h.UpsertAllocs(fill...)
+		}
+		j := MockJob("measured")
+		j.TaskGroups[0].Count = 1000
+		j.TaskGroups[0].Networks = nil
+		j.TaskGroups[0].Tasks[0].Resources = &state.Resources{CPU: 20, MemoryMB: 16}
+		job := h.UpsertJob(j)
+		eval := h.NewEval(job, state.EvalTriggerJobRegister)
+		snap, err := h.Store.Snapshot()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, cached := range []bool{false, true} {
+			b.Run(fmt.Sprintf("full=%d%%/nodesets=%s", pct, map[bool]string{false: "off", true: "on"}[cached]), func(b *testing.B) {
+				cfg := h.Config()
+				if cached {
+					cfg.NodeSets = NewNodeSets()
+				}
+				cpu := processCPU(b)
+				benchScheduleWhole(b, cfg, snap, eval, 1000)
+				b.ReportMetric(float64((processCPU(b)-cpu).Nanoseconds())/float64(b.N*1000), "cpu-ns/placement")
+			})
+		}
+	}
 }

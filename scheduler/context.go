@@ -119,9 +119,12 @@ const minUsageScan = 64
 // number is found by a binary search and the usage table, in the same
 // order, is matched in one walk; ready in another order is numbered
 // through a map.
-func (c *evalContext) setNodes(ready []*state.Node, total int) {
+//
+// sorted tells ready is known to be in ID order (NodeSets checked it
+// once); otherwise setNodes checks. ready is not changed.
+func (c *evalContext) setNodes(ready []*state.Node, total int, sorted bool) {
 	c.ready, c.slots = ready, nil
-	if !slices.IsSortedFunc(ready, func(a, b *state.Node) int { return strings.Compare(a.ID, b.ID) }) {
+	if !sorted && !slices.IsSortedFunc(ready, func(a, b *state.Node) int { return strings.Compare(a.ID, b.ID) }) {
 		c.slots = make(map[string]int32, len(ready))
 		for i, n := range ready {
 			c.slots[n.ID] = int32(i)
@@ -142,8 +145,8 @@ func (c *evalContext) setNodes(ready []*state.Node, total int) {
 // newCursor numbers the eval's ready nodes (setNodes) and returns a
 // cursor that walks them in an order shuffled by the eval's random
 // source.
-func (c *evalContext) newCursor(ready []*state.Node, total int) *nodeCursor {
-	c.setNodes(ready, total)
+func (c *evalContext) newCursor(ready []*state.Node, total int, sorted bool) *nodeCursor {
+	c.setNodes(ready, total, sorted)
 	cur := &nodeCursor{nodes: slices.Clone(ready), slots: make([]int32, len(ready))}
 	for i := range cur.slots {
 		cur.slots[i] = int32(i)
@@ -777,6 +780,16 @@ func (c *evalContext) planChanged(nodeID string) {
 	if i := c.slotOf(nodeID); i >= 0 {
 		c.slotChanged[i] = true
 	}
+}
+
+// planVersion is planVersions[nodeID] (slot is the node's number among
+// the eval's ready nodes, or -1), without hashing the ID when the plan
+// has not changed the node (slotChanged).
+func (c *evalContext) planVersion(nodeID string, slot int) int {
+	if slot >= 0 && slot < len(c.slotChanged) && !c.slotChanged[slot] {
+		return 0
+	}
+	return c.planVersions[nodeID]
 }
 
 // planPlace adds a new or updated allocation to the plan.

@@ -183,7 +183,7 @@ func TestProposedUsageIncrementalMatchesReference(t *testing.T) {
 			existing = append(existing, a)
 		}
 		c := newEvalContext(st, &Plan{}, nil, testEpoch, seed)
-		c.setNodes(ready, len(nodeIDs))
+		c.setNodes(ready, len(nodeIDs), false)
 		var named []*state.Allocation // what the plan has named so far
 		nextID := 0
 		for step := range 150 {

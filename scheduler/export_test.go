@@ -54,7 +54,7 @@ type RankWalk struct {
 // at most limit of them per walk.
 func NewRankWalk(snap State, job *state.Job, nodes []*state.Node, limit int) *RankWalk {
 	ctx := newEvalContext(snap, &Plan{}, nil, testEpoch, 1)
-	ctx.setNodes(nodes, len(nodes))
+	ctx.setNodes(nodes, len(nodes), false)
 	cur := &nodeCursor{nodes: nodes, slots: make([]int32, len(nodes))}
 	for i := range cur.slots {
 		cur.slots[i] = int32(i)
@@ -84,3 +84,10 @@ type RecordingPlanner = recordingPlanner
 
 // LastPlan is the last plan submitted.
 func (p *recordingPlanner) LastPlan() *Plan { return p.plan }
+
+// CachedReadyNodes is the service scheduler's read of the job's ready
+// nodes through sets (node_sets.go).
+func CachedReadyNodes(sets *NodeSets, st State, job *state.Job) ([]*state.Node, map[string]int, error) {
+	ready, byDC, _, _, _, err := cachedReadyNodes(sets, st, job)
+	return ready, byDC, err
+}

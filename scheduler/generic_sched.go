@@ -92,11 +92,11 @@ func (s *genericScheduler) place(places []placeRequest, jobAllocs []*state.Alloc
 	if len(places) == 0 {
 		return nil
 	}
-	ready, byDC, inPool, total, err := readyNodes(s.state, s.job)
+	ready, byDC, inPool, total, sorted, err := cachedReadyNodes(s.cfg.NodeSets, s.state, s.job)
 	if err != nil {
 		return fmt.Errorf("read nodes: %w", err)
 	}
-	cursor := s.ctx.newCursor(ready, total)
+	cursor := s.ctx.newCursor(ready, total, sorted)
 	ready = cursor.nodes // in the cursor's shuffled order
 	rankers := map[string]*groupRanker{}
 	for _, p := range places {

@@ -123,7 +123,43 @@ type groupRanker struct {
 	// update could shrink), it is full again at the next placement's walk
 	// and is counted exhausted without being ranked again: once nodes fill
 	// up under bin-packing, the walk passes many of them (issue 19).
-	full map[string]fullMark
+	// fullSlots holds the marks of the eval's ready nodes by their number
+	// (evalContext.setNodes), full those of other nodes: late in a large
+	// run a walk passes a handful of full nodes for each placement, and
+	// hashing each node's ID for these lookups grew with the nodes filled.
+	full      map[string]fullMark
+	fullSlots []fullMark
+}
+
+// fullOf returns the mark of node n (slot is its number among the eval's
+// ready nodes, or -1), if rank found it full.
+func (r *groupRanker) fullOf(n *state.Node, slot int) (fullMark, bool) {
+	if slot >= 0 && slot < len(r.ctx.ready) {
+		if slot < len(r.fullSlots) {
+			f := r.fullSlots[slot]
+			return f, f.dim != ""
+		}
+		return fullMark{}, false
+	}
+	f, ok := r.full[n.ID]
+	return f, ok
+}
+
+// markFull records that rank found node n (numbered slot, or -1) full
+// in dimension dim, at the plan's version on it.
+func (r *groupRanker) markFull(n *state.Node, slot int, dim string) {
+	f := fullMark{dim, r.ctx.planVersion(n.ID, slot)}
+	if slot >= 0 && slot < len(r.ctx.ready) {
+		if r.fullSlots == nil {
+			r.fullSlots = make([]fullMark, len(r.ctx.ready))
+		}
+		r.fullSlots[slot] = f
+		return
+	}
+	if r.full == nil {
+		r.full = map[string]fullMark{}
+	}
+	r.full[n.ID] = f
 }
 
 // fullMark is an entry of groupRanker.full: the dimension the node ran
@@ -203,7 +239,7 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 			if !r.checker.feasible(n, m) {
 				continue
 			}
-			if f, ok := r.full[n.ID]; ok && f.version == r.ctx.planVersions[n.ID] {
+			if f, ok := r.fullOf(n, slot); ok && f.version == r.ctx.planVersion(n.ID, slot) {
 				exhausted(m, n, f.dim)
 				continue
 			}
@@ -212,10 +248,7 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 				return nil, nil, err
 			}
 			if dim != "" {
-				if r.full == nil {
-					r.full = map[string]fullMark{}
-				}
-				r.full[n.ID] = fullMark{dim, r.ctx.planVersions[n.ID]}
+				r.markFull(n, slot, dim)
 				exhausted(m, n, dim)
 				continue
 			}

@@ -87,6 +87,11 @@ type Config struct {
 	// The leader closes it when it stops leading or shuts down, so a
 	// large evaluation does not hold either up. Nil never cancels.
 	Cancel <-chan struct{}
+	// NodeSets, when set, keeps the ready nodes of a job's pool and
+	// datacenters across evaluations while the nodes do not change
+	// (node_sets.go); the leader's workers share one. Nil reads them
+	// for every attempt.
+	NodeSets *NodeSets
 }
 
 // ErrCanceled is what Process returns when Config.Cancel closed.

@@ -130,7 +130,7 @@ func (s *systemScheduler) compute() error {
 	if err != nil {
 		return fmt.Errorf("read nodes: %w", err)
 	}
-	s.ctx.setNodes(ready, total)
+	s.ctx.setNodes(ready, total, false)
 	isReady := make(map[string]bool, len(ready))
 	for _, n := range ready {
 		isReady[n.ID] = true

@@ -45,6 +45,9 @@ type WorkerPool struct {
 	// flight (Foreground); nil holds none back.
 	fg  *Foreground
 	run runner
+	// nodeSets keeps the ready nodes the workers' evaluations read while
+	// the nodes do not change (scheduler.NodeSets).
+	nodeSets *scheduler.NodeSets
 
 	mu    sync.Mutex
 	stats WorkerStats
@@ -80,6 +83,7 @@ func NewWorkerPool(cfg RuntimeConfig, broker *EvalBroker, plans *PlanQueue) *Wor
 		limits:     cfg.JobLimits,
 		observe:    cfg.Observe,
 		fg:         cfg.Foreground,
+		nodeSets:   scheduler.NewNodeSets(),
 	}
 }
 
@@ -178,7 +182,7 @@ func (p *WorkerPool) invoke(ctx context.Context, eval *state.Evaluation, token s
 			return planner.UpdateEval(failed)
 		}
 	}
-	sched := factory(scheduler.Config{Logger: log, Now: p.now, NewID: p.newID, Cancel: ctx.Done()}, p.withInflight(snap), planner)
+	sched := factory(scheduler.Config{Logger: log, Now: p.now, NewID: p.newID, Cancel: ctx.Done(), NodeSets: p.nodeSets}, p.withInflight(snap), planner)
 	start := time.Now()
 	err = sched.Process(eval.Copy())
 	p.observe.SchedulerInvoked(eval.Type, time.Since(start))
@@ -387,6 +391,15 @@ func (s inflightState) NodeUsage(ws memdb.WatchSet, nodeID string) (*state.NodeU
 		return u, nil
 	}
 	return out, nil
+}
+
+// NodesStamp is the snapshot's (scheduler.NodesStamper): the commits in
+// flight change no node.
+func (s inflightState) NodesStamp() any {
+	if st, ok := s.State.(scheduler.NodesStamper); ok {
+		return st.NodesStamp()
+	}
+	return nil
 }
 
 // EachNodeUsage lists the snapshot's node usage, then what each commit

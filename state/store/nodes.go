@@ -268,3 +268,17 @@ func applyNodePoolDelete(t *writeTxn, req *NodePoolDeleteRequest) (any, error) {
 	}
 	return nil, nil
 }
+
+// NodesStamp identifies the version of the nodes table: the table's
+// index row, which every write of a node replaces (a restore builds new
+// ones). Two answers, of the store or of its snapshots, are the same
+// (==) only when no write changed the nodes between them; nil when the
+// table was never written. The scheduler keeps its ready nodes while it
+// is unchanged (scheduler.NodeSets).
+func (r reader) NodesStamp() any {
+	raw, err := r.txn().First(TableIndex, indexID, TableNodes)
+	if err != nil || raw == nil {
+		return nil
+	}
+	return raw
+}
