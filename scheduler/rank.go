@@ -236,7 +236,7 @@ func (r *groupRanker) selectNode(opts placeOptions) (*option, *state.AllocMetric
 			}
 			cur.offset++
 			m.NodesEvaluated++
-			if !r.checker.feasible(n, m) {
+			if !r.checker.feasibleAt(n, slot, m) {
 				continue
 			}
 			if f, ok := r.fullOf(n, slot); ok && f.version == r.ctx.planVersion(n.ID, slot) {
