@@ -28,12 +28,8 @@ func TestLocalAllocChanges(t *testing.T) {
 		h, _ := newSchedHarness(t)
 		local := &Local{h.api}
 		ctx := context.Background()
-		n := apitest.TestNode(1)
-		h.RegisterNode(n)
-		job := apitest.TestJob("web")
-		h.register(job)
-		a1 := h.PlaceAlloc(1, h.Registered(job), n.ID, "")
-		a2 := h.PlaceAlloc(2, h.Registered(job), n.ID, "")
+		n, a1, a2 := h.nodeWithTwoAllocs()
+		job := h.Job("default", "web")
 		url := "/v1/node/" + n.ID + "/allocations/changes?server_changes=true&metrics=false"
 
 		var want state.NodeAllocChanges

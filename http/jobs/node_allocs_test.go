@@ -195,14 +195,9 @@ func TestNodeAllocationsBlockUntilPlaced(t *testing.T) {
 // the servers' writes move; a since that is not an index is a 400.
 func TestNodeAllocationChanges(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	n := apitest.TestNode(1)
-	h.RegisterNode(n)
+	n, a1, a2 := h.nodeWithTwoAllocs()
 	h.RegisterNode(apitest.TestNode(2))
-	job := apitest.TestJob("web")
-	h.register(job)
-	a1 := h.PlaceAlloc(1, h.Registered(job), n.ID, "")
-	a2 := h.PlaceAlloc(2, h.Registered(job), n.ID, "")
-	h.PlaceAlloc(3, h.Registered(job), apitest.NodeID(2), "")
+	h.PlaceAlloc(3, h.Job("default", "web"), apitest.NodeID(2), "")
 	url := "/v1/node/" + n.ID + "/allocations/changes"
 
 	var all state.NodeAllocChanges
@@ -270,12 +265,7 @@ func TestNodeAllocationChanges(t *testing.T) {
 // jobs=false leaves the jobs out; a value that is not a boolean is a 400.
 func TestNodeAllocationChangesDelta(t *testing.T) {
 	h, _ := newSchedHarness(t)
-	n := apitest.TestNode(1)
-	h.RegisterNode(n)
-	job := apitest.TestJob("web")
-	h.register(job)
-	a1 := h.PlaceAlloc(1, h.Registered(job), n.ID, "")
-	a2 := h.PlaceAlloc(2, h.Registered(job), n.ID, "")
+	n, a1, a2 := h.nodeWithTwoAllocs()
 	url := "/v1/node/" + n.ID + "/allocations/changes?delta=true"
 
 	var all state.NodeAllocChanges
@@ -325,6 +315,16 @@ func TestNodeAllocationChangesDelta(t *testing.T) {
 	if h.Writes() != before {
 		t.Error("a refused read wrote")
 	}
+}
+
+// nodeWithTwoAllocs registers node 1 and the job "web", and places the
+// job's allocations 1 and 2 on the node, as plans would.
+func (h *harness) nodeWithTwoAllocs() (n *state.Node, a1, a2 string) {
+	n = apitest.TestNode(1)
+	h.RegisterNode(n)
+	job := apitest.TestJob("web")
+	h.register(job)
+	return n, h.PlaceAlloc(1, h.Registered(job), n.ID, ""), h.PlaceAlloc(2, h.Registered(job), n.ID, "")
 }
 
 // TestShareChangedJobs: with shared_jobs=true an allocation goes without
