@@ -128,23 +128,9 @@ func appendRecord(b []byte, rec *journalRecord, job json.RawMessage) ([]byte, er
 }
 
 func appendRun(b []byte, r *persistedRun) ([]byte, error) {
-	var kbuf [8]string
-	var err error
-	b = append(b, `{"Tasks":`...)
-	if r.Tasks == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '{')
-		for i, name := range sortedKeys(kbuf[:0], r.Tasks) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(state.AppendJSONString(b, name), ':')
-			if b, err = appendPersistedTask(b, r.Tasks[name]); err != nil {
-				return b, err
-			}
-		}
-		b = append(b, '}')
+	b, err := appendMap(append(b, `{"Tasks":`...), r.Tasks, appendPersistedTask)
+	if err != nil {
+		return b, err
 	}
 	return appendRunRest(b, r)
 }
@@ -295,7 +281,6 @@ func appendTaskEvent(b []byte, ev *state.TaskEvent) []byte {
 
 // appendAlloc writes a, its Job as null unless withJob.
 func appendAlloc(b []byte, a *state.Allocation, withJob bool) ([]byte, error) {
-	var kbuf [8]string
 	var err error
 	b = state.AppendJSONString(append(b, `{"ID":`...), a.ID)
 	b = state.AppendJSONString(append(b, `,"Namespace":`...), a.Namespace)
@@ -343,20 +328,8 @@ func appendAlloc(b []byte, a *state.Allocation, withJob bool) ([]byte, error) {
 	b = append(b, '}')
 	b = state.AppendJSONString(append(b, `,"ClientStatus":`...), a.ClientStatus)
 	b = state.AppendJSONString(append(b, `,"ClientDescription":`...), a.ClientDescription)
-	b = append(b, `,"TaskStates":`...)
-	if a.TaskStates == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '{')
-		for i, name := range sortedKeys(kbuf[:0], a.TaskStates) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendTaskState(append(state.AppendJSONString(b, name), ':'), a.TaskStates[name]); err != nil {
-				return b, err
-			}
-		}
-		b = append(b, '}')
+	if b, err = appendMap(append(b, `,"TaskStates":`...), a.TaskStates, appendTaskState); err != nil {
+		return b, err
 	}
 	b = state.AppendJSONString(append(b, `,"PreviousAllocation":`...), a.PreviousAllocation)
 	b = state.AppendJSONString(append(b, `,"NextAllocation":`...), a.NextAllocation)
@@ -412,36 +385,10 @@ func appendAlloc(b []byte, a *state.Allocation, withJob bool) ([]byte, error) {
 }
 
 func appendAllocated(b []byte, r *state.AllocatedResources) ([]byte, error) {
-	var kbuf [8]string
 	if r == nil {
 		return append(b, "null"...), nil
 	}
-	b = append(b, `{"Tasks":`...)
-	if r.Tasks == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '{')
-		for i, name := range sortedKeys(kbuf[:0], r.Tasks) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(state.AppendJSONString(b, name), ':')
-			t := r.Tasks[name]
-			if t == nil {
-				b = append(b, "null"...)
-				continue
-			}
-			// AllocatedTaskResources.MarshalJSON's nested wire shape.
-			b = strconv.AppendInt(append(b, `{"Cpu":{"CpuShares":`...), int64(t.CPU), 10)
-			b = strconv.AppendInt(append(b, `},"Memory":{"MemoryMB":`...), int64(t.MemoryMB), 10)
-			if t.MemoryMaxMB != 0 {
-				b = strconv.AppendInt(append(b, `,"MemoryMaxMB":`...), int64(t.MemoryMaxMB), 10)
-			}
-			b = appendNetworks(append(b, `},"Networks":`...), t.Networks)
-			b = append(b, '}')
-		}
-		b = append(b, '}')
-	}
+	b, _ = appendMap(append(b, `{"Tasks":`...), r.Tasks, appendTaskResources)
 	b = strconv.AppendInt(append(b, `,"Shared":{"DiskMB":`...), int64(r.Shared.DiskMB), 10)
 	b = appendNetworks(append(b, `,"Networks":`...), r.Shared.Networks)
 	b = append(b, `,"Ports":`...)
@@ -462,6 +409,21 @@ func appendAllocated(b []byte, r *state.AllocatedResources) ([]byte, error) {
 		b = append(b, ']')
 	}
 	return append(b, "}}"...), nil
+}
+
+// appendTaskResources writes t in AllocatedTaskResources.MarshalJSON's
+// nested wire shape; it never fails (appendMap's shape).
+func appendTaskResources(b []byte, t *state.AllocatedTaskResources) ([]byte, error) {
+	if t == nil {
+		return append(b, "null"...), nil
+	}
+	b = strconv.AppendInt(append(b, `{"Cpu":{"CpuShares":`...), int64(t.CPU), 10)
+	b = strconv.AppendInt(append(b, `},"Memory":{"MemoryMB":`...), int64(t.MemoryMB), 10)
+	if t.MemoryMaxMB != 0 {
+		b = strconv.AppendInt(append(b, `,"MemoryMaxMB":`...), int64(t.MemoryMaxMB), 10)
+	}
+	b = appendNetworks(append(b, `},"Networks":`...), t.Networks)
+	return append(b, '}'), nil
 }
 
 func appendNetworks(b []byte, ns []*state.NetworkResource) []byte {
@@ -552,34 +514,35 @@ func sortedKeys[V any](keys []string, m map[string]V) []string {
 	return keys
 }
 
-func appendStringMap(b []byte, m map[string]string) []byte {
-	var kbuf [8]string
+// appendMap writes m as encoding/json does: null when nil, else an
+// object with its keys in order, each value written by appendV; it stops
+// at appendV's first error.
+func appendMap[V any](b []byte, m map[string]V, appendV func([]byte, V) ([]byte, error)) ([]byte, error) {
 	if m == nil {
-		return append(b, "null"...)
+		return append(b, "null"...), nil
 	}
+	var kbuf [8]string
 	b = append(b, '{')
 	for i, k := range sortedKeys(kbuf[:0], m) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = state.AppendJSONString(append(state.AppendJSONString(b, k), ':'), m[k])
+		var err error
+		if b, err = appendV(append(state.AppendJSONString(b, k), ':'), m[k]); err != nil {
+			return b, err
+		}
 	}
-	return append(b, '}')
+	return append(b, '}'), nil
+}
+
+func appendStringMap(b []byte, m map[string]string) []byte {
+	b, _ = appendMap(b, m, func(b []byte, v string) ([]byte, error) { return state.AppendJSONString(b, v), nil })
+	return b
 }
 
 func appendIntMap(b []byte, m map[string]int) []byte {
-	var kbuf [8]string
-	if m == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '{')
-	for i, k := range sortedKeys(kbuf[:0], m) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(append(state.AppendJSONString(b, k), ':'), int64(m[k]), 10)
-	}
-	return append(b, '}')
+	b, _ = appendMap(b, m, func(b []byte, v int) ([]byte, error) { return strconv.AppendInt(b, int64(v), 10), nil })
+	return b
 }
 
 func appendStrings(b []byte, ss []string) []byte {
