@@ -179,13 +179,19 @@ type backoff struct {
 	min, max, cur time.Duration
 }
 
-// next returns the wait before the next attempt and doubles it.
+// next returns the wait before the next attempt, between half the
+// current step and the whole of it, and doubles the step (up to max).
+// The draw keeps clients that failed together (a server restarting under
+// thousands of them) from all retrying at the same instants.
 func (b *backoff) next() time.Duration {
 	if b.cur < b.min {
 		b.cur = b.min
 	}
 	d := b.cur
 	b.cur = min(b.cur*2, b.max)
+	if half := d / 2; half > 0 {
+		d = half + rand.N(d-half+1)
+	}
 	return d
 }
 

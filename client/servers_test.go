@@ -209,3 +209,32 @@ func TestStaleNotFoundReadDoesNotReregister(t *testing.T) {
 		t.Fatalf("%d registrations after stale 404s, want 1", n)
 	}
 }
+
+// A backoff's waits double up to max, each drawn between half its step
+// and the whole step, so that clients failing together spread their
+// retries.
+func TestBackoffJitters(t *testing.T) {
+	const lo, hi = 100 * time.Millisecond, 800 * time.Millisecond
+	seen := map[time.Duration]bool{}
+	for range 200 {
+		b := backoff{min: lo, max: hi}
+		step := lo
+		for i := range 6 {
+			d := b.next()
+			if d < step/2 || d > step {
+				t.Fatalf("wait %d: %v, want within [%v, %v]", i, d, step/2, step)
+			}
+			if i == 0 {
+				seen[d] = true
+			}
+			step = min(step*2, hi)
+		}
+		b.reset()
+		if d := b.next(); d < lo/2 || d > lo {
+			t.Fatalf("after reset: %v, want within [%v, %v]", d, lo/2, lo)
+		}
+	}
+	if len(seen) < 50 {
+		t.Fatalf("200 first waits took %d distinct values: not spread", len(seen))
+	}
+}
