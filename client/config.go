@@ -37,6 +37,9 @@ const (
 	// DefaultWatchGather is how long the allocation watch lets changes
 	// gather after a wake-up before it asks again.
 	DefaultWatchGather = 100 * time.Millisecond
+	// DefaultLocalWatchGather is the same after a wake-up the server in
+	// the client's own process answered (Config.Local).
+	DefaultLocalWatchGather = 10 * time.Millisecond
 	// MaxTaskEvents is how many events a task state keeps: the newest,
 	// and always the first (Received), as Nomad shows them.
 	MaxTaskEvents = 10
@@ -144,6 +147,13 @@ type Config struct {
 	// placements wakes it once per WatchGather instead of once per plan.
 	// Zero means DefaultWatchGather.
 	WatchGather time.Duration
+	// LocalWatchGather is WatchGather after a wake-up that Local
+	// answered: a wake-up there costs no request and no JSON, and the
+	// gathering delayed each placement's start by up to WatchGather (the
+	// last of 2,000 one-allocation jobs started 2.2–2.6× the time they
+	// took to register; 1.5–1.9× with 10 ms, docs/scale.md). Zero means
+	// DefaultLocalWatchGather.
+	LocalWatchGather time.Duration
 	// TemplateInterval is how often a running task's templates are
 	// rendered again; a changed file is acted on per its ChangeMode
 	// (restart, signal, noop) after its Splay. Zero means
@@ -272,6 +282,7 @@ func (c *Config) finish() error {
 	def(&c.MaxBackoff, DefaultMaxBackoff)
 	def(&c.WatchWait, DefaultWatchWait)
 	def(&c.WatchGather, DefaultWatchGather)
+	def(&c.LocalWatchGather, DefaultLocalWatchGather)
 	def(&c.GCInterval, DefaultGCInterval)
 	def(&c.TemplateInterval, DefaultTemplateInterval)
 	def(&c.DriverFingerprintInterval, DefaultDriverFingerprintInterval)

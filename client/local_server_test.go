@@ -78,3 +78,21 @@ func TestLocalServerDeclinedOrTaken(t *testing.T) {
 		}
 	})
 }
+
+// After a wake-up the local server answered, the watch lets changes
+// gather for LocalWatchGather (10 ms by default), not WatchGather
+// (100 ms): such a wake-up costs no request and no JSON.
+func TestLocalWakeUpsGatherLess(t *testing.T) {
+	fs := newFakeServer(t)
+	c := testClient(t, fs, "")
+	if got := c.gatherAfter(true); got != 10*time.Millisecond {
+		t.Fatalf("after a local wake-up: %v, want %v", got, DefaultLocalWatchGather)
+	}
+	if got := c.gatherAfter(false); got != DefaultWatchGather {
+		t.Fatalf("after an HTTP wake-up: %v, want %v", got, DefaultWatchGather)
+	}
+	c2 := testClient(t, fs, "", func(cfg *Config) { cfg.LocalWatchGather = 3 * time.Millisecond })
+	if got := c2.gatherAfter(true); got != 3*time.Millisecond {
+		t.Fatalf("configured: %v, want 3ms", got)
+	}
+}

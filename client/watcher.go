@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/schedhq/sched/http/api"
 	"github.com/schedhq/sched/state"
@@ -40,7 +41,7 @@ func (c *Client) watchLoop(ctx context.Context) {
 	// of known when it outgrows them.
 	jobs := c.jobsInUse()
 	for ctx.Err() == nil {
-		changes, lastIndex, err := c.readChanges(ctx, index, needList)
+		changes, lastIndex, local, err := c.readChanges(ctx, index, needList)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -86,19 +87,30 @@ func (c *Client) watchLoop(ctx context.Context) {
 			c.syncAllocs(allocs, lastIndex)
 		}
 		index, needList = lastIndex, false
-		// Let the next changes gather (Config.WatchGather).
-		if len(changes.Changed) > 0 && !sleepCtx(ctx, c.cfg.WatchGather) {
+		// Let the next changes gather (Config.WatchGather,
+		// LocalWatchGather).
+		if len(changes.Changed) > 0 && !sleepCtx(ctx, c.gatherAfter(local)) {
 			return
 		}
 	}
+}
+
+// gatherAfter is how long the watch lets changes gather after a wake-up
+// that brought some, answered by the local server or not.
+func (c *Client) gatherAfter(local bool) time.Duration {
+	if local {
+		return c.cfg.LocalWatchGather
+	}
+	return c.cfg.WatchGather
 }
 
 // readChanges reads the node's allocation changes since index: from the
 // server in the agent's own process when there is one and it answers
 // (Config.Local), otherwise by HTTP from the servers. Both block until the node's
 // allocations change past index, unless needList asks at once for every
-// allocation's name (not a delta). lastIndex is the answer's index.
-func (c *Client) readChanges(ctx context.Context, index uint64, needList bool) (changes *state.NodeAllocChanges, lastIndex uint64, err error) {
+// allocation's name (not a delta). lastIndex is the answer's index;
+// local tells the server in the agent's own process answered.
+func (c *Client) readChanges(ctx context.Context, index uint64, needList bool) (changes *state.NodeAllocChanges, lastIndex uint64, local bool, err error) {
 	if c.cfg.Local != nil {
 		minIndex := index
 		if needList {
@@ -106,7 +118,7 @@ func (c *Client) readChanges(ctx context.Context, index uint64, needList bool) (
 		}
 		changes, lastIndex, handled, err := c.cfg.Local.NodeAllocChanges(ctx, c.nodeID, index, minIndex, !needList, c.cfg.WatchWait)
 		if handled {
-			return changes, lastIndex, err
+			return changes, lastIndex, true, err
 		}
 	}
 	var meta *api.QueryMeta
@@ -122,9 +134,9 @@ func (c *Client) readChanges(ctx context.Context, index uint64, needList bool) (
 		return err
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
-	return changes, meta.LastIndex, nil
+	return changes, meta.LastIndex, false, nil
 }
 
 // mergeDelta brings known (allocation ID → latest allocation read) up to
