@@ -506,3 +506,63 @@ func mustAtoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// In a cluster of servers that run clients too, a follower's client
+// reads its allocations from its own server in-process and sends its
+// reports by HTTP (its server forwards them to the leader, whose own
+// client reports in-process): allocations pinned to the follower's node
+// run, the leader's HTTP metrics count the reports, and the follower's
+// count no read of the changes endpoint for them. (A first job comes
+// before the count: the client's reads before the cluster settled may
+// have gone by HTTP, as they should while its server knew no leader.)
+func TestClusterFollowerClientReadsInProcessAndReportsByHTTP(t *testing.T) {
+	servers := newTestCluster(t, 3, func(c *Config) { c.Client.Enabled = true })
+	leader := leaderOf(t, servers, 20*time.Second)
+	var follower *testServer
+	for _, s := range servers {
+		if s != leader {
+			follower = s
+			break
+		}
+	}
+	nodeID := follower.a.Client().NodeID()
+	c := apiClient(t, leader.cfg.HTTPAddr())
+	runPinned := func(id string) {
+		t.Helper()
+		job := mockJob(id, 2)
+		job.Constraints = []*state.Constraint{{LTarget: "${node.unique.id}", RTarget: nodeID, Operand: "="}}
+		if _, _, err := c.Jobs().Register(context.Background(), job, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range waitRunning(t, c, id, 2) {
+			if a.NodeID != nodeID {
+				t.Fatalf("allocation %s on %s, want the follower's node %s", a.ID, a.NodeID, nodeID)
+			}
+		}
+	}
+	count := func(s *testServer, route, method string) int {
+		_, _, body := s.do(http.MethodGet, "/v1/metrics?format=prometheus", nil)
+		for _, line := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(line, "sched_http_request_duration_seconds_count{") &&
+				strings.Contains(line, `route="`+route+`"`) && strings.Contains(line, `method="`+method+`"`) {
+				f := strings.Fields(line)
+				return mustAtoi(f[len(f)-1])
+			}
+		}
+		return 0
+	}
+	const changes, reports = "/v1/node/:node_id/allocations/changes", "/v1/node/:node_id/allocations"
+	runPinned("first")
+	readsBefore, reportsBefore := count(follower, changes, http.MethodGet), count(leader, reports, http.MethodPut)
+	runPinned("second")
+	follower.mustJSON(http.MethodGet, "/v1/jobs", nil, nil) // a read the follower serves and counts
+	if count(follower, "/v1/jobs", http.MethodGet) == 0 {
+		t.Fatal("the follower's metrics count no read (the check below would prove nothing)")
+	}
+	if n := count(follower, changes, http.MethodGet); n != readsBefore {
+		t.Errorf("the follower's client read its allocations by HTTP: %d reads, %d before", n, readsBefore)
+	}
+	if n := count(leader, reports, http.MethodPut); n <= reportsBefore {
+		t.Errorf("the leader received %d reports by HTTP, %d before the second job: the follower's client must send them so", n, reportsBefore)
+	}
+}
