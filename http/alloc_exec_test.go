@@ -474,7 +474,10 @@ func TestExecRelayedToTheNode(t *testing.T) {
 func TestExecRelayKeepAlive(t *testing.T) {
 	node := newFakeNode(t, apitest.NodeID(1))
 	h, _ := newSchedHarness(t)
-	h.srv.execTimes = clientapi.Timings{Idle: time.Hour, Ping: 20 * time.Millisecond, Pong: 100 * time.Millisecond}
+	// A pong may come late on a loaded machine (a CI run beside other
+	// work missed 100 ms): the wait is generous, the silence three times
+	// as long.
+	h.srv.execTimes = clientapi.Timings{Idle: time.Hour, Ping: 20 * time.Millisecond, Pong: 500 * time.Millisecond}
 	srv := execServer(t, h)
 	n := apitest.TestNode(1)
 	n.HTTPAddr = strings.TrimPrefix(node.srv.URL, "http://")
@@ -498,7 +501,7 @@ func TestExecRelayKeepAlive(t *testing.T) {
 		}
 	}()
 	testutil.WaitFor(t, 5*time.Second, "the node runs the command", func() bool { return fe.running.Load() == 1 })
-	time.Sleep(500 * time.Millisecond) // silence: five times the pong wait
+	time.Sleep(1500 * time.Millisecond) // silence: three times the pong wait
 	select {
 	case <-ended:
 		t.Fatal("a silent session whose ends answer pings was closed")
