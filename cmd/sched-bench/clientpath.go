@@ -370,6 +370,7 @@ func (b *bench) repeatCount(prefix, nodeID string, count, n int, cpu func() time
 	}
 	runs := make([]time.Duration, 0, n)
 	walls := make([]time.Duration, 0, n)
+	stops := make([]time.Duration, 0, n)
 	for i := range n {
 		id := fmt.Sprintf("%s-r%d", prefix, i)
 		c0 := cpu()
@@ -379,19 +380,22 @@ func (b *bench) repeatCount(prefix, nodeID string, count, n int, cpu func() time
 		}
 		runs = append(runs, cpu()-c0)
 		walls = append(walls, d)
+		t0 := time.Now()
 		if err := b.stopJobAndWait(id); err != nil {
 			return err
 		}
+		stops = append(stops, time.Since(t0))
 		if err := b.waitNodeEmpty(nodeID, 2*time.Minute); err != nil {
 			return err
 		}
 	}
 	slices.Sort(runs)
 	slices.Sort(walls)
+	slices.Sort(stops)
 	med := runs[len(runs)/2]
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
-	fmt.Printf("client-path: count=%d on the client, %d more runs: agent CPU median %s (%s to %s), %.0f µs per allocation; all running median %s\n",
-		count, n, ms(med), ms(runs[0]), ms(runs[len(runs)-1]), float64(med.Microseconds())/float64(count), walls[len(walls)/2].Round(time.Millisecond))
+	fmt.Printf("client-path: count=%d on the client, %d more runs: agent CPU median %s (%s to %s), %.0f µs per allocation; all running median %s; stopped (none running, purged) median %s\n",
+		count, n, ms(med), ms(runs[0]), ms(runs[len(runs)-1]), float64(med.Microseconds())/float64(count), walls[len(walls)/2].Round(time.Millisecond), stops[len(stops)/2].Round(time.Millisecond))
 	return nil
 }
 
