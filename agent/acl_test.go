@@ -96,13 +96,7 @@ func (s *testServer) expect(code int, secret, method, path string, body, out any
 func TestACLThroughFollowerForwarding(t *testing.T) {
 	servers := newACLCluster(t, 3)
 	leader := leaderOf(t, servers, 20*time.Second)
-	var follower *testServer
-	for _, s := range servers {
-		if s != leader {
-			follower = s
-			break
-		}
-	}
+	follower := followerOf(leader, servers)
 
 	var boot state.ACLToken
 	follower.expect(http.StatusOK, "", http.MethodPost, "/v1/acl/bootstrap", nil, &boot)

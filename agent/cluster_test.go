@@ -217,6 +217,16 @@ func leaderOf(t *testing.T, servers []*testServer, d time.Duration) *testServer 
 	}
 }
 
+// followerOf returns the first of servers that is not leader.
+func followerOf(leader *testServer, servers []*testServer) *testServer {
+	for _, s := range servers {
+		if s != leader {
+			return s
+		}
+	}
+	return nil
+}
+
 // settled reports whether every one of servers follows leader and
 // leader's configuration holds them all.
 func settled(leader *testServer, servers []*testServer) bool {
@@ -437,13 +447,7 @@ func TestClusterSnapshotSaveAndRestoreOverHTTP(t *testing.T) {
 func TestClusterGracefulLeaveRemovesTheServer(t *testing.T) {
 	servers := newTestCluster(t, 3)
 	leader := leaderOf(t, servers, 10*time.Second)
-	var leaving *testServer
-	for _, s := range servers {
-		if s != leader {
-			leaving = s
-			break
-		}
-	}
+	leaving := followerOf(leader, servers)
 	leaving.cfg.Server.LeaveOnTerminate = true
 	if err := leaving.a.Shutdown(); err != nil {
 		t.Fatal(err)
@@ -518,13 +522,7 @@ func mustAtoi(s string) int {
 func TestClusterFollowerClientReadsInProcessAndReportsByHTTP(t *testing.T) {
 	servers := newTestCluster(t, 3, func(c *Config) { c.Client.Enabled = true })
 	leader := leaderOf(t, servers, 20*time.Second)
-	var follower *testServer
-	for _, s := range servers {
-		if s != leader {
-			follower = s
-			break
-		}
-	}
+	follower := followerOf(leader, servers)
 	nodeID := follower.a.Client().NodeID()
 	c := apiClient(t, leader.cfg.HTTPAddr())
 	runPinned := func(id string) {

@@ -107,13 +107,7 @@ func TestClusterForwardsOverHTTPS(t *testing.T) {
 		c.TLS = TLSConfig{RPC: true, HTTP: true, VerifyHTTPSClient: true, CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
 	})
 	leader := leaderOf(t, servers, 10*time.Second)
-	var follower *testServer
-	for _, s := range servers {
-		if s != leader {
-			follower = s
-			break
-		}
-	}
+	follower := followerOf(leader, servers)
 	c := tlsAPIClient(t, follower.cfg.HTTPAddr(), caFile, certFile, keyFile)
 	ctx := ctxT(t, 20*time.Second)
 	ns := &state.Namespace{Name: "over-tls", Description: "via " + follower.cfg.Name}

@@ -242,12 +242,7 @@ func TestClusterEveryServerStreamsEvents(t *testing.T) {
 			}
 		}(got[i])
 	}
-	var follower *testServer
-	for _, s := range servers {
-		if s != leader {
-			follower = s
-		}
-	}
+	follower := followerOf(leader, servers)
 	follower.mustJSON("PUT", "/v1/jobs", map[string]any{"Job": mockJob("web", 1)}, nil)
 	var want uint64
 	for i, ch := range got {
