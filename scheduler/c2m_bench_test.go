@@ -20,23 +20,8 @@ import (
 // evaluation reads the usage of nearly every node once.
 func BenchmarkServiceScheduleC2M(b *testing.B) {
 	h := schedtest.NewHarness(b)
-	nodes := make([]*state.Node, 0, 10000)
-	for i := range 10000 {
-		n := MockNode(fmt.Sprintf("c2m-%05d", i))
-		n.NodeResources = &state.NodeResources{CPU: 16000, MemoryMB: 32768, DiskMB: 200000}
-		n.ReservedResources = nil
-		n.ComputedClass = ComputeClass(n)
-		nodes = append(nodes, n)
-	}
-	h.UpsertNodes(nodes...)
+	c2mNodes(h)
 	cfg := h.Config()
-	c2mJob := func(id string) *state.Job {
-		j := MockJob(id)
-		j.TaskGroups[0].Count = 1000
-		j.TaskGroups[0].Networks = nil
-		j.TaskGroups[0].Tasks[0].Resources = &state.Resources{CPU: 20, MemoryMB: 16}
-		return j
-	}
 	filled := 0
 	for _, target := range []int{20_000} {
 		for ; filled < target; filled += 1000 {
@@ -62,6 +47,31 @@ func BenchmarkServiceScheduleC2M(b *testing.B) {
 	}
 }
 
+// c2mNodes registers c2m's 10,000 simulated nodes (16 GHz, 32 GB, no
+// reservations) with h and returns them.
+func c2mNodes(h *schedtest.Harness) []*state.Node {
+	nodes := make([]*state.Node, 0, 10000)
+	for i := range 10000 {
+		n := MockNode(fmt.Sprintf("c2m-%05d", i))
+		n.NodeResources = &state.NodeResources{CPU: 16000, MemoryMB: 32768, DiskMB: 200000}
+		n.ReservedResources = nil
+		n.ComputedClass = ComputeClass(n)
+		nodes = append(nodes, n)
+	}
+	h.UpsertNodes(nodes...)
+	return nodes
+}
+
+// c2mJob is a job of c2m's shape: 1,000 allocations of 20 MHz and 16 MB,
+// no ports.
+func c2mJob(id string) *state.Job {
+	j := MockJob(id)
+	j.TaskGroups[0].Count = 1000
+	j.TaskGroups[0].Networks = nil
+	j.TaskGroups[0].Tasks[0].Resources = &state.Resources{CPU: 20, MemoryMB: 16}
+	return j
+}
+
 // processCPU is the CPU time the process has used, user and system.
 func processCPU(b *testing.B) time.Duration {
 	var ru syscall.Rusage
@@ -82,23 +92,8 @@ func processCPU(b *testing.B) time.Duration {
 // such attempts.
 func BenchmarkServiceScheduleC2MRetry(b *testing.B) {
 	h := schedtest.NewHarness(b)
-	nodes := make([]*state.Node, 0, 10000)
-	for i := range 10000 {
-		n := MockNode(fmt.Sprintf("c2m-%05d", i))
-		n.NodeResources = &state.NodeResources{CPU: 16000, MemoryMB: 32768, DiskMB: 200000}
-		n.ReservedResources = nil
-		n.ComputedClass = ComputeClass(n)
-		nodes = append(nodes, n)
-	}
-	h.UpsertNodes(nodes...)
+	c2mNodes(h)
 	cfg := h.Config()
-	c2mJob := func(id string) *state.Job {
-		j := MockJob(id)
-		j.TaskGroups[0].Count = 1000
-		j.TaskGroups[0].Networks = nil
-		j.TaskGroups[0].Tasks[0].Resources = &state.Resources{CPU: 20, MemoryMB: 16}
-		return j
-	}
 	filled := 0
 	for _, target := range []int{20_000, 200_000} {
 		for ; filled < target; filled += 1000 {
@@ -179,15 +174,7 @@ func firstPlan(b *testing.B, cfg Config, snap State, eval *state.Evaluation, p *
 func BenchmarkServiceScheduleC2MFull(b *testing.B) {
 	for _, pct := range []int{0, 25, 50} {
 		h := schedtest.NewHarness(b)
-		nodes := make([]*state.Node, 0, 10000)
-		for i := range 10000 {
-			n := MockNode(fmt.Sprintf("c2m-%05d", i))
-			n.NodeResources = &state.NodeResources{CPU: 16000, MemoryMB: 32768, DiskMB: 200000}
-			n.ReservedResources = nil
-			n.ComputedClass = ComputeClass(n)
-			nodes = append(nodes, n)
-		}
-		h.UpsertNodes(nodes...)
+		nodes := c2mNodes(h)
 		filler := h.UpsertJob(MockJob("filler"))
 		var fill []*state.Allocation
 		for i, n := range nodes {
@@ -201,11 +188,7 @@ func BenchmarkServiceScheduleC2MFull(b *testing.B) {
 		if len(fill) > 0 {
 			h.UpsertAllocs(fill...)
 		}
-		j := MockJob("measured")
-		j.TaskGroups[0].Count = 1000
-		j.TaskGroups[0].Networks = nil
-		j.TaskGroups[0].Tasks[0].Resources = &state.Resources{CPU: 20, MemoryMB: 16}
-		job := h.UpsertJob(j)
+		job := h.UpsertJob(c2mJob("measured"))
 		eval := h.NewEval(job, state.EvalTriggerJobRegister)
 		snap, err := h.Store.Snapshot()
 		if err != nil {
