@@ -47,12 +47,17 @@ func BenchmarkServiceScheduleC2M(b *testing.B) {
 	}
 }
 
-// c2mNodes registers c2m's 10,000 simulated nodes (16 GHz, 32 GB, no
-// reservations) with h and returns them.
-func c2mNodes(h *schedtest.Harness) []*state.Node {
-	nodes := make([]*state.Node, 0, 10000)
-	for i := range 10000 {
-		n := MockNode(fmt.Sprintf("c2m-%05d", i))
+// c2mNodes registers c2m's 10,000 simulated nodes with h and returns
+// them.
+func c2mNodes(h *schedtest.Harness) []*state.Node { return bigNodes(h, "c2m", 10000) }
+
+// bigNodes registers count nodes named prefix-00000 upwards, each of
+// 16 GHz, 32 GB and 200 GB of disk with nothing reserved, with h and
+// returns them.
+func bigNodes(h *schedtest.Harness, prefix string, count int) []*state.Node {
+	nodes := make([]*state.Node, 0, count)
+	for i := range count {
+		n := MockNode(fmt.Sprintf("%s-%05d", prefix, i))
 		n.NodeResources = &state.NodeResources{CPU: 16000, MemoryMB: 32768, DiskMB: 200000}
 		n.ReservedResources = nil
 		n.ComputedClass = ComputeClass(n)

@@ -1,7 +1,6 @@
 package scheduler_test
 
 import (
-	"fmt"
 	"testing"
 
 	. "github.com/schedhq/sched/scheduler"
@@ -25,15 +24,7 @@ func BenchmarkServiceSchedule1000OnOneNode(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			h := schedtest.NewHarness(b)
-			nodes := make([]*state.Node, 0, 10)
-			for i := range 10 {
-				n := MockNode(fmt.Sprintf("node-%d", i))
-				n.NodeResources = &state.NodeResources{CPU: 16000, MemoryMB: 32768, DiskMB: 200000}
-				n.ReservedResources = nil
-				n.ComputedClass = ComputeClass(n)
-				nodes = append(nodes, n)
-			}
-			h.UpsertNodes(nodes...)
+			nodes := bigNodes(h, "node", 10)
 			job := MockJob("one-node")
 			job.Constraints = append(job.Constraints, &state.Constraint{LTarget: "${node.unique.id}", RTarget: nodes[3].ID, Operand: "="})
 			tg := job.TaskGroups[0]
