@@ -81,13 +81,28 @@ const (
 // file when it opens it (a fraction of a second for a few hundred
 // megabytes, part of a restart), and the hashmap list allocates without
 // a scan. BenchmarkLogStoreAfterCompaction measures both.
+//
+// The file is mapped logStoreMmapSize from the start, rather than from
+// 32 KiB doubling as it grows: every growth of bolt's mapping copies the
+// committing transaction's nodes, entries included, off the old mapping
+// and waits for every open read, and a new server's log passes a dozen
+// such growths on its way to the size it then keeps (a plan's entry is a
+// megabyte at a thousand allocations). The mapping is address space, not
+// memory: pages are read in as the file's are touched.
+// BenchmarkLogStoreFresh measures both.
 func logStoreOptions() *bbolt.Options {
 	return &bbolt.Options{
-		Timeout:        boltOpenTimeout,
-		NoFreelistSync: true,
-		FreelistType:   bbolt.FreelistMapType,
+		Timeout:         boltOpenTimeout,
+		NoFreelistSync:  true,
+		FreelistType:    bbolt.FreelistMapType,
+		InitialMmapSize: logStoreMmapSize,
 	}
 }
+
+// logStoreMmapSize is the Raft log store's initial map size: the most
+// applied bytes between two snapshots (DefaultSnapshotBytesMax) and as
+// much again for the trailing entries and pages not yet reused.
+const logStoreMmapSize = 2 * DefaultSnapshotBytesMax
 
 // openLogStore opens (or creates) the bolt file that holds the Raft log
 // and stable store.
