@@ -63,7 +63,9 @@ var journalShapes = map[reflect.Type]string{
 	reflect.TypeFor[restartWindow]():                  "Start time.Time;Count int",
 }
 
-// typeShape lists t's fields: name, type and tag of each.
+// typeShape lists t's fields: name, type and json tag of each (the
+// journal is JSON: other keys, such as the Raft log's `codec` ones, do
+// not change what the appenders write).
 func typeShape(t reflect.Type) string {
 	var b strings.Builder
 	for i := range t.NumField() {
@@ -72,8 +74,8 @@ func typeShape(t reflect.Type) string {
 			b.WriteByte(';')
 		}
 		b.WriteString(f.Name + " " + f.Type.String())
-		if f.Tag != "" {
-			b.WriteString(" " + string(f.Tag))
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			b.WriteString(" json:" + strconv.Quote(tag))
 		}
 	}
 	return b.String()
