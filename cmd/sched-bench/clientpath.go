@@ -389,6 +389,10 @@ func (b *bench) repeatCount(prefix, nodeID string, count, n int, cpu func() time
 			return err
 		}
 	}
+	inOrder := make([]string, len(runs))
+	for i, d := range runs {
+		inOrder[i] = strconv.FormatInt(d.Milliseconds(), 10)
+	}
 	slices.Sort(runs)
 	slices.Sort(walls)
 	slices.Sort(stops)
@@ -396,6 +400,7 @@ func (b *bench) repeatCount(prefix, nodeID string, count, n int, cpu func() time
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	fmt.Printf("client-path: count=%d on the client, %d more runs: agent CPU median %s (%s to %s), %.0f µs per allocation; all running median %s; stopped (none running, purged) median %s\n",
 		count, n, ms(med), ms(runs[0]), ms(runs[len(runs)-1]), float64(med.Microseconds())/float64(count), walls[len(walls)/2].Round(time.Millisecond), stops[len(stops)/2].Round(time.Millisecond))
+	fmt.Printf("client-path: the repeated runs' agent CPU in order, ms: %s\n", strings.Join(inOrder, " "))
 	return nil
 }
 
