@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,12 @@ type clientPathResult struct {
 	serialP50                  time.Duration
 	placeRate, unplaceRate     float64
 	placeRegistered, lastStart time.Duration
+	// lastSeen is when the follower read the last start; lastStart when
+	// the servers recorded it (the report's ModifyTime).
+	lastSeen time.Duration
+	// lastPlaced is when the servers placed the last of the jobs'
+	// allocations (their latest CreateTime).
+	lastPlaced time.Duration
 	// The agent's CPU time (user and system; zero without -spawn) over
 	// each phase: the count job alone and on the client, the placeable
 	// jobs' registration and until the last started, the unplaceable
@@ -165,13 +172,16 @@ func (b *bench) clientPath(count, jobs, clients, serial, pid int) error {
 		prof.Wait()
 		b.profileClientPath(&prof, "client-path-started")
 	}
-	last, err := tally.wait(jobs, 5*time.Minute)
+	seen, err := tally.wait(jobs, 5*time.Minute)
 	if err != nil {
 		return fmt.Errorf("client-path: placeable jobs started: %w", err)
 	}
-	r.lastStart = last.Sub(start)
+	r.lastStart, r.lastSeen = tally.lastAt().Sub(start), seen.Sub(start)
 	r.cpuPlaceAll = cpu() - c0
 	prof.Wait()
+	if last, err := b.lastCreated(placePrefix); err == nil {
+		r.lastPlaced = last.Sub(start)
+	}
 
 	// The same number of unplaceable jobs.
 	unplace := "cp-" + b.run + "-none-"
@@ -195,8 +205,11 @@ func (r clientPathResult) print(count, jobs, clients, serial int) {
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	fmt.Printf("client-path: count=%d: scheduler alone (simulated node) placed in %s; real client: all running in %s (%.2fx; target <= 2x)\n",
 		count, ms(r.schedAlone), ms(r.allRunning), r.allRunning.Seconds()/r.schedAlone.Seconds())
-	fmt.Printf("client-path: %d one-alloc batch jobs (run_for 1s), %d clients: %.0f registers/s while placing (%s), last started after %s (%.2fx the registration; target <= 1.5x)\n",
-		jobs, clients, r.placeRate, ms(r.placeRegistered), ms(r.lastStart), r.lastStart.Seconds()/r.placeRegistered.Seconds())
+	fmt.Printf("client-path: %d one-alloc batch jobs (run_for 1s), %d clients: %.0f registers/s while placing (%s), last started after %s (%.2fx the registration; target <= 1.5x; seen by the follower after %s)\n",
+		jobs, clients, r.placeRate, ms(r.placeRegistered), ms(r.lastStart), r.lastStart.Seconds()/r.placeRegistered.Seconds(), ms(r.lastSeen))
+	if r.lastPlaced > 0 {
+		fmt.Printf("client-path: the last of them placed after %s (%.2fx the registration)\n", ms(r.lastPlaced), r.lastPlaced.Seconds()/r.placeRegistered.Seconds())
+	}
 	fmt.Printf("client-path: %d unplaceable jobs, %d clients: %.0f registers/s; placing/unplaceable %.0f%% (target >= 90%%)\n",
 		jobs, clients, r.unplaceRate, 100*r.placeRate/r.unplaceRate)
 	fmt.Printf("client-path: 1 client, %d serial registers: p50 %s\n", serial, r.serialP50)
@@ -276,9 +289,10 @@ func (b *bench) registerBodies(bodies [][]byte, clients int) error {
 // alone, where the whole allocation with its task events took some 3 KB
 // of the agent's JSON encoding per change), and a read at every
 // write to them made the follower a good part of the agent's CPU, which
-// the scenario then charged to the registers while placing. The gather is
-// the precision of the start times: the last start comes after the
-// registration unless the client keeps up.
+// the scenario then charged to the registers while placing. A start's
+// time is the servers' record of the report (the compact entry's
+// ModifyTime, on this machine's clock: noteAt), not the read's, which
+// comes up to a gather later.
 func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally *runTally, registering *atomic.Bool) {
 	index := "0"
 	started := map[string]bool{}
@@ -298,7 +312,10 @@ func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally 
 			continue
 		}
 		var changes struct {
-			Changed []struct{ ID, JobID, ClientStatus string }
+			Changed []struct {
+				ID, JobID, ClientStatus string
+				ModifyTime              int64
+			}
 		}
 		err = json.NewDecoder(resp.Body).Decode(&changes)
 		resp.Body.Close()
@@ -315,6 +332,17 @@ func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally 
 			if a.ClientStatus == "running" || a.ClientStatus == "complete" {
 				started[a.ID] = true
 				d++
+				// When the servers recorded the report, on this
+				// machine's clock: the start's time to the
+				// millisecond, where the read comes up to a gather
+				// later. An allocation first seen complete was
+				// started before that time, so it bounds the start
+				// from above.
+				at := time.Unix(0, a.ModifyTime)
+				if a.ModifyTime == 0 || polled.Before(at) {
+					at = polled
+				}
+				tally.noteAt(at)
 			}
 		}
 		tally.add(d)
@@ -447,4 +475,32 @@ func (b *bench) waitNodeEmpty(nodeID string, limit time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("node %s still lists allocations after %s", nodeID, limit)
+}
+
+// lastCreated is the latest CreateTime of the allocations of the jobs
+// whose IDs start with prefix (one read of every allocation's stub, after
+// the measured phase).
+func (b *bench) lastCreated(prefix string) (time.Time, error) {
+	resp, err := b.do(http.MethodGet, "/v1/allocations?namespace=*&prefix=&filter="+url.QueryEscape(`JobID matches "^`+prefix+`"`), nil)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer resp.Body.Close()
+	var stubs []struct {
+		JobID      string
+		CreateTime int64
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&stubs); err != nil {
+		return time.Time{}, err
+	}
+	var last int64
+	for _, a := range stubs {
+		if strings.HasPrefix(a.JobID, prefix) {
+			last = max(last, a.CreateTime)
+		}
+	}
+	if last == 0 {
+		return time.Time{}, fmt.Errorf("no allocation of %s*", prefix)
+	}
+	return time.Unix(0, last), nil
 }

@@ -570,6 +570,26 @@ type runTally struct {
 	mu      sync.Mutex
 	n       int
 	changed chan struct{} // closed and replaced at every change
+	// last is the latest time the servers recorded for a counted
+	// change (noteAt), when the follower knows it.
+	last time.Time
+}
+
+// noteAt records that a counted change was recorded by the servers at
+// at.
+func (t *runTally) noteAt(at time.Time) {
+	t.mu.Lock()
+	if at.After(t.last) {
+		t.last = at
+	}
+	t.mu.Unlock()
+}
+
+// lastAt is the latest time noteAt was given (zero if never).
+func (t *runTally) lastAt() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last
 }
 
 func newRunTally() *runTally { return &runTally{changed: make(chan struct{})} }

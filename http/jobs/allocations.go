@@ -65,6 +65,10 @@ type AllocCompact struct {
 	// granted, summed.
 	CPU, MemoryMB int
 	ModifyIndex   uint64
+	// ModifyTime is when the last write to the allocation was applied
+	// (Unix nanoseconds, the leader's clock), as in the stub: for a
+	// client's report, when the servers learned what it reports.
+	ModifyTime int64
 }
 
 // compactOf makes a's compact entry.
@@ -72,7 +76,7 @@ func compactOf(a *state.Allocation) *AllocCompact {
 	cpu, mem, _ := a.AllocatedResources.Totals()
 	return &AllocCompact{ID: a.ID, Name: a.Name, Namespace: a.Namespace, JobID: a.JobID, TaskGroup: a.TaskGroup,
 		NodeID: a.NodeID, DesiredStatus: a.DesiredStatus, ClientStatus: a.ClientStatus, CPU: cpu, MemoryMB: mem,
-		ModifyIndex: a.ModifyIndex}
+		ModifyIndex: a.ModifyIndex, ModifyTime: a.ModifyTime}
 }
 
 // parseCompact reads compact (default false); it answers its own shape,

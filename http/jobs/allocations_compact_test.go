@@ -19,7 +19,7 @@ func TestAllocationsCompact(t *testing.T) {
 	a := h.Alloc(a1).Copy()
 	a.AllocatedResources = &state.AllocatedResources{Tasks: map[string]*state.AllocatedTaskResources{
 		"server": {CPU: 500, MemoryMB: 256}, "sidecar": {CPU: 100, MemoryMB: 64}}}
-	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{a}})
+	h.Apply(store.AllocUpdateRequestType, &store.AllocUpdateRequest{Allocs: []*state.Allocation{a}, Now: 1_700_000_000_123_456_789})
 
 	var list []map[string]any
 	rec := h.OK(http.MethodGet, "/v1/allocations?namespace=*&compact=true", nil, &list)
@@ -28,7 +28,10 @@ func TestAllocationsCompact(t *testing.T) {
 	}
 	want := map[string]any{"ID": a1, "Name": "web.web[1]", "Namespace": "default", "JobID": "web", "TaskGroup": "web",
 		"NodeID": apitest.NodeID(1), "DesiredStatus": "run", "ClientStatus": "running", "CPU": 600.0, "MemoryMB": 320.0,
-		"ModifyIndex": float64(h.Alloc(a1).ModifyIndex)}
+		"ModifyIndex": float64(h.Alloc(a1).ModifyIndex), "ModifyTime": float64(h.Alloc(a1).ModifyTime)}
+	if h.Alloc(a1).ModifyTime == 0 {
+		t.Fatal("the seeded allocation has no ModifyTime to compare")
+	}
 	got := list[0]
 	if got["ID"] != a1 {
 		got = list[1]
