@@ -102,3 +102,27 @@ func TestLogEntriesWithoutEmptyFieldsDecodeAlike(t *testing.T) {
 		t.Fatalf("the entry does not decode to what was encoded:\n got  %#v\n want %#v", fromCur, req)
 	}
 }
+
+// BenchmarkApplyClientUpdatesOneJob applies the client reports of a
+// count=1,000 job started on one node, in one command, as the dev
+// agent's client sends them: every allocation of the job, alternately
+// pending and running, with the task state a start records.
+func BenchmarkApplyClientUpdatesOneJob(b *testing.B) {
+	s, ids := benchAllocStore(b, 1, 1000, 1)
+	now := time.Unix(1_700_000_000, 0)
+	index := uint64(1 << 20)
+	statuses := []string{state.AllocClientStatusRunning, state.AllocClientStatusPending}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		req := &AllocClientUpdateRequest{Now: int64(index)}
+		for _, id := range ids {
+			r := clientReport(id, now)
+			r.ClientStatus = statuses[i%2]
+			req.Allocs = append(req.Allocs, r)
+		}
+		index++
+		stApply(b, s, index, AllocClientUpdateRequestType, req)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ids)), "ns/report")
+}
