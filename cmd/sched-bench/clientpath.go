@@ -112,11 +112,15 @@ func (b *bench) clientPath(count, jobs, clients, serial, pid int) error {
 		b.profileClientPath(&prof, "client-path-count")
 	}
 	c0 = cpu()
+	start = time.Now()
 	if r.allRunning, err = b.runOnNode(real, devNode, count); err != nil {
 		return fmt.Errorf("client-path: count job on the dev client: %w", err)
 	}
 	r.cpuReal = cpu() - c0
 	prof.Wait()
+	if tl, err := b.countTimeline(real, start); err == nil {
+		fmt.Println("client-path: count job on the client, from its register (ms, first/median/last): " + tl)
+	}
 	if err := b.stopJob(real); err != nil {
 		return err
 	}
@@ -503,4 +507,57 @@ func (b *bench) lastCreated(prefix string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("no allocation of %s*", prefix)
 	}
 	return time.Unix(0, last), nil
+}
+
+// countTimeline reads the job's allocations once and tells where the
+// time from start (its register) to all running went: when the servers
+// placed them (CreateTime, the plan's clock), when the client took each
+// (its Received event), started each task (Started), and when the
+// servers recorded the client's report of it (ModifyTime, the report's
+// clock before it is written), as first, median and last in ms.
+func (b *bench) countTimeline(jobID string, start time.Time) (string, error) {
+	resp, err := b.do(http.MethodGet, "/v1/job/"+jobID+"/allocations", nil)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var stubs []struct {
+		CreateTime, ModifyTime int64
+		TaskStates             map[string]struct {
+			Events []struct {
+				Type string
+				Time int64
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&stubs); err != nil {
+		return "", err
+	}
+	if len(stubs) == 0 {
+		return "", fmt.Errorf("job %s has no allocations", jobID)
+	}
+	var placed, received, started, reported []int64
+	for _, a := range stubs {
+		placed = append(placed, a.CreateTime)
+		reported = append(reported, a.ModifyTime)
+		for _, ts := range a.TaskStates {
+			for _, e := range ts.Events {
+				switch e.Type {
+				case "Received":
+					received = append(received, e.Time)
+				case "Started":
+					started = append(started, e.Time)
+				}
+			}
+		}
+	}
+	span := func(name string, ts []int64) string {
+		if len(ts) == 0 {
+			return name + " -"
+		}
+		slices.Sort(ts)
+		ms := func(ns int64) string { return strconv.FormatInt(time.Unix(0, ns).Sub(start).Milliseconds(), 10) }
+		return fmt.Sprintf("%s %s/%s/%s", name, ms(ts[0]), ms(ts[len(ts)/2]), ms(ts[len(ts)-1]))
+	}
+	return strings.Join([]string{span("placed", placed), span("received", received), span("started", started), span("reported", reported)}, ", "), nil
 }
