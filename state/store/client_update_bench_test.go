@@ -69,6 +69,9 @@ func TestLogEntriesWithoutEmptyFieldsDecodeAlike(t *testing.T) {
 	}}}
 	req := &AllocClientUpdateRequest{Now: now.UnixNano(), Allocs: []*state.Allocation{
 		clientReport("a1", now), full, {ID: "a3", TaskStates: map[string]*state.TaskState{}},
+		// A pointer to an empty struct is not empty: it is written, so it
+		// comes back a pointer (the handle's RecursiveEmptyCheck is off).
+		{ID: "a4", DeploymentStatus: &state.AllocDeploymentStatus{}},
 	}}
 
 	// Builds before this one wrote every field: a handle that reads no
