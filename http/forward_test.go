@@ -136,7 +136,7 @@ func (f *fakeForwarder) RestoreSnapshot(_ context.Context, r io.Reader) error {
 
 // follower is a Server whose forwarder points at the given leaders, served
 // over real HTTP so requests cross a real proxy.
-func followerServer(t *testing.T, fwd *fakeForwarder) (*harness, *httptest.Server) {
+func followerServer(t testing.TB, fwd *fakeForwarder) (*harness, *httptest.Server) {
 	t.Helper()
 	h := newHarnessWith(t, store.Config{}, func(c *testConfig) { c.Forwarder = fwd })
 	ts := httptest.NewServer(h.srv.Handler())
