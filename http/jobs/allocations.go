@@ -65,9 +65,9 @@ type AllocCompact struct {
 	// granted, summed.
 	CPU, MemoryMB int
 	ModifyIndex   uint64
-	// ModifyTime is when the last write to the allocation was applied
-	// (Unix nanoseconds, the leader's clock), as in the stub: for a
-	// client's report, when the servers learned what it reports.
+	// ModifyTime is the leader's clock (Unix nanoseconds) when it made
+	// the last write to the allocation, as in the stub: for a client's
+	// report, when the leader took it, just before writing it.
 	ModifyTime int64
 }
 
