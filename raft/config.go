@@ -88,9 +88,9 @@ const (
 // and waits for every open read, and a new server's log passes a dozen
 // such growths on its way to the size it then keeps (a plan's entry is a
 // megabyte at a thousand allocations). The mapping is address space, not
-// memory: pages are read in as the file's are touched, and a map beyond
-// the file's end is allowed on Linux and macOS (bolt on Windows would grow
-// the file to it; sched's servers do not run there).
+// memory: pages are read in as the file's are touched, and on Linux, the
+// one system sched builds for, a map may reach beyond the file's end (bolt
+// on Windows grows the file to its map).
 // BenchmarkLogStoreFresh measures both.
 func logStoreOptions() *bbolt.Options {
 	return &bbolt.Options{
