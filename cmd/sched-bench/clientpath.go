@@ -340,11 +340,12 @@ func (b *bench) followStarted(ctx context.Context, nodeID, prefix string, tally 
 				// machine's clock: the start's time to the
 				// millisecond, where the read comes up to a gather
 				// later. An allocation first seen complete was
-				// started before that time, so it bounds the start
-				// from above.
-				at := time.Unix(0, a.ModifyTime)
-				if a.ModifyTime == 0 || polled.Before(at) {
-					at = polled
+				// started before that, so it bounds the start from
+				// above. A server without ModifyTime in its compact
+				// entries: the read's time, as before.
+				at := time.Now()
+				if a.ModifyTime != 0 {
+					at = time.Unix(0, a.ModifyTime)
 				}
 				tally.noteAt(at)
 			}
