@@ -81,3 +81,34 @@ func TestInterpolateConfig(t *testing.T) {
 		t.Fatal("the job's config was changed in place")
 	}
 }
+
+// TestBuildEnvPortsFromEachSource: buildEnv lists ports only when
+// hasPorts says there are any (allocPorts is not called otherwise), so
+// each place a port can come from must be seen by it: the group's
+// networks, the group's ports alone (bridge mode), the task's networks.
+func TestBuildEnvPortsFromEachSource(t *testing.T) {
+	task := &state.Task{Name: "web"}
+	for _, c := range []struct {
+		name string
+		ar   *state.AllocatedResources
+		want string // SCHED_PORT_p, "" for none
+	}{
+		{"none", nil, ""},
+		{"no networks", &state.AllocatedResources{}, ""},
+		{"group network", &state.AllocatedResources{Shared: state.AllocatedSharedResources{
+			Networks: []*state.NetworkResource{{DynamicPorts: []state.Port{{Label: "p", Value: 20001}}}}}}, "20001"},
+		{"group ports alone", &state.AllocatedResources{Shared: state.AllocatedSharedResources{
+			Ports: []state.AllocatedPort{{Label: "p", Value: 20002}}}}, "20002"},
+		{"task network", &state.AllocatedResources{Tasks: map[string]*state.AllocatedTaskResources{"web": {
+			Networks: []*state.NetworkResource{{ReservedPorts: []state.Port{{Label: "p", Value: 20003}}}}}}}, "20003"},
+	} {
+		a := &state.Allocation{ID: "a1", Name: "j.g[0]", AllocatedResources: c.ar}
+		env := buildEnv(&envInput{Alloc: a, Task: task, IP: "10.0.0.5"})
+		if got := env["SCHED_PORT_p"]; got != c.want {
+			t.Errorf("%s: SCHED_PORT_p = %q, want %q", c.name, got, c.want)
+		}
+		if _, ok := env["NOMAD_PORT_p"]; ok != (c.want != "") {
+			t.Errorf("%s: NOMAD_PORT_p set = %v, want %v", c.name, ok, c.want != "")
+		}
+	}
+}
