@@ -39,8 +39,23 @@ func liveIn(st *store.Store, ns string) []*state.Allocation {
 	return out
 }
 
-// waitSettled waits until cond holds and the broker has nothing ready
-// or delivered, waking on store writes and on the broker's ticks.
+// blockedIn counts the evaluations the store holds as blocked.
+func blockedIn(st *store.Store) int {
+	evals, _ := st.Evals(nil, "*", "")
+	n := 0
+	for _, e := range evals {
+		if e.Status == state.EvalStatusBlocked {
+			n++
+		}
+	}
+	return n
+}
+
+// waitSettled waits until cond holds, the broker has nothing ready or
+// delivered, and blocked evals track every blocked evaluation in the
+// store (the eval feed hands them over after they are written: a
+// capacity change in between would release only those already tracked),
+// waking on store writes and on the broker's ticks.
 func waitSettled(t *testing.T, rt *Runtime, st *store.Store, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -48,11 +63,13 @@ func waitSettled(t *testing.T, rt *Runtime, st *store.Store, what string, cond f
 		ws := memdb.NewWatchSet()
 		st.WatchLatestIndex(ws)
 		bs, _ := rt.Broker.Stats()
-		if bs.TotalReady == 0 && bs.TotalUnacked == 0 && bs.TotalPending == 0 && cond() {
+		if bs.TotalReady == 0 && bs.TotalUnacked == 0 && bs.TotalPending == 0 && cond() &&
+			rt.Blocked.Stats().TotalBlocked == blockedIn(st) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (broker %+v)", what, bs)
+			t.Fatalf("timed out waiting for %s (broker %+v, blocked evals tracked %d, in the store %d)",
+				what, bs, rt.Blocked.Stats().TotalBlocked, blockedIn(st))
 		}
 		// The broker's last ack writes nothing: look again shortly.
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
@@ -124,15 +141,45 @@ func TestQueueOrderWeightedFairShare(t *testing.T) {
 	}
 	waitSettled(t, rt, r.store, "heavy blocked", func() bool { return rt.Blocked.Stats().TotalBlocked == 80 })
 
+	// Each step completes a random live allocation and checks that the
+	// freed room went to the namespace of lower weighted share (with 19
+	// live there is never a tie). The walk reaches 5:15 only after enough
+	// light victims (26 steps on average; 40 fixed steps missed it about
+	// once in 80 runs), so it runs until it has held 5:15 for ten steps.
 	rng := rand.New(rand.NewPCG(7, 31))
-	for step := range 40 {
+	held := 0
+	for step := 0; held < 10; step++ {
+		if step == 400 {
+			t.Fatalf("light %d, heavy %d after %d steps, want 5 and 15", len(liveIn(r.store, "light")), len(liveIn(r.store, "heavy")), step)
+		}
 		live := append(liveIn(r.store, "light"), liveIn(r.store, "heavy")...)
 		victim := live[rng.IntN(len(live))]
+		light, heavy := len(liveIn(r.store, "light")), len(liveIn(r.store, "heavy"))
+		if victim.Namespace == "light" {
+			light--
+		} else {
+			heavy--
+		}
+		want := "light"
+		if float64(heavy)/3 < float64(light) {
+			want = "heavy"
+		}
 		r.must(t, store.AllocClientUpdateRequestType, &store.AllocClientUpdateRequest{Allocs: []*state.Allocation{
 			{ID: victim.ID, ClientStatus: state.AllocClientStatusComplete}}})
 		waitSettled(t, rt, r.store, fmt.Sprintf("step %d refilled", step), func() bool {
 			return len(liveIn(r.store, "light"))+len(liveIn(r.store, "heavy")) == 20
 		})
+		got := "heavy"
+		if len(liveIn(r.store, "light")) > light {
+			got = "light"
+		}
+		if got != want {
+			t.Fatalf("step %d: light %d, heavy %d live after a %s allocation completed: the room went to %s, want %s",
+				step, light, heavy, victim.Namespace, got, want)
+		}
+		if light+heavy == 19 && len(liveIn(r.store, "light")) == 5 {
+			held++
+		}
 	}
 	light, heavy := len(liveIn(r.store, "light")), len(liveIn(r.store, "heavy"))
 	ratio := float64(heavy) / float64(max(light, 1))
