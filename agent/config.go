@@ -154,6 +154,14 @@ type ServerConfig struct {
 	// default, means three per CPU core, at least 6 and at most 64
 	// (leader.DefaultWorkers).
 	NumSchedulers int
+	// NumSmallSchedulers is the number of further workers that take only
+	// the evaluations of small jobs (service and batch jobs of at most
+	// leader.SmallJobAllocs allocations), 0 to 512: such an evaluation's
+	// worker mostly waits for its plan's Raft commit, and more of them
+	// at once share each disk write. nil, the default, means thirteen per
+	// CPU core, at least 26 and at most 256 (leader.DefaultSmallWorkers);
+	// 0 means none. Not in Nomad.
+	NumSmallSchedulers *int
 	// HeartbeatGrace is added to a node's heartbeat TTL before the leader
 	// marks the node down, for network and client delays. Default 10s
 	// (scheduler.DefaultHeartbeatGrace).
@@ -204,6 +212,9 @@ type ServerConfig struct {
 
 // maxNumSchedulers bounds server.num_schedulers, as Nomad does.
 const maxNumSchedulers = 128
+
+// maxNumSmallSchedulers bounds server.num_small_schedulers.
+const maxNumSmallSchedulers = 512
 
 // ManagementAPIConfig configures the management API (/api/v2).
 type ManagementAPIConfig struct {
@@ -375,6 +386,9 @@ func (c *Config) Finish() error {
 	}
 	if n := c.Server.NumSchedulers; n < 0 || n > maxNumSchedulers {
 		errs = append(errs, fmt.Errorf("server.num_schedulers: %d is not between 0 and %d", n, maxNumSchedulers))
+	}
+	if p := c.Server.NumSmallSchedulers; p != nil && (*p < 0 || *p > maxNumSmallSchedulers) {
+		errs = append(errs, fmt.Errorf("server.num_small_schedulers: %d is not between 0 and %d", *p, maxNumSmallSchedulers))
 	}
 	if r := c.Server.MaxHeartbeatsPerSecond; !(r > 0) || math.IsInf(r, 1) { // NaN fails r > 0
 		errs = append(errs, fmt.Errorf("server.max_heartbeats_per_second: %v is not a number greater than 0", r))
@@ -608,6 +622,7 @@ type fileServer struct {
 	LeaveOnTerminate      *bool     `hcl:"leave_on_terminate,optional"`
 
 	NumSchedulers          *int     `hcl:"num_schedulers,optional"`
+	NumSmallSchedulers     *int     `hcl:"num_small_schedulers,optional"`
 	HeartbeatGrace         *string  `hcl:"heartbeat_grace,optional"`
 	MinHeartbeatTTL        *string  `hcl:"min_heartbeat_ttl,optional"`
 	MaxHeartbeatsPerSecond *float64 `hcl:"max_heartbeats_per_second,optional"`
@@ -754,6 +769,10 @@ func (s *fileServer) mergeInto(cur ServerConfig) (ServerConfig, error) {
 	set(&cur.Encrypt, s.Encrypt)
 	set(&cur.LeaveOnTerminate, s.LeaveOnTerminate)
 	set(&cur.NumSchedulers, s.NumSchedulers)
+	if s.NumSmallSchedulers != nil {
+		n := *s.NumSmallSchedulers
+		cur.NumSmallSchedulers = &n
+	}
 	set(&cur.MaxHeartbeatsPerSecond, s.MaxHeartbeatsPerSecond)
 	set(&cur.EvalDeliveryLimit, s.EvalDeliveryLimit)
 	return cur, nil

@@ -271,6 +271,7 @@ data_dir = "/d"
 server {
   enabled                   = true
   num_schedulers            = 2
+  num_small_schedulers      = 3
   heartbeat_grace           = "15s"
   min_heartbeat_ttl         = "20s"
   max_heartbeats_per_second = 12.5
@@ -304,6 +305,7 @@ func TestConfigSchedulerKeys(t *testing.T) {
 		got, want any
 	}{
 		{"num_schedulers", s.NumSchedulers, 2},
+		{"num_small_schedulers", deref(s.NumSmallSchedulers), 3},
 		{"heartbeat_grace", s.HeartbeatGrace, 15 * time.Second},
 		{"min_heartbeat_ttl", s.MinHeartbeatTTL, 20 * time.Second},
 		{"max_heartbeats_per_second", s.MaxHeartbeatsPerSecond, 12.5},
@@ -327,9 +329,10 @@ func TestConfigSchedulerKeys(t *testing.T) {
 
 	// The scheduler runtime gets every value in its own field.
 	want := leader.RuntimeConfig{
-		Workers:   2,
-		JobLimits: state.JobLimits{MaxGroupCount: 10_000, MaxJobCount: 100_000, MaxJobBytes: 4 << 20},
-		Broker:    leader.BrokerConfig{UnackedTimeout: 90 * time.Second, DeliveryLimit: 5},
+		Workers:      2,
+		SmallWorkers: 3,
+		JobLimits:    state.JobLimits{MaxGroupCount: 10_000, MaxJobCount: 100_000, MaxJobBytes: 4 << 20},
+		Broker:       leader.BrokerConfig{UnackedTimeout: 90 * time.Second, DeliveryLimit: 5},
 		Heartbeat: leader.HeartbeatConfig{MinTTL: 20 * time.Second, MaxHeartbeatsPerSecond: 12.5,
 			Grace: 15 * time.Second, FailoverTTL: 7 * time.Minute},
 		GC: leader.GCConfig{Interval: 2 * time.Minute, EvalThreshold: 30 * time.Minute,
@@ -362,7 +365,9 @@ func TestConfigSchedulerDefaults(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"num_schedulers left to the scheduler (one per core, at least 8)", s.NumSchedulers, 0},
+		{"num_schedulers left to the scheduler (three per core, at least 6)", s.NumSchedulers, 0},
+		{"num_small_schedulers left unset", s.NumSmallSchedulers == nil, true},
+		{"num_small_schedulers unset: the scheduler's default", s.runtimeConfig().SmallWorkers, leader.DefaultSmallWorkers()},
 		{"heartbeat_grace", s.HeartbeatGrace, leader.DefaultHeartbeatGrace},
 		{"min_heartbeat_ttl", s.MinHeartbeatTTL, leader.DefaultMinHeartbeatTTL},
 		{"max_heartbeats_per_second", s.MaxHeartbeatsPerSecond, leader.DefaultMaxHeartbeatsPerSecond},
@@ -382,6 +387,14 @@ func TestConfigSchedulerDefaults(t *testing.T) {
 		if ch.got != ch.want {
 			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
 		}
+	}
+	// num_small_schedulers = 0 is none, not the default.
+	c = &Config{}
+	if err := c.LoadFile(writeConfig(t, "data_dir = \"/d\"\nserver {\n  enabled = true\n  num_small_schedulers = 0\n}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(); err != nil || c.Server.runtimeConfig().SmallWorkers != 0 {
+		t.Errorf("num_small_schedulers = 0: %v small workers, %v; want none", c.Server.runtimeConfig().SmallWorkers, err)
 	}
 	// "0s" is unset, as for the other duration keys.
 	c = &Config{}
@@ -442,6 +455,8 @@ func TestConfigSchedulerRejects(t *testing.T) {
 		want string
 	}{
 		{"num_schedulers", srv(ServerConfig{NumSchedulers: 500}), "server.num_schedulers"},
+		{"num_small_schedulers over", srv(ServerConfig{NumSmallSchedulers: ptr(513)}), "server.num_small_schedulers"},
+		{"num_small_schedulers negative", srv(ServerConfig{NumSmallSchedulers: ptr(-1)}), "server.num_small_schedulers"},
 		{"NaN heartbeat rate", srv(ServerConfig{MaxHeartbeatsPerSecond: nan}), "server.max_heartbeats_per_second"},
 		{"infinite heartbeat rate", srv(ServerConfig{MaxHeartbeatsPerSecond: math.Inf(1)}), "server.max_heartbeats_per_second"},
 		{"negative nack timeout", srv(ServerConfig{EvalNackTimeout: -time.Second}), "server.eval_nack_timeout"},
@@ -473,4 +488,16 @@ func TestConfigRefusedFileChangesNothing(t *testing.T) {
 			t.Fatalf("a refused file changed the config:\n%s\ngot  %+v\nwant %+v", body, *c, before)
 		}
 	}
+}
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }
+
+// deref returns what p points to, or T's zero value for nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

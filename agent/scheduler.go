@@ -39,11 +39,17 @@ func (a *Agent) schedulerRuntime() (*leader.Runtime, error) {
 
 // runtimeConfig is the scheduler's tuning from the server block; the
 // caller adds the store, raft and logger. Zero fields (NumSchedulers
-// unset) take the scheduler's defaults.
+// unset) take the scheduler's defaults, and NumSmallSchedulers unset
+// leader.DefaultSmallWorkers.
 func (s *ServerConfig) runtimeConfig() leader.RuntimeConfig {
+	small := leader.DefaultSmallWorkers()
+	if s.NumSmallSchedulers != nil {
+		small = *s.NumSmallSchedulers
+	}
 	return leader.RuntimeConfig{
-		Workers:   s.NumSchedulers,
-		JobLimits: s.JobLimits(),
+		Workers:      s.NumSchedulers,
+		SmallWorkers: small,
+		JobLimits:    s.JobLimits(),
 		Broker: leader.BrokerConfig{
 			UnackedTimeout: s.EvalNackTimeout,
 			DeliveryLimit:  s.EvalDeliveryLimit,

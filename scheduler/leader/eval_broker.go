@@ -122,8 +122,10 @@ type EvalBroker struct {
 	inflight map[jobKey]string
 	// waiting holds the later evaluations of jobs with one in flight.
 	waiting map[jobKey][]*state.Evaluation
-	ready   map[string]*evalHeap
-	unack   map[string]*delivery
+	// ready holds the ready evaluations by type, those of small jobs
+	// apart (eval_broker_small.go).
+	ready map[readyKey]*evalHeap
+	unack map[string]*delivery
 	// requeue holds evaluations enqueued again while delivered.
 	requeue map[string]*state.Evaluation
 	// delayed holds evaluations until their time; delayTimer fires at the
@@ -136,12 +138,17 @@ type EvalBroker struct {
 	cancel  []*state.Evaluation
 	reapCh  chan struct{}
 	readyCh chan struct{}
-	seq     uint64
+	// smallReadyCh wakes the small-job workers' Dequeues: not closed
+	// when a large job's evaluation becomes ready (eval_broker_small.go).
+	smallReadyCh chan struct{}
+	seq          uint64
 	// enqueuedAt records when each ready evaluation became ready.
 	enqueuedAt map[string]time.Time
 	// shares gives the weighted share of namespaces
 	// (eval_broker_order.go).
 	shares func(namespaces []string) map[string]float64
+	// small tells an evaluation of a small job (eval_broker_small.go).
+	small func(*state.Evaluation) bool
 }
 
 // delivery is one outstanding delivery of an evaluation.
@@ -183,7 +190,7 @@ func (b *EvalBroker) resetLocked() {
 	b.known = map[string]int{}
 	b.inflight = map[jobKey]string{}
 	b.waiting = map[jobKey][]*state.Evaluation{}
-	b.ready = map[string]*evalHeap{}
+	b.ready = map[readyKey]*evalHeap{}
 	b.unack = map[string]*delivery{}
 	b.requeue = map[string]*state.Evaluation{}
 	b.delayed = &evalHeap{less: dueBefore}
@@ -226,6 +233,16 @@ func (b *EvalBroker) Enabled() bool {
 
 // signalLocked wakes every waiting Dequeue.
 func (b *EvalBroker) signalLocked() {
+	b.signalGeneralLocked()
+	if b.smallReadyCh != nil {
+		close(b.smallReadyCh)
+	}
+	b.smallReadyCh = make(chan struct{})
+}
+
+// signalGeneralLocked wakes the waiting Dequeues of the general workers
+// only.
+func (b *EvalBroker) signalGeneralLocked() {
 	if b.readyCh != nil {
 		close(b.readyCh)
 	}
@@ -286,17 +303,23 @@ func (b *EvalBroker) enqueueJobLocked(eval *state.Evaluation) {
 	b.pushReadyLocked(eval)
 }
 
-// pushReadyLocked puts eval in its type's ready queue.
+// pushReadyLocked puts eval in its type's ready queue (of small jobs or
+// not).
 func (b *EvalBroker) pushReadyLocked(eval *state.Evaluation) {
-	q := b.ready[eval.Type]
+	key := readyKey{typ: eval.Type, small: b.small != nil && b.small(eval)}
+	q := b.ready[key]
 	if q == nil {
 		q = &evalHeap{less: readyBefore}
-		b.ready[eval.Type] = q
+		b.ready[key] = q
 	}
 	b.seq++
 	heap.Push(q, &heapItem{eval: eval, seq: b.seq, aged: b.effectivePriority(eval, b.now())})
 	b.enqueuedAt[eval.ID] = b.now()
-	b.signalLocked()
+	if key.small {
+		b.signalLocked()
+	} else {
+		b.signalGeneralLocked() // nothing for the small-job workers
+	}
 }
 
 // armDelayLocked sets the delay timer to the earliest delayed evaluation.
@@ -333,6 +356,12 @@ func (b *EvalBroker) promoteDelayed() {
 // returns a nil evaluation and no error when the timeout passes, ctx's
 // error when ctx ends, and ErrNotLeader when the broker is stopped.
 func (b *EvalBroker) Dequeue(ctx context.Context, types []string, timeout time.Duration) (*state.Evaluation, string, error) {
+	return b.dequeue(ctx, types, timeout, false)
+}
+
+// dequeue is Dequeue, of small jobs' evaluations only when smallOnly
+// (DequeueSmall).
+func (b *EvalBroker) dequeue(ctx context.Context, types []string, timeout time.Duration, smallOnly bool) (*state.Evaluation, string, error) {
 	var timeoutCh <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -346,12 +375,15 @@ func (b *EvalBroker) Dequeue(ctx context.Context, types []string, timeout time.D
 			return nil, "", ErrNotLeader
 		}
 		if !b.paused {
-			if eval, token := b.dequeueLocked(types); eval != nil {
+			if eval, token := b.dequeueLocked(types, smallOnly); eval != nil {
 				b.mu.Unlock()
 				return eval, token, nil
 			}
 		}
 		ch := b.readyCh
+		if smallOnly {
+			ch = b.smallReadyCh
+		}
 		b.mu.Unlock()
 		select {
 		case <-ch:
@@ -363,18 +395,23 @@ func (b *EvalBroker) Dequeue(ctx context.Context, types []string, timeout time.D
 	}
 }
 
-// dequeueLocked pops the best ready evaluation of types and records its
-// delivery.
-func (b *EvalBroker) dequeueLocked(types []string) (*state.Evaluation, string) {
+// dequeueLocked pops the best ready evaluation of types (of small jobs
+// only when smallOnly) and records its delivery.
+func (b *EvalBroker) dequeueLocked(types []string, smallOnly bool) (*state.Evaluation, string) {
 	var best *evalHeap
 	for _, t := range types {
-		q := b.ready[t]
-		if q == nil || q.Len() == 0 {
-			continue
-		}
-		b.refreshSharesLocked(q) // eval_broker_order.go
-		if best == nil || readyBefore(q.items[0], best.items[0]) {
-			best = q
+		for _, small := range [2]bool{true, false} {
+			if !small && smallOnly {
+				continue
+			}
+			q := b.ready[readyKey{typ: t, small: small}]
+			if q == nil || q.Len() == 0 {
+				continue
+			}
+			b.refreshSharesLocked(q) // eval_broker_order.go
+			if best == nil || readyBefore(q.items[0], best.items[0]) {
+				best = q
+			}
 		}
 	}
 	if best == nil || b.gatedLocked(best.items[0]) { // eval_broker_order.go

@@ -56,10 +56,10 @@ func (b *EvalBroker) Stats() (*BrokerStats, error) {
 		}
 		return s
 	}
-	for t, q := range b.ready {
+	for k, q := range b.ready {
 		st.TotalReady += q.Len()
 		if q.Len() > 0 {
-			by(t).Ready += q.Len()
+			by(k.typ).Ready += q.Len()
 		}
 	}
 	for _, d := range b.unack {

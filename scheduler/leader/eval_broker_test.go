@@ -34,7 +34,7 @@ func rtDequeueNow(t *testing.T, b *EvalBroker, types ...string) (*state.Evaluati
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.dequeueLocked(types)
+	return b.dequeueLocked(types, false)
 }
 
 func TestBrokerDeliversByPriorityThenCreation(t *testing.T) {

@@ -29,10 +29,12 @@ import (
 // every earlier commit, no node is ever over-committed, however many
 // workers plan concurrently from stale snapshots.
 //
-// The applier overlaps work: it checks the next plan while the previous
-// one's commit is in flight, against the latest state plus the in-flight
-// plan's allocations. It waits for that commit before starting the next;
-// if the commit failed, it checks the next plan again without it.
+// The applier overlaps work: it checks the next plan while earlier
+// commits are in flight (up to maxInflightCommits, so that Raft writes
+// the plans of several evaluations in one disk write), against the latest
+// state plus the in-flight plans' allocations (pendingOverlay). Counting
+// what they take and nothing they free keeps the check safe whether each
+// of them lands or fails, so no plan is checked again.
 //
 // A node left out because of a commit still in flight (the overlay) is
 // answered only once that commit has landed, with a refresh index that

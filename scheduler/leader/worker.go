@@ -36,11 +36,13 @@ type WorkerPool struct {
 	plans      *PlanQueue
 	schedulers map[string]scheduler.Factory
 	types      []string
-	n          int
-	log        *slog.Logger
-	now        func() time.Time
-	newID      func() string
-	limits     state.JobLimits
+	// n workers take any evaluation, and small more only small jobs'
+	// (eval_broker_small.go).
+	n, small int
+	log      *slog.Logger
+	now      func() time.Time
+	newID    func() string
+	limits   state.JobLimits
 	// fg holds every worker but the first back while API writes are in
 	// flight (Foreground); nil holds none back.
 	fg  *Foreground
@@ -56,6 +58,9 @@ type WorkerPool struct {
 // WorkerStats counts the workers' evaluations since the pool was built.
 type WorkerStats struct {
 	Acked, Nacked int
+	// SmallAcked counts the acks of the workers that take only small
+	// jobs' evaluations (RuntimeConfig.SmallWorkers), within Acked.
+	SmallAcked int
 	// Plans counts plans submitted, and PlanRefused those the applier
 	// refused for a stale token.
 	Plans, PlanRefused int
@@ -77,6 +82,7 @@ func NewWorkerPool(cfg RuntimeConfig, broker *EvalBroker, plans *PlanQueue) *Wor
 		schedulers: cfg.Schedulers,
 		types:      schedulerTypes(cfg.Schedulers),
 		n:          cfg.Workers,
+		small:      cfg.SmallWorkers,
 		log:        cfg.Logger,
 		now:        cfg.Now,
 		newID:      cfg.NewID,
@@ -92,7 +98,7 @@ func (p *WorkerPool) Name() string { return "workers" }
 
 // Start runs the workers.
 func (p *WorkerPool) Start(ctx context.Context) error {
-	fns := make([]func(context.Context), p.n)
+	fns := make([]func(context.Context), p.n+p.small)
 	for i := range fns {
 		fns[i] = func(ctx context.Context) { p.work(ctx, i) }
 	}
@@ -118,13 +124,18 @@ func (p *WorkerPool) count(fn func(*WorkerStats)) {
 }
 
 // work is one worker's loop. Every worker but the first gives way to the
-// API's writes in flight before it takes an evaluation (Foreground).
+// API's writes in flight before it takes an evaluation (Foreground); the
+// workers from p.n on take only small jobs' evaluations.
 func (p *WorkerPool) work(ctx context.Context, id int) {
+	dequeue := p.broker.Dequeue
+	if id >= p.n {
+		dequeue = p.broker.DequeueSmall
+	}
 	for {
 		if id > 0 {
 			p.fg.giveWay(ctx, foregroundQuiet, giveWayMax, func() { p.count(func(s *WorkerStats) { s.GaveWay++ }) })
 		}
-		eval, token, err := p.broker.Dequeue(ctx, p.types, 0)
+		eval, token, err := dequeue(ctx, p.types, 0)
 		if err != nil {
 			return
 		}
@@ -144,7 +155,12 @@ func (p *WorkerPool) process(ctx context.Context, id int, eval *state.Evaluation
 			log.Warn("could not ack evaluation", "error", aerr)
 			return
 		}
-		p.count(func(s *WorkerStats) { s.Acked++ })
+		p.count(func(s *WorkerStats) {
+			s.Acked++
+			if id >= p.n {
+				s.SmallAcked++
+			}
+		})
 		return
 	}
 	if ctx.Err() == nil {
