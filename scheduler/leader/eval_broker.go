@@ -485,7 +485,7 @@ func (b *EvalBroker) Ack(evalID, token string) error {
 	delete(b.known, evalID)
 	key := jobKeyOf(d.eval)
 	delete(b.inflight, key)
-	if d.eval.Status == state.EvalStatusBlocked {
+	if d.eval.Status == state.EvalStatusBlocked && b.gatedByLocked(d.eval) {
 		b.signalLocked() // lifts the gate of lower released evaluations
 	}
 	if again, ok := b.requeue[evalID]; ok {

@@ -104,6 +104,23 @@ func (b *EvalBroker) refreshSharesLocked(q *evalHeap) {
 	}
 }
 
+// gatedByLocked reports whether a ready queue's next evaluation may have
+// been held back by gatedLocked for the released evaluation d, so that
+// d's ack must wake the waiting workers: one released alike, of lower
+// effective priority. A burst of released evaluations of one priority
+// (a thousand blocked jobs and a freed node) then wakes no one on each
+// ack: every worker but the one acking was woken as they became ready,
+// and none of them was held back.
+func (b *EvalBroker) gatedByLocked(d *state.Evaluation) bool {
+	dp := b.effectivePriority(d, b.now())
+	for _, q := range b.ready {
+		if q.Len() > 0 && q.items[0].eval.Status == state.EvalStatusBlocked && q.items[0].aged < dp {
+			return true
+		}
+	}
+	return false
+}
+
 // gatedLocked reports whether the next ready evaluation must wait: a
 // blocked evaluation released by a capacity change is not delivered while
 // one of higher effective priority released alike is delivered and not

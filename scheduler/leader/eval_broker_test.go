@@ -464,3 +464,64 @@ func TestBrokerCoalescesABurstOfOneJob(t *testing.T) {
 		t.Fatalf("stats after the newest = %+v, want nothing left", st)
 	}
 }
+
+// Released blocked evaluations: one of priority 50 waits while one of
+// priority 90 released with it is delivered, and its ack wakes the
+// waiting worker; an ack that holds nothing back (the 50's own, with only
+// more of priority 50 ready) wakes no one.
+func TestBrokerGateLiftWakesOnlyWhenItHeldBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := rtStartBroker(t, rtNewMemRaft(t), BrokerConfig{})
+		released := func(id, job string, prio int, idx uint64) *state.Evaluation {
+			e := rtIndexed(rtEval(id, job, prio), idx)
+			e.Status = state.EvalStatusBlocked
+			return e
+		}
+		b.EnqueueAll([]*state.Evaluation{released("high", "a", 90, 1), released("low-1", "b", 50, 2), released("low-2", "c", 50, 3)})
+		high, highToken := rtDequeueNow(t, b)
+		if high == nil || high.ID != "high" {
+			t.Fatalf("first delivery %v, want high", high)
+		}
+		got := make(chan string, 1)
+		go func() {
+			e, _, err := b.Dequeue(t.Context(), []string{state.JobTypeService}, 0)
+			if err != nil || e == nil {
+				got <- fmt.Sprint(err)
+				return
+			}
+			got <- e.ID
+		}()
+		synctest.Wait()
+		select {
+		case id := <-got:
+			t.Fatalf("a worker took %s while the priority-90 release was delivered", id)
+		default:
+		}
+		if err := b.Ack("high", highToken); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		var low string
+		select {
+		case low = <-got:
+			if low != "low-1" {
+				t.Fatalf("after the ack the waiting worker got %s, want low-1", low)
+			}
+		default:
+			t.Fatal("the priority-90 release's ack did not wake the worker it held back")
+		}
+		token, _ := b.Outstanding(low)
+		b.mu.Lock()
+		ch := b.readyCh
+		b.mu.Unlock()
+		if err := b.Ack(low, token); err != nil {
+			t.Fatal(err)
+		}
+		b.mu.Lock()
+		woke := ch != b.readyCh
+		b.mu.Unlock()
+		if woke {
+			t.Error("the ack of a priority-50 release woke the workers though it held nothing back")
+		}
+	})
+}
