@@ -147,18 +147,8 @@ func TestSmallWorkersPlaceSmallJobs(t *testing.T) {
 	for i := range 20 {
 		r.registerNode(t, scheduler.MockNode(fmt.Sprintf("n%d", i)))
 	}
-	rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1, SmallWorkers: 3,
+	rt := startRuntimeConfig(t, RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1, SmallWorkers: 3,
 		Blocked: BlockedConfig{UnblockCoalesce: time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	services := rt.Services()
-	for i, s := range services {
-		if err := s.Start(t.Context()); err != nil {
-			t.Fatalf("start %s: %v", s.Name(), err)
-		}
-		t.Cleanup(services[len(services)-1-i].Stop)
-	}
 	large := scheduler.MockJob("large")
 	large.TaskGroups[0].Count = SmallJobAllocs + 4
 	large.TaskGroups[0].Tasks[0].Resources.CPU = 100

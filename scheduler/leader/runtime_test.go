@@ -21,8 +21,15 @@ func startRuntime(t *testing.T, r *memRaft) *Runtime {
 // startRuntimeBroker is startRuntime with the broker configured by cfg.
 func startRuntimeBroker(t *testing.T, r *memRaft, cfg BrokerConfig) *Runtime {
 	t.Helper()
-	rt, err := NewRuntime(RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 2,
+	return startRuntimeConfig(t, RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 2,
 		Blocked: BlockedConfig{UnblockCoalesce: time.Millisecond}, Broker: cfg})
+}
+
+// startRuntimeConfig builds a runtime of cfg and starts its services,
+// stopping them in reverse order when the test ends.
+func startRuntimeConfig(t *testing.T, cfg RuntimeConfig) *Runtime {
+	t.Helper()
+	rt, err := NewRuntime(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
