@@ -414,7 +414,7 @@ func (b *EvalBroker) dequeueLocked(types []string, smallOnly bool) (*state.Evalu
 			}
 		}
 	}
-	if best == nil || b.gatedLocked(best.items[0]) { // eval_broker_order.go
+	if best == nil || b.gatedLocked(best.items[0]) || smallOnly && b.outrankedLocked(best.items[0], types) {
 		return nil, ""
 	}
 	eval := heap.Pop(best).(*heapItem).eval

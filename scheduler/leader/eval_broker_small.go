@@ -48,6 +48,25 @@ func (b *EvalBroker) DequeueSmall(ctx context.Context, types []string, timeout t
 	return b.dequeue(ctx, types, timeout, true)
 }
 
+// outrankedLocked reports whether a small-job worker must leave it, the
+// next small job's evaluation, to wait: it was released by a capacity
+// change, and a large job's evaluation of higher effective priority
+// released alike waits for a general worker. The freed room goes to the
+// higher priority first, as gatedLocked keeps it once that one is
+// delivered; its ack wakes the small-job workers (gatedByLocked).
+func (b *EvalBroker) outrankedLocked(it *heapItem, types []string) bool {
+	if it.eval.Status != state.EvalStatusBlocked {
+		return false
+	}
+	for _, t := range types {
+		q := b.ready[readyKey{typ: t}]
+		if q != nil && q.Len() > 0 && q.items[0].eval.Status == state.EvalStatusBlocked && q.items[0].aged > it.aged {
+			return true
+		}
+	}
+	return false
+}
+
 // StoreSmall tells, from st, an evaluation of a small job: a service or
 // batch job (system jobs place on every eligible node) that asks for at
 // most SmallJobAllocs allocations. An evaluation whose job is gone is

@@ -167,3 +167,43 @@ func TestSmallWorkersPlaceSmallJobs(t *testing.T) {
 		t.Errorf("small-job workers acked %d evaluations, want between 1 and the 30 small jobs' (stats %+v)", ws.SmallAcked, ws)
 	}
 }
+
+// A small-job worker leaves a released small job's evaluation waiting
+// while a large job's of higher priority, released with it, waits for a
+// general worker and then until its ack: the freed room goes to the
+// higher priority first.
+func TestSmallWorkersLeaveReleasesToHigherLargeOnes(t *testing.T) {
+	b := rtStartBroker(t, rtNewMemRaft(t), BrokerConfig{})
+	b.SetSmall(func(e *state.Evaluation) bool { return strings.HasPrefix(e.JobID, "small") })
+	released := func(id, job string, prio int, idx uint64) *state.Evaluation {
+		e := rtIndexed(rtEval(id, job, prio), idx)
+		e.Status = state.EvalStatusBlocked
+		return e
+	}
+	b.EnqueueAll([]*state.Evaluation{released("large-90", "large-a", 90, 1), released("small-50", "small-a", 50, 2)})
+	take := func(smallOnly bool) (string, string) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		e, token := b.dequeueLocked([]string{state.JobTypeService}, smallOnly)
+		if e == nil {
+			return "", ""
+		}
+		return e.ID, token
+	}
+	if id, _ := take(true); id != "" {
+		t.Fatalf("a small-job worker took %s while the priority-90 release waited for a general worker", id)
+	}
+	large, token := take(false)
+	if large != "large-90" {
+		t.Fatalf("a general worker took %q, want large-90", large)
+	}
+	if id, _ := take(true); id != "" {
+		t.Fatalf("a small-job worker took %s while the priority-90 release was delivered", id)
+	}
+	if err := b.Ack(large, token); err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := take(true); id != "small-50" {
+		t.Fatalf("after the ack a small-job worker took %q, want small-50", id)
+	}
+}
