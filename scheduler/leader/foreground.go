@@ -99,9 +99,10 @@ func (f *Foreground) busy(quiet time.Duration) bool {
 }
 
 // giveWay returns once fewer than foregroundBusy writes have been in
-// flight for quiet, max has passed, or ctx ends, and reports whether it
-// waited at all; waiting (when not nil) is called once, when it starts
-// to wait. Without a burst since quiet ago it returns at once.
+// flight for quiet, max has passed (never, when max is 0), or ctx ends,
+// and reports whether it waited at all; waiting (when not nil) is called
+// once, when it starts to wait. Without a burst since quiet ago it
+// returns at once.
 func (f *Foreground) giveWay(ctx context.Context, quiet, max time.Duration, waiting func()) bool {
 	if f == nil {
 		return false
@@ -120,8 +121,10 @@ func (f *Foreground) giveWay(ctx context.Context, quiet, max time.Duration, wait
 			wake = time.After(rest)
 			idle = nil // closed: wait for the quiet time instead
 		}
-		if deadline == nil {
-			deadline = time.After(max)
+		if !waited {
+			if max > 0 {
+				deadline = time.After(max)
+			}
 			if waiting != nil {
 				waiting()
 			}

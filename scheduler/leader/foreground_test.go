@@ -2,6 +2,7 @@ package leader
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -88,6 +89,20 @@ func TestForegroundGiveWay(t *testing.T) {
 		if waited := time.Since(start); waited != max {
 			t.Errorf("gave way for %v under a sustained burst, want max %v", waited, max)
 		}
+		// With max 0 (the small-job workers) the wait lasts as long as
+		// the burst does, and counts once.
+		go func() {
+			time.Sleep(5 * max)
+			end()
+		}()
+		start, calls := time.Now(), 0
+		if !f.giveWay(ctx, quiet, 0, func() { calls++ }) {
+			t.Fatal("did not give way to a burst in flight with max 0")
+		}
+		if waited := time.Since(start); waited != 5*max+quiet || calls != 1 {
+			t.Errorf("with max 0 gave way for %v (waiting called %d times), want the burst's %v and the quiet %v, once", waited, calls, 5*max, quiet)
+		}
+		end = burst(f)
 		// A cancelled context ends the wait at once.
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
@@ -146,6 +161,40 @@ func TestWorkersGiveWayToTheAPI(t *testing.T) {
 		}
 		if st := rt.Workers.Stats(); st.GaveWay == 0 || st.Acked != len(evals) {
 			t.Errorf("worker stats %+v: want every evaluation acked and workers giving way", st)
+		}
+	})
+}
+
+// TestSmallWorkersWaitOutABurst: the small-job workers give way to a
+// burst for as long as it lasts (no giveWayMax escape), so a long burst is
+// not slowed by them; the first general worker places everything.
+func TestSmallWorkersWaitOutABurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := rtNewMemRaft(t)
+		r.registerNode(t, scheduler.MockNode("n1"))
+		fg := NewForeground()
+		end := burst(fg) // a burst in flight throughout
+		rt := startRuntimeConfig(t, RuntimeConfig{Store: r.store, Raft: r, Logger: rtLog(), Workers: 1, SmallWorkers: 3,
+			Foreground: fg, Blocked: BlockedConfig{UnblockCoalesce: time.Millisecond}})
+		t.Cleanup(end)
+		// Past several giveWayMax: escaping, the small-job workers would
+		// now be waiting for evaluations beside the first worker.
+		time.Sleep(3 * giveWayMax)
+		var evals []string
+		for i := range 8 {
+			job := scheduler.MockJob(fmt.Sprintf("small-%d", i))
+			job.TaskGroups[0].Count = 1
+			evals = append(evals, r.registerJob(t, job))
+		}
+		time.Sleep(giveWayMax / 2)
+		synctest.Wait()
+		for _, id := range evals {
+			if e, _ := r.store.EvalByID(nil, id); e == nil || e.Status != state.EvalStatusComplete {
+				t.Fatalf("evaluation %s not complete while a burst is in flight: %+v", id, e)
+			}
+		}
+		if st := rt.Workers.Stats(); st.SmallAcked != 0 || st.Acked != len(evals) {
+			t.Errorf("worker stats %+v: want every evaluation acked by the first worker, none by the small-job workers", st)
 		}
 	})
 }
