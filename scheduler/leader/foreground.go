@@ -25,8 +25,9 @@ const foregroundBusy = 4
 // wait for (job registrations, deregistrations, dispatches, management
 // API changes), not the client agents' reports. While a burst of them is
 // in flight (foregroundBusy or more at once) the scheduling workers give
-// way to it: the first worker goes on, the others wait (at most
-// giveWayMax at a time) before taking their next evaluation. On two
+// way to it: the first worker goes on, the other general workers wait
+// (at most giveWayMax at a time) and the small-job workers until it
+// ends, before taking their next evaluation. On two
 // cores the scheduler and the clients' traffic it causes took half the
 // machine from a burst of registrations: 2,000 one-allocation jobs from
 // 16 clients registered at ~1,500/s with six workers and ~2,700/s with
