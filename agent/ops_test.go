@@ -53,12 +53,24 @@ func TestMetricsPrometheusAndJSON(t *testing.T) {
 	for _, name := range []string{
 		"sched_raft_commitTime", "sched_raft_fsm_applyBatch", "sched_raft_apply", "sched_raft_index", "sched_raft_is_leader",
 		"sched_broker_ready", "sched_plan_evaluate_seconds", "sched_plan_apply_seconds", "sched_plan_queue_depth",
-		"sched_plan_nodes_rejected_total", "sched_plan_placements_refused_total", "sched_worker_nacks_total", "sched_worker_gave_way_total", "sched_http_request_duration_seconds",
+		"sched_plan_nodes_rejected_total", "sched_plan_placements_refused_total", "sched_worker_nacks_total", "sched_worker_acks_total", "sched_worker_gave_way_total", "sched_http_request_duration_seconds",
 		"sched_state_table_objects", "sched_client_heartbeats_missed_total", "go_goroutines",
 	} {
 		if _, ok := families[name]; !ok {
 			t.Errorf("metric %s missing", name)
 		}
+	}
+	// Acks by kind of worker: a series for each.
+	kinds := map[string]bool{}
+	for _, m := range families["sched_worker_acks_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "workers" {
+				kinds[l.GetValue()] = true
+			}
+		}
+	}
+	if !kinds["general"] || !kinds["small"] || len(kinds) != 2 {
+		t.Errorf("sched_worker_acks_total by workers = %v, want general and small", kinds)
 	}
 	// The register's latency is recorded under its route pattern and 2xx.
 	found := false
