@@ -177,3 +177,34 @@ func TestRestartAndSignalAlloc(t *testing.T) {
 		t.Errorf("an operator's restart: %s", statusOf(got))
 	}
 }
+
+// A terminal resized while its command exits: the resizer stops before
+// the terminal is closed (under -race a resize racing the close was
+// reported as a data race on the terminal's descriptor).
+func TestExecTTYResizedWhileItExits(t *testing.T) {
+	c, a := runningTask(t)
+	for range 5 {
+		resize := make(chan state.TerminalSize)
+		stop := make(chan struct{})
+		flooded := make(chan struct{})
+		go func() {
+			defer close(flooded)
+			for i := 0; ; i++ {
+				select {
+				case resize <- state.TerminalSize{Height: 20 + i%10, Width: 80}:
+				case <-stop:
+					return
+				}
+			}
+		}()
+		var out lockedBuffer
+		code, err := c.ExecTask(context.Background(), a.ID, &ExecOptions{Task: "web", TTY: true,
+			Size: state.TerminalSize{Height: 20, Width: 80}, Command: []string{"/bin/sh", "-c", "exit 7"},
+			Stdin: strings.NewReader(""), Stdout: &out, Resize: resize})
+		close(stop)
+		<-flooded
+		if err != nil || code != 7 {
+			t.Fatalf("tty exec resized while exiting: %d, %v (%q)", code, err, out.String())
+		}
+	}
+}

@@ -169,7 +169,12 @@ func runOnPTY(ctx context.Context, cmd *exec.Cmd, req *ExecRequest) (int, error)
 			}
 		}
 	}()
+	// The resizer stops before the terminal is closed: Setsize reads
+	// ptmx's descriptor, which a concurrent Close invalidates (a data
+	// race under -race, and an ioctl on a reused descriptor without it).
+	resizerDone := make(chan struct{})
 	go func() {
+		defer close(resizerDone)
 		for {
 			select {
 			case sz, ok := <-req.Resize:
@@ -189,6 +194,7 @@ func runOnPTY(ctx context.Context, cmd *exec.Cmd, req *ExecRequest) (int, error)
 	go copyOut(&copies, req.Stdout, ptmx) // EIO once the terminal's last user is gone
 	code, err := waitCommand(ctx, cmd)
 	close(done)
+	<-resizerDone
 	drain(&copies, execOutputDrain, ptmx)
 	return code, err
 }
