@@ -144,21 +144,9 @@ func TestWorkersGiveWayToTheAPI(t *testing.T) {
 				services[i].Stop()
 			}
 		}()
-		var evals []string
-		for _, id := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-			job := scheduler.MockJob(id)
-			job.TaskGroups[0].Count = 1
-			evals = append(evals, r.registerJob(t, job))
-		}
 		// Less than giveWayMax on the fake clock: the first worker
 		// places them all, the others take one each and then give way.
-		time.Sleep(giveWayMax / 2)
-		synctest.Wait()
-		for _, id := range evals {
-			if e, _ := r.store.EvalByID(nil, id); e == nil || e.Status != state.EvalStatusComplete {
-				t.Fatalf("evaluation %s not complete while a burst is in flight: %+v", id, e)
-			}
-		}
+		evals := placeDuringBurst(t, r, "job")
 		if st := rt.Workers.Stats(); st.GaveWay == 0 || st.Acked != len(evals) {
 			t.Errorf("worker stats %+v: want every evaluation acked and workers giving way", st)
 		}
@@ -180,21 +168,30 @@ func TestSmallWorkersWaitOutABurst(t *testing.T) {
 		// Past several giveWayMax: escaping, the small-job workers would
 		// now be waiting for evaluations beside the first worker.
 		time.Sleep(3 * giveWayMax)
-		var evals []string
-		for i := range 8 {
-			job := scheduler.MockJob(fmt.Sprintf("small-%d", i))
-			job.TaskGroups[0].Count = 1
-			evals = append(evals, r.registerJob(t, job))
-		}
-		time.Sleep(giveWayMax / 2)
-		synctest.Wait()
-		for _, id := range evals {
-			if e, _ := r.store.EvalByID(nil, id); e == nil || e.Status != state.EvalStatusComplete {
-				t.Fatalf("evaluation %s not complete while a burst is in flight: %+v", id, e)
-			}
-		}
+		evals := placeDuringBurst(t, r, "small")
 		if st := rt.Workers.Stats(); st.SmallAcked != 0 || st.Acked != len(evals) {
 			t.Errorf("worker stats %+v: want every evaluation acked by the first worker, none by the small-job workers", st)
 		}
 	})
+}
+
+// placeDuringBurst registers eight one-allocation jobs named prefix-N,
+// lets half a giveWayMax pass on the bubble's clock, and fails the test
+// unless every one's evaluation is complete; it returns their IDs.
+func placeDuringBurst(t *testing.T, r *memRaft, prefix string) []string {
+	t.Helper()
+	var evals []string
+	for i := range 8 {
+		job := scheduler.MockJob(fmt.Sprintf("%s-%d", prefix, i))
+		job.TaskGroups[0].Count = 1
+		evals = append(evals, r.registerJob(t, job))
+	}
+	time.Sleep(giveWayMax / 2)
+	synctest.Wait()
+	for _, id := range evals {
+		if e, _ := r.store.EvalByID(nil, id); e == nil || e.Status != state.EvalStatusComplete {
+			t.Fatalf("evaluation %s not complete while a burst is in flight: %+v", id, e)
+		}
+	}
+	return evals
 }
