@@ -64,11 +64,8 @@ type allocRunner struct {
 	restored bool
 	// healthKick wakes the deployment health watcher (health.go).
 	healthKick chan struct{}
-	// lease is the runner's slot in the client's start gate while it
-	// starts (start_gate.go); only run's goroutine uses it.
-	lease     *startLease
-	done      chan struct{}
-	persistMu sync.Mutex
+	done       chan struct{}
+	persistMu  sync.Mutex
 	// persisted is the allocation as last written to the journal
 	// (persistMu): a task's change writes only the runner's state while
 	// the servers sent no new version.
@@ -195,14 +192,6 @@ func (ar *allocRunner) run() {
 	if ar.group() == nil {
 		ar.fail("the allocation's task group is not in its job")
 		return
-	}
-	// Setting up and starting go through the client's start gate; the
-	// lease is left once the main tasks have started (lifecycle), or
-	// when run returns before.
-	ar.lease = ar.c.starts.enter(ar.ctx, ar.stopCh)
-	defer ar.lease.leave()
-	if ar.ctx.Err() != nil {
-		return // the client is shutting down
 	}
 	if err := ar.acquireUser(); err != nil {
 		ar.fail(err.Error())
@@ -384,9 +373,7 @@ func (ar *allocRunner) lifecycle() bool {
 	for _, t := range mains {
 		t.start()
 	}
-	res := ar.waitUntil(allStarted(mains))
-	ar.lease.leave()
-	switch res {
+	switch ar.waitUntil(allStarted(mains)) {
 	case waitCancelled:
 		return false
 	case waitStopped:

@@ -63,8 +63,6 @@ type Client struct {
 	ownSvc     *services.Manager // closed on Shutdown when we made it
 	fetcher    *taskinput.Fetcher
 	updater    *updater
-	// starts bounds the allocations starting at once (start_gate.go).
-	starts *startGate
 	// users hands out the allocations' workload uids; nil when they are
 	// off or the client is not root (workload_user.go).
 	users *workloaduser.Pool
@@ -182,7 +180,6 @@ func New(cfg Config) (*Client, error) {
 		c.services, c.ownSvc = m, m
 	}
 	c.updater = newUpdater(c)
-	c.starts = defaultStartGate()
 	c.nets = newNetworks(filepath.Join(c.dir, "network"), cfg.Bridge, linuxNetHost{}, c.log.Warn)
 	return c, nil
 }
