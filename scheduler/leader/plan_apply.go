@@ -225,8 +225,15 @@ func (a *PlanApplier) loop(ctx context.Context) {
 // inflightPrefix starts the IDs of pendingOverlay's copies.
 const inflightPrefix = "in-flight/"
 
-// maxInflightCommits bounds the plan commits in flight at once.
-const maxInflightCommits = 16
+// maxInflightCommits bounds the plan commits in flight at once. A plan's
+// worker waits for its commit, so no more are in flight than there are
+// workers; the bound sits above a two-core server's 32 (6 general and 26
+// for small jobs) and keeps a larger one's from queueing without end in
+// Raft. At 16, an execution trace of 2,000 one-allocation jobs' backlog
+// (docs/scale.md, round 8) had all 32 workers waiting on their plans
+// while 13 commits were in Raft on average: the rest waited for the
+// applier to take them.
+const maxInflightCommits = 48
 
 // busyInflightAllocs bounds the allocations the commits in flight write
 // while a burst of the API's writes is in flight (Foreground): a commit
@@ -236,8 +243,9 @@ const maxInflightCommits = 16
 // state machine takes tens of milliseconds to apply: behind sixteen of
 // them a job registration waited most of a second, and 1,000
 // registrations from 16 clients took 14–25 s while C1M placed (7 s with
-// this bound). Small plans (a few allocations each) still go sixteen at
-// a time, so the group commit of a burst of one-allocation jobs is kept.
+// this bound). Small plans (a few allocations each) still go up to
+// maxInflightCommits at a time, so the group commit of a burst of
+// one-allocation jobs is kept.
 const busyInflightAllocs = 2000
 
 // resultAllocs is how many allocations a plan's commit writes.
