@@ -22,6 +22,12 @@ const (
 	// clientUpdateBatchMax bounds the allocations of one batch; a fuller
 	// batch is written at once.
 	clientUpdateBatchMax = 1024
+	// clientUpdateAlone is the size from which a report does not wait for
+	// others: a client reporting hundreds of allocations at once (a
+	// node's start burst; an agent's own client, whose reports come in
+	// process) fills an entry by itself, and the window would only delay
+	// it. It takes along whatever reports the open batch holds.
+	clientUpdateAlone = 256
 )
 
 // clientUpdateBatcher gathers client reports into batches.
@@ -57,7 +63,7 @@ func (b *clientUpdateBatcher) submit(ctx context.Context, req *store.AllocClient
 	slot := len(batch.reports)
 	batch.reports = append(batch.reports, req)
 	batch.allocs += len(req.Allocs)
-	full := batch.allocs >= clientUpdateBatchMax
+	full := batch.allocs >= clientUpdateBatchMax || len(req.Allocs) >= clientUpdateAlone
 	b.mu.Unlock()
 	if full {
 		b.flush(batch)

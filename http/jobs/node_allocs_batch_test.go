@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/schedhq/sched/state"
 	"github.com/schedhq/sched/state/store"
@@ -74,15 +75,35 @@ func TestClientUpdateBatcher(t *testing.T) {
 		if len(writes) != 3 {
 			t.Errorf("writes %v: want the batch, then each report", writes)
 		}
-		// A full batch is written without waiting for the window.
-		writes = nil
-		big := make([]string, clientUpdateBatchMax)
-		for i := range big {
-			big[i] = fmt.Sprint("x", i)
+		// A full batch, and a report of clientUpdateAlone allocations
+		// however full the batch, are written without waiting for the
+		// window (the bubble's clock does not move); a small report
+		// waits it out.
+		ids := func(prefix string, n int) []string {
+			out := make([]string, n)
+			for i := range out {
+				out[i] = fmt.Sprint(prefix, i)
+			}
+			return out
 		}
-		_, ebig := submit(big...)
-		if err := <-ebig; err != nil || len(writes) != 1 {
-			t.Errorf("a full batch: %v, %d writes", err, len(writes))
+		for _, tc := range []struct {
+			name string
+			ids  []string
+			wait time.Duration
+		}{
+			{"a full batch", ids("x", clientUpdateBatchMax), 0},
+			{"a report of clientUpdateAlone", ids("y", clientUpdateAlone), 0},
+			{"a report of one less", ids("z", clientUpdateAlone-1), clientUpdateWindow},
+		} {
+			writes = nil
+			start := time.Now()
+			_, e := submit(tc.ids...)
+			if err := <-e; err != nil || len(writes) != 1 {
+				t.Errorf("%s: %v, %d writes", tc.name, err, len(writes))
+			}
+			if waited := time.Since(start); waited != tc.wait {
+				t.Errorf("%s waited %v, want %v", tc.name, waited, tc.wait)
+			}
 		}
 	})
 }
