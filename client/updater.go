@@ -139,22 +139,26 @@ func (u *updater) run(ctx context.Context) {
 // is five marks within microseconds, a thousand placements' starts one
 // stream), but no sooner than interval/batchGatherMin after the previous
 // batch's start, and, while changes keep coming, no later than interval
-// after it (or interval/batchGatherMin after now, following a quiet
+// after it (or interval/batchFirstGather after now, following a quiet
 // spell). So a change after a quiet spell goes within a few
-// milliseconds, the last reports of a burst a few milliseconds after the
-// burst, and a sustained stream of changes goes once per interval, each
-// batch counted from the previous start: a batch of a thousand reports
-// takes a while to send and apply, and counting from its end made every
-// report of a stream wait that long too. Before, every batch waited for
-// interval from the previous start, or interval/batchGatherMin after a
-// quiet spell, so a raw_exec task's running reached the servers 190 ms
-// after it started.
+// milliseconds, the first reports of a long burst 10 ms after it began
+// (while the rest of it gathers for the next batch), the last reports of
+// a burst a few milliseconds after the burst, and a sustained stream of
+// changes goes once per interval, each batch counted from the previous
+// start: a batch of a thousand reports takes a while to send and apply,
+// and counting from its end made every report of a stream wait that long
+// too. Before, every batch waited for interval from the previous start,
+// or interval/batchGatherMin after a quiet spell, so a raw_exec task's
+// running reached the servers 190 ms after it started; and until round 8
+// of docs/scale.md a burst's first batch waited interval/batchGatherMin
+// (50 ms), so the thousand starts of a count=1,000 job went in two large
+// batches, the second written after the first.
 func (u *updater) gather(ctx context.Context, last time.Time) bool {
 	settle := u.interval / batchSettle
 	now := u.now()
 	earliest := last.Add(u.interval / batchGatherMin)
 	deadline := last.Add(u.interval)
-	if quiet := now.Add(u.interval / batchGatherMin); deadline.Before(quiet) {
+	if quiet := now.Add(u.interval / batchFirstGather); deadline.Before(quiet) {
 		deadline = quiet
 	}
 	seen := u.markCount()
@@ -181,12 +185,13 @@ func (u *updater) markCount() uint64 {
 }
 
 // batchGatherMin divides BatchInterval into the least time between the
-// starts of two batches, and the longest a batch waits for changes that
-// keep coming after a quiet spell; batchSettle divides it into the quiet
-// time after which the changes gathered go (see gather).
+// starts of two batches; batchFirstGather into the longest a batch waits
+// for changes that keep coming after a quiet spell; batchSettle into the
+// quiet time after which the changes gathered go (see gather).
 const (
-	batchGatherMin = 4
-	batchSettle    = 40
+	batchGatherMin   = 4
+	batchFirstGather = 20
+	batchSettle      = 40
 )
 
 // flush sends every queued report in one request.

@@ -12,10 +12,11 @@ import (
 // TestUpdaterGather: when a batch goes, under the fake clock of
 // testing/synctest, with a 200 ms interval: a change after a quiet spell
 // goes once changes have settled for 5 ms; a burst of changes goes 5 ms
-// after its last; a sustained stream goes 50 ms after a quiet spell and
-// then once per interval counted from the previous batch's start; no
-// batch goes sooner than 50 ms after the previous one started; a
-// cancelled context ends the wait.
+// after its last, or 10 ms after a quiet spell ended if it lasts longer;
+// a sustained stream goes 10 ms after a quiet spell and then once per
+// interval counted from the previous batch's start; no batch goes sooner
+// than 50 ms after the previous one started; a cancelled context ends
+// the wait.
 func TestUpdaterGather(t *testing.T) {
 	const interval = 200 * time.Millisecond
 	ms := time.Millisecond
@@ -30,13 +31,13 @@ func TestUpdaterGather(t *testing.T) {
 		want  time.Duration
 	}{
 		{name: "one change after a quiet spell", want: 5 * ms},
-		{name: "a burst after a quiet spell", marks: 28, gap: ms, want: 35 * ms},
-		{name: "a stream after a quiet spell", marks: 1000, gap: ms, want: 50 * ms},
+		{name: "a burst after a quiet spell", marks: 28, gap: ms, want: 10 * ms},
+		{name: "a stream after a quiet spell", marks: 1000, gap: ms, want: 10 * ms},
 		{name: "one change 10 ms after a batch", sincePrev: 10 * ms, want: 40 * ms},
 		{name: "a burst 10 ms after a batch", sincePrev: 10 * ms, marks: 78, gap: ms, want: 85 * ms},
 		{name: "a stream 10 ms after a batch", sincePrev: 10 * ms, marks: 1000, gap: ms, want: 190 * ms},
 		{name: "a stream 150 ms after a batch", sincePrev: 150 * ms, marks: 1000, gap: ms, want: 50 * ms},
-		{name: "changes 3 ms apart after a quiet spell", marks: 4, gap: 3 * ms, want: 20 * ms},
+		{name: "changes 3 ms apart after a quiet spell", marks: 4, gap: 3 * ms, want: 10 * ms},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
