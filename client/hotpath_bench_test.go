@@ -14,7 +14,7 @@ import (
 // "The real client's path"): run with -benchmem, allocations are what the
 // collector's share of a dev agent's CPU follows.
 //
-//	go test -run XXX -bench 'BuildEnv|JournalFrame' -benchmem ./client/
+//	go test -run XXX -bench 'BuildEnv|JournalFrame|AllocLife|AllocStartBurst' -benchmem ./client/
 
 // benchEnvInput is a count job's allocation with one mock task, as the
 // client-path scenario places them.
