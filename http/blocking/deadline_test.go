@@ -24,7 +24,7 @@ func TestDeadlinesShareOneWakeUp(t *testing.T) {
 			joined = append(joined, dl)
 			keys = append(keys, key)
 		}
-		if n := len(ds.at); n > 20 {
+		if n := ds.size(); n > 20 {
 			t.Fatalf("1,000 waits within 18 s hold %d wake-ups, want at most 20", n)
 		}
 		// In the order they fire, each wake-up comes no earlier than the
@@ -43,14 +43,14 @@ func TestDeadlinesShareOneWakeUp(t *testing.T) {
 			}
 			ds.leave(keys[i], joined[i])
 		}
-		if len(ds.at) != 0 {
-			t.Fatalf("%d wake-ups left after they fired", len(ds.at))
+		if ds.size() != 0 {
+			t.Fatalf("%d wake-ups left after they fired", ds.size())
 		}
 
 		// Callers that leave before their wait ends stop its timer.
 		dl, key := ds.join(time.Second)
 		ds.leave(key, dl)
-		if len(ds.at) != 0 {
+		if ds.size() != 0 {
 			t.Fatalf("a wake-up with no caller is kept")
 		}
 		time.Sleep(2 * time.Second)
@@ -72,4 +72,12 @@ func TestGranuleOf(t *testing.T) {
 			t.Errorf("granuleOf(%v) = %v, want %v", c.wait, got, c.want)
 		}
 	}
+}
+
+// size is how many wake-ups ds holds, read under its lock: the timers'
+// fire deletes from the map on their own goroutines.
+func (ds *deadlines) size() int {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return len(ds.at)
 }
