@@ -70,12 +70,10 @@ func BenchmarkJournalFrameAlloc(b *testing.B) {
 // state alone.
 func BenchmarkJournalFrameRun(b *testing.B) { benchFrame(b, benchRunRecord()) }
 
-// BenchmarkAllocLife runs one count-job allocation of a mock task on a
-// client, from its runner's creation until it runs, then stops and
-// destroys it: what the client spends per allocation but for the watch's
-// decoding and the reports' requests (its reports are only read, as
-// the updater reads them when a batch goes).
-func BenchmarkAllocLife(b *testing.B) {
+// benchMockClient is a client with the mock driver, its servers
+// unreachable (nothing is sent), shut down when b ends; and a count job's
+// allocation of a mock task to run on it.
+func benchMockClient(b *testing.B) (*Client, *state.Allocation) {
 	c, err := New(Config{
 		DataDir: b.TempDir(), Servers: []string{"http://127.0.0.1:1"},
 		Drivers: []driver.Driver{driver.NewMock()}, MaxKillTimeout: time.Second,
@@ -84,14 +82,24 @@ func BenchmarkAllocLife(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Shutdown()
+	b.Cleanup(func() { c.Shutdown() })
 	in := benchEnvInput()
 	in.Task.Config = map[string]any{}
 	in.Alloc.Job.Type = state.JobTypeService
 	in.Alloc.DesiredStatus = state.AllocDesiredStatusRun
+	return c, in.Alloc
+}
+
+// BenchmarkAllocLife runs one count-job allocation of a mock task on a
+// client, from its runner's creation until it runs, then stops and
+// destroys it: what the client spends per allocation but for the watch's
+// decoding and the reports' requests (its reports are only read, as
+// the updater reads them when a batch goes).
+func BenchmarkAllocLife(b *testing.B) {
+	c, alloc := benchMockClient(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		a := *in.Alloc
+		a := *alloc
 		a.ID = state.NewID()
 		ar := newAllocRunner(c, &a, nil)
 		c.runAlloc(ar)
@@ -115,25 +123,13 @@ func BenchmarkAllocLife(b *testing.B) {
 // operation: one burst (ns/op over 256 is the client's cost per start).
 // The runners are destroyed outside the timing.
 func BenchmarkAllocStartBurst(b *testing.B) {
-	c, err := New(Config{
-		DataDir: b.TempDir(), Servers: []string{"http://127.0.0.1:1"},
-		Drivers: []driver.Driver{driver.NewMock()}, MaxKillTimeout: time.Second,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Shutdown()
-	in := benchEnvInput()
-	in.Task.Config = map[string]any{}
-	in.Alloc.Job.Type = state.JobTypeService
-	in.Alloc.DesiredStatus = state.AllocDesiredStatusRun
+	c, alloc := benchMockClient(b)
 	const burst = 256
 	b.ReportAllocs()
 	runners := make([]*allocRunner, burst)
 	for b.Loop() {
 		for i := range runners {
-			a := *in.Alloc
+			a := *alloc
 			a.ID = state.NewID()
 			runners[i] = newAllocRunner(c, &a, nil)
 			c.runAlloc(runners[i])

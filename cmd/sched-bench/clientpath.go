@@ -399,28 +399,10 @@ func (b *bench) purgeJobAndWait(id string, limit time.Duration) error {
 	if out.EvalID == "" {
 		return nil
 	}
-	deadline := time.Now().Add(limit)
-	index := "0"
-	for time.Now().Before(deadline) {
-		resp, err := b.do(http.MethodGet, "/v1/evaluation/"+out.EvalID+"?wait=5s&index="+index, nil)
-		if err != nil {
-			return err
-		}
-		var e struct{ Status string }
-		err = json.NewDecoder(resp.Body).Decode(&e)
-		index = resp.Header.Get("X-Sched-Index")
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		switch e.Status {
-		case "complete":
-			return nil
-		case "failed", "canceled":
-			return fmt.Errorf("purge %s: evaluation %s %s", id, out.EvalID, e.Status)
-		}
+	if _, err := b.waitEvalComplete(out.EvalID, limit); err != nil {
+		return fmt.Errorf("purge %s: %w", id, err)
 	}
-	return fmt.Errorf("purge %s: evaluation %s not complete after %v", id, out.EvalID, limit)
+	return nil
 }
 
 // clientPathSerial is how many serial registers the p50 is taken over.

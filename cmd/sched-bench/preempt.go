@@ -127,32 +127,12 @@ func (b *bench) preemptedBy(job string) (int, error) {
 // waitEvalPlaced blocks on the evaluation until it is complete, and fails
 // when it left placements undone.
 func (b *bench) waitEvalPlaced(id string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	index := "0"
-	for time.Now().Before(deadline) {
-		resp, err := b.do(http.MethodGet, "/v1/evaluation/"+id+"?wait=5s&index="+index, nil)
-		if err != nil {
-			return err
-		}
-		var e struct {
-			Status         string
-			FailedTGAllocs map[string]any
-		}
-		err = json.NewDecoder(resp.Body).Decode(&e)
-		index = resp.Header.Get("X-Sched-Index")
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		switch e.Status {
-		case "complete":
-			if len(e.FailedTGAllocs) > 0 {
-				return fmt.Errorf("evaluation %s complete with failed placements", id)
-			}
-			return nil
-		case "failed", "canceled":
-			return fmt.Errorf("evaluation %s %s", id, e.Status)
-		}
+	e, err := b.waitEvalComplete(id, limit)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("evaluation %s not complete after %v", id, limit)
+	if len(e.FailedTGAllocs) > 0 {
+		return fmt.Errorf("evaluation %s complete with failed placements", id)
+	}
+	return nil
 }

@@ -58,34 +58,52 @@ func (b *bench) postJob(body []byte) (string, error) {
 	return reg.EvalID, err
 }
 
-// evalBlocked blocks on an evaluation until it is complete with a blocked
-// evaluation left, within limit.
-func (b *bench) evalBlocked(id string, limit time.Duration) error {
+// evalOutcome is what the waits on an evaluation read of it.
+type evalOutcome struct {
+	Status         string
+	BlockedEval    string
+	FailedTGAllocs map[string]any
+}
+
+// waitEvalComplete blocks on an evaluation until it is complete, within
+// limit, and returns it; an evaluation that failed or was cancelled is an
+// error.
+func (b *bench) waitEvalComplete(id string, limit time.Duration) (evalOutcome, error) {
 	deadline := time.Now().Add(limit)
 	index := "0"
 	for time.Now().Before(deadline) {
 		resp, err := b.do(http.MethodGet, "/v1/evaluation/"+id+"?wait=5s&index="+index, nil)
 		if err != nil {
-			return err
+			return evalOutcome{}, err
 		}
-		var e struct{ Status, BlockedEval string }
+		var e evalOutcome
 		err = json.NewDecoder(resp.Body).Decode(&e)
 		index = resp.Header.Get("X-Sched-Index")
 		resp.Body.Close()
 		if err != nil {
-			return err
+			return evalOutcome{}, err
 		}
-		if e.Status == "complete" {
-			if e.BlockedEval == "" {
-				return fmt.Errorf("evaluation %s placed everything: the cluster is not full", id)
-			}
-			return nil
-		}
-		if e.Status == "failed" || e.Status == "canceled" {
-			return fmt.Errorf("evaluation %s %s", id, e.Status)
+		switch e.Status {
+		case "complete":
+			return e, nil
+		case "failed", "canceled":
+			return e, fmt.Errorf("evaluation %s %s", id, e.Status)
 		}
 	}
-	return fmt.Errorf("evaluation %s not complete after %v", id, limit)
+	return evalOutcome{}, fmt.Errorf("evaluation %s not complete after %v", id, limit)
+}
+
+// evalBlocked blocks on an evaluation until it is complete with a blocked
+// evaluation left, within limit.
+func (b *bench) evalBlocked(id string, limit time.Duration) error {
+	e, err := b.waitEvalComplete(id, limit)
+	if err != nil {
+		return err
+	}
+	if e.BlockedEval == "" {
+		return fmt.Errorf("evaluation %s placed everything: the cluster is not full", id)
+	}
+	return nil
 }
 
 // brokerIdle waits until the broker holds nothing ready, delivered or
